@@ -1,0 +1,100 @@
+/**
+ * Builds the app: middleware order, route mounting, the OpenAPI document and
+ * the one error path.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
+import type { AppEnv } from "./app-env";
+import { createDb } from "./db/client";
+import { ApiError } from "./http/errors";
+import { jsonBody } from "./http/json-body";
+import { validationHook } from "./http/validation";
+import { createOperatorApp } from "./operator";
+import { machinesRoutes } from "./resources/machines/routes";
+import { signalsRoutes } from "./resources/signals/routes";
+
+export const API_VERSION = "0.1.0";
+
+const SCOPE_TABLE_INTRO =
+  "Every request acts for the company of its credential: `x-api-key: <API_KEY>` or " +
+  "`Authorization: Bearer <ACCESS_TOKEN>` (exactly one of them). Each operation needs one scope " +
+  "`section.action`, named in its description and in `x-required-scope`.";
+
+/**
+ * Renders any thrown error as the spec's body.
+ *
+ * `ApiError` keeps its status and detail; Hono's own 4XX errors become our
+ * bodies; anything else is a 500 whose body never carries the message or stack
+ * (those are logged with the request id).
+ */
+export function renderError(error: Error, c: Context<AppEnv>): Response {
+  if (error instanceof ApiError) {
+    for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+    return c.json({ detail: error.detail }, error.status);
+  }
+  if (error instanceof HTTPException) {
+    if (error.status === 400 && /JSON/i.test(error.message)) {
+      return c.json(
+        { detail: [{ loc: ["body"], msg: "Body is not valid JSON", type: "json_invalid" }] },
+        422,
+      );
+    }
+    if (error.status < 500) return c.json({ detail: error.message || "Bad Request" }, error.status);
+  }
+  console.error(
+    JSON.stringify({
+      level: "error",
+      requestId: c.var.requestId,
+      error: String(error),
+      stack: error.stack,
+    }),
+  );
+  return c.json({ detail: "Internal Server Error" }, 500);
+}
+
+/** Creates the Worker's HTTP app. */
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+  app.use("*", requestId());
+  app.use("*", async function attachDb(c, next) {
+    c.set("db", createDb(c.env.DB));
+    await next();
+  });
+  app.use("/v1/*", jsonBody());
+  app.use("/operator/*", jsonBody());
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "An API key issued by the service operator.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "An access token from the company's identity provider.",
+  });
+
+  app.route("/", machinesRoutes);
+  app.route("/", signalsRoutes);
+  app.route("/operator/v1", createOperatorApp());
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Production Monitoring Public API",
+      version: API_VERSION,
+      description: SCOPE_TABLE_INTRO,
+    },
+  });
+  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Production Monitoring Public API" }));
+
+  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+  app.onError(renderError);
+  return app;
+}

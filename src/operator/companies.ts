@@ -1,0 +1,246 @@
+/**
+ * Operator routes for companies, API keys and the webhook signing secret.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { asc, eq } from "drizzle-orm";
+import type { AppEnv } from "../app-env";
+import { generateApiKey, randomToken } from "../auth/api-keys";
+import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
+import { apiKeys, companies } from "../db/schema";
+import { notFound } from "../http/errors";
+import { jsonResponse } from "../http/openapi";
+import { validationHook } from "../http/validation";
+import { arrayBody, IntId, operatorRoute } from "./schemas";
+
+/** How long deliveries carry the old signature after a rotation (webhooks.md). */
+export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+
+/** A new webhook signing secret: `whsec_` + 32 random bytes in base64url (webhooks.md). */
+export function newWebhookSecret(): string {
+  return `whsec_${randomToken(32)}`;
+}
+
+/** True when `tz` is an IANA time zone the runtime knows. */
+export function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const CompanySchema = z
+  .object({ id: z.number().int(), name: z.string(), timezone: z.string() })
+  .openapi("Company");
+
+const CompanyCreate = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    timezone: z
+      .string()
+      .refine(isValidTimeZone, { message: "Must be an IANA time zone, for example Europe/Rome" }),
+  })
+  .strict();
+
+const RateLimitSchema = z
+  .object({
+    requests: z.number().int().positive().max(1_000_000),
+    periodSeconds: z.number().int().positive().max(86_400),
+  })
+  .strict();
+
+const ApiKeyCreate = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    scopes: z
+      .array(
+        z.string().refine(isKnownScope, {
+          message: `Unknown scope; known scopes: ${ALL_SCOPES.join(", ")}`,
+        }),
+      )
+      .max(ALL_SCOPES.length * 2),
+    rateLimit: RateLimitSchema.optional(),
+  })
+  .strict();
+
+const companyParam = z.object({ company_id: IntId("company_id") });
+
+async function requireCompany(c: { var: AppEnv["Variables"] }, id: number) {
+  const row = await c.var.db
+    .select({ id: companies.id })
+    .from(companies)
+    .where(eq(companies.id, id))
+    .get();
+  if (!row) throw notFound("Company not found");
+}
+
+export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(
+    operatorRoute({
+      method: "post",
+      path: "/companies",
+      tags: ["Companies"],
+      summary: "Create companies",
+      request: { body: arrayBody(CompanyCreate) },
+      responses: {
+        201: jsonResponse(
+          z.array(CompanySchema.extend({ webhookSecret: z.string() })),
+          "Created companies with their signing secret.",
+        ),
+      },
+    }),
+    async (c) => {
+      const items = c.req.valid("json");
+      const db = c.var.db;
+      const inserts = items.map((item) =>
+        db
+          .insert(companies)
+          .values({ name: item.name, timezone: item.timezone, webhookSecret: newWebhookSecret() })
+          .returning({
+            id: companies.id,
+            name: companies.name,
+            timezone: companies.timezone,
+            webhookSecret: companies.webhookSecret,
+          }),
+      );
+      const [first, ...rest] = inserts;
+      if (!first) return c.json([], 201);
+      const results = await db.batch([first, ...rest]);
+      return c.json(results.flat(), 201);
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "get",
+      path: "/companies",
+      tags: ["Companies"],
+      summary: "List companies",
+      responses: {
+        200: jsonResponse(z.array(CompanySchema), "Every company, by id (no secrets)."),
+      },
+    }),
+    async (c) => {
+      const rows = await c.var.db
+        .select({ id: companies.id, name: companies.name, timezone: companies.timezone })
+        .from(companies)
+        .orderBy(asc(companies.id))
+        .all();
+      return c.json(rows, 200);
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "post",
+      path: "/companies/{company_id}/api-keys",
+      tags: ["API keys"],
+      summary: "Issue API keys",
+      description: "`key` is shown in this response only; the service stores its SHA-256 hash.",
+      request: { params: companyParam, body: arrayBody(ApiKeyCreate) },
+      responses: {
+        201: jsonResponse(
+          z.array(
+            z.object({
+              id: z.number().int(),
+              name: z.string(),
+              key: z.string(),
+              prefix: z.string(),
+              scopes: z.array(z.string()),
+              rateLimit: RateLimitSchema.nullable(),
+            }),
+          ),
+          "Issued keys.",
+        ),
+      },
+    }),
+    async (c) => {
+      const { company_id } = c.req.valid("param");
+      const items = c.req.valid("json");
+      await requireCompany(c, company_id);
+      const db = c.var.db;
+      const generated = await Promise.all(items.map(() => generateApiKey()));
+      const inserts = items.map((item, i) => {
+        const g = generated[i];
+        if (!g) throw new Error("unreachable: one key per item");
+        return db
+          .insert(apiKeys)
+          .values({
+            companyId: company_id,
+            name: item.name,
+            prefix: g.prefix,
+            keyHash: g.hash,
+            scopes: [...new Set(item.scopes)],
+            rateLimitRequests: item.rateLimit?.requests ?? null,
+            rateLimitPeriodSeconds: item.rateLimit?.periodSeconds ?? null,
+          })
+          .returning({ id: apiKeys.id });
+      });
+      const [first, ...rest] = inserts;
+      if (!first) return c.json([], 201);
+      const results = await db.batch([first, ...rest]);
+      return c.json(
+        results.map(([row], i) => ({
+          id: row?.id ?? 0,
+          name: items[i]?.name ?? "",
+          key: generated[i]?.key ?? "",
+          prefix: generated[i]?.prefix ?? "",
+          scopes: [...new Set(items[i]?.scopes ?? [])],
+          rateLimit: items[i]?.rateLimit ?? null,
+        })),
+        201,
+      );
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "delete",
+      path: "/api-keys/{api_key_id}",
+      tags: ["API keys"],
+      summary: "Revoke an API key",
+      description: "The key stops working at once.",
+      request: { params: z.object({ api_key_id: IntId("api_key_id") }) },
+      responses: { 204: { description: "Revoked." } },
+    }),
+    async (c) => {
+      const { api_key_id } = c.req.valid("param");
+      const row = await c.var.db
+        .update(apiKeys)
+        .set({ revokedAt: Date.now() })
+        .where(eq(apiKeys.id, api_key_id))
+        .returning({ id: apiKeys.id })
+        .get();
+      if (!row) throw notFound("API key not found");
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "post",
+      path: "/companies/{company_id}/webhook-secret/rotate",
+      tags: ["Companies"],
+      summary: "Rotate the webhook signing secret",
+      description: "Issues a new secret; for 24 hours deliveries carry both signatures, new first.",
+      request: { params: companyParam },
+      responses: { 200: jsonResponse(z.object({ webhookSecret: z.string() }), "The new secret.") },
+    }),
+    async (c) => {
+      const { company_id } = c.req.valid("param");
+      const db = c.var.db;
+      const current = await db
+        .select({ secret: companies.webhookSecret })
+        .from(companies)
+        .where(eq(companies.id, company_id))
+        .get();
+      if (!current) throw notFound("Company not found");
+      const webhookSecret = newWebhookSecret();
+      await db
+        .update(companies)
+        .set({
+          webhookSecret,
+          previousWebhookSecret: current.secret,
+          previousWebhookSecretExpiresAt: Date.now() + SECRET_OVERLAP_MS,
+        })
+        .where(eq(companies.id, company_id));
+      return c.json({ webhookSecret }, 200);
+    },
+  );

@@ -1,0 +1,31 @@
+/**
+ * The operator API under `/operator/v1`, with its own OpenAPI document.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../app-env";
+import { validationHook } from "../http/validation";
+import { operatorCompaniesRoutes } from "./companies";
+import { operatorMachinesRoutes } from "./machines";
+
+/** Builds the operator sub-app (mounted at `/operator/v1`). */
+export function createOperatorApp() {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  app.openAPIRegistry.registerComponent("securitySchemes", "OperatorToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The OPERATOR_TOKEN secret of the Worker.",
+  });
+  app.route("/", operatorCompaniesRoutes);
+  app.route("/", operatorMachinesRoutes);
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Production Monitoring Operator API",
+      version: "0.1.0",
+      description:
+        "Companies, keys, plant data and webhook registrations. Not part of the public API.",
+    },
+    servers: [{ url: "/operator/v1" }],
+  });
+  return app;
+}

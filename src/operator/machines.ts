@@ -1,0 +1,260 @@
+/**
+ * Operator routes for machines, signals and signal samples.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq, isNull } from "drizzle-orm";
+import type { AppEnv } from "../app-env";
+import { companies, machines, signals } from "../db/schema";
+import { ApiError, notFound } from "../http/errors";
+import { jsonResponse } from "../http/openapi";
+import { validationHook } from "../http/validation";
+import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
+
+const MachineCreate = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    uuid: z.guid().nullable().optional().openapi({
+      description: "Omitted = generated; null = a machine without uuid (no signals access).",
+    }),
+    externalName: z.string().max(200).nullable().optional(),
+    isCountEnabled: z.boolean().optional(),
+  })
+  .strict();
+
+const MachineOut = z
+  .object({
+    id: z.number().int(),
+    uuid: z.string().nullable(),
+    name: z.string(),
+    externalName: z.string().nullable(),
+    isCountEnabled: z.boolean(),
+  })
+  .openapi("OperatorMachine");
+
+const SignalCreate = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    displayName: z.string().trim().min(1).max(200),
+    kind: z
+      .string()
+      .trim()
+      .min(1)
+      .max(50)
+      .nullable()
+      .openapi({ description: "null = not listed publicly." }),
+    description: z
+      .object({
+        en: z.string().max(2000).nullable().optional(),
+        es: z.string().max(2000).nullable().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+const SignalOut = z
+  .object({
+    publicId: z.string(),
+    machineId: z.number().int(),
+    name: z.string(),
+    displayName: z.string(),
+    kind: z.string().nullable(),
+    description: z.object({ en: z.string().nullable(), es: z.string().nullable() }),
+  })
+  .openapi("OperatorSignal");
+
+const timestamp = z.iso.datetime({ offset: true }).transform((s, ctx) => {
+  const ms = Date.parse(s);
+  if (!Number.isFinite(ms) || ms < 0) {
+    ctx.addIssue({
+      code: "custom",
+      message: "Must be a date-time on or after 1970-01-01T00:00:00Z",
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
+const finite = z.number().refine(Number.isFinite, { message: "Must be a finite number" });
+
+const SamplesBody = z.union([
+  z
+    .object({
+      samples: z.array(z.object({ timestamp, value: finite }).strict()).max(MAX_SAMPLES_PER_CALL),
+    })
+    .strict(),
+  z
+    .object({
+      timestamps: z.array(timestamp).max(MAX_SAMPLES_PER_CALL),
+      values: z.array(finite).max(MAX_SAMPLES_PER_CALL),
+    })
+    .strict()
+    .refine((b) => b.timestamps.length === b.values.length, {
+      message: "timestamps and values must have the same length",
+      path: ["values"],
+    }),
+]);
+
+export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(
+    operatorRoute({
+      method: "post",
+      path: "/companies/{company_id}/machines",
+      tags: ["Machines"],
+      summary: "Create machines",
+      request: {
+        params: z.object({ company_id: IntId("company_id") }),
+        body: arrayBody(MachineCreate),
+      },
+      responses: {
+        201: jsonResponse(z.array(MachineOut), "Created machines."),
+        409: jsonResponse(z.object({ detail: z.string() }), "A uuid is already used."),
+      },
+    }),
+    async (c) => {
+      const { company_id } = c.req.valid("param");
+      const items = c.req.valid("json");
+      const db = c.var.db;
+      const company = await db
+        .select({ id: companies.id })
+        .from(companies)
+        .where(eq(companies.id, company_id))
+        .get();
+      if (!company) throw notFound("Company not found");
+      const rows = items.map((m) => ({
+        companyId: company_id,
+        name: m.name,
+        uuid:
+          m.uuid === undefined
+            ? crypto.randomUUID()
+            : m.uuid === null
+              ? null
+              : m.uuid.toLowerCase(),
+        externalName: m.externalName ?? null,
+        isCountEnabled: m.isCountEnabled ?? true,
+      }));
+      const uuids = rows.map((r) => r.uuid).filter((u): u is string => u !== null);
+      if (new Set(uuids).size !== uuids.length)
+        throw new ApiError(409, "The same uuid is given twice");
+      const out = {
+        id: machines.id,
+        uuid: machines.uuid,
+        name: machines.name,
+        externalName: machines.externalName,
+        isCountEnabled: machines.isCountEnabled,
+      };
+      const [first, ...rest] = rows.map((r) => db.insert(machines).values(r).returning(out));
+      if (!first) return c.json([], 201);
+      try {
+        const results = await db.batch([first, ...rest]);
+        return c.json(results.flat(), 201);
+      } catch (error) {
+        if (String(error).includes("UNIQUE constraint failed: machines.uuid")) {
+          throw new ApiError(409, "A machine with one of these uuids already exists");
+        }
+        throw error;
+      }
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "post",
+      path: "/machines/{machine_id}/signals",
+      tags: ["Signals"],
+      summary: "Create signals of a machine",
+      request: {
+        params: z.object({ machine_id: IntId("machine_id") }),
+        body: arrayBody(SignalCreate),
+      },
+      responses: {
+        201: jsonResponse(z.array(SignalOut), "Created signals with their `publicId`."),
+      },
+    }),
+    async (c) => {
+      const { machine_id } = c.req.valid("param");
+      const items = c.req.valid("json");
+      const db = c.var.db;
+      const machine = await db
+        .select({ id: machines.id, companyId: machines.companyId })
+        .from(machines)
+        .where(and(eq(machines.id, machine_id), isNull(machines.deletedAt)))
+        .get();
+      if (!machine) throw notFound("Machine not found");
+      const rows = items.map((s) => ({
+        publicId: crypto.randomUUID(),
+        companyId: machine.companyId,
+        machineId: machine.id,
+        name: s.name,
+        displayName: s.displayName,
+        kind: s.kind,
+        descriptionEn: s.description?.en ?? null,
+        descriptionEs: s.description?.es ?? null,
+      }));
+      const [first, ...rest] = rows.map((r) => db.insert(signals).values(r));
+      if (first) await db.batch([first, ...rest]);
+      return c.json(
+        rows.map((r) => ({
+          publicId: r.publicId,
+          machineId: r.machineId,
+          name: r.name,
+          displayName: r.displayName,
+          kind: r.kind,
+          description: { en: r.descriptionEn, es: r.descriptionEs },
+        })),
+        201,
+      );
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "delete",
+      path: "/signals/{public_id}",
+      tags: ["Signals"],
+      summary: "Delete a signal (soft)",
+      request: { params: z.object({ public_id: UuidId("public_id") }) },
+      responses: { 204: { description: "Deleted; no longer listed or readable." } },
+    }),
+    async (c) => {
+      const { public_id } = c.req.valid("param");
+      const row = await c.var.db
+        .update(signals)
+        .set({ deletedAt: Date.now() })
+        .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
+        .returning({ id: signals.id })
+        .get();
+      if (!row) throw notFound("Signal not found");
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "post",
+      path: "/signals/{public_id}/samples",
+      tags: ["Signals"],
+      summary: "Ingest samples",
+      description:
+        `At most ${MAX_SAMPLES_PER_CALL} samples a call, as \`samples\` or as parallel \`timestamps\`/\`values\`. ` +
+        "A sample at an existing timestamp replaces it. Rollups are updated in the same batch.",
+      request: {
+        params: z.object({ public_id: UuidId("public_id") }),
+        body: objectBody(SamplesBody),
+      },
+      responses: { 200: jsonResponse(z.object({ accepted: z.number().int() }), "Samples stored.") },
+    }),
+    async (c) => {
+      const { public_id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const signal = await c.var.db
+        .select({ id: signals.id, companyId: signals.companyId })
+        .from(signals)
+        .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
+        .get();
+      if (!signal) throw notFound("Signal not found");
+      const samples =
+        "samples" in body
+          ? body.samples.map((s) => ({ ts: s.timestamp, value: s.value }))
+          : body.timestamps.map((ts, i) => ({ ts, value: body.values[i] ?? 0 }));
+      const accepted = await ingestSamples(c.env.DB, signal, samples);
+      return c.json({ accepted }, 200);
+    },
+  );

@@ -1,0 +1,40 @@
+/**
+ * `GET /v1/machines`.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import { jsonResponse, publicRoute } from "../../http/openapi";
+import { validationHook } from "../../http/validation";
+import { listMachines } from "./queries";
+
+export const MachineSchema = z
+  .object({
+    id: z
+      .number()
+      .int()
+      .openapi({ description: "Used by production logs, nominal speeds, realtime and reports." }),
+    uuid: z.string().nullable().openapi({
+      format: "uuid",
+      description: "Stable public id for the signals endpoints; null = no signals.",
+    }),
+    name: z.string(),
+    externalName: z.string().nullable(),
+    isCountEnabled: z.boolean(),
+  })
+  .openapi("Machine");
+
+const listMachinesRoute = publicRoute("machines.read", {
+  method: "get",
+  path: "/v1/machines",
+  tags: ["Machines"],
+  summary: "List machines",
+  description:
+    "Every machine of the caller's company, ordered by `id`. No parameters, no pagination. " +
+    "Machines whose `uuid` is null are listed but cannot be queried for signals.",
+  responses: { 200: jsonResponse(z.array(MachineSchema), "The company's machines.") },
+});
+
+export const machinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(
+  listMachinesRoute,
+  async (c) => c.json(await listMachines(c.var.db, c.var.principal.companyId), 200),
+);

@@ -1,0 +1,78 @@
+/**
+ * Signal queries; every one is scoped to a company.
+ */
+import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { signals } from "../../db/schema";
+
+export interface SignalRow {
+  id: number;
+  publicId: string;
+  name: string;
+  displayName: string;
+  descriptionEn: string | null;
+  descriptionEs: string | null;
+}
+
+const signalColumns = {
+  id: signals.id,
+  publicId: signals.publicId,
+  name: signals.name,
+  displayName: signals.displayName,
+  descriptionEn: signals.descriptionEn,
+  descriptionEs: signals.descriptionEs,
+};
+
+/** Listed signals of a machine: not deleted and with a kind, by name, display name, id. */
+export function listMachineSignals(
+  db: Database,
+  companyId: number,
+  machineId: number,
+): Promise<SignalRow[]> {
+  return db
+    .select(signalColumns)
+    .from(signals)
+    .where(
+      and(
+        eq(signals.companyId, companyId),
+        eq(signals.machineId, machineId),
+        isNull(signals.deletedAt),
+        isNotNull(signals.kind),
+      ),
+    )
+    .orderBy(asc(signals.name), asc(signals.displayName), asc(signals.id))
+    .all();
+}
+
+/** One listed signal of a machine by its public id, or undefined. */
+export function findMachineSignal(
+  db: Database,
+  companyId: number,
+  machineId: number,
+  publicId: string,
+): Promise<SignalRow | undefined> {
+  return db
+    .select(signalColumns)
+    .from(signals)
+    .where(
+      and(
+        eq(signals.companyId, companyId),
+        eq(signals.machineId, machineId),
+        eq(signals.publicId, publicId),
+        isNull(signals.deletedAt),
+        isNotNull(signals.kind),
+      ),
+    )
+    .get();
+}
+
+/**
+ * The description in the asked language, falling back to English when there is no translation.
+ */
+export function describe(
+  row: Pick<SignalRow, "descriptionEn" | "descriptionEs">,
+  language: "en" | "es",
+): string | null {
+  if (language === "es" && row.descriptionEs) return row.descriptionEs;
+  return row.descriptionEn;
+}

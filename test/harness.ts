@@ -1,0 +1,131 @@
+/**
+ * Test harness: every test builds its own company, keys and plant data through
+ * the operator API, so that no test depends on another test's rows.
+ */
+import { exports } from "cloudflare:workers";
+import { ALL_SCOPES } from "../src/auth/scopes";
+
+export const OPERATOR_TOKEN = "test-operator-token";
+const BASE = "http://api.test";
+
+/** Sends a request to the Worker under test. */
+export function call(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(`${BASE}${path}`, init));
+}
+
+/** Calls the operator API with the test operator token and a JSON body. */
+export function operator(method: string, path: string, body?: unknown): Promise<Response> {
+  return call(`/operator/v1${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${OPERATOR_TOKEN}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Calls the operator API and returns the JSON body, failing the test on a non-2XX status. */
+export async function operatorJson<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await operator(method, path, body);
+  if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** Calls a public route with an API key. */
+export function api(
+  key: string,
+  path: string,
+  init: RequestInit & { json?: unknown } = {},
+): Promise<Response> {
+  const { json, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  headers.set("x-api-key", key);
+  if (json !== undefined) headers.set("content-type", "application/json");
+  return call(path, {
+    ...rest,
+    headers,
+    body: json === undefined ? rest.body : JSON.stringify(json),
+  });
+}
+
+export interface TestCompany {
+  id: number;
+  name: string;
+  /** A key holding every scope. */
+  key: string;
+}
+
+let counter = 0;
+
+/** Creates a company with a key holding every scope (or the scopes given). */
+export async function createCompany(
+  options: { timezone?: string; scopes?: readonly string[] } = {},
+): Promise<TestCompany> {
+  counter += 1;
+  const name = `Test Co ${counter}-${crypto.randomUUID().slice(0, 8)}`;
+  const [company] = await operatorJson<{ id: number; name: string }[]>("POST", "/companies", [
+    { name, timezone: options.timezone ?? "Europe/Rome" },
+  ]);
+  if (!company) throw new Error("no company created");
+  const key = await createKey(company.id, options.scopes ?? ALL_SCOPES);
+  return { id: company.id, name, key };
+}
+
+/** Issues an API key for a company with the given scopes and returns the raw key. */
+export async function createKey(companyId: number, scopes: readonly string[]): Promise<string> {
+  const [created] = await operatorJson<{ key: string }[]>(
+    "POST",
+    `/companies/${companyId}/api-keys`,
+    [{ name: "test key", scopes }],
+  );
+  if (!created) throw new Error("no key created");
+  return created.key;
+}
+
+export interface TestMachine {
+  id: number;
+  uuid: string | null;
+  name: string;
+}
+
+/** Creates machines for a company. */
+export async function createMachines(
+  companyId: number,
+  items: { name: string; uuid?: string | null }[],
+): Promise<TestMachine[]> {
+  return operatorJson<TestMachine[]>("POST", `/companies/${companyId}/machines`, items);
+}
+
+/** Creates one signal on a machine and returns its public id. */
+export async function createSignal(
+  machineId: number,
+  signal: {
+    name: string;
+    displayName?: string;
+    kind?: string | null;
+    description?: { en?: string; es?: string };
+  },
+): Promise<string> {
+  const [created] = await operatorJson<{ publicId: string }[]>(
+    "POST",
+    `/machines/${machineId}/signals`,
+    [{ displayName: signal.name, kind: "analog", ...signal }],
+  );
+  if (!created) throw new Error("no signal created");
+  return created.publicId;
+}
+
+/** Ingests samples (`[ms, value]` pairs) into a signal, in calls of at most 10,000. */
+export async function ingest(
+  publicId: string,
+  samples: readonly (readonly [number, number])[],
+): Promise<void> {
+  for (let i = 0; i < samples.length; i += 10_000) {
+    const chunk = samples.slice(i, i + 10_000);
+    await operatorJson("POST", `/signals/${publicId}/samples`, {
+      timestamps: chunk.map(([t]) => new Date(t).toISOString()),
+      values: chunk.map(([, v]) => v),
+    });
+  }
+}
