@@ -1,0 +1,237 @@
+/**
+ * The OEE figures of one machine x shift instance, as pure functions.
+ *
+ * Source: `docs/metrics.md` of this project ("Shifts and the metrics report:
+ * definitions"), which follows the standard OEE model (Availability x
+ * Performance x Quality, oee.com / Vorne) and ISO 22400-2 (availability =
+ * APT / PBT, effectiveness, quality ratio). Times are minutes (floating point),
+ * ratios are fractions; a ratio whose denominator is 0 is reported as 0.
+ */
+
+const MS_PER_MINUTE = 60_000;
+
+/** A stop as the report sees it; instants in ms since the epoch. */
+export interface StopSpan {
+  start: number;
+  /** null = open: runs until min(now, end of the instance). */
+  end: number | null;
+  isProgrammed: boolean;
+  isIncludedInAvailability: boolean;
+  /** True when the stop has a classification (for annotatedDowntime). */
+  isClassified: boolean;
+}
+
+/** A production log as the report sees it; instants in ms since the epoch. */
+export interface LogSpan {
+  start: number;
+  end: number;
+  type: "correct" | "defects" | "total";
+  /** Items in SKU units (sensorCount x countingFactor). */
+  count: number;
+  /** SKU units per minute. */
+  nominalSpeed: number;
+}
+
+/** The `shiftIndicators` of a report row (minutes and fractions), without `indicatorId`. */
+export interface ShiftIndicators {
+  availableTime: number;
+  programmedDowntime: number;
+  nonProgrammedDowntime: number;
+  otherStopsTime: number;
+  lateStartTime: number;
+  earlyStopTime: number;
+  noDataTime: number;
+  unavailableTime: number;
+  annotatedDowntime: number;
+  availability: number;
+  netAvailability: number;
+}
+
+/** The `productionMetrics` of a report row. */
+export interface ProductionMetrics {
+  availability: number;
+  netAvailability: number;
+  effectiveness: number;
+  quality: number;
+  oee: number;
+  netOee: number;
+  minutesLostByLowSpeed: number;
+  minutesLostByLowQuality: number;
+}
+
+/** `a / b`, or 0 when `b` is 0 (metrics.md: "A ratio whose denominator is 0 is reported as 0"). */
+export function ratio(a: number, b: number): number {
+  return b === 0 ? 0 : a / b;
+}
+
+/** Time classes in priority order (lower wins). */
+const TimeClass = {
+  Programmed: 1,
+  NonProgrammed: 2,
+  OtherStop: 3,
+  Production: 4,
+  Uncovered: 5,
+} as const;
+type TimeClass = (typeof TimeClass)[keyof typeof TimeClass];
+
+/**
+ * Classifies every minute of the instance window and sums the classes.
+ *
+ * metrics.md, "The time of one shift instance": each instant of W = [start, end)
+ * gets the first matching class of: programmed stop, non-programmed stop
+ * included in availability, other stop, production log, uncovered. Stops are
+ * clipped to W; an open stop runs until min(now, end). Uncovered time before
+ * the first covered instant is late start; after the last covered instant it is
+ * early stop, but only once the instance has ended; the rest is no data. An
+ * instance with nothing covered counts its whole past part as no data. The
+ * future part of a running instance is in no class.
+ *
+ * @param window the instance, `{start, end}` in ms.
+ * @param stops the machine's stops overlapping the window (deleted ones excluded by the caller).
+ * @param logs the machine's production logs overlapping the window (deleted ones excluded).
+ * @param now the current instant, ms.
+ * @returns the shift indicators in minutes and fractions.
+ */
+export function computeShiftIndicators(
+  window: { start: number; end: number },
+  stops: readonly StopSpan[],
+  logs: readonly Pick<LogSpan, "start" | "end">[],
+  now: number,
+): ShiftIndicators {
+  const { start, end } = window;
+  const pastEnd = Math.max(start, Math.min(end, now));
+  const ended = now >= end;
+
+  type Span = { from: number; to: number; cls: TimeClass; classified: boolean };
+  const spans: Span[] = [];
+  for (const s of stops) {
+    const from = Math.max(s.start, start);
+    const to = Math.min(s.end ?? pastEnd, end);
+    if (to <= from) continue;
+    const cls: TimeClass = s.isProgrammed
+      ? TimeClass.Programmed
+      : s.isIncludedInAvailability
+        ? TimeClass.NonProgrammed
+        : TimeClass.OtherStop;
+    spans.push({ from, to, cls, classified: s.isClassified });
+  }
+  for (const l of logs) {
+    const from = Math.max(l.start, start);
+    const to = Math.min(l.end, end);
+    if (to > from) spans.push({ from, to, cls: TimeClass.Production, classified: false });
+  }
+
+  // Elementary segments between all boundaries inside [start, pastEnd) plus covered future spans.
+  const bounds = new Set<number>([start, pastEnd]);
+  for (const s of spans) {
+    bounds.add(s.from);
+    bounds.add(s.to);
+  }
+  const points = [...bounds].filter((t) => t >= start && t <= end).sort((a, b) => a - b);
+
+  const totals = new Map<TimeClass, number>();
+  let annotated = 0;
+  const segments: { from: number; to: number; cls: TimeClass }[] = [];
+  for (let i = 0; i + 1 < points.length; i += 1) {
+    const from = points[i] as number;
+    const to = points[i + 1] as number;
+    let cls: TimeClass = TimeClass.Uncovered;
+    let classified = false;
+    for (const s of spans) {
+      if (s.from <= from && s.to >= to) {
+        if (s.cls < cls) cls = s.cls;
+        if (s.cls <= TimeClass.OtherStop && s.classified) classified = true;
+      }
+    }
+    // Uncovered time after `now` is the future of a running instance: no class yet.
+    if (cls === TimeClass.Uncovered && from >= pastEnd) continue;
+    segments.push({ from, to, cls });
+    totals.set(cls, (totals.get(cls) ?? 0) + (to - from));
+    if (cls <= TimeClass.OtherStop && classified) annotated += to - from;
+  }
+
+  const covered = segments.filter((s) => s.cls !== TimeClass.Uncovered);
+  let lateStart = 0;
+  let earlyStop = 0;
+  let noData = 0;
+  const firstCovered = covered[0]?.from;
+  const lastCovered = covered[covered.length - 1]?.to;
+  for (const s of segments) {
+    if (s.cls !== TimeClass.Uncovered) continue;
+    const length = s.to - s.from;
+    if (firstCovered === undefined || lastCovered === undefined) noData += length;
+    else if (s.to <= firstCovered) lateStart += length;
+    else if (s.from >= lastCovered) earlyStop += ended ? length : 0;
+    else noData += length;
+  }
+
+  const minutes = (ms: number) => ms / MS_PER_MINUTE;
+  const availableTime = minutes(end - start);
+  const programmedDowntime = minutes(totals.get(TimeClass.Programmed) ?? 0);
+  const nonProgrammedDowntime = minutes(totals.get(TimeClass.NonProgrammed) ?? 0);
+  const otherStopsTime = minutes(totals.get(TimeClass.OtherStop) ?? 0);
+  const lateStartTime = minutes(lateStart);
+  const earlyStopTime = minutes(earlyStop);
+  const noDataTime = minutes(noData);
+  const unavailableTime = nonProgrammedDowntime + lateStartTime + earlyStopTime + noDataTime;
+  const runTime = availableTime - programmedDowntime - unavailableTime;
+  return {
+    availableTime,
+    programmedDowntime,
+    nonProgrammedDowntime,
+    otherStopsTime,
+    lateStartTime,
+    earlyStopTime,
+    noDataTime,
+    unavailableTime,
+    annotatedDowntime: minutes(annotated),
+    availability: ratio(runTime, availableTime),
+    netAvailability: ratio(runTime, availableTime - programmedDowntime),
+  };
+}
+
+/**
+ * runTime = availableTime - programmedDowntime - unavailableTime (metrics.md):
+ * other stops do not reduce availability.
+ */
+export function runTimeOf(i: ShiftIndicators): number {
+  return i.availableTime - i.programmedDowntime - i.unavailableTime;
+}
+
+/**
+ * The production metrics of one instance from its logs and indicators.
+ *
+ * metrics.md, "Production of one shift instance": T = sum of `total` counts when
+ * the instance has any `total` log, else correct + defects; B = defects;
+ * G = max(0, T - B); I = sum of count / nominalSpeed over the logs that make up
+ * T. effectiveness = I / runTime (not clamped); quality = G / T;
+ * oee = availability x effectiveness x quality; netOee with netAvailability;
+ * minutesLostByLowSpeed = max(0, runTime - I); minutesLostByLowQuality = I x B / T.
+ *
+ * @param indicators the instance's shift indicators.
+ * @param logs the logs that belong to the instance (their `start` is inside it).
+ */
+export function computeProductionMetrics(
+  indicators: ShiftIndicators,
+  logs: readonly Pick<LogSpan, "type" | "count" | "nominalSpeed">[],
+): ProductionMetrics {
+  const hasTotal = logs.some((l) => l.type === "total");
+  const makeUpTotal = logs.filter((l) => (hasTotal ? l.type === "total" : l.type !== "total"));
+  const total = makeUpTotal.reduce((sum, l) => sum + l.count, 0);
+  const defects = logs.filter((l) => l.type === "defects").reduce((sum, l) => sum + l.count, 0);
+  const good = Math.max(0, total - defects);
+  const idealMinutes = makeUpTotal.reduce((sum, l) => sum + ratio(l.count, l.nominalSpeed), 0);
+  const runTime = runTimeOf(indicators);
+  const effectiveness = ratio(idealMinutes, runTime);
+  const quality = ratio(good, total);
+  return {
+    availability: indicators.availability,
+    netAvailability: indicators.netAvailability,
+    effectiveness,
+    quality,
+    oee: indicators.availability * effectiveness * quality,
+    netOee: indicators.netAvailability * effectiveness * quality,
+    minutesLostByLowSpeed: Math.max(0, runTime - idealMinutes),
+    minutesLostByLowQuality: ratio(idealMinutes * defects, total),
+  };
+}

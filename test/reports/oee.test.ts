@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import {
+  computeProductionMetrics,
+  computeShiftIndicators,
+  type LogSpan,
+  runTimeOf,
+  type StopSpan,
+} from "../../src/reports/oee";
+
+const T0 = Date.UTC(2026, 2, 2, 6, 0); // an instance starting 06:00 UTC
+const min = (m: number) => T0 + m * 60_000;
+const LATER = min(10_000); // long after the instance
+
+const stop = (from: number, to: number | null, over: Partial<StopSpan> = {}): StopSpan => ({
+  start: min(from),
+  end: to === null ? null : min(to),
+  isProgrammed: false,
+  isIncludedInAvailability: true,
+  isClassified: false,
+  ...over,
+});
+const log = (from: number, to: number, over: Partial<LogSpan> = {}): LogSpan => ({
+  start: min(from),
+  end: min(to),
+  type: "total",
+  count: 0,
+  nominalSpeed: 1,
+  ...over,
+});
+
+describe("the worked example of metrics.md", () => {
+  // Shift 06:00-14:00; programmed stop 10:00-10:30; non-programmed 08:00-09:00;
+  // one total log 06:00-14:00 count 5,400 at 15/min; one defects log count 270.
+  const window = { start: min(0), end: min(480) };
+  const stops = [stop(240, 270, { isProgrammed: true }), stop(120, 180)];
+  const logs = [
+    log(0, 480, { count: 5400, nominalSpeed: 15 }),
+    log(0, 480, { type: "defects", count: 270, nominalSpeed: 15 }),
+  ];
+  const indicators = computeShiftIndicators(window, stops, logs, LATER);
+  const metrics = computeProductionMetrics(indicators, logs);
+
+  it("gives the shift indicators of the example", () => {
+    expect(indicators.availableTime).toBe(480);
+    expect(indicators.programmedDowntime).toBe(30);
+    expect(indicators.nonProgrammedDowntime).toBe(60);
+    expect(indicators.lateStartTime + indicators.earlyStopTime + indicators.noDataTime).toBe(0);
+    expect(indicators.unavailableTime).toBe(60);
+    expect(runTimeOf(indicators)).toBe(390);
+    expect(indicators.availability).toBeCloseTo(0.8125, 9);
+    expect(indicators.netAvailability).toBeCloseTo(390 / 450, 9);
+  });
+
+  it("gives the production metrics of the example", () => {
+    expect(metrics.effectiveness).toBeCloseTo(360 / 390, 9);
+    expect(metrics.quality).toBeCloseTo(0.95, 9);
+    expect(metrics.oee).toBeCloseTo(0.8125 * (360 / 390) * 0.95, 9);
+    expect(metrics.oee).toBeCloseTo(0.7125, 4);
+    expect(metrics.netOee).toBeCloseTo(0.76, 4);
+    expect(metrics.minutesLostByLowSpeed).toBeCloseTo(30, 9);
+    expect(metrics.minutesLostByLowQuality).toBeCloseTo(18, 9);
+  });
+});
+
+describe("time classes", () => {
+  const window = { start: min(0), end: min(480) };
+
+  it("gives overlapping stops the class of the highest priority", () => {
+    const stops = [
+      stop(60, 180, { isIncludedInAvailability: false }), // other stop 60-180
+      stop(90, 150), // non-programmed 90-150 wins over other
+      stop(120, 140, { isProgrammed: true }), // programmed 120-140 wins over both
+    ];
+    const i = computeShiftIndicators(window, stops, [log(0, 480)], LATER);
+    expect(i.programmedDowntime).toBe(20);
+    expect(i.nonProgrammedDowntime).toBe(40);
+    expect(i.otherStopsTime).toBe(60);
+    // other stops do not reduce availability
+    expect(runTimeOf(i)).toBe(480 - 20 - 40);
+  });
+
+  it("counts late start, early stop and no data from the uncovered minutes", () => {
+    const logs = [log(30, 100), log(130, 400)];
+    const i = computeShiftIndicators(window, [], logs, LATER);
+    expect(i.lateStartTime).toBe(30);
+    expect(i.noDataTime).toBe(30);
+    expect(i.earlyStopTime).toBe(80);
+    expect(i.unavailableTime).toBe(140);
+  });
+
+  it("counts a whole instance without data as no data", () => {
+    const i = computeShiftIndicators(window, [], [], LATER);
+    expect(i.noDataTime).toBe(480);
+    expect(i.availability).toBe(0);
+  });
+
+  it("runs an open stop until now while the instance runs, and does not count early stop yet", () => {
+    const now = min(200);
+    const i = computeShiftIndicators(window, [stop(150, null)], [log(0, 100)], now);
+    expect(i.nonProgrammedDowntime).toBe(50);
+    expect(i.noDataTime).toBe(50); // 100-150, between covered minutes
+    expect(i.earlyStopTime).toBe(0);
+    expect(i.lateStartTime).toBe(0);
+  });
+
+  it("runs an open stop until the end of an instance that has ended", () => {
+    const i = computeShiftIndicators(window, [stop(400, null)], [log(0, 400)], LATER);
+    expect(i.nonProgrammedDowntime).toBe(80);
+    expect(i.earlyStopTime).toBe(0);
+  });
+
+  it("clips stops and logs to the instance and counts annotated downtime of classified stops", () => {
+    const stops = [stop(-60, 30, { isClassified: true }), stop(470, 600, { isProgrammed: true })];
+    const i = computeShiftIndicators(window, stops, [log(-100, 1000)], LATER);
+    expect(i.nonProgrammedDowntime).toBe(30);
+    expect(i.programmedDowntime).toBe(10);
+    expect(i.annotatedDowntime).toBe(30);
+  });
+});
+
+describe("production metrics", () => {
+  const window = { start: min(0), end: min(480) };
+
+  it("reports 0 for ratios whose denominator is 0", () => {
+    const i = computeShiftIndicators(window, [stop(0, 480, { isProgrammed: true })], [], LATER);
+    expect(i.availability).toBe(0);
+    expect(i.netAvailability).toBe(0);
+    const m = computeProductionMetrics(i, []);
+    expect(m).toMatchObject({
+      effectiveness: 0,
+      quality: 0,
+      oee: 0,
+      netOee: 0,
+      minutesLostByLowQuality: 0,
+    });
+  });
+
+  it("uses correct + defects when the instance has no total log", () => {
+    const logs = [
+      log(0, 240, { type: "correct", count: 900, nominalSpeed: 5 }),
+      log(240, 480, { type: "defects", count: 100, nominalSpeed: 5 }),
+    ];
+    const i = computeShiftIndicators(window, [], logs, LATER);
+    const m = computeProductionMetrics(i, logs);
+    expect(m.quality).toBeCloseTo(0.9, 12);
+    expect(m.effectiveness).toBeCloseTo(200 / 480, 12);
+    expect(m.minutesLostByLowQuality).toBeCloseTo((200 * 100) / 1000, 12);
+  });
+
+  it("does not clamp effectiveness above 1 (a wrong nominal speed shows)", () => {
+    const logs = [log(0, 480, { count: 1000, nominalSpeed: 1 })];
+    const i = computeShiftIndicators(window, [], logs, LATER);
+    const m = computeProductionMetrics(i, logs);
+    expect(m.effectiveness).toBeCloseTo(1000 / 480, 12);
+    expect(m.minutesLostByLowSpeed).toBe(0);
+  });
+});
