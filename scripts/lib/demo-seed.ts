@@ -1,0 +1,260 @@
+/**
+ * Loads the demo data set (./demo-data.ts) into a running Worker through the operator
+ * API, once, and keeps the demo API keys in `.wrangler/demo-keys.json`.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { mapWithConcurrency } from "./concurrency";
+import {
+  buildDemoCompanies,
+  DEMO_KEYS,
+  DEMO_PLANT_A,
+  type DemoCompany,
+  FLEET_B,
+} from "./demo-data";
+import { HttpError } from "./http";
+import type {
+  ApiKeyInput,
+  Company,
+  CreatedCompany,
+  OperatorClient,
+  Sample,
+} from "./operator-client";
+import { PROJECT_ROOT } from "./project";
+import { listPublicMachines } from "./public-client";
+
+/** Where the demo keys are kept (git-ignored with the rest of `.wrangler/`). */
+export const DEMO_KEYS_PATH = join(PROJECT_ROOT, ".wrangler", "demo-keys.json");
+
+/** Signals whose samples are sent at the same time. */
+const SAMPLE_CONCURRENCY = 4;
+
+/** A demo API key as saved in the keys file. */
+export interface DemoKey {
+  /** Key name, for example `demo-full-access`. */
+  name: string;
+  /** Company name. */
+  company: string;
+  companyId: number;
+  /** The whole key, for `x-api-key`. */
+  key: string;
+}
+
+/** The keys file: demo keys per Worker base URL (local and remote seeds do not mix). */
+type DemoKeysFile = Record<string, DemoKey[]>;
+
+/** Result of {@link seedDemo}. */
+export interface SeedResult {
+  /** False when the demo was already loaded and nothing was sent. */
+  seeded: boolean;
+  keys: DemoKey[];
+}
+
+/**
+ * A seed that failed after the companies were created: the demo is partly loaded
+ * and later seeds will not complete it. `cause` is the original error.
+ */
+export class PartialSeedError extends Error {
+  override readonly name = "PartialSeedError";
+
+  /** @param cause the error that stopped the seed. */
+  constructor(override readonly cause: unknown) {
+    super(
+      "The demo is partly loaded. For a local Worker: stop it, delete .wrangler/state, and start again.",
+    );
+  }
+}
+
+/** Progress lines go here (default: console.log). */
+export type Log = (line: string) => void;
+
+/**
+ * Loads the demo companies, keys, machines, signals and samples, unless
+ * "Demo Plant A" already exists (then it only makes sure the keys are known).
+ *
+ * Prints one line per signal loaded. Samples are sent for at most 4 signals at a
+ * time; the chunks of one signal go one after the other. The keys are saved as soon
+ * as they are issued, before any sample is sent.
+ *
+ * @param client an operator API client.
+ * @param log where progress lines go.
+ * @returns whether data was loaded, and the demo keys.
+ * @throws HttpError from the API, Error on unreadable data files; PartialSeedError
+ *   (wrapping the cause) when the failure came after the companies were created, since
+ *   later runs will not complete that demo (they see "Demo Plant A" and stop).
+ */
+export async function seedDemo(
+  client: OperatorClient,
+  log: Log = console.log,
+): Promise<SeedResult> {
+  const existing = await client.listCompanies();
+  if (existing.some((company) => company.name === DEMO_PLANT_A)) {
+    return { seeded: false, keys: await getDemoKeys(client, existing) };
+  }
+  const demo = buildDemoCompanies((path) => readFileSync(join(PROJECT_ROOT, path), "utf8"));
+  const companies = await client.createCompanies(demo.map((company) => company.input));
+  try {
+    return { seeded: true, keys: await loadCompanies(client, demo, companies, log) };
+  } catch (error) {
+    throw new PartialSeedError(error);
+  }
+}
+
+/** Issues the keys (saved at once), then creates machines and signals and sends the samples. */
+async function loadCompanies(
+  client: OperatorClient,
+  demo: DemoCompany[],
+  companies: CreatedCompany[],
+  log: Log,
+): Promise<DemoKey[]> {
+  const keys: DemoKey[] = [];
+  for (const [i, company] of companies.entries()) {
+    keys.push(...(await issueKeys(client, company, demo[i]?.keys ?? [])));
+  }
+  saveDemoKeys(client.baseUrl, keys);
+  log(
+    `Created ${companies.map((c) => `${c.name} (id ${c.id})`).join(", ")}; keys in ${DEMO_KEYS_PATH}`,
+  );
+
+  const uploads: { label: string; publicId: string; samples: Sample[] }[] = [];
+  for (const [i, company] of companies.entries()) {
+    const definition = demo[i];
+    if (!definition) continue;
+    const machines = await client.createMachines(
+      company.id,
+      definition.machines.map((machine) => machine.input),
+    );
+    for (const [j, machine] of machines.entries()) {
+      const signals = definition.machines[j]?.signals ?? [];
+      if (signals.length === 0) continue;
+      const created = await client.createSignals(
+        machine.id,
+        signals.map((signal) => signal.input),
+      );
+      created.forEach((signal, k) => {
+        uploads.push({
+          label: `${company.name} / ${machine.name} / ${signal.name}`,
+          publicId: signal.publicId,
+          samples: signals[k]?.samples ?? [],
+        });
+      });
+    }
+  }
+  await mapWithConcurrency(uploads, SAMPLE_CONCURRENCY, async (upload) => {
+    const accepted = await client.loadSamples(upload.publicId, upload.samples);
+    log(`  ${upload.label}: ${accepted} samples`);
+  });
+  log(`Demo loaded: ${uploads.length} signals.`);
+  return keys;
+}
+
+/**
+ * Returns the demo keys of the Worker the client talks to: those saved in
+ * `.wrangler/demo-keys.json` when they still belong to existing companies and still
+ * open the public API; otherwise (file lost, or the data was reset) it issues fresh
+ * keys for the existing demo companies and saves them. Old keys are not revoked
+ * (their ids are not known).
+ *
+ * @param client an operator API client.
+ * @param companies the company list when the caller already has it (saves a GET).
+ * @returns the keys, full-access key of Demo Plant A first.
+ * @throws Error when no demo company exists (run the seed first); HttpError from the API.
+ */
+export async function getDemoKeys(
+  client: OperatorClient,
+  companies?: Company[],
+): Promise<DemoKey[]> {
+  const list = companies ?? (await client.listCompanies());
+  const saved = readDemoKeys(client.baseUrl);
+  if (saved.length > 0 && (await keysStillValid(client.baseUrl, saved, list))) return saved;
+
+  const keys: DemoKey[] = [];
+  for (const [name, definitions] of Object.entries(DEMO_KEYS)) {
+    const company = list.find((c) => c.name === name);
+    if (company) keys.push(...(await issueKeys(client, company, definitions)));
+  }
+  if (keys.length === 0) {
+    throw new Error(
+      `No demo company ("${DEMO_PLANT_A}", "${FLEET_B}") at ${client.baseUrl}: run the seed first.`,
+    );
+  }
+  saveDemoKeys(client.baseUrl, keys);
+  return keys;
+}
+
+/** Issues a company's demo keys and returns them in the keys-file shape. */
+async function issueKeys(
+  client: OperatorClient,
+  company: Company,
+  definitions: readonly ApiKeyInput[],
+): Promise<DemoKey[]> {
+  if (definitions.length === 0) return [];
+  const issued = await client.createApiKeys(company.id, definitions);
+  return issued.map((k) => ({
+    name: k.name,
+    company: company.name,
+    companyId: company.id,
+    key: k.key,
+  }));
+}
+
+/**
+ * Reads the saved demo keys of one Worker.
+ *
+ * @param baseUrl the Worker's base URL (the file is keyed by it).
+ * @returns the keys, or [] when the file or the entry is missing or unreadable.
+ */
+export function readDemoKeys(baseUrl: string): DemoKey[] {
+  return readKeysFile()[baseUrl] ?? [];
+}
+
+/**
+ * Saves the demo keys of one Worker, keeping those of other Workers; creates
+ * `.wrangler/` when needed.
+ *
+ * @param baseUrl the Worker's base URL.
+ * @param keys the keys to save (replacing any saved for that URL).
+ */
+export function saveDemoKeys(baseUrl: string, keys: DemoKey[]): void {
+  const file = readKeysFile();
+  file[baseUrl] = keys;
+  mkdirSync(dirname(DEMO_KEYS_PATH), { recursive: true });
+  writeFileSync(DEMO_KEYS_PATH, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+}
+
+function readKeysFile(): DemoKeysFile {
+  if (!existsSync(DEMO_KEYS_PATH)) return {};
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(DEMO_KEYS_PATH, "utf8"));
+    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
+      ? (parsed as DemoKeysFile)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * True when every saved key's company still exists with the same id and name, and
+ * the first key still opens the public API (a reset of the local data keeps the ids
+ * but drops the keys).
+ */
+async function keysStillValid(
+  baseUrl: string,
+  keys: DemoKey[],
+  companies: Company[],
+): Promise<boolean> {
+  const sameCompanies = keys.every((key) =>
+    companies.some((company) => company.id === key.companyId && company.name === key.company),
+  );
+  const first = keys[0];
+  if (!sameCompanies || !first) return false;
+  try {
+    await listPublicMachines(baseUrl, first.key);
+    return true;
+  } catch (error) {
+    // Only a refused key proves the file stale; other failures are not ours to fix here.
+    if (error instanceof HttpError && error.status === 401) return false;
+    throw error;
+  }
+}

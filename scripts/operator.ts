@@ -1,0 +1,337 @@
+/**
+ * Command line for the operator API: `npm run operator -- <command> [options]`.
+ *
+ * Prints each result as JSON on stdout (progress, if any, on stderr). On failure it
+ * prints the error (for an API error: the status and the body the Worker sent) on
+ * stderr and exits with 1; a usage error exits with 2.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { parseSamplesCsv } from "./lib/csv";
+import { getDemoKeys, PartialSeedError, seedDemo } from "./lib/demo-seed";
+import { HttpError } from "./lib/http";
+import { type MachineInput, OperatorClient, type RateLimit } from "./lib/operator-client";
+import { DEFAULT_BASE_URL, resolveOperatorToken } from "./lib/project";
+import { ALL_SCOPES, READ_SCOPES } from "./lib/scopes";
+
+type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string }>;
+type Values = Record<string, string | boolean | undefined>;
+
+interface Command {
+  usage: string;
+  /** One line for the command list. */
+  summary: string;
+  /** More, for `<command> --help`. */
+  details?: string;
+  options: OptionSpec;
+  /** Number of positional arguments after the command name. */
+  positionals?: number;
+  run: (client: OperatorClient, values: Values, positionals: string[]) => Promise<unknown>;
+}
+
+/** A mistake in the command line (exit code 2, with the command's usage). */
+class UsageError extends Error {}
+
+const COMMON_OPTIONS: OptionSpec = {
+  url: { type: "string" },
+  help: { type: "boolean", short: "h" },
+};
+
+const COMMANDS: Record<string, Command> = {
+  "companies:list": {
+    usage: "companies:list",
+    summary: "List the companies (no secrets).",
+    options: {},
+    run: (client) => client.listCompanies(),
+  },
+  "companies:create": {
+    usage: "companies:create --name N --timezone TZ",
+    summary: "Create a company.",
+    details: "Prints its id and webhook secret. TZ is an IANA name, for example Europe/Rome.",
+    options: { name: { type: "string" }, timezone: { type: "string" } },
+    run: (client, v) =>
+      client.createCompanies([{ name: required(v, "name"), timezone: required(v, "timezone") }]),
+  },
+  "api-keys:create": {
+    usage: "api-keys:create --company ID --name N --scopes a.read,b.read [--rate-limit 100/60]",
+    summary: "Issue an API key for a company.",
+    details:
+      "The key is printed only now. --scopes also takes `all` (every scope) or `read` " +
+      "(every .read scope); --rate-limit is REQUESTS/SECONDS.",
+    options: {
+      company: { type: "string" },
+      name: { type: "string" },
+      scopes: { type: "string" },
+      "rate-limit": { type: "string" },
+    },
+    run: (client, v) => {
+      const rateLimitText = optional(v, "rate-limit");
+      return client.createApiKeys(required(v, "company"), [
+        {
+          name: required(v, "name"),
+          scopes: parseScopes(required(v, "scopes")),
+          ...(rateLimitText ? { rateLimit: parseRateLimit(rateLimitText) } : {}),
+        },
+      ]);
+    },
+  },
+  "api-keys:revoke": {
+    usage: "api-keys:revoke --id ID",
+    summary: "Revoke an API key (it stops working at once).",
+    options: { id: { type: "string" } },
+    run: async (client, v) => {
+      const id = required(v, "id");
+      await client.revokeApiKey(id);
+      return { revoked: id };
+    },
+  },
+  "machines:create": {
+    usage: "machines:create --company ID --name N [--uuid U | --no-uuid] [--external-name X]",
+    summary: "Create a machine of a company.",
+    details:
+      "Without --uuid the API generates one; --no-uuid makes a machine without uuid " +
+      "(listed, but its signals cannot be read).",
+    options: {
+      company: { type: "string" },
+      name: { type: "string" },
+      uuid: { type: "string" },
+      "no-uuid": { type: "boolean" },
+      "external-name": { type: "string" },
+    },
+    run: (client, v) => {
+      const uuid = optional(v, "uuid");
+      if (uuid !== undefined && v["no-uuid"] === true) {
+        throw new UsageError("--uuid and --no-uuid exclude each other");
+      }
+      const externalName = optional(v, "external-name");
+      const machine: MachineInput = {
+        name: required(v, "name"),
+        ...(v["no-uuid"] === true ? { uuid: null } : uuid !== undefined ? { uuid } : {}),
+        ...(externalName !== undefined ? { externalName } : {}),
+      };
+      return client.createMachines(required(v, "company"), [machine]);
+    },
+  },
+  "signals:create": {
+    usage:
+      "signals:create --machine ID --name N --display-name D --kind K " +
+      "[--description-en TEXT --description-es TEXT]",
+    summary: "Create a signal of a machine.",
+    details:
+      "ID is the machine's integer id; prints the signal's publicId. Kind: analog, counter, ...",
+    options: {
+      machine: { type: "string" },
+      name: { type: "string" },
+      "display-name": { type: "string" },
+      kind: { type: "string" },
+      "description-en": { type: "string" },
+      "description-es": { type: "string" },
+    },
+    run: (client, v) => {
+      const en = optional(v, "description-en");
+      const es = optional(v, "description-es");
+      if ((en === undefined) !== (es === undefined)) {
+        throw new UsageError("give both --description-en and --description-es, or neither");
+      }
+      return client.createSignals(required(v, "machine"), [
+        {
+          name: required(v, "name"),
+          displayName: required(v, "display-name"),
+          kind: required(v, "kind"),
+          ...(en !== undefined && es !== undefined ? { description: { en, es } } : {}),
+        },
+      ]);
+    },
+  },
+  "signals:delete": {
+    usage: "signals:delete --public-id P",
+    summary: "Soft-delete a signal.",
+    options: { "public-id": { type: "string" } },
+    run: async (client, v) => {
+      const publicId = required(v, "public-id");
+      await client.deleteSignal(publicId);
+      return { deleted: publicId };
+    },
+  },
+  "samples:load": {
+    usage: "samples:load --public-id P --file samples.csv",
+    summary: "Send a signal's samples from a CSV file.",
+    details:
+      "The file is `timestamp,value` lines (optional header; ISO 8601 timestamps, UTC when " +
+      "no zone), sent in chunks of 10,000. A sample at an existing timestamp replaces it.",
+    options: { "public-id": { type: "string" }, file: { type: "string" } },
+    run: async (client, v) => {
+      const samples = parseSamplesCsv(readFileSync(required(v, "file"), "utf8"));
+      return { accepted: await client.loadSamples(required(v, "public-id"), samples) };
+    },
+  },
+  request: {
+    usage: "request METHOD PATH [--body JSON]",
+    summary: "Call any operator route.",
+    details:
+      "PATH is relative to /operator/v1 (`/companies/1/webhooks`) or starts with /operator/; " +
+      "METHOD is GET, POST, PATCH, PUT or DELETE; --body is the JSON body.",
+    options: { body: { type: "string" } },
+    positionals: 2,
+    run: (client, v, [method = "", path = ""]) => {
+      const bodyText = optional(v, "body");
+      let body: unknown;
+      if (bodyText !== undefined) {
+        try {
+          body = JSON.parse(bodyText);
+        } catch {
+          throw new UsageError("--body is not valid JSON");
+        }
+      }
+      if (!path.startsWith("/")) throw new UsageError("PATH must start with /");
+      return client.request<unknown>(method, path, body);
+    },
+  },
+  seed: {
+    usage: "seed",
+    summary: "Load the demo data of data/ once; print the demo keys.",
+    details:
+      'Creates "Demo Plant A" and "Fleet B" (see data/README.md) unless Demo Plant A exists; ' +
+      "the keys are saved in .wrangler/demo-keys.json.",
+    options: {},
+    run: (client) => seedDemo(client, (line) => console.error(line)),
+  },
+  "demo-keys": {
+    usage: "demo-keys",
+    summary: "Print the demo API keys.",
+    details:
+      "From .wrangler/demo-keys.json, or freshly issued for the demo companies when the " +
+      "file is lost or its keys no longer work.",
+    options: {},
+    run: (client) => getDemoKeys(client),
+  },
+};
+
+function required(values: Values, name: string): string {
+  const value = values[name];
+  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function optional(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+function parseScopes(text: string): readonly string[] {
+  if (text === "all") return ALL_SCOPES;
+  if (text === "read") return READ_SCOPES;
+  const scopes = text
+    .split(",")
+    .map((scope) => scope.trim())
+    .filter((scope) => scope !== "");
+  if (scopes.length === 0) throw new UsageError("--scopes is empty");
+  return scopes;
+}
+
+function parseRateLimit(text: string): RateLimit {
+  const match = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (!match) throw new UsageError("--rate-limit must be REQUESTS/SECONDS, for example 100/60");
+  return { requests: Number(match[1]), periodSeconds: Number(match[2]) };
+}
+
+function globalHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  return [
+    "Usage: npm run operator -- <command> [options] [--url URL]",
+    "",
+    `Calls the operator API of the Worker at --url (default ${DEFAULT_BASE_URL}) with the`,
+    "token from $OPERATOR_TOKEN, else OPERATOR_TOKEN= in .dev.vars. Prints JSON.",
+    "",
+    "Commands:",
+    ...Object.entries(COMMANDS).map(
+      ([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`,
+    ),
+    "",
+    "Run `npm run operator -- <command> --help` for a command's options.",
+  ].join("\n");
+}
+
+function commandHelp(command: Command): string {
+  const lines = [`Usage: npm run operator -- ${command.usage} [--url URL]`, "", command.summary];
+  if (command.details) lines.push("", command.details);
+  return lines.join("\n");
+}
+
+function printError(error: unknown): void {
+  if (error instanceof PartialSeedError) {
+    printError(error.cause);
+    console.error(error.message);
+  } else if (error instanceof HttpError) {
+    console.error(`Error: ${error.method} ${error.url} answered ${error.status}`);
+    let body = error.body;
+    try {
+      body = JSON.stringify(JSON.parse(error.body), null, 2);
+    } catch {
+      // not JSON: print as sent
+    }
+    if (body !== "") console.error(body);
+  } else if (error instanceof TypeError && error.message === "fetch failed") {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    console.error(`Error: cannot reach the Worker${cause}. Is it running (npm start)?`);
+  } else {
+    console.error(`Error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    console.log(globalHelp());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`Unknown command "${name}".\n\n${globalHelp()}`);
+    return 2;
+  }
+  let values: Values;
+  let positionals: string[];
+  try {
+    const parsed = parseArgs({
+      args: rest,
+      options: { ...COMMON_OPTIONS, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
+    values = parsed.values;
+    positionals = parsed.positionals;
+    if (values.help === true) {
+      console.log(commandHelp(command));
+      return 0;
+    }
+    if (positionals.length !== (command.positionals ?? 0)) {
+      throw new UsageError(
+        `expected ${command.positionals ?? 0} argument(s), got ${positionals.length}`,
+      );
+    }
+  } catch (error) {
+    console.error(
+      `Error: ${error instanceof Error ? error.message : String(error)}\n\n${commandHelp(command)}`,
+    );
+    return 2;
+  }
+  try {
+    const client = new OperatorClient({
+      baseUrl: optional(values, "url") ?? DEFAULT_BASE_URL,
+      token: resolveOperatorToken(),
+    });
+    const result = await command.run(client, values, positionals);
+    if (result !== undefined) console.log(JSON.stringify(result, null, 2));
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`Error: ${error.message}\n\n${commandHelp(command)}`);
+      return 2;
+    }
+    printError(error);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
