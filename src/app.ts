@@ -4,7 +4,7 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
-import type { Context } from "hono";
+import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
@@ -14,7 +14,11 @@ import { jsonBody } from "./http/json-body";
 import { validationHook } from "./http/validation";
 import { createOperatorApp } from "./operator";
 import { machinesRoutes } from "./resources/machines/routes";
+import { nominalSpeedsRoutes } from "./resources/nominal-speeds/routes";
+import { operatorsRoutes } from "./resources/operators/routes";
 import { signalsRoutes } from "./resources/signals/routes";
+import { simpleWorkOrdersRoutes } from "./resources/simple-work-orders/routes";
+import { skusRoutes } from "./resources/skus/routes";
 
 export const API_VERSION = "0.1.0";
 
@@ -82,7 +86,14 @@ export function createApp() {
 
   app.route("/", machinesRoutes);
   app.route("/", signalsRoutes);
-  app.route("/operator/v1", createOperatorApp());
+  app.route("/", skusRoutes);
+  app.route("/", operatorsRoutes);
+  app.route("/", simpleWorkOrdersRoutes);
+  app.route("/", nominalSpeedsRoutes);
+  // Mounted through a plain Hono app so that the operator routes stay out of the
+  // public OpenAPI document (OpenAPIHono.route merges the registries of OpenAPIHono
+  // sub-apps); the operator API has its own document at /operator/v1/openapi.json.
+  app.route("/", new Hono<AppEnv>().route("/operator/v1", createOperatorApp()));
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

@@ -168,6 +168,11 @@ export const skus = sqliteTable(
     description: text("description"),
     unit: text("unit").default("units"),
     archived: integer("archived", { mode: "boolean" }).notNull().default(false),
+    /** `normalizeForSearch` (src/http/search.ts) of `sku`, `name`, `description`, `unit`, kept by every write. */
+    skuSearch: text("sku_search"),
+    nameSearch: text("name_search"),
+    descriptionSearch: text("description_search"),
+    unitSearch: text("unit_search"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: integer("deleted_at"),
@@ -185,6 +190,9 @@ export const operators = sqliteTable(
     firstName: text("first_name"),
     lastName: text("last_name"),
     email: text("email"),
+    /** `normalizeForSearch` (src/http/search.ts) of `first_name`, `last_name`, kept by every write. */
+    firstNameSearch: text("first_name_search"),
+    lastNameSearch: text("last_name_search"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: integer("deleted_at"),

@@ -1,0 +1,277 @@
+/**
+ * Nominal speed queries; every one is scoped to a company and ignores deleted
+ * nominal speeds. At most one live nominal speed per machine/SKU pair (partial
+ * unique index `nominal_speeds_active_pair_unique`).
+ */
+import { and, asc, count, eq, isNull, ne, type SQL } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { machines, nominalSpeeds, skus } from "../../db/schema";
+import { type Page, type PageRequest, paginate } from "../../http/pagination";
+import { idListConditions, numericConditions } from "../../http/search";
+import type { ResolvedMachine, ResolvedSku } from "./references";
+import type { NominalSpeedFilters } from "./schemas";
+
+/** A nominal speed with its machine and SKU (instants in ms since the epoch). */
+export interface NominalSpeedRow {
+  id: string;
+  machine: ResolvedMachine;
+  sku: ResolvedSku;
+  nominalSpeed: number;
+  countingFactor: number;
+  createdAt: number;
+  updatedAt: number;
+  deletedAt: number | null;
+}
+
+const flatColumns = {
+  id: nominalSpeeds.id,
+  machineId: machines.id,
+  machineName: machines.name,
+  skuId: skus.id,
+  skuCode: skus.sku,
+  skuName: skus.name,
+  skuDescription: skus.description,
+  skuUnit: skus.unit,
+  nominalSpeed: nominalSpeeds.nominalSpeed,
+  countingFactor: nominalSpeeds.countingFactor,
+  createdAt: nominalSpeeds.createdAt,
+  updatedAt: nominalSpeeds.updatedAt,
+  deletedAt: nominalSpeeds.deletedAt,
+};
+
+type FlatRow = {
+  id: string;
+  machineId: number;
+  machineName: string;
+  skuId: string;
+  skuCode: string;
+  skuName: string | null;
+  skuDescription: string | null;
+  skuUnit: string | null;
+  nominalSpeed: number;
+  countingFactor: number;
+  createdAt: number;
+  updatedAt: number;
+  deletedAt: number | null;
+};
+
+function nest(r: FlatRow): NominalSpeedRow {
+  return {
+    id: r.id,
+    machine: { id: r.machineId, name: r.machineName },
+    sku: {
+      id: r.skuId,
+      sku: r.skuCode,
+      name: r.skuName,
+      description: r.skuDescription,
+      unit: r.skuUnit,
+    },
+    nominalSpeed: r.nominalSpeed,
+    countingFactor: r.countingFactor,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    deletedAt: r.deletedAt,
+  };
+}
+
+// Machine and SKU are joined without a deleted_at filter: a nominal speed keeps
+// showing what it was set for even after its SKU or machine is deleted.
+function selectJoined(db: Database) {
+  return db
+    .select(flatColumns)
+    .from(nominalSpeeds)
+    .innerJoin(machines, eq(machines.id, nominalSpeeds.machineId))
+    .innerJoin(skus, eq(skus.id, nominalSpeeds.skuId));
+}
+
+/** A live nominal speed holding a machine/SKU pair. */
+export interface PairHolder {
+  id: string;
+  machineId: number;
+  skuId: string;
+}
+
+/**
+ * The live nominal speeds of the company holding any of these machine/SKU pairs.
+ *
+ * @param exceptId a nominal speed to ignore (the one being updated).
+ */
+export async function findPairHolders(
+  db: Database,
+  companyId: number,
+  pairs: readonly { machineId: number; skuId: string }[],
+  exceptId?: string,
+): Promise<PairHolder[]> {
+  if (pairs.length === 0) return [];
+  const machineIds = [...new Set(pairs.map((p) => p.machineId))];
+  const skuIds = [...new Set(pairs.map((p) => p.skuId))];
+  const candidates = await db
+    .select({
+      id: nominalSpeeds.id,
+      machineId: nominalSpeeds.machineId,
+      skuId: nominalSpeeds.skuId,
+    })
+    .from(nominalSpeeds)
+    .where(
+      and(
+        eq(nominalSpeeds.companyId, companyId),
+        isNull(nominalSpeeds.deletedAt),
+        ...idListConditions(nominalSpeeds.machineId, { include: machineIds }),
+        ...idListConditions(nominalSpeeds.skuId, { include: skuIds }),
+        exceptId === undefined ? undefined : ne(nominalSpeeds.id, exceptId),
+      ),
+    )
+    .all();
+  const wanted = new Set(pairs.map((p) => `${p.machineId}|${p.skuId}`));
+  return candidates.filter((c) => wanted.has(`${c.machineId}|${c.skuId}`));
+}
+
+/** True when `error` is D1's report of the live-pair unique index. */
+export function isPairConflict(error: unknown): boolean {
+  return String(error).includes("UNIQUE constraint failed: nominal_speeds");
+}
+
+/** A nominal speed to insert, references resolved. */
+export interface NewNominalSpeed {
+  machine: ResolvedMachine;
+  sku: ResolvedSku;
+  nominalSpeed: number;
+  countingFactor: number;
+}
+
+/**
+ * Inserts nominal speeds, all or none (one batch, one statement per row).
+ *
+ * @returns the created rows, in the order given.
+ * @throws the D1 error of the unique index when a pair is taken meanwhile (see `isPairConflict`).
+ */
+export async function insertNominalSpeeds(
+  db: Database,
+  companyId: number,
+  items: readonly NewNominalSpeed[],
+): Promise<NominalSpeedRow[]> {
+  const now = Date.now();
+  const rows: NominalSpeedRow[] = items.map((item) => ({
+    id: crypto.randomUUID(),
+    ...item,
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  }));
+  const [first, ...rest] = rows.map((r) =>
+    db.insert(nominalSpeeds).values({
+      id: r.id,
+      companyId,
+      machineId: r.machine.id,
+      skuId: r.sku.id,
+      nominalSpeed: r.nominalSpeed,
+      countingFactor: r.countingFactor,
+      createdAt: now,
+      updatedAt: now,
+    }),
+  );
+  if (first) await db.batch([first, ...rest]);
+  return rows;
+}
+
+/** The company's live nominal speed with this id, or undefined (deleted, unknown, another company's). */
+export async function findNominalSpeed(
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<NominalSpeedRow | undefined> {
+  const row = await selectJoined(db)
+    .where(
+      and(
+        eq(nominalSpeeds.companyId, companyId),
+        eq(nominalSpeeds.id, id),
+        isNull(nominalSpeeds.deletedAt),
+      ),
+    )
+    .get();
+  return row ? nest(row) : undefined;
+}
+
+/**
+ * Updates a live nominal speed's fields (only those given).
+ *
+ * @returns false when it does not exist for this company (or is deleted).
+ * @throws the D1 error of the unique index when the new pair is taken (see `isPairConflict`).
+ */
+export async function updateNominalSpeed(
+  db: Database,
+  companyId: number,
+  id: string,
+  set: { machineId?: number; skuId?: string; nominalSpeed?: number; countingFactor?: number },
+): Promise<boolean> {
+  if (Object.keys(set).length === 0)
+    return (await findNominalSpeed(db, companyId, id)) !== undefined;
+  const updated = await db
+    .update(nominalSpeeds)
+    .set({ ...set, updatedAt: Date.now() })
+    .where(
+      and(
+        eq(nominalSpeeds.companyId, companyId),
+        eq(nominalSpeeds.id, id),
+        isNull(nominalSpeeds.deletedAt),
+      ),
+    )
+    .returning({ id: nominalSpeeds.id });
+  return updated.length > 0;
+}
+
+/**
+ * Soft-deletes a nominal speed, freeing its machine/SKU pair for a new one.
+ *
+ * @returns false when it does not exist for this company (or is already deleted).
+ */
+export async function softDeleteNominalSpeed(
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<boolean> {
+  const now = Date.now();
+  const deleted = await db
+    .update(nominalSpeeds)
+    .set({ deletedAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(nominalSpeeds.companyId, companyId),
+        eq(nominalSpeeds.id, id),
+        isNull(nominalSpeeds.deletedAt),
+      ),
+    )
+    .returning({ id: nominalSpeeds.id });
+  return deleted.length > 0;
+}
+
+/**
+ * One page of the company's live nominal speeds matching every filter given,
+ * ordered by machine name, machine id, SKU code, then id.
+ */
+export async function filterNominalSpeeds(
+  db: Database,
+  companyId: number,
+  filters: NominalSpeedFilters,
+  page: PageRequest,
+): Promise<Page<NominalSpeedRow>> {
+  const conditions: (SQL | undefined)[] = [
+    eq(nominalSpeeds.companyId, companyId),
+    isNull(nominalSpeeds.deletedAt),
+    ...idListConditions(nominalSpeeds.machineId, filters.machines),
+    ...idListConditions(nominalSpeeds.skuId, filters.skus),
+    ...numericConditions(nominalSpeeds.nominalSpeed, filters.nominalSpeed),
+  ];
+  const where = and(...conditions);
+  const result = await paginate(
+    page,
+    db.select({ count: count() }).from(nominalSpeeds).where(where),
+    ({ limit, offset }) =>
+      selectJoined(db)
+        .where(where)
+        .orderBy(asc(machines.name), asc(machines.id), asc(skus.sku), asc(nominalSpeeds.id))
+        .limit(limit)
+        .offset(offset),
+  );
+  return { ...result, rows: result.rows.map(nest) };
+}

@@ -1,0 +1,186 @@
+/**
+ * References to machines and SKUs in request bodies: `{id}` or `{name}`
+ * (nominal speeds here; production logs take the same form).
+ *
+ * Each list of references is resolved with one query per kind (ids and names
+ * bound as JSON arrays, so any number fits in D1's 100 parameters), scoped to
+ * the company and ignoring deleted records. A reference that matches nothing,
+ * or whose name matches several records, is an error for that reference alone,
+ * so that the caller can report every bad item of an array at once.
+ */
+import { z } from "@hono/zod-openapi";
+import { and, eq, isNull, or, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { machines, skus } from "../../db/schema";
+
+export const MachineRefSchema = z
+  .object({
+    id: z.number().int().positive().nullish().openapi({ description: "Machine id." }),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .nullish()
+      .openapi({ description: "Exact machine name; 422 when several machines share it." }),
+  })
+  .strict()
+  .openapi("MachineRef", {
+    description: "A machine of the company, by `id` or by `name` (if both, they must agree).",
+  });
+
+export const SkuRefSchema = z
+  .object({
+    id: z.string().nullish().openapi({ description: "SKU id (uuid)." }),
+    name: z.string().trim().min(1).max(200).nullish().openapi({
+      description: "Exact SKU `name` or `sku` code; 422 when it designates several SKUs.",
+    }),
+  })
+  .strict()
+  .openapi("SkuRef", {
+    description:
+      "A SKU of the company (archived ones included), by `id` or by `name` (if both, they must agree).",
+  });
+
+export type MachineRef = z.infer<typeof MachineRefSchema>;
+export type SkuRef = z.infer<typeof SkuRefSchema>;
+
+export interface ResolvedMachine {
+  id: number;
+  name: string;
+}
+
+export interface ResolvedSku {
+  id: string;
+  sku: string;
+  name: string | null;
+  description: string | null;
+  unit: string | null;
+}
+
+/** The outcome of one reference: the record, or why it does not resolve (a 422 message). */
+export type Resolution<T> = { ok: true; value: T } | { ok: false; msg: string; type: string };
+
+function pick<T extends { id: string | number }>(
+  what: string,
+  ref: { id?: string | number | null; name?: string | null },
+  byId: Map<string | number, T>,
+  byName: (name: string) => T[],
+): Resolution<T> {
+  const id = ref.id ?? null;
+  const name = ref.name ?? null;
+  if (id !== null) {
+    const found = byId.get(id);
+    if (!found) {
+      return { ok: false, msg: `No ${what} with id ${id} in this company`, type: "not_found" };
+    }
+    if (name !== null && !byName(name).some((r) => r.id === found.id)) {
+      return {
+        ok: false,
+        msg: `The ${what} with id ${id} is not named "${name}"`,
+        type: "value_error",
+      };
+    }
+    return { ok: true, value: found };
+  }
+  if (name === null) return { ok: false, msg: `Give the ${what}'s id or name`, type: "missing" };
+  const matches = byName(name);
+  const [only, ...others] = matches;
+  if (!only) {
+    return { ok: false, msg: `No ${what} named "${name}" in this company`, type: "not_found" };
+  }
+  if (others.length > 0) {
+    const ids = matches.map((m) => m.id).join(", ");
+    return {
+      ok: false,
+      msg: `${matches.length} ${what}s match "${name}" (ids ${ids}): give the id`,
+      type: "ambiguous",
+    };
+  }
+  return { ok: true, value: only };
+}
+
+function values<T>(list: (T | null | undefined)[]): T[] {
+  return [...new Set(list.filter((v): v is T => v !== undefined && v !== null))];
+}
+
+/**
+ * Resolves machine references of one company.
+ *
+ * @returns one resolution per reference, in order.
+ */
+export async function resolveMachines(
+  db: Database,
+  companyId: number,
+  refs: readonly MachineRef[],
+): Promise<Resolution<ResolvedMachine>[]> {
+  const ids = values(refs.map((r) => r.id));
+  const names = values(refs.map((r) => r.name));
+  const rows =
+    ids.length + names.length === 0
+      ? []
+      : await db
+          .select({ id: machines.id, name: machines.name })
+          .from(machines)
+          .where(
+            and(
+              eq(machines.companyId, companyId),
+              isNull(machines.deletedAt),
+              or(
+                sql`${machines.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
+                sql`${machines.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`,
+              ),
+            ),
+          )
+          .all();
+  const byId = new Map<string | number, ResolvedMachine>(rows.map((r) => [r.id, r]));
+  return refs.map((ref) =>
+    pick("machine", ref, byId, (name) => rows.filter((r) => r.name === name)),
+  );
+}
+
+/**
+ * Resolves SKU references of one company; a name matches a SKU's `name` or its
+ * `sku` code (exactly), and archived SKUs count.
+ *
+ * @returns one resolution per reference, in order.
+ */
+export async function resolveSkus(
+  db: Database,
+  companyId: number,
+  refs: readonly SkuRef[],
+): Promise<Resolution<ResolvedSku>[]> {
+  const ids = values(refs.map((r) => r.id?.toLowerCase()));
+  const names = values(refs.map((r) => r.name));
+  const namesJson = JSON.stringify(names);
+  const rows =
+    ids.length + names.length === 0
+      ? []
+      : await db
+          .select({
+            id: skus.id,
+            sku: skus.sku,
+            name: skus.name,
+            description: skus.description,
+            unit: skus.unit,
+          })
+          .from(skus)
+          .where(
+            and(
+              eq(skus.companyId, companyId),
+              isNull(skus.deletedAt),
+              or(
+                sql`${skus.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
+                sql`${skus.name} IN (SELECT value FROM json_each(${namesJson}))`,
+                sql`${skus.sku} IN (SELECT value FROM json_each(${namesJson}))`,
+              ),
+            ),
+          )
+          .all();
+  const byId = new Map<string | number, ResolvedSku>(rows.map((r) => [r.id, r]));
+  return refs.map((ref) =>
+    pick("SKU", { id: ref.id?.toLowerCase(), name: ref.name }, byId, (name) =>
+      rows.filter((r) => r.name === name || r.sku === name),
+    ),
+  );
+}

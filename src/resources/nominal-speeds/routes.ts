@@ -1,0 +1,327 @@
+/**
+ * Nominal speeds: `POST /v1/nominal-speeds`, `POST /v1/nominal-speeds/filters`,
+ * and `GET`, `PATCH`, `DELETE /v1/nominal-speeds/{nominal_speed_id}`.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import type { Database } from "../../db/client";
+import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { validationHook } from "../../http/validation";
+import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import {
+  filterNominalSpeeds,
+  findNominalSpeed,
+  findPairHolders,
+  insertNominalSpeeds,
+  isPairConflict,
+  type NewNominalSpeed,
+  type NominalSpeedRow,
+  type PairHolder,
+  softDeleteNominalSpeed,
+  updateNominalSpeed,
+} from "./queries";
+import {
+  type Resolution,
+  type ResolvedMachine,
+  type ResolvedSku,
+  resolveMachines,
+  resolveSkus,
+} from "./references";
+import {
+  NominalSpeedCreateSchema,
+  NominalSpeedFiltersSchema,
+  type NominalSpeedOut,
+  NominalSpeedPatchSchema,
+  NominalSpeedSchema,
+} from "./schemas";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Shapes a nominal speed for the API: instants as ISO 8601 strings. */
+export function toNominalSpeedOut(row: NominalSpeedRow): NominalSpeedOut {
+  return {
+    ...row,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+    deletedAt: row.deletedAt === null ? null : iso(row.deletedAt),
+  };
+}
+
+/**
+ * 409 naming the live nominal speed(s) that already hold the pairs.
+ *
+ * @param holders the holders found; `describe` names a pair for the message.
+ */
+function pairConflict(
+  holders: readonly PairHolder[],
+  describe: (h: PairHolder) => string,
+): ApiError {
+  const shown = holders.slice(0, 10).map((h) => `${describe(h)}: ${h.id}`);
+  const more = holders.length > shown.length ? ` (and ${holders.length - shown.length} more)` : "";
+  return new ApiError(
+    409,
+    `A nominal speed already exists for ${shown.join("; ")}${more}. ` +
+      "There is at most one per machine and SKU: update it with PATCH, or delete it first.",
+  );
+}
+
+function issue<T>(
+  resolution: Resolution<T>,
+  loc: (string | number)[],
+  issues: ValidationIssue[],
+): T | undefined {
+  if (resolution.ok) return resolution.value;
+  issues.push({ loc, msg: resolution.msg, type: resolution.type });
+  return undefined;
+}
+
+/** Resolves a single reference with a list resolver. */
+async function resolveOne<Ref, T>(
+  resolver: (db: Database, companyId: number, refs: readonly Ref[]) => Promise<Resolution<T>[]>,
+  db: Database,
+  companyId: number,
+  ref: Ref,
+): Promise<Resolution<T>> {
+  const [resolution] = await resolver(db, companyId, [ref]);
+  return resolution ?? { ok: false, msg: "Not resolved", type: "value_error" };
+}
+
+const IdParam = z.object({ nominal_speed_id: UuidId("nominal_speed_id") });
+
+const CONFLICT_RESPONSE = {
+  409: jsonResponse(
+    ErrorSchema,
+    "The machine/SKU pair already has a live nominal speed; `detail` names its id.",
+  ),
+} as const;
+
+const createRoute = publicRoute("nominal_speeds.create", {
+  method: "post",
+  path: "/v1/nominal-speeds",
+  tags: ["Nominal speeds"],
+  summary: "Create nominal speeds",
+  description:
+    `A JSON array of 1 to ${MAX_CREATE_ITEMS.toLocaleString("en")} items, all created or none. ` +
+    "`machine` and `sku` each take `id` or `name` (a SKU name matches its `name` or its `sku` code); " +
+    "a reference that is missing, not found in the company, or ambiguous (a name matching several) is a 422 " +
+    'at `["body", i, "machine"]` or `["body", i, "sku"]`. `nominalSpeed` (SKU units per minute) and ' +
+    "`countingFactor` (default 1) must be > 0. There is at most one live nominal speed per machine/SKU pair: " +
+    "a pair that already has one is a 409 naming its id; the same pair twice in the array is a 422. " +
+    "Success is **201** with the created nominal speeds, machine and SKU expanded.",
+  request: { body: arrayBody(NominalSpeedCreateSchema) },
+  responses: {
+    201: jsonResponse(z.array(NominalSpeedSchema), "The created nominal speeds."),
+    ...CONFLICT_RESPONSE,
+  },
+});
+
+const filterRoute = publicRoute("nominal_speeds.read", {
+  method: "post",
+  path: "/v1/nominal-speeds/filters",
+  tags: ["Nominal speeds"],
+  summary: "Search nominal speeds",
+  description:
+    "`machines` and `skus` take `{include, exclude}` id lists; `nominalSpeed` takes `greaterThan`, " +
+    "`greaterThanOrEqual`, `lessThan`, `lessThanOrEqual`, `equal`, `notEqual`. Filters combine with AND; " +
+    "`{}` (or no body) is the first page of 10. Ordered by machine name, machine id, SKU code, then id; " +
+    "`limit` is 1 to 100; a page past the last is empty with the same totals. Deleted nominal speeds are " +
+    "never listed.",
+  request: {
+    body: {
+      required: false,
+      content: { "application/json": { schema: NominalSpeedFiltersSchema } },
+    },
+  },
+  responses: {
+    200: jsonResponse(
+      pagedResponseSchema("nominalSpeeds", NominalSpeedSchema, "NominalSpeedPage"),
+      "One page of nominal speeds.",
+    ),
+  },
+});
+
+const getRoute = publicRoute("nominal_speeds.read", {
+  method: "get",
+  path: "/v1/nominal-speeds/{nominal_speed_id}",
+  tags: ["Nominal speeds"],
+  summary: "Get a nominal speed",
+  description: "A deleted nominal speed, or one of another company, is a 404.",
+  request: { params: IdParam },
+  responses: { 200: jsonResponse(NominalSpeedSchema, "The nominal speed."), ...NOT_FOUND_RESPONSE },
+});
+
+const patchRoute = publicRoute("nominal_speeds.update", {
+  method: "patch",
+  path: "/v1/nominal-speeds/{nominal_speed_id}",
+  tags: ["Nominal speeds"],
+  summary: "Update a nominal speed",
+  description:
+    "Send only the fields to change: `nominalSpeed`, `countingFactor` (> 0), `machine`, `sku` (by `id` or " +
+    "`name`, as on creation). Null or an unknown field is a 422; `{}` changes nothing. Moving to a " +
+    "machine/SKU pair that has another live nominal speed is a 409 naming it. Success is 204.",
+  request: { params: IdParam, body: objectBody(NominalSpeedPatchSchema) },
+  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE, ...CONFLICT_RESPONSE },
+});
+
+const deleteRoute = publicRoute("nominal_speeds.delete", {
+  method: "delete",
+  path: "/v1/nominal-speeds/{nominal_speed_id}",
+  tags: ["Nominal speeds"],
+  summary: "Delete a nominal speed",
+  description:
+    "Soft delete (`deletedAt` set): gone from GET and searches, and its machine/SKU pair is free for a " +
+    "new nominal speed. Success is 204.",
+  request: { params: IdParam },
+  responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE },
+});
+
+export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(createRoute, async (c) => {
+    const items = c.req.valid("json");
+    const { db, principal } = c.var;
+    const [machineResolutions, skuResolutions] = await Promise.all([
+      resolveMachines(
+        db,
+        principal.companyId,
+        items.map((i) => i.machine),
+      ),
+      resolveSkus(
+        db,
+        principal.companyId,
+        items.map((i) => i.sku),
+      ),
+    ]);
+    const issues: ValidationIssue[] = [];
+    const rows: NewNominalSpeed[] = [];
+    const firstIndexOfPair = new Map<string, number>();
+    items.forEach((item, i) => {
+      const machineResolution = machineResolutions[i];
+      const skuResolution = skuResolutions[i];
+      if (!machineResolution || !skuResolution) return;
+      const machine = issue(machineResolution, ["body", i, "machine"], issues);
+      const sku = issue(skuResolution, ["body", i, "sku"], issues);
+      if (!machine || !sku) return;
+      const pair = `${machine.id}|${sku.id}`;
+      const earlier = firstIndexOfPair.get(pair);
+      if (earlier !== undefined) {
+        issues.push({
+          loc: ["body", i],
+          msg: `Same machine and SKU as item ${earlier}: at most one nominal speed per pair`,
+          type: "value_error",
+        });
+        return;
+      }
+      firstIndexOfPair.set(pair, i);
+      rows.push({
+        machine,
+        sku,
+        nominalSpeed: item.nominalSpeed,
+        countingFactor: item.countingFactor ?? 1,
+      });
+    });
+    if (issues.length > 0) throw new ApiError(422, issues);
+
+    const machinesById = new Map<number, ResolvedMachine>(
+      rows.map((r) => [r.machine.id, r.machine]),
+    );
+    const skusById = new Map<string, ResolvedSku>(rows.map((r) => [r.sku.id, r.sku]));
+    const describe = (h: PairHolder) =>
+      `machine "${machinesById.get(h.machineId)?.name ?? h.machineId}" (id ${h.machineId}) and ` +
+      `SKU "${skusById.get(h.skuId)?.sku ?? h.skuId}" (id ${h.skuId})`;
+    const pairs = rows.map((r) => ({ machineId: r.machine.id, skuId: r.sku.id }));
+    const holders = await findPairHolders(db, principal.companyId, pairs);
+    if (holders.length > 0) throw pairConflict(holders, describe);
+    try {
+      const created = await insertNominalSpeeds(db, principal.companyId, rows);
+      return c.json(created.map(toNominalSpeedOut), 201);
+    } catch (error) {
+      // Another request took a pair between the check and the insert.
+      if (isPairConflict(error)) {
+        const raced = await findPairHolders(db, principal.companyId, pairs);
+        if (raced.length > 0) throw pairConflict(raced, describe);
+      }
+      throw error;
+    }
+  })
+  .openapi(filterRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    const page = await filterNominalSpeeds(db, principal.companyId, filters, pageRequest(filters));
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        nominalSpeeds: page.rows.map(toNominalSpeedOut),
+      },
+      200,
+    );
+  })
+  .openapi(getRoute, async (c) => {
+    const { nominal_speed_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    const row = await findNominalSpeed(db, principal.companyId, nominal_speed_id.toLowerCase());
+    if (!row) throw notFound("Nominal speed not found");
+    return c.json(toNominalSpeedOut(row), 200);
+  })
+  .openapi(patchRoute, async (c) => {
+    const { nominal_speed_id } = c.req.valid("param");
+    const id = nominal_speed_id.toLowerCase();
+    const patch = c.req.valid("json");
+    const { db, principal } = c.var;
+    const current = await findNominalSpeed(db, principal.companyId, id);
+    if (!current) throw notFound("Nominal speed not found");
+    const issues: ValidationIssue[] = [];
+    const [machineResolution, skuResolution] = await Promise.all([
+      patch.machine
+        ? resolveOne(resolveMachines, db, principal.companyId, patch.machine)
+        : undefined,
+      patch.sku ? resolveOne(resolveSkus, db, principal.companyId, patch.sku) : undefined,
+    ]);
+    const machine = machineResolution && issue(machineResolution, ["body", "machine"], issues);
+    const sku = skuResolution && issue(skuResolution, ["body", "sku"], issues);
+    if (issues.length > 0) throw new ApiError(422, issues);
+
+    const target = { machine: machine ?? current.machine, sku: sku ?? current.sku };
+    const describe = (h: PairHolder) =>
+      `machine "${target.machine.name}" (id ${h.machineId}) and SKU "${target.sku.sku}" (id ${h.skuId})`;
+    const pairChanges =
+      target.machine.id !== current.machine.id || target.sku.id !== current.sku.id;
+    const pair = [{ machineId: target.machine.id, skuId: target.sku.id }];
+    if (pairChanges) {
+      const holders = await findPairHolders(db, principal.companyId, pair, id);
+      if (holders.length > 0) throw pairConflict(holders, describe);
+    }
+    const set: {
+      machineId?: number;
+      skuId?: string;
+      nominalSpeed?: number;
+      countingFactor?: number;
+    } = {};
+    if (machine) set.machineId = machine.id;
+    if (sku) set.skuId = sku.id;
+    if (patch.nominalSpeed !== undefined) set.nominalSpeed = patch.nominalSpeed;
+    if (patch.countingFactor !== undefined) set.countingFactor = patch.countingFactor;
+    try {
+      if (!(await updateNominalSpeed(db, principal.companyId, id, set))) {
+        throw notFound("Nominal speed not found");
+      }
+    } catch (error) {
+      if (isPairConflict(error)) {
+        const raced = await findPairHolders(db, principal.companyId, pair, id);
+        if (raced.length > 0) throw pairConflict(raced, describe);
+      }
+      throw error;
+    }
+    return c.body(null, 204);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const { nominal_speed_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    if (!(await softDeleteNominalSpeed(db, principal.companyId, nominal_speed_id.toLowerCase()))) {
+      throw notFound("Nominal speed not found");
+    }
+    return c.body(null, 204);
+  });

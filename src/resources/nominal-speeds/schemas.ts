@@ -1,0 +1,92 @@
+/**
+ * Request and response schemas of the nominal speed endpoints.
+ */
+import { z } from "@hono/zod-openapi";
+import { PageFields } from "../../http/pagination";
+import {
+  integerIdListFields,
+  NumericComparisonFilter,
+  stringIdListFields,
+} from "../../http/search";
+import { MachineRefSchema, SkuRefSchema } from "./references";
+
+/** Largest nominal speed or counting factor accepted (a sanity bound, not a physical one). */
+export const MAX_RATE = 1e9;
+
+const positive = (description: string) =>
+  z
+    .number()
+    .positive()
+    .max(MAX_RATE)
+    .openapi({ description: `${description} Must be > 0 (at most ${MAX_RATE.toExponential()}).` });
+
+export const NominalSpeedSchema = z
+  .object({
+    id: z.string().openapi({ format: "uuid" }),
+    machine: z.object({ id: z.number().int(), name: z.string() }),
+    sku: z.object({
+      id: z.string().openapi({ format: "uuid" }),
+      sku: z.string().openapi({ description: "The SKU's code." }),
+      name: z.string().nullable(),
+      description: z.string().nullable(),
+      unit: z.string().nullable(),
+    }),
+    nominalSpeed: z.number().openapi({
+      description: "Expected rate, SKU units per minute; the denominator of performance in OEE.",
+    }),
+    countingFactor: z.number().openapi({
+      description: "SKU units per sensor pulse (12 where one pulse is a case of twelve).",
+    }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+    deletedAt: z.string().nullable().openapi({ format: "date-time" }),
+  })
+  .openapi("NominalSpeed");
+
+export type NominalSpeedOut = z.infer<typeof NominalSpeedSchema>;
+
+export const NominalSpeedCreateSchema = z
+  .object({
+    nominalSpeed: positive("SKU units per minute."),
+    machine: MachineRefSchema,
+    sku: SkuRefSchema,
+    countingFactor: positive("SKU units per sensor pulse; default 1.").nullish(),
+  })
+  .strict()
+  .openapi("NominalSpeedCreate");
+
+export type NominalSpeedCreate = z.infer<typeof NominalSpeedCreateSchema>;
+
+export const NominalSpeedPatchSchema = z
+  .object({
+    nominalSpeed: positive("SKU units per minute; cannot be null.").optional(),
+    countingFactor: positive("SKU units per sensor pulse; cannot be null.").optional(),
+    machine: MachineRefSchema.optional(),
+    sku: SkuRefSchema.optional(),
+  })
+  .strict()
+  .openapi("NominalSpeedPatch");
+
+export type NominalSpeedPatch = z.infer<typeof NominalSpeedPatchSchema>;
+
+export const NominalSpeedFiltersSchema = z
+  .object({
+    ...PageFields,
+    machines: z
+      .object(integerIdListFields)
+      .strict()
+      .nullish()
+      .openapi({ description: "Machine ids to include or exclude." }),
+    skus: z
+      .object(stringIdListFields)
+      .strict()
+      .nullish()
+      .openapi({ description: "SKU ids to include or exclude." }),
+    nominalSpeed: NumericComparisonFilter.openapi({
+      description: "Comparisons with the nominal speed; every operator given applies.",
+    }),
+  })
+  .strict()
+  .openapi("NominalSpeedFilters");
+
+export type NominalSpeedFilters = z.infer<typeof NominalSpeedFiltersSchema>;

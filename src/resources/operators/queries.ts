@@ -1,0 +1,158 @@
+/**
+ * Operator queries; every one is scoped to a company and ignores deleted operators.
+ */
+import { and, asc, count, eq, isNull, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { operators } from "../../db/schema";
+import { type Page, type PageRequest, paginate } from "../../http/pagination";
+import { fuzzyContains, normalizeForSearch } from "../../http/search";
+import type { OperatorFilters, OperatorPatch } from "./schemas";
+
+/** An operator as the API shows it. */
+export interface OperatorRow {
+  id: number;
+  firstName: string | null;
+  lastName: string | null;
+}
+
+const operatorColumns = {
+  id: operators.id,
+  firstName: operators.firstName,
+  lastName: operators.lastName,
+};
+
+/**
+ * Inserts operators, all or none (one batch, one statement per row).
+ *
+ * @returns the created operators with their new integer ids, in the order given.
+ */
+export async function insertOperators(
+  db: Database,
+  companyId: number,
+  items: readonly { firstName: string | null; lastName: string | null }[],
+): Promise<OperatorRow[]> {
+  const now = Date.now();
+  const [first, ...rest] = items.map((item) =>
+    db
+      .insert(operators)
+      .values({
+        companyId,
+        firstName: item.firstName,
+        lastName: item.lastName,
+        firstNameSearch: normalizeForSearch(item.firstName),
+        lastNameSearch: normalizeForSearch(item.lastName),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning(operatorColumns),
+  );
+  if (!first) return [];
+  const results = await db.batch([first, ...rest]);
+  return results.flat();
+}
+
+/** The company's operator with this id, or undefined (deleted, unknown, or another company's). */
+export function findOperator(
+  db: Database,
+  companyId: number,
+  id: number,
+): Promise<OperatorRow | undefined> {
+  return db
+    .select(operatorColumns)
+    .from(operators)
+    .where(
+      and(eq(operators.companyId, companyId), eq(operators.id, id), isNull(operators.deletedAt)),
+    )
+    .get();
+}
+
+/**
+ * Applies a partial update (only the fields present), keeping the search columns in step.
+ *
+ * @returns false when the operator does not exist for this company (or is deleted).
+ */
+export async function updateOperator(
+  db: Database,
+  companyId: number,
+  id: number,
+  patch: OperatorPatch,
+): Promise<boolean> {
+  const set: Partial<typeof operators.$inferInsert> = {};
+  if (patch.firstName !== undefined) {
+    set.firstName = patch.firstName;
+    set.firstNameSearch = normalizeForSearch(patch.firstName);
+  }
+  if (patch.lastName !== undefined) {
+    set.lastName = patch.lastName;
+    set.lastNameSearch = normalizeForSearch(patch.lastName);
+  }
+  if (Object.keys(set).length === 0) return (await findOperator(db, companyId, id)) !== undefined;
+  set.updatedAt = Date.now();
+  const updated = await db
+    .update(operators)
+    .set(set)
+    .where(
+      and(eq(operators.companyId, companyId), eq(operators.id, id), isNull(operators.deletedAt)),
+    )
+    .returning({ id: operators.id });
+  return updated.length > 0;
+}
+
+/**
+ * Removes an operator from the roster (soft delete: `deleted_at` set). Production
+ * logs and shifts keep their `operator_id`, which no longer resolves: readers
+ * must join on `deleted_at IS NULL` and show `operator: null`.
+ *
+ * @returns false when the operator does not exist for this company (or is already deleted).
+ */
+export async function softDeleteOperator(
+  db: Database,
+  companyId: number,
+  id: number,
+): Promise<boolean> {
+  const now = Date.now();
+  const deleted = await db
+    .update(operators)
+    .set({ deletedAt: now, updatedAt: now })
+    .where(
+      and(eq(operators.companyId, companyId), eq(operators.id, id), isNull(operators.deletedAt)),
+    )
+    .returning({ id: operators.id });
+  return deleted.length > 0;
+}
+
+/**
+ * One page of the company's operators matching every filter given, ordered by
+ * first name, then last name (both accent- and case-insensitively, missing names
+ * last), then id.
+ */
+export function filterOperators(
+  db: Database,
+  companyId: number,
+  filters: OperatorFilters,
+  page: PageRequest,
+): Promise<Page<OperatorRow>> {
+  const conditions: (SQL | undefined)[] = [
+    eq(operators.companyId, companyId),
+    isNull(operators.deletedAt),
+    fuzzyContains(operators.firstNameSearch, filters.firstName?.search),
+    fuzzyContains(operators.lastNameSearch, filters.lastName?.search),
+  ];
+  const where = and(...conditions);
+  return paginate(
+    page,
+    db.select({ count: count() }).from(operators).where(where),
+    ({ limit, offset }) =>
+      db
+        .select(operatorColumns)
+        .from(operators)
+        .where(where)
+        .orderBy(
+          sql`${operators.firstNameSearch} ASC NULLS LAST`,
+          sql`${operators.lastNameSearch} ASC NULLS LAST`,
+          asc(operators.id),
+        )
+        .limit(limit)
+        .offset(offset),
+  );
+}

@@ -1,0 +1,162 @@
+/**
+ * Operators: `POST /v1/operators`, `POST /v1/operators/filters`, and `GET`,
+ * `PATCH`, `DELETE /v1/operators/{operator_id}`.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import type { Principal } from "../../auth/principal";
+import { notFound } from "../../http/errors";
+import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { validationHook } from "../../http/validation";
+import { arrayBody, IntId, MAX_CREATE_ITEMS, objectBody } from "../../operator/schemas";
+import {
+  filterOperators,
+  findOperator,
+  insertOperators,
+  type OperatorRow,
+  softDeleteOperator,
+  updateOperator,
+} from "./queries";
+import {
+  OperatorCreateSchema,
+  OperatorFiltersSchema,
+  type OperatorOut,
+  OperatorPatchSchema,
+  OperatorSchema,
+} from "./schemas";
+
+/** Shapes an operator for the API, with the company expanded. */
+export function toOperatorOut(row: OperatorRow, principal: Principal): OperatorOut {
+  return {
+    id: row.id,
+    company: { id: principal.companyId, name: principal.companyName },
+    firstName: row.firstName,
+    lastName: row.lastName,
+  };
+}
+
+const OperatorIdParam = z.object({ operator_id: IntId("operator_id") });
+
+const createRoute = publicRoute("operators.create", {
+  method: "post",
+  path: "/v1/operators",
+  tags: ["Operators"],
+  summary: "Create operators",
+  description:
+    `A JSON array of 1 to ${MAX_CREATE_ITEMS.toLocaleString("en")} operators, all created or none: ` +
+    "one invalid item gives a 422 whose `loc` starts with its index. `firstName` and `lastName` are " +
+    "both optional and nullable (a PATCH completes the operator later). " +
+    "Success is **201** with the created operators, with their integer ids, in the order given.",
+  request: { body: arrayBody(OperatorCreateSchema) },
+  responses: { 201: jsonResponse(z.array(OperatorSchema), "The created operators.") },
+});
+
+const filterRoute = publicRoute("operators.read", {
+  method: "post",
+  path: "/v1/operators/filters",
+  tags: ["Operators"],
+  summary: "Search operators",
+  description:
+    "`firstName.search` and `lastName.search` are fuzzy filters combined with AND: case- and " +
+    "accent-insensitive containment (`jose` finds `José`), at most 50 UTF-8 bytes. `{}` (or no body) " +
+    "is the first page of 10. Ordered by first name, then last name (case- and accent-insensitively, " +
+    "missing names last), then id; `limit` is 1 to 100; a page past the last is empty with the same totals. " +
+    "Deleted operators are never listed.",
+  request: {
+    body: { required: false, content: { "application/json": { schema: OperatorFiltersSchema } } },
+  },
+  responses: {
+    200: jsonResponse(
+      pagedResponseSchema("operators", OperatorSchema, "OperatorPage"),
+      "One page of operators.",
+    ),
+  },
+});
+
+const getRoute = publicRoute("operators.read", {
+  method: "get",
+  path: "/v1/operators/{operator_id}",
+  tags: ["Operators"],
+  summary: "Get an operator",
+  description: "A deleted operator, or one of another company, is a 404.",
+  request: { params: OperatorIdParam },
+  responses: { 200: jsonResponse(OperatorSchema, "The operator."), ...NOT_FOUND_RESPONSE },
+});
+
+const patchRoute = publicRoute("operators.update", {
+  method: "patch",
+  path: "/v1/operators/{operator_id}",
+  tags: ["Operators"],
+  summary: "Complete or correct an operator",
+  description:
+    "Send only the fields to change (`firstName`, `lastName`; null clears one); an unknown field is a 422. " +
+    "`{}` changes nothing. Success is 204.",
+  request: { params: OperatorIdParam, body: objectBody(OperatorPatchSchema) },
+  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE },
+});
+
+const deleteRoute = publicRoute("operators.delete", {
+  method: "delete",
+  path: "/v1/operators/{operator_id}",
+  tags: ["Operators"],
+  summary: "Remove an operator from the roster",
+  description:
+    "The operator disappears from GET and searches. Production logs and shifts that pointed at them " +
+    "keep their history but show `operator: null`. Success is 204.",
+  request: { params: OperatorIdParam },
+  responses: { 204: { description: "Removed." }, ...NOT_FOUND_RESPONSE },
+});
+
+export const operatorsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(createRoute, async (c) => {
+    const items = c.req.valid("json");
+    const { db, principal } = c.var;
+    const rows = await insertOperators(
+      db,
+      principal.companyId,
+      items.map((item) => ({ firstName: item.firstName ?? null, lastName: item.lastName ?? null })),
+    );
+    return c.json(
+      rows.map((r) => toOperatorOut(r, principal)),
+      201,
+    );
+  })
+  .openapi(filterRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    const page = await filterOperators(db, principal.companyId, filters, pageRequest(filters));
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        operators: page.rows.map((r) => toOperatorOut(r, principal)),
+      },
+      200,
+    );
+  })
+  .openapi(getRoute, async (c) => {
+    const { operator_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    const row = await findOperator(db, principal.companyId, operator_id);
+    if (!row) throw notFound("Operator not found");
+    return c.json(toOperatorOut(row, principal), 200);
+  })
+  .openapi(patchRoute, async (c) => {
+    const { operator_id } = c.req.valid("param");
+    const patch = c.req.valid("json");
+    const { db, principal } = c.var;
+    if (!(await updateOperator(db, principal.companyId, operator_id, patch))) {
+      throw notFound("Operator not found");
+    }
+    return c.body(null, 204);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const { operator_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    if (!(await softDeleteOperator(db, principal.companyId, operator_id))) {
+      throw notFound("Operator not found");
+    }
+    return c.body(null, 204);
+  });

@@ -1,0 +1,195 @@
+/**
+ * Simple work order queries; every one is scoped to a company.
+ *
+ * Names are unique per company, deleted work orders included (unique index
+ * `simple_work_orders_company_name_unique`), which is what makes creation
+ * idempotent by name and lets a deleted work order be restored with its id.
+ */
+import { and, asc, count, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { simpleWorkOrders } from "../../db/schema";
+import { ApiError } from "../../http/errors";
+import { type Page, type PageRequest, paginate } from "../../http/pagination";
+import { idListConditions, likePattern } from "../../http/search";
+import type { SimpleWorkOrderFilters } from "./schemas";
+
+/** A simple work order as the API shows it (instants in ms since the epoch). */
+export interface SimpleWorkOrderRow {
+  id: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+const columns = {
+  id: simpleWorkOrders.id,
+  name: simpleWorkOrders.name,
+  createdAt: simpleWorkOrders.createdAt,
+  updatedAt: simpleWorkOrders.updatedAt,
+};
+
+/**
+ * Finds or creates one work order per name, in one batch: a new name is
+ * inserted; an existing one is returned unchanged; a deleted one is restored
+ * (same id, `deleted_at` cleared, `updated_at` set to now).
+ *
+ * @param names distinct, trimmed names.
+ * @returns one work order per name, in the order given.
+ */
+export async function upsertSimpleWorkOrders(
+  db: Database,
+  companyId: number,
+  names: readonly string[],
+): Promise<SimpleWorkOrderRow[]> {
+  const now = Date.now();
+  const [first, ...rest] = names.map((name) =>
+    db
+      .insert(simpleWorkOrders)
+      .values({ id: crypto.randomUUID(), companyId, name, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({
+        target: [simpleWorkOrders.companyId, simpleWorkOrders.name],
+        // SET expressions read the row as it was: a live row keeps its updated_at.
+        set: {
+          deletedAt: null,
+          updatedAt: sql`CASE WHEN ${simpleWorkOrders.deletedAt} IS NULL THEN ${simpleWorkOrders.updatedAt} ELSE excluded.updated_at END`,
+        },
+      })
+      .returning(columns),
+  );
+  if (!first) return [];
+  const results = await db.batch([first, ...rest]);
+  return results.flat();
+}
+
+/** The company's live work order with this id, or undefined (deleted, unknown, another company's). */
+export function findSimpleWorkOrder(
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<SimpleWorkOrderRow | undefined> {
+  return db
+    .select(columns)
+    .from(simpleWorkOrders)
+    .where(
+      and(
+        eq(simpleWorkOrders.companyId, companyId),
+        eq(simpleWorkOrders.id, id),
+        isNull(simpleWorkOrders.deletedAt),
+      ),
+    )
+    .get();
+}
+
+function nameConflict(name: string, other: { id: string; deletedAt: number | null }): ApiError {
+  const state = other.deletedAt === null ? "" : ", deleted";
+  return new ApiError(
+    409,
+    `A simple work order named "${name}" already exists (id ${other.id}${state}); names are unique in the company, deleted work orders included`,
+  );
+}
+
+/**
+ * Renames a live work order.
+ *
+ * @returns false when the work order does not exist for this company (or is deleted).
+ * @throws ApiError 409 naming the other work order (live or deleted) that holds the name.
+ */
+export async function renameSimpleWorkOrder(
+  db: Database,
+  companyId: number,
+  id: string,
+  name: string | undefined,
+): Promise<boolean> {
+  const current = await findSimpleWorkOrder(db, companyId, id);
+  if (!current) return false;
+  if (name === undefined || name === current.name) return true;
+  const findHolder = () =>
+    db
+      .select({ id: simpleWorkOrders.id, deletedAt: simpleWorkOrders.deletedAt })
+      .from(simpleWorkOrders)
+      .where(
+        and(
+          eq(simpleWorkOrders.companyId, companyId),
+          eq(simpleWorkOrders.name, name),
+          ne(simpleWorkOrders.id, id),
+        ),
+      )
+      .get();
+  const holder = await findHolder();
+  if (holder) throw nameConflict(name, holder);
+  try {
+    const updated = await db
+      .update(simpleWorkOrders)
+      .set({ name, updatedAt: Date.now() })
+      .where(
+        and(
+          eq(simpleWorkOrders.companyId, companyId),
+          eq(simpleWorkOrders.id, id),
+          isNull(simpleWorkOrders.deletedAt),
+        ),
+      )
+      .returning({ id: simpleWorkOrders.id });
+    return updated.length > 0;
+  } catch (error) {
+    // Another request took the name between the check and the update.
+    if (String(error).includes("UNIQUE constraint failed")) {
+      const raced = await findHolder();
+      if (raced) throw nameConflict(name, raced);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Soft-deletes a work order: gone from GET and filters, its name still reserved
+ * (creating it again restores this record).
+ *
+ * @returns false when the work order does not exist for this company (or is already deleted).
+ */
+export async function softDeleteSimpleWorkOrder(
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<boolean> {
+  const now = Date.now();
+  const deleted = await db
+    .update(simpleWorkOrders)
+    .set({ deletedAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(simpleWorkOrders.companyId, companyId),
+        eq(simpleWorkOrders.id, id),
+        isNull(simpleWorkOrders.deletedAt),
+      ),
+    )
+    .returning({ id: simpleWorkOrders.id });
+  return deleted.length > 0;
+}
+
+/** One page of the company's live work orders matching every filter given, ordered by name, then id. */
+export function filterSimpleWorkOrders(
+  db: Database,
+  companyId: number,
+  filters: SimpleWorkOrderFilters,
+  page: PageRequest,
+): Promise<Page<SimpleWorkOrderRow>> {
+  const conditions: (SQL | undefined)[] = [
+    eq(simpleWorkOrders.companyId, companyId),
+    isNull(simpleWorkOrders.deletedAt),
+    ...idListConditions(simpleWorkOrders.id, filters.simpleWorkOrders),
+    likePattern(simpleWorkOrders.name, filters.names?.search),
+  ];
+  const where = and(...conditions);
+  return paginate(
+    page,
+    db.select({ count: count() }).from(simpleWorkOrders).where(where),
+    ({ limit, offset }) =>
+      db
+        .select(columns)
+        .from(simpleWorkOrders)
+        .where(where)
+        .orderBy(asc(simpleWorkOrders.name), asc(simpleWorkOrders.id))
+        .limit(limit)
+        .offset(offset),
+  );
+}

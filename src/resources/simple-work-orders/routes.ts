@@ -1,0 +1,192 @@
+/**
+ * Simple work orders: `POST /v1/simple-work-orders`, `POST /v1/simple-work-orders/filters`,
+ * and `GET`, `PATCH`, `DELETE /v1/simple-work-orders/{simple_work_order_id}`.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import type { Principal } from "../../auth/principal";
+import { notFound } from "../../http/errors";
+import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { validationHook } from "../../http/validation";
+import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import {
+  filterSimpleWorkOrders,
+  findSimpleWorkOrder,
+  renameSimpleWorkOrder,
+  type SimpleWorkOrderRow,
+  softDeleteSimpleWorkOrder,
+  upsertSimpleWorkOrders,
+} from "./queries";
+import {
+  SimpleWorkOrderCreateSchema,
+  SimpleWorkOrderFiltersSchema,
+  type SimpleWorkOrderOut,
+  SimpleWorkOrderPatchSchema,
+  SimpleWorkOrderSchema,
+} from "./schemas";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Shapes a work order for the API: company expanded, instants as ISO 8601 strings. */
+export function toSimpleWorkOrderOut(
+  row: SimpleWorkOrderRow,
+  principal: Principal,
+): SimpleWorkOrderOut {
+  return {
+    id: row.id,
+    company: { id: principal.companyId, name: principal.companyName },
+    name: row.name,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
+}
+
+const IdParam = z.object({ simple_work_order_id: UuidId("simple_work_order_id") });
+
+const createRoute = publicRoute("simple_work_orders.create", {
+  method: "post",
+  path: "/v1/simple-work-orders",
+  tags: ["Simple work orders"],
+  summary: "Create simple work orders (idempotent by name)",
+  description:
+    `A JSON array of 1 to ${MAX_CREATE_ITEMS.toLocaleString("en")} items \`{name}\`, handled all or none ` +
+    "(one invalid item gives a 422 whose `loc` starts with its index). Names are trimmed and " +
+    "de-duplicated: the response has one work order per distinct name, in the order of first appearance. " +
+    "A name that already exists returns the existing work order unchanged; the name of a deleted work " +
+    "order restores it (same id). Success is **201**, whether or not anything was new.",
+  request: { body: arrayBody(SimpleWorkOrderCreateSchema) },
+  responses: {
+    201: jsonResponse(z.array(SimpleWorkOrderSchema), "One work order per distinct name."),
+  },
+});
+
+const filterRoute = publicRoute("simple_work_orders.read", {
+  method: "post",
+  path: "/v1/simple-work-orders/filters",
+  tags: ["Simple work orders"],
+  summary: "Search simple work orders",
+  description:
+    "`simpleWorkOrders.include`/`exclude` take ids; `names.search` is a SQL LIKE pattern in which `%` is " +
+    "the only wildcard. Filters combine with AND; `{}` (or no body) is the first page of 10. Ordered by " +
+    "name, then id; `limit` is 1 to 100; a page past the last is empty with the same totals. " +
+    "Deleted work orders are never listed.",
+  request: {
+    body: {
+      required: false,
+      content: { "application/json": { schema: SimpleWorkOrderFiltersSchema } },
+    },
+  },
+  responses: {
+    200: jsonResponse(
+      pagedResponseSchema("simpleWorkOrders", SimpleWorkOrderSchema, "SimpleWorkOrderPage"),
+      "One page of work orders.",
+    ),
+  },
+});
+
+const getRoute = publicRoute("simple_work_orders.read", {
+  method: "get",
+  path: "/v1/simple-work-orders/{simple_work_order_id}",
+  tags: ["Simple work orders"],
+  summary: "Get a simple work order",
+  description: "A deleted work order, or one of another company, is a 404.",
+  request: { params: IdParam },
+  responses: { 200: jsonResponse(SimpleWorkOrderSchema, "The work order."), ...NOT_FOUND_RESPONSE },
+});
+
+const patchRoute = publicRoute("simple_work_orders.update", {
+  method: "patch",
+  path: "/v1/simple-work-orders/{simple_work_order_id}",
+  tags: ["Simple work orders"],
+  summary: "Rename a simple work order",
+  description:
+    "Body `{name}` (trimmed; null or an unknown field is a 422; `{}` changes nothing). Success is 204 " +
+    "with an empty body. A name used by another work order of the company, deleted ones included, is a " +
+    "409 whose `detail` names that work order.",
+  request: { params: IdParam, body: objectBody(SimpleWorkOrderPatchSchema) },
+  responses: {
+    204: { description: "Renamed." },
+    ...NOT_FOUND_RESPONSE,
+    409: jsonResponse(ErrorSchema, "The name belongs to another work order (maybe deleted)."),
+  },
+});
+
+const deleteRoute = publicRoute("simple_work_orders.delete", {
+  method: "delete",
+  path: "/v1/simple-work-orders/{simple_work_order_id}",
+  tags: ["Simple work orders"],
+  summary: "Delete a simple work order",
+  description:
+    "Soft delete: the work order disappears from GET and searches, but its name stays reserved: " +
+    "creating that name again restores it with the same id, and renaming another work order to it is a 409. " +
+    "Success is 204.",
+  request: { params: IdParam },
+  responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE },
+});
+
+export const simpleWorkOrdersRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(createRoute, async (c) => {
+    const items = c.req.valid("json");
+    const { db, principal } = c.var;
+    const names = [...new Set(items.map((item) => item.name))];
+    const rows = await upsertSimpleWorkOrders(db, principal.companyId, names);
+    return c.json(
+      rows.map((r) => toSimpleWorkOrderOut(r, principal)),
+      201,
+    );
+  })
+  .openapi(filterRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    const page = await filterSimpleWorkOrders(
+      db,
+      principal.companyId,
+      filters,
+      pageRequest(filters),
+    );
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        simpleWorkOrders: page.rows.map((r) => toSimpleWorkOrderOut(r, principal)),
+      },
+      200,
+    );
+  })
+  .openapi(getRoute, async (c) => {
+    const { simple_work_order_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    const row = await findSimpleWorkOrder(
+      db,
+      principal.companyId,
+      simple_work_order_id.toLowerCase(),
+    );
+    if (!row) throw notFound("Simple work order not found");
+    return c.json(toSimpleWorkOrderOut(row, principal), 200);
+  })
+  .openapi(patchRoute, async (c) => {
+    const { simple_work_order_id } = c.req.valid("param");
+    const { name } = c.req.valid("json");
+    const { db, principal } = c.var;
+    const found = await renameSimpleWorkOrder(
+      db,
+      principal.companyId,
+      simple_work_order_id.toLowerCase(),
+      name,
+    );
+    if (!found) throw notFound("Simple work order not found");
+    return c.body(null, 204);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const { simple_work_order_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    const deleted = await softDeleteSimpleWorkOrder(
+      db,
+      principal.companyId,
+      simple_work_order_id.toLowerCase(),
+    );
+    if (!deleted) throw notFound("Simple work order not found");
+    return c.body(null, 204);
+  });

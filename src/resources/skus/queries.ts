@@ -1,0 +1,172 @@
+/**
+ * SKU queries; every one is scoped to a company and ignores deleted SKUs.
+ */
+import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { skus } from "../../db/schema";
+import { type Page, type PageRequest, paginate } from "../../http/pagination";
+import { fuzzyContains, idListConditions, normalizeForSearch } from "../../http/search";
+import type { SkuFilters, SkuPatch } from "./schemas";
+
+/** A SKU row as the API shows it (instants in ms since the epoch). */
+export interface SkuRow {
+  id: string;
+  sku: string;
+  name: string | null;
+  description: string | null;
+  unit: string | null;
+  archived: boolean;
+  createdAt: number;
+  updatedAt: number;
+  deletedAt: number | null;
+}
+
+const skuColumns = {
+  id: skus.id,
+  sku: skus.sku,
+  name: skus.name,
+  description: skus.description,
+  unit: skus.unit,
+  archived: skus.archived,
+  createdAt: skus.createdAt,
+  updatedAt: skus.updatedAt,
+  deletedAt: skus.deletedAt,
+};
+
+/** A new SKU, defaults already applied. */
+export interface NewSku {
+  sku: string;
+  name: string | null;
+  description: string | null;
+  unit: string | null;
+  archived: boolean;
+}
+
+/**
+ * Inserts SKUs, all or none (one batch, one statement per row).
+ *
+ * @returns the created rows, in the order given.
+ */
+export async function insertSkus(
+  db: Database,
+  companyId: number,
+  items: readonly NewSku[],
+): Promise<SkuRow[]> {
+  const now = Date.now();
+  const rows: SkuRow[] = items.map((item) => ({
+    id: crypto.randomUUID(),
+    ...item,
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  }));
+  const [first, ...rest] = rows.map((r) =>
+    db.insert(skus).values({
+      ...r,
+      companyId,
+      skuSearch: normalizeForSearch(r.sku),
+      nameSearch: normalizeForSearch(r.name),
+      descriptionSearch: normalizeForSearch(r.description),
+      unitSearch: normalizeForSearch(r.unit),
+    }),
+  );
+  if (first) await db.batch([first, ...rest]);
+  return rows;
+}
+
+/** The company's SKU with this id, or undefined (deleted, unknown, or another company's). */
+export function findSku(db: Database, companyId: number, id: string): Promise<SkuRow | undefined> {
+  return db
+    .select(skuColumns)
+    .from(skus)
+    .where(and(eq(skus.companyId, companyId), eq(skus.id, id), isNull(skus.deletedAt)))
+    .get();
+}
+
+/**
+ * Applies a partial update (only the fields present), keeping the search columns in step.
+ *
+ * @returns false when the SKU does not exist for this company (or is deleted).
+ */
+export async function updateSku(
+  db: Database,
+  companyId: number,
+  id: string,
+  patch: SkuPatch,
+): Promise<boolean> {
+  const set: Partial<typeof skus.$inferInsert> = {};
+  if (patch.sku !== undefined) {
+    set.sku = patch.sku;
+    set.skuSearch = normalizeForSearch(patch.sku);
+  }
+  if (patch.name !== undefined) {
+    set.name = patch.name;
+    set.nameSearch = normalizeForSearch(patch.name);
+  }
+  if (patch.description !== undefined) {
+    set.description = patch.description;
+    set.descriptionSearch = normalizeForSearch(patch.description);
+  }
+  if (patch.unit !== undefined) {
+    set.unit = patch.unit;
+    set.unitSearch = normalizeForSearch(patch.unit);
+  }
+  if (patch.archived !== undefined) set.archived = patch.archived;
+  if (Object.keys(set).length === 0) return (await findSku(db, companyId, id)) !== undefined;
+  set.updatedAt = Date.now();
+  const updated = await db
+    .update(skus)
+    .set(set)
+    .where(and(eq(skus.companyId, companyId), eq(skus.id, id), isNull(skus.deletedAt)))
+    .returning({ id: skus.id });
+  return updated.length > 0;
+}
+
+/**
+ * Soft-deletes a SKU (`deleted_at` set): gone from GET and filters.
+ *
+ * @returns false when the SKU does not exist for this company (or is already deleted).
+ */
+export async function softDeleteSku(db: Database, companyId: number, id: string): Promise<boolean> {
+  const now = Date.now();
+  const deleted = await db
+    .update(skus)
+    .set({ deletedAt: now, updatedAt: now })
+    .where(and(eq(skus.companyId, companyId), eq(skus.id, id), isNull(skus.deletedAt)))
+    .returning({ id: skus.id });
+  return deleted.length > 0;
+}
+
+/**
+ * One page of the company's SKUs matching every filter given, ordered by the
+ * `sku` code, then id. Archived SKUs are included.
+ */
+export function filterSkus(
+  db: Database,
+  companyId: number,
+  filters: SkuFilters,
+  page: PageRequest,
+): Promise<Page<SkuRow>> {
+  const conditions: (SQL | undefined)[] = [
+    eq(skus.companyId, companyId),
+    isNull(skus.deletedAt),
+    fuzzyContains(skus.skuSearch, filters.skus?.search),
+    ...idListConditions(skus.id, filters.skus),
+    fuzzyContains(skus.nameSearch, filters.names?.search),
+    fuzzyContains(skus.descriptionSearch, filters.description?.search),
+    fuzzyContains(skus.unitSearch, filters.unit?.search),
+  ];
+  const where = and(...conditions);
+  return paginate(
+    page,
+    db.select({ count: count() }).from(skus).where(where),
+    ({ limit, offset }) =>
+      db
+        .select(skuColumns)
+        .from(skus)
+        .where(where)
+        .orderBy(asc(skus.sku), asc(skus.id))
+        .limit(limit)
+        .offset(offset),
+  );
+}

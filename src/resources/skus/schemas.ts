@@ -1,0 +1,101 @@
+/**
+ * Request and response schemas of the SKU endpoints.
+ */
+import { z } from "@hono/zod-openapi";
+import { PageFields } from "../../http/pagination";
+import { FuzzySearchFilter, SearchTerm, stringIdListFields } from "../../http/search";
+
+/** Longest SKU code, name, description and unit accepted. */
+export const SKU_LIMITS = { sku: 100, name: 200, description: 2000, unit: 50 } as const;
+
+export const CompanyRefSchema = z
+  .object({ id: z.number().int(), name: z.string() })
+  .openapi("CompanyRef");
+
+export const SkuSchema = z
+  .object({
+    id: z.string().openapi({ format: "uuid" }),
+    company: CompanyRefSchema,
+    sku: z.string().openapi({ description: "Product code.", example: "P-0001" }),
+    name: z.string().nullable().openapi({ example: "Product 1" }),
+    description: z.string().nullable(),
+    unit: z.string().nullable().openapi({ example: "units" }),
+    archived: z.boolean(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+    deletedAt: z.string().nullable().openapi({ format: "date-time" }),
+  })
+  .openapi("Sku");
+
+export type SkuOut = z.infer<typeof SkuSchema>;
+
+export const SkuCreateSchema = z
+  .object({
+    sku: z
+      .string()
+      .trim()
+      .min(1)
+      .max(SKU_LIMITS.sku)
+      .openapi({ description: "Product code (trimmed); the only required field." }),
+    name: z.string().trim().max(SKU_LIMITS.name).nullish(),
+    description: z.string().max(SKU_LIMITS.description).nullish(),
+    unit: z
+      .string()
+      .trim()
+      .max(SKU_LIMITS.unit)
+      .nullish()
+      .openapi({ description: "Omitted = `units`; null = no unit." }),
+    archived: z.boolean().optional().openapi({ default: false }),
+  })
+  .strict()
+  .openapi("SkuCreate");
+
+export const SkuPatchSchema = z
+  .object({
+    sku: z
+      .string()
+      .trim()
+      .min(1)
+      .max(SKU_LIMITS.sku)
+      .optional()
+      .openapi({ description: "Cannot be null." }),
+    name: z.string().trim().max(SKU_LIMITS.name).nullish(),
+    description: z.string().max(SKU_LIMITS.description).nullish(),
+    unit: z
+      .string()
+      .trim()
+      .max(SKU_LIMITS.unit)
+      .nullish()
+      .openapi({ description: "Converts nothing: historical counts keep their numbers." }),
+    archived: z
+      .boolean()
+      .optional()
+      .openapi({ description: "true archives, false unarchives; cannot be null." }),
+  })
+  .strict()
+  .openapi("SkuPatch");
+
+export type SkuPatch = z.infer<typeof SkuPatchSchema>;
+
+export const SkuFiltersSchema = z
+  .object({
+    ...PageFields,
+    skus: z
+      .object({
+        search: SearchTerm.nullish().openapi({
+          description:
+            "Fuzzy search on the `sku` code: case- and accent-insensitive containment; blank = no filter.",
+          example: "p-00",
+        }),
+        ...stringIdListFields,
+      })
+      .strict()
+      .nullish(),
+    names: FuzzySearchFilter,
+    description: FuzzySearchFilter,
+    unit: FuzzySearchFilter,
+  })
+  .strict()
+  .openapi("SkuFilters");
+
+export type SkuFilters = z.infer<typeof SkuFiltersSchema>;
