@@ -1,9 +1,12 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  // The public half of a test-only key pair (test/fixtures/); tests sign with the private half.
+  const testJwks = readFileSync(path.join(import.meta.dirname, "test/fixtures/jwks.json"), "utf8");
   return {
     plugins: [
       cloudflareTest({
@@ -14,6 +17,9 @@ export default defineConfig(async () => {
             ENVIRONMENT: "test",
             OPERATOR_TOKEN: "test-operator-token",
             TEST_MIGRATIONS: migrations,
+            JWT_JWKS: testJwks,
+            JWT_ISSUER: "https://idp.test/",
+            JWT_AUDIENCE: "https://api.test/v1",
           },
         },
       }),

@@ -5,6 +5,7 @@ import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { asc, eq } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import { generateApiKey, randomToken } from "../auth/api-keys";
+import { forgetCredential } from "../auth/middleware";
 import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
 import { apiKeys, companies } from "../db/schema";
 import { notFound } from "../http/errors";
@@ -210,6 +211,8 @@ export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: va
         .returning({ id: apiKeys.id })
         .get();
       if (!row) throw notFound("API key not found");
+      // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS.
+      forgetCredential(`key:${row.id}`);
       return c.body(null, 204);
     },
   )

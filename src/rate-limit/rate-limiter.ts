@@ -1,9 +1,210 @@
 /**
- * The per-credential rate-limit Durable Object: one object per credential,
- * counting in its SQLite storage. Declared now so that its storage class exists
- * from the first deployment; the rate-limit middleware gives it its methods.
+ * The per-credential rate-limit Durable Object: one object per bucket (a
+ * credential, or a client address for failed authentications), named
+ * deterministically by `bucketName`, counting in its SQLite storage.
+ *
+ * Algorithm: a sliding-window log. The object keeps the instants of the
+ * requests it admitted within the last period (one row per millisecond, with a
+ * count); a request is admitted when fewer than `requests` were admitted in the
+ * `periodSeconds` before it. This is exact ("at most N in any window of P
+ * seconds"), unlike the sliding-window-counter approximation, and rejected
+ * requests are not counted, so a client that keeps knocking is admitted again
+ * as soon as its oldest admitted request leaves the window.
+ *
+ * Exactness under concurrency: `hit` does its whole read-modify-write with the
+ * synchronous `ctx.storage.sql` API, with no `await` in between, so no other
+ * event can interleave; the Durable Object's single thread then serializes
+ * concurrent callers from every isolate and every location.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 
-export class RateLimiter extends DurableObject<Env> {}
+/** Longest period a policy may have: one day (the operator API's maximum). */
+export const MAX_PERIOD_SECONDS = 86_400;
+
+/** A rate-limit policy: `requests` per `periodSeconds`. */
+export interface RateLimitPolicy {
+  requests: number;
+  periodSeconds: number;
+}
+
+/** The answer of `RateLimiter.hit`. */
+export interface RateLimitDecision {
+  /** True when the request is admitted (and counted). */
+  allowed: boolean;
+  /** Requests still admitted in the current window, after this one (0 when rejected). */
+  remaining: number;
+  /**
+   * Milliseconds until the window admits more: when rejected, until the next
+   * request would be admitted (always > 0); when admitted, until the oldest
+   * counted request leaves the window.
+   */
+  resetAfterMs: number;
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS hits (ts INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+  CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 1), period_ms INTEGER NOT NULL);
+`;
+
+/**
+ * The Durable Object name of a bucket: `credential:<credentialId>` or
+ * `auth-failures:<client address>`. Deterministic, so every isolate reaches the
+ * same object for the same bucket.
+ *
+ * @param kind what is counted.
+ * @param id the credential id (`key:<id>`, `token:<company>:<sub>`) or the client address.
+ */
+export function bucketName(kind: "credential" | "auth-failures", id: string): string {
+  return `${kind}:${id}`;
+}
+
+/** Throws RangeError unless the policy is a positive integer count over 1 s to 1 day. */
+function assertPolicy(requests: number, periodSeconds: number): void {
+  if (!Number.isSafeInteger(requests) || requests < 1) {
+    throw new RangeError(`requests must be a positive integer, got ${requests}`);
+  }
+  if (
+    !Number.isSafeInteger(periodSeconds) ||
+    periodSeconds < 1 ||
+    periodSeconds > MAX_PERIOD_SECONDS
+  ) {
+    throw new RangeError(`periodSeconds must be 1..${MAX_PERIOD_SECONDS}, got ${periodSeconds}`);
+  }
+}
+
+export class RateLimiter extends DurableObject<Env> {
+  /** Requests admitted within the window (the sum of `hits.n`), mirrored in memory. */
+  private total = 0;
+  /** Period of the last policy seen, in ms (persisted in `meta` for the alarm). */
+  private periodMs = 0;
+  private ready = false;
+
+  /** Creates the tables when missing and loads the running total (after eviction too). */
+  private ensureReady(): void {
+    if (this.ready) return;
+    const sql = this.ctx.storage.sql;
+    sql.exec(SCHEMA);
+    const totalRow = sql
+      .exec<{ total: number }>("SELECT COALESCE(SUM(n), 0) AS total FROM hits")
+      .one();
+    this.total = totalRow.total;
+    const meta = sql
+      .exec<{ period_ms: number }>("SELECT period_ms FROM meta WHERE id = 1")
+      .toArray();
+    this.periodMs = meta[0]?.period_ms ?? 0;
+    this.ready = true;
+  }
+
+  /** Deletes the hits that left the window ending at `now`; keeps `total` in step. */
+  private expire(now: number, periodMs: number): void {
+    const cutoff = now - periodMs;
+    for (const row of this.ctx.storage.sql.exec<{ n: number }>(
+      "DELETE FROM hits WHERE ts <= ? RETURNING n",
+      cutoff,
+    )) {
+      this.total -= row.n;
+    }
+  }
+
+  /**
+   * Counts one request against a policy, if the policy admits it.
+   *
+   * Synchronous on purpose (see the file comment): the check and the write
+   * cannot be interleaved by another request.
+   *
+   * @param requests requests admitted per period (positive integer).
+   * @param periodSeconds the period, 1 to 86,400 seconds.
+   * @returns the decision, the requests remaining and when the window admits more.
+   * @throws RangeError on an invalid policy.
+   */
+  hit(requests: number, periodSeconds: number): RateLimitDecision {
+    assertPolicy(requests, periodSeconds);
+    this.ensureReady();
+    const sql = this.ctx.storage.sql;
+    const now = Date.now();
+    const periodMs = periodSeconds * 1000;
+    const wasIdle = this.total === 0;
+    this.expire(now, periodMs);
+    if (periodMs !== this.periodMs) {
+      sql.exec(
+        "INSERT INTO meta (id, period_ms) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET period_ms = excluded.period_ms",
+        periodMs,
+      );
+      this.periodMs = periodMs;
+    }
+
+    if (this.total < requests) {
+      sql.exec(
+        "INSERT INTO hits (ts, n) VALUES (?, 1) ON CONFLICT (ts) DO UPDATE SET n = n + 1",
+        now,
+      );
+      this.total += 1;
+      const oldest = sql.exec<{ ts: number }>("SELECT MIN(ts) AS ts FROM hits").one().ts;
+      // The alarm only removes idle objects; one pending alarm is enough.
+      if (wasIdle) void this.ctx.storage.setAlarm(now + periodMs);
+      return {
+        allowed: true,
+        remaining: requests - this.total,
+        resetAfterMs: Math.max(1, oldest + periodMs - now),
+      };
+    }
+
+    // Rejected: the next admission comes when enough of the oldest hits have
+    // left the window to bring the count below the limit.
+    const mustLeave = this.total - requests + 1;
+    let left = 0;
+    let admitAt = now + periodMs;
+    for (const row of sql.exec<{ ts: number; n: number }>("SELECT ts, n FROM hits ORDER BY ts")) {
+      left += row.n;
+      if (left >= mustLeave) {
+        admitAt = row.ts + periodMs;
+        break;
+      }
+    }
+    return { allowed: false, remaining: 0, resetAfterMs: Math.max(1, admitAt - now) };
+  }
+
+  /**
+   * Alarm: removes the whole storage of an object whose window is empty, so
+   * that credentials that went quiet do not keep storage forever; otherwise
+   * looks again when the newest hit leaves the window.
+   */
+  override async alarm(): Promise<void> {
+    this.ensureReady();
+    const now = Date.now();
+    if (this.periodMs > 0) this.expire(now, this.periodMs);
+    if (this.total > 0) {
+      const newest = this.ctx.storage.sql
+        .exec<{ ts: number }>("SELECT MAX(ts) AS ts FROM hits")
+        .one().ts;
+      await this.ctx.storage.setAlarm(newest + this.periodMs);
+      return;
+    }
+    await this.ctx.storage.deleteAll();
+    this.ready = false;
+    this.total = 0;
+    this.periodMs = 0;
+  }
+}
+
+/**
+ * Counts one request of a bucket in its Durable Object.
+ *
+ * The one place where the Worker reaches the limiter: the middleware goes
+ * through it, and the fail-open test replaces it.
+ *
+ * @param namespace the `RATE_LIMITER` binding.
+ * @param name the bucket's object name (see `bucketName`).
+ * @param policy the policy to apply.
+ * @returns the object's decision.
+ * @throws whatever the Durable Object call throws (the caller fails open).
+ */
+export async function consume(
+  namespace: DurableObjectNamespace<RateLimiter>,
+  name: string,
+  policy: RateLimitPolicy,
+): Promise<RateLimitDecision> {
+  const stub = namespace.get(namespace.idFromName(name));
+  return stub.hit(policy.requests, policy.periodSeconds);
+}
