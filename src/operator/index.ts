@@ -5,6 +5,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
 import { validationHook } from "../http/validation";
 import { operatorCompaniesRoutes } from "./companies";
+import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`). */
@@ -17,6 +18,7 @@ export function createOperatorApp() {
   });
   app.route("/", operatorCompaniesRoutes);
   app.route("/", operatorMachinesRoutes);
+  app.route("/", operatorDiagnosticsRoutes);
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

@@ -77,23 +77,40 @@ const timestamp = z.iso.datetime({ offset: true }).transform((s, ctx) => {
 });
 const finite = z.number().refine(Number.isFinite, { message: "Must be a finite number" });
 
-const SamplesBody = z.union([
-  z
-    .object({
-      samples: z.array(z.object({ timestamp, value: finite }).strict()).max(MAX_SAMPLES_PER_CALL),
-    })
-    .strict(),
-  z
-    .object({
-      timestamps: z.array(timestamp).max(MAX_SAMPLES_PER_CALL),
-      values: z.array(finite).max(MAX_SAMPLES_PER_CALL),
-    })
-    .strict()
-    .refine((b) => b.timestamps.length === b.values.length, {
-      message: "timestamps and values must have the same length",
-      path: ["values"],
-    }),
-]);
+// One object with both forms optional (not a union), so that a 422 names the real problem
+// (for example `["body", "timestamps"]` too long) instead of "Invalid input".
+const SamplesBody = z
+  .object({
+    samples: z
+      .array(z.object({ timestamp, value: finite }).strict())
+      .max(MAX_SAMPLES_PER_CALL)
+      .optional(),
+    timestamps: z.array(timestamp).max(MAX_SAMPLES_PER_CALL).optional(),
+    values: z.array(finite).max(MAX_SAMPLES_PER_CALL).optional(),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    const parallel = b.timestamps !== undefined || b.values !== undefined;
+    if (b.samples !== undefined && parallel) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["samples"],
+        message: "Send either samples or timestamps/values, not both",
+      });
+    } else if (b.samples === undefined && !parallel) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["samples"],
+        message: "Field required: samples, or timestamps and values",
+      });
+    } else if (parallel && (b.timestamps?.length ?? -1) !== (b.values?.length ?? -1)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["values"],
+        message: "timestamps and values must have the same length",
+      });
+    }
+  });
 
 export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(
@@ -250,10 +267,10 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
         .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
         .get();
       if (!signal) throw notFound("Signal not found");
+      const values = body.values ?? [];
       const samples =
-        "samples" in body
-          ? body.samples.map((s) => ({ ts: s.timestamp, value: s.value }))
-          : body.timestamps.map((ts, i) => ({ ts, value: body.values[i] ?? 0 }));
+        body.samples?.map((s) => ({ ts: s.timestamp, value: s.value })) ??
+        (body.timestamps ?? []).map((ts, i) => ({ ts, value: values[i] ?? 0 }));
       const accepted = await ingestSamples(c.env.DB, signal, samples);
       return c.json({ accepted }, 200);
     },

@@ -3,7 +3,7 @@
  */
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { signals } from "../../db/schema";
+import { machines, signals } from "../../db/schema";
 
 export interface SignalRow {
   id: number;
@@ -44,23 +44,31 @@ export function listMachineSignals(
     .all();
 }
 
-/** One listed signal of a machine by its public id, or undefined. */
-export function findMachineSignal(
+/**
+ * One listed signal by the uuid of its machine and its own public id, in one query.
+ *
+ * @returns the signal, or undefined when the machine or the signal is unknown, deleted,
+ *   not listed (no kind), of another machine, or of another company.
+ */
+export function findSignalByMachineUuid(
   db: Database,
   companyId: number,
-  machineId: number,
+  machineUuid: string,
   publicId: string,
 ): Promise<SignalRow | undefined> {
   return db
     .select(signalColumns)
     .from(signals)
+    .innerJoin(machines, eq(machines.id, signals.machineId))
     .where(
       and(
         eq(signals.companyId, companyId),
-        eq(signals.machineId, machineId),
         eq(signals.publicId, publicId),
         isNull(signals.deletedAt),
         isNotNull(signals.kind),
+        eq(machines.companyId, companyId),
+        eq(machines.uuid, machineUuid),
+        isNull(machines.deletedAt),
       ),
     )
     .get();

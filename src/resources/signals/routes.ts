@@ -8,8 +8,8 @@ import { notFound, unprocessable } from "../../http/errors";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { validationHook } from "../../http/validation";
 import { findMachineByUuid } from "../machines/queries";
-import { AGG_FUNCTIONS, aggregateSignal, bucketValue } from "./aggregate";
-import { describe, findMachineSignal, listMachineSignals } from "./queries";
+import { AGG_FUNCTIONS, aggregateSignalValues } from "./aggregate";
+import { describe, findSignalByMachineUuid, listMachineSignals } from "./queries";
 
 /** Longest window of one signal-data query. */
 export const MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
@@ -18,7 +18,11 @@ export const MAX_POINTS = 10_000;
 
 export const AGG_UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-const Uuid = z.guid().openapi({ format: "uuid" });
+// Path ids are matched case-insensitively: stored uuids are lowercase.
+const Uuid = z
+  .guid()
+  .transform((s) => s.toLowerCase())
+  .openapi({ type: "string", format: "uuid" });
 
 const MachineUuidParam = z.object({
   machine_uuid: Uuid.openapi({
@@ -185,25 +189,31 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
         "The window between start_time and end_time exceeds 14 days",
       );
     }
-    const points = Math.ceil((q.end_time - q.start_time) / width);
-    if (points > MAX_POINTS) {
+    const pointCount = Math.ceil((q.end_time - q.start_time) / width);
+    if (pointCount > MAX_POINTS) {
       throw unprocessable(
         ["query", "agg_period"],
-        `The query would produce ${points} points; at most ${MAX_POINTS} are allowed: widen the bucket (agg_unit, agg_period) or shorten the window`,
+        `The query would produce ${pointCount} points; at most ${MAX_POINTS} are allowed: widen the bucket (agg_unit, agg_period) or shorten the window`,
       );
     }
     const { db, principal } = c.var;
-    const machine = await findMachineByUuid(db, principal.companyId, machine_uuid);
-    if (!machine) throw notFound("Machine not found");
-    const signal = await findMachineSignal(db, principal.companyId, machine.id, public_id);
-    if (!signal) throw notFound("Signal not found");
-    const buckets = await aggregateSignal(c.env.DB, {
-      companyId: principal.companyId,
-      signalId: signal.id,
-      from: q.start_time,
-      to: q.end_time,
-      bucketWidthMs: width,
-    });
+    const signal = await findSignalByMachineUuid(db, principal.companyId, machine_uuid, public_id);
+    if (!signal) {
+      // Only on the error path: tell an unknown machine from an unknown signal.
+      const machine = await findMachineByUuid(db, principal.companyId, machine_uuid);
+      throw notFound(machine ? "Signal not found" : "Machine not found");
+    }
+    const points = await aggregateSignalValues(
+      c.env.DB,
+      {
+        companyId: principal.companyId,
+        signalId: signal.id,
+        from: q.start_time,
+        to: q.end_time,
+        bucketWidthMs: width,
+      },
+      q.agg_function,
+    );
     const head = {
       machine_uuid,
       public_id: signal.publicId,
@@ -216,8 +226,8 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
       return c.json(
         {
           ...head,
-          timestamps: buckets.map((b) => new Date(b.bucket).toISOString()),
-          values: buckets.map((b) => bucketValue(b, q.agg_function)),
+          timestamps: points.map((p) => new Date(p.bucket).toISOString()),
+          values: points.map((p) => p.value),
         },
         200,
       );
@@ -225,10 +235,7 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     return c.json(
       {
         ...head,
-        data: buckets.map((b) => ({
-          timestamp: new Date(b.bucket).toISOString(),
-          value: bucketValue(b, q.agg_function),
-        })),
+        data: points.map((p) => ({ timestamp: new Date(p.bucket).toISOString(), value: p.value })),
       },
       200,
     );

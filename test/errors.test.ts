@@ -1,0 +1,145 @@
+import { describe, expect, it } from "vitest";
+import { api, call, createCompany, OPERATOR_TOKEN } from "./harness";
+
+interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string };
+  components?: {
+    securitySchemes?: Record<string, { type: string; scheme?: string; name?: string }>;
+  };
+  paths: Record<string, Record<string, { "x-required-scope"?: string; description?: string }>>;
+}
+
+const HTTP_METHODS = new Set(["get", "post", "put", "patch", "delete"]);
+
+describe("error bodies", () => {
+  it("answers an unknown route with 404 {detail: 'Not Found'}", async () => {
+    const co = await createCompany();
+    for (const path of ["/nope", "/v1/nope", "/v2/machines", "/operator/v1/nope"]) {
+      const res = await api(co.key, path);
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toEqual({ detail: "Not Found" });
+      expect(res.headers.get("content-type")).toContain("application/json");
+    }
+    // A known path with an unsupported method is not a route either.
+    const wrongMethod = await api(co.key, "/v1/machines", { method: "DELETE" });
+    expect(wrongMethod.status).toBe(404);
+    expect(await wrongMethod.json()).toEqual({ detail: "Not Found" });
+  });
+
+  it("puts a distinct X-Request-Id on every response, success or error", async () => {
+    const co = await createCompany();
+    const responses = [
+      await api(co.key, "/v1/machines"),
+      await call("/v1/machines"),
+      await api(co.key, "/nope"),
+      await api(co.key, "/v1/machines/not-a-uuid/signals"),
+      await call("/operator/v1/companies"),
+      await call("/operator/v1/companies", {
+        method: "POST",
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "text/plain" },
+        body: "hello",
+      }),
+      await call("/openapi.json"),
+    ];
+    expect(responses.map((r) => r.status)).toEqual([200, 401, 404, 422, 401, 415, 200]);
+    const ids = responses.map((r) => r.headers.get("x-request-id"));
+    for (const id of ids) expect(id).toMatch(/\S{8,}/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("answers a malformed JSON body with 422 json_invalid", async () => {
+    for (const body of ["{", '[{"name": "x",]', "not json"]) {
+      const res = await call("/operator/v1/companies", {
+        method: "POST",
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
+        body,
+      });
+      expect(res.status, body).toBe(422);
+      expect(await res.json()).toEqual({
+        detail: [{ loc: ["body"], msg: "Body is not valid JSON", type: "json_invalid" }],
+      });
+    }
+  });
+
+  it("answers a body of another content type with 415", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]) {
+      const res = await call("/operator/v1/companies", {
+        method: "POST",
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": type },
+        body: JSON.stringify([{ name: "X", timezone: "UTC" }]),
+      });
+      expect(res.status, type).toBe(415);
+      expect(await res.json()).toEqual({ detail: "Content-Type must be application/json" });
+    }
+    // A JSON media type with parameters is fine.
+    const ok = await call("/operator/v1/companies", {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${OPERATOR_TOKEN}`,
+        "content-type": "application/json; charset=utf-8",
+      },
+      body: JSON.stringify([{ name: `Charset ${crypto.randomUUID()}`, timezone: "UTC" }]),
+    });
+    expect(ok.status).toBe(201);
+  });
+});
+
+describe("the OpenAPI document and the docs page", () => {
+  it("publishes OpenAPI 3.1, version 0.1.0, both security schemes and a scope per operation", async () => {
+    const res = await call("/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as OpenApiDocument;
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.info.version).toBe("0.1.0");
+    expect(doc.components?.securitySchemes?.ApiKeyAuth).toMatchObject({
+      type: "apiKey",
+      name: "x-api-key",
+    });
+    expect(doc.components?.securitySchemes?.BearerAuth).toMatchObject({
+      type: "http",
+      scheme: "bearer",
+    });
+
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([method]) => HTTP_METHODS.has(method))
+        .map(([method, op]) => ({ path, method, op })),
+    );
+    expect(operations.length).toBeGreaterThan(0);
+    expect(operations.map((o) => `${o.method} ${o.path}`)).toEqual(
+      expect.arrayContaining([
+        "get /v1/machines",
+        "get /v1/machines/{machine_uuid}/signals",
+        "get /v1/machines/{machine_uuid}/signals/{public_id}",
+      ]),
+    );
+    for (const { path, method, op } of operations) {
+      const scope = op["x-required-scope"];
+      expect(scope, `${method} ${path}`).toMatch(/^[a-z_]+\.(read|create|update|delete|write)$/);
+      expect(op.description, `${method} ${path}`).toContain(`\`${scope}\``);
+    }
+    const signalData = doc.paths["/v1/machines/{machine_uuid}/signals/{public_id}"]?.get;
+    expect(signalData?.["x-required-scope"]).toBe("signals.read");
+    // The operator API is not part of the public document.
+    expect(Object.keys(doc.paths).some((p) => p.startsWith("/operator"))).toBe(false);
+  });
+
+  it("serves the operator API's own OpenAPI document", async () => {
+    const res = await call("/operator/v1/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as OpenApiDocument;
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/companies"]));
+    expect(Object.keys(doc.paths).some((p) => p.startsWith("/v1/"))).toBe(false);
+  });
+
+  it("serves the docs page as HTML", async () => {
+    const res = await call("/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    expect(html).toMatch(/<html/i);
+    expect(html).toContain("/openapi.json");
+  });
+});
