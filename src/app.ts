@@ -13,9 +13,11 @@ import { ApiError } from "./http/errors";
 import { jsonBody } from "./http/json-body";
 import { validationHook } from "./http/validation";
 import { createOperatorApp } from "./operator";
+import { reportsRoutes } from "./reports/routes";
 import { machinesRoutes } from "./resources/machines/routes";
 import { nominalSpeedsRoutes } from "./resources/nominal-speeds/routes";
 import { operatorsRoutes } from "./resources/operators/routes";
+import { productionLogsRoutes } from "./resources/production-logs/routes";
 import { signalsRoutes } from "./resources/signals/routes";
 import { simpleWorkOrdersRoutes } from "./resources/simple-work-orders/routes";
 import { skusRoutes } from "./resources/skus/routes";
@@ -90,6 +92,8 @@ export function createApp() {
   app.route("/", operatorsRoutes);
   app.route("/", simpleWorkOrdersRoutes);
   app.route("/", nominalSpeedsRoutes);
+  app.route("/", productionLogsRoutes);
+  app.route("/", reportsRoutes);
   // Mounted through a plain Hono app so that the operator routes stay out of the
   // public OpenAPI document (OpenAPIHono.route merges the registries of OpenAPIHono
   // sub-apps); the operator API has its own document at /operator/v1/openapi.json.

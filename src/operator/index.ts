@@ -7,6 +7,8 @@ import { validationHook } from "../http/validation";
 import { operatorCompaniesRoutes } from "./companies";
 import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
+import { operatorShiftsRoutes } from "./shifts";
+import { operatorStopsRoutes } from "./stops";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`). */
 export function createOperatorApp() {
@@ -19,6 +21,8 @@ export function createOperatorApp() {
   app.route("/", operatorCompaniesRoutes);
   app.route("/", operatorMachinesRoutes);
   app.route("/", operatorDiagnosticsRoutes);
+  app.route("/", operatorShiftsRoutes);
+  app.route("/", operatorStopsRoutes);
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

@@ -1,0 +1,236 @@
+/**
+ * Filter building blocks shared by the reports and the production-log search:
+ * the date operators (`after`, `before`, `between`, `equal`), the integer-id
+ * operators of the stops report's `stopId` (include/exclude plus numeric
+ * comparisons), and the `machines {search, include, exclude}` filter.
+ *
+ * Each comes as a Zod schema (what the caller sends) and a function that turns
+ * the parsed value into Drizzle SQL conditions. The numeric comparisons
+ * themselves live in `./search.ts` (`NumericComparisonFilter`,
+ * `numericConditions`); `IdComparisonFilter` here combines them with id lists.
+ */
+import { z } from "@hono/zod-openapi";
+import { and, asc, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { machines } from "../db/schema";
+import {
+  idListConditions,
+  integerIdListFields,
+  normalizeForSearch,
+  numericConditions,
+  SearchTerm,
+} from "./search";
+
+/**
+ * An ISO 8601 date-time with a `Z` or an offset, parsed to ms since the epoch.
+ * Instants before 1970 are refused (every stored instant is after it).
+ */
+export const DateTimeMs = z.iso
+  .datetime({ offset: true })
+  .transform((s, ctx) => {
+    const ms = Date.parse(s);
+    if (!Number.isFinite(ms) || ms < 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: "Must be a date-time on or after 1970-01-01T00:00:00Z",
+      });
+      return z.NEVER;
+    }
+    return ms;
+  })
+  .openapi({ type: "string", format: "date-time", example: "2026-03-02T06:00:00Z" });
+
+/**
+ * The date operators. Every operator given applies (AND):
+ * `after` = strictly later, `before` = strictly earlier, `between` = from
+ * `start` to `end` inclusive (`start <= end`), `equal` = the same instant (ms).
+ */
+export const DateComparisonFilter = z
+  .object({
+    after: DateTimeMs.nullish().openapi({ description: "Strictly after this instant." }),
+    before: DateTimeMs.nullish().openapi({ description: "Strictly before this instant." }),
+    between: z
+      .object({ start: DateTimeMs, end: DateTimeMs })
+      .strict()
+      .refine((b) => b.start <= b.end, { message: "start must not be after end", path: ["end"] })
+      .nullish()
+      .openapi({ description: "From `start` to `end`, both included." }),
+    equal: DateTimeMs.nullish().openapi({
+      description: "Exactly this instant (to the millisecond).",
+    }),
+  })
+  .strict()
+  .nullish();
+
+export type DateComparison = z.infer<typeof DateComparisonFilter>;
+
+/**
+ * The conditions of a date filter on an instant column (ms since the epoch).
+ * A null column value (for example the end of an open stop) matches no operator.
+ *
+ * @param column an integer ms column.
+ * @param filter the parsed filter; absent operators are skipped.
+ * @returns one condition per operator given (two for `between`).
+ */
+export function dateConditions(column: Column, filter: DateComparison): SQL[] {
+  if (!filter) return [];
+  const out: SQL[] = [];
+  if (filter.after !== undefined && filter.after !== null)
+    out.push(sql`${column} > ${filter.after}`);
+  if (filter.before !== undefined && filter.before !== null)
+    out.push(sql`${column} < ${filter.before}`);
+  if (filter.between) {
+    out.push(sql`${column} >= ${filter.between.start}`);
+    out.push(sql`${column} <= ${filter.between.end}`);
+  }
+  if (filter.equal !== undefined && filter.equal !== null)
+    out.push(sql`${column} = ${filter.equal}`);
+  return out;
+}
+
+/** A half-open range `[from, to)` of instants in ms; either side may be open. */
+export interface InstantRange {
+  /** Inclusive lower bound, or undefined = unbounded. */
+  from?: number;
+  /** Exclusive upper bound, or undefined = unbounded. */
+  to?: number;
+}
+
+/**
+ * The tightest half-open range `[from, to)` that contains every instant a date
+ * filter accepts (used to bound work, for example which shift instances to
+ * materialize; the exact conditions still come from `dateConditions`).
+ *
+ * @returns the range; `from > to` or `from === to` means nothing matches.
+ */
+export function dateRange(filter: DateComparison): InstantRange {
+  const range: InstantRange = {};
+  const raiseFrom = (v: number) => {
+    range.from = range.from === undefined ? v : Math.max(range.from, v);
+  };
+  const lowerTo = (v: number) => {
+    range.to = range.to === undefined ? v : Math.min(range.to, v);
+  };
+  if (!filter) return range;
+  if (filter.after !== undefined && filter.after !== null) raiseFrom(filter.after + 1);
+  if (filter.before !== undefined && filter.before !== null) lowerTo(filter.before);
+  if (filter.between) {
+    raiseFrom(filter.between.start);
+    lowerTo(filter.between.end + 1);
+  }
+  if (filter.equal !== undefined && filter.equal !== null) {
+    raiseFrom(filter.equal);
+    lowerTo(filter.equal + 1);
+  }
+  return range;
+}
+
+/** True when a date filter has at least one operator. */
+export function hasDateOperator(filter: DateComparison): boolean {
+  const range = dateRange(filter);
+  return range.from !== undefined || range.to !== undefined;
+}
+
+const finiteNumber = z.number().refine(Number.isFinite, { message: "Must be a finite number" });
+
+/**
+ * Integer ids by list and by comparison (the stops report's `stopId`):
+ * `include`, `exclude`, `greaterThan`, `greaterThanOrEqual`, `lessThan`,
+ * `lessThanOrEqual`, `equal`, `notEqual`; every operator given applies (AND).
+ */
+export const IdComparisonFilter = z
+  .object({
+    ...integerIdListFields,
+    greaterThan: finiteNumber.nullish(),
+    greaterThanOrEqual: finiteNumber.nullish(),
+    lessThan: finiteNumber.nullish(),
+    lessThanOrEqual: finiteNumber.nullish(),
+    equal: finiteNumber.nullish(),
+    notEqual: finiteNumber.nullish(),
+  })
+  .strict()
+  .nullish();
+
+export type IdComparison = z.infer<typeof IdComparisonFilter>;
+
+/**
+ * The conditions of an `IdComparisonFilter` on an integer id column.
+ *
+ * @returns zero or more conditions (lists bound as one JSON parameter each).
+ */
+export function idComparisonConditions(column: Column, filter: IdComparison): SQL[] {
+  if (!filter) return [];
+  const { include, exclude, ...comparisons } = filter;
+  return [
+    ...idListConditions(column, { include, exclude }),
+    ...numericConditions(column, comparisons),
+  ];
+}
+
+/**
+ * `machines {search, include, exclude}`: `search` is fuzzy on the machine name
+ * (case- and accent-insensitive containment), `include`/`exclude` take integer
+ * machine ids; all combine with AND.
+ */
+export const MachinesFilter = z
+  .object({
+    search: SearchTerm.nullish().openapi({
+      description:
+        "Fuzzy search on the machine name: case- and accent-insensitive containment; blank = no filter.",
+      example: "press",
+    }),
+    ...integerIdListFields,
+  })
+  .strict()
+  .nullish();
+
+export type MachinesFilterValue = z.infer<typeof MachinesFilter>;
+
+/** A machine as report rows show it. */
+export interface MachineRef {
+  id: number;
+  name: string;
+}
+
+/**
+ * The company's machines (not deleted) that pass a `machines` filter, by id.
+ *
+ * The name search is done here rather than in SQL because `machines` has no
+ * normalized search column and SQLite's `lower()` folds ASCII only; a company
+ * has few machines, so reading their names is cheap and keeps the fuzzy rule
+ * identical to the catalog searches (`normalizeForSearch`).
+ *
+ * @param db Drizzle client.
+ * @param companyId the caller's company; other companies' machines never appear.
+ * @param filter the parsed filter, or null/undefined for all machines.
+ * @returns the matching machines, ascending id.
+ */
+export async function resolveMachines(
+  db: Database,
+  companyId: number,
+  filter: MachinesFilterValue,
+): Promise<MachineRef[]> {
+  const rows = await db
+    .select({ id: machines.id, name: machines.name })
+    .from(machines)
+    .where(and(eq(machines.companyId, companyId), isNull(machines.deletedAt)))
+    .orderBy(asc(machines.id))
+    .all();
+  const term = filter?.search ? normalizeForSearch(filter.search) : "";
+  const include = filter?.include && filter.include.length > 0 ? new Set(filter.include) : null;
+  const exclude = new Set(filter?.exclude ?? []);
+  return rows.filter(
+    (m) =>
+      (term === "" || normalizeForSearch(m.name).includes(term)) &&
+      (include === null || include.has(m.id)) &&
+      !exclude.has(m.id),
+  );
+}
+
+/**
+ * `column IN (ids)` with the ids bound as one JSON parameter (any number of
+ * ids stays within D1's 100 bound parameters).
+ */
+export function inIntegerList(column: Column, ids: readonly number[]): SQL {
+  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+}

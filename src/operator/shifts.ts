@@ -1,0 +1,113 @@
+/**
+ * Operator routes for shift definitions (docs/metrics.md, "Shifts").
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../app-env";
+import { jsonResponse } from "../http/openapi";
+import { validationHook } from "../http/validation";
+import { createShiftDefinitions, listShiftDefinitions } from "../shifts/definitions";
+import { arrayBody, IntId, MAX_CREATE_ITEMS, operatorRoute } from "./schemas";
+
+const ALL_WEEKDAYS = [1, 2, 3, 4, 5, 6, 7];
+
+const Clock = z
+  .string()
+  .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: "Must be a local time HH:MM (00:00 to 23:59)" })
+  .openapi({ example: "06:00" });
+
+const ShiftCreate = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    startTime: Clock.openapi({ description: "Local wall-clock start in the company's zone." }),
+    endTime: Clock.openapi({
+      description: "Local wall-clock end; `<= startTime` means the next day (equal = 24 hours).",
+      example: "14:00",
+    }),
+    weekdays: z
+      .array(z.number().int().min(1).max(7))
+      .min(1)
+      .max(7)
+      .refine((days) => new Set(days).size === days.length, { message: "Weekdays must not repeat" })
+      .optional()
+      .openapi({
+        description: "ISO weekdays of the start, 1 = Monday ... 7 = Sunday; default all.",
+      }),
+    isConsidered: z.boolean().optional().openapi({
+      description: "Whether its instances appear in the metrics report; default true.",
+    }),
+    machineIds: z
+      .array(z.number().int().positive())
+      .min(1)
+      .max(MAX_CREATE_ITEMS)
+      .nullish()
+      .openapi({
+        description: "Machines it applies to; absent or null = every machine of the company.",
+      }),
+  })
+  .strict();
+
+const ShiftDefinitionOut = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    startTime: z.string(),
+    endTime: z.string(),
+    weekdays: z.array(z.number().int()),
+    isConsidered: z.boolean(),
+    machineIds: z
+      .array(z.number().int())
+      .nullable()
+      .openapi({ description: "null = every machine." }),
+  })
+  .openapi("OperatorShiftDefinition");
+
+const CompanyParam = z.object({ company_id: IntId("company_id") });
+
+export const operatorShiftsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(
+    operatorRoute({
+      method: "post",
+      path: "/companies/{company_id}/shifts",
+      tags: ["Shifts"],
+      summary: "Create shift definitions",
+      description:
+        "All or none. A definition whose instances would overlap those of another definition " +
+        "(existing, or earlier in the same array) on a machine both apply to is a 422 naming it; " +
+        "a definition for all machines shares every machine. Unknown machine ids are a 422.",
+      request: { params: CompanyParam, body: arrayBody(ShiftCreate) },
+      responses: {
+        201: jsonResponse(z.array(ShiftDefinitionOut), "The created definitions, in order."),
+      },
+    }),
+    async (c) => {
+      const { company_id } = c.req.valid("param");
+      const items = c.req.valid("json");
+      const created = await createShiftDefinitions(
+        c.var.db,
+        company_id,
+        items.map((item) => ({
+          name: item.name,
+          startTime: item.startTime,
+          endTime: item.endTime,
+          weekdays: [...(item.weekdays ?? ALL_WEEKDAYS)].sort((a, b) => a - b),
+          isConsidered: item.isConsidered ?? true,
+          machineIds: item.machineIds ?? null,
+        })),
+      );
+      return c.json(created, 201);
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "get",
+      path: "/companies/{company_id}/shifts",
+      tags: ["Shifts"],
+      summary: "List shift definitions",
+      request: { params: CompanyParam },
+      responses: { 200: jsonResponse(z.array(ShiftDefinitionOut), "Definitions by id.") },
+    }),
+    async (c) => {
+      const { company_id } = c.req.valid("param");
+      return c.json(await listShiftDefinitions(c.var.db, company_id), 200);
+    },
+  );

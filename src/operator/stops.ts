@@ -1,0 +1,341 @@
+/**
+ * Operator routes for machine stops and their classifications.
+ *
+ * Causes (component, specific cause, general cause) are a per-company catalog
+ * (`stop_causes`, uuid ids), looked up by exact name (after trimming) or
+ * created on first use. Every classification write, and the webhook event it
+ * emits (`classificationEventStatements`), goes in one `db.batch`.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { AppEnv } from "../app-env";
+import type { Database } from "../db/client";
+import { machines, stopCauses, stopClassifications, stops } from "../db/schema";
+import { notFound, unprocessable } from "../http/errors";
+import { DateTimeMs } from "../http/filters";
+import { jsonResponse } from "../http/openapi";
+import { validationHook } from "../http/validation";
+import {
+  ClassificationSchema,
+  type StopRow,
+  StopSchema,
+  toClassificationOut,
+  toReportShift,
+  toStopOut,
+} from "../reports/schemas";
+import {
+  findStopWithClassification,
+  type StopWithClassification,
+  stopColumns,
+} from "../reports/stops-report";
+import { instancesContaining, loadShiftPlan } from "../shifts/queries";
+import { type ClassificationChangeKind, classificationEventStatements } from "../webhooks/events";
+import { dispatchEvent } from "../webhooks/outbox";
+import { arrayBody, IntId, objectBody, operatorRoute } from "./schemas";
+
+const StopFlags = {
+  isIncludedInAvailability: z.boolean().optional().openapi({
+    description: "false = an 'other' stop that does not reduce availability; default true.",
+  }),
+  isIncludedInStops: z
+    .boolean()
+    .optional()
+    .openapi({ description: "false = left out of the stops report; default true." }),
+  isManual: z.boolean().optional().openapi({ description: "Entered by hand; default false." }),
+};
+
+const StopCreate = z
+  .object({
+    startTime: DateTimeMs,
+    endTime: DateTimeMs.nullish().openapi({ description: "Absent or null = open." }),
+    isProgrammed: z.boolean(),
+    ...StopFlags,
+  })
+  .strict()
+  .refine((s) => s.endTime === undefined || s.endTime === null || s.endTime > s.startTime, {
+    message: "endTime must be after startTime",
+    path: ["endTime"],
+  });
+
+const StopPatch = z
+  .object({
+    startTime: DateTimeMs.optional(),
+    endTime: DateTimeMs.nullable().optional().openapi({ description: "null reopens the stop." }),
+    isProgrammed: z.boolean().optional(),
+    ...StopFlags,
+  })
+  .strict();
+
+const OperatorStopSchema = StopSchema.extend({ machineId: z.number().int() }).openapi(
+  "OperatorStop",
+);
+
+const CauseName = z
+  .object({ name: z.string().trim().min(1).max(200) })
+  .strict()
+  .nullish();
+
+const ClassificationPut = z
+  .object({
+    description: z.string().max(2000).nullish(),
+    component: CauseName,
+    specificCause: CauseName,
+    generalCause: CauseName,
+  })
+  .strict();
+
+const StopParam = z.object({ stop_id: IntId("stop_id") });
+
+/** The shift instance containing a stop's start, in the report shape, or null. */
+async function shiftOfStop(db: Database, companyId: number, stop: StopRow, now: number) {
+  const plan = await loadShiftPlan(db, companyId);
+  if (!plan) return null;
+  const [instance] = await instancesContaining(db, plan, [
+    { machineId: stop.machineId, at: stop.startTime },
+  ]);
+  return instance ? toReportShift(instance, now) : null;
+}
+
+/** The event context of a classification change of `found`. */
+async function changeOf(
+  db: Database,
+  found: StopWithClassification & { companyId: number },
+  kind: ClassificationChangeKind,
+  now: number,
+) {
+  return {
+    kind,
+    companyId: found.companyId,
+    stopId: found.stop.id,
+    stop: toStopOut(found.stop, now),
+    machine: found.machine,
+    shift: await shiftOfStop(db, found.companyId, found.stop, now),
+    previous: found.classification.id === null ? null : toClassificationOut(found.classification),
+  };
+}
+
+export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(
+    operatorRoute({
+      method: "post",
+      path: "/machines/{machine_id}/stops",
+      tags: ["Stops"],
+      summary: "Create stops of a machine",
+      description: "All or none. `endTime`, when given, must be after `startTime`.",
+      request: {
+        params: z.object({ machine_id: IntId("machine_id") }),
+        body: arrayBody(StopCreate),
+      },
+      responses: { 201: jsonResponse(z.array(OperatorStopSchema), "The created stops, in order.") },
+    }),
+    async (c) => {
+      const { machine_id } = c.req.valid("param");
+      const items = c.req.valid("json");
+      const db = c.var.db;
+      const machine = await db
+        .select({ id: machines.id, companyId: machines.companyId })
+        .from(machines)
+        .where(and(eq(machines.id, machine_id), isNull(machines.deletedAt)))
+        .get();
+      if (!machine) throw notFound("Machine not found");
+      const [first, ...rest] = items.map((s) =>
+        db
+          .insert(stops)
+          .values({
+            companyId: machine.companyId,
+            machineId: machine.id,
+            startTime: s.startTime,
+            endTime: s.endTime ?? null,
+            isProgrammed: s.isProgrammed,
+            isIncludedInAvailability: s.isIncludedInAvailability ?? true,
+            isIncludedInStops: s.isIncludedInStops ?? true,
+            isManual: s.isManual ?? false,
+          })
+          .returning(stopColumns),
+      );
+      if (!first) return c.json([], 201);
+      const results = await db.batch([first, ...rest]);
+      const now = Date.now();
+      return c.json(
+        results.flat().map((row) => ({ ...toStopOut(row, now), machineId: row.machineId })),
+        201,
+      );
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "patch",
+      path: "/stops/{stop_id}",
+      tags: ["Stops"],
+      summary: "Edit a stop (for example close it)",
+      description:
+        "Send only the fields to change; `endTime: null` reopens the stop. The resulting " +
+        "`endTime` must be after `startTime`. A deleted stop is a 404.",
+      request: { params: StopParam, body: objectBody(StopPatch) },
+      responses: { 204: { description: "Updated." } },
+    }),
+    async (c) => {
+      const { stop_id } = c.req.valid("param");
+      const patch = c.req.valid("json");
+      const db = c.var.db;
+      const current = await db
+        .select({ startTime: stops.startTime, endTime: stops.endTime })
+        .from(stops)
+        .where(and(eq(stops.id, stop_id), isNull(stops.deletedAt)))
+        .get();
+      if (!current) throw notFound("Stop not found");
+      const startTime = patch.startTime ?? current.startTime;
+      const endTime = patch.endTime === undefined ? current.endTime : patch.endTime;
+      if (endTime !== null && endTime <= startTime) {
+        throw unprocessable(
+          ["body", patch.endTime === undefined ? "startTime" : "endTime"],
+          "endTime must be after startTime",
+        );
+      }
+      const changes = Object.fromEntries(
+        Object.entries(patch).filter(([, value]) => value !== undefined),
+      );
+      // Guarded on the times read above, so that a concurrent edit cannot slip an end before the start.
+      const updated = await db
+        .update(stops)
+        .set({ ...changes, updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)` })
+        .where(
+          and(
+            eq(stops.id, stop_id),
+            isNull(stops.deletedAt),
+            eq(stops.startTime, current.startTime),
+            current.endTime === null ? isNull(stops.endTime) : eq(stops.endTime, current.endTime),
+          ),
+        )
+        .returning({ id: stops.id })
+        .get();
+      if (!updated) throw notFound("Stop not found");
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "delete",
+      path: "/stops/{stop_id}",
+      tags: ["Stops"],
+      summary: "Delete a stop (soft)",
+      description: "`deletedAt` is set: the stop leaves both reports at once.",
+      request: { params: StopParam },
+      responses: { 204: { description: "Deleted." } },
+    }),
+    async (c) => {
+      const { stop_id } = c.req.valid("param");
+      const row = await c.var.db
+        .update(stops)
+        .set({ deletedAt: Date.now() })
+        .where(and(eq(stops.id, stop_id), isNull(stops.deletedAt)))
+        .returning({ id: stops.id })
+        .get();
+      if (!row) throw notFound("Stop not found");
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "put",
+      path: "/stops/{stop_id}/classification",
+      tags: ["Stops"],
+      summary: "Classify a stop (create or replace its classification)",
+      description:
+        "Replaces the whole classification: an omitted or null field becomes null. Cause names " +
+        "are looked up in the company's catalog (exact, after trimming) or created. Emits " +
+        "`MachineStopClassificationCreated` for a first classification, `...Updated` otherwise.",
+      request: { params: StopParam, body: objectBody(ClassificationPut) },
+      responses: { 200: jsonResponse(ClassificationSchema, "The classification.") },
+    }),
+    async (c) => {
+      const { stop_id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const db = c.var.db;
+      const now = Date.now();
+      const found = await findStopWithClassification(db, stop_id);
+      if (!found) throw notFound("Stop not found");
+      const companyId = found.companyId;
+      const change = await changeOf(
+        db,
+        found,
+        found.classification.id === null ? "Created" : "Updated",
+        now,
+      );
+      const names = {
+        component: body.component?.name ?? null,
+        specific_cause: body.specificCause?.name ?? null,
+        general_cause: body.generalCause?.name ?? null,
+      } as const;
+      const statements: BatchItem<"sqlite">[] = [];
+      for (const [kind, name] of Object.entries(names) as [keyof typeof names, string | null][]) {
+        if (name === null) continue;
+        statements.push(
+          db
+            .insert(stopCauses)
+            .values({ id: crypto.randomUUID(), companyId, kind, name })
+            .onConflictDoNothing(),
+        );
+      }
+      const causeId = (kind: keyof typeof names) =>
+        sql`(SELECT id FROM stop_causes WHERE company_id = ${companyId} AND kind = ${kind} AND name = ${names[kind]})`;
+      statements.push(
+        db
+          .insert(stopClassifications)
+          .values({
+            companyId,
+            stopId: stop_id,
+            description: body.description ?? null,
+            componentId: causeId("component"),
+            specificCauseId: causeId("specific_cause"),
+            generalCauseId: causeId("general_cause"),
+          })
+          .onConflictDoUpdate({
+            target: stopClassifications.stopId,
+            set: {
+              description: sql`excluded.description`,
+              componentId: sql`excluded.component_id`,
+              specificCauseId: sql`excluded.specific_cause_id`,
+              generalCauseId: sql`excluded.general_cause_id`,
+              updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`,
+            },
+          }),
+      );
+      const event = classificationEventStatements(db, change);
+      statements.push(...event.statements);
+      const [first, ...rest] = statements;
+      if (first) await db.batch([first, ...rest]);
+      await dispatchEvent(c.env, db, event.eventId);
+      const after = await findStopWithClassification(db, stop_id, companyId);
+      if (!after) throw notFound("Stop not found");
+      return c.json(toClassificationOut(after.classification), 200);
+    },
+  )
+  .openapi(
+    operatorRoute({
+      method: "delete",
+      path: "/stops/{stop_id}/classification",
+      tags: ["Stops"],
+      summary: "Delete a stop's classification",
+      description:
+        "Emits `MachineStopClassificationDeleted`. A stop without a classification is a 404.",
+      request: { params: StopParam },
+      responses: { 204: { description: "Deleted." } },
+    }),
+    async (c) => {
+      const { stop_id } = c.req.valid("param");
+      const db = c.var.db;
+      const found = await findStopWithClassification(db, stop_id);
+      if (!found) throw notFound("Stop not found");
+      if (found.classification.id === null) throw notFound("The stop has no classification");
+      const change = await changeOf(db, found, "Deleted", Date.now());
+      const event = classificationEventStatements(db, change);
+      await db.batch([
+        db.delete(stopClassifications).where(eq(stopClassifications.stopId, stop_id)),
+        ...event.statements,
+      ]);
+      await dispatchEvent(c.env, db, event.eventId);
+      return c.body(null, 204);
+    },
+  );

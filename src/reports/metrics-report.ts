@@ -1,0 +1,324 @@
+/**
+ * The metrics report (`POST /v1/reports/metrics`): one row per machine x
+ * considered shift instance, with the shift indicators and production metrics
+ * of docs/metrics.md (computed by the pure functions of `./oee.ts`).
+ *
+ * Which instances: those of definitions with `isConsidered = true`, of the
+ * company's machines passing `machines`, of the definitions passing `shifts`,
+ * whose start passes `startDate` and whose end passes `endDate`, and that have
+ * started (`start <= now`: a future instance has nothing to report yet). The
+ * instance starts a request may cover form a window of at most 31 days
+ * (`MAX_MATERIALIZE_MS`): without any date operator it is the 7 days up to
+ * now; a filter with no lower bound covers the 7 days before its upper bound;
+ * a wider window is a 422. Ordered by instance start, then machine id.
+ *
+ * Work is proportional to the page: the instances of the window are
+ * materialized (idempotent, one indexed count once done), counted and paged
+ * in SQL; then only the stops and production logs of the page's machines and
+ * time span are read, by the (machine, time) indexes. Nothing is cached: a
+ * change to a stop or a log shows in the next call.
+ */
+import { z } from "@hono/zod-openapi";
+import { and, asc, count, eq, gte, isNull, lt, type SQL, sql } from "drizzle-orm";
+import type { Principal } from "../auth/principal";
+import type { Database } from "../db/client";
+import {
+  machines,
+  productionLogs,
+  shiftDefinitions,
+  shiftInstances,
+  stopClassifications,
+  stops,
+} from "../db/schema";
+import { unprocessable } from "../http/errors";
+import {
+  DateComparisonFilter,
+  dateConditions,
+  dateRange,
+  inIntegerList,
+  MachinesFilter,
+  resolveMachines,
+} from "../http/filters";
+import { type Page, PageFields, type PageRequest, paginate } from "../http/pagination";
+import { idListConditions, integerIdListFields } from "../http/search";
+import { ensureInstances, MAX_INSTANCE_MS, MAX_MATERIALIZE_MS } from "../shifts/queries";
+import {
+  computeProductionMetrics,
+  computeShiftIndicators,
+  type LogSpan,
+  type StopSpan,
+} from "./oee";
+import { CompanyRefSchema, MachineRefSchema, ReportShiftSchema, toReportShift } from "./schemas";
+
+const DAY_MS = 86_400_000;
+
+/** Window of instance starts when the request gives no lower bound: 7 days. */
+export const DEFAULT_WINDOW_MS = 7 * DAY_MS;
+
+const minutes = (description: string) =>
+  z.number().openapi({ description: `${description} (minutes)` });
+const fraction = (description: string) =>
+  z.number().openapi({ description: `${description} (a fraction; 0 when its denominator is 0)` });
+
+export const ShiftIndicatorsSchema = z
+  .object({
+    indicatorId: z
+      .number()
+      .int()
+      .openapi({ description: "Stable id of this row (the shift instance id)." }),
+    availableTime: minutes("Length of the shift instance"),
+    programmedDowntime: minutes("Time in programmed stops"),
+    nonProgrammedDowntime: minutes("Time in non-programmed stops counted in availability"),
+    otherStopsTime: minutes("Time in stops not counted in availability"),
+    lateStartTime: minutes("Uncovered time before the first covered minute"),
+    earlyStopTime: minutes(
+      "Uncovered time after the last covered minute, once the shift has ended",
+    ),
+    noDataTime: minutes("Other uncovered time"),
+    unavailableTime: minutes("nonProgrammedDowntime + lateStartTime + earlyStopTime + noDataTime"),
+    annotatedDowntime: minutes("Stop time covered by classified stops"),
+    availability: fraction("runTime / availableTime"),
+    netAvailability: fraction("runTime / (availableTime - programmedDowntime)"),
+  })
+  .openapi("ShiftIndicators");
+
+export const ProductionMetricsSchema = z
+  .object({
+    availability: fraction("As in shiftIndicators"),
+    netAvailability: fraction("As in shiftIndicators"),
+    effectiveness: z.number().openapi({
+      description: "Ideal minutes / runTime; not clamped (above 1 = nominal speed too low).",
+    }),
+    quality: fraction("Good / total count"),
+    oee: fraction("availability x effectiveness x quality"),
+    netOee: fraction("netAvailability x effectiveness x quality"),
+    minutesLostByLowSpeed: minutes("max(0, runTime - ideal minutes)"),
+    minutesLostByLowQuality: minutes("Ideal minutes x defects / total count"),
+  })
+  .openapi("ProductionMetrics");
+
+export const MetricsReportRowSchema = z
+  .object({
+    company: CompanyRefSchema,
+    machine: MachineRefSchema,
+    shift: ReportShiftSchema,
+    shiftIndicators: ShiftIndicatorsSchema,
+    productionMetrics: ProductionMetricsSchema,
+  })
+  .openapi("MetricsReportRow");
+
+export type MetricsReportRow = z.infer<typeof MetricsReportRowSchema>;
+
+export const MetricsReportFiltersSchema = z
+  .object({
+    ...PageFields,
+    machines: MachinesFilter.openapi({
+      description: "`search` (fuzzy, on the machine name), `include`, `exclude` (machine ids).",
+    }),
+    shifts: z
+      .object(integerIdListFields)
+      .strict()
+      .nullish()
+      .openapi({ description: "Shift definition ids to include or exclude." }),
+    startDate: DateComparisonFilter.openapi({ description: "On the instance's start." }),
+    endDate: DateComparisonFilter.openapi({ description: "On the instance's end." }),
+  })
+  .strict()
+  .openapi("MetricsReportFilters");
+
+export type MetricsReportFilters = z.infer<typeof MetricsReportFiltersSchema>;
+
+/**
+ * The window `[from, to)` of instance starts a request covers (see the module
+ * docstring for the rules).
+ *
+ * @param filters the parsed body.
+ * @param now the current instant, ms.
+ * @returns the window; empty when `to <= from`.
+ * @throws ApiError 422 when the window is longer than 31 days.
+ */
+export function instanceStartWindow(
+  filters: Pick<MetricsReportFilters, "startDate" | "endDate">,
+  now: number,
+): { from: number; to: number } {
+  const byStart = dateRange(filters.startDate);
+  const byEnd = dateRange(filters.endDate);
+  // An instance ends after it starts, and lasts at most MAX_INSTANCE_MS.
+  const froms = [byStart.from, byEnd.from === undefined ? undefined : byEnd.from - MAX_INSTANCE_MS];
+  const tos = [byStart.to, byEnd.to, now + 1];
+  const to = Math.min(...tos.filter((t): t is number => t !== undefined));
+  const lower = froms.filter((f): f is number => f !== undefined);
+  const from = lower.length > 0 ? Math.max(...lower) : to - DEFAULT_WINDOW_MS;
+  if (to - from > MAX_MATERIALIZE_MS) {
+    throw unprocessable(
+      ["body", "startDate"],
+      `The instance starts covered by one request must span at most ${MAX_MATERIALIZE_MS / DAY_MS} days; ` +
+        "narrow startDate (or endDate)",
+    );
+  }
+  return { from, to };
+}
+
+interface PageInstance {
+  id: number;
+  machineId: number;
+  machineName: string;
+  start: number;
+  end: number;
+  name: string;
+}
+
+function groupByMachine<T extends { machineId: number }>(rows: readonly T[]): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.machineId) ?? [];
+    list.push(r);
+    out.set(r.machineId, list);
+  }
+  return out;
+}
+
+/**
+ * One page of the metrics report.
+ *
+ * @param db Drizzle client.
+ * @param principal the caller (its company scopes every query and fills `company`).
+ * @param filters the parsed body.
+ * @param page page and limit.
+ * @param now the current instant, ms.
+ * @throws ApiError 422 when the date window exceeds 31 days.
+ */
+export async function metricsReport(
+  db: Database,
+  principal: Principal,
+  filters: MetricsReportFilters,
+  page: PageRequest,
+  now: number,
+): Promise<Page<MetricsReportRow>> {
+  const companyId = principal.companyId;
+  const { from, to } = instanceStartWindow(filters, now);
+  const empty = { totalCount: 0, totalPages: 0, currentPage: page.page, rows: [] };
+  if (to <= from) return empty;
+  const machineRefs = await resolveMachines(db, companyId, filters.machines);
+  if (machineRefs.length === 0) return empty;
+  const machineIds = machineRefs.map((m) => m.id);
+  await ensureInstances(db, companyId, from, to, machineIds);
+
+  const conditions: (SQL | undefined)[] = [
+    eq(shiftInstances.companyId, companyId),
+    gte(shiftInstances.start, from),
+    lt(shiftInstances.start, to),
+    inIntegerList(shiftInstances.machineId, machineIds),
+    eq(shiftDefinitions.isConsidered, true),
+    isNull(shiftDefinitions.deletedAt),
+    ...idListConditions(shiftDefinitions.id, filters.shifts),
+    ...dateConditions(shiftInstances.start, filters.startDate),
+    ...dateConditions(shiftInstances.end, filters.endDate),
+  ];
+  const where = and(...conditions);
+  const found = await paginate(
+    page,
+    db
+      .select({ count: count() })
+      .from(shiftInstances)
+      .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
+      .where(where),
+    ({ limit, offset }) =>
+      db
+        .select({
+          id: shiftInstances.id,
+          machineId: shiftInstances.machineId,
+          machineName: machines.name,
+          start: shiftInstances.start,
+          end: shiftInstances.end,
+          name: shiftDefinitions.name,
+        })
+        .from(shiftInstances)
+        .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
+        .innerJoin(machines, eq(machines.id, shiftInstances.machineId))
+        .where(where)
+        .orderBy(asc(shiftInstances.start), asc(shiftInstances.machineId), asc(shiftInstances.id))
+        .limit(limit)
+        .offset(offset),
+  );
+  const instances: PageInstance[] = found.rows;
+  if (instances.length === 0) return { ...found, rows: [] };
+
+  const spanFrom = Math.min(...instances.map((i) => i.start));
+  const spanTo = Math.max(...instances.map((i) => i.end));
+  const pageMachines = [...new Set(instances.map((i) => i.machineId))];
+  const [stopRows, logRows] = await db.batch([
+    db
+      .select({
+        machineId: stops.machineId,
+        start: stops.startTime,
+        end: stops.endTime,
+        isProgrammed: stops.isProgrammed,
+        isIncludedInAvailability: stops.isIncludedInAvailability,
+        isClassified: sql<number>`${stopClassifications.id} IS NOT NULL`,
+      })
+      .from(stops)
+      .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
+      .where(
+        and(
+          eq(stops.companyId, companyId),
+          inIntegerList(stops.machineId, pageMachines),
+          lt(stops.startTime, spanTo),
+          sql`(${stops.endTime} IS NULL OR ${stops.endTime} > ${spanFrom})`,
+          isNull(stops.deletedAt),
+        ),
+      ),
+    db
+      .select({
+        machineId: productionLogs.machineId,
+        start: productionLogs.start,
+        end: productionLogs.end,
+        type: productionLogs.type,
+        count: productionLogs.count,
+        nominalSpeed: productionLogs.nominalSpeed,
+      })
+      .from(productionLogs)
+      .where(
+        and(
+          eq(productionLogs.companyId, companyId),
+          inIntegerList(productionLogs.machineId, pageMachines),
+          lt(productionLogs.start, spanTo),
+          sql`${productionLogs.end} > ${spanFrom}`,
+          isNull(productionLogs.deletedAt),
+        ),
+      ),
+  ] as const);
+  const stopsByMachine = groupByMachine(
+    stopRows.map((s) => ({ ...s, isClassified: Boolean(s.isClassified) })),
+  );
+  const logsByMachine = groupByMachine(logRows);
+
+  return {
+    ...found,
+    rows: instances.map((instance) => {
+      const machineStops: (StopSpan & { machineId: number })[] =
+        stopsByMachine.get(instance.machineId) ?? [];
+      const machineLogs: (LogSpan & { machineId: number })[] =
+        logsByMachine.get(instance.machineId) ?? [];
+      const window = { start: instance.start, end: instance.end };
+      const overlapping = machineLogs.filter((l) => l.start < window.end && l.end > window.start);
+      const indicators = computeShiftIndicators(
+        window,
+        machineStops.filter(
+          (s) => s.start < window.end && (s.end === null || s.end > window.start),
+        ),
+        overlapping,
+        now,
+      );
+      // metrics.md: a production log belongs to the instance that contains its start.
+      const ownLogs = machineLogs.filter((l) => l.start >= window.start && l.start < window.end);
+      return {
+        company: { id: companyId, name: principal.companyName },
+        machine: { id: instance.machineId, name: instance.machineName },
+        shift: toReportShift(instance, now),
+        shiftIndicators: { indicatorId: instance.id, ...indicators },
+        productionMetrics: computeProductionMetrics(indicators, ownLogs),
+      };
+    }),
+  };
+}

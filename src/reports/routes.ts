@@ -1,0 +1,102 @@
+/**
+ * Reports: `POST /v1/reports/metrics` and `POST /v1/reports/stops`, scope `reports.read`.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../app-env";
+import { jsonResponse, publicRoute } from "../http/openapi";
+import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
+import { validationHook } from "../http/validation";
+import {
+  MetricsReportFiltersSchema,
+  MetricsReportRowSchema,
+  metricsReport,
+} from "./metrics-report";
+import { StopsReportFiltersSchema, StopsReportRowSchema, stopsReport } from "./stops-report";
+
+const optionalBody = <
+  T extends typeof MetricsReportFiltersSchema | typeof StopsReportFiltersSchema,
+>(
+  schema: T,
+) => ({ required: false, content: { "application/json": { schema } } });
+
+const metricsRoute = publicRoute("reports.read", {
+  method: "post",
+  path: "/v1/reports/metrics",
+  tags: ["Reports"],
+  summary: "Metrics report (OEE per machine and shift)",
+  description:
+    "One row per machine x shift instance of a definition with `isConsidered = true`, computed as " +
+    "the service's metrics definitions say (times in minutes, ratios as fractions, 0 when a " +
+    "denominator is 0). Every body field is optional and they combine with AND:\n\n" +
+    "- `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);\n" +
+    "- `shifts`: `include`/`exclude` (shift definition ids);\n" +
+    "- `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), " +
+    "`before` (strictly), `between` (`start`..`end` inclusive) and `equal`.\n\n" +
+    "Only instances that have started are listed. Without any date operator: the instances that " +
+    "started in the last 7 days. A filter with no lower bound covers the 7 days before its upper " +
+    "bound; the instance starts of one request may span at most 31 days (422 otherwise). " +
+    "Ordered by instance start, then machine id. `shift.id` and `shiftIndicators.indicatorId` " +
+    `are the instance id (stable). \`limit\` is 1 to ${MAX_LIMIT}. A change to a stop or a ` +
+    "production log shows in the next call.",
+  request: { body: optionalBody(MetricsReportFiltersSchema) },
+  responses: {
+    200: jsonResponse(
+      pagedResponseSchema("metrics", MetricsReportRowSchema, "MetricsReportPage"),
+      "One page of report rows.",
+    ),
+  },
+});
+
+const stopsRoute = publicRoute("reports.read", {
+  method: "post",
+  path: "/v1/reports/stops",
+  tags: ["Reports"],
+  summary: "Stops report",
+  description:
+    "One row per stop, with its classification (every field null when unclassified), machine " +
+    "and shift instance (the instance of the machine containing the stop's start, considered or " +
+    "not; null when none). Deleted stops and stops with `isIncludedInStops = false` are left out. " +
+    "Every body field is optional and they combine with AND: `machines` (`search` fuzzy on the " +
+    "name, `include`/`exclude` ids), `stopId` (`include`/`exclude` and numeric comparisons), " +
+    "`startDate` on the stop's start and `endDate` on its end (`after` and `before` strictly, " +
+    "`between` inclusive, `equal`; an open stop matches no `endDate` operator). " +
+    "`durationInMinutes` runs to now for an open stop. Ordered by `startTime`, then id. " +
+    `\`limit\` is 1 to ${MAX_LIMIT}.`,
+  request: { body: optionalBody(StopsReportFiltersSchema) },
+  responses: {
+    200: jsonResponse(
+      pagedResponseSchema("stops", StopsReportRowSchema, "StopsReportPage"),
+      "One page of report rows.",
+    ),
+  },
+});
+
+export const reportsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(metricsRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    const page = await metricsReport(db, principal, filters, pageRequest(filters), Date.now());
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        metrics: page.rows,
+      },
+      200,
+    );
+  })
+  .openapi(stopsRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    const page = await stopsReport(db, principal, filters, pageRequest(filters), Date.now());
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        stops: page.rows,
+      },
+      200,
+    );
+  });

@@ -1,0 +1,280 @@
+/**
+ * The stops report (`POST /v1/reports/stops`): one row per stop of the
+ * company with its classification, machine and shift instance.
+ *
+ * Rules (the spec's, and where it is silent, ours):
+ * - deleted stops and stops with `isIncludedInStops = false` are left out;
+ * - ordered by the stop's `startTime`, then id (index `stops_company_start_idx`);
+ * - `shift` is the instance of the stop's machine that contains the stop's
+ *   start (docs/metrics.md), whether or not its definition is considered in
+ *   the metrics report; null when the machine ran no shift at that instant;
+ * - `stop.durationInMinutes` = (`endTime`, or now for an open stop) - `startTime`;
+ * - filters combine with AND: `machines` (name search, ids), `stopId` (ids and
+ *   comparisons), `startDate` on the stop's start and `endDate` on its end (an
+ *   open stop has no end: any `endDate` operator leaves it out).
+ *
+ * Work is proportional to the page: one count and one page query in one
+ * batch, then the shift instances of the page's stops only.
+ */
+import { z } from "@hono/zod-openapi";
+import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { Principal } from "../auth/principal";
+import type { Database } from "../db/client";
+import { machines, stopCauses, stopClassifications, stops } from "../db/schema";
+import {
+  DateComparisonFilter,
+  dateConditions,
+  IdComparisonFilter,
+  idComparisonConditions,
+  inIntegerList,
+  MachinesFilter,
+  resolveMachines,
+} from "../http/filters";
+import { type Page, PageFields, type PageRequest, paginate } from "../http/pagination";
+import { instancesContaining, loadShiftPlan } from "../shifts/queries";
+import {
+  type ClassificationRow,
+  ClassificationSchema,
+  CompanyRefSchema,
+  MachineRefSchema,
+  ReportShiftSchema,
+  type StopRow,
+  StopSchema,
+  toClassificationOut,
+  toReportShift,
+  toStopOut,
+} from "./schemas";
+
+export const StopsReportFiltersSchema = z
+  .object({
+    ...PageFields,
+    machines: MachinesFilter.openapi({
+      description: "`search` (fuzzy, on the machine name), `include`, `exclude` (machine ids).",
+    }),
+    stopId: IdComparisonFilter.openapi({
+      description: "Stop ids: `include`, `exclude` and numeric comparisons, all applied.",
+    }),
+    startDate: DateComparisonFilter.openapi({ description: "On the stop's `startTime`." }),
+    endDate: DateComparisonFilter.openapi({
+      description: "On the stop's `endTime`; an open stop matches no operator.",
+    }),
+  })
+  .strict()
+  .openapi("StopsReportFilters");
+
+export type StopsReportFilters = z.infer<typeof StopsReportFiltersSchema>;
+
+export const StopsReportRowSchema = z
+  .object({
+    classification: ClassificationSchema,
+    company: CompanyRefSchema,
+    machine: MachineRefSchema,
+    shift: ReportShiftSchema.nullable().openapi({
+      description: "The shift instance containing the stop's start; null when none.",
+    }),
+    stop: StopSchema,
+  })
+  .openapi("StopsReportRow");
+
+export type StopsReportRow = z.infer<typeof StopsReportRowSchema>;
+
+const component = alias(stopCauses, "component");
+const specificCause = alias(stopCauses, "specific_cause");
+const generalCause = alias(stopCauses, "general_cause");
+
+/** Columns of a stop row. */
+export const stopColumns = {
+  id: stops.id,
+  machineId: stops.machineId,
+  startTime: stops.startTime,
+  endTime: stops.endTime,
+  isProgrammed: stops.isProgrammed,
+  isIncludedInAvailability: stops.isIncludedInAvailability,
+  isIncludedInStops: stops.isIncludedInStops,
+  isManual: stops.isManual,
+  createdAt: stops.createdAt,
+  updatedAt: stops.updatedAt,
+  deletedAt: stops.deletedAt,
+};
+
+/** Columns of a classification joined with its causes (use with `withClassification`). */
+const classificationColumns = {
+  classificationId: stopClassifications.id,
+  classificationCreatedAt: stopClassifications.createdAt,
+  classificationUpdatedAt: stopClassifications.updatedAt,
+  description: stopClassifications.description,
+  componentId: component.id,
+  componentName: component.name,
+  specificCauseId: specificCause.id,
+  specificCauseName: specificCause.name,
+  generalCauseId: generalCause.id,
+  generalCauseName: generalCause.name,
+};
+
+interface JoinedClassification {
+  classificationId: number | null;
+  classificationCreatedAt: number | null;
+  classificationUpdatedAt: number | null;
+  description: string | null;
+  componentId: string | null;
+  componentName: string | null;
+  specificCauseId: string | null;
+  specificCauseName: string | null;
+  generalCauseId: string | null;
+  generalCauseName: string | null;
+}
+
+function toClassificationRow(r: JoinedClassification): ClassificationRow {
+  return {
+    id: r.classificationId,
+    createdAt: r.classificationCreatedAt,
+    updatedAt: r.classificationUpdatedAt,
+    description: r.description,
+    componentId: r.componentId,
+    componentName: r.componentName,
+    specificCauseId: r.specificCauseId,
+    specificCauseName: r.specificCauseName,
+    generalCauseId: r.generalCauseId,
+    generalCauseName: r.generalCauseName,
+  };
+}
+
+/** A stop of the company with its machine and classification (all-null when unclassified). */
+export interface StopWithClassification {
+  stop: StopRow;
+  machine: { id: number; name: string };
+  classification: ClassificationRow;
+}
+
+function selectStopsWithClassification(db: Database) {
+  return db
+    .select({
+      ...stopColumns,
+      companyId: stops.companyId,
+      machineName: machines.name,
+      ...classificationColumns,
+    })
+    .from(stops)
+    .innerJoin(machines, eq(machines.id, stops.machineId))
+    .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
+    .leftJoin(component, eq(component.id, stopClassifications.componentId))
+    .leftJoin(specificCause, eq(specificCause.id, stopClassifications.specificCauseId))
+    .leftJoin(generalCause, eq(generalCause.id, stopClassifications.generalCauseId));
+}
+
+type JoinedStop = StopRow & { machineName: string } & JoinedClassification;
+
+function splitJoined(r: JoinedStop): StopWithClassification {
+  return {
+    stop: {
+      id: r.id,
+      machineId: r.machineId,
+      startTime: r.startTime,
+      endTime: r.endTime,
+      isProgrammed: r.isProgrammed,
+      isIncludedInAvailability: r.isIncludedInAvailability,
+      isIncludedInStops: r.isIncludedInStops,
+      isManual: r.isManual,
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+      deletedAt: r.deletedAt,
+    },
+    machine: { id: r.machineId, name: r.machineName },
+    classification: toClassificationRow(r),
+  };
+}
+
+/**
+ * One stop (any company when `companyId` is null: the operator sees all) that
+ * is not deleted, with its machine and classification.
+ *
+ * @returns the stop, or undefined when unknown or deleted.
+ */
+export async function findStopWithClassification(
+  db: Database,
+  stopId: number,
+  companyId: number | null = null,
+): Promise<(StopWithClassification & { companyId: number }) | undefined> {
+  const row = await selectStopsWithClassification(db)
+    .where(
+      and(
+        eq(stops.id, stopId),
+        isNull(stops.deletedAt),
+        companyId === null ? undefined : eq(stops.companyId, companyId),
+      ),
+    )
+    .get();
+  return row ? { ...splitJoined(row), companyId: row.companyId } : undefined;
+}
+
+/**
+ * One page of the stops report.
+ *
+ * @param db Drizzle client.
+ * @param principal the caller (its company scopes every query and fills `company`).
+ * @param filters the parsed body.
+ * @param page page and limit.
+ * @param now the current instant, ms (open stops, `isActive`).
+ * @returns the page of rows and the totals.
+ */
+export async function stopsReport(
+  db: Database,
+  principal: Principal,
+  filters: StopsReportFilters,
+  page: PageRequest,
+  now: number,
+): Promise<Page<StopsReportRow>> {
+  const companyId = principal.companyId;
+  const machineRefs = await resolveMachines(db, companyId, filters.machines);
+  if (machineRefs.length === 0) {
+    return { totalCount: 0, totalPages: 0, currentPage: page.page, rows: [] };
+  }
+  const conditions: (SQL | undefined)[] = [
+    eq(stops.companyId, companyId),
+    isNull(stops.deletedAt),
+    eq(stops.isIncludedInStops, true),
+    inIntegerList(
+      stops.machineId,
+      machineRefs.map((m) => m.id),
+    ),
+    ...idComparisonConditions(stops.id, filters.stopId),
+    ...dateConditions(stops.startTime, filters.startDate),
+    ...dateConditions(stops.endTime, filters.endDate),
+  ];
+  const where = and(...conditions);
+  const found = await paginate(
+    page,
+    db.select({ count: count() }).from(stops).where(where),
+    ({ limit, offset }) =>
+      selectStopsWithClassification(db)
+        .where(where)
+        .orderBy(asc(stops.startTime), asc(stops.id))
+        .limit(limit)
+        .offset(offset),
+  );
+  const items = found.rows.map(splitJoined);
+  const plan = items.length > 0 ? await loadShiftPlan(db, companyId) : null;
+  const shifts = plan
+    ? await instancesContaining(
+        db,
+        plan,
+        items.map((i) => ({ machineId: i.stop.machineId, at: i.stop.startTime })),
+      )
+    : [];
+  return {
+    totalCount: found.totalCount,
+    totalPages: found.totalPages,
+    currentPage: found.currentPage,
+    rows: items.map((item, index) => {
+      const shift = shifts[index] ?? null;
+      return {
+        classification: toClassificationOut(item.classification),
+        company: { id: companyId, name: principal.companyName },
+        machine: item.machine,
+        shift: shift ? toReportShift(shift, now) : null,
+        stop: toStopOut(item.stop, now),
+      };
+    }),
+  };
+}

@@ -1,0 +1,408 @@
+/**
+ * Production logs: `POST /v1/production-logs`, `POST /v1/production-logs/filters`,
+ * and `GET`, `PATCH`, `DELETE /v1/production-logs/{production_log_id}`.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app-env";
+import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { validationHook } from "../../http/validation";
+import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import {
+  type MachineRef,
+  type Resolution,
+  type ResolvedMachine,
+  resolveMachines,
+  resolveSkus,
+  type SkuRef,
+} from "../nominal-speeds/references";
+import { type LogInterval, placeLogs, runningShiftIssue } from "./placement";
+import {
+  filterLogs,
+  findExpandedLogs,
+  findLogCore,
+  insertLogs,
+  type LogChanges,
+  type NewLog,
+  pairNominalSpeeds,
+  softDeleteLog,
+  updateLog,
+} from "./queries";
+import {
+  ProductionLogCreateSchema,
+  ProductionLogFiltersSchema,
+  ProductionLogPatchSchema,
+  ProductionLogSchema,
+} from "./schemas";
+
+/**
+ * Sensor pulses of a count: `count / countingFactor` (docs/metrics.md: `count`
+ * is `sensorCount x countingFactor`), rounded to the nearest integer, halves up
+ * (`sensor_count` is an integer column).
+ *
+ * @returns the pulses, or null when they exceed the largest safe integer.
+ */
+export function sensorCountOf(count: number, countingFactor: number): number | null {
+  const pulses = Math.round(count / countingFactor);
+  return Number.isSafeInteger(pulses) ? pulses : null;
+}
+
+function issue<T>(
+  resolution: Resolution<T> | undefined,
+  loc: (string | number)[],
+  issues: ValidationIssue[],
+): T | undefined {
+  if (!resolution) {
+    issues.push({ loc, msg: "Not resolved", type: "value_error" });
+    return undefined;
+  }
+  if (resolution.ok) return resolution.value;
+  issues.push({ loc, msg: resolution.msg, type: resolution.type });
+  return undefined;
+}
+
+/** The issues sorted by item index (`loc[1]`), keeping the order of each item's own issues. */
+function inItemOrder(issues: ValidationIssue[]): ValidationIssue[] {
+  const index = (i: ValidationIssue) => (typeof i.loc[1] === "number" ? i.loc[1] : -1);
+  return [...issues].sort((a, b) => index(a) - index(b));
+}
+
+const startBeforeEnd = (loc: (string | number)[]): ValidationIssue => ({
+  loc,
+  msg: "end must be after start",
+  type: "value_error",
+});
+
+const IdParam = z.object({ production_log_id: UuidId("production_log_id") });
+
+const RUNNING_SHIFT_RULE =
+  "**No production logs for the shift a machine is running now:** a log whose interval " +
+  "`[start, end)` overlaps the shift instance its machine is running at the time of the call " +
+  "(`instance.start <= now < instance.end`) is a 422 (`type` `running_shift`) whose `msg` " +
+  "points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift.";
+
+const createRoute = publicRoute("production_logs.create", {
+  method: "post",
+  path: "/v1/production-logs",
+  tags: ["Production logs"],
+  summary: "Create production logs",
+  description:
+    `A JSON array of 1 to ${MAX_CREATE_ITEMS.toLocaleString("en")} logs, all created or none. ` +
+    "Each needs `start` < `end` and `count` (integer >= 0); `type` defaults to `total`. " +
+    "`machine` and `sku` take `id` or `name` (a SKU name matches its `name` or `sku` code). " +
+    "`nominalSpeed` and `countingFactor` default to those of the machine/SKU pair's nominal speed " +
+    "(`countingFactor` to 1 when the pair has none); no nominal speed for the pair and none given " +
+    'is a 422 at `["body", i, "nominalSpeed"]`. `sensorCount` defaults to `count / countingFactor` ' +
+    "rounded to the nearest integer. `operator` `{firstName, lastName}` is the company's operator " +
+    "of that name, created when there is none; `workOrder` is a work order name, found or created. " +
+    "Each log belongs to the machine's shift instance containing its `start` (`shift`, null when " +
+    "none). Every problem is reported at once with the item index in `loc` " +
+    '(for example `["body", 2, "machine"]`, `["body", 0, "end"]`).\n\n' +
+    `${RUNNING_SHIFT_RULE}\n\nSuccess is **201** with the created logs, expanded as GET shows them.`,
+  request: { body: arrayBody(ProductionLogCreateSchema) },
+  responses: {
+    201: jsonResponse(z.array(ProductionLogSchema), "The created production logs."),
+  },
+});
+
+const filterRoute = publicRoute("production_logs.read", {
+  method: "post",
+  path: "/v1/production-logs/filters",
+  tags: ["Production logs"],
+  summary: "Search production logs",
+  description:
+    "Every field is optional; filters combine with AND and `{}` (or no body) is the first page " +
+    "of 10:\n\n" +
+    "- `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);\n" +
+    "- `skus`: `search` (fuzzy on the SKU code or name), `include`/`exclude` (SKU ids);\n" +
+    "- `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} " +
+    "(inclusive), `equal`;\n" +
+    "- `count`: `greaterThan`, `greaterThanOrEqual`, `lessThan`, `lessThanOrEqual`, `equal`, " +
+    "`notEqual`;\n" +
+    "- `isReviewed` (boolean), `type` (`correct`, `defects`, `total`).\n\n" +
+    `Ordered by \`start\`, then id; \`limit\` is 1 to ${MAX_LIMIT}; a page past the last is ` +
+    "empty with the same totals. Deleted logs are never listed. Rows are expanded as GET shows them.",
+  request: {
+    body: {
+      required: false,
+      content: { "application/json": { schema: ProductionLogFiltersSchema } },
+    },
+  },
+  responses: {
+    200: jsonResponse(
+      pagedResponseSchema("productionLogs", ProductionLogSchema, "ProductionLogPage"),
+      "One page of production logs.",
+    ),
+  },
+});
+
+const getRoute = publicRoute("production_logs.read", {
+  method: "get",
+  path: "/v1/production-logs/{production_log_id}",
+  tags: ["Production logs"],
+  summary: "Get a production log",
+  description:
+    "The log with its machine, company, shift instance, operator, SKU, work order and simple work " +
+    "order expanded inline (each null when not set; `operator` also when the operator was " +
+    "deleted). A deleted log, or one of another company, is a 404.",
+  request: { params: IdParam },
+  responses: {
+    200: jsonResponse(ProductionLogSchema, "The production log."),
+    ...NOT_FOUND_RESPONSE,
+  },
+});
+
+const patchRoute = publicRoute("production_logs.update", {
+  method: "patch",
+  path: "/v1/production-logs/{production_log_id}",
+  tags: ["Production logs"],
+  summary: "Update a production log",
+  description:
+    "Send only the fields to change: `type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, " +
+    "`sku` (by `id` or `name`), `operator` `{firstName, lastName}` (found by name or created), " +
+    "`workOrder` (a name, found or created) and `isReviewed`. `null` leaves a field as it is, " +
+    "except for `operator` and `workOrder`, where it removes them from the log. An unknown field " +
+    "is a 422. The result must keep `start` < `end`. A new `count` re-derives `sensorCount` " +
+    "with the log's counting factor; a new `start` or `machine` re-derives the shift instance. " +
+    `Success is 204; the next report call reflects the change.\n\n${RUNNING_SHIFT_RULE} ` +
+    "The rule applies to a PATCH that changes what the log counts (`type`, `count`, " +
+    "`nominalSpeed`, `start`, `end`, `machine`, `sku`), before and after the change: a log can " +
+    "neither be moved into nor out of, nor changed inside, the running shift. Reviewing " +
+    "(`isReviewed`) and setting the operator or work order are always allowed.",
+  request: { params: IdParam, body: objectBody(ProductionLogPatchSchema) },
+  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE },
+});
+
+const deleteRoute = publicRoute("production_logs.delete", {
+  method: "delete",
+  path: "/v1/production-logs/{production_log_id}",
+  tags: ["Production logs"],
+  summary: "Delete a production log",
+  description:
+    "Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and " +
+    "every report. Success is 204.",
+  request: { params: IdParam },
+  responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE },
+});
+
+export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(createRoute, async (c) => {
+    const items = c.req.valid("json");
+    const { db, principal } = c.var;
+    const [machineResolutions, skuResolutions] = await Promise.all([
+      resolveMachines(
+        db,
+        principal.companyId,
+        items.map((i) => i.machine),
+      ),
+      resolveSkus(
+        db,
+        principal.companyId,
+        items.map((i) => i.sku),
+      ),
+    ]);
+    const issues: ValidationIssue[] = [];
+    const resolved = items.map((item, i) => {
+      const machine = issue(machineResolutions[i], ["body", i, "machine"], issues);
+      const sku = issue(skuResolutions[i], ["body", i, "sku"], issues);
+      if (item.start >= item.end) issues.push(startBeforeEnd(["body", i, "end"]));
+      return machine && sku ? { item, machine, sku } : null;
+    });
+    const needsPair = resolved.flatMap((r) =>
+      r && (r.item.nominalSpeed == null || r.item.countingFactor == null)
+        ? [{ machineId: r.machine.id, skuId: r.sku.id }]
+        : [],
+    );
+    const speeds = await pairNominalSpeeds(db, principal.companyId, needsPair);
+    const logs: (NewLog & { machine: ResolvedMachine })[] = [];
+    resolved.forEach((r, i) => {
+      if (!r) return;
+      const { item, machine, sku } = r;
+      const pair = speeds.get(`${machine.id}|${sku.id}`);
+      const nominalSpeed = item.nominalSpeed ?? pair?.nominalSpeed;
+      if (nominalSpeed === undefined) {
+        issues.push({
+          loc: ["body", i, "nominalSpeed"],
+          msg:
+            `No nominal speed for machine "${machine.name}" (id ${machine.id}) and SKU ` +
+            `"${sku.sku}" (id ${sku.id}): give nominalSpeed, or create one with POST /v1/nominal-speeds`,
+          type: "missing",
+        });
+        return;
+      }
+      const countingFactor = item.countingFactor ?? pair?.countingFactor ?? 1;
+      const sensorCount = item.sensorCount ?? sensorCountOf(item.count, countingFactor);
+      if (sensorCount === null) {
+        issues.push({
+          loc: ["body", i, "countingFactor"],
+          msg: "count / countingFactor is too large for sensorCount",
+          type: "value_error",
+        });
+        return;
+      }
+      logs.push({
+        machine,
+        machineId: machine.id,
+        skuId: sku.id,
+        shiftInstanceId: null,
+        type: item.type ?? "total",
+        count: item.count,
+        sensorCount,
+        nominalSpeed,
+        countingFactor,
+        start: item.start,
+        end: item.end,
+        isReviewed: item.isReviewed ?? false,
+        operator: item.operator ?? null,
+        workOrder: item.workOrder ?? null,
+      });
+    });
+    if (issues.length > 0) throw new ApiError(422, inItemOrder(issues));
+
+    // Every item is valid from here on, so `logs[i]` is item i.
+    const { shifts, conflicts } = await placeLogs(db, principal.companyId, logs, logs, Date.now());
+    conflicts.forEach((running, i) => {
+      const log = logs[i];
+      if (running && log) issues.push(runningShiftIssue(["body", i], log.machine, running));
+    });
+    if (issues.length > 0) throw new ApiError(422, issues);
+    const ids = await insertLogs(
+      db,
+      principal.companyId,
+      logs.map((log, i) => ({ ...log, shiftInstanceId: shifts[i]?.id ?? null })),
+    );
+    return c.json(await findExpandedLogs(db, principal, ids), 201);
+  })
+  .openapi(filterRoute, async (c) => {
+    const filters = c.req.valid("json") ?? {};
+    const { db, principal } = c.var;
+    const page = await filterLogs(db, principal, filters, pageRequest(filters));
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        productionLogs: page.rows,
+      },
+      200,
+    );
+  })
+  .openapi(getRoute, async (c) => {
+    const { production_log_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    const [log] = await findExpandedLogs(db, principal, [production_log_id.toLowerCase()]);
+    if (!log) throw notFound("Production log not found");
+    return c.json(log, 200);
+  })
+  .openapi(patchRoute, async (c) => {
+    const { production_log_id } = c.req.valid("param");
+    const id = production_log_id.toLowerCase();
+    const patch = c.req.valid("json");
+    const { db, principal } = c.var;
+    const current = await findLogCore(db, principal.companyId, id);
+    if (!current) throw notFound("Production log not found");
+
+    const issues: ValidationIssue[] = [];
+    const [machineResolution, skuResolution] = await Promise.all([
+      patch.machine ? resolveOne(resolveMachines, db, principal.companyId, patch.machine) : null,
+      patch.sku ? resolveOne(resolveSkus, db, principal.companyId, patch.sku) : null,
+    ]);
+    const machine = machineResolution && issue(machineResolution, ["body", "machine"], issues);
+    const sku = skuResolution && issue(skuResolution, ["body", "sku"], issues);
+    const start = patch.start ?? current.start;
+    const end = patch.end ?? current.end;
+    if (start >= end) issues.push(startBeforeEnd(["body", patch.end == null ? "start" : "end"]));
+    const sensorCount =
+      patch.count == null ? undefined : sensorCountOf(patch.count, current.countingFactor);
+    if (sensorCount === null) {
+      issues.push({
+        loc: ["body", "count"],
+        msg: "count / countingFactor is too large for sensorCount",
+        type: "value_error",
+      });
+    }
+    if (issues.length > 0) throw new ApiError(422, issues);
+
+    const target = machine ?? { id: current.machineId, name: current.machineName };
+    const changesCounting = [
+      patch.type,
+      patch.count,
+      patch.nominalSpeed,
+      patch.start,
+      patch.end,
+      patch.machine,
+      patch.sku,
+    ].some((v) => v != null);
+    const replace = target.id !== current.machineId || start !== current.start;
+    const changes: LogChanges = {};
+    if (changesCounting || replace) {
+      const after: LogInterval = { machineId: target.id, start, end };
+      const before: LogInterval = {
+        machineId: current.machineId,
+        start: current.start,
+        end: current.end,
+      };
+      const { shifts, conflicts } = await placeLogs(
+        db,
+        principal.companyId,
+        replace ? [after] : [],
+        changesCounting ? [after, before] : [],
+        Date.now(),
+      );
+      const [intoRunning, fromRunning] = conflicts;
+      if (intoRunning) {
+        throw new ApiError(422, [runningShiftIssue(["body"], target, intoRunning)]);
+      }
+      if (fromRunning) {
+        throw new ApiError(422, [
+          runningShiftIssue(
+            ["body"],
+            { id: current.machineId, name: current.machineName },
+            fromRunning,
+          ),
+        ]);
+      }
+      if (replace) changes.shiftInstanceId = shifts[0]?.id ?? null;
+    }
+    if (patch.type != null) changes.type = patch.type;
+    if (patch.count != null && sensorCount != null) {
+      changes.count = patch.count;
+      changes.sensorCount = sensorCount;
+    }
+    if (patch.nominalSpeed != null) changes.nominalSpeed = patch.nominalSpeed;
+    if (patch.start != null) changes.start = patch.start;
+    if (patch.end != null) changes.end = patch.end;
+    if (machine) changes.machineId = machine.id;
+    if (sku) changes.skuId = sku.id;
+    if (patch.isReviewed != null) changes.isReviewed = patch.isReviewed;
+    if (patch.operator !== undefined) changes.operator = patch.operator;
+    if (patch.workOrder !== undefined) changes.workOrder = patch.workOrder;
+    if (!(await updateLog(db, principal.companyId, id, changes))) {
+      throw notFound("Production log not found");
+    }
+    return c.body(null, 204);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const { production_log_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    if (!(await softDeleteLog(db, principal.companyId, production_log_id.toLowerCase()))) {
+      throw notFound("Production log not found");
+    }
+    return c.body(null, 204);
+  });
+
+/** Resolves a single machine or SKU reference with a list resolver. */
+async function resolveOne<Ref extends MachineRef | SkuRef, T>(
+  resolver: (
+    db: AppEnv["Variables"]["db"],
+    companyId: number,
+    refs: readonly Ref[],
+  ) => Promise<Resolution<T>[]>,
+  db: AppEnv["Variables"]["db"],
+  companyId: number,
+  ref: Ref,
+): Promise<Resolution<T> | undefined> {
+  const [resolution] = await resolver(db, companyId, [ref]);
+  return resolution;
+}

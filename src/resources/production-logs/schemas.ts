@@ -1,0 +1,216 @@
+/**
+ * Request and response schemas of the production log endpoints.
+ */
+import { z } from "@hono/zod-openapi";
+import { DateComparisonFilter, DateTimeMs, MachinesFilter } from "../../http/filters";
+import { PageFields } from "../../http/pagination";
+import { NumericComparisonFilter, SearchTerm, stringIdListFields } from "../../http/search";
+import { MachineRefSchema, SkuRefSchema } from "../nominal-speeds/references";
+import { MAX_RATE } from "../nominal-speeds/schemas";
+import { MAX_OPERATOR_NAME } from "../operators/schemas";
+import { MAX_WORK_ORDER_NAME } from "../simple-work-orders/schemas";
+
+export const LOG_TYPES = ["correct", "defects", "total"] as const;
+export type LogType = (typeof LOG_TYPES)[number];
+
+const dateTime = () => z.string().openapi({ format: "date-time" });
+
+const LogType = z.enum(LOG_TYPES).openapi({
+  description:
+    "`total` = every item made; `correct` and `defects` split them (the metrics report uses the " +
+    "`total` logs of a shift when it has any, else `correct` + `defects`).",
+});
+
+const positiveRate = (description: string) =>
+  z
+    .number()
+    .positive()
+    .max(MAX_RATE)
+    .openapi({ description: `${description} Must be > 0 (at most ${MAX_RATE.toExponential()}).` });
+
+const Count = z
+  .number()
+  .int()
+  .min(0)
+  .openapi({ description: "Items produced in the interval, in the SKU's unit; integer >= 0." });
+
+export const OperatorByNameSchema = z
+  .object({
+    firstName: z.string().trim().min(1).max(MAX_OPERATOR_NAME),
+    lastName: z.string().trim().min(1).max(MAX_OPERATOR_NAME),
+  })
+  .strict()
+  .openapi("OperatorByName", {
+    description:
+      "The company's operator with exactly this first and last name (trimmed; the lowest id " +
+      "when several match); created when there is none. Deleted operators are not matched.",
+  });
+
+const WorkOrderName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(MAX_WORK_ORDER_NAME)
+  .openapi({
+    description:
+      "A work order name (trimmed): the company's work order of that name, created (status " +
+      "`InProgress`) when there is none.",
+    example: "WO-2026-0042",
+  });
+
+export const ProductionLogSchema = z
+  .object({
+    id: z.string().openapi({ format: "uuid" }),
+    type: LogType,
+    sensorCount: z
+      .number()
+      .int()
+      .openapi({ description: "Sensor pulses: `count / countingFactor`, rounded to an integer." }),
+    count: z.number().int().openapi({ description: "Items in the SKU's unit." }),
+    nominalSpeed: z.number().openapi({ description: "SKU units per minute." }),
+    countingFactor: z.number().openapi({ description: "SKU units per sensor pulse." }),
+    start: dateTime(),
+    end: dateTime(),
+    isReviewed: z.boolean(),
+    isAutomated: z
+      .boolean()
+      .openapi({ description: "True for logs written by the service (realtime), false here." }),
+    machineId: z.number().int(),
+    createdAt: dateTime(),
+    updatedAt: dateTime(),
+    deletedAt: dateTime().nullable(),
+    live: z.boolean().openapi({ description: "True while a realtime log is still growing." }),
+    machine: z.object({
+      id: z.number().int(),
+      name: z.string(),
+      isCountEnabled: z.boolean(),
+      externalName: z.string().nullable(),
+    }),
+    company: z.object({ id: z.number().int(), name: z.string(), timezone: z.string() }),
+    shift: z
+      .object({
+        id: z.number().int().openapi({ description: "Shift instance id." }),
+        name: z.string(),
+        start: dateTime(),
+        end: dateTime(),
+        isConsidered: z.boolean(),
+      })
+      .nullable()
+      .openapi({
+        description: "The machine's shift instance containing `start`; null when no shift does.",
+      }),
+    operator: z
+      .object({
+        id: z.number().int(),
+        firstName: z.string().nullable(),
+        lastName: z.string().nullable(),
+        email: z.string().nullable(),
+      })
+      .nullable()
+      .openapi({ description: "Null when none is set or the operator was deleted." }),
+    sku: z
+      .object({
+        id: z.string().openapi({ format: "uuid" }),
+        name: z.string().nullable(),
+        description: z.string().nullable(),
+        unit: z.string().nullable(),
+      })
+      .nullable(),
+    workOrder: z
+      .object({
+        id: z.string().openapi({ format: "uuid" }),
+        name: z.string(),
+        description: z.string().nullable(),
+        status: z.string().openapi({ example: "InProgress" }),
+      })
+      .nullable(),
+    simpleWorkOrder: z
+      .object({ id: z.string().openapi({ format: "uuid" }), name: z.string() })
+      .nullable()
+      .openapi({ description: "Set by the realtime endpoints; null when none or deleted." }),
+  })
+  .openapi("ProductionLog");
+
+export type ProductionLogOut = z.infer<typeof ProductionLogSchema>;
+
+export const ProductionLogCreateSchema = z
+  .object({
+    start: DateTimeMs.openapi({ description: "Start of the interval (included)." }),
+    end: DateTimeMs.openapi({ description: "End of the interval (excluded); after `start`." }),
+    count: Count,
+    type: LogType.optional().openapi({ default: "total" }),
+    nominalSpeed: positiveRate(
+      "SKU units per minute; default: the nominal speed of the machine/SKU pair (422 when the " +
+        "pair has none and none is given).",
+    ).nullish(),
+    countingFactor: positiveRate(
+      "SKU units per sensor pulse; default: the counting factor of the pair's nominal speed, " +
+        "else 1.",
+    ).nullish(),
+    sensorCount: z
+      .number()
+      .int()
+      .min(0)
+      .nullish()
+      .openapi({ description: "Sensor pulses; default `count / countingFactor`, rounded." }),
+    machine: MachineRefSchema,
+    sku: SkuRefSchema,
+    operator: OperatorByNameSchema.nullish(),
+    workOrder: WorkOrderName.nullish(),
+    isReviewed: z.boolean().optional().openapi({ default: false }),
+  })
+  .strict()
+  .openapi("ProductionLogCreate");
+
+export type ProductionLogCreate = z.infer<typeof ProductionLogCreateSchema>;
+
+export const ProductionLogPatchSchema = z
+  .object({
+    type: LogType.nullish(),
+    count: Count.nullish(),
+    nominalSpeed: positiveRate("SKU units per minute.").nullish(),
+    start: DateTimeMs.nullish(),
+    end: DateTimeMs.nullish(),
+    machine: MachineRefSchema.nullish(),
+    sku: SkuRefSchema.nullish(),
+    operator: OperatorByNameSchema.nullish().openapi({
+      description: "Found by name or created; null removes the operator from the log.",
+    }),
+    workOrder: WorkOrderName.nullish().openapi({
+      description: "Found by name or created; null removes the work order from the log.",
+    }),
+    isReviewed: z.boolean().nullish(),
+  })
+  .strict()
+  .openapi("ProductionLogPatch");
+
+export type ProductionLogPatch = z.infer<typeof ProductionLogPatchSchema>;
+
+export const ProductionLogFiltersSchema = z
+  .object({
+    ...PageFields,
+    machines: MachinesFilter.openapi({
+      description:
+        "`search`: fuzzy on the machine name (case- and accent-insensitive containment); " +
+        "`include`/`exclude`: machine ids.",
+    }),
+    skus: z
+      .object({
+        search: SearchTerm.nullish().openapi({
+          description:
+            "Fuzzy on the SKU's `sku` code or its `name` (either matches); blank = no filter.",
+        }),
+        ...stringIdListFields,
+      })
+      .strict()
+      .nullish(),
+    start: DateComparisonFilter.openapi({ description: "On the log's start." }),
+    end: DateComparisonFilter.openapi({ description: "On the log's end." }),
+    count: NumericComparisonFilter.openapi({ description: "Comparisons with `count`." }),
+    isReviewed: z.boolean().nullish(),
+    type: LogType.nullish(),
+  })
+  .strict()
+  .openapi("ProductionLogFilters");
+
+export type ProductionLogFilters = z.infer<typeof ProductionLogFiltersSchema>;

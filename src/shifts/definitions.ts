@@ -1,0 +1,283 @@
+/**
+ * Shift definitions: creation (with the overlap rule) and listing.
+ *
+ * Source: docs/metrics.md, "Shifts": a definition has a name, local `HH:MM`
+ * start and end in the company's zone (`endTime <= startTime` ends the next
+ * day), ISO weekdays of its start, `isConsidered`, and optionally the machines
+ * it applies to (default: all machines of the company). "At most one [instance]
+ * may match [the shift a machine is running now]; overlapping definitions for
+ * the same machine are rejected when they are created."
+ */
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "../db/client";
+import { machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
+import { ApiError, notFound, type ValidationIssue } from "../http/errors";
+import { type InstanceWindow, instancesBetween } from "./instances";
+import { loadShiftPlan, type ShiftDefinitionRow } from "./queries";
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Horizon of the overlap check: 14 days of instance starts (every weekday
+ * twice, so that a shift crossing midnight into the next week is compared
+ * with the first shifts of that week).
+ */
+export const OVERLAP_HORIZON_MS = 14 * DAY_MS;
+
+/** A definition to create, defaults applied. */
+export interface ShiftDefinitionInput {
+  name: string;
+  startTime: string;
+  endTime: string;
+  /** ISO weekdays, 1..7, without duplicates. */
+  weekdays: number[];
+  isConsidered: boolean;
+  /** null = every machine of the company. */
+  machineIds: number[] | null;
+}
+
+/** Shape of a definition in operator responses. */
+export interface ShiftDefinitionOut {
+  id: number;
+  name: string;
+  startTime: string;
+  endTime: string;
+  weekdays: number[];
+  isConsidered: boolean;
+  /** null = every machine of the company. */
+  machineIds: number[] | null;
+}
+
+/** Turns a stored definition into its response shape. */
+export function toDefinitionOut(row: ShiftDefinitionRow): ShiftDefinitionOut {
+  return {
+    id: row.id,
+    name: row.name,
+    startTime: row.startTime,
+    endTime: row.endTime,
+    weekdays: row.weekdays,
+    isConsidered: row.isConsidered,
+    machineIds: row.allMachines ? null : row.machineIds,
+  };
+}
+
+/** A definition as the overlap check sees it. */
+interface OverlapCandidate {
+  /** `["existing", id]` or `["new", index in the request]`. */
+  ref: { kind: "existing"; id: number; name: string } | { kind: "new"; index: number };
+  times: { startTime: string; endTime: string; weekdays: readonly number[] };
+  /** null = every machine. */
+  machineIds: readonly number[] | null;
+}
+
+function sharesMachine(a: readonly number[] | null, b: readonly number[] | null): boolean {
+  if (a === null || b === null) return true;
+  const set = new Set(a);
+  return b.some((id) => set.has(id));
+}
+
+function windowsOverlap(a: readonly InstanceWindow[], b: readonly InstanceWindow[]): boolean {
+  // Both lists are sorted by start; instances of one definition never overlap each other.
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as InstanceWindow;
+    const y = b[j] as InstanceWindow;
+    if (x.start < y.end && y.start < x.end) return true;
+    if (x.end <= y.end) i += 1;
+    else j += 1;
+  }
+  return false;
+}
+
+/**
+ * The first pair of definitions that share a machine and whose instances
+ * overlap within `OVERLAP_HORIZON_MS` from `horizonStart` (plus one day
+ * before it, so that a shift crossing into the horizon is seen).
+ *
+ * Definitions that apply to all machines share a machine with every other
+ * definition, even before the company has a machine: they will apply to every
+ * machine added later.
+ *
+ * @returns the pair (new definitions are always `b`), or null.
+ */
+function findOverlap(
+  candidates: readonly OverlapCandidate[],
+  timezone: string,
+  horizonStart: number,
+): { a: OverlapCandidate; b: OverlapCandidate } | null {
+  const windows = candidates.map((c) =>
+    instancesBetween(c.times, timezone, horizonStart - DAY_MS, horizonStart + OVERLAP_HORIZON_MS),
+  );
+  for (let j = 0; j < candidates.length; j += 1) {
+    const b = candidates[j] as OverlapCandidate;
+    if (b.ref.kind !== "new") continue;
+    for (let i = 0; i < j; i += 1) {
+      const a = candidates[i] as OverlapCandidate;
+      if (!sharesMachine(a.machineIds, b.machineIds)) continue;
+      if (windowsOverlap(windows[i] ?? [], windows[j] ?? [])) return { a, b };
+    }
+  }
+  return null;
+}
+
+/**
+ * Creates shift definitions for a company, all or none.
+ *
+ * Every `machineIds` entry must be a machine of the company (422 naming the
+ * item and position otherwise). A definition whose instances would overlap an
+ * instance of another definition (existing or in the same request) on a
+ * machine both apply to is a 422 naming the other definition; the check
+ * compares the instances of the next 14 days in the company's zone, which
+ * covers every weekday.
+ *
+ * The definitions and their machine links are written in one batch; each
+ * link row takes the id of the definition inserted just before it (D1 runs a
+ * batch as one transaction, serially).
+ *
+ * @param db Drizzle client.
+ * @param companyId the company (404 when it does not exist).
+ * @param items the definitions, defaults applied.
+ * @param now the current instant, ms (start of the overlap horizon).
+ * @returns the created definitions, in request order.
+ * @throws ApiError 404 unknown company; 422 unknown machine or overlap.
+ */
+export async function createShiftDefinitions(
+  db: Database,
+  companyId: number,
+  items: readonly ShiftDefinitionInput[],
+  now: number = Date.now(),
+): Promise<ShiftDefinitionOut[]> {
+  const plan = await loadShiftPlan(db, companyId);
+  if (!plan) throw notFound("Company not found");
+
+  const requested = [...new Set(items.flatMap((i) => i.machineIds ?? []))];
+  const known = new Set(
+    requested.length === 0
+      ? []
+      : (
+          await db
+            .select({ id: machines.id })
+            .from(machines)
+            .where(
+              and(
+                eq(machines.companyId, companyId),
+                isNull(machines.deletedAt),
+                inArray(
+                  machines.id,
+                  sql`(SELECT value FROM json_each(${JSON.stringify(requested)}))`,
+                ),
+              ),
+            )
+            .all()
+        ).map((m) => m.id),
+  );
+  const issues: ValidationIssue[] = [];
+  items.forEach((item, index) => {
+    (item.machineIds ?? []).forEach((id, position) => {
+      if (!known.has(id)) {
+        issues.push({
+          loc: ["body", index, "machineIds", position],
+          msg: `Machine ${id} is not a machine of this company`,
+          type: "value_error",
+        });
+      }
+    });
+  });
+  if (issues.length > 0) throw new ApiError(422, issues);
+
+  const candidates: OverlapCandidate[] = [
+    ...plan.definitions.map(
+      (d): OverlapCandidate => ({
+        ref: { kind: "existing", id: d.id, name: d.name },
+        times: d,
+        machineIds: d.allMachines ? null : d.machineIds,
+      }),
+    ),
+    ...items.map(
+      (item, index): OverlapCandidate => ({
+        ref: { kind: "new", index },
+        times: item,
+        machineIds: item.machineIds,
+      }),
+    ),
+  ];
+  const overlap = findOverlap(candidates, plan.timezone, now);
+  if (overlap && overlap.b.ref.kind === "new") {
+    const other =
+      overlap.a.ref.kind === "existing"
+        ? `shift definition ${overlap.a.ref.id} ("${overlap.a.ref.name}")`
+        : `item ${overlap.a.ref.index} of this request`;
+    throw new ApiError(422, [
+      {
+        loc: ["body", overlap.b.ref.index],
+        msg: `Overlaps ${other} on a machine both apply to: a machine runs at most one shift at a time`,
+        type: "value_error.overlap",
+      },
+    ]);
+  }
+
+  const statements: BatchItem<"sqlite">[] = [];
+  const insertPositions: number[] = [];
+  for (const item of items) {
+    insertPositions.push(statements.length);
+    statements.push(
+      db
+        .insert(shiftDefinitions)
+        .values({
+          companyId,
+          name: item.name,
+          startTime: item.startTime,
+          endTime: item.endTime,
+          weekdays: item.weekdays,
+          isConsidered: item.isConsidered,
+          allMachines: item.machineIds === null,
+        })
+        .returning({ id: shiftDefinitions.id }),
+    );
+    if (item.machineIds !== null) {
+      // The definition inserted just before (the batch runs serially, in one transaction).
+      statements.push(
+        db.insert(shiftDefinitionMachines).select(
+          sql`SELECT (SELECT max(id) FROM shift_definitions WHERE company_id = ${companyId}),
+                value, CAST(${companyId} AS INTEGER)
+              FROM json_each(${JSON.stringify([...new Set(item.machineIds)])})`,
+        ),
+      );
+    }
+  }
+  const [first, ...rest] = statements;
+  if (!first) return [];
+  const results: unknown[] = await db.batch([first, ...rest]);
+  const ids = insertPositions.map((position) => {
+    const rows = results[position] as { id: number }[] | undefined;
+    const id = rows?.[0]?.id;
+    if (id === undefined) throw new Error("Shift definition insert returned no id");
+    return id;
+  });
+  return items.map((item, index) => ({
+    id: ids[index] as number,
+    name: item.name,
+    startTime: item.startTime,
+    endTime: item.endTime,
+    weekdays: item.weekdays,
+    isConsidered: item.isConsidered,
+    machineIds:
+      item.machineIds === null ? null : [...new Set(item.machineIds)].sort((a, b) => a - b),
+  }));
+}
+
+/**
+ * The company's shift definitions (not deleted), ascending id.
+ *
+ * @throws ApiError 404 when the company does not exist.
+ */
+export async function listShiftDefinitions(
+  db: Database,
+  companyId: number,
+): Promise<ShiftDefinitionOut[]> {
+  const plan = await loadShiftPlan(db, companyId);
+  if (!plan) throw notFound("Company not found");
+  return plan.definitions.map(toDefinitionOut);
+}

@@ -1,0 +1,215 @@
+/**
+ * Webhook events written in the same batch as the change they report (the
+ * outbox of docs/webhooks.md): the event row, whose `body` is the exact bytes
+ * every attempt sends and signs, and one delivery row per matching
+ * registration. After the batch commits, `dispatchEvent` (outbox.ts) sends one
+ * Queue message per delivery.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "../db/client";
+import { webhookDeliveries, webhookEvents } from "../db/schema";
+import type { ClassificationOut, ReportShift, StopOut } from "../reports/schemas";
+
+/** The event types a registration can name (docs/webhooks.md). */
+export const CLASSIFICATION_EVENT_TYPES = [
+  "MachineStopClassificationCreated",
+  "MachineStopClassificationUpdated",
+  "MachineStopClassificationDeleted",
+] as const;
+
+/** A type a registration names. */
+export type RegistrationEventType = (typeof CLASSIFICATION_EVENT_TYPES)[number];
+
+/** The test event; it reaches a registration whatever its type. */
+export const PING_EVENT_TYPE = "Ping";
+
+/** Which `MachineStopClassification*` event a classification write emits. */
+export type ClassificationChangeKind = "Created" | "Updated" | "Deleted";
+
+/** Everything a stop-classification event needs, in the stops report's shapes. */
+export interface ClassificationChange {
+  kind: ClassificationChangeKind;
+  companyId: number;
+  stopId: number;
+  /** The stop, as the stops report shows it, at the time of the change. */
+  stop: StopOut;
+  machine: { id: number; name: string };
+  /** The shift instance containing the stop's start, or null. */
+  shift: ReportShift | null;
+  /**
+   * The classification before the change: null for `Created`, the old value
+   * for `Updated` (the event's `previous`) and for `Deleted` (the event's
+   * `classification`, as it was before deletion).
+   */
+  previous: ClassificationOut | null;
+}
+
+/** The statements of one event, and its id (to dispatch it once they have committed). */
+export interface OutboxWrite {
+  /** `eventId` of the event; no row is written when no registration matches. */
+  eventId: string;
+  statements: BatchItem<"sqlite">[];
+}
+
+/** ISO 8601 UTC with milliseconds of an integer ms column, as `Date#toISOString` writes it. */
+function isoOf(column: SQL): SQL {
+  return sql`(strftime('%Y-%m-%dT%H:%M:%S', ${column} / 1000, 'unixepoch') || '.' || printf('%03d', ${column} % 1000) || 'Z')`;
+}
+
+/** A random UUID (version 4 layout) made by SQLite, one per row of an INSERT ... SELECT. */
+const SQL_UUID = sql`(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))`;
+
+/** The current instant in ms, as the schema's defaults compute it. */
+const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
+
+/** Registrations of the company for `eventType` that are not deleted (SQL condition on alias `w`). */
+function matchingRegistrations(companyId: number, eventType: string): SQL {
+  return sql`w.company_id = ${companyId} AND w.event_type = ${eventType} AND w.deleted_at IS NULL`;
+}
+
+/** One delivery per matching registration, written only if the event row was. */
+function deliveriesStatement(
+  db: Database,
+  companyId: number,
+  eventId: string,
+  eventType: string,
+): BatchItem<"sqlite"> {
+  return db.insert(webhookDeliveries).select(sql`
+    SELECT ${SQL_UUID}, w.company_id, ${eventId}, w.id, 'pending', NULL, 0, ${NOW_MS}, ${NOW_MS}
+    FROM webhooks w
+    WHERE ${matchingRegistrations(companyId, eventType)}
+      AND EXISTS (SELECT 1 FROM webhook_events e WHERE e.id = ${eventId})`);
+}
+
+/**
+ * The statements that record the webhook event of a stop-classification
+ * change; the caller appends them to the SAME `db.batch` as the write, after
+ * it, so that the event exists if and only if the change does.
+ *
+ * The statements are INSERT ... SELECT through Drizzle's `insert().select(sql)`
+ * (raw `db.run` statements cannot be batched by drizzle-orm 0.45 on D1), which
+ * lists EVERY column of the table in schema order: a new column of
+ * `webhook_events` or `webhook_deliveries` must be added to these SELECTs.
+ *
+ * The body is the envelope `{eventId, eventTimestamp, eventType, event}` with
+ * `event = {classification, stop, machine, shift}` (+ `previous` for
+ * `Updated`) in the stops report's shapes. For `Created` and `Updated` the new
+ * classification (its id and timestamps are set by the database) is read by
+ * SQL from the row the batch has just written, with the same shape as
+ * `toClassificationOut`; the other parts are built here. Nothing is written
+ * when the company has no registration for the type.
+ *
+ * @param db Drizzle client (to build statements, not to run them).
+ * @param change what changed, with the stop, machine, shift and previous classification.
+ * @param now the instant the event is queued (`eventTimestamp`), ms since the epoch.
+ * @returns the event id and the statements to append to the write's batch.
+ */
+export function classificationEventStatements(
+  db: Database,
+  change: ClassificationChange,
+  now: number = Date.now(),
+): OutboxWrite {
+  const eventId = crypto.randomUUID();
+  const eventType = `MachineStopClassification${change.kind}`;
+  const eventTimestamp = new Date(now).toISOString();
+  const { companyId } = change;
+  const registered = sql`EXISTS (SELECT 1 FROM webhooks w WHERE ${matchingRegistrations(companyId, eventType)})`;
+
+  let insertEvent: BatchItem<"sqlite">;
+  if (change.kind === "Deleted") {
+    const body = JSON.stringify({
+      eventId,
+      eventTimestamp,
+      eventType,
+      event: {
+        classification: change.previous,
+        stop: change.stop,
+        machine: change.machine,
+        shift: change.shift,
+      },
+    });
+    insertEvent = db.insert(webhookEvents).select(sql`
+      SELECT ${eventId}, ${companyId}, ${eventType}, ${body}, CAST(${now} AS INTEGER), ${NOW_MS}
+      WHERE ${registered}`);
+  } else {
+    const cause = (alias: string) =>
+      sql`json_object('id', ${sql.raw(alias)}.id, 'name', ${sql.raw(alias)}.name)`;
+    const classification = sql`json_object(
+      'id', sc.id,
+      'createdAt', ${isoOf(sql`sc.created_at`)},
+      'updatedAt', ${isoOf(sql`sc.updated_at`)},
+      'description', sc.description,
+      'component', ${cause("comp")},
+      'specificCause', ${cause("spec")},
+      'generalCause', ${cause("gen")})`;
+    const previous =
+      change.kind === "Updated"
+        ? sql`, 'previous', json(${JSON.stringify(change.previous)})`
+        : sql``;
+    insertEvent = db.insert(webhookEvents).select(sql`
+      SELECT ${eventId}, ${companyId}, ${eventType},
+        json_object(
+          'eventId', ${eventId},
+          'eventTimestamp', ${eventTimestamp},
+          'eventType', ${eventType},
+          'event', json_object(
+            'classification', ${classification},
+            'stop', json(${JSON.stringify(change.stop)}),
+            'machine', json(${JSON.stringify(change.machine)}),
+            'shift', json(${JSON.stringify(change.shift)})${previous})),
+        CAST(${now} AS INTEGER), ${NOW_MS}
+      FROM stop_classifications sc
+      LEFT JOIN stop_causes comp ON comp.id = sc.component_id
+      LEFT JOIN stop_causes spec ON spec.id = sc.specific_cause_id
+      LEFT JOIN stop_causes gen ON gen.id = sc.general_cause_id
+      WHERE sc.stop_id = ${change.stopId} AND sc.company_id = ${companyId} AND ${registered}`);
+  }
+  return {
+    eventId,
+    statements: [insertEvent, deliveriesStatement(db, companyId, eventId, eventType)],
+  };
+}
+
+/**
+ * The statements of a test ping to one registration, whatever its event type:
+ * the event `{"text": "ping"}` and its one delivery.
+ *
+ * @param db Drizzle client.
+ * @param webhook the registration (id and company).
+ * @param now the instant the event is queued, ms since the epoch.
+ * @returns the event and delivery ids and the statements to run in one batch.
+ */
+export function pingEventStatements(
+  db: Database,
+  webhook: { id: string; companyId: number },
+  now: number = Date.now(),
+): OutboxWrite & { deliveryId: string } {
+  const eventId = crypto.randomUUID();
+  const deliveryId = crypto.randomUUID();
+  const body = JSON.stringify({
+    eventId,
+    eventTimestamp: new Date(now).toISOString(),
+    eventType: PING_EVENT_TYPE,
+    event: { text: "ping" },
+  });
+  return {
+    eventId,
+    deliveryId,
+    statements: [
+      db.insert(webhookEvents).values({
+        id: eventId,
+        companyId: webhook.companyId,
+        eventType: PING_EVENT_TYPE,
+        body,
+        eventTimestamp: now,
+      }),
+      db.insert(webhookDeliveries).values({
+        id: deliveryId,
+        companyId: webhook.companyId,
+        eventId,
+        webhookId: webhook.id,
+      }),
+    ],
+  };
+}
