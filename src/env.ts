@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
 import type { RealtimeMachine } from "./realtime/realtime-machine";
+import type { WebhookMessage } from "./webhooks/outbox";
 
 /** The string settings, shared by the Worker's `Env` and the global `Cloudflare.Env`. */
 interface SettingVars {
@@ -38,13 +39,20 @@ interface SettingVars {
   JWT_SCOPE_CLAIM?: string;
   /** Claim holding scopes as an array of strings (default `permissions`). */
   JWT_PERMISSIONS_CLAIM?: string;
+  /** DNS-over-HTTPS JSON endpoint that resolves webhook hosts (default Cloudflare's). */
+  WEBHOOK_DOH_URL?: string;
+  /**
+   * Comma-separated exact origins (`http://127.0.0.1:9999`) exempt from the webhook
+   * endpoint rules; applied only when `ENVIRONMENT` is `development` or `test`.
+   */
+  WEBHOOK_EXEMPT_ORIGINS?: string;
 }
 
 export interface Env extends SettingVars {
   DB: D1Database;
   REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
-  WEBHOOK_QUEUE: Queue<unknown>;
+  WEBHOOK_QUEUE: Queue<WebhookMessage>;
 }
 
 declare global {
@@ -53,7 +61,7 @@ declare global {
       DB: D1Database;
       REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
       RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
-      WEBHOOK_QUEUE: Queue<unknown>;
+      WEBHOOK_QUEUE: Queue<WebhookMessage>;
     }
   }
 }
@@ -109,6 +117,35 @@ const JwtSettingsSchema = z
     }
   });
 
+/** Comma-separated origins; each must be an http(s) URL without a path. */
+const OriginList = z.string().transform((text, ctx) => {
+  const origins: string[] = [];
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    try {
+      const url = new URL(part);
+      if (
+        (url.protocol === "http:" || url.protocol === "https:") &&
+        url.origin === part.replace(/\/$/, "")
+      ) {
+        origins.push(url.origin);
+        continue;
+      }
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: "custom", message: `WEBHOOK_EXEMPT_ORIGINS: ${part} is not an origin` });
+  }
+  return origins;
+});
+
+const WebhookSettingsSchema = z.object({
+  dohUrl: z.url({ protocol: /^https?$/ }),
+  exemptOrigins: OriginList,
+});
+
 const SettingsSchema = z.object({
   environment: z.enum(["development", "test", "sandbox", "production"]),
   defaultRateLimit: positiveInt,
@@ -118,9 +155,12 @@ const SettingsSchema = z.object({
   authFailurePeriodSeconds: positiveInt,
   credentialCacheSeconds: z.coerce.number().int().min(0).max(60),
   jwt: JwtSettingsSchema,
+  webhooks: WebhookSettingsSchema,
 });
 
 export type Settings = z.infer<typeof SettingsSchema>;
+/** Webhook settings: the DNS-over-HTTPS resolver and the origins exempt in local development. */
+export type WebhookSettings = Settings["webhooks"];
 /** Access-token settings; `jwks` and `jwksUrl` both absent = no Bearer token is valid. */
 export type JwtSettings = Settings["jwt"];
 
@@ -128,6 +168,9 @@ export type JwtSettings = Settings["jwt"];
 function unlessEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === "" ? undefined : value;
 }
+
+/** Cloudflare's DNS-over-HTTPS JSON API, the default resolver of webhook hosts. */
+export const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
 
 // Settings are parsed once per distinct set of bindings: the Worker's bindings do not
 // change within an isolate, and parsing a JWKS on every request would be waste.
@@ -138,7 +181,8 @@ let cached: { env: Env; settings: Settings } | undefined;
  *
  * Defaults: rate limit 600 per 60 s, limiter enabled, 30 failed authentications per
  * 60 s per client address, API keys cached 5 s per isolate, company claim
- * `company_id`, scope claims `scope` (space-separated) and `permissions` (array).
+ * `company_id`, scope claims `scope` (space-separated) and `permissions` (array),
+ * webhook hosts resolved with Cloudflare's DNS-over-HTTPS, no exempt origin.
  *
  * @param env the Worker bindings.
  * @returns typed settings.
@@ -162,6 +206,10 @@ export function readSettings(env: Env): Settings {
       companyClaim: unlessEmpty(env.JWT_COMPANY_CLAIM) ?? "company_id",
       scopeClaim: unlessEmpty(env.JWT_SCOPE_CLAIM) ?? "scope",
       permissionsClaim: unlessEmpty(env.JWT_PERMISSIONS_CLAIM) ?? "permissions",
+    },
+    webhooks: {
+      dohUrl: unlessEmpty(env.WEBHOOK_DOH_URL) ?? DEFAULT_DOH_URL,
+      exemptOrigins: env.WEBHOOK_EXEMPT_ORIGINS ?? "",
     },
   });
   cached = { env, settings };

@@ -1,8 +1,12 @@
 /**
- * Worker entry: the HTTP app and the Durable Object classes.
+ * Worker entry: the HTTP app, the webhook Queue consumer, the outbox sweeper
+ * (cron trigger) and the Durable Object classes.
  */
 import { createApp } from "./app";
+import { createDb } from "./db/client";
 import type { Env } from "./env";
+import { webhookQueueHandler } from "./webhooks/consumer";
+import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
 
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";
@@ -11,4 +15,8 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-} satisfies ExportedHandler<Env>;
+  queue: webhookQueueHandler(),
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(sweepOutbox(env, createDb(env.DB), Date.now()));
+  },
+} satisfies ExportedHandler<Env, WebhookMessage>;

@@ -9,6 +9,7 @@ import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
 import { operatorShiftsRoutes } from "./shifts";
 import { operatorStopsRoutes } from "./stops";
+import { operatorWebhooksRoutes } from "./webhooks";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`). */
 export function createOperatorApp() {
@@ -23,6 +24,7 @@ export function createOperatorApp() {
   app.route("/", operatorDiagnosticsRoutes);
   app.route("/", operatorShiftsRoutes);
   app.route("/", operatorStopsRoutes);
+  app.route("/", operatorWebhooksRoutes);
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

@@ -1,0 +1,267 @@
+/**
+ * `tsx bench/webhooks.ts`: 1,000 stop-classification changes fanned out to 3
+ * local receivers, one of which answers 503 for its first minute.
+ *
+ * 1. applies the migrations to a database of its own (`.wrangler/bench-webhooks`,
+ *    emptied first) and starts `wrangler dev` on port 8792 (BENCH_WH_PORT) with
+ *    the three receivers' origins exempt from the endpoint rules;
+ * 2. starts the receivers (scripts/receiver.ts: signatures verified with
+ *    @octokit/webhooks-methods, deduplicated on eventId) on ports 9811-9813;
+ * 3. creates a company, a machine, 1,000 stops and one registration per
+ *    receiver, then classifies every stop (BENCH_WH_CONCURRENCY = 10 at a time);
+ * 4. waits until each receiver has every event (or BENCH_WH_TIMEOUT = 300 s) and
+ *    reports, per receiver: deliveries, duplicates, lost, and the time from each
+ *    change (its PUT answered) to its first delivery (p50, p95, max);
+ * 5. writes the table to bench/webhooks-results.md and stops wrangler.
+ *
+ * Targets (issue 7): 0 lost; every delivery to the two healthy receivers within
+ * 10 s of its change.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type ReceivedDelivery, startReceiver } from "../scripts/receiver";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const PORT = Number(process.env.BENCH_WH_PORT ?? 8792);
+const BASE = `http://127.0.0.1:${PORT}`;
+const PERSIST_DIR = ".wrangler/bench-webhooks";
+const RESULTS = join(ROOT, "bench", "webhooks-results.md");
+const TOKEN = "bench-token";
+const CHANGES = Number(process.env.BENCH_WH_CHANGES ?? 1000);
+const CONCURRENCY = Number(process.env.BENCH_WH_CONCURRENCY ?? 10);
+const TIMEOUT_MS = Number(process.env.BENCH_WH_TIMEOUT ?? 300) * 1000;
+const RECEIVER_PORTS = [9811, 9812, 9813] as const;
+const FAILING_SECONDS = 60;
+const READY_TIMEOUT_MS = 60_000;
+
+const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
+const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" };
+
+function runWrangler(args: string[]): void {
+  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: WRANGLER_ENV,
+  });
+  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
+}
+
+function startWrangler(): ChildProcess {
+  const origins = RECEIVER_PORTS.map((p) => `http://127.0.0.1:${p}`).join(",");
+  return spawn(
+    process.execPath,
+    [
+      WRANGLER_BIN,
+      "dev",
+      "--config",
+      "wrangler.toml",
+      "--port",
+      String(PORT),
+      "--ip",
+      "127.0.0.1",
+      "--persist-to",
+      PERSIST_DIR,
+      "--var",
+      `OPERATOR_TOKEN:${TOKEN}`,
+      "--var",
+      `WEBHOOK_EXEMPT_ORIGINS:${origins}`,
+      "--var",
+      "RATE_LIMIT_ENABLED:false",
+      "--show-interactive-dev-session=false",
+      "--log-level",
+      process.env.BENCH_WH_LOG ?? "warn",
+    ],
+    // Its own process group, so that stopping it stops workerd too.
+    { cwd: ROOT, env: WRANGLER_ENV, stdio: ["ignore", "inherit", "inherit"], detached: true },
+  );
+}
+
+/** Stops the wrangler started here (its process group, by its id) and waits for it. */
+async function stopWrangler(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once("exit", done));
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  await Promise.race([exited, new Promise((done) => setTimeout(done, 10_000))]);
+}
+
+async function waitUntilReady(child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited ${child.exitCode}`);
+    try {
+      const res = await fetch(`${BASE}/openapi.json`, { signal: AbortSignal.timeout(2_000) });
+      await res.body?.cancel();
+      if (res.status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((done) => setTimeout(done, 500));
+  }
+  throw new Error(`wrangler dev did not answer on ${BASE} within ${READY_TIMEOUT_MS / 1000} s`);
+}
+
+async function operator<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${BASE}/operator/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return (
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+  );
+}
+
+interface ReceiverState {
+  port: number;
+  failing: boolean;
+  first: Map<string, ReceivedDelivery>;
+  duplicates: number;
+  server?: Server;
+}
+
+async function main(): Promise<void> {
+  rmSync(join(ROOT, PERSIST_DIR), { recursive: true, force: true });
+  runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", PERSIST_DIR]);
+  const wrangler = startWrangler();
+  const receivers: ReceiverState[] = RECEIVER_PORTS.map((port, i) => ({
+    port,
+    failing: i === 2,
+    first: new Map(),
+    duplicates: 0,
+  }));
+  const stop = async () => {
+    for (const r of receivers) r.server?.close();
+    await stopWrangler(wrangler);
+  };
+  process.once("SIGINT", () => {
+    void stop().then(() => process.exit(130));
+  });
+  try {
+    await waitUntilReady(wrangler);
+    const [company] = await operator<{ id: number; webhookSecret: string }[]>(
+      "POST",
+      "/companies",
+      [{ name: "Webhook bench", timezone: "UTC" }],
+    );
+    if (!company) throw new Error("no company");
+    const [machine] = await operator<{ id: number }[]>(
+      "POST",
+      `/companies/${company.id}/machines`,
+      [{ name: "Bench press" }],
+    );
+    const start = Date.UTC(2026, 0, 5, 6);
+    const stops = await operator<{ id: number }[]>(
+      "POST",
+      `/machines/${machine?.id}/stops`,
+      Array.from({ length: CHANGES }, (_, i) => ({
+        startTime: new Date(start + i * 120_000).toISOString(),
+        endTime: new Date(start + i * 120_000 + 60_000).toISOString(),
+        isProgrammed: false,
+      })),
+    );
+    await operator(
+      "POST",
+      `/companies/${company.id}/webhooks`,
+      receivers.map((r) => ({
+        name: `receiver ${r.port}`,
+        url: `http://127.0.0.1:${r.port}/hooks`,
+        eventType: "MachineStopClassificationCreated",
+      })),
+    );
+
+    const changedAt = new Map<number, number>();
+    const began = Date.now();
+    for (const r of receivers) {
+      r.server = await startReceiver({
+        secrets: [company.webhookSecret],
+        port: r.port,
+        host: "127.0.0.1",
+        toleranceSeconds: 0,
+        failForSeconds: r.failing ? FAILING_SECONDS : 0,
+        log: false,
+        onDelivery: (d) => {
+          if (d.duplicate) r.duplicates += 1;
+          else r.first.set(d.eventId, d);
+        },
+      });
+    }
+
+    let next = 0;
+    const worker = async () => {
+      while (next < stops.length) {
+        const stopRow = stops[next];
+        next += 1;
+        if (!stopRow) continue;
+        await operator("PUT", `/stops/${stopRow.id}/classification`, {
+          description: "bench",
+          generalCause: { name: "Mechanical" },
+        });
+        changedAt.set(stopRow.id, Date.now());
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const changesDone = Date.now();
+    console.error(`${CHANGES} changes in ${((changesDone - began) / 1000).toFixed(1)} s`);
+
+    const deadline = began + TIMEOUT_MS;
+    while (Date.now() < deadline && receivers.some((r) => r.first.size < CHANGES)) {
+      await new Promise((done) => setTimeout(done, 500));
+      const counts = receivers.map((r) => r.first.size).join(" / ");
+      process.stderr.write(`\r${((Date.now() - began) / 1000).toFixed(0)} s: ${counts}   `);
+    }
+    process.stderr.write("\n");
+    const allDone = Math.max(
+      ...receivers.flatMap((r) => [...r.first.values()].map((d) => d.receivedAt)),
+    );
+
+    const rows = receivers.map((r) => {
+      const latencies = [...r.first.values()]
+        .map((d) => {
+          const stopId = (d.event as { stop?: { id?: number } }).stop?.id ?? -1;
+          return d.receivedAt - (changedAt.get(stopId) ?? d.receivedAt);
+        })
+        .sort((a, b) => a - b);
+      const within10 = latencies.filter((l) => l <= 10_000).length;
+      return (
+        `| ${r.port}${r.failing ? " (503 for 60 s)" : ""} | ${r.first.size} | ${CHANGES - r.first.size} | ` +
+        `${r.duplicates} | ${percentile(latencies, 50)} | ${percentile(latencies, 95)} | ` +
+        `${latencies.at(-1) ?? "-"} | ${within10} |`
+      );
+    });
+    const table = [
+      `# Webhook fan-out benchmark`,
+      "",
+      `${CHANGES} classification changes (${CONCURRENCY} at a time) to 3 receivers; local \`wrangler dev\` ` +
+        `(Queues simulated by Miniflare). Changes took ${((changesDone - began) / 1000).toFixed(1)} s; ` +
+        `every delivery done ${((allDone - began) / 1000).toFixed(1)} s after the first change.`,
+      "",
+      "| receiver | delivered | lost | duplicates | p50 ms | p95 ms | max ms | within 10 s |",
+      "|---|---|---|---|---|---|---|---|",
+      ...rows,
+      "",
+    ].join("\n");
+    console.log(table);
+    writeFileSync(RESULTS, table);
+  } finally {
+    await stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,400 @@
+/**
+ * The endpoint rules of docs/webhooks.md, checked at registration and again
+ * before every attempt: `https://` only, at most 255 characters, no
+ * credentials, no fragment, and a host that is not a local name and resolves
+ * (A and AAAA, following CNAMEs, through DNS-over-HTTPS: Workers have no DNS
+ * API) only to public addresses.
+ *
+ * Address ranges refused: the IANA special-purpose registries (RFC 6890 and
+ * updates: https://www.iana.org/assignments/iana-ipv4-special-registry,
+ * https://www.iana.org/assignments/iana-ipv6-special-registry) plus multicast
+ * (224.0.0.0/4, ff00::/8), reserved (240.0.0.0/4) and, for IPv6, anything
+ * outside global unicast 2000::/3. IPv4-mapped (::ffff:0:0/96) and NAT64
+ * (64:ff9b::/96) addresses are judged by the IPv4 address they carry.
+ */
+
+/** The longest accepted URL, in characters. */
+export const MAX_URL_LENGTH = 255;
+
+/** How long a resolved answer is reused at most, whatever its TTL (seconds). */
+const MAX_CACHE_SECONDS = 60;
+/** CNAME hops followed at most. */
+const MAX_CNAME_HOPS = 8;
+
+/** Name of a rule, as given in a 422 `type` (`value_error.url.<rule>`). */
+export type UrlRule =
+  | "invalid"
+  | "length"
+  | "scheme"
+  | "credentials"
+  | "fragment"
+  | "host"
+  | "address"
+  | "resolve";
+
+/** The settings the rules depend on. */
+export interface UrlSafetyOptions {
+  /** `ENVIRONMENT`: the exemption applies only in `development` and `test`. */
+  environment: string;
+  /** DNS-over-HTTPS JSON API endpoint, for example `https://cloudflare-dns.com/dns-query`. */
+  dohUrl: string;
+  /** Exact origins (`http://127.0.0.1:9999`) exempt from the scheme and host rules in local development. */
+  exemptOrigins: readonly string[];
+}
+
+/** Outcome of a check. */
+export type EndpointCheck =
+  | { kind: "safe"; url: URL }
+  /** A rule is broken: a 422 at registration, the failed attempt `unsafe destination` at delivery. */
+  | { kind: "refused"; rule: UrlRule; message: string }
+  /** The name has no A/AAAA record, or the resolver failed: retryable at delivery. */
+  | { kind: "unresolved"; message: string; resolverError: boolean };
+
+function refused(rule: UrlRule, message: string): EndpointCheck {
+  return { kind: "refused", rule, message };
+}
+
+/** True when the exemption of local development applies to `url`. */
+export function isExempt(url: URL, options: UrlSafetyOptions): boolean {
+  if (options.environment !== "development" && options.environment !== "test") return false;
+  return options.exemptOrigins.includes(url.origin);
+}
+
+/**
+ * The rules that need no DNS: length, syntax, scheme, credentials, fragment,
+ * local host names and IP literals.
+ *
+ * @param raw the URL as given.
+ * @returns `safe` with the parsed URL and whether its host still needs
+ *   resolving, or `refused` naming the rule.
+ */
+export function checkUrlShape(
+  raw: string,
+  options: UrlSafetyOptions,
+):
+  | { kind: "safe"; url: URL; resolveHost: string | null }
+  | Extract<EndpointCheck, { kind: "refused" }> {
+  const no = (rule: UrlRule, message: string) => ({ kind: "refused" as const, rule, message });
+  if (raw.length > MAX_URL_LENGTH) {
+    return no("length", `URL must be at most ${MAX_URL_LENGTH} characters`);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return no("invalid", "Must be an absolute URL");
+  }
+  if (url.username !== "" || url.password !== "" || /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(raw)) {
+    return no("credentials", "URL must not contain credentials (user:pass@)");
+  }
+  // `new URL("https://a/#").hash` is "", so look at the text as given.
+  if (raw.includes("#")) return no("fragment", "URL must not contain a #fragment");
+  if (isExempt(url, options)) return { kind: "safe", url, resolveHost: null };
+  if (url.protocol !== "https:") return no("scheme", "URL must use https://");
+
+  const host = url.hostname.toLowerCase().replace(/\.$/, "");
+  if (
+    host === "localhost" ||
+    host.endsWith(".localhost") ||
+    host.endsWith(".local") ||
+    host.endsWith(".internal")
+  ) {
+    return no(
+      "host",
+      "URL host must not be localhost or a name under .localhost, .local or .internal",
+    );
+  }
+  const literal = host.startsWith("[") ? host.slice(1, -1) : host;
+  const range = nonPublicRange(literal);
+  if (range !== undefined) {
+    if (range === null) return no("address", `URL host ${literal} is not a valid IP address`);
+    return no("address", `URL host must be a public address: ${literal} is ${range}`);
+  }
+  if (parseIPv4(literal) !== null || parseIPv6(literal) !== null) {
+    return { kind: "safe", url, resolveHost: null };
+  }
+  return { kind: "safe", url, resolveHost: host };
+}
+
+/**
+ * Every rule, resolving the host through DNS-over-HTTPS when it is a name.
+ *
+ * @param raw the URL as given.
+ * @param options the settings.
+ * @param signal aborts the DNS queries (the attempt's 10 s limit covers them).
+ * @returns `safe`, `refused` (a rule is broken, naming it) or `unresolved`.
+ */
+export async function checkEndpoint(
+  raw: string,
+  options: UrlSafetyOptions,
+  signal?: AbortSignal,
+): Promise<EndpointCheck> {
+  const shape = checkUrlShape(raw, options);
+  if (shape.kind !== "safe") return shape;
+  if (shape.resolveHost === null) return { kind: "safe", url: shape.url };
+  const resolved = await resolveHost(shape.resolveHost, options.dohUrl, signal);
+  if (resolved.kind === "error") {
+    return { kind: "unresolved", message: resolved.message, resolverError: true };
+  }
+  if (resolved.addresses.length === 0) {
+    return {
+      kind: "unresolved",
+      message: `URL host ${shape.resolveHost} does not resolve (no A or AAAA record)`,
+      resolverError: false,
+    };
+  }
+  for (const address of resolved.addresses) {
+    const range = nonPublicRange(address);
+    if (range !== undefined) {
+      return refused(
+        "address",
+        `URL host must resolve only to public addresses: ${shape.resolveHost} resolves to ${address}` +
+          (range === null ? ", not a valid IP address" : `, ${range}`),
+      );
+    }
+  }
+  return { kind: "safe", url: shape.url };
+}
+
+// ---------------------------------------------------------------------------
+// DNS-over-HTTPS (JSON API: https://developers.cloudflare.com/1.1.1.1/encryption/dns-over-https/make-api-requests/dns-json/)
+
+const TYPE_A = 1;
+const TYPE_CNAME = 5;
+const TYPE_AAAA = 28;
+
+interface DohAnswer {
+  name?: string;
+  type: number;
+  TTL?: number;
+  data: string;
+}
+
+type Resolved =
+  | { kind: "ok"; addresses: string[]; ttl: number }
+  | { kind: "error"; message: string };
+
+const cache = new Map<string, { expiresAt: number; addresses: string[] }>();
+
+async function queryDoh(
+  name: string,
+  type: number,
+  dohUrl: string,
+  signal: AbortSignal | undefined,
+): Promise<{ status: number; answers: DohAnswer[] }> {
+  const url = new URL(dohUrl);
+  url.searchParams.set("name", name);
+  url.searchParams.set("type", type === TYPE_A ? "A" : "AAAA");
+  const response = await fetch(url, { headers: { accept: "application/dns-json" }, signal });
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`resolver answered ${response.status}`);
+  }
+  const json: unknown = await response.json();
+  if (typeof json !== "object" || json === null || !("Status" in json)) {
+    throw new Error("resolver answer is not DNS JSON");
+  }
+  const status = typeof json.Status === "number" ? json.Status : -1;
+  const raw = "Answer" in json && Array.isArray(json.Answer) ? json.Answer : [];
+  const answers = raw.filter(
+    (a: unknown): a is DohAnswer =>
+      typeof a === "object" &&
+      a !== null &&
+      "type" in a &&
+      typeof a.type === "number" &&
+      "data" in a &&
+      typeof a.data === "string",
+  );
+  return { status, answers };
+}
+
+/** Addresses of one record type for `name`, following CNAMEs the resolver did not. */
+async function resolveType(
+  name: string,
+  type: number,
+  dohUrl: string,
+  signal: AbortSignal | undefined,
+): Promise<{ addresses: string[]; ttl: number }> {
+  let current = name;
+  let ttl = MAX_CACHE_SECONDS;
+  for (let hop = 0; hop <= MAX_CNAME_HOPS; hop += 1) {
+    const { status, answers } = await queryDoh(current, type, dohUrl, signal);
+    if (status === 3) return { addresses: [], ttl: 0 }; // NXDOMAIN
+    if (status !== 0) throw new Error(`resolver status ${status}`);
+    for (const a of answers) ttl = Math.min(ttl, Math.max(0, a.TTL ?? 0));
+    const addresses = answers.filter((a) => a.type === type).map((a) => a.data);
+    if (addresses.length > 0) return { addresses, ttl };
+    const cname = answers.filter((a) => a.type === TYPE_CNAME).at(-1);
+    if (!cname) return { addresses: [], ttl: 0 };
+    current = cname.data.replace(/\.$/, "");
+  }
+  throw new Error("too many CNAME hops");
+}
+
+/**
+ * Every A and AAAA address of `host` (cached within the answers' TTL, at most 60 s).
+ *
+ * @returns the addresses (empty when the name does not resolve) or a resolver error.
+ */
+export async function resolveHost(
+  host: string,
+  dohUrl: string,
+  signal?: AbortSignal,
+): Promise<Resolved> {
+  const key = `${dohUrl} ${host}`;
+  const hit = cache.get(key);
+  if (hit && hit.expiresAt > Date.now()) {
+    return { kind: "ok", addresses: hit.addresses, ttl: 0 };
+  }
+  try {
+    const [a, aaaa] = await Promise.all([
+      resolveType(host, TYPE_A, dohUrl, signal),
+      resolveType(host, TYPE_AAAA, dohUrl, signal),
+    ]);
+    const addresses = [...a.addresses, ...aaaa.addresses];
+    const ttl = Math.min(a.ttl, aaaa.ttl);
+    if (addresses.length > 0 && ttl > 0) {
+      cache.set(key, { expiresAt: Date.now() + ttl * 1000, addresses });
+    }
+    return { kind: "ok", addresses, ttl };
+  } catch (error) {
+    const timedOut = error instanceof Error && error.name === "TimeoutError";
+    return {
+      kind: "error",
+      message: timedOut
+        ? "timeout"
+        : `DNS lookup failed: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Address ranges
+
+/** Parses dotted-quad IPv4 (`1.2.3.4`, each part 0-255, no leading zeros beyond one digit). */
+export function parseIPv4(text: string): number[] | null {
+  const parts = text.split(".");
+  if (parts.length !== 4) return null;
+  const bytes: number[] = [];
+  for (const part of parts) {
+    if (!/^(0|[1-9]\d{0,2})$/.test(part)) return null;
+    const n = Number(part);
+    if (n > 255) return null;
+    bytes.push(n);
+  }
+  return bytes;
+}
+
+/** Parses IPv6 text (with `::` and an optional dotted IPv4 tail) into 16 bytes. */
+export function parseIPv6(text: string): number[] | null {
+  if (!text.includes(":") || text.includes("%")) return null;
+  let head = text;
+  let tail: number[] = [];
+  const lastColon = text.lastIndexOf(":");
+  if (text.slice(lastColon + 1).includes(".")) {
+    const v4 = parseIPv4(text.slice(lastColon + 1));
+    if (!v4) return null;
+    tail = v4;
+    // Keep "::" whole ("::ffff:1.2.3.4" -> "::ffff", "::1.2.3.4" -> "::").
+    head = text.slice(0, lastColon + 1);
+    if (!head.endsWith("::")) head = head.slice(0, -1);
+  }
+  const halves = head.split("::");
+  if (halves.length > 2) return null;
+  const groups = (s: string) => (s === "" ? [] : s.split(":"));
+  const left = groups(halves[0] ?? "");
+  const right = halves.length === 2 ? groups(halves[1] ?? "") : [];
+  const wanted = 8 - tail.length / 2;
+  for (const g of [...left, ...right]) if (!/^[0-9a-f]{1,4}$/i.test(g)) return null;
+  let all: string[];
+  if (halves.length === 2) {
+    const missing = wanted - left.length - right.length;
+    if (missing < 1) return null;
+    all = [...left, ...Array<string>(missing).fill("0"), ...right];
+  } else {
+    all = left;
+  }
+  if (all.length !== wanted) return null;
+  const bytes: number[] = [];
+  for (const g of all) {
+    const n = Number.parseInt(g, 16);
+    bytes.push(n >> 8, n & 0xff);
+  }
+  return [...bytes, ...tail];
+}
+
+type Range = readonly [prefix: number[], bits: number, name: string];
+
+const IPV4_REFUSED: readonly Range[] = [
+  [[0, 0, 0, 0], 8, "unspecified (0.0.0.0/8)"],
+  [[10, 0, 0, 0], 8, "private (10.0.0.0/8)"],
+  [[100, 64, 0, 0], 10, "CGNAT (100.64.0.0/10)"],
+  [[127, 0, 0, 0], 8, "loopback (127.0.0.0/8)"],
+  [[169, 254, 0, 0], 16, "link-local (169.254.0.0/16)"],
+  [[172, 16, 0, 0], 12, "private (172.16.0.0/12)"],
+  [[192, 0, 0, 0], 24, "reserved (192.0.0.0/24)"],
+  [[192, 0, 2, 0], 24, "documentation (192.0.2.0/24)"],
+  [[192, 88, 99, 0], 24, "reserved (192.88.99.0/24)"],
+  [[192, 168, 0, 0], 16, "private (192.168.0.0/16)"],
+  [[198, 18, 0, 0], 15, "reserved (198.18.0.0/15)"],
+  [[198, 51, 100, 0], 24, "documentation (198.51.100.0/24)"],
+  [[203, 0, 113, 0], 24, "documentation (203.0.113.0/24)"],
+  [[224, 0, 0, 0], 4, "multicast (224.0.0.0/4)"],
+  [[240, 0, 0, 0], 4, "reserved (240.0.0.0/4)"],
+];
+
+const v6 = (text: string): number[] => parseIPv6(text) ?? [];
+
+const IPV6_REFUSED: readonly Range[] = [
+  [v6("::"), 128, "unspecified (::/128)"],
+  [v6("::1"), 128, "loopback (::1/128)"],
+  [v6("fc00::"), 7, "unique-local (fc00::/7)"],
+  [v6("fe80::"), 10, "link-local (fe80::/10)"],
+  [v6("fec0::"), 10, "site-local (fec0::/10)"],
+  [v6("ff00::"), 8, "multicast (ff00::/8)"],
+  [v6("2001:db8::"), 32, "documentation (2001:db8::/32)"],
+  [v6("3fff::"), 20, "documentation (3fff::/20)"],
+  [v6("2001::"), 23, "reserved (2001::/23)"],
+  [v6("2002::"), 16, "reserved (6to4, 2002::/16)"],
+  [v6("64:ff9b:1::"), 48, "reserved (64:ff9b:1::/48)"],
+  [v6("100::"), 64, "reserved (discard, 100::/64)"],
+];
+
+function inRange(bytes: readonly number[], [prefix, bits]: Range): boolean {
+  for (let i = 0; i < bits; i += 8) {
+    const take = Math.min(8, bits - i);
+    const mask = (0xff << (8 - take)) & 0xff;
+    const index = i / 8;
+    if (((bytes[index] ?? 0) & mask) !== ((prefix[index] ?? 0) & mask)) return false;
+  }
+  return true;
+}
+
+/**
+ * Names the refused range an IP address belongs to.
+ *
+ * @param text an IPv4 or IPv6 address (no brackets), or any other text.
+ * @returns the range's name (for example `loopback (127.0.0.0/8)`) when
+ *   refused, `null` when `text` looks like an IP address but does not parse,
+ *   `undefined` when the address is public or `text` is not an IP address.
+ */
+export function nonPublicRange(text: string): string | null | undefined {
+  const v4 = parseIPv4(text);
+  if (v4) return IPV4_REFUSED.find((r) => inRange(v4, r))?.[2];
+  if (!text.includes(":")) {
+    // A name made of digits and dots that is not a dotted quad is not a host name either.
+    return /^[\d.]+$/.test(text) ? null : undefined;
+  }
+  const bytes = parseIPv6(text);
+  if (!bytes) return null;
+  const embedded = bytes.slice(12);
+  if (inRange(bytes, [v6("::ffff:0:0"), 96, ""]) || inRange(bytes, [v6("64:ff9b::"), 96, ""])) {
+    const name = IPV4_REFUSED.find((r) => inRange(embedded, r))?.[2];
+    return name === undefined ? undefined : `${name}, embedded in ${text}`;
+  }
+  const named = IPV6_REFUSED.find((r) => inRange(bytes, r))?.[2];
+  if (named) return named;
+  // Only global unicast (2000::/3) is public.
+  if (!inRange(bytes, [v6("2000::"), 3, ""])) return "reserved (outside 2000::/3)";
+  return undefined;
+}

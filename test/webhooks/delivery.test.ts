@@ -1,0 +1,468 @@
+/**
+ * The Queue consumer (docs/webhooks.md "Delivery"): signature, headers and
+ * envelope, the verdict of every kind of answer, rounds and their delays, the
+ * dead-letter queue, the check before every attempt, concurrency in a batch,
+ * replay.
+ */
+import { env } from "cloudflare:workers";
+import { verify } from "@octokit/webhooks-methods";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createCompany, operator, operatorJson } from "../harness";
+import {
+  answers,
+  type FakeNetwork,
+  fakeNetwork,
+  neverAnswers,
+  publicEndpoint,
+  sequence,
+} from "./fake-network";
+import { deliveryOf, FAST, ping, register, runMessages, type Webhook } from "./webhook-harness";
+
+let net: FakeNetwork;
+
+beforeEach(() => {
+  net = fakeNetwork();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** A company with its signing secret, and one registration at a fresh public endpoint. */
+async function setUp(eventType = "MachineStopClassificationCreated") {
+  const [company] = await operatorJson<{ id: number; webhookSecret: string }[]>(
+    "POST",
+    "/companies",
+    [{ name: `Webhooks ${crypto.randomUUID()}`, timezone: "UTC" }],
+  );
+  if (!company) throw new Error("no company created");
+  const endpoint = publicEndpoint(net);
+  const hook = await register(company.id, endpoint.url, eventType);
+  return { company, secret: company.webhookSecret, url: endpoint.url, hook };
+}
+
+/** Pings `hook` and returns the captured message of the new delivery. */
+async function pingMessage(hook: Webhook) {
+  const before = net.sent.length;
+  const ids = await ping(hook.id);
+  const message = net.sent.slice(before).find((m) => m.deliveryId === ids.deliveryId);
+  expect(message).toEqual({ deliveryId: ids.deliveryId });
+  return { ...ids, message: { deliveryId: ids.deliveryId } };
+}
+
+describe("a delivered attempt", () => {
+  it("is signed, with the headers and the envelope of the spec, verified by @octokit/webhooks-methods", async () => {
+    const { secret, url, hook } = await setUp("MachineStopClassificationDeleted");
+    net.endpoints.set(url, answers(200));
+    const { eventId, deliveryId, message } = await pingMessage(hook);
+
+    const result = await runMessages([message]);
+    expect(result.explicitAcks).toEqual(["m0"]);
+    expect(result.retryMessages).toEqual([]);
+
+    const [got] = net.at(url);
+    if (!got) throw new Error("no request received");
+    expect(got.method).toBe("POST");
+    expect(got.redirect).toBe("manual");
+    const envelope = JSON.parse(got.body) as Record<string, unknown>;
+    expect(Object.keys(envelope)).toEqual(["eventId", "eventTimestamp", "eventType", "event"]);
+    expect(envelope).toEqual({
+      eventId,
+      eventTimestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      eventType: "Ping",
+      event: { text: "ping" },
+    });
+    const headers = Object.fromEntries(got.headers.entries());
+    expect(headers).toEqual({
+      "content-type": "application/json",
+      "x-service-signature": expect.stringMatching(/^sha256=[0-9a-f]{64}$/),
+      "x-service-event-type": "Ping",
+      "x-service-event-id": eventId,
+      "x-service-timestamp": envelope.eventTimestamp,
+      "x-service-request-id": expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(await verify(secret, got.body, headers["x-service-signature"] ?? "")).toBe(true);
+    expect(await verify(`${secret}x`, got.body, headers["x-service-signature"] ?? "")).toBe(false);
+
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery).toEqual({
+      id: deliveryId,
+      eventId,
+      eventType: "Ping",
+      status: "delivered",
+      attempts: [
+        {
+          requestId: headers["x-service-request-id"],
+          at: expect.any(String),
+          durationMs: expect.any(Number),
+          statusCode: 200,
+          error: null,
+        },
+      ],
+    });
+  });
+
+  it("carries two signatures, new first, for 24 hours after a rotation", async () => {
+    const { company, secret: old, url, hook } = await setUp();
+    net.endpoints.set(url, answers(202));
+    const { webhookSecret: fresh } = await operatorJson<{ webhookSecret: string }>(
+      "POST",
+      `/companies/${company.id}/webhook-secret/rotate`,
+    );
+    expect(fresh).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const { message } = await pingMessage(hook);
+    await runMessages([message]);
+    const [got] = net.at(url);
+    const header = got?.headers.get("x-service-signature") ?? "";
+    const [first, second, ...rest] = header.split(",");
+    expect(rest).toEqual([]);
+    expect(await verify(fresh, got?.body ?? "", first ?? "")).toBe(true);
+    expect(await verify(old, got?.body ?? "", second ?? "")).toBe(true);
+
+    // After the overlap, only the new secret signs.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 24 * 3600 * 1000 + 1000 });
+    try {
+      const later = await pingMessage(hook);
+      await runMessages([later.message]);
+    } finally {
+      vi.useRealTimers();
+    }
+    const last = net.at(url).at(-1);
+    const single = last?.headers.get("x-service-signature") ?? "";
+    expect(single).not.toContain(",");
+    expect(await verify(fresh, last?.body ?? "", single)).toBe(true);
+  });
+
+  it("is skipped when the delivery is no longer pending (a duplicate message)", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(200));
+    const { message } = await pingMessage(hook);
+    await runMessages([message]);
+    const again = await runMessages([message]);
+    expect(again.explicitAcks).toEqual(["m0"]);
+    expect(net.at(url)).toHaveLength(1);
+  });
+});
+
+describe("a round", () => {
+  it("tries 3 times at 0 s, 1 s, 2 s on 5XX, then retries the message after about 1 minute", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(503));
+    const { deliveryId, eventId, message } = await pingMessage(hook);
+    const result = await runMessages([message]);
+
+    expect(result.explicitAcks).toEqual([]);
+    expect(result.retryMessages).toHaveLength(1);
+    const delay = result.retryMessages[0]?.delaySeconds ?? 0;
+    expect(delay).toBeGreaterThanOrEqual(60);
+    expect(delay).toBeLessThanOrEqual(66);
+
+    const got = net.at(url);
+    expect(got).toHaveLength(3);
+    const [a, b, c] = got.map((r) => r.at);
+    expect((b ?? 0) - (a ?? 0)).toBeGreaterThanOrEqual(950);
+    expect((b ?? 0) - (a ?? 0)).toBeLessThan(1900);
+    expect((c ?? 0) - (b ?? 0)).toBeGreaterThanOrEqual(1950);
+    // Same event, same bytes, a new request id each time.
+    expect(new Set(got.map((r) => r.headers.get("x-service-event-id")))).toEqual(
+      new Set([eventId]),
+    );
+    expect(new Set(got.map((r) => r.body)).size).toBe(1);
+    expect(new Set(got.map((r) => r.headers.get("x-service-request-id"))).size).toBe(3);
+
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.status).toBe("pending");
+    expect(delivery.attempts.map((x) => x.statusCode)).toEqual([503, 503, 503]);
+    expect(delivery.attempts.map((x) => x.requestId)).toEqual(
+      got.map((r) => r.headers.get("x-service-request-id")),
+    );
+  });
+
+  it.each([408, 429, 500, 502])("treats %i as retryable", async (status) => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, sequence(answers(status), answers(status), answers(200)));
+    const { deliveryId, message } = await pingMessage(hook);
+    const result = await runMessages([message], { timing: FAST });
+    expect(result.explicitAcks).toEqual(["m0"]);
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.status).toBe("delivered");
+    expect(delivery.attempts.map((x) => x.statusCode)).toEqual([status, status, 200]);
+  });
+
+  it("waits the Retry-After of a 429 (at most 10 s) instead of its own backoff", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(
+      url,
+      sequence(
+        answers(429, { "Retry-After": "1" }),
+        answers(429, { "Retry-After": "0" }),
+        answers(200),
+      ),
+    );
+    const { deliveryId, message } = await pingMessage(hook);
+    const result = await runMessages([message]);
+    expect(result.explicitAcks).toEqual(["m0"]);
+    const [a, b, c] = net.at(url).map((r) => r.at);
+    expect((b ?? 0) - (a ?? 0)).toBeGreaterThanOrEqual(950);
+    // Retry-After: 0 replaced the 2 s wait.
+    expect((c ?? 0) - (b ?? 0)).toBeLessThan(900);
+    expect((await deliveryOf(hook.id, deliveryId)).attempts.map((x) => x.statusCode)).toEqual([
+      429, 429, 200,
+    ]);
+  });
+
+  it("ends at a Retry-After longer than 10 s and retries the message no sooner", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(429, { "Retry-After": "600" }));
+    const { message } = await pingMessage(hook);
+    const result = await runMessages([message]);
+    expect(net.at(url)).toHaveLength(1);
+    expect(result.retryMessages).toEqual([{ msgId: "m0", delaySeconds: 600 }]);
+  });
+
+  it("records a time-out when the receiver never answers, and retries", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, neverAnswers);
+    const { deliveryId, message } = await pingMessage(hook);
+    const started = Date.now();
+    const result = await runMessages([message], { timing: { ...FAST, attemptTimeoutMs: 300 } });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(result.retryMessages).toHaveLength(1);
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.attempts.map((x) => [x.statusCode, x.error])).toEqual([
+      [null, "timeout"],
+      [null, "timeout"],
+      [null, "timeout"],
+    ]);
+    for (const x of delivery.attempts) expect(x.durationMs).toBeGreaterThanOrEqual(250);
+  });
+
+  it("uses a 10 s limit per attempt by default", async () => {
+    // The limit itself, without waiting 30 s: an AbortSignal of 10 s is given to fetch.
+    const { url, hook } = await setUp();
+    let seen: AbortSignal | undefined;
+    net.endpoints.set(url, async (_r, signal) => {
+      seen = signal;
+      return new Response(null, { status: 204 });
+    });
+    const { message } = await pingMessage(hook);
+    const timeout = vi.spyOn(AbortSignal, "timeout");
+    await runMessages([message]);
+    expect(timeout).toHaveBeenCalledWith(10_000);
+    expect(seen).toBeInstanceOf(AbortSignal);
+  });
+
+  it("records a network error and retries", async () => {
+    const { url, hook } = await setUp();
+    // No responder: the fake network fails like an unreachable host.
+    const { deliveryId, message } = await pingMessage(hook);
+    const result = await runMessages([message], { timing: FAST });
+    expect(result.retryMessages).toHaveLength(1);
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.status).toBe("pending");
+    expect(delivery.attempts).toHaveLength(3);
+    for (const x of delivery.attempts) {
+      expect(x.statusCode).toBeNull();
+      expect(x.error).toMatch(/^network error/);
+    }
+    expect(url).toMatch(/^https:/);
+  });
+
+  it.each([301, 302, 307, 308])(
+    "does not follow a %i: failed for good, not retried",
+    async (status) => {
+      const { url, hook } = await setUp();
+      const elsewhere = publicEndpoint(net, "/moved");
+      net.endpoints.set(url, answers(status, { Location: elsewhere.url }));
+      net.endpoints.set(elsewhere.url, answers(200));
+      const { deliveryId, message } = await pingMessage(hook);
+      const result = await runMessages([message]);
+      expect(result.explicitAcks).toEqual(["m0"]);
+      expect(result.retryMessages).toEqual([]);
+      expect(net.at(url)).toHaveLength(1);
+      expect(net.at(elsewhere.url)).toHaveLength(0);
+      const delivery = await deliveryOf(hook.id, deliveryId);
+      expect(delivery.status).toBe("failed");
+      expect(delivery.attempts).toEqual([
+        expect.objectContaining({ statusCode: status, error: "redirect not followed" }),
+      ]);
+    },
+  );
+
+  it.each([400, 401, 404, 410, 422])("does not retry a %i: failed for good", async (status) => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(status));
+    const { deliveryId, message } = await pingMessage(hook);
+    const result = await runMessages([message]);
+    expect(result.explicitAcks).toEqual(["m0"]);
+    expect(result.retryMessages).toEqual([]);
+    expect(net.at(url)).toHaveLength(1);
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.status).toBe("failed");
+    expect(delivery.attempts.map((x) => x.statusCode)).toEqual([status]);
+  });
+});
+
+describe("rounds through the Queue", () => {
+  it("follow 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 12 h (capped), then fail and dead-letter", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(500));
+    const { deliveryId, message } = await pingMessage(hook);
+    const bases = [60, 300, 1800, 7200, 21_600, 43_200, 43_200];
+    for (const [index, base] of bases.entries()) {
+      const result = await runMessages([message], { attempts: index + 1, timing: FAST });
+      expect(result.explicitAcks).toEqual([]);
+      const delay = result.retryMessages[0]?.delaySeconds ?? -1;
+      expect(delay).toBeGreaterThanOrEqual(base);
+      expect(delay).toBeLessThanOrEqual(Math.min(43_200, Math.floor(base * 1.1) + 1));
+      expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
+    }
+    // The 8th round fails: the delivery is failed and the message is retried past
+    // max_retries (7), which moves it to the dead-letter queue.
+    const last = await runMessages([message], { attempts: 8, timing: FAST });
+    expect(last.retryMessages).toEqual([{ msgId: "m0" }]);
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.status).toBe("failed");
+    expect(delivery.attempts).toHaveLength(24);
+  });
+});
+
+describe("the destination check before every attempt", () => {
+  it("refuses a host that now resolves to a private address: unsafe destination, no request", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(200));
+    net.dns.set(new URL(url).hostname, { A: ["10.1.2.3"] });
+    const { deliveryId, message } = await pingMessage(hook);
+    const result = await runMessages([message]);
+    expect(result.explicitAcks).toEqual(["m0"]);
+    expect(net.at(url)).toHaveLength(0);
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.status).toBe("failed");
+    expect(delivery.attempts).toEqual([
+      expect.objectContaining({ statusCode: null, error: "unsafe destination" }),
+    ]);
+  });
+
+  it("follows CNAMEs to the address they lead to", async () => {
+    const { url, hook } = await setUp();
+    const host = new URL(url).hostname;
+    net.dns.set(host, { CNAME: `edge.${host}` });
+    net.dns.set(`edge.${host}`, { AAAA: ["fd12:3456::1"] });
+    const { deliveryId, message } = await pingMessage(hook);
+    await runMessages([message]);
+    expect(net.at(url)).toHaveLength(0);
+    expect(net.dohQueries).toContain(`edge.${host} AAAA`);
+    expect((await deliveryOf(hook.id, deliveryId)).attempts[0]?.error).toBe("unsafe destination");
+  });
+
+  it("never exempts a local origin outside development and test", async () => {
+    const company = await createCompany();
+    const url = "http://127.0.0.1:9999/hooks";
+    const hook = await register(company.id, url);
+    net.endpoints.set(url, answers(200));
+    const { deliveryId, message } = await pingMessage(hook);
+    await runMessages([message], { env: { ...env, ENVIRONMENT: "production" } });
+    expect(net.at(url)).toHaveLength(0);
+    expect((await deliveryOf(hook.id, deliveryId)).attempts[0]?.error).toBe("unsafe destination");
+    // In test (as in development) the same origin is exempt.
+    const again = await pingMessage(hook);
+    await runMessages([again.message]);
+    expect(net.at(url)).toHaveLength(1);
+  });
+});
+
+describe("a batch", () => {
+  it("handles its messages concurrently: a timing-out endpoint does not delay another", async () => {
+    const slow = await setUp();
+    const fast = await setUp();
+    net.endpoints.set(slow.url, neverAnswers);
+    net.endpoints.set(fast.url, answers(200));
+    const a = await pingMessage(slow.hook);
+    const b = await pingMessage(fast.hook);
+    const started = Date.now();
+    const before = net.received.length;
+    const result = await runMessages([a.message, b.message], {
+      timing: { ...FAST, attemptTimeoutMs: 1500 },
+    });
+    const total = Date.now() - started;
+    expect(total).toBeGreaterThanOrEqual(4000);
+    const fastGot = net.at(fast.url)[0];
+    const firstSlow = net.received.slice(before).find((r) => r.url === slow.url);
+    if (!fastGot || !firstSlow) throw new Error("both endpoints must be called");
+    // The fast endpoint is called with the first slow attempt, not after the slow round.
+    expect(Math.abs(fastGot.at - firstSlow.at)).toBeLessThan(500);
+    expect(result.explicitAcks).toEqual(["m1"]);
+    expect(result.retryMessages.map((m) => m.msgId)).toEqual(["m0"]);
+    expect((await deliveryOf(fast.hook.id, b.deliveryId)).status).toBe("delivered");
+  }, 20_000);
+});
+
+describe("ping and replay", () => {
+  it("a Ping reaches a registration of any event type", async () => {
+    for (const type of [
+      "MachineStopClassificationCreated",
+      "MachineStopClassificationUpdated",
+      "MachineStopClassificationDeleted",
+    ]) {
+      const { url, hook } = await setUp(type);
+      net.endpoints.set(url, answers(200));
+      const { message } = await pingMessage(hook);
+      await runMessages([message]);
+      expect(net.at(url).map((r) => r.headers.get("x-service-event-type"))).toEqual(["Ping"]);
+    }
+  });
+
+  it("replays a failed delivery with the same eventId and body and a new request id", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(410));
+    const { deliveryId, eventId, message } = await pingMessage(hook);
+    await runMessages([message]);
+    expect((await deliveryOf(hook.id, deliveryId)).status).toBe("failed");
+
+    // The receiver is fixed; the operator replays.
+    net.endpoints.set(url, answers(200));
+    const sentBefore = net.sent.length;
+    const res = await operator("POST", `/deliveries/${deliveryId}/replay`);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ deliveryId });
+    expect(net.sent.slice(sentBefore)).toEqual([{ deliveryId }]);
+    // While pending, a second replay is refused.
+    expect((await operator("POST", `/deliveries/${deliveryId}/replay`)).status).toBe(409);
+
+    const result = await runMessages([{ deliveryId }]);
+    expect(result.explicitAcks).toEqual(["m0"]);
+    const [first, second] = net.at(url);
+    expect(second?.body).toBe(first?.body);
+    expect(second?.headers.get("x-service-event-id")).toBe(eventId);
+    expect(second?.headers.get("x-service-timestamp")).toBe(
+      first?.headers.get("x-service-timestamp"),
+    );
+    expect(second?.headers.get("x-service-request-id")).not.toBe(
+      first?.headers.get("x-service-request-id"),
+    );
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.status).toBe("delivered");
+    expect(delivery.attempts.map((x) => x.statusCode)).toEqual([410, 200]);
+  });
+
+  it("replay: unknown delivery 404, deleted registration 409", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(404));
+    const { deliveryId, message } = await pingMessage(hook);
+    await runMessages([message]);
+    expect((await operator("POST", `/deliveries/${crypto.randomUUID()}/replay`)).status).toBe(404);
+    expect((await operator("DELETE", `/webhooks/${hook.id}`)).status).toBe(204);
+    expect((await operator("POST", `/deliveries/${deliveryId}/replay`)).status).toBe(409);
+  });
+
+  it("a pending delivery of a deleted registration ends failed without an attempt", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(200));
+    const { deliveryId, message } = await pingMessage(hook);
+    expect((await operator("DELETE", `/webhooks/${hook.id}`)).status).toBe(204);
+    const result = await runMessages([message]);
+    expect(result.explicitAcks).toEqual(["m0"]);
+    expect(net.at(url)).toHaveLength(0);
+    expect(await deliveryOf(hook.id, deliveryId)).toMatchObject({ status: "failed", attempts: [] });
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * Helpers of the webhook tests: registrations, the consumer run on chosen
+ * messages (`createMessageBatch` / `getQueueResult`), deliveries as the
+ * operator lists them.
+ */
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { vi } from "vitest";
+import worker from "../../src/index";
+import { type ConsumerOptions, webhookQueueHandler } from "../../src/webhooks/consumer";
+import type { WebhookMessage } from "../../src/webhooks/outbox";
+import { operator, operatorJson } from "../harness";
+
+export interface Webhook {
+  id: string;
+  name: string;
+  url: string;
+  eventType: string;
+  createdAt: string;
+}
+
+export interface Attempt {
+  requestId: string;
+  at: string;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+}
+
+export interface Delivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: Attempt[];
+}
+
+/** Registers one webhook and returns it. */
+export async function register(
+  companyId: number,
+  url: string,
+  eventType = "MachineStopClassificationCreated",
+): Promise<Webhook> {
+  const [hook] = await operatorJson<Webhook[]>("POST", `/companies/${companyId}/webhooks`, [
+    { name: "test hook", url, eventType },
+  ]);
+  if (!hook) throw new Error("no webhook registered");
+  return hook;
+}
+
+/** Asks for a test ping; returns its ids. */
+export function ping(webhookId: string): Promise<{ eventId: string; deliveryId: string }> {
+  return operatorJson("POST", `/webhooks/${webhookId}/ping`);
+}
+
+/** The deliveries of a registration, newest first. */
+export async function deliveriesOf(webhookId: string, query = ""): Promise<Delivery[]> {
+  const res = await operator("GET", `/webhooks/${webhookId}/deliveries${query}`);
+  if (res.status !== 200) throw new Error(`deliveries: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { deliveries: Delivery[] }).deliveries;
+}
+
+/** The one delivery of `deliveryId` of a registration. */
+export async function deliveryOf(webhookId: string, deliveryId: string): Promise<Delivery> {
+  const found = (await deliveriesOf(webhookId, "?limit=100")).find((d) => d.id === deliveryId);
+  if (!found) throw new Error(`delivery ${deliveryId} not listed`);
+  return found;
+}
+
+/** Which messages of a batch were acked and which retried (with the delay asked for). */
+export interface BatchOutcome {
+  explicitAcks: string[];
+  retryMessages: { msgId: string; delaySeconds?: number }[];
+}
+
+/**
+ * Runs the Worker's queue handler (or one with shorter timing) on a batch of
+ * messages and returns which were acked and retried.
+ *
+ * `getQueueResult` reports retried messages without their delay, so the
+ * delay is read from a spy on each message's `retry`.
+ *
+ * @param bodies the message bodies, one message each, ids `m0`, `m1`, ...
+ * @param options `attempts` (how many times the Queue has delivered each message),
+ *   `timing` (consumer option overrides; default: the Worker's own handler),
+ *   `env` (bindings to pass instead of the test's).
+ */
+export async function runMessages(
+  bodies: readonly WebhookMessage[],
+  options: { attempts?: number; timing?: Partial<ConsumerOptions>; env?: Cloudflare.Env } = {},
+): Promise<BatchOutcome> {
+  const batch = createMessageBatch<WebhookMessage>(
+    "webhook-deliveries-dev",
+    bodies.map((body, index) => ({
+      id: `m${index}`,
+      timestamp: new Date(),
+      attempts: options.attempts ?? 1,
+      body,
+    })),
+  );
+  const delays = new Map<string, number | undefined>();
+  for (const message of batch.messages) {
+    const retry = message.retry.bind(message);
+    vi.spyOn(message, "retry").mockImplementation((retryOptions?: QueueRetryOptions) => {
+      delays.set(message.id, retryOptions?.delaySeconds);
+      retry(retryOptions);
+    });
+  }
+  const ctx = createExecutionContext();
+  const bindings = options.env ?? env;
+  if (options.timing) await webhookQueueHandler(options.timing)(batch, bindings);
+  else await worker.queue(batch, bindings);
+  const result = await getQueueResult(batch, ctx);
+  return {
+    explicitAcks: result.explicitAcks,
+    retryMessages: result.retryMessages.map(({ msgId }: { msgId: string }) => {
+      const delaySeconds = delays.get(msgId);
+      return delaySeconds === undefined ? { msgId } : { msgId, delaySeconds };
+    }),
+  };
+}
+
+/** Short waits inside a round, for tests that do not measure them. */
+export const FAST: Partial<ConsumerOptions> = { attemptWaitsMs: [0, 5, 10] };
