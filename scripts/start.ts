@@ -7,7 +7,7 @@
  *    and exiting with its exit code;
  * 4. waits until GET /openapi.json answers 200 (at most 60 s);
  * 5. loads the demo data once (scripts/lib/demo-seed.ts);
- * 6. prints the URLs, the demo keys and three curl commands to paste.
+ * 6. prints the URLs, the demo keys and four curl commands to paste.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -26,6 +26,11 @@ const READY_TIMEOUT_MS = 60_000;
 const POLL_INTERVAL_MS = 500;
 /** The day of the SME data used in the example query (a full working day). */
 const EXAMPLE_DAY = "2022-09-05";
+/** The body of the example metrics report: the shifts of the week from EXAMPLE_DAY. */
+const EXAMPLE_METRICS_BODY = JSON.stringify({
+  startDate: { between: { start: `${EXAMPLE_DAY}T00:00:00Z`, end: "2022-09-12T00:00:00Z" } },
+  limit: 100,
+});
 
 // The project's own wrangler, started with this Node rather than through `npx`: npx
 // does not pass SIGTERM on, which would leave wrangler running when this script is
@@ -129,6 +134,8 @@ async function banner(keys: DemoKey[]): Promise<string> {
       `  curl -s ${BASE_URL}/v1/machines/${uuid}/signals ${header}`,
       `  # hourly average power of Asset 0 on ${EXAMPLE_DAY}`,
       `  curl -s "${BASE_URL}/v1/machines/${uuid}/signals/${powerId}?${query}" ${header}`,
+      `  # OEE of Demo Plant A per machine and shift, the week from ${EXAMPLE_DAY}`,
+      `  curl -s -X POST ${BASE_URL}/v1/reports/metrics ${header} -H "content-type: application/json" -d '${EXAMPLE_METRICS_BODY}'`,
     );
   }
   lines.push("", "Press Ctrl-C to stop.", "=".repeat(72), "");

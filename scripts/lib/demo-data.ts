@@ -47,6 +47,8 @@ export const DEMO_FILES = {
   sme: "data/sme-manufacturing-atzeni2023/company_A_labelled_subset.csv",
   azureTelemetry: "data/azure-pdm/PdM_telemetry.csv",
   azureMachines: "data/azure-pdm/PdM_machines.csv",
+  azureFailures: "data/azure-pdm/PdM_failures.csv",
+  azureMaint: "data/azure-pdm/PdM_maint.csv",
 } as const;
 
 const SME_SIGNALS = {
@@ -248,16 +250,26 @@ export function buildFleetB(telemetryCsv: string, machinesCsv: string): DemoComp
   };
 }
 
+/** The demo companies, in the order they are created. */
+export const DEMO_COMPANY_NAMES = [DEMO_PLANT_A, FLEET_B] as const;
+
 /**
- * Builds both demo companies from file contents.
+ * Builds demo companies from file contents (only the files of the companies asked for
+ * are read).
  *
  * @param readText reads a file of {@link DEMO_FILES} (path relative to the project root).
- * @returns [Demo Plant A, Fleet B].
+ * @param names the companies to build, default both; kept in {@link DEMO_COMPANY_NAMES} order.
+ * @returns the companies, Demo Plant A first.
  * @throws whatever `readText` throws, and the parse errors of the builders.
  */
-export function buildDemoCompanies(readText: (path: string) => string): DemoCompany[] {
-  return [
-    buildDemoPlantA(readText(DEMO_FILES.sme)),
-    buildFleetB(readText(DEMO_FILES.azureTelemetry), readText(DEMO_FILES.azureMachines)),
-  ];
+export function buildDemoCompanies(
+  readText: (path: string) => string,
+  names: readonly string[] = DEMO_COMPANY_NAMES,
+): DemoCompany[] {
+  const out: DemoCompany[] = [];
+  if (names.includes(DEMO_PLANT_A)) out.push(buildDemoPlantA(readText(DEMO_FILES.sme)));
+  if (names.includes(FLEET_B)) {
+    out.push(buildFleetB(readText(DEMO_FILES.azureTelemetry), readText(DEMO_FILES.azureMachines)));
+  }
+  return out;
 }

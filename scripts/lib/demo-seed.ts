@@ -1,22 +1,29 @@
 /**
- * Loads the demo data set (./demo-data.ts) into a running Worker through the operator
- * API, once, and keeps the demo API keys in `.wrangler/demo-keys.json`.
+ * Loads the demo data set (./demo-data.ts, ./demo-operations.ts) into a running Worker,
+ * once, and keeps the demo API keys in `.wrangler/demo-keys.json`: companies, keys,
+ * machines, signals, samples, shifts and stops through the operator API; the catalog
+ * and production logs through the public API with the demo full-access key.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { mapWithConcurrency } from "./concurrency";
 import {
   buildDemoCompanies,
+  DEMO_COMPANY_NAMES,
+  DEMO_FILES,
   DEMO_KEYS,
   DEMO_PLANT_A,
   type DemoCompany,
   FLEET_B,
 } from "./demo-data";
+import { deriveFleetStops, derivePlantAOperations } from "./demo-operations";
+import { loadFleetBOperations, loadPlantAOperations } from "./demo-seed-operations";
 import { HttpError } from "./http";
 import type {
   ApiKeyInput,
   Company,
   CreatedCompany,
+  Machine,
   OperatorClient,
   Sample,
 } from "./operator-client";
@@ -68,16 +75,39 @@ export class PartialSeedError extends Error {
 /** Progress lines go here (default: console.log). */
 export type Log = (line: string) => void;
 
+/** Options of {@link seedDemo}. */
+export interface SeedOptions {
+  /**
+   * The demo companies to load (default both). Whatever the list, the demo counts as
+   * loaded once "Demo Plant A" exists.
+   */
+  companies?: readonly string[];
+  /**
+   * Save the keys issued by this load in `.wrangler/demo-keys.json` (default true). When the
+   * demo is already loaded, nothing is issued here and the keys come from {@link getDemoKeys}.
+   */
+  saveKeys?: boolean;
+}
+
+/** Reads a file of `data/` (path relative to the project root). */
+const readDataFile = (path: string) => readFileSync(join(PROJECT_ROOT, path), "utf8");
+
+/** The key of Demo Plant A that loads its catalog and production logs (every scope). */
+const PLANT_A_LOADER_KEY = "demo-full-access";
+
 /**
- * Loads the demo companies, keys, machines, signals and samples, unless
- * "Demo Plant A" already exists (then it only makes sure the keys are known).
+ * Loads the demo companies, keys, machines, signals and samples, then the shifts,
+ * SKUs, operators, work orders, nominal speeds, production logs and stops
+ * (data/README.md, "Production, stops and OEE"), unless "Demo Plant A" already exists
+ * (then it only makes sure the keys are known).
  *
- * Prints one line per signal loaded. Samples are sent for at most 4 signals at a
- * time; the chunks of one signal go one after the other. The keys are saved as soon
- * as they are issued, before any sample is sent.
+ * Prints one line per signal loaded and one per group of records. Samples are sent
+ * for at most 4 signals at a time; the chunks of one signal go one after the other.
+ * The keys are saved as soon as they are issued, before any sample is sent.
  *
  * @param client an operator API client.
  * @param log where progress lines go.
+ * @param options the companies to load and whether to save the keys (default: both, saved).
  * @returns whether data was loaded, and the demo keys.
  * @throws HttpError from the API, Error on unreadable data files; PartialSeedError
  *   (wrapping the cause) when the failure came after the companies were created, since
@@ -86,37 +116,45 @@ export type Log = (line: string) => void;
 export async function seedDemo(
   client: OperatorClient,
   log: Log = console.log,
+  options: SeedOptions = {},
 ): Promise<SeedResult> {
   const existing = await client.listCompanies();
   if (existing.some((company) => company.name === DEMO_PLANT_A)) {
     return { seeded: false, keys: await getDemoKeys(client, existing) };
   }
-  const demo = buildDemoCompanies((path) => readFileSync(join(PROJECT_ROOT, path), "utf8"));
+  const demo = buildDemoCompanies(readDataFile, options.companies ?? DEMO_COMPANY_NAMES);
   const companies = await client.createCompanies(demo.map((company) => company.input));
   try {
-    return { seeded: true, keys: await loadCompanies(client, demo, companies, log) };
+    const keys = await loadCompanies(client, demo, companies, log, options.saveKeys ?? true);
+    return { seeded: true, keys };
   } catch (error) {
     throw new PartialSeedError(error);
   }
 }
 
-/** Issues the keys (saved at once), then creates machines and signals and sends the samples. */
+/**
+ * Issues the keys (saved at once unless `saveKeys` is false), creates machines and
+ * signals, sends the samples, then loads the operational records of each company.
+ */
 async function loadCompanies(
   client: OperatorClient,
   demo: DemoCompany[],
   companies: CreatedCompany[],
   log: Log,
+  saveKeys: boolean,
 ): Promise<DemoKey[]> {
   const keys: DemoKey[] = [];
   for (const [i, company] of companies.entries()) {
     keys.push(...(await issueKeys(client, company, demo[i]?.keys ?? [])));
   }
-  saveDemoKeys(client.baseUrl, keys);
+  if (saveKeys) saveDemoKeys(client.baseUrl, keys);
   log(
-    `Created ${companies.map((c) => `${c.name} (id ${c.id})`).join(", ")}; keys in ${DEMO_KEYS_PATH}`,
+    `Created ${companies.map((c) => `${c.name} (id ${c.id})`).join(", ")}` +
+      (saveKeys ? `; keys in ${DEMO_KEYS_PATH}` : ""),
   );
 
   const uploads: { label: string; publicId: string; samples: Sample[] }[] = [];
+  const machinesOf = new Map<string, Machine[]>();
   for (const [i, company] of companies.entries()) {
     const definition = demo[i];
     if (!definition) continue;
@@ -124,6 +162,7 @@ async function loadCompanies(
       company.id,
       definition.machines.map((machine) => machine.input),
     );
+    machinesOf.set(company.name, machines);
     for (const [j, machine] of machines.entries()) {
       const signals = definition.machines[j]?.signals ?? [];
       if (signals.length === 0) continue;
@@ -144,8 +183,51 @@ async function loadCompanies(
     const accepted = await client.loadSamples(upload.publicId, upload.samples);
     log(`  ${upload.label}: ${accepted} samples`);
   });
-  log(`Demo loaded: ${uploads.length} signals.`);
+  log(`Loaded ${uploads.length} signals; loading shifts, catalog, production logs and stops ...`);
+  await loadOperations(client, demo, companies, machinesOf, keys, log);
+  log("Demo loaded.");
   return keys;
+}
+
+/**
+ * Derives and loads the operational records of each demo company (./demo-operations.ts):
+ * Demo Plant A's catalog, shifts, production logs and alarm stops, and Fleet B's shift
+ * and classified stops. Fleet B's stops keep to its telemetry period, read from the
+ * samples already built.
+ */
+async function loadOperations(
+  client: OperatorClient,
+  demo: DemoCompany[],
+  companies: CreatedCompany[],
+  machinesOf: Map<string, Machine[]>,
+  keys: DemoKey[],
+  log: Log,
+): Promise<void> {
+  for (const [i, company] of companies.entries()) {
+    const machines = machinesOf.get(company.name) ?? [];
+    if (company.name === DEMO_PLANT_A) {
+      const key = keys.find((k) => k.company === company.name && k.name === PLANT_A_LOADER_KEY);
+      if (!key) throw new Error(`No ${PLANT_A_LOADER_KEY} key was issued`);
+      const ops = derivePlantAOperations(readDataFile(DEMO_FILES.sme));
+      await loadPlantAOperations(client, company.id, machines, key.key, ops, log);
+    } else if (company.name === FLEET_B) {
+      const instants = (demo[i]?.machines ?? []).flatMap((machine) =>
+        machine.signals.flatMap((signal) => signal.samples.map((s) => Date.parse(s.timestamp))),
+      );
+      if (instants.length === 0) throw new Error("Fleet B has no telemetry");
+      const period = instants.reduce(
+        (acc, t) => ({ min: Math.min(acc.min, t), max: Math.max(acc.max, t) }),
+        { min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY },
+      );
+      const stops = deriveFleetStops(
+        readDataFile(DEMO_FILES.azureFailures),
+        readDataFile(DEMO_FILES.azureMaint),
+        period.min,
+        period.max,
+      );
+      await loadFleetBOperations(client, company.id, machines, stops, log);
+    }
+  }
 }
 
 /**

@@ -94,6 +94,58 @@ export interface Sample {
   value: number;
 }
 
+/** A shift definition to create (docs/metrics.md, "Shifts"). */
+export interface ShiftInput {
+  name: string;
+  /** Local wall-clock `HH:MM` in the company's zone. */
+  startTime: string;
+  /** Local `HH:MM`; `<= startTime` ends the next day (equal = 24 hours). */
+  endTime: string;
+  /** ISO weekdays of the start (1 = Monday); default every day. */
+  weekdays?: number[];
+  /** Whether its instances appear in the metrics report; default true. */
+  isConsidered?: boolean;
+  /** Machines it applies to; absent or null = every machine of the company. */
+  machineIds?: number[] | null;
+}
+
+export interface ShiftDefinition {
+  id: number;
+  name: string;
+  startTime: string;
+  endTime: string;
+  weekdays: number[];
+  isConsidered: boolean;
+  machineIds: number[] | null;
+}
+
+/** A stop to create; instants are ISO 8601 strings. */
+export interface StopInput {
+  startTime: string;
+  /** Absent or null = an open stop. */
+  endTime?: string | null;
+  isProgrammed: boolean;
+  isIncludedInAvailability?: boolean;
+  isIncludedInStops?: boolean;
+  isManual?: boolean;
+}
+
+export interface Stop {
+  id: number;
+  machineId: number;
+  startTime: string;
+  endTime: string | null;
+  isProgrammed: boolean;
+}
+
+/** A stop classification; each cause is found by name in the company's catalog or created. */
+export interface ClassificationInput {
+  description?: string | null;
+  component?: { name: string } | null;
+  specificCause?: { name: string } | null;
+  generalCause?: { name: string } | null;
+}
+
 /** Options of {@link OperatorClient}. */
 export interface OperatorClientOptions {
   /** Origin of the Worker, for example `http://127.0.0.1:8787` (no trailing path). */
@@ -166,6 +218,34 @@ export class OperatorClient {
   /** Creates signals of a machine (POST /machines/{machine_id}/signals). @returns them with `publicId`. */
   createSignals(machineId: Id, signals: readonly SignalInput[]): Promise<Signal[]> {
     return this.request<Signal[]>("POST", `/machines/${seg(machineId)}/signals`, signals);
+  }
+
+  /**
+   * Creates shift definitions of a company (POST /companies/{company_id}/shifts), all or none.
+   *
+   * @returns the created definitions, in order.
+   * @throws HttpError 422 when one would overlap another definition on a machine.
+   */
+  createShifts(companyId: Id, shifts: readonly ShiftInput[]): Promise<ShiftDefinition[]> {
+    return this.request<ShiftDefinition[]>("POST", `/companies/${seg(companyId)}/shifts`, shifts);
+  }
+
+  /**
+   * Creates stops of a machine (POST /machines/{machine_id}/stops), at most 1,000, all or none.
+   *
+   * @returns the created stops, in order, with their ids.
+   */
+  createStops(machineId: Id, stops: readonly StopInput[]): Promise<Stop[]> {
+    return this.request<Stop[]>("POST", `/machines/${seg(machineId)}/stops`, stops);
+  }
+
+  /**
+   * Classifies a stop, replacing any classification (PUT /stops/{stop_id}/classification).
+   *
+   * @returns the classification as the API shows it.
+   */
+  classifyStop(stopId: Id, classification: ClassificationInput): Promise<unknown> {
+    return this.request<unknown>("PUT", `/stops/${seg(stopId)}/classification`, classification);
   }
 
   /** Soft-deletes a signal (DELETE /signals/{public_id}, 204). */

@@ -1,6 +1,7 @@
 /**
- * The few public API calls the scripts need (to check a key and to print ready-to-paste
- * curl commands). Public bodies are snake_case; the key goes in `x-api-key`.
+ * The few public API calls the scripts need: to check a key, to print ready-to-paste curl
+ * commands, and to load the demo's SKUs, operators, work orders, nominal speeds and
+ * production logs. The key goes in `x-api-key`.
  */
 import { requestJson } from "./http";
 
@@ -32,6 +33,29 @@ export function getPublic<T>(baseUrl: string, path: string, apiKey: string): Pro
   return requestJson<T>(`${baseUrl.replace(/\/+$/, "")}${path}`, {
     method: "GET",
     headers: { "x-api-key": apiKey },
+  });
+}
+
+/**
+ * Sends a POST with a JSON body to the public API with an API key.
+ *
+ * @param baseUrl origin of the Worker, for example `http://127.0.0.1:8787`.
+ * @param path a path starting with `/v1/`.
+ * @param apiKey the `x-api-key` value.
+ * @param body the JSON body (public bodies are camelCase).
+ * @returns the parsed JSON answer.
+ * @throws HttpError on a non-2XX answer (422 with the item index for a bad array item).
+ */
+export function postPublic<T>(
+  baseUrl: string,
+  path: string,
+  apiKey: string,
+  body: unknown,
+): Promise<T> {
+  return requestJson<T>(`${baseUrl.replace(/\/+$/, "")}${path}`, {
+    method: "POST",
+    headers: { "x-api-key": apiKey },
+    body,
   });
 }
 

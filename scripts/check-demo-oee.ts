@@ -1,0 +1,237 @@
+/**
+ * Checks the metrics report of Demo Plant A against figures computed straight from the
+ * SME CSV: `npx tsx scripts/check-demo-oee.ts [--url URL] [--start ISO] [--end ISO]`.
+ *
+ * A second, independent implementation of the demo's rules (data/README.md, "Production,
+ * stops and OEE") and of docs/metrics.md: it does not use the seed's derivation code, and
+ * works on the raw rows (each row's interval, kind, items) instead of on runs, logs and
+ * stops. For every row of the report (all pages, instance starts in [start, end]) it
+ * recomputes the time classes, availability, effectiveness, quality, OEE and minutes lost
+ * by low speed, and compares them to 1e-6. It also checks that each instance starts at
+ * 06:00, 14:00 or 22:00 Europe/Rome and ends at the next of those wall-clock times.
+ *
+ * Needs a running Worker with the demo loaded (`npm start`) and its keys in
+ * `.wrangler/demo-keys.json`. Exits 1 on any difference.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { parseCsv, toIsoUtc } from "./lib/csv";
+import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
+import { readDemoKeys } from "./lib/demo-seed";
+import { DEFAULT_BASE_URL, PROJECT_ROOT } from "./lib/project";
+import { postPublic } from "./lib/public-client";
+
+const TOLERANCE = 1e-6;
+const FIVE_MINUTES = 300_000;
+/** Local end of each shift by its local start (Europe/Rome). */
+const SHIFT_ENDS: Record<string, string> = { "06:00": "14:00", "14:00": "22:00", "22:00": "06:00" };
+
+interface Row {
+  ts: number;
+  end: number;
+  kind: "alarm" | "production" | "none";
+  product: number;
+  items: number;
+  rate: number | null;
+}
+
+interface ReportRow {
+  machine: { id: number; name: string };
+  shift: { name: string; startTime: string; endTime: string };
+  shiftIndicators: Record<string, number>;
+  productionMetrics: Record<string, number>;
+}
+
+/** The SME rows of each asset with their intervals, kinds and automatic rates. */
+function loadRows(): Map<number, Row[]> {
+  const text = readFileSync(join(PROJECT_ROOT, DEMO_FILES.sme), "utf8");
+  const byAsset = new Map<number, Map<number, Record<string, string>>>();
+  for (const raw of parseCsv(text).rows) {
+    const asset = Number(raw.asset);
+    const map = byAsset.get(asset) ?? new Map<number, Record<string, string>>();
+    map.set(Date.parse(toIsoUtc(raw.ts ?? "")), raw);
+    byAsset.set(asset, map);
+  }
+  const out = new Map<number, Row[]>();
+  for (const [asset, map] of byAsset) {
+    const times = [...map.keys()].sort((a, b) => a - b);
+    out.set(
+      asset,
+      times.map((ts, i) => {
+        const raw = map.get(ts) ?? {};
+        const next = times[i + 1];
+        const end = next === undefined ? ts + FIVE_MINUTES : Math.min(ts + FIVE_MINUTES, next);
+        const status = Number(raw.status);
+        const alarm = Number(raw.alarm);
+        const items = Number(raw.items);
+        const kind =
+          status === 3 || alarm === 1
+            ? "alarm"
+            : status === 1 || status === 2
+              ? "production"
+              : "none";
+        const full = ts % FIVE_MINUTES === 0 && end - ts === FIVE_MINUTES;
+        const rate = status === 2 && alarm === 0 && items > 0 && full ? items / 5 : null;
+        return { ts, end, kind, product: Number(raw.product), items, rate };
+      }),
+    );
+  }
+  return out;
+}
+
+/** Nominal speed per asset and product: nearest-rank p95 of the rates, rounded to 0.1. */
+function nominalSpeeds(rows: Map<number, Row[]>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [asset, list] of rows) {
+    const rates = new Map<number, number[]>();
+    for (const row of list) {
+      if (row.rate === null) continue;
+      rates.set(row.product, [...(rates.get(row.product) ?? []), row.rate]);
+    }
+    for (const [product, values] of rates) {
+      values.sort((a, b) => a - b);
+      const p95 = values[Math.max(1, Math.ceil(0.95 * values.length)) - 1] ?? Number.NaN;
+      out.set(`${asset}|${product}`, Math.max(0.1, Math.round(p95 * 10) / 10));
+    }
+  }
+  return out;
+}
+
+/** The report figures of one asset and window, from the rows (docs/metrics.md). */
+function expected(rows: Row[], speeds: Map<string, number>, asset: number, w0: number, w1: number) {
+  let stopMs = 0;
+  let productionMs = 0;
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  let total = 0;
+  let ideal = 0;
+  for (const row of rows) {
+    if (row.kind === "production" && row.ts >= w0 && row.ts < w1) {
+      const speed = speeds.get(`${asset}|${row.product}`);
+      if (speed === undefined)
+        throw new Error(`No nominal speed for asset ${asset} product ${row.product}`);
+      total += row.items;
+      ideal += row.items / speed;
+    }
+    const s = Math.max(row.ts, w0);
+    const e = Math.min(row.end, w1);
+    if (e <= s || row.kind === "none") continue;
+    if (row.kind === "alarm") stopMs += e - s;
+    else productionMs += e - s;
+    first = Math.min(first, s);
+    last = Math.max(last, e);
+  }
+  const available = (w1 - w0) / 60_000;
+  const covered = Number.isFinite(first);
+  const late = covered ? (first - w0) / 60_000 : 0;
+  const early = covered ? (w1 - last) / 60_000 : 0;
+  const nonProgrammed = stopMs / 60_000;
+  const noData = available - nonProgrammed - productionMs / 60_000 - late - early;
+  const run = available - (nonProgrammed + late + early + noData);
+  const availability = available > 0 ? run / available : 0;
+  const effectiveness = run > 0 ? ideal / run : 0;
+  const quality = total > 0 ? 1 : 0;
+  return {
+    availableTime: available,
+    programmedDowntime: 0,
+    nonProgrammedDowntime: nonProgrammed,
+    lateStartTime: late,
+    earlyStopTime: early,
+    noDataTime: noData,
+    availability,
+    effectiveness,
+    quality,
+    oee: availability * effectiveness * quality,
+    minutesLostByLowSpeed: Math.max(0, run - ideal),
+    minutesLostByLowQuality: 0,
+  };
+}
+
+/** Local `HH:MM` of an instant in Europe/Rome. */
+function romeClock(ms: number): string {
+  return new Intl.DateTimeFormat("en-GB", {
+    timeZone: "Europe/Rome",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+  }).format(ms);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      url: { type: "string", default: DEFAULT_BASE_URL },
+      start: { type: "string", default: "2022-08-31T00:00:00Z" },
+      end: { type: "string", default: "2022-09-22T00:00:00Z" },
+    },
+  });
+  const baseUrl = values.url ?? DEFAULT_BASE_URL;
+  const key = readDemoKeys(baseUrl).find((k) => k.company === DEMO_PLANT_A);
+  if (!key) throw new Error(`No Demo Plant A key for ${baseUrl} in .wrangler/demo-keys.json`);
+  const report: ReportRow[] = [];
+  for (let page = 1; ; page++) {
+    const answer = await postPublic<{ totalPages: number; metrics: ReportRow[] }>(
+      baseUrl,
+      "/v1/reports/metrics",
+      key.key,
+      { startDate: { between: { start: values.start, end: values.end } }, limit: 100, page },
+    );
+    report.push(...answer.metrics);
+    if (page >= answer.totalPages) break;
+  }
+  const rows = loadRows();
+  const speeds = nominalSpeeds(rows);
+  const problems: string[] = [];
+  let worst = 0;
+  for (const row of report) {
+    const asset = Number(row.machine.name.replace("Asset ", ""));
+    const w0 = Date.parse(row.shift.startTime);
+    const w1 = Date.parse(row.shift.endTime);
+    const where = `${row.machine.name} ${row.shift.name} ${row.shift.startTime}`;
+    if (SHIFT_ENDS[romeClock(w0)] !== romeClock(w1)) {
+      problems.push(`${where}: not a 06-14, 14-22 or 22-06 Europe/Rome shift`);
+    }
+    const want = expected(rows.get(asset) ?? [], speeds, asset, w0, w1);
+    const got = { ...row.shiftIndicators, ...row.productionMetrics };
+    for (const [field, value] of Object.entries(want)) {
+      const diff = Math.abs(value - (got[field] ?? Number.NaN));
+      worst = Math.max(worst, Number.isNaN(diff) ? Number.POSITIVE_INFINITY : diff);
+      if (!(diff <= TOLERANCE))
+        problems.push(`${where} ${field}: CSV ${value}, report ${got[field]}`);
+    }
+  }
+  const sample = report.find((r) => r.productionMetrics.oee && r.productionMetrics.oee > 0);
+  if (sample) {
+    const asset = Number(sample.machine.name.replace("Asset ", ""));
+    const want = expected(
+      rows.get(asset) ?? [],
+      speeds,
+      asset,
+      Date.parse(sample.shift.startTime),
+      Date.parse(sample.shift.endTime),
+    );
+    console.log(
+      `Example: ${sample.machine.name}, ${sample.shift.name} from ${sample.shift.startTime}`,
+    );
+    for (const field of ["availability", "effectiveness", "quality", "oee"] as const) {
+      console.log(
+        `  ${field}: CSV ${want[field].toFixed(9)}  report ${(sample.productionMetrics[field] ?? Number.NaN).toFixed(9)}`,
+      );
+    }
+  }
+  console.log(
+    `Compared ${report.length} report rows (${Object.keys(expected([], speeds, 0, 0, 1)).length} fields each); ` +
+      `largest difference ${worst.toExponential(2)}.`,
+  );
+  if (report.length === 0) problems.push("The report has no rows: is the demo loaded?");
+  if (problems.length > 0) {
+    console.error(problems.slice(0, 20).join("\n"));
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,204 @@
+/**
+ * Loads the operational part of the demo (./demo-operations.ts) into a running Worker:
+ * the catalog and production logs of Demo Plant A through the public API with the demo
+ * full-access key (the path a partner integration takes), shifts and stops through the
+ * operator API. Called by ./demo-seed.ts once the machines exist.
+ */
+import { mapWithConcurrency } from "./concurrency";
+import {
+  type DerivedFleetStop,
+  FLEET_B_SHIFT,
+  PLANT_A_SHIFTS,
+  type PlantAOperations,
+  skuCode,
+} from "./demo-operations";
+import type { Machine, OperatorClient, StopInput } from "./operator-client";
+import { postPublic } from "./public-client";
+
+/** Most items the API takes in one create call (public and operator). */
+const MAX_ITEMS_PER_CALL = 1000;
+
+/** Calls in flight at once when many small calls are needed (classifications). */
+const CALL_CONCURRENCY = 8;
+
+/** Illustrative operators: the data names nobody (see data/README.md). */
+export const DEMO_OPERATORS = [
+  { firstName: "Giulia", lastName: "Rossi" },
+  { firstName: "Marco", lastName: "Bianchi" },
+  { firstName: "José", lastName: "Muñoz" },
+] as const;
+
+/** Illustrative simple work orders, one per week of the data. */
+export const DEMO_WORK_ORDERS = [
+  { name: "WO-2022-W35" },
+  { name: "WO-2022-W36" },
+  { name: "WO-2022-W37" },
+  { name: "WO-2022-W38" },
+] as const;
+
+/** Progress lines go here. */
+export type Log = (line: string) => void;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Splits a list into chunks of at most `size` items. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Finds the machine of a demo company by name; throws when the seed did not create it. */
+function machineNamed(machines: readonly Machine[], name: string): Machine {
+  const machine = machines.find((m) => m.name === name);
+  if (!machine) throw new Error(`The demo has no machine named "${name}"`);
+  return machine;
+}
+
+/**
+ * Loads Demo Plant A's SKUs, operators, simple work orders and nominal speeds (public
+ * API), its three shifts (operator API, the three assets only), its production logs
+ * (public API, calls of 1,000, one after the other) and its alarm stops (operator API).
+ *
+ * @param client an operator API client.
+ * @param companyId the company's id.
+ * @param machines the company's machines as created ("Asset 0" ..).
+ * @param apiKey a key of the company with the create scopes.
+ * @param ops the derived records (./demo-operations.ts).
+ * @param log where progress lines go.
+ * @throws HttpError from the API; Error when a machine of the data is missing.
+ */
+export async function loadPlantAOperations(
+  client: OperatorClient,
+  companyId: number,
+  machines: readonly Machine[],
+  apiKey: string,
+  ops: PlantAOperations,
+  log: Log,
+): Promise<void> {
+  const post = <T>(path: string, body: unknown) =>
+    postPublic<T>(client.baseUrl, path, apiKey, body);
+  const assetMachine = (asset: number) => machineNamed(machines, `Asset ${asset}`);
+  const assetIds = [...new Set(ops.productionLogs.map((l) => l.asset))]
+    .sort((a, b) => a - b)
+    .map((asset) => assetMachine(asset).id);
+
+  const skus = await post<{ id: string; sku: string }[]>(
+    "/v1/skus",
+    ops.products.map((product) => ({
+      sku: skuCode(product),
+      name: `Product ${product}`,
+      description: `Product id ${product} of the SME data set (column \`product\`)`,
+      unit: "pieces",
+    })),
+  );
+  const skuId = new Map(skus.map((sku) => [sku.sku, sku.id]));
+  const skuOf = (product: number) => {
+    const id = skuId.get(skuCode(product));
+    if (!id) throw new Error(`SKU ${skuCode(product)} was not created`);
+    return id;
+  };
+  await post("/v1/operators", DEMO_OPERATORS);
+  await post("/v1/simple-work-orders", DEMO_WORK_ORDERS);
+  await post(
+    "/v1/nominal-speeds",
+    ops.nominalSpeeds.map((speed) => ({
+      nominalSpeed: speed.nominalSpeed,
+      countingFactor: 1,
+      machine: { id: assetMachine(speed.asset).id },
+      sku: { id: skuOf(speed.product) },
+    })),
+  );
+  log(
+    `  Demo Plant A: ${skus.length} SKUs, ${DEMO_OPERATORS.length} operators, ` +
+      `${DEMO_WORK_ORDERS.length} work orders, ${ops.nominalSpeeds.length} nominal speeds`,
+  );
+
+  await client.createShifts(
+    companyId,
+    PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+  );
+
+  const logs = ops.productionLogs.map((entry) => ({
+    start: iso(entry.start),
+    end: iso(entry.end),
+    count: entry.count,
+    type: "total",
+    machine: { id: assetMachine(entry.asset).id },
+    sku: { id: skuOf(entry.product) },
+  }));
+  for (const chunk of chunks(logs, MAX_ITEMS_PER_CALL)) await post("/v1/production-logs", chunk);
+
+  const stopsByMachine = new Map<number, StopInput[]>();
+  for (const stop of ops.stops) {
+    const id = assetMachine(stop.asset).id;
+    const list = stopsByMachine.get(id) ?? [];
+    list.push({ startTime: iso(stop.start), endTime: iso(stop.end), isProgrammed: false });
+    stopsByMachine.set(id, list);
+  }
+  for (const [machineId, stops] of stopsByMachine) {
+    for (const chunk of chunks(stops, MAX_ITEMS_PER_CALL))
+      await client.createStops(machineId, chunk);
+  }
+  log(
+    `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${logs.length} production logs, ` +
+      `${ops.stops.length} unplanned stops`,
+  );
+}
+
+/**
+ * Loads Fleet B's 24-hour shift (not considered in the metrics report) and its
+ * failure and maintenance stops, each classified with its component and general cause.
+ *
+ * @param client an operator API client.
+ * @param companyId the company's id.
+ * @param machines the company's machines as created ("Machine 1" ..).
+ * @param stops the derived stops (./demo-operations.ts).
+ * @param log where progress lines go.
+ * @throws HttpError from the API; Error when a machine of the data is missing.
+ */
+export async function loadFleetBOperations(
+  client: OperatorClient,
+  companyId: number,
+  machines: readonly Machine[],
+  stops: readonly DerivedFleetStop[],
+  log: Log,
+): Promise<void> {
+  await client.createShifts(companyId, [FLEET_B_SHIFT]);
+  const byMachine = new Map<number, DerivedFleetStop[]>();
+  for (const stop of stops) {
+    const id = machineNamed(machines, `Machine ${stop.machine}`).id;
+    const list = byMachine.get(id) ?? [];
+    list.push(stop);
+    byMachine.set(id, list);
+  }
+  const created = await mapWithConcurrency([...byMachine], 4, async ([machineId, list]) => {
+    const out: { id: number; stop: DerivedFleetStop }[] = [];
+    for (const chunk of chunks(list, MAX_ITEMS_PER_CALL)) {
+      const rows = await client.createStops(
+        machineId,
+        chunk.map((stop) => ({
+          startTime: iso(stop.start),
+          endTime: iso(stop.end),
+          isProgrammed: stop.isProgrammed,
+        })),
+      );
+      rows.forEach((row, i) => {
+        const stop = chunk[i];
+        if (stop) out.push({ id: row.id, stop });
+      });
+    }
+    return out;
+  });
+  await mapWithConcurrency(created.flat(), CALL_CONCURRENCY, ({ id, stop }) =>
+    client.classifyStop(id, {
+      component: { name: stop.component },
+      generalCause: { name: stop.generalCause },
+    }),
+  );
+  const programmed = stops.filter((stop) => stop.isProgrammed).length;
+  log(
+    `  Fleet B: 1 shift (not considered), ${stops.length - programmed} failure stops, ` +
+      `${programmed} maintenance stops, all classified`,
+  );
+}
