@@ -11,6 +11,7 @@ import { apiKeys, companies } from "../db/schema";
 import { notFound } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
+import { requireCompany } from "./lookups";
 import { arrayBody, IntId, operatorRoute } from "./schemas";
 
 /** How long deliveries carry the old signature after a rotation (webhooks.md). */
@@ -66,15 +67,6 @@ const ApiKeyCreate = z
   .strict();
 
 const companyParam = z.object({ company_id: IntId("company_id") });
-
-async function requireCompany(c: { var: AppEnv["Variables"] }, id: number) {
-  const row = await c.var.db
-    .select({ id: companies.id })
-    .from(companies)
-    .where(eq(companies.id, id))
-    .get();
-  if (!row) throw notFound("Company not found");
-}
 
 export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(
@@ -157,7 +149,7 @@ export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: va
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      await requireCompany(c, company_id);
+      await requireCompany(c.var.db, company_id);
       const db = c.var.db;
       const generated = await Promise.all(items.map(() => generateApiKey()));
       const inserts = items.map((item, i) => {

@@ -4,11 +4,12 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
-import { companies, machines, signals } from "../db/schema";
+import { machines, signals } from "../db/schema";
 import { ApiError, notFound } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { requireCompany, requireMachine } from "./lookups";
 import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
 
 const MachineCreate = z
@@ -132,12 +133,7 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
       const db = c.var.db;
-      const company = await db
-        .select({ id: companies.id })
-        .from(companies)
-        .where(eq(companies.id, company_id))
-        .get();
-      if (!company) throw notFound("Company not found");
+      await requireCompany(db, company_id);
       const rows = items.map((m) => ({
         companyId: company_id,
         name: m.name,
@@ -191,12 +187,7 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       const { machine_id } = c.req.valid("param");
       const items = c.req.valid("json");
       const db = c.var.db;
-      const machine = await db
-        .select({ id: machines.id, companyId: machines.companyId })
-        .from(machines)
-        .where(and(eq(machines.id, machine_id), isNull(machines.deletedAt)))
-        .get();
-      if (!machine) throw notFound("Machine not found");
+      const machine = await requireMachine(db, machine_id);
       const rows = items.map((s) => ({
         publicId: crypto.randomUUID(),
         companyId: machine.companyId,

@@ -11,7 +11,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
-import { machines, stopCauses, stopClassifications, stops } from "../db/schema";
+import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { notFound, unprocessable } from "../http/errors";
 import { DateTimeMs } from "../http/filters";
 import { jsonResponse } from "../http/openapi";
@@ -32,6 +32,7 @@ import {
 import { instancesContaining, loadShiftPlan } from "../shifts/queries";
 import { type ClassificationChangeKind, classificationEventStatements } from "../webhooks/events";
 import { dispatchEvent } from "../webhooks/outbox";
+import { requireMachine } from "./lookups";
 import { arrayBody, IntId, objectBody, operatorRoute } from "./schemas";
 
 const StopFlags = {
@@ -133,12 +134,7 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       const { machine_id } = c.req.valid("param");
       const items = c.req.valid("json");
       const db = c.var.db;
-      const machine = await db
-        .select({ id: machines.id, companyId: machines.companyId })
-        .from(machines)
-        .where(and(eq(machines.id, machine_id), isNull(machines.deletedAt)))
-        .get();
-      if (!machine) throw notFound("Machine not found");
+      const machine = await requireMachine(db, machine_id);
       const [first, ...rest] = items.map((s) =>
         db
           .insert(stops)

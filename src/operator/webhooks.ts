@@ -6,13 +6,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
-import {
-  companies,
-  webhookAttempts,
-  webhookDeliveries,
-  webhookEvents,
-  webhooks,
-} from "../db/schema";
+import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../db/schema";
 import { readSettings } from "../env";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { ErrorSchema, jsonResponse } from "../http/openapi";
@@ -21,6 +15,7 @@ import { validationHook } from "../http/validation";
 import { CLASSIFICATION_EVENT_TYPES, pingEventStatements } from "../webhooks/events";
 import { dispatchEvent, sendDeliveries } from "../webhooks/outbox";
 import { checkEndpoint, MAX_URL_LENGTH } from "../webhooks/url-safety";
+import { requireCompany } from "./lookups";
 import { arrayBody, IntId, operatorRoute, UuidId } from "./schemas";
 
 /** Time allowed to resolve the hosts of one registration call (the attempt limit). */
@@ -141,12 +136,7 @@ export const operatorWebhooksRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
       const db = c.var.db;
-      const company = await db
-        .select({ id: companies.id })
-        .from(companies)
-        .where(eq(companies.id, company_id))
-        .get();
-      if (!company) throw notFound("Company not found");
+      await requireCompany(db, company_id);
       const settings = readSettings(c.env).webhooks;
       const options = { environment: readSettings(c.env).environment, ...settings };
       const signal = AbortSignal.timeout(REGISTRATION_CHECK_TIMEOUT_MS);
@@ -197,12 +187,7 @@ export const operatorWebhooksRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     async (c) => {
       const { company_id } = c.req.valid("param");
       const db = c.var.db;
-      const company = await db
-        .select({ id: companies.id })
-        .from(companies)
-        .where(eq(companies.id, company_id))
-        .get();
-      if (!company) throw notFound("Company not found");
+      await requireCompany(db, company_id);
       const rows = await db
         .select(webhookColumns)
         .from(webhooks)
