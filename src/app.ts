@@ -13,6 +13,7 @@ import { ApiError } from "./http/errors";
 import { jsonBody } from "./http/json-body";
 import { validationHook } from "./http/validation";
 import { createOperatorApp } from "./operator";
+import { realtimeRoutes } from "./realtime/routes";
 import { reportsRoutes } from "./reports/routes";
 import { machinesRoutes } from "./resources/machines/routes";
 import { nominalSpeedsRoutes } from "./resources/nominal-speeds/routes";
@@ -65,6 +66,8 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
+  // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
+  app.get("/healthz", (c) => c.body(null, 204));
   app.use("*", requestId());
   app.use("*", async function attachDb(c, next) {
     c.set("db", createDb(c.env.DB));
@@ -94,6 +97,7 @@ export function createApp() {
   app.route("/", nominalSpeedsRoutes);
   app.route("/", productionLogsRoutes);
   app.route("/", reportsRoutes);
+  app.route("/", realtimeRoutes);
   // Mounted through a plain Hono app so that the operator routes stay out of the
   // public OpenAPI document (OpenAPIHono.route merges the registries of OpenAPIHono
   // sub-apps); the operator API has its own document at /operator/v1/openapi.json.

@@ -517,3 +517,37 @@ export const webhookAttempts = sqliteTable(
   },
   (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId, t.at)],
 );
+
+/**
+ * Responses kept for `Idempotency-Key` retries (src/http/idempotency.ts): one row
+ * per credential and key, first `in_flight` (a lock, with its owner's token),
+ * then `done` with the stored response, until `expires_at` (24 hours).
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    /** `Principal.credentialId`: keys are scoped to the credential that sent them. */
+    credentialId: text("credential_id").notNull(),
+    key: text("key").notNull(),
+    companyId: integer("company_id")
+      .notNull()
+      .references(() => companies.id),
+    /** Lowercase hex SHA-256 of the method, path, query and canonical JSON body. */
+    fingerprint: text("fingerprint").notNull(),
+    state: text("state", { enum: ["in_flight", "done"] }).notNull(),
+    /** Token of the request holding the lock; null once done. */
+    lockToken: text("lock_token"),
+    /** When the lock was taken, ms; a lock older than the lock timeout is abandoned. */
+    lockedAt: integer("locked_at").notNull(),
+    /** The stored response: status, headers (JSON object) and body text. */
+    status: integer("status"),
+    headers: text("headers"),
+    body: text("body"),
+    createdAt: createdAt(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.credentialId, t.key] }),
+    index("idempotency_keys_expiry_idx").on(t.credentialId, t.expiresAt),
+  ],
+);

@@ -6,6 +6,13 @@
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
 import { authenticate, requireScope } from "../auth/middleware";
 import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
+import {
+  IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_TTL_MS,
+  idempotency,
+  MAX_KEY_LENGTH,
+  REPLAYED_HEADER,
+} from "./idempotency";
 
 export const ErrorSchema = z
   .object({ detail: z.string().openapi({ example: "Not authenticated" }) })
@@ -96,16 +103,74 @@ export const SECURITY: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { Beare
 type PublicRouteConfig = Omit<RouteConfig, "security" | "middleware">;
 type Responses = RouteConfig["responses"];
 
-/** Adds the rate-limit header fields to every response that declares no headers of its own. */
-function withRateLimitHeaders<T extends Responses>(responses: T): T {
+/** The `Idempotency-Key` request header, documented on every route that creates or changes. */
+const IDEMPOTENCY_PARAMETER = {
+  name: IDEMPOTENCY_HEADER,
+  in: "header" as const,
+  required: false,
+  schema: { type: "string" as const, minLength: 1, maxLength: MAX_KEY_LENGTH },
+  example: "3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21",
+  description:
+    "Makes retries safe (Stripe's convention): the first response for a key is stored for " +
+    `${IDEMPOTENCY_TTL_MS / 3_600_000} hours per credential; a retry with the same key and the ` +
+    `same request (method, path, query, JSON body) gets it again with \`${REPLAYED_HEADER}: true\` ` +
+    "and changes nothing; the same key with another request is a 422; a retry while the first " +
+    "is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). " +
+    `1 to ${MAX_KEY_LENGTH} printable ASCII characters; a UUID per logical operation is ideal.`,
+};
+
+const REPLAYED_RESPONSE_HEADER = {
+  [REPLAYED_HEADER]: stringHeader(
+    "`true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise).",
+    "true",
+  ),
+};
+
+const IDEMPOTENCY_CONFLICT =
+  "A request with the same `Idempotency-Key` is still running (`Retry-After: 1`).";
+
+/** The standard responses of a route that creates or changes, with the idempotency cases. */
+const CHANGING_ROUTE_RESPONSES = {
+  ...STANDARD_ERROR_RESPONSES,
+  409: json(ErrorSchema, IDEMPOTENCY_CONFLICT),
+  422: json(
+    ValidationErrorSchema,
+    "Invalid path, query or body; or an `Idempotency-Key` reused with another request " +
+      '(`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`).',
+  ),
+} as const;
+
+/**
+ * Adds the rate-limit header fields (and `extra`) to every response that
+ * declares no headers of its own.
+ */
+function withStandardHeaders<T extends Responses>(
+  responses: T,
+  extra: Record<string, ReturnType<typeof stringHeader>> = {},
+): T {
   const out: Responses = {};
   for (const [status, response] of Object.entries(responses)) {
     out[status] =
       "$ref" in response || response.headers !== undefined
         ? response
-        : { ...response, headers: RATE_LIMIT_HEADERS };
+        : { ...response, headers: { ...RATE_LIMIT_HEADERS, ...extra } };
   }
   return out as T;
+}
+
+/** A route's own 409 (if any) keeps its text and gains the idempotency case. */
+function mergeConflict(responses: Responses): Responses {
+  const own = responses[409];
+  if (!own || "$ref" in own) return responses;
+  return {
+    ...responses,
+    409: { ...own, description: `${own.description} Or: ${IDEMPOTENCY_CONFLICT}` },
+  };
+}
+
+/** True for the scopes of calls that create or change something (not `*.read`). */
+export function changesSomething(scope: string): boolean {
+  return !scope.endsWith(".read");
 }
 
 /**
@@ -113,7 +178,10 @@ function withRateLimitHeaders<T extends Responses>(responses: T): T {
  * needing `scope`.
  *
  * Middleware order: failed authentications per client address, authentication,
- * the credential's rate limit, the scope (so a 403 counts against the limit).
+ * the credential's rate limit, the scope (so a 403 counts against the limit),
+ * then, on routes that create or change something (every scope but `*.read`),
+ * `Idempotency-Key` handling (src/http/idempotency.ts; documented as a header
+ * parameter, a 409, a 422 case and the `Idempotent-Replayed` response header).
  * The scope is published in the operation's description and as the extension
  * `x-required-scope`; the standard 401/403/422/429/500 responses are added, and
  * every response documents the `RateLimit` and `RateLimit-Policy` fields.
@@ -122,7 +190,15 @@ function withRateLimitHeaders<T extends Responses>(responses: T): T {
  * @param route the route without security or middleware.
  */
 export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R) {
-  const description = [route.description, `**Required scope:** \`${scope}\``]
+  const changes = changesSomething(scope);
+  const description = [
+    route.description,
+    changes
+      ? "**Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the " +
+        `first response again (\`${REPLAYED_HEADER}: true\`) and changes nothing.`
+      : undefined,
+    `**Required scope:** \`${scope}\``,
+  ]
     .filter(Boolean)
     .join("\n\n");
   return createRoute({
@@ -130,13 +206,21 @@ export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R
     description,
     security: SECURITY,
     "x-required-scope": scope,
+    ...(changes ? { parameters: [IDEMPOTENCY_PARAMETER] } : {}),
     middleware: [
       limitFailedAuthentications(),
       authenticate(),
       rateLimit(),
       requireScope(scope),
+      // Last: a 401, 403 or 429 takes no key; a passthrough when the header is absent.
+      ...(changes ? [idempotency()] : []),
     ] as const,
-    responses: withRateLimitHeaders({ ...STANDARD_ERROR_RESPONSES, ...route.responses }),
+    responses: changes
+      ? withStandardHeaders(
+          { ...CHANGING_ROUTE_RESPONSES, ...mergeConflict(route.responses) },
+          REPLAYED_RESPONSE_HEADER,
+        )
+      : withStandardHeaders({ ...STANDARD_ERROR_RESPONSES, ...route.responses }),
   });
 }
 

@@ -1,10 +1,599 @@
 /**
- * The per-machine realtime Durable Object: one object per machine (named
- * `company:machine`), holding the running shift instance's timeline in its
- * SQLite storage. Declared now so that its storage class exists from the first
- * deployment; the realtime endpoints give it its methods.
+ * The per-machine realtime Durable Object: one object per machine, named
+ * `<companyId>:<machineId>` (`realtimeObjectName`), holding the running shift
+ * instance's timeline (SKU segments and operator assignments, see
+ * `./timeline.ts`) in its SQLite storage, and showing it as live production
+ * logs in D1 (`./projection.ts`).
+ *
+ * Ordering and durability:
+ * - Every operation (a write, a read, the alarm) runs in one FIFO queue inside
+ *   the object, so writes are applied one at a time in the order they reached
+ *   the object, and none can interleave with another's D1 round trips. (An
+ *   input gate alone would not do: it opens while the object awaits D1.)
+ * - A write changes the SQLite tables synchronously, then waits for a flush
+ *   that pushes every changed log to D1 in one `batch`. Writes that queue up
+ *   while a flush is in flight share the next flush (group commit): under load
+ *   one D1 round trip serves many writes, and each write still returns only
+ *   once D1 shows it.
+ * - State is in `ctx.storage.sql`; nothing needed lives only in memory, so an
+ *   evicted or restarted object carries on where it was.
+ *
+ * Shift boundaries: the object keeps the instance it works for. The alarm
+ * (set to the instance's end, and every `REFRESH_MS` before it to refresh the
+ * live counts from the samples) closes the instance at its end: the logs are
+ * written a last time with `live = false`, the timeline is cleared, and the
+ * object takes the machine's next running instance. Every operation first
+ * checks the clock the same way, so a write that arrives after the end (before
+ * the alarm ran) belongs to the new instance. The SKU segment the machine was
+ * on at the end carries over when the next instance starts right then (the
+ * machine keeps making it); operator assignments do not (a new shift has its
+ * own crew).
  */
 import { DurableObject } from "cloudflare:workers";
+import { createDb } from "../db/client";
 import type { Env } from "../env";
+import { runningInstance } from "../shifts/queries";
+import { deleteLiveLog, type LogCounts, upsertLiveLog } from "./projection";
+import {
+  type Assignment,
+  currentSegment,
+  projectTimeline,
+  type Segment,
+  type SegmentSku,
+} from "./timeline";
 
-export class RealtimeMachine extends DurableObject<Env> {}
+/** How often the live logs of a running instance are refreshed from the samples. */
+export const REFRESH_MS = 60_000;
+
+/** The Durable Object name of a machine: deterministic, so every isolate reaches the same object. */
+export function realtimeObjectName(companyId: number, machineId: number): string {
+  return `${companyId}:${machineId}`;
+}
+
+/** The machine an operation is for (checked by the Worker: it exists and is the company's). */
+export interface MachineKey {
+  companyId: number;
+  machineId: number;
+}
+
+/** `POST /v1/realtime/{machine_id}/sku`, resolved by the Worker. */
+export interface SkuWrite extends MachineKey {
+  sku: SegmentSku;
+  nominalSpeed: number;
+  countingFactor: number;
+  simpleWorkOrder: { id: string; name: string } | null;
+  quantity: number | null;
+  /** The `custom` object as JSON text, or null. */
+  customJson: string | null;
+  /** ms; null = when the object applies the write. */
+  start: number | null;
+  /** ms; null = open. */
+  end: number | null;
+}
+
+/** `POST /v1/realtime/{machine_id}/operator`, resolved by the Worker. */
+export interface OperatorWrite extends MachineKey {
+  operatorId: number;
+  firstName: string | null;
+  lastName: string | null;
+  /** ms. */
+  start: number;
+}
+
+/** A shift instance as the object keeps it; instants in ms. */
+export interface RealtimeInstance {
+  id: number;
+  name: string;
+  start: number;
+  end: number;
+  isConsidered: boolean;
+}
+
+/** Why a write or a read was refused. */
+export type RealtimeRefusal =
+  | { ok: false; reason: "not_running" }
+  | { ok: false; reason: "outside_instance"; field: "start" | "end"; instance: RealtimeInstance }
+  | { ok: false; reason: "end_not_after_start" };
+
+export type WriteResult = { ok: true; revision: number } | RealtimeRefusal;
+
+/** One segment with its log's counts, for the GET. */
+export interface SegmentView {
+  productionLogId: string;
+  sku: SegmentSku;
+  simpleWorkOrder: { id: string; name: string } | null;
+  quantity: number | null;
+  customJson: string | null;
+  nominalSpeed: number;
+  countingFactor: number;
+  /** ms. */
+  start: number;
+  /** ms: where the segment ends on the timeline (null = open, until the instance ends). */
+  end: number | null;
+  /** ms: end of its log now; null = not begun, no log yet. */
+  logEnd: number | null;
+  sensorCount: number;
+  count: number;
+}
+
+/** The state of a machine's running instance, for the GET. */
+export interface Snapshot {
+  ok: true;
+  instance: RealtimeInstance;
+  current: SegmentView | null;
+  operators: Assignment[];
+  segments: SegmentView[];
+  revision: number;
+  /** ms: the instant the snapshot was taken. */
+  at: number;
+}
+
+export type SnapshotResult = Snapshot | { ok: false; reason: "not_running" };
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS meta (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    company_id INTEGER NOT NULL,
+    machine_id INTEGER NOT NULL,
+    instance_id INTEGER,
+    instance_name TEXT,
+    instance_start INTEGER,
+    instance_end INTEGER,
+    instance_considered INTEGER,
+    revision INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE IF NOT EXISTS segments (
+    log_id TEXT PRIMARY KEY,
+    start INTEGER NOT NULL UNIQUE,
+    end INTEGER,
+    sku TEXT NOT NULL,
+    nominal_speed REAL NOT NULL,
+    counting_factor REAL NOT NULL,
+    simple_work_order TEXT,
+    quantity REAL,
+    custom TEXT,
+    has_log INTEGER NOT NULL DEFAULT 0,
+    projected TEXT
+  );
+  CREATE TABLE IF NOT EXISTS assignments (
+    operator_id INTEGER PRIMARY KEY,
+    first_name TEXT,
+    last_name TEXT,
+    start INTEGER NOT NULL
+  );
+`;
+
+interface MetaRow extends Record<string, SqlStorageValue> {
+  company_id: number;
+  machine_id: number;
+  instance_id: number | null;
+  instance_name: string | null;
+  instance_start: number | null;
+  instance_end: number | null;
+  instance_considered: number | null;
+  revision: number;
+}
+
+interface SegmentRow extends Record<string, SqlStorageValue> {
+  log_id: string;
+  start: number;
+  end: number | null;
+  sku: string;
+  nominal_speed: number;
+  counting_factor: number;
+  simple_work_order: string | null;
+  quantity: number | null;
+  custom: string | null;
+  has_log: number;
+  projected: string | null;
+}
+
+interface AssignmentRow extends Record<string, SqlStorageValue> {
+  operator_id: number;
+  first_name: string | null;
+  last_name: string | null;
+  start: number;
+}
+
+interface StoredSegment extends Segment {
+  hasLog: boolean;
+  projected: string | null;
+}
+
+function parseJson<T>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+export class RealtimeMachine extends DurableObject<Env> {
+  /** Tail of the FIFO queue of operations. */
+  private tail: Promise<unknown> = Promise.resolve();
+  /** The flush queued and not started yet, which later writes join. */
+  private pendingFlush: Promise<void> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(SCHEMA);
+  }
+
+  /** Runs `task` after every operation queued before it; the queue goes on if it throws. */
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(task, task);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Waits for a flush that starts after now (joining one already queued). */
+  private flushSoon(): Promise<void> {
+    if (!this.pendingFlush) {
+      const flush = this.enqueue(async () => {
+        this.pendingFlush = null;
+        await this.flush(false);
+      });
+      this.pendingFlush = flush;
+      // A failed flush leaves its segments unprojected: the next flush retries them.
+      flush.catch(() => undefined);
+    }
+    return this.pendingFlush;
+  }
+
+  private meta(): MetaRow | null {
+    return (
+      this.ctx.storage.sql.exec<MetaRow>("SELECT * FROM meta WHERE id = 1").toArray()[0] ?? null
+    );
+  }
+
+  private instanceOf(meta: MetaRow | null): RealtimeInstance | null {
+    if (
+      !meta ||
+      meta.instance_id === null ||
+      meta.instance_start === null ||
+      meta.instance_end === null
+    ) {
+      return null;
+    }
+    return {
+      id: meta.instance_id,
+      name: meta.instance_name ?? "",
+      start: meta.instance_start,
+      end: meta.instance_end,
+      isConsidered: meta.instance_considered === 1,
+    };
+  }
+
+  private segments(): StoredSegment[] {
+    return this.ctx.storage.sql
+      .exec<SegmentRow>("SELECT * FROM segments ORDER BY start")
+      .toArray()
+      .map((r) => ({
+        logId: r.log_id,
+        start: r.start,
+        end: r.end,
+        sku: JSON.parse(r.sku) as SegmentSku,
+        nominalSpeed: r.nominal_speed,
+        countingFactor: r.counting_factor,
+        simpleWorkOrder: parseJson<{ id: string; name: string }>(r.simple_work_order),
+        quantity: r.quantity,
+        customJson: r.custom,
+        hasLog: r.has_log === 1,
+        projected: r.projected,
+      }));
+  }
+
+  private assignments(): Assignment[] {
+    return this.ctx.storage.sql
+      .exec<AssignmentRow>("SELECT * FROM assignments ORDER BY start, operator_id")
+      .toArray()
+      .map((r) => ({
+        operatorId: r.operator_id,
+        firstName: r.first_name,
+        lastName: r.last_name,
+        start: r.start,
+      }));
+  }
+
+  /** Inserts or replaces the segment starting at `segment.start` (keeping its log id). */
+  private putSegment(segment: Omit<Segment, "logId">): void {
+    this.ctx.storage.sql.exec(
+      `INSERT INTO segments (log_id, start, end, sku, nominal_speed, counting_factor,
+         simple_work_order, quantity, custom, has_log, projected)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)
+       ON CONFLICT (start) DO UPDATE SET end = excluded.end, sku = excluded.sku,
+         nominal_speed = excluded.nominal_speed, counting_factor = excluded.counting_factor,
+         simple_work_order = excluded.simple_work_order, quantity = excluded.quantity,
+         custom = excluded.custom, projected = NULL`,
+      crypto.randomUUID(),
+      segment.start,
+      segment.end,
+      JSON.stringify(segment.sku),
+      segment.nominalSpeed,
+      segment.countingFactor,
+      segment.simpleWorkOrder === null ? null : JSON.stringify(segment.simpleWorkOrder),
+      segment.quantity,
+      segment.customJson,
+    );
+  }
+
+  private bumpRevision(): number {
+    return this.ctx.storage.sql
+      .exec<{ revision: number }>(
+        "UPDATE meta SET revision = revision + 1 WHERE id = 1 RETURNING revision",
+      )
+      .one().revision;
+  }
+
+  /** Sets the alarm to the next refresh or the instance's end, whichever is first. */
+  private scheduleAlarm(instance: RealtimeInstance, now: number): void {
+    void this.ctx.storage.setAlarm(Math.max(now + 1, Math.min(instance.end, now + REFRESH_MS)));
+  }
+
+  /**
+   * The instance the object works for at `now`: the stored one while it runs;
+   * otherwise closes the stored one (if any) and takes the machine's running
+   * instance from D1. Null when the machine runs no shift now.
+   */
+  private async ensureInstance(key: MachineKey, now: number): Promise<RealtimeInstance | null> {
+    const sql = this.ctx.storage.sql;
+    let meta = this.meta();
+    if (!meta) {
+      sql.exec(
+        "INSERT INTO meta (id, company_id, machine_id, revision) VALUES (1, ?, ?, 0)",
+        key.companyId,
+        key.machineId,
+      );
+      meta = this.meta();
+    } else if (meta.company_id !== key.companyId || meta.machine_id !== key.machineId) {
+      // The name is derived from both ids: reaching another machine's object is a bug.
+      throw new Error(
+        `RealtimeMachine ${meta.company_id}:${meta.machine_id} called for ${key.companyId}:${key.machineId}`,
+      );
+    }
+    const stored = this.instanceOf(meta);
+    if (stored && stored.start <= now && now < stored.end) return stored;
+    // A clock behind the instance's start (it never goes back in production): keep the
+    // timeline, answer "not running" rather than close an instance that has not ended.
+    if (stored && now < stored.start) return null;
+
+    let carried: StoredSegment | null = null;
+    if (stored) {
+      const segments = this.segments();
+      const last = currentSegment(segments, stored, stored.end - 1);
+      carried = segments.find((s) => s.logId === last?.logId) ?? null;
+      await this.flush(true, { closing: stored });
+      sql.exec("DELETE FROM segments");
+      sql.exec("DELETE FROM assignments");
+      sql.exec(
+        `UPDATE meta SET instance_id = NULL, instance_name = NULL, instance_start = NULL,
+           instance_end = NULL, instance_considered = NULL, revision = 0 WHERE id = 1`,
+      );
+    }
+    const next = await runningInstance(createDb(this.env.DB), key.companyId, key.machineId, now);
+    if (!next) return null;
+    sql.exec(
+      `UPDATE meta SET instance_id = ?, instance_name = ?, instance_start = ?, instance_end = ?,
+         instance_considered = ?, revision = 0 WHERE id = 1`,
+      next.id,
+      next.name,
+      next.start,
+      next.end,
+      next.isConsidered ? 1 : 0,
+    );
+    const instance: RealtimeInstance = {
+      id: next.id,
+      name: next.name,
+      start: next.start,
+      end: next.end,
+      isConsidered: next.isConsidered,
+    };
+    const carriedEnd = carried?.end ?? null;
+    if (
+      carried &&
+      stored &&
+      next.start === stored.end &&
+      (carriedEnd === null || carriedEnd > next.start)
+    ) {
+      this.putSegment({ ...carried, start: next.start, end: carriedEnd });
+    }
+    this.scheduleAlarm(instance, now);
+    return instance;
+  }
+
+  /**
+   * Pushes the logs of the timeline to D1 in one batch.
+   *
+   * @param force rewrite every log (the counts may have changed with new samples),
+   *   not only those whose fields or end changed.
+   * @param options.closing close this instance: every log ends where its segment
+   *   ends and becomes `live = false`.
+   * @returns the counts of the logs written, by log id.
+   */
+  private async flush(
+    force: boolean,
+    options: { closing?: RealtimeInstance } = {},
+  ): Promise<Map<string, LogCounts>> {
+    const counts = new Map<string, LogCounts>();
+    const meta = this.meta();
+    const instance = options.closing ?? this.instanceOf(meta);
+    if (!meta || !instance) return counts;
+    const closing = options.closing !== undefined;
+    const now = closing ? Math.max(Date.now(), instance.end) : Date.now();
+    const segments = this.segments();
+    const projections = projectTimeline(segments, this.assignments(), instance, now);
+    const statements: D1PreparedStatement[] = [];
+    const updates: { logId: string; hasLog: boolean; projected: string | null }[] = [];
+    projections.forEach((p, i) => {
+      const stored = segments[i];
+      if (!stored) return;
+      if (p.logEnd === null) {
+        if (stored.hasLog) {
+          statements.push(deleteLiveLog(this.env.DB, meta.company_id, stored.logId));
+          updates.push({ logId: stored.logId, hasLog: false, projected: null });
+        }
+        return;
+      }
+      const signature = JSON.stringify([p.logEnd, p.operatorId, instance.id, !closing]);
+      if (!force && stored.hasLog && stored.projected === signature) return;
+      statements.push(
+        upsertLiveLog(this.env.DB, {
+          id: stored.logId,
+          companyId: meta.company_id,
+          machineId: meta.machine_id,
+          skuId: stored.sku.id,
+          shiftInstanceId: instance.id,
+          operatorId: p.operatorId,
+          simpleWorkOrderId: stored.simpleWorkOrder?.id ?? null,
+          nominalSpeed: stored.nominalSpeed,
+          countingFactor: stored.countingFactor,
+          start: stored.start,
+          end: p.logEnd,
+          live: !closing,
+          now: Date.now(),
+        }),
+      );
+      updates.push({ logId: stored.logId, hasLog: true, projected: signature });
+    });
+    if (statements.length === 0) return counts;
+    const results = await this.env.DB.batch<{ id: string; sensor_count: number; count: number }>(
+      statements,
+    );
+    for (const result of results) {
+      for (const row of result.results ?? []) {
+        counts.set(row.id, { id: row.id, sensorCount: row.sensor_count, count: row.count });
+      }
+    }
+    for (const u of updates) {
+      this.ctx.storage.sql.exec(
+        "UPDATE segments SET has_log = ?, projected = ? WHERE log_id = ?",
+        u.hasLog ? 1 : 0,
+        u.projected,
+        u.logId,
+      );
+    }
+    return counts;
+  }
+
+  /**
+   * Applies a SKU write: a segment from `start` (default: now) with this SKU,
+   * work order, quantity and custom values; returns once D1 shows it.
+   *
+   * @returns the revision (writes applied in this instance), or why it was refused:
+   *   `not_running` (no shift now), `outside_instance` (`start` not in the running
+   *   instance), `end_not_after_start`.
+   */
+  async applySku(write: SkuWrite): Promise<WriteResult> {
+    const result = await this.enqueue(async (): Promise<WriteResult> => {
+      const now = Date.now();
+      const instance = await this.ensureInstance(write, now);
+      if (!instance) return { ok: false, reason: "not_running" };
+      const start = write.start ?? now;
+      if (start < instance.start || start >= instance.end) {
+        return { ok: false, reason: "outside_instance", field: "start", instance };
+      }
+      if (write.end !== null && write.end <= start) {
+        return { ok: false, reason: "end_not_after_start" };
+      }
+      this.putSegment({
+        start,
+        end: write.end,
+        sku: write.sku,
+        nominalSpeed: write.nominalSpeed,
+        countingFactor: write.countingFactor,
+        simpleWorkOrder: write.simpleWorkOrder,
+        quantity: write.quantity,
+        customJson: write.customJson,
+      });
+      return { ok: true, revision: this.bumpRevision() };
+    });
+    if (result.ok) await this.flushSoon();
+    return result;
+  }
+
+  /**
+   * Applies an operator assignment from `start`; returns once D1 shows it.
+   *
+   * @returns the revision, or why it was refused (`not_running`, `outside_instance`).
+   */
+  async assignOperator(write: OperatorWrite): Promise<WriteResult> {
+    const result = await this.enqueue(async (): Promise<WriteResult> => {
+      const now = Date.now();
+      const instance = await this.ensureInstance(write, now);
+      if (!instance) return { ok: false, reason: "not_running" };
+      if (write.start < instance.start || write.start >= instance.end) {
+        return { ok: false, reason: "outside_instance", field: "start", instance };
+      }
+      this.ctx.storage.sql.exec(
+        `INSERT INTO assignments (operator_id, first_name, last_name, start) VALUES (?, ?, ?, ?)
+         ON CONFLICT (operator_id) DO UPDATE SET first_name = excluded.first_name,
+           last_name = excluded.last_name, start = excluded.start`,
+        write.operatorId,
+        write.firstName,
+        write.lastName,
+        write.start,
+      );
+      return { ok: true, revision: this.bumpRevision() };
+    });
+    if (result.ok) await this.flushSoon();
+    return result;
+  }
+
+  /**
+   * The running instance's state, with every log refreshed from the samples first
+   * (so the counts are exact at this instant, and the other views show the same).
+   */
+  async snapshot(key: MachineKey): Promise<SnapshotResult> {
+    return this.enqueue(async (): Promise<SnapshotResult> => {
+      const now = Date.now();
+      const instance = await this.ensureInstance(key, now);
+      if (!instance) return { ok: false, reason: "not_running" };
+      const counts = await this.flush(true);
+      const segments = this.segments();
+      const projections = projectTimeline(segments, this.assignments(), instance, now);
+      const views: SegmentView[] = projections.map((p) => {
+        const c = counts.get(p.segment.logId);
+        return {
+          productionLogId: p.segment.logId,
+          sku: p.segment.sku,
+          simpleWorkOrder: p.segment.simpleWorkOrder,
+          quantity: p.segment.quantity,
+          customJson: p.segment.customJson,
+          nominalSpeed: p.segment.nominalSpeed,
+          countingFactor: p.segment.countingFactor,
+          start: p.segment.start,
+          // Running to the end of the instance = open: the next write may still end it.
+          end: p.end >= instance.end ? null : p.end,
+          logEnd: p.logEnd,
+          sensorCount: c?.sensorCount ?? 0,
+          count: c?.count ?? 0,
+        };
+      });
+      const current = currentSegment(segments, instance, now);
+      return {
+        ok: true,
+        instance,
+        current: views.find((v) => v.productionLogId === current?.logId) ?? null,
+        operators: this.assignments(),
+        segments: views,
+        revision: this.meta()?.revision ?? 0,
+        at: now,
+      };
+    });
+  }
+
+  /**
+   * Alarm: at the instance's end, closes it and moves to the next; before it,
+   * refreshes the live counts. Reschedules itself while an instance runs.
+   */
+  override async alarm(): Promise<void> {
+    await this.enqueue(async () => {
+      const meta = this.meta();
+      if (!meta) return;
+      const now = Date.now();
+      const instance = await this.ensureInstance(
+        { companyId: meta.company_id, machineId: meta.machine_id },
+        now,
+      );
+      if (!instance) return;
+      await this.flush(true);
+      this.scheduleAlarm(instance, now);
+    });
+  }
+}

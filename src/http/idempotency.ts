@@ -1,0 +1,236 @@
+/**
+ * `Idempotency-Key`: safe retries of the public calls that create or change
+ * something (Stripe's convention; the header of
+ * draft-ietf-httpapi-idempotency-key-header).
+ *
+ * - The first request with a key takes a lock on `(credential, key)` in D1
+ *   (`idempotency_keys`), runs, and its response (status, headers, body) is
+ *   stored for 24 hours (`IDEMPOTENCY_TTL_MS`).
+ * - A retry with the same key and the same request (method, path, query and
+ *   body, the body compared as canonical JSON so key order and spacing do not
+ *   matter) gets the stored response again, with `Idempotent-Replayed: true`,
+ *   and runs nothing.
+ * - The same key with a different request: 422 at `["header", "Idempotency-Key"]`.
+ * - A retry while the first is still running: 409 with `Retry-After: 1`.
+ * - Not stored (the key is released, so a retry runs again): 5XX answers (the
+ *   call failed; retrying is the point), 409 and 429 (about the moment, not the
+ *   request). A lock older than `LOCK_TIMEOUT_MS` belongs to a request that
+ *   died: a retry with the same request takes it over.
+ *
+ * Keys are per credential: two credentials of one company may use the same key
+ * for different calls. The key itself is 1 to 255 printable ASCII characters.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../app-env";
+import { ApiError } from "./errors";
+
+/** Request header carrying the key. */
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+/** Response header of a replayed response. */
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+/** How long a response is kept for retries: 24 hours. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** A request holding a key longer than this is taken to have died (its lock can be taken over). */
+export const LOCK_TIMEOUT_MS = 60_000;
+/** Longest key accepted. */
+export const MAX_KEY_LENGTH = 255;
+/** Largest response body stored (D1 allows 2 MB per row); a larger one releases the key. */
+const MAX_STORED_BODY = 1_500_000;
+
+const KEY_PATTERN = new RegExp(`^[\\x20-\\x7E]{1,${MAX_KEY_LENGTH}}$`);
+/** Statuses whose response is not kept (see the module comment). */
+const isStorable = (status: number) => status < 500 && status !== 409 && status !== 429;
+/** Response headers that belong to one answer, not to the stored response. */
+const UNSTORED_HEADERS = new Set([
+  "x-request-id",
+  "ratelimit",
+  "ratelimit-policy",
+  "retry-after",
+  "set-cookie",
+  REPLAYED_HEADER.toLowerCase(),
+]);
+
+interface KeyRow {
+  fingerprint: string;
+  state: "in_flight" | "done";
+  lock_token: string | null;
+  status: number | null;
+  headers: string | null;
+  body: string | null;
+}
+
+/** JSON with object keys sorted, so that equal values give equal text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * What makes two requests "the same": method, path, query and body (canonical
+ * JSON when it parses, else the raw text), as lowercase hex SHA-256.
+ */
+async function fingerprintOf(c: Context<AppEnv>): Promise<string> {
+  const url = new URL(c.req.url);
+  const text = await c.req.text();
+  let body = text;
+  if (text.trim() !== "") {
+    try {
+      body = canonicalJson(JSON.parse(text));
+    } catch {
+      // Not JSON: compared byte for byte.
+    }
+  }
+  const data = new TextEncoder().encode(`${c.req.method} ${url.pathname}${url.search}\n${body}`);
+  const digest = await crypto.subtle.digest("SHA-256", data);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function replay(row: KeyRow): Response {
+  const headers = new Headers(
+    row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {},
+  );
+  headers.set(REPLAYED_HEADER, "true");
+  const status = row.status ?? 200;
+  const empty = row.body === null || row.body === "" || [204, 205, 304].includes(status);
+  return new Response(empty ? null : row.body, { status, headers });
+}
+
+/**
+ * Middleware (after authentication and the scope check) of the public routes
+ * that create or change something: see the module comment. Requests without
+ * the header pass through untouched.
+ *
+ * @throws ApiError 422 for a malformed key or a key reused with another request;
+ *   409 while the first request with the key is still running.
+ */
+export function idempotency(): MiddlewareHandler<AppEnv> {
+  return async function idempotencyMiddleware(c, next) {
+    const key = c.req.header(IDEMPOTENCY_HEADER);
+    if (key === undefined) return next();
+    if (!KEY_PATTERN.test(key)) {
+      throw new ApiError(422, [
+        {
+          loc: ["header", IDEMPOTENCY_HEADER],
+          msg: `Must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters`,
+          type: "value_error",
+        },
+      ]);
+    }
+    const { credentialId, companyId } = c.var.principal;
+    const d1 = c.env.DB;
+    const fingerprint = await fingerprintOf(c);
+    const token = crypto.randomUUID();
+    const now = Date.now();
+    // One round trip: drop this credential's expired keys, take the lock (a new key, or
+    // an abandoned lock of the same request), and read the row as it now is.
+    const [, , found] = await d1.batch<KeyRow>([
+      d1
+        .prepare(
+          "DELETE FROM idempotency_keys WHERE credential_id = ?1 AND expires_at <= CAST(?2 AS INTEGER)",
+        )
+        .bind(credentialId, now),
+      d1
+        .prepare(
+          `INSERT INTO idempotency_keys (credential_id, key, company_id, fingerprint, state,
+             lock_token, locked_at, created_at, expires_at)
+           VALUES (?1, ?2, CAST(?3 AS INTEGER), ?4, 'in_flight', ?5, CAST(?6 AS INTEGER),
+             CAST(?6 AS INTEGER), CAST(?7 AS INTEGER))
+           ON CONFLICT (credential_id, key) DO UPDATE SET lock_token = excluded.lock_token,
+             locked_at = excluded.locked_at, expires_at = excluded.expires_at
+           WHERE idempotency_keys.state = 'in_flight'
+             AND idempotency_keys.fingerprint = excluded.fingerprint
+             AND idempotency_keys.locked_at <= CAST(?8 AS INTEGER)`,
+        )
+        .bind(
+          credentialId,
+          key,
+          companyId,
+          fingerprint,
+          token,
+          now,
+          now + IDEMPOTENCY_TTL_MS,
+          now - LOCK_TIMEOUT_MS,
+        ),
+      d1
+        .prepare(
+          `SELECT fingerprint, state, lock_token, status, headers, body FROM idempotency_keys
+           WHERE credential_id = ?1 AND key = ?2`,
+        )
+        .bind(credentialId, key),
+    ]);
+    const row = found?.results[0];
+    if (!row) throw new Error("idempotency key row missing after its upsert");
+    if (row.lock_token !== token) {
+      if (row.fingerprint !== fingerprint) {
+        throw new ApiError(422, [
+          {
+            loc: ["header", IDEMPOTENCY_HEADER],
+            msg:
+              "This Idempotency-Key was used with a different request (method, path or body) " +
+              "in the last 24 hours: use a new key for a new request",
+            type: "idempotency_key_reused",
+          },
+        ]);
+      }
+      if (row.state === "in_flight") {
+        throw new ApiError(
+          409,
+          "A request with this Idempotency-Key is still being processed: retry later",
+          { "Retry-After": "1" },
+        );
+      }
+      return replay(row);
+    }
+
+    const release = () =>
+      d1
+        .prepare(
+          "DELETE FROM idempotency_keys WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3",
+        )
+        .bind(credentialId, key, token)
+        .run();
+    try {
+      await next();
+    } catch (error) {
+      await release();
+      throw error;
+    }
+    const res = c.res;
+    const body = isStorable(res.status) ? await res.clone().text() : null;
+    if (body === null || body.length > MAX_STORED_BODY) {
+      await release();
+      return;
+    }
+    const headers: Record<string, string> = {};
+    res.headers.forEach((value, name) => {
+      if (!UNSTORED_HEADERS.has(name.toLowerCase())) headers[name] = value;
+    });
+    try {
+      await d1
+        .prepare(
+          `UPDATE idempotency_keys SET state = 'done', lock_token = NULL, status = ?4,
+             headers = ?5, body = ?6
+           WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3`,
+        )
+        .bind(credentialId, key, token, res.status, JSON.stringify(headers), body)
+        .run();
+    } catch (error) {
+      // The call itself succeeded; without a stored response, a retry runs it again.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "idempotency_store_failed",
+          requestId: c.var.requestId,
+          error: String(error),
+        }),
+      );
+      await release().catch(() => undefined);
+    }
+  };
+}

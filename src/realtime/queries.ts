@@ -1,0 +1,304 @@
+/**
+ * What the Worker resolves before a realtime write reaches the machine's
+ * Durable Object: the machine (404 unless the company's), the SKU, the work
+ * order, the nominal speed of the machine/SKU pair, the operator. Reads of one
+ * request are one D1 batch, in parallel across requests (the object then only
+ * orders and applies).
+ */
+import { and, asc, eq, isNull, or, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { machines, nominalSpeeds, operators, simpleWorkOrders, skus } from "../db/schema";
+import { ApiError, notFound, type ValidationIssue } from "../http/errors";
+import { upsertSimpleWorkOrders } from "../resources/simple-work-orders/queries";
+import type { SkuWrite } from "./realtime-machine";
+import type { RealtimeSkuBody } from "./schemas";
+import type { SegmentSku } from "./timeline";
+
+/** A machine of the company. */
+export interface MachineRow {
+  id: number;
+  name: string;
+}
+
+/** 404 for a machine that is not the company's (or does not exist, or is deleted). */
+export function machineNotFound(machineId: number): ApiError {
+  return notFound(`Machine ${machineId} not found`);
+}
+
+function machineQuery(db: Database, companyId: number, machineId: number) {
+  return db
+    .select({ id: machines.id, name: machines.name })
+    .from(machines)
+    .where(
+      and(
+        eq(machines.companyId, companyId),
+        eq(machines.id, machineId),
+        isNull(machines.deletedAt),
+      ),
+    );
+}
+
+/**
+ * The company's machine with this id.
+ *
+ * @throws ApiError 404 `Machine <id> not found`.
+ */
+export async function findMachine(
+  db: Database,
+  companyId: number,
+  machineId: number,
+): Promise<MachineRow> {
+  const [machine] = await machineQuery(db, companyId, machineId);
+  if (!machine) throw machineNotFound(machineId);
+  return machine;
+}
+
+/** The parts of a SKU write the object needs, without the machine key. */
+export type ResolvedSkuWrite = Omit<SkuWrite, "companyId" | "machineId">;
+
+/** What a SKU write resolves to besides the values it carries as given. */
+type CatalogPart = Pick<
+  ResolvedSkuWrite,
+  "sku" | "nominalSpeed" | "countingFactor" | "simpleWorkOrder"
+> & { machine: MachineRow };
+
+/** Most resolutions one isolate keeps. */
+const MAX_CACHED_RESOLUTIONS = 10_000;
+
+/**
+ * SKU-write resolutions this isolate made lately, by (company, machine, SKU and
+ * work-order references), kept `CREDENTIAL_CACHE_SECONDS` (default 5 s), as
+ * API keys are: a scanner repeating the same SKU on the same machine costs no
+ * D1 round trip. Only successful resolutions are kept, so a fix (a new nominal
+ * speed, a new SKU) takes effect at once; a change to a resolved one (a new
+ * nominal speed for the pair, a deleted machine) reaches this isolate within
+ * the cache time.
+ */
+const resolutionCache = new Map<string, { value: CatalogPart; expiresAt: number }>();
+
+/**
+ * Resolves the body of `POST /v1/realtime/{machine_id}/sku`.
+ *
+ * Rules: the SKU by `skuId` or `sku` (its exact `name` or `sku` code), both
+ * naming the same SKU when both are given, one of them required; the work order
+ * by `simpleWorkOrderId` (must exist) or `simpleWorkOrderName` (found, restored
+ * or created as `POST /v1/simple-work-orders` does, and only once every other
+ * check passed), the same one when both are given; the machine/SKU pair must
+ * have a nominal speed (it gives the log's `nominalSpeed` and `countingFactor`).
+ *
+ * @throws ApiError 404 when the machine is not the company's; 422 listing every
+ *   problem of the body.
+ */
+export async function resolveSkuWrite(
+  db: Database,
+  companyId: number,
+  machineId: number,
+  body: RealtimeSkuBody,
+  cacheSeconds = 0,
+): Promise<{ machine: MachineRow; write: ResolvedSkuWrite }> {
+  const cacheKey = JSON.stringify([
+    companyId,
+    machineId,
+    body.skuId?.toLowerCase() ?? null,
+    body.sku ?? null,
+    body.simpleWorkOrderId?.toLowerCase() ?? null,
+    body.simpleWorkOrderName ?? null,
+  ]);
+  const now = Date.now();
+  const cached = resolutionCache.get(cacheKey);
+  let part = cached && cached.expiresAt > now ? cached.value : undefined;
+  if (!part) {
+    part = await resolveCatalog(db, companyId, machineId, body);
+    if (cacheSeconds > 0) {
+      if (resolutionCache.size >= MAX_CACHED_RESOLUTIONS) resolutionCache.clear();
+      resolutionCache.set(cacheKey, { value: part, expiresAt: now + cacheSeconds * 1000 });
+    }
+  }
+  const { machine, ...catalog } = part;
+  return {
+    machine,
+    write: {
+      ...catalog,
+      quantity: body.quantity ?? null,
+      customJson: body.custom == null ? null : JSON.stringify(body.custom),
+      start: body.start ?? null,
+      end: body.end ?? null,
+    },
+  };
+}
+
+/** The D1 half of `resolveSkuWrite` (same rules and errors). */
+async function resolveCatalog(
+  db: Database,
+  companyId: number,
+  machineId: number,
+  body: RealtimeSkuBody,
+): Promise<CatalogPart> {
+  const skuId = body.skuId?.toLowerCase() ?? null;
+  const skuName = body.sku ?? null;
+  const workOrderId = body.simpleWorkOrderId?.toLowerCase() ?? null;
+  const workOrderName = body.simpleWorkOrderName ?? null;
+  const skuMatch = and(
+    eq(skus.companyId, companyId),
+    isNull(skus.deletedAt),
+    or(
+      skuId === null ? undefined : eq(skus.id, skuId),
+      skuName === null ? undefined : or(eq(skus.name, skuName), eq(skus.sku, skuName)),
+      sql`false`,
+    ),
+  );
+  const [machineRows, skuRows, workOrderRows, speedRows] = await db.batch([
+    machineQuery(db, companyId, machineId),
+    db
+      .select({ id: skus.id, sku: skus.sku, name: skus.name, unit: skus.unit })
+      .from(skus)
+      .where(skuMatch)
+      .orderBy(asc(skus.id))
+      .limit(50),
+    db
+      .select({ id: simpleWorkOrders.id, name: simpleWorkOrders.name })
+      .from(simpleWorkOrders)
+      .where(
+        and(
+          eq(simpleWorkOrders.companyId, companyId),
+          eq(simpleWorkOrders.id, workOrderId ?? ""),
+          isNull(simpleWorkOrders.deletedAt),
+        ),
+      ),
+    db
+      .select({
+        skuId: nominalSpeeds.skuId,
+        nominalSpeed: nominalSpeeds.nominalSpeed,
+        countingFactor: nominalSpeeds.countingFactor,
+      })
+      .from(nominalSpeeds)
+      .where(
+        and(
+          eq(nominalSpeeds.companyId, companyId),
+          eq(nominalSpeeds.machineId, machineId),
+          isNull(nominalSpeeds.deletedAt),
+          sql`${nominalSpeeds.skuId} IN (SELECT ${skus.id} FROM ${skus} WHERE ${skuMatch})`,
+        ),
+      ),
+  ] as const);
+  const machine = machineRows[0];
+  if (!machine) throw machineNotFound(machineId);
+
+  const issues: ValidationIssue[] = [];
+  let sku: SegmentSku | undefined;
+  const byId = skuId === null ? undefined : skuRows.find((s) => s.id === skuId);
+  const byName =
+    skuName === null ? [] : skuRows.filter((s) => s.name === skuName || s.sku === skuName);
+  if (skuId === null && skuName === null) {
+    issues.push({ loc: ["body"], msg: "Give the SKU: skuId or sku (its name)", type: "missing" });
+  } else if (skuId !== null && !byId) {
+    issues.push({
+      loc: ["body", "skuId"],
+      msg: `No SKU with id ${body.skuId} in this company`,
+      type: "not_found",
+    });
+  } else if (skuName !== null && byName.length === 0) {
+    issues.push({
+      loc: ["body", "sku"],
+      msg: `No SKU named "${skuName}" in this company`,
+      type: "not_found",
+    });
+  } else if (byId && skuName !== null && !byName.some((s) => s.id === byId.id)) {
+    issues.push({
+      loc: ["body"],
+      msg: `skuId ${byId.id} and sku "${skuName}" name different SKUs`,
+      type: "value_error",
+    });
+  } else if (!byId && byName.length > 1) {
+    issues.push({
+      loc: ["body", "sku"],
+      msg: `${byName.length} SKUs match "${skuName}" (ids ${byName.map((s) => s.id).join(", ")}): give skuId`,
+      type: "ambiguous",
+    });
+  } else {
+    sku = byId ?? byName[0];
+  }
+
+  const workOrderById = workOrderRows[0];
+  if (workOrderId !== null && !workOrderById) {
+    issues.push({
+      loc: ["body", "simpleWorkOrderId"],
+      msg: `No simple work order with id ${body.simpleWorkOrderId} in this company`,
+      type: "not_found",
+    });
+  } else if (workOrderById && workOrderName !== null && workOrderById.name !== workOrderName) {
+    issues.push({
+      loc: ["body"],
+      msg: `simpleWorkOrderId ${workOrderById.id} is not named "${workOrderName}"`,
+      type: "value_error",
+    });
+  }
+
+  const speed = sku === undefined ? undefined : speedRows.find((r) => r.skuId === sku?.id);
+  if (sku && !speed) {
+    issues.push({
+      loc: ["body", skuId !== null ? "skuId" : "sku"],
+      msg:
+        `No nominal speed for machine "${machine.name}" (id ${machine.id}) and SKU "${sku.sku}" ` +
+        `(id ${sku.id}): create one with POST /v1/nominal-speeds before producing it`,
+      type: "missing_nominal_speed",
+    });
+  }
+  if (issues.length > 0 || !sku || !speed) throw new ApiError(422, issues);
+
+  let workOrder: { id: string; name: string } | null = workOrderById ?? null;
+  if (!workOrder && workOrderName !== null) {
+    const [created] = await upsertSimpleWorkOrders(db, companyId, [workOrderName]);
+    workOrder = created ? { id: created.id, name: created.name } : null;
+  }
+  return {
+    machine,
+    sku,
+    nominalSpeed: speed.nominalSpeed,
+    countingFactor: speed.countingFactor,
+    simpleWorkOrder: workOrder,
+  };
+}
+
+/**
+ * The machine and the operator of `POST /v1/realtime/{machine_id}/operator`, in one batch.
+ *
+ * @throws ApiError 404 when the machine is not the company's; 422 at
+ *   `["body", "operatorId"]` when the operator is not (or is deleted).
+ */
+export async function resolveOperatorWrite(
+  db: Database,
+  companyId: number,
+  machineId: number,
+  operatorId: number,
+): Promise<{
+  machine: MachineRow;
+  operator: { id: number; firstName: string | null; lastName: string | null };
+}> {
+  const [machineRows, operatorRows] = await db.batch([
+    machineQuery(db, companyId, machineId),
+    db
+      .select({ id: operators.id, firstName: operators.firstName, lastName: operators.lastName })
+      .from(operators)
+      .where(
+        and(
+          eq(operators.companyId, companyId),
+          eq(operators.id, operatorId),
+          isNull(operators.deletedAt),
+        ),
+      ),
+  ] as const);
+  const machine = machineRows[0];
+  if (!machine) throw machineNotFound(machineId);
+  const operator = operatorRows[0];
+  if (!operator) {
+    throw new ApiError(422, [
+      {
+        loc: ["body", "operatorId"],
+        msg: `No operator with id ${operatorId} in this company`,
+        type: "not_found",
+      },
+    ]);
+  }
+  return { machine, operator };
+}

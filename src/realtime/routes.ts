@@ -1,0 +1,232 @@
+/**
+ * Realtime: `POST /v1/realtime/{machine_id}/sku`, `POST /v1/realtime/{machine_id}/operator`
+ * and `GET /v1/realtime/{machine_id}`, writing to and reading the shift instance a
+ * machine is running now, through the machine's `RealtimeMachine` Durable Object.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../app-env";
+import { type Env, readSettings } from "../env";
+import { ApiError, unprocessable } from "../http/errors";
+import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../http/openapi";
+import { validationHook } from "../http/validation";
+import { objectBody } from "../operator/schemas";
+import { findMachine, resolveOperatorWrite, resolveSkuWrite } from "./queries";
+import {
+  type RealtimeMachine,
+  type RealtimeRefusal,
+  realtimeObjectName,
+  type SegmentView,
+} from "./realtime-machine";
+import {
+  MachineIdParam,
+  RealtimeOperatorBodySchema,
+  RealtimeSkuBodySchema,
+  type RealtimeStateOut,
+  RealtimeStateSchema,
+} from "./schemas";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The machine's object (`<companyId>:<machineId>`). */
+export function machineObject(
+  env: Env,
+  companyId: number,
+  machineId: number,
+): DurableObjectStub<RealtimeMachine> {
+  const ns = env.REALTIME_MACHINE;
+  return ns.get(ns.idFromName(realtimeObjectName(companyId, machineId)));
+}
+
+/** 409 of a machine that runs no shift now (the issue's exact wording). */
+export function notRunning(machineId: number): ApiError {
+  return new ApiError(409, `Machine ${machineId} is not running a shift now`);
+}
+
+/** Turns the object's refusal into the API's error. */
+function refusal(machineId: number, refused: RealtimeRefusal): ApiError {
+  switch (refused.reason) {
+    case "not_running":
+      return notRunning(machineId);
+    case "outside_instance":
+      return unprocessable(
+        ["body", refused.field],
+        `${refused.field} must be inside the shift instance machine ${machineId} is running ` +
+          `("${refused.instance.name}", id ${refused.instance.id}, ${iso(refused.instance.start)} ` +
+          `to ${iso(refused.instance.end)})`,
+      );
+    case "end_not_after_start":
+      return unprocessable(["body", "end"], "end must be after start");
+  }
+}
+
+const NOT_RUNNING_RESPONSE = {
+  409: jsonResponse(
+    ErrorSchema,
+    "The machine runs no shift now: `Machine <id> is not running a shift now`.",
+  ),
+} as const;
+
+const TIMELINE =
+  "Writes to one machine are applied one at a time, in the order they arrive, and take effect " +
+  "immediately: when the call returns, `GET /v1/realtime/{machine_id}`, the production logs " +
+  "(`live: true`) and the metrics report show it. The running shift's production is one live " +
+  "production log per SKU segment (`isAutomated: true`, `type` `total`), with `sensorCount` " +
+  "summed from the machine's `count` signal inside the segment and `count = sensorCount x " +
+  "countingFactor`; when the shift instance ends, its logs are closed (`live: false`).";
+
+const skuRoute = publicRoute("realtime.write", {
+  method: "post",
+  path: "/v1/realtime/{machine_id}/sku",
+  tags: ["Realtime"],
+  summary: "Set the SKU a machine is making now",
+  description:
+    "Attaches a SKU (and optionally a work order, a quantity and custom values) to the shift " +
+    "instance the machine is running at the moment of the call, from `start` (default: now). " +
+    "The segment lasts until `end`, the next SKU write's `start`, or the end of the instance. A " +
+    "write with the same `start` as an earlier one replaces it. The SKU is `skuId` or `sku` (its " +
+    "name or code): neither, both naming different SKUs, or an unknown one is a 422; the " +
+    "machine/SKU pair needs a nominal speed (422 `missing_nominal_speed` otherwise). A new " +
+    "`simpleWorkOrderName` creates the work order. `start` outside the running instance is a " +
+    `422; no running instance is a 409.\n\n${TIMELINE}`,
+  request: { params: MachineIdParam, body: objectBody(RealtimeSkuBodySchema) },
+  responses: {
+    204: { description: "Applied." },
+    ...NOT_FOUND_RESPONSE,
+    ...NOT_RUNNING_RESPONSE,
+  },
+});
+
+const operatorRoute = publicRoute("realtime.write", {
+  method: "post",
+  path: "/v1/realtime/{machine_id}/operator",
+  tags: ["Realtime"],
+  summary: "Add an operator to the current shift",
+  description:
+    "Assigns an operator of the company to the machine's running shift instance from `start` " +
+    "(both fields required). Several operators can be assigned at once; assigning one again " +
+    "moves their `start`. A live log's `operator` is the one assigned most recently at or " +
+    "before its segment's start (else the first one assigned during it). An unknown operator " +
+    "is a 422; `start` outside the running instance is a 422; no running instance is a 409." +
+    `\n\n${TIMELINE}`,
+  request: { params: MachineIdParam, body: objectBody(RealtimeOperatorBodySchema) },
+  responses: {
+    204: { description: "Applied." },
+    ...NOT_FOUND_RESPONSE,
+    ...NOT_RUNNING_RESPONSE,
+  },
+});
+
+const getRoute = publicRoute("realtime.read", {
+  method: "get",
+  path: "/v1/realtime/{machine_id}",
+  tags: ["Realtime"],
+  summary: "What a machine is doing in its running shift",
+  description:
+    "The shift instance the machine is running now, the current SKU and work order with their " +
+    "`start`, `quantity` and `custom` values, the operators assigned with their `start`, and the " +
+    "live production so far (every segment's counts are recomputed from the samples for this " +
+    "answer). No running instance is a 409.",
+  request: { params: MachineIdParam },
+  responses: {
+    200: jsonResponse(RealtimeStateSchema, "The machine's running shift."),
+    ...NOT_FOUND_RESPONSE,
+    ...NOT_RUNNING_RESPONSE,
+  },
+});
+
+function segmentOut(v: SegmentView): RealtimeStateOut["production"]["segments"][number] {
+  return {
+    productionLogId: v.productionLogId,
+    sku: v.sku,
+    simpleWorkOrder: v.simpleWorkOrder,
+    quantity: v.quantity,
+    custom: v.customJson === null ? null : (JSON.parse(v.customJson) as Record<string, unknown>),
+    nominalSpeed: v.nominalSpeed,
+    countingFactor: v.countingFactor,
+    start: iso(v.start),
+    end: v.end === null ? null : iso(v.end),
+    sensorCount: v.sensorCount,
+    count: v.count,
+  };
+}
+
+export const realtimeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(skuRoute, async (c) => {
+    const { machine_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const { db, principal } = c.var;
+    if (body.start != null && body.end != null && body.end <= body.start) {
+      throw unprocessable(["body", "end"], "end must be after start");
+    }
+    const { write } = await resolveSkuWrite(
+      db,
+      principal.companyId,
+      machine_id,
+      body,
+      readSettings(c.env).credentialCacheSeconds,
+    );
+    const result = await machineObject(c.env, principal.companyId, machine_id).applySku({
+      companyId: principal.companyId,
+      machineId: machine_id,
+      ...write,
+    });
+    if (!result.ok) throw refusal(machine_id, result);
+    return c.body(null, 204);
+  })
+  .openapi(operatorRoute, async (c) => {
+    const { machine_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const { db, principal } = c.var;
+    const { operator } = await resolveOperatorWrite(
+      db,
+      principal.companyId,
+      machine_id,
+      body.operatorId,
+    );
+    const result = await machineObject(c.env, principal.companyId, machine_id).assignOperator({
+      companyId: principal.companyId,
+      machineId: machine_id,
+      operatorId: operator.id,
+      firstName: operator.firstName,
+      lastName: operator.lastName,
+      start: body.start,
+    });
+    if (!result.ok) throw refusal(machine_id, result);
+    return c.body(null, 204);
+  })
+  .openapi(getRoute, async (c) => {
+    const { machine_id } = c.req.valid("param");
+    const { db, principal } = c.var;
+    const machine = await findMachine(db, principal.companyId, machine_id);
+    const state = await machineObject(c.env, principal.companyId, machine_id).snapshot({
+      companyId: principal.companyId,
+      machineId: machine_id,
+    });
+    if (!state.ok) throw notRunning(machine_id);
+    const segments = state.segments.map(segmentOut);
+    const out: RealtimeStateOut = {
+      machine,
+      shift: {
+        id: state.instance.id,
+        name: state.instance.name,
+        start: iso(state.instance.start),
+        end: iso(state.instance.end),
+        isConsidered: state.instance.isConsidered,
+      },
+      current: state.current === null ? null : segmentOut(state.current),
+      operators: state.operators.map((o) => ({
+        id: o.operatorId,
+        firstName: o.firstName,
+        lastName: o.lastName,
+        start: iso(o.start),
+      })),
+      production: {
+        sensorCount: segments.reduce((sum, s) => sum + s.sensorCount, 0),
+        count: segments.reduce((sum, s) => sum + s.count, 0),
+        segments,
+      },
+      revision: state.revision,
+      at: iso(state.at),
+    };
+    return c.json(out, 200);
+  });

@@ -1,0 +1,162 @@
+/**
+ * Request and response schemas of the realtime endpoints.
+ */
+import { z } from "@hono/zod-openapi";
+import { DateTimeMs } from "../http/filters";
+import { IntId } from "../operator/schemas";
+import { MAX_WORK_ORDER_NAME } from "../resources/simple-work-orders/schemas";
+
+/** Largest `custom` object accepted, in characters of its JSON. */
+export const MAX_CUSTOM_JSON = 16_384;
+
+const dateTime = () => z.string().openapi({ format: "date-time" });
+
+export const MachineIdParam = z.object({ machine_id: IntId("machine_id") });
+
+export const RealtimeSkuBodySchema = z
+  .object({
+    skuId: z.string().trim().min(1).max(100).nullish().openapi({
+      description: "The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU.",
+    }),
+    sku: z.string().trim().min(1).max(200).nullish().openapi({
+      description: "The SKU by name: its exact `name` or `sku` code (422 when several match).",
+    }),
+    simpleWorkOrderId: z.string().trim().min(1).max(100).nullish().openapi({
+      description: "A simple work order of the company, by id (uuid).",
+    }),
+    simpleWorkOrderName: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_WORK_ORDER_NAME)
+      .nullish()
+      .openapi({
+        description:
+          "A simple work order by name: found, restored when deleted, or created, as " +
+          "`POST /v1/simple-work-orders` does. With `simpleWorkOrderId`, both must name the same one.",
+      }),
+    quantity: z.number().nullish().openapi({
+      description: "The quantity to make (for example the order's size), as given; not a count.",
+    }),
+    start: DateTimeMs.nullish().openapi({
+      description:
+        "When the machine starts on this SKU; default: the moment the write is applied. Must be " +
+        "inside the running shift instance.",
+    }),
+    end: DateTimeMs.nullish().openapi({
+      description:
+        "When it stops (after `start`); default: open, until the next SKU write or the end of " +
+        "the instance. Clipped to the instance.",
+    }),
+    custom: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .refine((v) => v == null || JSON.stringify(v).length <= MAX_CUSTOM_JSON, {
+        message: `custom must be at most ${MAX_CUSTOM_JSON} characters of JSON`,
+      })
+      .openapi({
+        description: "Custom field values keyed by field id, stored and shown as given.",
+      }),
+  })
+  .strict()
+  .openapi("RealtimeSkuWrite");
+
+export type RealtimeSkuBody = z.infer<typeof RealtimeSkuBodySchema>;
+
+export const RealtimeOperatorBodySchema = z
+  .object({
+    operatorId: z
+      .number()
+      .int()
+      .positive()
+      .openapi({ description: "An operator of the company (integer id)." }),
+    start: DateTimeMs.openapi({
+      description: "When the assignment begins; inside the running shift instance.",
+    }),
+  })
+  .strict()
+  .openapi("RealtimeOperatorWrite");
+
+const SkuOut = z
+  .object({
+    id: z.string().openapi({ format: "uuid" }),
+    sku: z.string(),
+    name: z.string().nullable(),
+    unit: z.string().nullable(),
+  })
+  .openapi("RealtimeSku");
+
+const WorkOrderOut = z
+  .object({ id: z.string().openapi({ format: "uuid" }), name: z.string() })
+  .nullable();
+
+export const RealtimeSegmentSchema = z
+  .object({
+    productionLogId: z.string().openapi({
+      format: "uuid",
+      description: "The live production log of this segment (`GET /v1/production-logs/{id}`).",
+    }),
+    sku: SkuOut,
+    simpleWorkOrder: WorkOrderOut,
+    quantity: z.number().nullable(),
+    custom: z.record(z.string(), z.unknown()).nullable(),
+    nominalSpeed: z.number().openapi({ description: "SKU units per minute." }),
+    countingFactor: z.number().openapi({ description: "SKU units per sensor pulse." }),
+    start: dateTime(),
+    end: dateTime().nullable().openapi({
+      description: "Where the segment ends (its `end`, or the next segment's start); null = open.",
+    }),
+    sensorCount: z
+      .number()
+      .int()
+      .openapi({ description: "Sum of the `count` signal's samples in the segment so far." }),
+    count: z.number().int().openapi({ description: "sensorCount x countingFactor, rounded." }),
+  })
+  .openapi("RealtimeSegment");
+
+export const RealtimeStateSchema = z
+  .object({
+    machine: z.object({ id: z.number().int(), name: z.string() }),
+    shift: z
+      .object({
+        id: z.number().int().openapi({ description: "The running shift instance's id." }),
+        name: z.string(),
+        start: dateTime(),
+        end: dateTime(),
+        isConsidered: z.boolean(),
+      })
+      .openapi({ description: "The shift instance the machine is running now." }),
+    current: RealtimeSegmentSchema.nullable().openapi({
+      description:
+        "The SKU and work order the machine is on now, with their `start`, `quantity` and " +
+        "`custom`; null when none (nothing posted in this instance, or the last one has ended).",
+    }),
+    operators: z
+      .array(
+        z.object({
+          id: z.number().int(),
+          firstName: z.string().nullable(),
+          lastName: z.string().nullable(),
+          start: dateTime(),
+        }),
+      )
+      .openapi({ description: "Operators assigned in this instance, by `start`." }),
+    production: z
+      .object({
+        sensorCount: z.number().int(),
+        count: z.number().int(),
+        segments: z.array(RealtimeSegmentSchema),
+      })
+      .openapi({
+        description:
+          "Live production so far: totals, and one entry per SKU segment (each is a live " +
+          "production log), by `start`.",
+      }),
+    revision: z.number().int().openapi({
+      description: "Writes applied to this instance's timeline so far (SKU and operator writes).",
+    }),
+    at: dateTime().openapi({ description: "The instant this state describes." }),
+  })
+  .openapi("RealtimeState");
+
+export type RealtimeStateOut = z.infer<typeof RealtimeStateSchema>;

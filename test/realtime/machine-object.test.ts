@@ -1,0 +1,211 @@
+/**
+ * The per-machine Durable Object: ordering and no loss under concurrent writes,
+ * the shift rollover by alarm, a write arriving after the end, and state kept
+ * in storage (a new object instance over the same storage sees it).
+ */
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { RealtimeMachine, realtimeObjectName } from "../../src/realtime/realtime-machine";
+import { getState, machineLogs, plant, postOperator, postSku } from "./plant";
+
+const MIN = 60_000;
+
+function stubOf(companyId: number, machineId: number) {
+  const ns = env.REALTIME_MACHINE;
+  return ns.get(ns.idFromName(realtimeObjectName(companyId, machineId)));
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("RealtimeMachine: ordering and no loss", () => {
+  it("applies 100 concurrent writes with distinct starts: 100 segments, 100 live logs", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const { shift } = await getState(p.co, m.id);
+    // One second apart, all in the past (a segment that has not begun has no log yet).
+    const t0 = Math.max(Date.parse(shift.start), Date.now() - 120_000);
+    const order = Array.from({ length: 100 }, (_, i) => i).sort(
+      (x, y) => ((x * 7919) % 101) - ((y * 7919) % 101),
+    );
+    const answers = await Promise.all(
+      order.map((i) =>
+        postSku(p.co, m.id, {
+          skuId: i % 2 === 0 ? p.a.id : p.b.id,
+          quantity: i,
+          start: new Date(t0 + i * 1000).toISOString(),
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 204));
+
+    const state = await getState(p.co, m.id);
+    expect(state.revision).toBe(100);
+    expect(state.production.segments.map((s) => s.quantity)).toEqual(
+      Array.from({ length: 100 }, (_, i) => i),
+    );
+    const logs = await machineLogs(p.co, m.id);
+    expect(logs).toHaveLength(100);
+    expect(logs.every((l) => l.live && l.isAutomated)).toBe(true);
+    // Contiguous: each log ends where the next begins.
+    for (let i = 0; i + 1 < logs.length; i += 1) expect(logs[i]?.end).toBe(logs[i + 1]?.start);
+    expect(logs.map((l) => l.sku?.id)).toEqual(
+      Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? p.a.id : p.b.id)),
+    );
+  });
+
+  it("applies 100 concurrent writes at 'now' one at a time, in arrival order, none lost", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => postSku(p.co, m.id, { skuId: p.a.id, quantity: i })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 204));
+    const state = await getState(p.co, m.id);
+    // Every write was applied (counted), even those that landed in the same millisecond
+    // as the next one (the later replaces the earlier at the same start).
+    expect(state.revision).toBe(100);
+    const starts = state.production.segments.map((s) => Date.parse(s.start));
+    expect([...starts].sort((x, y) => x - y)).toEqual(starts);
+    expect(new Set(starts).size).toBe(starts.length);
+    const logs = await machineLogs(p.co, m.id);
+    expect(logs.map((l) => l.id)).toEqual(
+      state.production.segments
+        .filter((s) => Date.parse(s.start) < Date.now())
+        .map((s) => s.productionLogId),
+    );
+
+    // One more write after the burst: it is the current one.
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, quantity: 1000 })).status).toBe(204);
+    const after = await getState(p.co, m.id);
+    expect(after.revision).toBe(101);
+    expect(after.current).toMatchObject({ quantity: 1000, sku: { id: p.b.id } });
+  });
+
+  it("keeps machines apart: concurrent writes to 10 machines each land on their own", async () => {
+    const p = await plant(10);
+    const answers = await Promise.all(
+      p.machines.flatMap((m, i) =>
+        Array.from({ length: 5 }, (_, j) =>
+          postSku(p.co, m.id, { skuId: p.a.id, quantity: i * 100 + j }),
+        ),
+      ),
+    );
+    expect(answers.every((r) => r.status === 204)).toBe(true);
+    for (const [i, m] of p.machines.entries()) {
+      const state = await getState(p.co, m.id);
+      expect(state.revision).toBe(5);
+      const q = state.current?.quantity ?? -1;
+      expect(Math.floor(q / 100)).toBe(i);
+    }
+  }, 30_000);
+});
+
+describe("RealtimeMachine: shift rollover", () => {
+  it("closes the live logs at the instance end by alarm and moves to the next instance", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    const [ada] = p.operators;
+    if (!m || !ada) throw new Error("no plant");
+    const first = await getState(p.co, m.id);
+    const end = Date.parse(first.shift.end);
+    const t0 = Math.max(Date.parse(first.shift.start), Date.now() - 10 * MIN);
+    expect(
+      (
+        await postSku(p.co, m.id, {
+          skuId: p.a.id,
+          simpleWorkOrderName: "WO-night",
+          quantity: 42,
+          start: new Date(t0).toISOString(),
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (await postOperator(p.co, m.id, { operatorId: ada.id, start: new Date(t0).toISOString() }))
+        .status,
+    ).toBe(204);
+    expect((await machineLogs(p.co, m.id)).map((l) => l.live)).toEqual([true]);
+
+    // The clock reaches the end of the instance; the alarm runs.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(end + 5_000);
+    expect(await runDurableObjectAlarm(stubOf(p.co.id, m.id))).toBe(true);
+
+    const logs = await machineLogs(p.co, m.id);
+    const closed = logs.filter((l) => l.shift?.id === first.shift.id);
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({
+      live: false,
+      isAutomated: true,
+      start: new Date(t0).toISOString(),
+      end: first.shift.end,
+      operator: { id: ada.id },
+    });
+
+    // The next instance: the SKU carries over from its start, the crew does not.
+    const second = await getState(p.co, m.id);
+    expect(second.shift.id).not.toBe(first.shift.id);
+    expect(second.shift.start).toBe(first.shift.end);
+    expect(second.revision).toBe(0);
+    expect(second.operators).toEqual([]);
+    expect(second.current).toMatchObject({
+      sku: { id: p.a.id },
+      simpleWorkOrder: { name: "WO-night" },
+      quantity: 42,
+      start: first.shift.end,
+    });
+    const carried = logs.filter((l) => l.shift?.id === second.shift.id);
+    expect(carried.map((l) => [l.live, l.start])).toEqual([[true, first.shift.end]]);
+  });
+
+  it("puts a write that arrives after the end (before the alarm) in the new instance", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const first = await getState(p.co, m.id);
+    expect((await postSku(p.co, m.id, { skuId: p.a.id })).status).toBe(204);
+    const end = Date.parse(first.shift.end);
+
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(end + 60_000);
+    // A start in the old instance is now outside the running one.
+    const late = await postSku(p.co, m.id, {
+      skuId: p.b.id,
+      start: new Date(end - MIN).toISOString(),
+    });
+    expect(late.status).toBe(422);
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, quantity: 9 })).status).toBe(204);
+
+    const second = await getState(p.co, m.id);
+    expect(second.shift.start).toBe(first.shift.end);
+    expect(second.current).toMatchObject({ sku: { id: p.b.id }, quantity: 9 });
+    const logs = await machineLogs(p.co, m.id);
+    const old = logs.filter((l) => l.shift?.id === first.shift.id);
+    expect(old.map((l) => [l.live, l.end])).toEqual([[false, first.shift.end]]);
+    expect(logs.filter((l) => l.shift?.id === second.shift.id).every((l) => l.live)).toBe(true);
+  });
+});
+
+describe("RealtimeMachine: storage", () => {
+  it("keeps its state in SQLite: a new object instance over the same storage sees it", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    const [ada] = p.operators;
+    if (!m || !ada) throw new Error("no plant");
+    const start = new Date(Date.now() - MIN).toISOString();
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, quantity: 3, start })).status).toBe(204);
+    expect((await postOperator(p.co, m.id, { operatorId: ada.id, start })).status).toBe(204);
+
+    const snapshot = await runInDurableObject(stubOf(p.co.id, m.id), async (_instance, state) => {
+      const fresh = new RealtimeMachine(state, env);
+      return fresh.snapshot({ companyId: p.co.id, machineId: m.id });
+    });
+    if (!snapshot.ok) throw new Error("not running");
+    expect(snapshot.revision).toBe(2);
+    expect(snapshot.current).toMatchObject({ sku: { id: p.b.id }, quantity: 3 });
+    expect(snapshot.operators.map((o) => o.operatorId)).toEqual([ada.id]);
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * A plant for the realtime tests, built through HTTP: a company, machines, a
+ * 24-hour shift running now on every machine, SKUs with nominal speeds, an
+ * operator and a `count` signal per machine.
+ */
+import { expect } from "vitest";
+import {
+  api,
+  createCompany,
+  createMachines,
+  createSignal,
+  operatorJson,
+  type TestCompany,
+  type TestMachine,
+} from "../harness";
+
+export interface Sku {
+  id: string;
+  sku: string;
+  name: string | null;
+}
+
+export interface Operator {
+  id: number;
+  firstName: string | null;
+  lastName: string | null;
+}
+
+export interface RealtimeSegment {
+  productionLogId: string;
+  sku: { id: string; sku: string; name: string | null; unit: string | null };
+  simpleWorkOrder: { id: string; name: string } | null;
+  quantity: number | null;
+  custom: Record<string, unknown> | null;
+  nominalSpeed: number;
+  countingFactor: number;
+  start: string;
+  end: string | null;
+  sensorCount: number;
+  count: number;
+}
+
+export interface RealtimeState {
+  machine: { id: number; name: string };
+  shift: { id: number; name: string; start: string; end: string; isConsidered: boolean };
+  current: RealtimeSegment | null;
+  operators: { id: number; firstName: string | null; lastName: string | null; start: string }[];
+  production: { sensorCount: number; count: number; segments: RealtimeSegment[] };
+  revision: number;
+  at: string;
+}
+
+export interface ProductionLog {
+  id: string;
+  type: string;
+  sensorCount: number;
+  count: number;
+  nominalSpeed: number;
+  countingFactor: number;
+  start: string;
+  end: string;
+  isAutomated: boolean;
+  live: boolean;
+  machineId: number;
+  shift: { id: number } | null;
+  operator: { id: number } | null;
+  sku: { id: string } | null;
+  simpleWorkOrder: { id: string; name: string } | null;
+}
+
+export interface Plant {
+  co: TestCompany;
+  machines: TestMachine[];
+  /** SKU A (counting factor 12, 15 units/min) and B (factor 1, 30 units/min) on every machine; C has no nominal speed. */
+  a: Sku;
+  b: Sku;
+  c: Sku;
+  operators: Operator[];
+  /** The `count` signal of each machine (public id), in machine order. */
+  countSignals: string[];
+}
+
+/**
+ * Builds a plant whose machines all run a 24-hour shift now.
+ *
+ * @param machineCount machines to create (default 1).
+ * @param options.shift false = no shift at all (the machines run nothing).
+ */
+export async function plant(
+  machineCount = 1,
+  options: { shift?: boolean; timezone?: string } = {},
+): Promise<Plant> {
+  const co = await createCompany({ timezone: options.timezone ?? "UTC" });
+  const machines = await createMachines(
+    co.id,
+    Array.from({ length: machineCount }, (_, i) => ({ name: `M${i + 1}` })),
+  );
+  if (options.shift !== false) {
+    // startTime == endTime: a 24-hour shift, every day, so one is always running.
+    await operatorJson("POST", `/companies/${co.id}/shifts`, [
+      { name: "Day", startTime: "00:00", endTime: "00:00" },
+    ]);
+  }
+  const skuRes = await api(co.key, "/v1/skus", {
+    method: "POST",
+    json: [
+      { sku: "A-100", name: "Apple juice" },
+      { sku: "B-200", name: "Berry juice" },
+      { sku: "C-300", name: "Cherry juice" },
+    ],
+  });
+  expect(skuRes.status, await skuRes.clone().text()).toBe(201);
+  const [a, b, c] = (await skuRes.json()) as Sku[];
+  if (!a || !b || !c) throw new Error("no SKUs");
+  const speeds = await api(co.key, "/v1/nominal-speeds", {
+    method: "POST",
+    json: machines.flatMap((m) => [
+      { machine: { id: m.id }, sku: { id: a.id }, nominalSpeed: 15, countingFactor: 12 },
+      { machine: { id: m.id }, sku: { id: b.id }, nominalSpeed: 30 },
+    ]),
+  });
+  expect(speeds.status, await speeds.clone().text()).toBe(201);
+  const opRes = await api(co.key, "/v1/operators", {
+    method: "POST",
+    json: [
+      { firstName: "Ada", lastName: "Lovelace" },
+      { firstName: "Grace", lastName: "Hopper" },
+    ],
+  });
+  expect(opRes.status, await opRes.clone().text()).toBeLessThan(300);
+  const operators = (await opRes.json()) as Operator[];
+  const countSignals: string[] = [];
+  for (const m of machines) countSignals.push(await createSignal(m.id, { name: "count" }));
+  return { co, machines, a, b, c, operators, countSignals };
+}
+
+/** POST /v1/realtime/{machine}/sku. */
+export function postSku(
+  co: TestCompany,
+  machineId: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return api(co.key, `/v1/realtime/${machineId}/sku`, { method: "POST", json: body, headers });
+}
+
+/** POST /v1/realtime/{machine}/operator. */
+export function postOperator(
+  co: TestCompany,
+  machineId: number,
+  body: Record<string, unknown>,
+): Promise<Response> {
+  return api(co.key, `/v1/realtime/${machineId}/operator`, { method: "POST", json: body });
+}
+
+/** GET /v1/realtime/{machine}, expecting a 200. */
+export async function getState(co: TestCompany, machineId: number): Promise<RealtimeState> {
+  const res = await api(co.key, `/v1/realtime/${machineId}`);
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await res.json()) as RealtimeState;
+}
+
+/** Every production log of a machine, through the public filters (by start). */
+export async function machineLogs(co: TestCompany, machineId: number): Promise<ProductionLog[]> {
+  const out: ProductionLog[] = [];
+  for (let page = 1; ; page += 1) {
+    const res = await api(co.key, "/v1/production-logs/filters", {
+      method: "POST",
+      json: { machines: { include: [machineId] }, page, limit: 100 },
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as { totalPages: number; productionLogs: ProductionLog[] };
+    out.push(...body.productionLogs);
+    if (page >= body.totalPages) return out;
+  }
+}

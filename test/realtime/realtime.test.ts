@@ -1,0 +1,308 @@
+/**
+ * Realtime endpoints through HTTP: the SKU and operator writes, the GET, the
+ * live production logs they make visible at once in every view (GET, the
+ * production-log filters and GET by id, the metrics report), and the
+ * 404/409/422 answers.
+ */
+import { describe, expect, it } from "vitest";
+import { api, createCompany, createMachines, ingest } from "../harness";
+import { describeSecurity } from "../security";
+import { getState, machineLogs, type ProductionLog, plant, postOperator, postSku } from "./plant";
+
+const MIN = 60_000;
+
+interface ValidationBody {
+  detail: { loc: (string | number)[]; msg: string; type: string }[];
+}
+
+interface MetricsRow {
+  shift: { id: number };
+  machine: { id: number };
+  shiftIndicators: { availableTime: number; noDataTime: number; lateStartTime: number };
+  productionMetrics: { effectiveness: number; quality: number };
+}
+
+async function metricsRow(
+  co: { key: string },
+  machineId: number,
+  instanceId: number,
+): Promise<MetricsRow | undefined> {
+  const res = await api(co.key, "/v1/reports/metrics", {
+    method: "POST",
+    json: { machines: { include: [machineId] }, limit: 100 },
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  const body = (await res.json()) as { metrics: MetricsRow[] };
+  return body.metrics.find((r) => r.shift.id === instanceId);
+}
+
+describe("POST /v1/realtime/{machine_id}/sku", () => {
+  it("takes effect at once: GET, production logs (filters and by id) and the metrics report", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const before = await getState(p.co, m.id);
+    expect(before.current).toBeNull();
+    expect(before.revision).toBe(0);
+    const shiftStart = Date.parse(before.shift.start);
+    const now = Date.now();
+    // 30 minutes into the shift (or the start, early in the UTC day), pulses every minute.
+    const segmentStart = Math.max(shiftStart, now - 30 * MIN);
+    const samples: [number, number][] = [];
+    for (let t = segmentStart; t < now - 1000; t += MIN) samples.push([t, 10]);
+    samples.push([segmentStart - 1, 999]); // before the segment: not counted
+    await ingest(p.countSignals[0] ?? "", samples);
+
+    const res = await postSku(p.co, m.id, {
+      sku: "Apple juice",
+      simpleWorkOrderName: "WO-1",
+      quantity: 500,
+      start: new Date(segmentStart).toISOString(),
+      custom: { lot: "L-7", color: 3 },
+    });
+    expect(res.status, await res.clone().text()).toBe(204);
+
+    const state = await getState(p.co, m.id);
+    expect(state.machine).toEqual({ id: m.id, name: m.name });
+    expect(state.revision).toBe(1);
+    expect(state.current).toMatchObject({
+      sku: { id: p.a.id, sku: "A-100", name: "Apple juice" },
+      simpleWorkOrder: { name: "WO-1" },
+      quantity: 500,
+      custom: { lot: "L-7", color: 3 },
+      start: new Date(segmentStart).toISOString(),
+      end: null,
+      nominalSpeed: 15,
+      countingFactor: 12,
+    });
+    const pulses = samples.length - 1;
+    expect(state.production.sensorCount).toBe(pulses * 10);
+    expect(state.production.count).toBe(pulses * 10 * 12);
+
+    const logs = await machineLogs(p.co, m.id);
+    expect(logs).toHaveLength(1);
+    const [log] = logs as [ProductionLog];
+    expect(log).toMatchObject({
+      id: state.current?.productionLogId,
+      type: "total",
+      live: true,
+      isAutomated: true,
+      sensorCount: pulses * 10,
+      count: pulses * 10 * 12,
+      nominalSpeed: 15,
+      countingFactor: 12,
+      start: new Date(segmentStart).toISOString(),
+      machineId: m.id,
+      shift: { id: state.shift.id },
+      sku: { id: p.a.id },
+      simpleWorkOrder: { name: "WO-1" },
+    });
+    expect(Date.parse(log.end)).toBeGreaterThan(segmentStart);
+    expect(Date.parse(log.end)).toBeLessThanOrEqual(Date.now());
+    const byId = await api(p.co.key, `/v1/production-logs/${log.id}`);
+    expect(byId.status).toBe(200);
+    expect(((await byId.json()) as ProductionLog).live).toBe(true);
+
+    // The work order was created as POST /v1/simple-work-orders would.
+    const wo = await api(p.co.key, "/v1/simple-work-orders/filters", {
+      method: "POST",
+      json: { names: { search: "WO-1" } },
+    });
+    const woBody = (await wo.json()) as { simpleWorkOrders: { id: string }[] };
+    expect(woBody.simpleWorkOrders.map((w) => w.id)).toEqual([log.simpleWorkOrder?.id]);
+
+    // The report counts the live log: ideal minutes = count / nominalSpeed.
+    const row = await metricsRow(p.co, m.id, state.shift.id);
+    expect(row).toBeDefined();
+    const ideal = (pulses * 10 * 12) / 15;
+    const runTime =
+      (row?.shiftIndicators.availableTime ?? 0) -
+      (row?.shiftIndicators.noDataTime ?? 0) -
+      (row?.shiftIndicators.lateStartTime ?? 0);
+    expect(row?.productionMetrics.effectiveness).toBeCloseTo(ideal / runTime, 3);
+  });
+
+  it("splits the timeline into segments, one live log each; the same start replaces", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const { shift } = await getState(p.co, m.id);
+    const t0 = Math.max(Date.parse(shift.start), Date.now() - 20 * MIN);
+    const at = (minutes: number) => new Date(t0 + minutes * MIN).toISOString();
+    expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
+    expect((await postSku(p.co, m.id, { sku: "B-200", start: at(10) })).status).toBe(204);
+    // A late write for minute 5 fills in between; the same start again replaces it.
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, start: at(5) })).status).toBe(204);
+    expect(
+      (await postSku(p.co, m.id, { skuId: p.a.id, sku: "Apple juice", start: at(5), quantity: 7 }))
+        .status,
+    ).toBe(204);
+
+    const state = await getState(p.co, m.id);
+    expect(state.revision).toBe(4);
+    expect(state.production.segments.map((s) => [s.sku.sku, s.start, s.end, s.quantity])).toEqual([
+      ["A-100", at(0), at(5), null],
+      ["A-100", at(5), at(10), 7],
+      ["B-200", at(10), null, null],
+    ]);
+    expect(state.current?.sku.sku).toBe("B-200");
+    const logs = await machineLogs(p.co, m.id);
+    expect(logs.map((l) => [l.sku?.id, l.start, l.live])).toEqual([
+      [p.a.id, at(0), true],
+      [p.a.id, at(5), true],
+      [p.b.id, at(10), true],
+    ]);
+    expect(logs[0]?.end).toBe(at(5));
+    expect(logs[1]?.end).toBe(at(10));
+  });
+
+  it("answers 422 for a missing, unknown, ambiguous or contradictory SKU, and a pair without nominal speed", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const cases: [Record<string, unknown>, (string | number)[], string][] = [
+      [{}, ["body"], "missing"],
+      [{ skuId: null, sku: null }, ["body"], "missing"],
+      [{ skuId: crypto.randomUUID() }, ["body", "skuId"], "not_found"],
+      [{ sku: "Nope" }, ["body", "sku"], "not_found"],
+      [{ skuId: p.a.id, sku: "Berry juice" }, ["body"], "value_error"],
+      [{ sku: "C-300" }, ["body", "sku"], "missing_nominal_speed"],
+      [
+        { skuId: p.a.id, simpleWorkOrderId: crypto.randomUUID() },
+        ["body", "simpleWorkOrderId"],
+        "not_found",
+      ],
+    ];
+    for (const [body, loc, type] of cases) {
+      const res = await postSku(p.co, m.id, body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      const detail = ((await res.json()) as ValidationBody).detail;
+      expect(
+        detail.map((d) => [d.loc, d.type]),
+        JSON.stringify(body),
+      ).toContainEqual([loc, type]);
+    }
+    const unknownField = await postSku(p.co, m.id, { skuId: p.a.id, colour: "red" });
+    expect(unknownField.status).toBe(422);
+    // Nothing was applied.
+    expect((await getState(p.co, m.id)).revision).toBe(0);
+    expect(await machineLogs(p.co, m.id)).toEqual([]);
+  });
+
+  it("answers 422 for a start outside the running instance, or an end not after start", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const { shift } = await getState(p.co, m.id);
+    const before = new Date(Date.parse(shift.start) - MIN).toISOString();
+    const after = shift.end;
+    for (const start of [before, after]) {
+      const res = await postSku(p.co, m.id, { skuId: p.a.id, start });
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "start"]);
+    }
+    const start = new Date(Date.now() - MIN).toISOString();
+    const res = await postSku(p.co, m.id, { skuId: p.a.id, start, end: start });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "end"]);
+  });
+
+  it("answers 409 when the machine runs no shift, 404 for an unknown or foreign machine", async () => {
+    const idle = await plant(1, { shift: false });
+    const [m] = idle.machines;
+    if (!m) throw new Error("no machine");
+    const res = await postSku(idle.co, m.id, { skuId: idle.a.id });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({ detail: `Machine ${m.id} is not running a shift now` });
+    const get = await api(idle.co.key, `/v1/realtime/${m.id}`);
+    expect(get.status).toBe(409);
+    expect(await get.json()).toEqual({ detail: `Machine ${m.id} is not running a shift now` });
+    const op = await postOperator(idle.co, m.id, {
+      operatorId: idle.operators[0]?.id,
+      start: new Date().toISOString(),
+    });
+    expect(op.status).toBe(409);
+
+    const other = await plant();
+    const [theirs] = other.machines;
+    if (!theirs) throw new Error("no machine");
+    for (const id of [theirs.id, 999_999_999]) {
+      expect((await postSku(idle.co, id, { skuId: idle.a.id })).status).toBe(404);
+      expect((await api(idle.co.key, `/v1/realtime/${id}`)).status).toBe(404);
+      expect(
+        (await postOperator(idle.co, id, { operatorId: 1, start: new Date().toISOString() }))
+          .status,
+      ).toBe(404);
+    }
+    // Their machine is untouched.
+    expect((await getState(other.co, theirs.id)).revision).toBe(0);
+  });
+});
+
+describe("POST /v1/realtime/{machine_id}/operator", () => {
+  it("assigns operators with their start; the live log takes the operator of its segment", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    const [ada, grace] = p.operators;
+    if (!m || !ada || !grace) throw new Error("no plant");
+    const { shift } = await getState(p.co, m.id);
+    const t0 = Math.max(Date.parse(shift.start), Date.now() - 20 * MIN);
+    const at = (minutes: number) => new Date(t0 + minutes * MIN).toISOString();
+    expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
+    expect((await postOperator(p.co, m.id, { operatorId: ada.id, start: at(1) })).status).toBe(204);
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, start: at(10) })).status).toBe(204);
+    expect((await postOperator(p.co, m.id, { operatorId: grace.id, start: at(8) })).status).toBe(
+      204,
+    );
+
+    const state = await getState(p.co, m.id);
+    expect(state.operators).toEqual([
+      { id: ada.id, firstName: "Ada", lastName: "Lovelace", start: at(1) },
+      { id: grace.id, firstName: "Grace", lastName: "Hopper", start: at(8) },
+    ]);
+    const logs = await machineLogs(p.co, m.id);
+    // Segment 1 began before anyone: its first operator (Ada); segment 2: the latest before it (Grace).
+    expect(logs.map((l) => l.operator?.id)).toEqual([ada.id, grace.id]);
+  });
+
+  it("needs both fields and an operator of the company", async () => {
+    const p = await plant();
+    const other = await createCompany();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const foreignOp = await api(other.key, "/v1/operators", {
+      method: "POST",
+      json: [{ firstName: "Not", lastName: "Ours" }],
+    });
+    const [foreign] = (await foreignOp.json()) as { id: number }[];
+    const now = new Date().toISOString();
+    for (const body of [
+      { operatorId: p.operators[0]?.id },
+      { start: now },
+      { operatorId: foreign?.id, start: now },
+      { operatorId: "x", start: now },
+    ]) {
+      const res = await postOperator(p.co, m.id, body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+    }
+    expect((await getState(p.co, m.id)).operators).toEqual([]);
+  });
+});
+
+describeSecurity("Realtime", {
+  routes: [
+    { method: "POST", path: "/v1/realtime/{id}/sku", scope: "realtime.write", body: { sku: "x" } },
+    {
+      method: "POST",
+      path: "/v1/realtime/{id}/operator",
+      scope: "realtime.write",
+      body: { operatorId: 1, start: "2026-01-01T00:00:00Z" },
+    },
+    { method: "GET", path: "/v1/realtime/{id}", scope: "realtime.read" },
+  ],
+  placeholderId: 1,
+  createForeignId: async (owner) => {
+    const [m] = await createMachines(owner.id, [{ name: "Foreign" }]);
+    return m?.id ?? 0;
+  },
+});
