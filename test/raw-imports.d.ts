@@ -1,0 +1,5 @@
+// Vite's `?raw` imports: the file's text.
+declare module "*.md?raw" {
+  const content: string;
+  export default content;
+}
