@@ -27,6 +27,10 @@ export default defineConfig(async () => {
     test: {
       setupFiles: ["./test/setup.ts"],
       include: ["test/**/*.test.ts"],
+      // Some tests drive hundreds of requests through workerd; on a loaded 2-core CI
+      // machine they need more than vitest's 5 s default.
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
     },
   };
 });
