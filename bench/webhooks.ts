@@ -2,9 +2,17 @@
  * `tsx bench/webhooks.ts`: 1,000 stop-classification changes fanned out to 3
  * local receivers, one of which answers 503 for its first minute.
  *
- * 1. applies the migrations to a database of its own (`.wrangler/bench-webhooks`,
- *    emptied first) and starts `wrangler dev` on port 8792 (BENCH_WH_PORT) with
- *    the three receivers' origins exempt from the endpoint rules;
+ * 1. bundles the Worker once (`wrangler deploy --dry-run --outdir`) into
+ *    `.wrangler/bench-webhooks-build` with a copy of wrangler.toml pointing at the
+ *    bundle, applies the migrations to a database of its own
+ *    (`.wrangler/bench-webhooks`, emptied first) and starts `wrangler dev
+ *    --no-bundle` on that copy, on port 8792 (BENCH_WH_PORT), with the three
+ *    receivers' origins exempt from the endpoint rules. The frozen bundle matters:
+ *    `wrangler dev` on the source reloads the Worker whenever a file of the tree
+ *    changes, and a reload drops local Queues' in-memory messages (the delayed
+ *    retries included), which leaves deliveries pending for ever and reads as
+ *    lost (the "stall" of earlier runs). For the same reason wrangler runs with a
+ *    dev registry of its own and without config watching;
  * 2. starts the receivers (scripts/receiver.ts: signatures verified with
  *    @octokit/webhooks-methods, deduplicated on eventId) on ports 9811-9813;
  * 3. creates a company, a machine, 1,000 stops and one registration per
@@ -18,7 +26,7 @@
  * 10 s of its change.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -29,6 +37,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.BENCH_WH_PORT ?? 8792);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PERSIST_DIR = ".wrangler/bench-webhooks";
+const BUILD_DIR = ".wrangler/bench-webhooks-build";
+const BUILD_CONFIG = `${BUILD_DIR}/wrangler.toml`;
 const RESULTS = join(ROOT, "bench", "webhooks-results.md");
 const TOKEN = "bench-token";
 const CHANGES = Number(process.env.BENCH_WH_CHANGES ?? 1000);
@@ -39,7 +49,16 @@ const FAILING_SECONDS = 60;
 const READY_TIMEOUT_MS = 60_000;
 
 const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
-const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" };
+const WRANGLER_ENV = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CI: "1",
+  // A dev registry of its own: another `wrangler dev` of the same Worker starting or
+  // stopping (other benches, `npm start`) updates the shared registry, and that update
+  // restarts this session's runtime ("Your worker restarted mid-request").
+  WRANGLER_REGISTRY_PATH: join(ROOT, ".wrangler", "bench-webhooks-registry"),
+  WRANGLER_CI_DISABLE_CONFIG_WATCHING: "true",
+};
 
 function runWrangler(args: string[]): void {
   const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
@@ -50,6 +69,28 @@ function runWrangler(args: string[]): void {
   if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
 }
 
+/**
+ * Bundles src/index.ts once and writes a copy of wrangler.toml whose `main` is
+ * the bundle (paths made relative to the copy), so that `wrangler dev` runs a
+ * Worker that no edit of the tree reloads.
+ */
+function buildFrozenWorker(): void {
+  rmSync(join(ROOT, BUILD_DIR), { recursive: true, force: true });
+  runWrangler([
+    "deploy",
+    "--dry-run",
+    "--config",
+    "wrangler.toml",
+    "--outdir",
+    `${BUILD_DIR}/dist`,
+  ]);
+  const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
+    .replace(/^main = .*$/m, 'main = "dist/index.js"')
+    .replaceAll('migrations_dir = "migrations"', 'migrations_dir = "../../migrations"');
+  if (!config.includes('main = "dist/index.js"')) throw new Error("wrangler.toml has no main");
+  writeFileSync(join(ROOT, BUILD_CONFIG), config);
+}
+
 function startWrangler(): ChildProcess {
   const origins = RECEIVER_PORTS.map((p) => `http://127.0.0.1:${p}`).join(",");
   return spawn(
@@ -57,8 +98,9 @@ function startWrangler(): ChildProcess {
     [
       WRANGLER_BIN,
       "dev",
+      "--no-bundle",
       "--config",
-      "wrangler.toml",
+      BUILD_CONFIG,
       "--port",
       String(PORT),
       "--ip",
@@ -135,7 +177,18 @@ interface ReceiverState {
 
 async function main(): Promise<void> {
   rmSync(join(ROOT, PERSIST_DIR), { recursive: true, force: true });
-  runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", PERSIST_DIR]);
+  buildFrozenWorker();
+  runWrangler([
+    "d1",
+    "migrations",
+    "apply",
+    "DB",
+    "--local",
+    "--config",
+    BUILD_CONFIG,
+    "--persist-to",
+    PERSIST_DIR,
+  ]);
   const wrangler = startWrangler();
   const receivers: ReceiverState[] = RECEIVER_PORTS.map((port, i) => ({
     port,

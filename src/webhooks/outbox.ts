@@ -23,6 +23,10 @@ export interface OutboxBindings {
 const SEND_BATCH_SIZE = 100;
 /** Age after which the sweeper sends a delivery whose message was not sent, ms. */
 export const SWEEP_AFTER_MS = 30_000;
+/** The waits between rounds, s (docs/webhooks.md): 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
+export const ROUND_DELAYS_SECONDS: readonly number[] = [
+  60, 300, 1_800, 7_200, 21_600, 43_200, 86_400,
+];
 /** Most deliveries one sweep sends (the next run takes the rest). */
 const SWEEP_LIMIT = 1000;
 
@@ -106,16 +110,51 @@ export async function dispatchEvent(
 }
 
 /**
- * The sweeper: sends pending deliveries whose message was never sent and that
- * were written (or reset by a replay) at least 30 s ago.
+ * Margin past a delivery's next scheduled handling after which its message is
+ * taken for lost: ten minutes, far above the Queue's own delivery delays.
+ */
+export const STALLED_MARGIN_MS = 10 * 60_000;
+
+/**
+ * SQL for the latest instant a pending delivery may stay quiet: its last sign of
+ * life (sent, a round ended, an attempt) plus the wait before its next round
+ * (docs/webhooks.md schedule, +10 % jitter; 0 before the first round) plus
+ * `STALLED_MARGIN_MS`. Later than that, its message was lost (for example with
+ * a local `wrangler dev` that stopped: local Queues keep messages in memory).
+ */
+function quietDeadlineSql(roundDelaysSeconds: readonly number[]) {
+  const cases = roundDelaysSeconds
+    .map((seconds, i) => `WHEN ${i + 1} THEN ${Math.ceil(seconds * 1100)}`)
+    .join(" ");
+  const fallback = Math.ceil((roundDelaysSeconds[roundDelaysSeconds.length - 1] ?? 0) * 1100);
+  return sql.raw(`MAX(d.updated_at, d.enqueued_at, COALESCE(
+      (SELECT MAX(a.at) FROM webhook_attempts AS a WHERE a.delivery_id = d.id), 0))
+    + (CASE d.rounds WHEN 0 THEN 0 ${cases} ELSE ${fallback} END)
+    + ${STALLED_MARGIN_MS}`);
+}
+
+/**
+ * The sweeper (cron trigger), for pending deliveries without a live message:
+ *
+ * - never sent: written (or reset by a replay) at least 30 s ago with `enqueued_at` null;
+ * - sent but lost: quiet past their next scheduled handling by `STALLED_MARGIN_MS`.
+ *
+ * Either is sent again. A message that was only late becomes a duplicate, which
+ * delivery at least once allows (receivers deduplicate on `eventId`).
  *
  * @param env the Queue binding.
  * @param db Drizzle client.
  * @param now ms since the epoch.
+ * @param roundDelaysSeconds the schedule between rounds (the consumer's).
  * @returns how many deliveries were sent.
  */
-export async function sweepOutbox(env: OutboxBindings, db: Database, now: number): Promise<number> {
-  const rows = await db
+export async function sweepOutbox(
+  env: OutboxBindings,
+  db: Database,
+  now: number,
+  roundDelaysSeconds: readonly number[] = ROUND_DELAYS_SECONDS,
+): Promise<number> {
+  const neverSent = await db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
     .where(
@@ -128,11 +167,13 @@ export async function sweepOutbox(env: OutboxBindings, db: Database, now: number
     .orderBy(asc(webhookDeliveries.updatedAt))
     .limit(SWEEP_LIMIT)
     .all();
-  await sendDeliveries(
-    env,
-    db,
-    rows.map((r) => r.id),
-    now,
+  const lost = await db.all<{ id: string }>(
+    sql`SELECT d.id AS id FROM webhook_deliveries AS d
+        WHERE d.status = 'pending' AND d.enqueued_at IS NOT NULL
+          AND ${quietDeadlineSql(roundDelaysSeconds)} < CAST(${now} AS INTEGER)
+        ORDER BY d.updated_at LIMIT ${SWEEP_LIMIT}`,
   );
-  return rows.length;
+  const ids = [...neverSent, ...lost].map((r) => r.id);
+  await sendDeliveries(env, db, ids, now);
+  return ids.length;
 }

@@ -16,7 +16,15 @@ import {
   publicEndpoint,
   sequence,
 } from "./fake-network";
-import { deliveryOf, FAST, ping, register, runMessages, type Webhook } from "./webhook-harness";
+import {
+  delaysOf,
+  deliveryOf,
+  ping,
+  register,
+  runHandlings,
+  runMessages,
+  type Webhook,
+} from "./webhook-harness";
 
 let net: FakeNetwork;
 
@@ -145,24 +153,22 @@ describe("a delivered attempt", () => {
 });
 
 describe("a round", () => {
-  it("tries 3 times at 0 s, 1 s, 2 s on 5XX, then retries the message after about 1 minute", async () => {
+  it("tries 3 times on 5XX, the waits of 1 s and 2 s being Queue retries, then retries the message after about 1 minute", async () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, answers(503));
     const { deliveryId, eventId, message } = await pingMessage(hook);
-    const result = await runMessages([message]);
+    const outcomes = await runHandlings(message, [1, 2, 3]);
 
-    expect(result.explicitAcks).toEqual([]);
-    expect(result.retryMessages).toHaveLength(1);
-    const delay = result.retryMessages[0]?.delaySeconds ?? 0;
-    expect(delay).toBeGreaterThanOrEqual(60);
-    expect(delay).toBeLessThanOrEqual(66);
+    // No sleeping in the consumer: each handling is one attempt, then a retry
+    // whose delay is the wait of the round (0 s, 1 s, 2 s), then the next round.
+    const [first, second, third] = delaysOf(outcomes);
+    expect([first, second]).toEqual([1, 2]);
+    expect(third).toBeGreaterThanOrEqual(60);
+    expect(third).toBeLessThanOrEqual(66);
+    for (const o of outcomes) expect(o.explicitAcks).toEqual([]);
 
     const got = net.at(url);
     expect(got).toHaveLength(3);
-    const [a, b, c] = got.map((r) => r.at);
-    expect((b ?? 0) - (a ?? 0)).toBeGreaterThanOrEqual(950);
-    expect((b ?? 0) - (a ?? 0)).toBeLessThan(1900);
-    expect((c ?? 0) - (b ?? 0)).toBeGreaterThanOrEqual(1950);
     // Same event, same bytes, a new request id each time.
     expect(new Set(got.map((r) => r.headers.get("x-service-event-id")))).toEqual(
       new Set([eventId]),
@@ -178,12 +184,22 @@ describe("a round", () => {
     );
   });
 
+  it("never sleeps: a handling takes one attempt, not the round's waits", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(503));
+    const { message } = await pingMessage(hook);
+    const started = Date.now();
+    await runHandlings(message, [1, 2, 3]);
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(net.at(url)).toHaveLength(3);
+  });
+
   it.each([408, 429, 500, 502])("treats %i as retryable", async (status) => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, sequence(answers(status), answers(status), answers(200)));
     const { deliveryId, message } = await pingMessage(hook);
-    const result = await runMessages([message], { timing: FAST });
-    expect(result.explicitAcks).toEqual(["m0"]);
+    const outcomes = await runHandlings(message, [1, 2, 3]);
+    expect(delaysOf(outcomes)).toEqual([1, 2, "ack"]);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("delivered");
     expect(delivery.attempts.map((x) => x.statusCode)).toEqual([status, status, 200]);
@@ -194,30 +210,49 @@ describe("a round", () => {
     net.endpoints.set(
       url,
       sequence(
-        answers(429, { "Retry-After": "1" }),
+        answers(429, { "Retry-After": "10" }),
         answers(429, { "Retry-After": "0" }),
         answers(200),
       ),
     );
     const { deliveryId, message } = await pingMessage(hook);
-    const result = await runMessages([message]);
-    expect(result.explicitAcks).toEqual(["m0"]);
-    const [a, b, c] = net.at(url).map((r) => r.at);
-    expect((b ?? 0) - (a ?? 0)).toBeGreaterThanOrEqual(950);
-    // Retry-After: 0 replaced the 2 s wait.
-    expect((c ?? 0) - (b ?? 0)).toBeLessThan(900);
+    const outcomes = await runHandlings(message, [1, 2, 3]);
+    // Retry-After: 10 replaced the 1 s wait, Retry-After: 0 the 2 s wait.
+    expect(delaysOf(outcomes)).toEqual([10, 0, "ack"]);
     expect((await deliveryOf(hook.id, deliveryId)).attempts.map((x) => x.statusCode)).toEqual([
       429, 429, 200,
     ]);
   });
 
-  it("ends at a Retry-After longer than 10 s and retries the message no sooner", async () => {
+  it("reads a Retry-After given as an HTTP-date", async () => {
     const { url, hook } = await setUp();
-    net.endpoints.set(url, answers(429, { "Retry-After": "600" }));
+    net.endpoints.set(
+      url,
+      async () =>
+        new Response("slow down", {
+          status: 503,
+          headers: { "Retry-After": new Date(Date.now() + 5_000).toUTCString() },
+        }),
+    );
     const { message } = await pingMessage(hook);
+    const [delay] = delaysOf(await runHandlings(message, [1]));
+    expect(delay).toBeGreaterThanOrEqual(4);
+    expect(delay).toBeLessThanOrEqual(5);
+  });
+
+  it("ends at a Retry-After longer than 10 s and retries the message no sooner; the next handling opens round 2", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, sequence(answers(429, { "Retry-After": "600" }), answers(503)));
+    const { deliveryId, message } = await pingMessage(hook);
     const result = await runMessages([message]);
     expect(net.at(url)).toHaveLength(1);
     expect(result.retryMessages).toEqual([{ msgId: "m0", delaySeconds: 600 }]);
+    // Round 2 has its own 3 attempts, then round 3 comes after about 5 minutes.
+    const [a, b, c] = delaysOf(await runHandlings(message, [2, 3, 4]));
+    expect([a, b]).toEqual([1, 2]);
+    expect(c).toBeGreaterThanOrEqual(300);
+    expect(c).toBeLessThanOrEqual(330);
+    expect((await deliveryOf(hook.id, deliveryId)).attempts).toHaveLength(4);
   });
 
   it("records a time-out when the receiver never answers, and retries", async () => {
@@ -225,9 +260,11 @@ describe("a round", () => {
     net.endpoints.set(url, neverAnswers);
     const { deliveryId, message } = await pingMessage(hook);
     const started = Date.now();
-    const result = await runMessages([message], { timing: { ...FAST, attemptTimeoutMs: 300 } });
+    const outcomes = await runHandlings(message, [1, 2, 3], { timing: { attemptTimeoutMs: 300 } });
     expect(Date.now() - started).toBeLessThan(3000);
-    expect(result.retryMessages).toHaveLength(1);
+    const [a, b, c] = delaysOf(outcomes);
+    expect([a, b]).toEqual([1, 2]);
+    expect(c).toBeGreaterThanOrEqual(60);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.attempts.map((x) => [x.statusCode, x.error])).toEqual([
       [null, "timeout"],
@@ -238,7 +275,7 @@ describe("a round", () => {
   });
 
   it("uses a 10 s limit per attempt by default", async () => {
-    // The limit itself, without waiting 30 s: an AbortSignal of 10 s is given to fetch.
+    // The limit itself, without waiting 10 s: an AbortSignal of 10 s is given to fetch.
     const { url, hook } = await setUp();
     let seen: AbortSignal | undefined;
     net.endpoints.set(url, async (_r, signal) => {
@@ -256,8 +293,8 @@ describe("a round", () => {
     const { url, hook } = await setUp();
     // No responder: the fake network fails like an unreachable host.
     const { deliveryId, message } = await pingMessage(hook);
-    const result = await runMessages([message], { timing: FAST });
-    expect(result.retryMessages).toHaveLength(1);
+    const outcomes = await runHandlings(message, [1, 2, 3]);
+    expect(delaysOf(outcomes).slice(0, 2)).toEqual([1, 2]);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("pending");
     expect(delivery.attempts).toHaveLength(3);
@@ -291,39 +328,74 @@ describe("a round", () => {
 
   it.each([400, 401, 404, 410, 422])("does not retry a %i: failed for good", async (status) => {
     const { url, hook } = await setUp();
-    net.endpoints.set(url, answers(status));
+    net.endpoints.set(url, sequence(answers(503), answers(status)));
     const { deliveryId, message } = await pingMessage(hook);
-    const result = await runMessages([message]);
-    expect(result.explicitAcks).toEqual(["m0"]);
-    expect(result.retryMessages).toEqual([]);
-    expect(net.at(url)).toHaveLength(1);
+    // Even as the 2nd attempt of a round.
+    expect(delaysOf(await runHandlings(message, [1, 2]))).toEqual([1, "ack"]);
+    expect(net.at(url)).toHaveLength(2);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("failed");
-    expect(delivery.attempts.map((x) => x.statusCode)).toEqual([status]);
+    expect(delivery.attempts.map((x) => x.statusCode)).toEqual([503, status]);
   });
 });
 
 describe("rounds through the Queue", () => {
-  it("follow 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 12 h (capped), then fail and dead-letter", async () => {
+  it("follow 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h, then fail and dead-letter", async () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, answers(500));
     const { deliveryId, message } = await pingMessage(hook);
-    const bases = [60, 300, 1800, 7200, 21_600, 43_200, 43_200];
-    for (const [index, base] of bases.entries()) {
-      const result = await runMessages([message], { attempts: index + 1, timing: FAST });
-      expect(result.explicitAcks).toEqual([]);
-      const delay = result.retryMessages[0]?.delaySeconds ?? -1;
-      expect(delay).toBeGreaterThanOrEqual(base);
-      expect(delay).toBeLessThanOrEqual(Math.min(43_200, Math.floor(base * 1.1) + 1));
+    const bases = [60, 300, 1800, 7200, 21_600, 43_200, 86_400];
+    for (const [round, base] of bases.entries()) {
+      const handlings = [1, 2, 3].map((i) => round * 3 + i);
+      const [a, b, c] = delaysOf(await runHandlings(message, handlings));
+      expect([a, b]).toEqual([1, 2]);
+      expect(c).toBeGreaterThanOrEqual(base);
+      // Up to 10 % jitter, capped at the Queues maximum delay (24 h).
+      expect(c).toBeLessThanOrEqual(Math.min(86_400, Math.floor(base * 1.1) + 1));
       expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
     }
-    // The 8th round fails: the delivery is failed and the message is retried past
-    // max_retries (7), which moves it to the dead-letter queue.
-    const last = await runMessages([message], { attempts: 8, timing: FAST });
+    // The 8th round: its first two attempts are retried as usual...
+    expect(delaysOf(await runHandlings(message, [22, 23]))).toEqual([1, 2]);
+    // ...and when the last fails, the delivery is failed and the message is retried
+    // past max_retries (23), which moves it to the dead-letter queue.
+    const last = await runMessages([message], { attempts: 24 });
     expect(last.retryMessages).toEqual([{ msgId: "m0" }]);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("failed");
     expect(delivery.attempts).toHaveLength(24);
+    expect(net.at(url)).toHaveLength(24);
+  });
+
+  it("reach the dead-letter queue after the last round even when long Retry-Afters shortened the rounds", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(429, { "Retry-After": "3600" }));
+    const { deliveryId, message } = await pingMessage(hook);
+    const rounds = delaysOf(await runHandlings(message, [1, 2, 3, 4, 5, 6, 7]));
+    // One attempt per round; the Retry-After raises the short delays of the schedule.
+    expect(rounds.slice(0, 3)).toEqual([3600, 3600, 3600]);
+    expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
+    // The 8th round fails: failed first, then the message spends its remaining
+    // handlings at once (no more attempts) and goes to the dead-letter queue.
+    expect(delaysOf(await runHandlings(message, [8]))).toEqual([0]);
+    expect((await deliveryOf(hook.id, deliveryId)).status).toBe("failed");
+    const rest = Array.from({ length: 15 }, (_, i) => 9 + i);
+    expect(delaysOf(await runHandlings(message, rest))).toEqual(rest.map(() => 0));
+    expect(delaysOf(await runHandlings(message, [24]))).toEqual(["retry"]);
+    expect(net.at(url)).toHaveLength(8);
+  });
+
+  it("continue with a new message when the message's own retries are spent while pending", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(503));
+    const { deliveryId, message } = await pingMessage(hook);
+    const sentBefore = net.sent.length;
+    // The Queue's 24th handling of this message, for a delivery still in its first
+    // round (handlings lost to errors): retrying would dead-letter a pending delivery.
+    const result = await runMessages([message], { attempts: 24 });
+    expect(result.explicitAcks).toEqual(["m0"]);
+    expect(net.sent.slice(sentBefore)).toEqual([{ deliveryId }]);
+    expect(net.sentDelays.slice(sentBefore)).toEqual([1]);
+    expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
   });
 });
 
@@ -382,17 +454,19 @@ describe("a batch", () => {
     const started = Date.now();
     const before = net.received.length;
     const result = await runMessages([a.message, b.message], {
-      timing: { ...FAST, attemptTimeoutMs: 1500 },
+      timing: { attemptTimeoutMs: 1500 },
     });
     const total = Date.now() - started;
-    expect(total).toBeGreaterThanOrEqual(4000);
+    // One attempt of the slow endpoint (no waiting inside the batch), then a Queue retry.
+    expect(total).toBeGreaterThanOrEqual(1400);
+    expect(total).toBeLessThan(4000);
     const fastGot = net.at(fast.url)[0];
     const firstSlow = net.received.slice(before).find((r) => r.url === slow.url);
     if (!fastGot || !firstSlow) throw new Error("both endpoints must be called");
-    // The fast endpoint is called with the first slow attempt, not after the slow round.
+    // The fast endpoint is called with the slow attempt, not after it.
     expect(Math.abs(fastGot.at - firstSlow.at)).toBeLessThan(500);
     expect(result.explicitAcks).toEqual(["m1"]);
-    expect(result.retryMessages.map((m) => m.msgId)).toEqual(["m0"]);
+    expect(result.retryMessages).toEqual([{ msgId: "m0", delaySeconds: 1 }]);
     expect((await deliveryOf(fast.hook.id, b.deliveryId)).status).toBe("delivered");
   }, 20_000);
 });

@@ -257,6 +257,40 @@ describe("the outbox sweeper", () => {
   });
 });
 
+describe("the outbox sweeper and lost messages", () => {
+  async function sweep() {
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+  }
+
+  it("sends again a delivery whose message was lost, once it is quiet past its schedule", async () => {
+    const { stopId, hooks } = await plant();
+    const from = net.sent.length;
+    const res = await operator("PUT", `/stops/${stopId}/classification`, { description: "Jam" });
+    expect(res.status).toBe(200);
+    const [pending] = await deliveriesOf(hooks.created.hook.id);
+    // The message was sent; it is never handled (lost with a stopped local Queue).
+    expect(net.sent.slice(from)).toEqual([{ deliveryId: pending?.id }]);
+
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 5 * 60_000 });
+    await sweep();
+    expect(net.sent.slice(from)).toHaveLength(1); // not quiet long enough: maybe only late
+    vi.setSystemTime(Date.now() + 6 * 60_000);
+    await sweep();
+    expect(net.sent.slice(from)).toEqual([
+      { deliveryId: pending?.id },
+      { deliveryId: pending?.id },
+    ]);
+    await sweep();
+    expect(net.sent.slice(from)).toHaveLength(2); // sent again: quiet from now on
+    vi.useRealTimers();
+
+    await runMessages([{ deliveryId: pending?.id ?? "" }]);
+    expect((await deliveriesOf(hooks.created.hook.id))[0]?.status).toBe("delivered");
+  });
+});
+
 describe("through the real Queue", () => {
   it("a classification reaches its endpoint within seconds, signed", async () => {
     const { company, stopId, hooks } = await plant();

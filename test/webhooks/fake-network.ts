@@ -64,12 +64,16 @@ export function fakeNetwork() {
   const received: Received[] = [];
   const dohQueries: string[] = [];
   const sent: WebhookMessage[] = [];
+  const sentDelays: (number | undefined)[] = [];
   let dohAvailable = true;
 
   const sendBatch = vi
     .spyOn(env.WEBHOOK_QUEUE, "sendBatch")
     .mockImplementation(async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
-      for (const m of messages) sent.push(m.body);
+      for (const m of messages) {
+        sent.push(m.body);
+        sentDelays.push(m.delaySeconds);
+      }
       return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
     });
 
@@ -117,6 +121,8 @@ export function fakeNetwork() {
     dohQueries,
     /** Queue message bodies sent (captured). */
     sent,
+    /** `delaySeconds` of each message of `sent`, same order. */
+    sentDelays,
     sendBatch,
     /** Makes the resolver answer 503 (or work again). */
     setDohAvailable(available: boolean) {

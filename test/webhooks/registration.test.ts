@@ -58,7 +58,11 @@ describe("registrations", () => {
     ]);
     const listed = await operator("GET", `/companies/${co.id}/webhooks`);
     expect(listed.status).toBe(200);
-    expect(await listed.json()).toEqual(created);
+    // Listed oldest first, then by id (two made in the same batch share createdAt).
+    const byAge = [...created].sort(
+      (x, y) => x.createdAt.localeCompare(y.createdAt) || x.id.localeCompare(y.id),
+    );
+    expect(await listed.json()).toEqual(byAge);
 
     expect((await operator("DELETE", `/webhooks/${created[0]?.id}`)).status).toBe(204);
     expect((await operator("DELETE", `/webhooks/${created[0]?.id}`)).status).toBe(404);

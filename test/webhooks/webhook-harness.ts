@@ -120,5 +120,27 @@ export async function runMessages(
   };
 }
 
-/** Short waits inside a round, for tests that do not measure them. */
-export const FAST: Partial<ConsumerOptions> = { attemptWaitsMs: [0, 5, 10] };
+/**
+ * Runs the consumer on one message as the Queue would deliver it for the
+ * `attempts`-th time, for each of `attempts` in turn (one attempt per
+ * handling), and returns the outcome of each handling.
+ */
+export async function runHandlings(
+  body: WebhookMessage,
+  attempts: readonly number[],
+  options: { timing?: Partial<ConsumerOptions> } = {},
+): Promise<BatchOutcome[]> {
+  const outcomes: BatchOutcome[] = [];
+  for (const n of attempts) outcomes.push(await runMessages([body], { ...options, attempts: n }));
+  return outcomes;
+}
+
+/** The delay asked for by each handling: a number (retried), "ack", or "retry" without delay. */
+export function delaysOf(outcomes: readonly BatchOutcome[]): (number | "ack" | "retry")[] {
+  return outcomes.map((o) => {
+    if (o.explicitAcks.length > 0) return "ack";
+    const retried = o.retryMessages[0];
+    if (!retried) throw new Error("neither acked nor retried");
+    return retried.delaySeconds ?? "retry";
+  });
+}
