@@ -10,7 +10,7 @@ import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
 import { createDb } from "./db/client";
 import { ApiError } from "./http/errors";
-import { jsonBody } from "./http/json-body";
+import { jsonBody, OPERATOR_MAX_BODY_BYTES, PUBLIC_MAX_BODY_BYTES } from "./http/json-body";
 import { validationHook } from "./http/validation";
 import { createOperatorApp } from "./operator";
 import { realtimeRoutes } from "./realtime/routes";
@@ -73,8 +73,8 @@ export function createApp() {
     c.set("db", createDb(c.env.DB));
     await next();
   });
-  app.use("/v1/*", jsonBody());
-  app.use("/operator/*", jsonBody());
+  app.use("/v1/*", jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES }));
+  app.use("/operator/*", jsonBody({ maxBytes: OPERATOR_MAX_BODY_BYTES }));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",
@@ -110,6 +110,19 @@ export function createApp() {
       version: API_VERSION,
       description: SCOPE_TABLE_INTRO,
     },
+    // Relative: the document describes the deployment that serves it (local, sandbox, production).
+    servers: [{ url: "/", description: "The deployment serving this document." }],
+    tags: [
+      { name: "Machines", description: "The company's machines." },
+      { name: "Signals", description: "Machine signals and their aggregated samples." },
+      { name: "SKUs", description: "Products made by the machines." },
+      { name: "Operators", description: "The people who run the machines." },
+      { name: "Simple work orders", description: "Work orders known by name." },
+      { name: "Nominal speeds", description: "Rated speed of each machine/SKU pair." },
+      { name: "Production logs", description: "Counts produced over intervals." },
+      { name: "Reports", description: "OEE metrics per machine and shift, and stops." },
+      { name: "Realtime", description: "What a machine runs now, written and read live." },
+    ],
   });
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Production Monitoring Public API" }));
 

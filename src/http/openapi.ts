@@ -13,6 +13,7 @@ import {
   MAX_KEY_LENGTH,
   REPLAYED_HEADER,
 } from "./idempotency";
+import { PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "./json-body";
 
 export const ErrorSchema = z
   .object({ detail: z.string().openapi({ example: "Not authenticated" }) })
@@ -94,13 +95,41 @@ export const STANDARD_ERROR_RESPONSES = {
   ),
 } as const;
 
+/**
+ * Responses of every route that takes a body (POST, PUT, PATCH), given by
+ * src/http/json-body.ts before authentication.
+ */
+export const BODY_ERROR_RESPONSES = {
+  413: json(
+    ErrorSchema,
+    `The body is larger than ${PUBLIC_MAX_BODY_BYTES.toLocaleString("en")} bytes (4 MiB): ` +
+      `\`${tooLargeDetail(PUBLIC_MAX_BODY_BYTES)}\`.`,
+  ),
+  415: json(
+    ErrorSchema,
+    "A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): " +
+      "`Content-Type must be application/json`.",
+  ),
+} as const;
+
+/** True for the methods whose requests carry a body. */
+function takesBody(method: string): boolean {
+  return ["post", "put", "patch"].includes(method.toLowerCase());
+}
+
 export const NOT_FOUND_RESPONSE = {
   404: json(ErrorSchema, "Unknown id, or an id of another company."),
 } as const;
 
 export const SECURITY: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
 
-type PublicRouteConfig = Omit<RouteConfig, "security" | "middleware">;
+/**
+ * A public route's definition; `operationId` (lowerCamelCase verb + resource, for example
+ * `createSkus`, `getSku`) is required: client generators name their methods after it.
+ */
+type PublicRouteConfig = Omit<RouteConfig, "security" | "middleware" | "operationId"> & {
+  operationId: string;
+};
 type Responses = RouteConfig["responses"];
 
 /** The `Idempotency-Key` request header, documented on every route that creates or changes. */
@@ -183,14 +212,15 @@ export function changesSomething(scope: string): boolean {
  * `Idempotency-Key` handling (src/http/idempotency.ts; documented as a header
  * parameter, a 409, a 422 case and the `Idempotent-Replayed` response header).
  * The scope is published in the operation's description and as the extension
- * `x-required-scope`; the standard 401/403/422/429/500 responses are added, and
- * every response documents the `RateLimit` and `RateLimit-Policy` fields.
+ * `x-required-scope`; the standard 401/403/422/429/500 responses are added (and
+ * 413/415 on POST, PUT and PATCH, from src/http/json-body.ts), and every response documents the `RateLimit` and `RateLimit-Policy` fields.
  *
  * @param scope `section.action`.
  * @param route the route without security or middleware.
  */
 export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R) {
   const changes = changesSomething(scope);
+  const bodyErrors = takesBody(route.method) ? BODY_ERROR_RESPONSES : {};
   const description = [
     route.description,
     changes
@@ -217,10 +247,10 @@ export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R
     ] as const,
     responses: changes
       ? withStandardHeaders(
-          { ...CHANGING_ROUTE_RESPONSES, ...mergeConflict(route.responses) },
+          { ...CHANGING_ROUTE_RESPONSES, ...bodyErrors, ...mergeConflict(route.responses) },
           REPLAYED_RESPONSE_HEADER,
         )
-      : withStandardHeaders({ ...STANDARD_ERROR_RESPONSES, ...route.responses }),
+      : withStandardHeaders({ ...STANDARD_ERROR_RESPONSES, ...bodyErrors, ...route.responses }),
   });
 }
 

@@ -24,6 +24,9 @@ export const MAX_SEARCH_BYTES = 50;
 /** Most ids in one `include` or `exclude` list (they are bound as one JSON parameter). */
 export const MAX_ID_LIST = 1000;
 
+/** Longest string id accepted in a filter (ids are 36-character uuids). */
+export const MAX_ID_LENGTH = 100;
+
 const encoder = new TextEncoder();
 
 /** UTF-8 length of a string, in bytes. */
@@ -129,12 +132,12 @@ export function likePattern(column: Column, pattern: string | null | undefined):
 /** The `include`/`exclude` fields of a filter on string ids (for example UUIDs), to spread into an object. */
 export const stringIdListFields = {
   include: z
-    .array(z.string())
+    .array(z.string().max(MAX_ID_LENGTH))
     .max(MAX_ID_LIST)
     .nullish()
     .openapi({ description: "Only these ids; null or `[]` = no restriction." }),
   exclude: z
-    .array(z.string())
+    .array(z.string().max(MAX_ID_LENGTH))
     .max(MAX_ID_LIST)
     .nullish()
     .openapi({ description: "Never these ids." }),

@@ -2,6 +2,7 @@
  * Shared pieces of operator route definitions.
  */
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
+import { OPERATOR_MAX_BODY_BYTES, tooLargeDetail } from "../http/json-body";
 import { ErrorSchema, jsonResponse, ValidationErrorSchema } from "../http/openapi";
 import { operatorAuth } from "./auth";
 
@@ -15,15 +16,27 @@ const OPERATOR_ERRORS = {
   503: jsonResponse(ErrorSchema, "The operator API is not configured (no OPERATOR_TOKEN)."),
 } as const;
 
+/** Responses of operator routes that take a body (src/http/json-body.ts). */
+const OPERATOR_BODY_ERRORS = {
+  413: jsonResponse(
+    ErrorSchema,
+    `The body is larger than ${OPERATOR_MAX_BODY_BYTES.toLocaleString("en")} bytes (8 MiB): ` +
+      `\`${tooLargeDetail(OPERATOR_MAX_BODY_BYTES)}\`.`,
+  ),
+  415: jsonResponse(ErrorSchema, "A body whose `Content-Type` is not JSON."),
+} as const;
+
 /**
- * Defines an operator route: operator token required, standard error responses added.
+ * Defines an operator route: operator token required, standard error responses
+ * added (413 and 415 too on POST, PUT and PATCH).
  */
 export function operatorRoute<R extends Omit<RouteConfig, "security" | "middleware">>(route: R) {
+  const bodyErrors = ["post", "put", "patch"].includes(route.method) ? OPERATOR_BODY_ERRORS : {};
   return createRoute({
     ...route,
     security: [{ OperatorToken: [] }],
     middleware: [operatorAuth()] as const,
-    responses: { ...OPERATOR_ERRORS, ...route.responses },
+    responses: { ...OPERATOR_ERRORS, ...bodyErrors, ...route.responses },
   });
 }
 

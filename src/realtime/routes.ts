@@ -77,6 +77,7 @@ const TIMELINE =
 const skuRoute = publicRoute("realtime.write", {
   method: "post",
   path: "/v1/realtime/{machine_id}/sku",
+  operationId: "setRealtimeSku",
   tags: ["Realtime"],
   summary: "Set the SKU a machine is making now",
   description:
@@ -99,6 +100,7 @@ const skuRoute = publicRoute("realtime.write", {
 const operatorRoute = publicRoute("realtime.write", {
   method: "post",
   path: "/v1/realtime/{machine_id}/operator",
+  operationId: "addRealtimeOperator",
   tags: ["Realtime"],
   summary: "Add an operator to the current shift",
   description:
@@ -119,6 +121,7 @@ const operatorRoute = publicRoute("realtime.write", {
 const getRoute = publicRoute("realtime.read", {
   method: "get",
   path: "/v1/realtime/{machine_id}",
+  operationId: "getRealtimeState",
   tags: ["Realtime"],
   summary: "What a machine is doing in its running shift",
   description:

@@ -126,7 +126,9 @@ export const RealtimeStateSchema = z
         isConsidered: z.boolean(),
       })
       .openapi({ description: "The shift instance the machine is running now." }),
-    current: RealtimeSegmentSchema.nullable().openapi({
+    // `.or(z.null())`: `.nullable()` of a registered schema would make the component itself
+    // nullable in the document (zod-openapi); see MachineRefObject in nominal-speeds/references.ts.
+    current: RealtimeSegmentSchema.or(z.null()).openapi({
       description:
         "The SKU and work order the machine is on now, with their `start`, `quantity` and " +
         "`custom`; null when none (nothing posted in this instance, or the last one has ended).",

@@ -22,6 +22,7 @@ const optionalBody = <
 const metricsRoute = publicRoute("reports.read", {
   method: "post",
   path: "/v1/reports/metrics",
+  operationId: "getMetricsReport",
   tags: ["Reports"],
   summary: "Metrics report (OEE per machine and shift)",
   description:
@@ -50,6 +51,7 @@ const metricsRoute = publicRoute("reports.read", {
 const stopsRoute = publicRoute("reports.read", {
   method: "post",
   path: "/v1/reports/stops",
+  operationId: "getStopsReport",
   tags: ["Reports"],
   summary: "Stops report",
   description:

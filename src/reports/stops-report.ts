@@ -70,7 +70,9 @@ export const StopsReportRowSchema = z
     classification: ClassificationSchema,
     company: CompanyRefSchema,
     machine: MachineRefSchema,
-    shift: ReportShiftSchema.nullable().openapi({
+    // `.or(z.null())`: `.nullable()` of a registered schema would make the component itself
+    // nullable in the document (zod-openapi); see MachineRefObject in nominal-speeds/references.ts.
+    shift: ReportShiftSchema.or(z.null()).openapi({
       description: "The shift instance containing the stop's start; null when none.",
     }),
     stop: StopSchema,

@@ -26,6 +26,7 @@ export const MachineSchema = z
 const listMachinesRoute = publicRoute("machines.read", {
   method: "get",
   path: "/v1/machines",
+  operationId: "listMachines",
   tags: ["Machines"],
   summary: "List machines",
   description:

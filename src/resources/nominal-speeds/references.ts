@@ -13,7 +13,12 @@ import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { machines, skus } from "../../db/schema";
 
-export const MachineRefSchema = z
+/**
+ * The machine reference object before registration: `MachineRefObject.nullish()` documents
+ * an inline `type: [object, null]`, where `MachineRefSchema.nullish()` would document an
+ * `allOf` that refuses null (zod-openapi's rendering of a nullable registered schema).
+ */
+export const MachineRefObject = z
   .object({
     id: z.number().int().positive().nullish().openapi({ description: "Machine id." }),
     name: z
@@ -24,23 +29,26 @@ export const MachineRefSchema = z
       .nullish()
       .openapi({ description: "Exact machine name; 422 when several machines share it." }),
   })
-  .strict()
-  .openapi("MachineRef", {
-    description: "A machine of the company, by `id` or by `name` (if both, they must agree).",
-  });
+  .strict();
 
-export const SkuRefSchema = z
+export const MachineRefSchema = MachineRefObject.openapi("MachineRef", {
+  description: "A machine of the company, by `id` or by `name` (if both, they must agree).",
+});
+
+/** The SKU reference object before registration; see {@link MachineRefObject}. */
+export const SkuRefObject = z
   .object({
-    id: z.string().nullish().openapi({ description: "SKU id (uuid)." }),
+    id: z.string().max(100).nullish().openapi({ description: "SKU id (uuid)." }),
     name: z.string().trim().min(1).max(200).nullish().openapi({
       description: "Exact SKU `name` or `sku` code; 422 when it designates several SKUs.",
     }),
   })
-  .strict()
-  .openapi("SkuRef", {
-    description:
-      "A SKU of the company (archived ones included), by `id` or by `name` (if both, they must agree).",
-  });
+  .strict();
+
+export const SkuRefSchema = SkuRefObject.openapi("SkuRef", {
+  description:
+    "A SKU of the company (archived ones included), by `id` or by `name` (if both, they must agree).",
+});
 
 export type MachineRef = z.infer<typeof MachineRefSchema>;
 export type SkuRef = z.infer<typeof SkuRefSchema>;

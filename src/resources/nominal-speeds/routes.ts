@@ -100,6 +100,7 @@ const CONFLICT_RESPONSE = {
 const createRoute = publicRoute("nominal_speeds.create", {
   method: "post",
   path: "/v1/nominal-speeds",
+  operationId: "createNominalSpeeds",
   tags: ["Nominal speeds"],
   summary: "Create nominal speeds",
   description:
@@ -120,6 +121,7 @@ const createRoute = publicRoute("nominal_speeds.create", {
 const filterRoute = publicRoute("nominal_speeds.read", {
   method: "post",
   path: "/v1/nominal-speeds/filters",
+  operationId: "searchNominalSpeeds",
   tags: ["Nominal speeds"],
   summary: "Search nominal speeds",
   description:
@@ -145,6 +147,7 @@ const filterRoute = publicRoute("nominal_speeds.read", {
 const getRoute = publicRoute("nominal_speeds.read", {
   method: "get",
   path: "/v1/nominal-speeds/{nominal_speed_id}",
+  operationId: "getNominalSpeed",
   tags: ["Nominal speeds"],
   summary: "Get a nominal speed",
   description: "A deleted nominal speed, or one of another company, is a 404.",
@@ -155,6 +158,7 @@ const getRoute = publicRoute("nominal_speeds.read", {
 const patchRoute = publicRoute("nominal_speeds.update", {
   method: "patch",
   path: "/v1/nominal-speeds/{nominal_speed_id}",
+  operationId: "updateNominalSpeed",
   tags: ["Nominal speeds"],
   summary: "Update a nominal speed",
   description:
@@ -168,6 +172,7 @@ const patchRoute = publicRoute("nominal_speeds.update", {
 const deleteRoute = publicRoute("nominal_speeds.delete", {
   method: "delete",
   path: "/v1/nominal-speeds/{nominal_speed_id}",
+  operationId: "deleteNominalSpeed",
   tags: ["Nominal speeds"],
   summary: "Delete a nominal speed",
   description:

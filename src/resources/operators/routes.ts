@@ -41,6 +41,7 @@ const OperatorIdParam = z.object({ operator_id: IntId("operator_id") });
 const createRoute = publicRoute("operators.create", {
   method: "post",
   path: "/v1/operators",
+  operationId: "createOperators",
   tags: ["Operators"],
   summary: "Create operators",
   description:
@@ -55,6 +56,7 @@ const createRoute = publicRoute("operators.create", {
 const filterRoute = publicRoute("operators.read", {
   method: "post",
   path: "/v1/operators/filters",
+  operationId: "searchOperators",
   tags: ["Operators"],
   summary: "Search operators",
   description:
@@ -77,6 +79,7 @@ const filterRoute = publicRoute("operators.read", {
 const getRoute = publicRoute("operators.read", {
   method: "get",
   path: "/v1/operators/{operator_id}",
+  operationId: "getOperator",
   tags: ["Operators"],
   summary: "Get an operator",
   description: "A deleted operator, or one of another company, is a 404.",
@@ -87,6 +90,7 @@ const getRoute = publicRoute("operators.read", {
 const patchRoute = publicRoute("operators.update", {
   method: "patch",
   path: "/v1/operators/{operator_id}",
+  operationId: "updateOperator",
   tags: ["Operators"],
   summary: "Complete or correct an operator",
   description:
@@ -99,6 +103,7 @@ const patchRoute = publicRoute("operators.update", {
 const deleteRoute = publicRoute("operators.delete", {
   method: "delete",
   path: "/v1/operators/{operator_id}",
+  operationId: "deleteOperator",
   tags: ["Operators"],
   summary: "Remove an operator from the roster",
   description:

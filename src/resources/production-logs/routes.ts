@@ -85,6 +85,7 @@ const RUNNING_SHIFT_RULE =
 const createRoute = publicRoute("production_logs.create", {
   method: "post",
   path: "/v1/production-logs",
+  operationId: "createProductionLogs",
   tags: ["Production logs"],
   summary: "Create production logs",
   description:
@@ -109,6 +110,7 @@ const createRoute = publicRoute("production_logs.create", {
 const filterRoute = publicRoute("production_logs.read", {
   method: "post",
   path: "/v1/production-logs/filters",
+  operationId: "searchProductionLogs",
   tags: ["Production logs"],
   summary: "Search production logs",
   description:
@@ -140,6 +142,7 @@ const filterRoute = publicRoute("production_logs.read", {
 const getRoute = publicRoute("production_logs.read", {
   method: "get",
   path: "/v1/production-logs/{production_log_id}",
+  operationId: "getProductionLog",
   tags: ["Production logs"],
   summary: "Get a production log",
   description:
@@ -156,6 +159,7 @@ const getRoute = publicRoute("production_logs.read", {
 const patchRoute = publicRoute("production_logs.update", {
   method: "patch",
   path: "/v1/production-logs/{production_log_id}",
+  operationId: "updateProductionLog",
   tags: ["Production logs"],
   summary: "Update a production log",
   description:
@@ -177,6 +181,7 @@ const patchRoute = publicRoute("production_logs.update", {
 const deleteRoute = publicRoute("production_logs.delete", {
   method: "delete",
   path: "/v1/production-logs/{production_log_id}",
+  operationId: "deleteProductionLog",
   tags: ["Production logs"],
   summary: "Delete a production log",
   description:

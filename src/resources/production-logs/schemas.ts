@@ -5,7 +5,12 @@ import { z } from "@hono/zod-openapi";
 import { DateComparisonFilter, DateTimeMs, MachinesFilter } from "../../http/filters";
 import { PageFields } from "../../http/pagination";
 import { NumericComparisonFilter, SearchTerm, stringIdListFields } from "../../http/search";
-import { MachineRefSchema, SkuRefSchema } from "../nominal-speeds/references";
+import {
+  MachineRefObject,
+  MachineRefSchema,
+  SkuRefObject,
+  SkuRefSchema,
+} from "../nominal-speeds/references";
 import { MAX_RATE } from "../nominal-speeds/schemas";
 import { MAX_OPERATOR_NAME } from "../operators/schemas";
 import { MAX_WORK_ORDER_NAME } from "../simple-work-orders/schemas";
@@ -34,17 +39,20 @@ const Count = z
   .min(0)
   .openapi({ description: "Items produced in the interval, in the SKU's unit; integer >= 0." });
 
-export const OperatorByNameSchema = z
+const OPERATOR_BY_NAME =
+  "The company's operator with exactly this first and last name (trimmed; the lowest id " +
+  "when several match); created when there is none. Deleted operators are not matched.";
+
+/**
+ * An operator by name. Not a registered component: `.nullish()` of a registered schema is
+ * documented wrongly (see `MachineRefObject`), and both uses are nullable.
+ */
+const OperatorByNameObject = z
   .object({
     firstName: z.string().trim().min(1).max(MAX_OPERATOR_NAME),
     lastName: z.string().trim().min(1).max(MAX_OPERATOR_NAME),
   })
-  .strict()
-  .openapi("OperatorByName", {
-    description:
-      "The company's operator with exactly this first and last name (trimmed; the lowest id " +
-      "when several match); created when there is none. Deleted operators are not matched.",
-  });
+  .strict();
 
 const WorkOrderName = z
   .string()
@@ -155,7 +163,9 @@ export const ProductionLogCreateSchema = z
       .openapi({ description: "Sensor pulses; default `count / countingFactor`, rounded." }),
     machine: MachineRefSchema,
     sku: SkuRefSchema,
-    operator: OperatorByNameSchema.nullish(),
+    operator: OperatorByNameObject.nullish().openapi({
+      description: `${OPERATOR_BY_NAME} Absent or null = no operator.`,
+    }),
     workOrder: WorkOrderName.nullish(),
     isReviewed: z.boolean().optional().openapi({ default: false }),
   })
@@ -171,9 +181,13 @@ export const ProductionLogPatchSchema = z
     nominalSpeed: positiveRate("SKU units per minute.").nullish(),
     start: DateTimeMs.nullish(),
     end: DateTimeMs.nullish(),
-    machine: MachineRefSchema.nullish(),
-    sku: SkuRefSchema.nullish(),
-    operator: OperatorByNameSchema.nullish().openapi({
+    machine: MachineRefObject.nullish().openapi({
+      description: "A machine of the company, by `id` or by `name`; absent or null = unchanged.",
+    }),
+    sku: SkuRefObject.nullish().openapi({
+      description: "A SKU of the company, by `id` or by `name`; absent or null = unchanged.",
+    }),
+    operator: OperatorByNameObject.nullish().openapi({
       description: "Found by name or created; null removes the operator from the log.",
     }),
     workOrder: WorkOrderName.nullish().openapi({

@@ -45,6 +45,7 @@ const SignalSchema = z
 const listSignalsRoute = publicRoute("signals.read", {
   method: "get",
   path: "/v1/machines/{machine_uuid}/signals",
+  operationId: "listMachineSignals",
   tags: ["Signals"],
   summary: "List the signals of a machine",
   description:
@@ -137,6 +138,7 @@ const SignalDataSchema = z
 const signalDataRoute = publicRoute("signals.read", {
   method: "get",
   path: "/v1/machines/{machine_uuid}/signals/{public_id}",
+  operationId: "getSignalData",
   tags: ["Signals"],
   summary: "Read aggregated signal data",
   description:

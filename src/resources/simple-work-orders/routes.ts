@@ -47,6 +47,7 @@ const IdParam = z.object({ simple_work_order_id: UuidId("simple_work_order_id") 
 const createRoute = publicRoute("simple_work_orders.create", {
   method: "post",
   path: "/v1/simple-work-orders",
+  operationId: "createSimpleWorkOrders",
   tags: ["Simple work orders"],
   summary: "Create simple work orders (idempotent by name)",
   description:
@@ -64,6 +65,7 @@ const createRoute = publicRoute("simple_work_orders.create", {
 const filterRoute = publicRoute("simple_work_orders.read", {
   method: "post",
   path: "/v1/simple-work-orders/filters",
+  operationId: "searchSimpleWorkOrders",
   tags: ["Simple work orders"],
   summary: "Search simple work orders",
   description:
@@ -88,6 +90,7 @@ const filterRoute = publicRoute("simple_work_orders.read", {
 const getRoute = publicRoute("simple_work_orders.read", {
   method: "get",
   path: "/v1/simple-work-orders/{simple_work_order_id}",
+  operationId: "getSimpleWorkOrder",
   tags: ["Simple work orders"],
   summary: "Get a simple work order",
   description: "A deleted work order, or one of another company, is a 404.",
@@ -98,6 +101,7 @@ const getRoute = publicRoute("simple_work_orders.read", {
 const patchRoute = publicRoute("simple_work_orders.update", {
   method: "patch",
   path: "/v1/simple-work-orders/{simple_work_order_id}",
+  operationId: "updateSimpleWorkOrder",
   tags: ["Simple work orders"],
   summary: "Rename a simple work order",
   description:
@@ -115,6 +119,7 @@ const patchRoute = publicRoute("simple_work_orders.update", {
 const deleteRoute = publicRoute("simple_work_orders.delete", {
   method: "delete",
   path: "/v1/simple-work-orders/{simple_work_order_id}",
+  operationId: "deleteSimpleWorkOrder",
   tags: ["Simple work orders"],
   summary: "Delete a simple work order",
   description:

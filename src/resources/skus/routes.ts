@@ -41,6 +41,7 @@ const SkuIdParam = z.object({ sku_id: UuidId("sku_id") });
 const createRoute = publicRoute("skus.create", {
   method: "post",
   path: "/v1/skus",
+  operationId: "createSkus",
   tags: ["SKUs"],
   summary: "Create SKUs",
   description:
@@ -55,6 +56,7 @@ const createRoute = publicRoute("skus.create", {
 const filterRoute = publicRoute("skus.read", {
   method: "post",
   path: "/v1/skus/filters",
+  operationId: "searchSkus",
   tags: ["SKUs"],
   summary: "Search SKUs",
   description:
@@ -74,6 +76,7 @@ const filterRoute = publicRoute("skus.read", {
 const getRoute = publicRoute("skus.read", {
   method: "get",
   path: "/v1/skus/{sku_id}",
+  operationId: "getSku",
   tags: ["SKUs"],
   summary: "Get a SKU",
   description: "A deleted SKU, or one of another company, is a 404.",
@@ -84,6 +87,7 @@ const getRoute = publicRoute("skus.read", {
 const patchRoute = publicRoute("skus.update", {
   method: "patch",
   path: "/v1/skus/{sku_id}",
+  operationId: "updateSku",
   tags: ["SKUs"],
   summary: "Update a SKU",
   description:
@@ -97,6 +101,7 @@ const patchRoute = publicRoute("skus.update", {
 const deleteRoute = publicRoute("skus.delete", {
   method: "delete",
   path: "/v1/skus/{sku_id}",
+  operationId: "deleteSku",
   tags: ["SKUs"],
   summary: "Delete a SKU",
   description:
