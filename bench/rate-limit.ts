@@ -34,7 +34,12 @@ const MACHINES = 20;
 const READY_TIMEOUT_MS = 120_000;
 
 const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
-const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" };
+const WRANGLER_ENV = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "1",
+};
 
 /** Options of one bench run; every field has a default (and an environment variable). */
 export interface RateLimitBenchOptions {

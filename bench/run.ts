@@ -43,7 +43,12 @@ const SEED_VERSION = 1;
 
 const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
 const BIOME_BIN = createRequire(join(ROOT, "package.json")).resolve("@biomejs/biome/bin/biome");
-const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" };
+const WRANGLER_ENV = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "1",
+};
 
 interface Seed {
   version: number;
