@@ -10,6 +10,7 @@ import { ApiError, unprocessable } from "../http/errors";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import { objectBody } from "../operator/schemas";
+import { runningInstance } from "../shifts/queries";
 import { findMachine, resolveOperatorWrite, resolveSkuWrite } from "./queries";
 import {
   type RealtimeMachine,
@@ -160,6 +161,31 @@ export const realtimeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationH
     const { db, principal } = c.var;
     if (body.start != null && body.end != null && body.end <= body.start) {
       throw unprocessable(["body", "end"], "end must be after start");
+    }
+    if (body.simpleWorkOrderName != null) {
+      // A new name creates a work order before the object decides: refuse first what the
+      // object would refuse, so that a refused call writes nothing. (Only here: the
+      // common write without a new name keeps its single round trip.)
+      const instance = await runningInstance(db, principal.companyId, machine_id, Date.now());
+      if (!instance) {
+        await findMachine(db, principal.companyId, machine_id); // 404 before 409
+        throw notRunning(machine_id);
+      }
+      const start = body.start ?? Date.now();
+      if (start < instance.start || start >= instance.end) {
+        throw refusal(machine_id, {
+          ok: false,
+          reason: "outside_instance",
+          field: "start",
+          instance: {
+            id: instance.id,
+            name: instance.name,
+            start: instance.start,
+            end: instance.end,
+            isConsidered: instance.isConsidered,
+          },
+        });
+      }
     }
     const { write } = await resolveSkuWrite(
       db,

@@ -239,6 +239,46 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
   });
 });
 
+describe("a refused realtime write", () => {
+  it("creates no work order when it names a new one (422 outside the instance, 409 idle)", async () => {
+    const countNamed = async (key: string, name: string) => {
+      const res = await api(key, "/v1/simple-work-orders/filters", {
+        method: "POST",
+        json: { names: { search: name } },
+      });
+      return ((await res.json()) as { totalCount: number }).totalCount;
+    };
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const { shift } = await getState(p.co, m.id);
+    const before = new Date(Date.parse(shift.start) - MIN).toISOString();
+    const outside = await postSku(p.co, m.id, {
+      skuId: p.a.id,
+      simpleWorkOrderName: "WO-refused-422",
+      start: before,
+    });
+    expect(outside.status).toBe(422);
+    expect(((await outside.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "start"]);
+    expect(await countNamed(p.co.key, "WO-refused-422")).toBe(0);
+
+    const idle = await plant(1, { shift: false });
+    const [i] = idle.machines;
+    if (!i) throw new Error("no machine");
+    const res = await postSku(idle.co, i.id, {
+      skuId: idle.a.id,
+      simpleWorkOrderName: "WO-refused-409",
+    });
+    expect(res.status).toBe(409);
+    expect(await countNamed(idle.co.key, "WO-refused-409")).toBe(0);
+
+    // Accepted, the same name is created.
+    const ok = await postSku(p.co, m.id, { skuId: p.a.id, simpleWorkOrderName: "WO-accepted" });
+    expect(ok.status).toBe(204);
+    expect(await countNamed(p.co.key, "WO-accepted")).toBe(1);
+  });
+});
+
 describe("POST /v1/realtime/{machine_id}/operator", () => {
   it("assigns operators with their start; the live log takes the operator of its segment", async () => {
     const p = await plant();
