@@ -12,6 +12,7 @@ import { z } from "@hono/zod-openapi";
 import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { machines, skus } from "../../db/schema";
+import type { ValidationIssue } from "../../http/errors";
 
 /**
  * The machine reference object before registration: `MachineRefObject.nullish()` documents
@@ -191,4 +192,59 @@ export async function resolveSkus(
       rows.filter((r) => r.name === name || r.sku === name),
     ),
   );
+}
+
+/**
+ * The value of a resolution, or undefined after pushing its 422 issue at `loc`.
+ *
+ * @param resolution a resolution; undefined counts as not resolved.
+ * @param loc FastAPI-style location of the reference, for example `["body", 3, "machine"]`.
+ * @param issues collected issues, appended to.
+ */
+export function resolvedOrIssue<T>(
+  resolution: Resolution<T> | undefined,
+  loc: (string | number)[],
+  issues: ValidationIssue[],
+): T | undefined {
+  if (resolution?.ok) return resolution.value;
+  issues.push({
+    loc,
+    msg: resolution?.msg ?? "Not resolved",
+    type: resolution?.type ?? "value_error",
+  });
+  return undefined;
+}
+
+/** Resolves a single reference with a list resolver (`resolveMachines`, `resolveSkus`). */
+export async function resolveOne<Ref, T>(
+  resolver: (db: Database, companyId: number, refs: readonly Ref[]) => Promise<Resolution<T>[]>,
+  db: Database,
+  companyId: number,
+  ref: Ref,
+): Promise<Resolution<T>> {
+  const [resolution] = await resolver(db, companyId, [ref]);
+  return resolution ?? { ok: false, msg: "Not resolved", type: "value_error" };
+}
+
+/**
+ * Resolves the `machine` and `sku` references of every item of a create call, in two
+ * queries (one per kind), item order kept.
+ */
+export function resolveItemReferences(
+  db: Database,
+  companyId: number,
+  items: readonly { machine: MachineRef; sku: SkuRef }[],
+): Promise<[Resolution<ResolvedMachine>[], Resolution<ResolvedSku>[]]> {
+  return Promise.all([
+    resolveMachines(
+      db,
+      companyId,
+      items.map((i) => i.machine),
+    ),
+    resolveSkus(
+      db,
+      companyId,
+      items.map((i) => i.sku),
+    ),
+  ]);
 }

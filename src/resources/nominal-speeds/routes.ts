@@ -4,7 +4,6 @@
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
-import type { Database } from "../../db/client";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
@@ -23,10 +22,12 @@ import {
   updateNominalSpeed,
 } from "./queries";
 import {
-  type Resolution,
   type ResolvedMachine,
   type ResolvedSku,
+  resolvedOrIssue,
+  resolveItemReferences,
   resolveMachines,
+  resolveOne,
   resolveSkus,
 } from "./references";
 import {
@@ -65,27 +66,6 @@ function pairConflict(
     `A nominal speed already exists for ${shown.join("; ")}${more}. ` +
       "There is at most one per machine and SKU: update it with PATCH, or delete it first.",
   );
-}
-
-function issue<T>(
-  resolution: Resolution<T>,
-  loc: (string | number)[],
-  issues: ValidationIssue[],
-): T | undefined {
-  if (resolution.ok) return resolution.value;
-  issues.push({ loc, msg: resolution.msg, type: resolution.type });
-  return undefined;
-}
-
-/** Resolves a single reference with a list resolver. */
-async function resolveOne<Ref, T>(
-  resolver: (db: Database, companyId: number, refs: readonly Ref[]) => Promise<Resolution<T>[]>,
-  db: Database,
-  companyId: number,
-  ref: Ref,
-): Promise<Resolution<T>> {
-  const [resolution] = await resolver(db, companyId, [ref]);
-  return resolution ?? { ok: false, msg: "Not resolved", type: "value_error" };
 }
 
 const IdParam = z.object({ nominal_speed_id: UuidId("nominal_speed_id") });
@@ -186,18 +166,11 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
     const { db, principal } = c.var;
-    const [machineResolutions, skuResolutions] = await Promise.all([
-      resolveMachines(
-        db,
-        principal.companyId,
-        items.map((i) => i.machine),
-      ),
-      resolveSkus(
-        db,
-        principal.companyId,
-        items.map((i) => i.sku),
-      ),
-    ]);
+    const [machineResolutions, skuResolutions] = await resolveItemReferences(
+      db,
+      principal.companyId,
+      items,
+    );
     const issues: ValidationIssue[] = [];
     const rows: NewNominalSpeed[] = [];
     const firstIndexOfPair = new Map<string, number>();
@@ -205,8 +178,8 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       const machineResolution = machineResolutions[i];
       const skuResolution = skuResolutions[i];
       if (!machineResolution || !skuResolution) return;
-      const machine = issue(machineResolution, ["body", i, "machine"], issues);
-      const sku = issue(skuResolution, ["body", i, "sku"], issues);
+      const machine = resolvedOrIssue(machineResolution, ["body", i, "machine"], issues);
+      const sku = resolvedOrIssue(skuResolution, ["body", i, "sku"], issues);
       if (!machine || !sku) return;
       const pair = `${machine.id}|${sku.id}`;
       const earlier = firstIndexOfPair.get(pair);
@@ -285,8 +258,9 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
         : undefined,
       patch.sku ? resolveOne(resolveSkus, db, principal.companyId, patch.sku) : undefined,
     ]);
-    const machine = machineResolution && issue(machineResolution, ["body", "machine"], issues);
-    const sku = skuResolution && issue(skuResolution, ["body", "sku"], issues);
+    const machine =
+      machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);
+    const sku = skuResolution && resolvedOrIssue(skuResolution, ["body", "sku"], issues);
     if (issues.length > 0) throw new ApiError(422, issues);
 
     const target = { machine: machine ?? current.machine, sku: sku ?? current.sku };

@@ -10,12 +10,12 @@ import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/paginati
 import { validationHook } from "../../http/validation";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
 import {
-  type MachineRef,
-  type Resolution,
   type ResolvedMachine,
+  resolvedOrIssue,
+  resolveItemReferences,
   resolveMachines,
+  resolveOne,
   resolveSkus,
-  type SkuRef,
 } from "../nominal-speeds/references";
 import { type LogInterval, placeLogs, runningShiftIssue } from "./placement";
 import {
@@ -46,20 +46,6 @@ import {
 export function sensorCountOf(count: number, countingFactor: number): number | null {
   const pulses = Math.round(count / countingFactor);
   return Number.isSafeInteger(pulses) ? pulses : null;
-}
-
-function issue<T>(
-  resolution: Resolution<T> | undefined,
-  loc: (string | number)[],
-  issues: ValidationIssue[],
-): T | undefined {
-  if (!resolution) {
-    issues.push({ loc, msg: "Not resolved", type: "value_error" });
-    return undefined;
-  }
-  if (resolution.ok) return resolution.value;
-  issues.push({ loc, msg: resolution.msg, type: resolution.type });
-  return undefined;
 }
 
 /** The issues sorted by item index (`loc[1]`), keeping the order of each item's own issues. */
@@ -195,22 +181,15 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
     const { db, principal } = c.var;
-    const [machineResolutions, skuResolutions] = await Promise.all([
-      resolveMachines(
-        db,
-        principal.companyId,
-        items.map((i) => i.machine),
-      ),
-      resolveSkus(
-        db,
-        principal.companyId,
-        items.map((i) => i.sku),
-      ),
-    ]);
+    const [machineResolutions, skuResolutions] = await resolveItemReferences(
+      db,
+      principal.companyId,
+      items,
+    );
     const issues: ValidationIssue[] = [];
     const resolved = items.map((item, i) => {
-      const machine = issue(machineResolutions[i], ["body", i, "machine"], issues);
-      const sku = issue(skuResolutions[i], ["body", i, "sku"], issues);
+      const machine = resolvedOrIssue(machineResolutions[i], ["body", i, "machine"], issues);
+      const sku = resolvedOrIssue(skuResolutions[i], ["body", i, "sku"], issues);
       if (item.start >= item.end) issues.push(startBeforeEnd(["body", i, "end"]));
       return machine && sku ? { item, machine, sku } : null;
     });
@@ -313,8 +292,9 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
       patch.machine ? resolveOne(resolveMachines, db, principal.companyId, patch.machine) : null,
       patch.sku ? resolveOne(resolveSkus, db, principal.companyId, patch.sku) : null,
     ]);
-    const machine = machineResolution && issue(machineResolution, ["body", "machine"], issues);
-    const sku = skuResolution && issue(skuResolution, ["body", "sku"], issues);
+    const machine =
+      machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);
+    const sku = skuResolution && resolvedOrIssue(skuResolution, ["body", "sku"], issues);
     const start = patch.start ?? current.start;
     const end = patch.end ?? current.end;
     if (start >= end) issues.push(startBeforeEnd(["body", patch.end == null ? "start" : "end"]));
@@ -396,18 +376,3 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
     }
     return c.body(null, 204);
   });
-
-/** Resolves a single machine or SKU reference with a list resolver. */
-async function resolveOne<Ref extends MachineRef | SkuRef, T>(
-  resolver: (
-    db: AppEnv["Variables"]["db"],
-    companyId: number,
-    refs: readonly Ref[],
-  ) => Promise<Resolution<T>[]>,
-  db: AppEnv["Variables"]["db"],
-  companyId: number,
-  ref: Ref,
-): Promise<Resolution<T> | undefined> {
-  const [resolution] = await resolver(db, companyId, [ref]);
-  return resolution;
-}
