@@ -26,10 +26,17 @@
  *    kept): SKUs and production logs by paging the search routes, realtime
  *    writes by the machines' `revision` (writes applied in the running
  *    instance, GET /v1/realtime/{id}), classifications in the stops report;
- * 5. runs the outbox sweeper (GET /cdn-cgi/handler/scheduled) every 5 s and
- *    waits (at most DUR_DELIVERY_TIMEOUT, 120 s) until the receiver has every
- *    eventId of the registration's deliveries (operator API) and of every
- *    acknowledged change;
+ * 5. runs the outbox sweeper (GET /cdn-cgi/handler/scheduled, standing in for
+ *    the cron trigger, which local `wrangler dev` does not fire) every 5 s and
+ *    waits (at most DUR_DELIVERY_TIMEOUT s; default 66 + the margin + 34, at
+ *    least 120) until the receiver has every eventId of the registration's
+ *    deliveries (operator API) and of every acknowledged change. A kill loses
+ *    the local Queue's messages (Miniflare keeps them in memory), the delayed
+ *    retries included; the service itself re-sends them: its sweeper takes a
+ *    sent delivery for lost once it is quiet past its next scheduled handling
+ *    by WEBHOOK_STALLED_MARGIN_SECONDS, which the run sets to DUR_STALLED_MARGIN
+ *    (20 s; 600 s by default in wrangler.toml), so that a delivery between
+ *    rounds (60-66 s of wait) is re-sent within about 90 s rather than 11 min;
  * 6. prints the counts (acknowledged, found, lost; deliveries queued,
  *    delivered, duplicates, lost, with the state of each lost one) and writes
  *    them to bench/durability-results.md. Exits 1 when anything is lost.
@@ -65,7 +72,17 @@ const RECEIVER_PORT = num("DUR_RECEIVER_PORT", 9826);
 const ROUNDS = num("DUR_ROUNDS", 2);
 const WRITE_SECONDS = num("DUR_WRITE_SECONDS", 8);
 const FAIL_FOR = num("DUR_FAIL_FOR", 4);
-const DELIVERY_TIMEOUT_MS = num("DUR_DELIVERY_TIMEOUT", 120) * 1000;
+const STALLED_MARGIN_SECONDS = num("DUR_STALLED_MARGIN", 20);
+if (!Number.isInteger(STALLED_MARGIN_SECONDS) || STALLED_MARGIN_SECONDS < 1) {
+  throw new Error("DUR_STALLED_MARGIN must be a whole number of seconds >= 1");
+}
+/** The longest wait before round 2 (60 s + 10 % jitter): the latest lost message is re-sent after it plus the margin. */
+const LONGEST_FIRST_WAIT_SECONDS = 66;
+const DELIVERY_TIMEOUT_MS =
+  num(
+    "DUR_DELIVERY_TIMEOUT",
+    Math.max(120, LONGEST_FIRST_WAIT_SECONDS + STALLED_MARGIN_SECONDS + 34),
+  ) * 1000;
 const TOKEN = "durability-operator-token";
 const RECEIVER_ORIGIN = `http://127.0.0.1:${RECEIVER_PORT}`;
 const RESULTS = join(ROOT, "bench", "durability-results.md");
@@ -323,6 +340,7 @@ async function main(): Promise<void> {
       OPERATOR_TOKEN: TOKEN,
       WEBHOOK_EXEMPT_ORIGINS: RECEIVER_ORIGIN,
       RATE_LIMIT_ENABLED: "true",
+      WEBHOOK_STALLED_MARGIN_SECONDS: String(STALLED_MARGIN_SECONDS),
     },
   };
   let worker: LocalWorker | undefined;
@@ -528,7 +546,9 @@ async function main(): Promise<void> {
       `| acknowledged changes without a delivery | ${changesWithoutEvent.length} |`,
       `| status in the outbox at the end | ${[...byStatus].map(([s, n]) => `${s} ${n}`).join(", ")} |`,
       "",
-      `Waited ${waitedS} s after the last restart, ${sweeps} sweeps (GET /cdn-cgi/handler/scheduled).`,
+      `Waited ${waitedS} s after the last restart, ${sweeps} sweeps (GET /cdn-cgi/handler/scheduled, ` +
+        `every 5 s); stalled margin ${STALLED_MARGIN_SECONDS} s ` +
+        `(\`--var WEBHOOK_STALLED_MARGIN_SECONDS:${STALLED_MARGIN_SECONDS}\`).`,
       `Non-2XX answers: ${[...ledger.refused].map(([k, n]) => `${k}: ${n}`).join(", ") || "none"}.`,
       "",
       `Result: ${failed ? "**FAILED**" : "passed"} (target: nothing lost).`,

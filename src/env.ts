@@ -7,7 +7,7 @@
 import { z } from "zod";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
 import type { RealtimeMachine } from "./realtime/realtime-machine";
-import type { WebhookMessage } from "./webhooks/outbox";
+import { DEFAULT_STALLED_MARGIN_SECONDS, type WebhookMessage } from "./webhooks/outbox";
 
 /** The string settings, shared by the Worker's `Env` and the global `Cloudflare.Env`. */
 interface SettingVars {
@@ -46,6 +46,11 @@ interface SettingVars {
    * endpoint rules; applied only when `ENVIRONMENT` is `development` or `test`.
    */
   WEBHOOK_EXEMPT_ORIGINS?: string;
+  /**
+   * Seconds a sent delivery may stay quiet past its next scheduled handling before the
+   * sweeper takes its Queue message for lost and sends it again (default 600).
+   */
+  WEBHOOK_STALLED_MARGIN_SECONDS?: string;
 }
 
 export interface Env extends SettingVars {
@@ -144,6 +149,7 @@ const OriginList = z.string().transform((text, ctx) => {
 const WebhookSettingsSchema = z.object({
   dohUrl: z.url({ protocol: /^https?$/ }),
   exemptOrigins: OriginList,
+  stalledMarginSeconds: positiveInt,
 });
 
 const SettingsSchema = z.object({
@@ -159,7 +165,10 @@ const SettingsSchema = z.object({
 });
 
 export type Settings = z.infer<typeof SettingsSchema>;
-/** Webhook settings: the DNS-over-HTTPS resolver and the origins exempt in local development. */
+/**
+ * Webhook settings: the DNS-over-HTTPS resolver, the origins exempt in local development
+ * and the sweeper's stalled margin (s).
+ */
 export type WebhookSettings = Settings["webhooks"];
 /** Access-token settings; `jwks` and `jwksUrl` both absent = no Bearer token is valid. */
 export type JwtSettings = Settings["jwt"];
@@ -182,7 +191,8 @@ let cached: { env: Env; settings: Settings } | undefined;
  * Defaults: rate limit 600 per 60 s, limiter enabled, 30 failed authentications per
  * 60 s per client address, API keys cached 5 s per isolate, company claim
  * `company_id`, scope claims `scope` (space-separated) and `permissions` (array),
- * webhook hosts resolved with Cloudflare's DNS-over-HTTPS, no exempt origin.
+ * webhook hosts resolved with Cloudflare's DNS-over-HTTPS, no exempt origin, a sent
+ * delivery taken for lost after 600 s of quiet past its next scheduled handling.
  *
  * @param env the Worker bindings.
  * @returns typed settings.
@@ -210,6 +220,8 @@ export function readSettings(env: Env): Settings {
     webhooks: {
       dohUrl: unlessEmpty(env.WEBHOOK_DOH_URL) ?? DEFAULT_DOH_URL,
       exemptOrigins: env.WEBHOOK_EXEMPT_ORIGINS ?? "",
+      stalledMarginSeconds:
+        unlessEmpty(env.WEBHOOK_STALLED_MARGIN_SECONDS) ?? String(DEFAULT_STALLED_MARGIN_SECONDS),
     },
   });
   cached = { env, settings };

@@ -4,7 +4,7 @@
  */
 import { createApp } from "./app";
 import { createDb } from "./db/client";
-import type { Env } from "./env";
+import { type Env, readSettings } from "./env";
 import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
 
@@ -17,6 +17,11 @@ export default {
   fetch: app.fetch,
   queue: webhookQueueHandler(),
   async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(sweepOutbox(env, createDb(env.DB), Date.now()));
+    const { stalledMarginSeconds } = readSettings(env).webhooks;
+    ctx.waitUntil(
+      sweepOutbox(env, createDb(env.DB), Date.now(), {
+        stalledMarginMs: stalledMarginSeconds * 1000,
+      }),
+    );
   },
 } satisfies ExportedHandler<Env, WebhookMessage>;

@@ -110,50 +110,68 @@ export async function dispatchEvent(
 }
 
 /**
- * Margin past a delivery's next scheduled handling after which its message is
- * taken for lost: ten minutes, far above the Queue's own delivery delays.
+ * Default margin past a delivery's next scheduled handling after which its
+ * message is taken for lost, s: ten minutes, far above the Queue's own delivery
+ * delays. `WEBHOOK_STALLED_MARGIN_SECONDS` overrides it (src/env.ts).
  */
-export const STALLED_MARGIN_MS = 10 * 60_000;
+export const DEFAULT_STALLED_MARGIN_SECONDS = 600;
+
+/** Options of {@link sweepOutbox}. */
+export interface SweepOptions {
+  /**
+   * Quiet time past a delivery's next scheduled handling after which its
+   * message is taken for lost, ms (default `DEFAULT_STALLED_MARGIN_SECONDS`).
+   */
+  stalledMarginMs?: number;
+  /** The schedule between rounds, s (the consumer's; default `ROUND_DELAYS_SECONDS`). */
+  roundDelaysSeconds?: readonly number[];
+}
 
 /**
  * SQL for the latest instant a pending delivery may stay quiet: its last sign of
  * life (sent, a round ended, an attempt) plus the wait before its next round
  * (docs/webhooks.md schedule, +10 % jitter; 0 before the first round) plus
- * `STALLED_MARGIN_MS`. Later than that, its message was lost (for example with
+ * the stalled margin. Later than that, its message was lost (for example with
  * a local `wrangler dev` that stopped: local Queues keep messages in memory).
  */
-function quietDeadlineSql(roundDelaysSeconds: readonly number[]) {
+function quietDeadlineSql(roundDelaysSeconds: readonly number[], stalledMarginMs: number) {
   const cases = roundDelaysSeconds
     .map((seconds, i) => `WHEN ${i + 1} THEN ${Math.ceil(seconds * 1100)}`)
     .join(" ");
   const fallback = Math.ceil((roundDelaysSeconds[roundDelaysSeconds.length - 1] ?? 0) * 1100);
-  return sql.raw(`MAX(d.updated_at, d.enqueued_at, COALESCE(
+  return sql`${sql.raw(`MAX(d.updated_at, d.enqueued_at, COALESCE(
       (SELECT MAX(a.at) FROM webhook_attempts AS a WHERE a.delivery_id = d.id), 0))
-    + (CASE d.rounds WHEN 0 THEN 0 ${cases} ELSE ${fallback} END)
-    + ${STALLED_MARGIN_MS}`);
+    + (CASE d.rounds WHEN 0 THEN 0 ${cases} ELSE ${fallback} END)`)}
+    + CAST(${stalledMarginMs} AS INTEGER)`;
 }
 
 /**
  * The sweeper (cron trigger), for pending deliveries without a live message:
  *
  * - never sent: written (or reset by a replay) at least 30 s ago with `enqueued_at` null;
- * - sent but lost: quiet past their next scheduled handling by `STALLED_MARGIN_MS`.
+ * - sent but lost: quiet past their next scheduled handling by the stalled margin.
  *
  * Either is sent again. A message that was only late becomes a duplicate, which
- * delivery at least once allows (receivers deduplicate on `eventId`).
+ * delivery at least once allows (receivers deduplicate on `eventId`). The margin
+ * trades the two: a short one re-sends sooner after a loss (a local Queue that
+ * restarted) and duplicates more late messages; it should stay above a round's
+ * longest quiet stretch (a 10 s attempt, then up to 10 s of `Retry-After`).
  *
  * @param env the Queue binding.
  * @param db Drizzle client.
  * @param now ms since the epoch.
- * @param roundDelaysSeconds the schedule between rounds (the consumer's).
+ * @param options the stalled margin (ms, default ten minutes) and the schedule between rounds.
  * @returns how many deliveries were sent.
+ * @throws whatever D1 or `sendBatch` throw.
  */
 export async function sweepOutbox(
   env: OutboxBindings,
   db: Database,
   now: number,
-  roundDelaysSeconds: readonly number[] = ROUND_DELAYS_SECONDS,
+  options: SweepOptions = {},
 ): Promise<number> {
+  const stalledMarginMs = options.stalledMarginMs ?? DEFAULT_STALLED_MARGIN_SECONDS * 1000;
+  const roundDelaysSeconds = options.roundDelaysSeconds ?? ROUND_DELAYS_SECONDS;
   const neverSent = await db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
@@ -170,7 +188,7 @@ export async function sweepOutbox(
   const lost = await db.all<{ id: string }>(
     sql`SELECT d.id AS id FROM webhook_deliveries AS d
         WHERE d.status = 'pending' AND d.enqueued_at IS NOT NULL
-          AND ${quietDeadlineSql(roundDelaysSeconds)} < CAST(${now} AS INTEGER)
+          AND ${quietDeadlineSql(roundDelaysSeconds, stalledMarginMs)} < CAST(${now} AS INTEGER)
         ORDER BY d.updated_at LIMIT ${SWEEP_LIMIT}`,
   );
   const ids = [...neverSent, ...lost].map((r) => r.id);

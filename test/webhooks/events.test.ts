@@ -12,6 +12,7 @@ import { env } from "cloudflare:workers";
 import { verify } from "@octokit/webhooks-methods";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import {
   api,
@@ -22,7 +23,7 @@ import {
   type TestCompany,
 } from "../harness";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "./fake-network";
-import { deliveriesOf, register, runMessages } from "./webhook-harness";
+import { deliveriesOf, register, runHandlings, runMessages } from "./webhook-harness";
 
 let net: FakeNetwork;
 
@@ -258,9 +259,14 @@ describe("the outbox sweeper", () => {
 });
 
 describe("the outbox sweeper and lost messages", () => {
-  async function sweep() {
+  /** Runs the cron handler, with the Worker's settings overridden by `vars`. */
+  async function sweep(vars: Partial<Pick<Env, "WEBHOOK_STALLED_MARGIN_SECONDS">> = {}) {
     const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, ctx);
+    await worker.scheduled(
+      createScheduledController({ cron: "* * * * *" }),
+      { ...env, ...vars },
+      ctx,
+    );
     await waitOnExecutionContext(ctx);
   }
 
@@ -289,6 +295,76 @@ describe("the outbox sweeper and lost messages", () => {
     await runMessages([{ deliveryId: pending?.id ?? "" }]);
     expect((await deliveriesOf(hooks.created.hook.id))[0]?.status).toBe("delivered");
   });
+
+  it("takes a message for lost after WEBHOOK_STALLED_MARGIN_SECONDS of quiet, not before", async () => {
+    const margin = { WEBHOOK_STALLED_MARGIN_SECONDS: "45" };
+    const { stopId, hooks } = await plant();
+    const from = net.sent.length;
+    const res = await operator("PUT", `/stops/${stopId}/classification`, { description: "Jam" });
+    expect(res.status).toBe(200);
+    const sentAt = Date.now();
+    const [pending] = await deliveriesOf(hooks.created.hook.id);
+    expect(net.sent.slice(from)).toEqual([{ deliveryId: pending?.id }]);
+
+    vi.useFakeTimers({ toFake: ["Date"], now: sentAt + 40_000 });
+    await sweep(margin);
+    // The default margin (10 minutes) would wait; so does the configured one, until 45 s.
+    expect(net.sent.slice(from)).toHaveLength(1);
+    await sweep({ WEBHOOK_STALLED_MARGIN_SECONDS: undefined });
+    expect(net.sent.slice(from)).toHaveLength(1);
+    vi.setSystemTime(sentAt + 46_000);
+    await sweep({ WEBHOOK_STALLED_MARGIN_SECONDS: undefined }); // unset: ten minutes
+    expect(net.sent.slice(from)).toHaveLength(1);
+    await sweep(margin);
+    expect(net.sent.slice(from)).toEqual([
+      { deliveryId: pending?.id },
+      { deliveryId: pending?.id },
+    ]);
+    await sweep(margin);
+    expect(net.sent.slice(from)).toHaveLength(2);
+    vi.useRealTimers();
+
+    await runMessages([{ deliveryId: pending?.id ?? "" }]);
+    const [delivered] = await deliveriesOf(hooks.created.hook.id);
+    expect(delivered?.status).toBe("delivered");
+    expect(net.at(hooks.created.url)).toHaveLength(1);
+  });
+
+  it("adds the margin to the wait before the next round, so a short margin never cuts a retry short", async () => {
+    const margin = { WEBHOOK_STALLED_MARGIN_SECONDS: "45" };
+    const { stopId, hooks } = await plant();
+    net.endpoints.set(hooks.created.url, answers(503));
+    const res = await operator("PUT", `/stops/${stopId}/classification`, { description: "Jam" });
+    expect(res.status).toBe(200);
+    const [pending] = await deliveriesOf(hooks.created.hook.id);
+    // Round 1 fails (3 attempts); the Queue would bring the message back after 60-66 s.
+    await runHandlings({ deliveryId: pending?.id ?? "" }, [1, 2, 3]);
+    const roundEnded = Date.now();
+    expect(net.at(hooks.created.url)).toHaveLength(3);
+    const from = net.sent.length;
+
+    // 66 s (the longest wait, jitter included) + 45 s = 111 s of quiet allowed.
+    vi.useFakeTimers({ toFake: ["Date"], now: roundEnded + 100_000 });
+    await sweep(margin);
+    expect(net.sent.slice(from)).toEqual([]);
+    vi.setSystemTime(roundEnded + 112_000);
+    await sweep(margin);
+    expect(net.sent.slice(from)).toEqual([{ deliveryId: pending?.id }]);
+    vi.useRealTimers();
+
+    net.endpoints.set(hooks.created.url, answers(200));
+    await runMessages([{ deliveryId: pending?.id ?? "" }]);
+    const [delivered] = await deliveriesOf(hooks.created.hook.id);
+    expect(delivered?.status).toBe("delivered");
+    expect(delivered?.attempts.map((a) => a.statusCode)).toEqual([503, 503, 503, 200]);
+  });
+
+  it.each(["0", "-5", "1.5", "ten"])(
+    "refuses WEBHOOK_STALLED_MARGIN_SECONDS=%s rather than sweeping with a guess",
+    async (value) => {
+      await expect(sweep({ WEBHOOK_STALLED_MARGIN_SECONDS: value })).rejects.toThrow();
+    },
+  );
 });
 
 describe("through the real Queue", () => {
