@@ -26,6 +26,7 @@ import type { AppEnv } from "../app-env";
 import { DEFAULT_RESOLVERS } from "../auth/middleware";
 import { readSettings } from "../env";
 import { ApiError } from "../http/errors";
+import { AdmissionLeases } from "./leases";
 import { bucketName, consume, type RateLimitDecision, type RateLimitPolicy } from "./rate-limiter";
 
 /** Policy name of the per-credential limit in the header fields. */
@@ -48,6 +49,9 @@ const MAX_BLOCKED_BUCKETS = 10_000;
  * earlier), so asking it again would only cost a round trip.
  */
 const blockedUntil = new Map<string, number>();
+
+/** Admissions this isolate leased from credentials' objects (see `./leases.ts`). */
+const leases = new AdmissionLeases();
 
 function rememberBlocked(bucket: string, until: number): void {
   if (blockedUntil.size >= MAX_BLOCKED_BUCKETS) {
@@ -110,6 +114,7 @@ async function decide(
   c: Context<AppEnv>,
   bucket: string,
   policy: RateLimitPolicy,
+  count = 1,
 ): Promise<RateLimitDecision | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -119,7 +124,7 @@ async function decide(
         LIMITER_TIMEOUT_MS,
       );
     });
-    return await Promise.race([consume(c.env.RATE_LIMITER, bucket, policy), timeout]);
+    return await Promise.race([consume(c.env.RATE_LIMITER, bucket, policy, count), timeout]);
   } catch (error) {
     console.error(
       JSON.stringify({
@@ -147,7 +152,9 @@ export function clientAddress(c: Context<AppEnv>): string {
  *
  * One `RateLimiter` object per credential (`credential:key:<id>` or
  * `credential:token:<company>:<sub>`), with the credential's own policy or the
- * default from settings. Sets the header fields on the response.
+ * default from settings. A busy credential's requests are admitted from the
+ * isolate's lease when it holds one (`./leases.ts`), else by the object, which
+ * may lease more. Sets the header fields on the response.
  *
  * @throws ApiError 429 `Rate limit exceeded` with `Retry-After`, `RateLimit`, `RateLimit-Policy`.
  */
@@ -164,14 +171,28 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
     const blockedFor = knownBlockedFor(bucket, Date.now());
     if (blockedFor > 0) throw tooManyRequests(CREDENTIAL_POLICY, policy, blockedFor);
 
-    const decision = await decide(c, bucket, policy);
-    if (decision && !decision.allowed) {
-      rememberBlocked(bucket, Date.now() + decision.resetAfterMs);
-      throw tooManyRequests(CREDENTIAL_POLICY, policy, decision.resetAfterMs);
+    const now = Date.now();
+    let state: { remaining: number; resetAfterMs: number } | undefined =
+      leases.take(bucket, policy, now) ?? undefined;
+    if (!state) {
+      const asked = leases.ask(bucket, policy, now);
+      const decision = await decide(c, bucket, policy, asked);
+      const at = Date.now();
+      leases.answered(bucket, policy, at, asked, decision);
+      if (decision && !decision.allowed) {
+        rememberBlocked(bucket, at + decision.resetAfterMs);
+        throw tooManyRequests(CREDENTIAL_POLICY, policy, decision.resetAfterMs);
+      }
+      if (decision) {
+        state = {
+          remaining: decision.remaining + leases.held(bucket, at),
+          resetAfterMs: decision.resetAfterMs,
+        };
+      }
     }
     await next();
     // Set after the handler: a handler's own Response would not carry prepared headers.
-    const headers = rateLimitHeaders(CREDENTIAL_POLICY, policy, decision ?? undefined);
+    const headers = rateLimitHeaders(CREDENTIAL_POLICY, policy, state);
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
   };
 }

@@ -14,7 +14,10 @@
  * Exactness under concurrency: `hit` does its whole read-modify-write with the
  * synchronous `ctx.storage.sql` API, with no `await` in between, so no other
  * event can interleave; the Durable Object's single thread then serializes
- * concurrent callers from every isolate and every location.
+ * concurrent callers from every isolate and every location. A busy isolate may
+ * ask for several admissions at once (`./leases.ts`); they are counted at that
+ * instant, so the quota holds for admissions as counted, and the isolate uses
+ * them within a second.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
@@ -32,7 +35,9 @@ export interface RateLimitPolicy {
 export interface RateLimitDecision {
   /** True when the request is admitted (and counted). */
   allowed: boolean;
-  /** Requests still admitted in the current window, after this one (0 when rejected). */
+  /** Requests admitted and counted by this call: 1 to the count asked for; 0 when rejected. */
+  granted: number;
+  /** Requests still admitted in the current window, after these (0 when rejected). */
   remaining: number;
   /**
    * Milliseconds until the window admits more: when rejected, until the next
@@ -108,18 +113,25 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /**
-   * Counts one request against a policy, if the policy admits it.
+   * Counts up to `count` requests against a policy, as many as the policy admits now.
    *
    * Synchronous on purpose (see the file comment): the check and the write
-   * cannot be interleaved by another request.
+   * cannot be interleaved by another request. More than one is asked for by a
+   * busy isolate that leases admissions (`./leases.ts`); all are counted at this
+   * instant.
    *
    * @param requests requests admitted per period (positive integer).
    * @param periodSeconds the period, 1 to 86,400 seconds.
-   * @returns the decision, the requests remaining and when the window admits more.
-   * @throws RangeError on an invalid policy.
+   * @param count requests to admit at once (positive integer, default 1).
+   * @returns the decision: how many were admitted (at least 1, or rejected), the requests
+   *   remaining and when the window admits more.
+   * @throws RangeError on an invalid policy or count.
    */
-  hit(requests: number, periodSeconds: number): RateLimitDecision {
+  hit(requests: number, periodSeconds: number, count = 1): RateLimitDecision {
     assertPolicy(requests, periodSeconds);
+    if (!Number.isSafeInteger(count) || count < 1) {
+      throw new RangeError(`count must be a positive integer, got ${count}`);
+    }
     this.ensureReady();
     const sql = this.ctx.storage.sql;
     const now = Date.now();
@@ -135,16 +147,19 @@ export class RateLimiter extends DurableObject<Env> {
     }
 
     if (this.total < requests) {
+      const granted = Math.min(count, requests - this.total);
       sql.exec(
-        "INSERT INTO hits (ts, n) VALUES (?, 1) ON CONFLICT (ts) DO UPDATE SET n = n + 1",
+        "INSERT INTO hits (ts, n) VALUES (?, ?) ON CONFLICT (ts) DO UPDATE SET n = n + excluded.n",
         now,
+        granted,
       );
-      this.total += 1;
+      this.total += granted;
       const oldest = sql.exec<{ ts: number }>("SELECT MIN(ts) AS ts FROM hits").one().ts;
       // The alarm only removes idle objects; one pending alarm is enough.
       if (wasIdle) void this.ctx.storage.setAlarm(now + periodMs);
       return {
         allowed: true,
+        granted,
         remaining: requests - this.total,
         resetAfterMs: Math.max(1, oldest + periodMs - now),
       };
@@ -162,7 +177,7 @@ export class RateLimiter extends DurableObject<Env> {
         break;
       }
     }
-    return { allowed: false, remaining: 0, resetAfterMs: Math.max(1, admitAt - now) };
+    return { allowed: false, granted: 0, remaining: 0, resetAfterMs: Math.max(1, admitAt - now) };
   }
 
   /**
@@ -189,7 +204,7 @@ export class RateLimiter extends DurableObject<Env> {
 }
 
 /**
- * Counts one request of a bucket in its Durable Object.
+ * Counts requests of a bucket in its Durable Object (see `RateLimiter.hit`).
  *
  * The one place where the Worker reaches the limiter: the middleware goes
  * through it, and the fail-open test replaces it.
@@ -197,6 +212,7 @@ export class RateLimiter extends DurableObject<Env> {
  * @param namespace the `RATE_LIMITER` binding.
  * @param name the bucket's object name (see `bucketName`).
  * @param policy the policy to apply.
+ * @param count requests to admit at once (default 1).
  * @returns the object's decision.
  * @throws whatever the Durable Object call throws (the caller fails open).
  */
@@ -204,7 +220,8 @@ export async function consume(
   namespace: DurableObjectNamespace<RateLimiter>,
   name: string,
   policy: RateLimitPolicy,
+  count = 1,
 ): Promise<RateLimitDecision> {
   const stub = namespace.get(namespace.idFromName(name));
-  return stub.hit(policy.requests, policy.periodSeconds);
+  return stub.hit(policy.requests, policy.periodSeconds, count);
 }
