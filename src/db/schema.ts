@@ -369,6 +369,28 @@ export const productionLogs = sqliteTable(
   ],
 );
 
+/**
+ * Machines whose realtime Durable Object may hold writes not yet shown in
+ * `production_logs` (write-behind, see src/realtime/realtime-machine.ts). The
+ * object adds its row, in the same D1 batch as its logs, before the first such
+ * write returns, and removes it once everything is shown and it has been quiet;
+ * readers of production logs ask these objects to catch up first.
+ */
+export const realtimePending = sqliteTable(
+  "realtime_pending",
+  {
+    companyId: integer("company_id")
+      .notNull()
+      .references(() => companies.id),
+    machineId: integer("machine_id")
+      .notNull()
+      .references(() => machines.id),
+    /** When the row was added, ms. */
+    since: integer("since").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.companyId, t.machineId] })],
+);
+
 /** A stop of a machine; open while `end_time` is null. */
 export const stops = sqliteTable(
   "stops",

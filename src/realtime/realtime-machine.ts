@@ -10,11 +10,18 @@
  *   the object, so writes are applied one at a time in the order they reached
  *   the object, and none can interleave with another's D1 round trips. (An
  *   input gate alone would not do: it opens while the object awaits D1.)
- * - A write changes the SQLite tables synchronously, then waits for a flush
- *   that pushes every changed log to D1 in one `batch`. Writes that queue up
- *   while a flush is in flight share the next flush (group commit): under load
- *   one D1 round trip serves many writes, and each write still returns only
- *   once D1 shows it.
+ * - A write changes the SQLite tables synchronously. D1 gets the logs behind
+ *   it (write-behind), at most `WRITE_BEHIND_MS` later, in one `batch` of
+ *   every changed log, so that a scanner line writing many times a second
+ *   costs D1 one batch per interval, not one per write, and writes to many
+ *   machines do not queue on D1's single writer. "Takes effect immediately"
+ *   holds through a read barrier: the first write after a quiet spell is
+ *   flushed at once together with a `realtime_pending` row for the machine (so
+ *   it returns only once D1 shows it and the machine is marked), later writes
+ *   only mark the object dirty, and every reader of production logs first asks
+ *   the marked machines' objects to flush (`syncPendingMachines`). The mark is
+ *   removed, in the same batch as a last flush, once the object has been quiet
+ *   for a whole interval.
  * - State is in `ctx.storage.sql`; nothing needed lives only in memory, so an
  *   evicted or restarted object carries on where it was.
  *
@@ -44,6 +51,8 @@ import {
 
 /** How often the live logs of a running instance are refreshed from the samples. */
 export const REFRESH_MS = 60_000;
+/** Longest a write waits in the object before D1 shows it without a reader asking. */
+export const WRITE_BEHIND_MS = 2_000;
 
 /** The Durable Object name of a machine: deterministic, so every isolate reaches the same object. */
 export function realtimeObjectName(companyId: number, machineId: number): string {
@@ -161,6 +170,14 @@ const SCHEMA = `
     last_name TEXT,
     start INTEGER NOT NULL
   );
+  CREATE TABLE IF NOT EXISTS sync (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    dirty INTEGER NOT NULL DEFAULT 0,
+    marked INTEGER NOT NULL DEFAULT 0,
+    refresh_at INTEGER,
+    alarm_at INTEGER
+  );
+  INSERT OR IGNORE INTO sync (id) VALUES (1);
 `;
 
 interface MetaRow extends Record<string, SqlStorageValue> {
@@ -188,6 +205,18 @@ interface SegmentRow extends Record<string, SqlStorageValue> {
   projected: string | null;
 }
 
+/**
+ * Write-behind state: `dirty` = the timeline changed since the last flush;
+ * `marked` = D1 has this machine's `realtime_pending` row; `refresh_at` = next
+ * forced refresh of the live counts; `alarm_at` = the alarm as last set (ms).
+ */
+interface SyncRow extends Record<string, SqlStorageValue> {
+  dirty: number;
+  marked: number;
+  refresh_at: number | null;
+  alarm_at: number | null;
+}
+
 interface AssignmentRow extends Record<string, SqlStorageValue> {
   operator_id: number;
   first_name: string | null;
@@ -207,8 +236,6 @@ function parseJson<T>(text: string | null): T | null {
 export class RealtimeMachine extends DurableObject<Env> {
   /** Tail of the FIFO queue of operations. */
   private tail: Promise<unknown> = Promise.resolve();
-  /** The flush queued and not started yet, which later writes join. */
-  private pendingFlush: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -222,18 +249,30 @@ export class RealtimeMachine extends DurableObject<Env> {
     return result;
   }
 
-  /** Waits for a flush that starts after now (joining one already queued). */
-  private flushSoon(): Promise<void> {
-    if (!this.pendingFlush) {
-      const flush = this.enqueue(async () => {
-        this.pendingFlush = null;
-        await this.flush(false);
-      });
-      this.pendingFlush = flush;
-      // A failed flush leaves its segments unprojected: the next flush retries them.
-      flush.catch(() => undefined);
+  private syncState(): SyncRow {
+    return this.ctx.storage.sql.exec<SyncRow>("SELECT * FROM sync WHERE id = 1").one();
+  }
+
+  /** Sets the alarm to `at` unless it is already set no later (`force`: set it anyway). */
+  private alarmBy(at: number, force = false): void {
+    const { alarm_at } = this.syncState();
+    if (!force && alarm_at !== null && alarm_at <= at && alarm_at > Date.now()) return;
+    this.ctx.storage.sql.exec("UPDATE sync SET alarm_at = ? WHERE id = 1", at);
+    void this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * After a write was applied to the timeline: the first write after a quiet spell is
+   * flushed at once with the machine's `realtime_pending` mark; later ones only mark
+   * the object dirty and leave the flush to the alarm (or a reader's `sync`).
+   */
+  private async afterWrite(now: number): Promise<void> {
+    if (this.syncState().marked === 1) {
+      this.ctx.storage.sql.exec("UPDATE sync SET dirty = 1 WHERE id = 1");
+    } else {
+      await this.flush(false, { mark: "add" });
     }
-    return this.pendingFlush;
+    this.alarmBy(now + WRITE_BEHIND_MS);
   }
 
   private meta(): MetaRow | null {
@@ -321,9 +360,17 @@ export class RealtimeMachine extends DurableObject<Env> {
       .one().revision;
   }
 
-  /** Sets the alarm to the next refresh or the instance's end, whichever is first. */
-  private scheduleAlarm(instance: RealtimeInstance, now: number): void {
-    void this.ctx.storage.setAlarm(Math.max(now + 1, Math.min(instance.end, now + REFRESH_MS)));
+  /**
+   * Sets the alarm to the first of: the instance's end, the next refresh, and (while a
+   * write may not be in D1 yet, or the mark is still there) the write-behind interval.
+   */
+  private scheduleAlarm(instance: RealtimeInstance | null, now: number): void {
+    const sync = this.syncState();
+    const candidates: number[] = [];
+    if (instance) candidates.push(instance.end, sync.refresh_at ?? now + REFRESH_MS);
+    if (sync.dirty === 1 || sync.marked === 1) candidates.push(now + WRITE_BEHIND_MS);
+    if (candidates.length === 0) return;
+    this.alarmBy(Math.max(now + 1, Math.min(...candidates)), true);
   }
 
   /**
@@ -392,7 +439,10 @@ export class RealtimeMachine extends DurableObject<Env> {
       (carriedEnd === null || carriedEnd > next.start)
     ) {
       this.putSegment({ ...carried, start: next.start, end: carriedEnd });
+      // The carried segment's log is shown at once, as the closed ones are.
+      await this.flush(false);
     }
+    this.ctx.storage.sql.exec("UPDATE sync SET refresh_at = ? WHERE id = 1", now + REFRESH_MS);
     this.scheduleAlarm(instance, now);
     return instance;
   }
@@ -404,16 +454,23 @@ export class RealtimeMachine extends DurableObject<Env> {
    *   not only those whose fields or end changed.
    * @param options.closing close this instance: every log ends where its segment
    *   ends and becomes `live = false`.
+   * @param options.mark also add or remove the machine's `realtime_pending` row, in the
+   *   same batch (see the file comment).
    * @returns the counts of the logs written, by log id.
    */
   private async flush(
     force: boolean,
-    options: { closing?: RealtimeInstance } = {},
+    options: { closing?: RealtimeInstance; mark?: "add" | "remove" } = {},
   ): Promise<Map<string, LogCounts>> {
     const counts = new Map<string, LogCounts>();
     const meta = this.meta();
     const instance = options.closing ?? this.instanceOf(meta);
-    if (!meta || !instance) return counts;
+    if (!meta) return counts;
+    if (!instance) {
+      if (options.mark) await this.env.DB.batch([this.markStatement(meta, options.mark)]);
+      this.afterFlush(options.mark);
+      return counts;
+    }
     const closing = options.closing !== undefined;
     const now = closing ? Math.max(Date.now(), instance.end) : Date.now();
     const segments = this.segments();
@@ -451,7 +508,11 @@ export class RealtimeMachine extends DurableObject<Env> {
       );
       updates.push({ logId: stored.logId, hasLog: true, projected: signature });
     });
-    if (statements.length === 0) return counts;
+    if (options.mark) statements.push(this.markStatement(meta, options.mark));
+    if (statements.length === 0) {
+      this.afterFlush(options.mark);
+      return counts;
+    }
     const results = await this.env.DB.batch<{ id: string; sensor_count: number; count: number }>(
       statements,
     );
@@ -468,7 +529,29 @@ export class RealtimeMachine extends DurableObject<Env> {
         u.logId,
       );
     }
+    this.afterFlush(options.mark);
     return counts;
+  }
+
+  /** The statement adding or removing this machine's `realtime_pending` row. */
+  private markStatement(meta: MetaRow, mark: "add" | "remove"): D1PreparedStatement {
+    return mark === "add"
+      ? this.env.DB.prepare(
+          `INSERT INTO realtime_pending (company_id, machine_id, since)
+           VALUES (CAST(?1 AS INTEGER), CAST(?2 AS INTEGER), CAST(?3 AS INTEGER))
+           ON CONFLICT (company_id, machine_id) DO NOTHING`,
+        ).bind(meta.company_id, meta.machine_id, Date.now())
+      : this.env.DB.prepare(
+          `DELETE FROM realtime_pending
+           WHERE company_id = CAST(?1 AS INTEGER) AND machine_id = CAST(?2 AS INTEGER)`,
+        ).bind(meta.company_id, meta.machine_id);
+  }
+
+  /** After a successful flush: nothing is waiting for D1; the mark as the flush left it. */
+  private afterFlush(mark: "add" | "remove" | undefined): void {
+    const sql = this.ctx.storage.sql;
+    sql.exec("UPDATE sync SET dirty = 0 WHERE id = 1");
+    if (mark) sql.exec("UPDATE sync SET marked = ? WHERE id = 1", mark === "add" ? 1 : 0);
   }
 
   /**
@@ -480,7 +563,7 @@ export class RealtimeMachine extends DurableObject<Env> {
    *   instance), `end_not_after_start`.
    */
   async applySku(write: SkuWrite): Promise<WriteResult> {
-    const result = await this.enqueue(async (): Promise<WriteResult> => {
+    return this.enqueue(async (): Promise<WriteResult> => {
       const now = Date.now();
       const instance = await this.ensureInstance(write, now);
       if (!instance) return { ok: false, reason: "not_running" };
@@ -501,10 +584,10 @@ export class RealtimeMachine extends DurableObject<Env> {
         quantity: write.quantity,
         customJson: write.customJson,
       });
-      return { ok: true, revision: this.bumpRevision() };
+      const revision = this.bumpRevision();
+      await this.afterWrite(now);
+      return { ok: true, revision };
     });
-    if (result.ok) await this.flushSoon();
-    return result;
   }
 
   /**
@@ -513,7 +596,7 @@ export class RealtimeMachine extends DurableObject<Env> {
    * @returns the revision, or why it was refused (`not_running`, `outside_instance`).
    */
   async assignOperator(write: OperatorWrite): Promise<WriteResult> {
-    const result = await this.enqueue(async (): Promise<WriteResult> => {
+    return this.enqueue(async (): Promise<WriteResult> => {
       const now = Date.now();
       const instance = await this.ensureInstance(write, now);
       if (!instance) return { ok: false, reason: "not_running" };
@@ -529,10 +612,10 @@ export class RealtimeMachine extends DurableObject<Env> {
         write.lastName,
         write.start,
       );
-      return { ok: true, revision: this.bumpRevision() };
+      const revision = this.bumpRevision();
+      await this.afterWrite(now);
+      return { ok: true, revision };
     });
-    if (result.ok) await this.flushSoon();
-    return result;
   }
 
   /**
@@ -579,8 +662,22 @@ export class RealtimeMachine extends DurableObject<Env> {
   }
 
   /**
-   * Alarm: at the instance's end, closes it and moves to the next; before it,
-   * refreshes the live counts. Reschedules itself while an instance runs.
+   * The read barrier: once this returns, D1 shows every write applied before it
+   * (and an instance that has ended is closed). Readers of production logs call it
+   * on the machines marked in `realtime_pending` (`syncPendingMachines`).
+   */
+  async sync(key: MachineKey): Promise<void> {
+    await this.enqueue(async () => {
+      await this.ensureInstance(key, Date.now());
+      if (this.syncState().dirty === 1) await this.flush(false);
+    });
+  }
+
+  /**
+   * Alarm: at the instance's end, closes it and moves to the next; before it, pushes
+   * writes still waiting to D1, refreshes the live counts every `REFRESH_MS`, and
+   * removes the machine's mark once a whole interval passed without writes.
+   * Reschedules itself while an instance runs or the mark is there.
    */
   override async alarm(): Promise<void> {
     await this.enqueue(async () => {
@@ -591,8 +688,15 @@ export class RealtimeMachine extends DurableObject<Env> {
         { companyId: meta.company_id, machineId: meta.machine_id },
         now,
       );
-      if (!instance) return;
-      await this.flush(true);
+      const sync = this.syncState();
+      if (instance && now >= (sync.refresh_at ?? 0)) {
+        await this.flush(true);
+        this.ctx.storage.sql.exec("UPDATE sync SET refresh_at = ? WHERE id = 1", now + REFRESH_MS);
+      } else if (sync.dirty === 1) {
+        await this.flush(false);
+      } else if (sync.marked === 1) {
+        await this.flush(false, { mark: "remove" });
+      }
       this.scheduleAlarm(instance, now);
     });
   }

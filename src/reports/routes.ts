@@ -6,6 +6,7 @@ import type { AppEnv } from "../app-env";
 import { jsonResponse, publicRoute } from "../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
 import { validationHook } from "../http/validation";
+import { syncPendingMachines } from "../realtime/barrier";
 import {
   MetricsReportFiltersSchema,
   MetricsReportRowSchema,
@@ -77,6 +78,7 @@ export const reportsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
   .openapi(metricsRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
+    await syncPendingMachines(c.env, principal.companyId);
     const page = await metricsReport(db, principal, filters, pageRequest(filters), Date.now());
     return c.json(
       {

@@ -6,6 +6,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RealtimeMachine, realtimeObjectName } from "../../src/realtime/realtime-machine";
+import { api } from "../harness";
 import { getState, machineLogs, plant, postOperator, postSku } from "./plant";
 
 const MIN = 60_000;
@@ -186,6 +187,108 @@ describe("RealtimeMachine: shift rollover", () => {
     const old = logs.filter((l) => l.shift?.id === first.shift.id);
     expect(old.map((l) => [l.live, l.end])).toEqual([[false, first.shift.end]]);
     expect(logs.filter((l) => l.shift?.id === second.shift.id).every((l) => l.live)).toBe(true);
+  });
+});
+
+/** Machines of the company marked in `realtime_pending` (writes maybe not in D1 yet). */
+async function pendingMachines(companyId: number): Promise<number[]> {
+  const rows = await env.DB.prepare(
+    "SELECT machine_id FROM realtime_pending WHERE company_id = ? ORDER BY machine_id",
+  )
+    .bind(companyId)
+    .raw<[number]>();
+  return rows.map(([id]) => id);
+}
+
+/** Live logs of a machine as D1 holds them, read directly (no read barrier). */
+async function storedLogs(companyId: number, machineId: number) {
+  const { results } = await env.DB.prepare(
+    "SELECT id, sku_id, start, live FROM production_logs WHERE company_id = ? AND machine_id = ? ORDER BY start",
+  )
+    .bind(companyId, machineId)
+    .all<{ id: string; sku_id: string; start: number; live: number }>();
+  return results;
+}
+
+describe("RealtimeMachine: write-behind and the read barrier", () => {
+  it("shows writes held by the object in production logs and the metrics report at once", async () => {
+    const p = await plant(2);
+    const [m, other] = p.machines;
+    if (!m || !other) throw new Error("no machines");
+    const { shift } = await getState(p.co, m.id);
+    const t0 = Math.max(Date.parse(shift.start), Date.now() - 10 * MIN);
+    const at = (ms: number) => new Date(t0 + ms).toISOString();
+
+    // The first write after a quiet spell reaches D1 with the machine's mark.
+    expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
+    expect(await pendingMachines(p.co.id)).toEqual([m.id]);
+    expect((await storedLogs(p.co.id, m.id)).map((l) => l.sku_id)).toEqual([p.a.id]);
+
+    // The next ones stay in the object for now (write-behind)...
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, start: at(MIN) })).status).toBe(204);
+    expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(2 * MIN) })).status).toBe(204);
+    expect((await storedLogs(p.co.id, m.id)).map((l) => l.sku_id)).toEqual([p.a.id]);
+
+    // ...and every reader of production logs sees them. The metrics report first:
+    const report = await api(p.co.key, "/v1/reports/metrics", {
+      method: "POST",
+      json: { machines: { include: [m.id] }, limit: 100 },
+    });
+    expect(report.status).toBe(200);
+    expect((await storedLogs(p.co.id, m.id)).map((l) => l.sku_id)).toEqual([
+      p.a.id,
+      p.b.id,
+      p.a.id,
+    ]);
+    // The production-log filters:
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, start: at(3 * MIN) })).status).toBe(204);
+    expect(await storedLogs(p.co.id, m.id)).toHaveLength(3);
+    const logs = await machineLogs(p.co, m.id);
+    expect(logs.map((l) => [l.sku?.id, l.start, l.live])).toEqual([
+      [p.a.id, at(0), true],
+      [p.b.id, at(MIN), true],
+      [p.a.id, at(2 * MIN), true],
+      [p.b.id, at(3 * MIN), true],
+    ]);
+    // GET by id, for the id the realtime GET gives (a write held until then):
+    expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(4 * MIN) })).status).toBe(204);
+    const newest = await runInDurableObject(stubOf(p.co.id, m.id), (_instance, state) =>
+      state.storage.sql
+        .exec<{ log_id: string }>("SELECT log_id FROM segments ORDER BY start DESC LIMIT 1")
+        .one(),
+    );
+    expect(await storedLogs(p.co.id, m.id)).toHaveLength(4);
+    const byId = await api(p.co.key, `/v1/production-logs/${newest.log_id}`);
+    expect(byId.status).toBe(200);
+    expect((await byId.json()) as { sku: { id: string } }).toMatchObject({ sku: { id: p.a.id } });
+    expect(await pendingMachines(p.co.id)).toEqual([m.id]);
+    // The other machine, never written, was neither marked nor asked.
+    expect(await storedLogs(p.co.id, other.id)).toEqual([]);
+  });
+
+  it("pushes held writes by alarm, then removes the mark once the object was quiet", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const { shift } = await getState(p.co, m.id);
+    const t0 = Math.max(Date.parse(shift.start), Date.now() - 10 * MIN);
+    const at = (ms: number) => new Date(t0 + ms).toISOString();
+    expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, start: at(MIN) })).status).toBe(204);
+    expect(await storedLogs(p.co.id, m.id)).toHaveLength(1);
+
+    const stub = stubOf(p.co.id, m.id);
+    // First alarm: the held write reaches D1; the mark stays (writes may follow).
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await storedLogs(p.co.id, m.id)).map((l) => l.sku_id)).toEqual([p.a.id, p.b.id]);
+    expect(await pendingMachines(p.co.id)).toEqual([m.id]);
+    // Next alarm with no write in between: nothing is held, the mark goes.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await pendingMachines(p.co.id)).toEqual([]);
+    // A later write marks the machine again, in the same batch as its log.
+    expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(2 * MIN) })).status).toBe(204);
+    expect(await pendingMachines(p.co.id)).toEqual([m.id]);
+    expect(await storedLogs(p.co.id, m.id)).toHaveLength(3);
   });
 });
 

@@ -9,6 +9,7 @@ import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openap
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { validationHook } from "../../http/validation";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import { syncPendingMachines } from "../../realtime/barrier";
 import {
   type ResolvedMachine,
   resolvedOrIssue,
@@ -261,6 +262,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json") ?? {};
     const { db, principal } = c.var;
+    await syncPendingMachines(c.env, principal.companyId);
     const page = await filterLogs(db, principal, filters, pageRequest(filters));
     return c.json(
       {
@@ -275,6 +277,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(getRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
     const { db, principal } = c.var;
+    await syncPendingMachines(c.env, principal.companyId);
     const [log] = await findExpandedLogs(db, principal, [production_log_id.toLowerCase()]);
     if (!log) throw notFound("Production log not found");
     return c.json(log, 200);
@@ -284,6 +287,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
     const id = production_log_id.toLowerCase();
     const patch = c.req.valid("json");
     const { db, principal } = c.var;
+    await syncPendingMachines(c.env, principal.companyId);
     const current = await findLogCore(db, principal.companyId, id);
     if (!current) throw notFound("Production log not found");
 
@@ -371,6 +375,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(deleteRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
     const { db, principal } = c.var;
+    await syncPendingMachines(c.env, principal.companyId);
     if (!(await softDeleteLog(db, principal.companyId, production_log_id.toLowerCase()))) {
       throw notFound("Production log not found");
     }
