@@ -6,7 +6,8 @@
  *    `.wrangler/bench-webhooks-build` with a copy of wrangler.toml pointing at the
  *    bundle, applies the migrations to a database of its own
  *    (`.wrangler/bench-webhooks`, emptied first) and starts `wrangler dev
- *    --no-bundle` on that copy, on port 8792 (BENCH_WH_PORT), with the three
+ *    --no-bundle` on that copy, on port 8797 (BENCH_WH_PORT; bench/realtime.ts
+ *    uses 8792), with the three
  *    receivers' origins exempt from the endpoint rules. The frozen bundle matters:
  *    `wrangler dev` on the source reloads the Worker whenever a file of the tree
  *    changes, and a reload drops local Queues' in-memory messages (the delayed
@@ -34,7 +35,7 @@ import { fileURLToPath } from "node:url";
 import { type ReceivedDelivery, startReceiver } from "../scripts/receiver";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PORT = Number(process.env.BENCH_WH_PORT ?? 8792);
+const PORT = Number(process.env.BENCH_WH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PERSIST_DIR = ".wrangler/bench-webhooks";
 const BUILD_DIR = ".wrangler/bench-webhooks-build";

@@ -4,11 +4,16 @@
  * Causes (component, specific cause, general cause) are a per-company catalog
  * (`stop_causes`, uuid ids), looked up by exact name (after trimming) or
  * created on first use. Every classification write, and the webhook event it
- * emits (`classificationEventStatements`), goes in one `db.batch`.
+ * emits (`classificationEventStatements`), goes in one `db.batch`, which also
+ * returns the ids of the event's deliveries (sent to the Queue right after,
+ * `dispatchDeliveries`) and, for a PUT, the classification as written: a
+ * classification change costs four D1 round trips (the stop, its shift plan,
+ * the batch, and recording the messages sent).
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
@@ -30,8 +35,11 @@ import {
   stopColumns,
 } from "../reports/stops-report";
 import { instancesContaining, loadShiftPlan } from "../shifts/queries";
-import { type ClassificationChangeKind, classificationEventStatements } from "../webhooks/events";
-import { dispatchEvent } from "../webhooks/outbox";
+import {
+  type ClassificationChangeKind,
+  classificationEventStatements,
+  dispatchDeliveries,
+} from "../webhooks/events";
 import { requireMachine } from "./lookups";
 import { arrayBody, IntId, objectBody, operatorRoute } from "./schemas";
 
@@ -114,6 +122,51 @@ async function changeOf(
     shift: await shiftOfStop(db, found.companyId, found.stop, now),
     previous: found.classification.id === null ? null : toClassificationOut(found.classification),
   };
+}
+
+const componentCause = alias(stopCauses, "component");
+const specificCause = alias(stopCauses, "specific_cause");
+const generalCause = alias(stopCauses, "general_cause");
+
+/**
+ * The classification of a stop that is not deleted, with its causes, as a
+ * `ClassificationRow` (for `toClassificationOut`); no row when the stop is
+ * unknown, deleted or unclassified. Run last in the write's batch, it reads the
+ * classification as that batch wrote it.
+ */
+function classificationQuery(db: Database, stopId: number, companyId: number) {
+  return db
+    .select({
+      id: stopClassifications.id,
+      createdAt: stopClassifications.createdAt,
+      updatedAt: stopClassifications.updatedAt,
+      description: stopClassifications.description,
+      // Aliased: inside db.batch, D1 returns rows as objects keyed by column
+      // name, so the three causes' `id` and `name` would overwrite each other.
+      componentId: sql<string | null>`${componentCause.id}`.as("component_id"),
+      componentName: sql<string | null>`${componentCause.name}`.as("component_name"),
+      specificCauseId: sql<string | null>`${specificCause.id}`.as("specific_cause_id"),
+      specificCauseName: sql<string | null>`${specificCause.name}`.as("specific_cause_name"),
+      generalCauseId: sql<string | null>`${generalCause.id}`.as("general_cause_id"),
+      generalCauseName: sql<string | null>`${generalCause.name}`.as("general_cause_name"),
+    })
+    .from(stopClassifications)
+    .innerJoin(stops, and(eq(stops.id, stopClassifications.stopId), isNull(stops.deletedAt)))
+    .leftJoin(componentCause, eq(componentCause.id, stopClassifications.componentId))
+    .leftJoin(specificCause, eq(specificCause.id, stopClassifications.specificCauseId))
+    .leftJoin(generalCause, eq(generalCause.id, stopClassifications.generalCauseId))
+    .where(
+      and(eq(stopClassifications.stopId, stopId), eq(stopClassifications.companyId, companyId)),
+    );
+}
+
+/**
+ * The last two results of a `db.batch` whose statements begin with a variable
+ * number of writes, typed as the batch typed them (reading them by index would
+ * lose the types).
+ */
+function lastTwo<D, Q>(results: readonly [...unknown[], D, Q]): [D, Q] {
+  return [results[results.length - 2], results[results.length - 1]] as [D, Q];
 }
 
 export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
@@ -264,10 +317,10 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
         specific_cause: body.specificCause?.name ?? null,
         general_cause: body.generalCause?.name ?? null,
       } as const;
-      const statements: BatchItem<"sqlite">[] = [];
+      const causes: BatchItem<"sqlite">[] = [];
       for (const [kind, name] of Object.entries(names) as [keyof typeof names, string | null][]) {
         if (name === null) continue;
-        statements.push(
+        causes.push(
           db
             .insert(stopCauses)
             .values({ id: crypto.randomUUID(), companyId, kind, name })
@@ -276,36 +329,41 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       }
       const causeId = (kind: keyof typeof names) =>
         sql`(SELECT id FROM stop_causes WHERE company_id = ${companyId} AND kind = ${kind} AND name = ${names[kind]})`;
-      statements.push(
-        db
-          .insert(stopClassifications)
-          .values({
-            companyId,
-            stopId: stop_id,
-            description: body.description ?? null,
-            componentId: causeId("component"),
-            specificCauseId: causeId("specific_cause"),
-            generalCauseId: causeId("general_cause"),
-          })
-          .onConflictDoUpdate({
-            target: stopClassifications.stopId,
-            set: {
-              description: sql`excluded.description`,
-              componentId: sql`excluded.component_id`,
-              specificCauseId: sql`excluded.specific_cause_id`,
-              generalCauseId: sql`excluded.general_cause_id`,
-              updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`,
-            },
-          }),
-      );
+      const upsert = db
+        .insert(stopClassifications)
+        .values({
+          companyId,
+          stopId: stop_id,
+          description: body.description ?? null,
+          componentId: causeId("component"),
+          specificCauseId: causeId("specific_cause"),
+          generalCauseId: causeId("general_cause"),
+        })
+        .onConflictDoUpdate({
+          target: stopClassifications.stopId,
+          set: {
+            description: sql`excluded.description`,
+            componentId: sql`excluded.component_id`,
+            specificCauseId: sql`excluded.specific_cause_id`,
+            generalCauseId: sql`excluded.general_cause_id`,
+            updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`,
+          },
+        });
       const event = classificationEventStatements(db, change);
-      statements.push(...event.statements);
-      const [first, ...rest] = statements;
-      if (first) await db.batch([first, ...rest]);
-      await dispatchEvent(c.env, db, event.eventId);
-      const after = await findStopWithClassification(db, stop_id, companyId);
-      if (!after) throw notFound("Stop not found");
-      return c.json(toClassificationOut(after.classification), 200);
+      // The causes, then the classification that refers to them; `head` is typed
+      // apart because db.batch wants a tuple with a first element.
+      const [head = upsert, ...middle] = [...causes, upsert];
+      const results = await db.batch([
+        head,
+        ...middle,
+        event.event,
+        event.deliveries,
+        classificationQuery(db, stop_id, companyId),
+      ] as const);
+      const [deliveries, [written]] = lastTwo(results);
+      await dispatchDeliveries(c.env, db, event.eventId, deliveries);
+      if (!written) throw notFound("Stop not found");
+      return c.json(toClassificationOut(written), 200);
     },
   )
   .openapi(
@@ -327,11 +385,12 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       if (found.classification.id === null) throw notFound("The stop has no classification");
       const change = await changeOf(db, found, "Deleted", Date.now());
       const event = classificationEventStatements(db, change);
-      await db.batch([
+      const [, , deliveries] = await db.batch([
         db.delete(stopClassifications).where(eq(stopClassifications.stopId, stop_id)),
-        ...event.statements,
+        event.event,
+        event.deliveries,
       ]);
-      await dispatchEvent(c.env, db, event.eventId);
+      await dispatchDeliveries(c.env, db, event.eventId, deliveries);
       return c.body(null, 204);
     },
   );

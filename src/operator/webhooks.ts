@@ -12,8 +12,12 @@ import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { ErrorSchema, jsonResponse } from "../http/openapi";
 import { DEFAULT_LIMIT, MAX_LIMIT, paginate } from "../http/pagination";
 import { validationHook } from "../http/validation";
-import { CLASSIFICATION_EVENT_TYPES, pingEventStatements } from "../webhooks/events";
-import { dispatchEvent, sendDeliveries } from "../webhooks/outbox";
+import {
+  CLASSIFICATION_EVENT_TYPES,
+  dispatchDeliveries,
+  pingEventStatements,
+} from "../webhooks/events";
+import { sendDeliveries } from "../webhooks/outbox";
 import { checkEndpoint, MAX_URL_LENGTH } from "../webhooks/url-safety";
 import { requireCompany } from "./lookups";
 import { arrayBody, IntId, operatorRoute, UuidId } from "./schemas";
@@ -250,9 +254,8 @@ export const operatorWebhooksRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
         .get();
       if (!webhook) throw notFound("Webhook not found");
       const ping = pingEventStatements(db, webhook);
-      const [first, ...rest] = ping.statements;
-      if (first) await db.batch([first, ...rest]);
-      await dispatchEvent(c.env, db, ping.eventId);
+      const [, deliveries] = await db.batch([ping.event, ping.deliveries]);
+      await dispatchDeliveries(c.env, db, ping.eventId, deliveries);
       return c.json({ eventId: ping.eventId, deliveryId: ping.deliveryId }, 202);
     },
   )

@@ -1,20 +1,27 @@
 /**
- * The Queue consumer: one message = one delivery; one handling of the message =
- * one attempt. The consumer never sleeps: every wait is a
- * `message.retry({ delaySeconds })`, so a batch takes as long as its slowest
- * single attempt (at most the 10 s limit) and a failing endpoint never holds
- * back the other messages of its batch, nor the batches behind it.
+ * The Queue consumer: one message = one delivery; one handling of a message =
+ * one attempt. The consumer never sleeps: every wait is a Queue delay, so a
+ * batch takes as long as its slowest single attempt (at most the 10 s limit)
+ * and a failing endpoint never holds back the other messages of its batch, nor
+ * the batches behind it.
  *
  * docs/webhooks.md: a round is "up to 3 attempts in quick succession with
  * exponential backoff" (the spec's words): attempts at 0 s, then 1 s, then
- * 2 s, each wait being a Queue retry of that delay; a `Retry-After` of at most
- * 10 s replaces the wait, a longer one ends the round. An attempt is one signed
- * POST with a 10 s limit covering the DNS-over-HTTPS check, the connection and
- * the response, `redirect: "manual"`. 2XX = delivered; time-out, network
- * error, 408, 429, 5XX = retryable; 3XX and any other 4XX, and a destination
- * that breaks the endpoint rules = failed for good. A failed round is retried
- * through the Queue after 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h (plus up to
- * 10 % jitter, capped at the Queues maximum delay of 24 h: Queues limits,
+ * 2 s; a `Retry-After` of at most 10 s replaces the wait, a longer one ends the
+ * round. Each wait inside a round is a new message for the delivery, sent with
+ * that delay (all those of a batch in one `sendBatch`), the handled message
+ * being acked; the wait before the next round is `message.retry({ delaySeconds })`
+ * of the message. (Retrying for the waits inside a round too would work the
+ * same, but local Queues (Miniflare) log every retried message through the
+ * loopback to wrangler, one awaited call after another between two batches:
+ * with an endpoint failing, that was most of the local consumer's time,
+ * bench/webhooks-results.md.) An attempt is one signed POST with a 10 s limit
+ * covering the DNS-over-HTTPS check, the connection and the response,
+ * `redirect: "manual"`. 2XX = delivered; time-out, network error, 408, 429, 5XX
+ * = retryable; 3XX and any other 4XX, and a destination that breaks the
+ * endpoint rules = failed for good. A failed round is retried through the
+ * Queue after 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h (plus up to 10 %
+ * jitter, capped at the Queues maximum delay of 24 h: Queues limits,
  * "delaySeconds (when sending or retrying)", which Miniflare enforces too);
  * after the 8th round the delivery is marked failed, then the message goes to
  * the dead-letter queue.
@@ -26,6 +33,17 @@
  * `updated_at`, which is set when the delivery is (re)sent to the Queue and
  * when a round ends, and not between the attempts of a round.
  *
+ * D1 round trips per Queue batch, not per message: one read loads every
+ * delivery of the batch (`loadDeliveries`), and the attempts and outcomes are
+ * written by group commit (`GroupCommit`): the writes of the attempts that end
+ * while no write is in flight go out at once as one `db.batch`, the writes of
+ * those that end meanwhile as the next one. So a batch of fast endpoints costs
+ * about 2 round trips instead of 2 to 3 per message, and a slow endpoint never
+ * holds back the record of another's attempt: each message is acked or retried
+ * once its own writes have committed. Two messages of the same delivery in one
+ * batch (the sweeper re-sent a late message) make one attempt; the other
+ * message is acked.
+ *
  * Queue budget: 8 rounds x 3 attempts = 24 handlings, so `max_retries = 23` in
  * wrangler.toml (MAX_MESSAGE_DELIVERIES = 24). A message that runs out of
  * budget while its delivery is still pending (handlings lost to errors or
@@ -36,6 +54,7 @@
  * marked failed.
  */
 import { and, eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { createDb, type Database } from "../db/client";
 import {
   companies,
@@ -94,6 +113,9 @@ export const DEFAULT_CONSUMER_OPTIONS: ConsumerOptions = {
 export function maxRounds(options: ConsumerOptions = DEFAULT_CONSUMER_OPTIONS): number {
   return 1 + options.roundDelaysSeconds.length;
 }
+
+/** Most messages in one `sendBatch` call (a Queues limit). */
+const SEND_BATCH_MAX = 100;
 
 /** The error recorded for an attempt refused by the endpoint rules. */
 export const UNSAFE_DESTINATION = "unsafe destination";
@@ -173,11 +195,19 @@ export function nextRoundDelaySeconds(
   return Math.min(options.maxDelaySeconds, Math.max(jittered, retryAfterSeconds ?? 0));
 }
 
-async function loadDelivery(
+/**
+ * Every delivery of a batch, in one query (one D1 round trip for the batch).
+ *
+ * @param deliveryIds the deliveries of the batch's messages (one bound
+ *   parameter for the whole list: D1 allows at most 100 per statement).
+ * @returns the deliveries found, by id (an unknown id is absent).
+ */
+async function loadDeliveries(
   db: Database,
-  deliveryId: string,
-): Promise<DeliveryContext | undefined> {
-  return db
+  deliveryIds: readonly string[],
+): Promise<Map<string, DeliveryContext>> {
+  if (deliveryIds.length === 0) return new Map();
+  const rows = await db
     .select({
       id: webhookDeliveries.id,
       companyId: webhookDeliveries.companyId,
@@ -201,8 +231,84 @@ async function loadDelivery(
     .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
     .innerJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
     .innerJoin(companies, eq(companies.id, webhookDeliveries.companyId))
-    .where(eq(webhookDeliveries.id, deliveryId))
-    .get();
+    .where(
+      sql`${webhookDeliveries.id} IN (SELECT value FROM json_each(${JSON.stringify(deliveryIds)}))`,
+    )
+    .all();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/**
+ * Group commit: items submitted while a call is in flight go out together in
+ * the next call, as soon as the one in flight has ended. A submitter waits
+ * only for the call holding its own items, never for another message's
+ * attempt. The consumer uses two: the D1 writes of attempts and outcomes (one
+ * `db.batch`, one transaction), and the messages of the next attempts of
+ * rounds (one `sendBatch`).
+ *
+ * A failed call fails every submission it held; their messages take the error
+ * path of the handler.
+ */
+class GroupCommit<T> {
+  #queued: { items: T[]; done: (error?: unknown) => void }[] = [];
+  #draining = false;
+
+  /**
+   * @param run sends one group (never empty).
+   * @param maxItems most items in one call; a submission is never split.
+   */
+  constructor(
+    private readonly run: (items: [T, ...T[]]) => Promise<unknown>,
+    private readonly maxItems = Number.POSITIVE_INFINITY,
+  ) {}
+
+  /**
+   * Sends `items`, in order, in one call shared with other submissions.
+   *
+   * @throws what `run` throws for the call that held them.
+   */
+  submit(items: T[]): Promise<void> {
+    if (items.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.#queued.push({
+        items,
+        done: (error) => (error === undefined ? resolve() : reject(error)),
+      });
+      if (!this.#draining) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    // One macrotask turn: the attempts answered at the same moment join the first call.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    while (this.#queued.length > 0) {
+      let count = 0;
+      let take = 0;
+      for (const q of this.#queued) {
+        if (take > 0 && count + q.items.length > this.maxItems) break;
+        count += q.items.length;
+        take += 1;
+      }
+      const group = this.#queued.splice(0, take);
+      const [first, ...rest] = group.flatMap((g) => g.items);
+      try {
+        if (first !== undefined) await this.run([first, ...rest]);
+        for (const g of group) g.done();
+      } catch (error) {
+        for (const g of group) g.done(error ?? new Error("group call failed"));
+      }
+    }
+    this.#draining = false;
+  }
+}
+
+/** The two group commits of a Queue batch. */
+interface BatchIo {
+  /** Writes of attempts and outcomes: one `db.batch` per group. */
+  writes: GroupCommit<BatchItem<"sqlite">>;
+  /** Messages of the next attempts of rounds: one `sendBatch` per group. */
+  sends: GroupCommit<MessageSendRequest<WebhookMessage>>;
 }
 
 /** One attempt: the endpoint rules, then the signed POST, within one time limit. */
@@ -253,23 +359,24 @@ async function attempt(
 }
 
 /**
- * Records the end of a delivery or of a round, guarded on the delivery still
- * being pending (a duplicate message must not overwrite an outcome).
+ * The write that records the end of a delivery or of a round, guarded on the
+ * delivery still being pending (a duplicate message must not overwrite an
+ * outcome).
  *
  * `updated_at` opens the next round (see the module comment): it is set after
  * the last attempt's `at`, so that attempt is not counted in the next round.
  *
  * @param lastAttemptAt `at` of the attempt that ended the round, ms since the epoch.
  */
-async function setOutcome(
+function outcomeStatement(
   db: Database,
   deliveryId: string,
   status: "pending" | "delivered" | "failed",
   rounds: number,
   lastAttemptAt: number | null,
-): Promise<void> {
+): BatchItem<"sqlite"> {
   const updatedAt = Math.max(Date.now(), (lastAttemptAt ?? 0) + 1);
-  await db
+  return db
     .update(webhookDeliveries)
     .set({ status, rounds, updatedAt })
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")));
@@ -278,6 +385,9 @@ async function setOutcome(
 /** What to do with the message once its attempt is recorded. */
 type Next =
   | { kind: "ack" }
+  /** The next attempt of the round: a new message after `delaySeconds`, this one acked. */
+  | { kind: "next-attempt"; delaySeconds: number }
+  /** The next round: this message retried after `delaySeconds`. */
   | { kind: "retry"; delaySeconds: number }
   /** Retried past the budget: to the dead-letter queue. */
   | { kind: "dead-letter" };
@@ -304,11 +414,16 @@ async function retryOrContinue(
 }
 
 /**
- * One attempt of a pending delivery, recorded, and what follows it: the end
- * of the delivery, the next attempt of the round, or the next round.
+ * One attempt of a pending delivery, recorded (the attempt row and, at the end
+ * of the delivery or of a round, the outcome, in one transaction), and what
+ * follows it: the end of the delivery, the next attempt of the round, or the
+ * next round.
+ *
+ * @throws what D1 throws for the write.
  */
 async function attemptAndDecide(
   db: Database,
+  io: BatchIo,
   delivery: DeliveryContext,
   urlOptions: UrlSafetyOptions,
   options: ConsumerOptions,
@@ -316,17 +431,37 @@ async function attemptAndDecide(
   const requestId = crypto.randomUUID();
   const at = Date.now();
   const result = await attempt(delivery, requestId, urlOptions, options);
-  await db.insert(webhookAttempts).values({
-    companyId: delivery.companyId,
-    deliveryId: delivery.id,
-    requestId,
-    at,
-    durationMs: Date.now() - at,
-    statusCode: result.statusCode,
-    error: result.error,
-  });
+  const statements: BatchItem<"sqlite">[] = [
+    db.insert(webhookAttempts).values({
+      companyId: delivery.companyId,
+      deliveryId: delivery.id,
+      requestId,
+      at,
+      durationMs: Date.now() - at,
+      statusCode: result.statusCode,
+      error: result.error,
+    }),
+  ];
+  const next = decide(db, delivery, result, at, options, statements);
+  await io.writes.submit(statements);
+  return next;
+}
+
+/**
+ * What follows an attempt; appends to `statements` the outcome to record, if any.
+ *
+ * @param at `at` of the attempt, ms since the epoch.
+ */
+function decide(
+  db: Database,
+  delivery: DeliveryContext,
+  result: AttemptResult,
+  at: number,
+  options: ConsumerOptions,
+  statements: BatchItem<"sqlite">[],
+): Next {
   if (result.verdict !== "retryable") {
-    await setOutcome(db, delivery.id, result.verdict, delivery.rounds + 1, at);
+    statements.push(outcomeStatement(db, delivery.id, result.verdict, delivery.rounds + 1, at));
     return { kind: "ack" };
   }
   const nextIndex = delivery.attemptsInRound + 1;
@@ -336,15 +471,15 @@ async function attemptAndDecide(
     nextDelay !== undefined &&
     (retryAfter === null || retryAfter <= options.maxInRoundRetryAfterSeconds)
   ) {
-    // The round goes on: the wait is a Queue retry, nothing to record.
-    return { kind: "retry", delaySeconds: retryAfter ?? nextDelay };
+    // The round goes on: the wait is a new message's delay, nothing to record.
+    return { kind: "next-attempt", delaySeconds: retryAfter ?? nextDelay };
   }
   const rounds = delivery.rounds + 1;
   if (rounds >= maxRounds(options)) {
-    await setOutcome(db, delivery.id, "failed", rounds, at);
+    statements.push(outcomeStatement(db, delivery.id, "failed", rounds, at));
     return { kind: "dead-letter" };
   }
-  await setOutcome(db, delivery.id, "pending", rounds, at);
+  statements.push(outcomeStatement(db, delivery.id, "pending", rounds, at));
   return { kind: "retry", delaySeconds: nextRoundDelaySeconds(rounds, retryAfter, options) };
 }
 
@@ -356,26 +491,22 @@ function deliveryIdOf(message: Message<WebhookMessage>): string | undefined {
 }
 
 /**
- * Handles one message: skips a delivery that is no longer pending (a
- * duplicate message), makes one attempt, records it and the outcome, and acks
- * or retries the message.
+ * Handles one message of a well-formed body: skips a delivery that is no
+ * longer pending (a duplicate message), makes one attempt, records it and the
+ * outcome, and acks or retries the message.
+ *
+ * @param delivery the message's delivery as the batch's read found it, or
+ *   undefined when it does not exist.
  */
 async function handleMessage(
   message: Message<WebhookMessage>,
   env: OutboxBindings,
   db: Database,
+  io: BatchIo,
+  delivery: DeliveryContext | undefined,
   urlOptions: UrlSafetyOptions,
   options: ConsumerOptions,
 ): Promise<void> {
-  const deliveryId = deliveryIdOf(message);
-  if (deliveryId === undefined) {
-    console.error(
-      JSON.stringify({ level: "error", msg: "malformed webhook message", id: message.id }),
-    );
-    message.ack();
-    return;
-  }
-  const delivery = await loadDelivery(db, deliveryId);
   if (delivery?.status !== "pending") {
     if (delivery?.status === "failed" && delivery.rounds >= maxRounds(options)) {
       // Every round failed, with fewer handlings than the budget (rounds ended
@@ -390,13 +521,22 @@ async function handleMessage(
   }
   if (delivery.webhookDeletedAt !== null) {
     // The registration was deleted while the delivery waited: nobody to deliver to.
-    await setOutcome(db, delivery.id, "failed", delivery.rounds, null);
+    await io.writes.submit([outcomeStatement(db, delivery.id, "failed", delivery.rounds, null)]);
     message.ack();
     return;
   }
-  const next = await attemptAndDecide(db, delivery, urlOptions, options);
+  const next = await attemptAndDecide(db, io, delivery, urlOptions, options);
   if (next.kind === "ack") message.ack();
-  else if (next.kind === "retry") {
+  else if (next.kind === "next-attempt") {
+    const body: WebhookMessage = { deliveryId: delivery.id };
+    try {
+      await io.sends.submit([{ body, contentType: "json", delaySeconds: next.delaySeconds }]);
+      message.ack();
+    } catch {
+      // The Queue refused the new message: wait through this one instead.
+      await retryOrContinue(message, env, delivery.id, next.delaySeconds, options);
+    }
+  } else if (next.kind === "retry") {
     await retryOrContinue(message, env, delivery.id, next.delaySeconds, options);
   } else if (message.attempts >= options.maxMessageDeliveries) {
     // Past max_retries, a retry moves the message to the dead-letter queue.
@@ -406,13 +546,37 @@ async function handleMessage(
   }
 }
 
+/** Logs a message whose handling threw and retries it after 60 s (or continues it when out of budget). */
+async function retryAfterError(
+  message: Message<WebhookMessage>,
+  env: OutboxBindings,
+  options: ConsumerOptions,
+  error: unknown,
+): Promise<void> {
+  console.error(
+    JSON.stringify({
+      level: "error",
+      msg: "webhook message failed",
+      id: message.id,
+      error: String(error),
+    }),
+  );
+  const deliveryId = deliveryIdOf(message);
+  if (deliveryId !== undefined) {
+    await retryOrContinue(message, env, deliveryId, 60, options).catch(() =>
+      message.retry({ delaySeconds: 60 }),
+    );
+  } else message.retry({ delaySeconds: 60 });
+}
+
 /**
  * The `queue` handler of the Worker.
  *
  * @param overrides timing to change (tests shorten the 10 s limit); the rest keeps the contract's.
- * @returns a handler that processes the messages of a batch concurrently, one
- *   attempt each; a message whose handling throws (D1 unavailable, ...) is
- *   retried after 60 s (or continued by a new message when out of budget).
+ * @returns a handler that reads the batch's deliveries in one query, then
+ *   processes its messages concurrently, one attempt each, their writes group
+ *   committed; a message whose handling throws (D1 unavailable, ...) is retried
+ *   after 60 s (or continued by a new message when out of budget).
  */
 export function webhookQueueHandler(overrides: Partial<ConsumerOptions> = {}) {
   const options: ConsumerOptions = { ...DEFAULT_CONSUMER_OPTIONS, ...overrides };
@@ -427,25 +591,45 @@ export function webhookQueueHandler(overrides: Partial<ConsumerOptions> = {}) {
       exemptOrigins: settings.webhooks.exemptOrigins,
     };
     const db = createDb(env.DB);
+    const io: BatchIo = {
+      writes: new GroupCommit((statements) => db.batch(statements)),
+      sends: new GroupCommit((messages) => env.WEBHOOK_QUEUE.sendBatch(messages), SEND_BATCH_MAX),
+    };
+    // The first message of each delivery makes its attempt; a second one in the
+    // same batch (a duplicate) is acked, since the first carries the delivery on.
+    const owners = new Map<string, Message<WebhookMessage>>();
+    for (const message of batch.messages) {
+      const deliveryId = deliveryIdOf(message);
+      if (deliveryId !== undefined && !owners.has(deliveryId)) owners.set(deliveryId, message);
+    }
+    // Undefined when the read failed: every message then takes the error path.
+    let deliveries: Map<string, DeliveryContext> | undefined;
+    let loadError: unknown;
+    try {
+      deliveries = await loadDeliveries(db, [...owners.keys()]);
+    } catch (error) {
+      loadError = error;
+    }
     await Promise.all(
       batch.messages.map(async (message) => {
-        try {
-          await handleMessage(message, env, db, urlOptions, options);
-        } catch (error) {
+        const deliveryId = deliveryIdOf(message);
+        if (deliveryId === undefined) {
           console.error(
-            JSON.stringify({
-              level: "error",
-              msg: "webhook message failed",
-              id: message.id,
-              error: String(error),
-            }),
+            JSON.stringify({ level: "error", msg: "malformed webhook message", id: message.id }),
           );
-          const deliveryId = deliveryIdOf(message);
-          if (deliveryId !== undefined) {
-            await retryOrContinue(message, env, deliveryId, 60, options).catch(() =>
-              message.retry({ delaySeconds: 60 }),
-            );
-          } else message.retry({ delaySeconds: 60 });
+          message.ack();
+          return;
+        }
+        if (owners.get(deliveryId) !== message) {
+          message.ack();
+          return;
+        }
+        try {
+          if (deliveries === undefined) throw loadError;
+          const delivery = deliveries.get(deliveryId);
+          await handleMessage(message, env, db, io, delivery, urlOptions, options);
+        } catch (error) {
+          await retryAfterError(message, env, options, error);
         }
       }),
     );

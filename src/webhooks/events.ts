@@ -2,14 +2,17 @@
  * Webhook events written in the same batch as the change they report (the
  * outbox of docs/webhooks.md): the event row, whose `body` is the exact bytes
  * every attempt sends and signs, and one delivery row per matching
- * registration. After the batch commits, `dispatchEvent` (outbox.ts) sends one
- * Queue message per delivery.
+ * registration, whose statement returns the ids of the deliveries it wrote.
+ * After the batch commits, `dispatchDeliveries` sends one Queue message per
+ * delivery (one `sendBatch`) and records that they were sent: the ids come from
+ * the batch itself, so no read follows the commit.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
 import { webhookDeliveries, webhookEvents } from "../db/schema";
 import type { ClassificationOut, ReportShift, StopOut } from "../reports/schemas";
+import { type OutboxBindings, sendDeliveries } from "./outbox";
 
 /** The event types a registration can name (docs/webhooks.md). */
 export const CLASSIFICATION_EVENT_TYPES = [
@@ -49,8 +52,18 @@ export interface ClassificationChange {
 export interface OutboxWrite {
   /** `eventId` of the event; no row is written when no registration matches. */
   eventId: string;
-  statements: BatchItem<"sqlite">[];
+  /** Writes the event row. */
+  event: BatchItem<"sqlite">;
+  /**
+   * Writes its deliveries, after `event` in the same batch; its result is the
+   * ids of the deliveries written (`{ id }[]`, empty when none), for
+   * `dispatchDeliveries`.
+   */
+  deliveries: DeliveriesInsert;
 }
+
+/** An INSERT of deliveries returning their ids. */
+export type DeliveriesInsert = ReturnType<typeof deliveriesStatement>;
 
 /** ISO 8601 UTC with milliseconds of an integer ms column, as `Date#toISOString` writes it. */
 function isoOf(column: SQL): SQL {
@@ -69,23 +82,22 @@ function matchingRegistrations(companyId: number, eventType: string): SQL {
 }
 
 /** One delivery per matching registration, written only if the event row was. */
-function deliveriesStatement(
-  db: Database,
-  companyId: number,
-  eventId: string,
-  eventType: string,
-): BatchItem<"sqlite"> {
-  return db.insert(webhookDeliveries).select(sql`
+function deliveriesStatement(db: Database, companyId: number, eventId: string, eventType: string) {
+  return db
+    .insert(webhookDeliveries)
+    .select(sql`
     SELECT ${SQL_UUID}, w.company_id, ${eventId}, w.id, 'pending', NULL, 0, ${NOW_MS}, ${NOW_MS}
     FROM webhooks w
     WHERE ${matchingRegistrations(companyId, eventType)}
-      AND EXISTS (SELECT 1 FROM webhook_events e WHERE e.id = ${eventId})`);
+      AND EXISTS (SELECT 1 FROM webhook_events e WHERE e.id = ${eventId})`)
+    .returning({ id: webhookDeliveries.id });
 }
 
 /**
  * The statements that record the webhook event of a stop-classification
- * change; the caller appends them to the SAME `db.batch` as the write, after
- * it, so that the event exists if and only if the change does.
+ * change; the caller appends `event` then `deliveries` to the SAME `db.batch`
+ * as the write, after it, so that the event exists if and only if the change
+ * does, and passes the result of `deliveries` to `dispatchDeliveries`.
  *
  * The statements are INSERT ... SELECT through Drizzle's `insert().select(sql)`
  * (raw `db.run` statements cannot be batched by drizzle-orm 0.45 on D1), which
@@ -103,7 +115,7 @@ function deliveriesStatement(
  * @param db Drizzle client (to build statements, not to run them).
  * @param change what changed, with the stop, machine, shift and previous classification.
  * @param now the instant the event is queued (`eventTimestamp`), ms since the epoch.
- * @returns the event id and the statements to append to the write's batch.
+ * @returns the event id and the two statements to append to the write's batch.
  */
 export function classificationEventStatements(
   db: Database,
@@ -167,7 +179,8 @@ export function classificationEventStatements(
   }
   return {
     eventId,
-    statements: [insertEvent, deliveriesStatement(db, companyId, eventId, eventType)],
+    event: insertEvent,
+    deliveries: deliveriesStatement(db, companyId, eventId, eventType),
   };
 }
 
@@ -178,7 +191,8 @@ export function classificationEventStatements(
  * @param db Drizzle client.
  * @param webhook the registration (id and company).
  * @param now the instant the event is queued, ms since the epoch.
- * @returns the event and delivery ids and the statements to run in one batch.
+ * @returns the event and delivery ids and the statements to run in one batch
+ *   (`event` then `deliveries`).
  */
 export function pingEventStatements(
   db: Database,
@@ -196,20 +210,53 @@ export function pingEventStatements(
   return {
     eventId,
     deliveryId,
-    statements: [
-      db.insert(webhookEvents).values({
-        id: eventId,
-        companyId: webhook.companyId,
-        eventType: PING_EVENT_TYPE,
-        body,
-        eventTimestamp: now,
-      }),
-      db.insert(webhookDeliveries).values({
-        id: deliveryId,
-        companyId: webhook.companyId,
-        eventId,
-        webhookId: webhook.id,
-      }),
-    ],
+    event: db.insert(webhookEvents).values({
+      id: eventId,
+      companyId: webhook.companyId,
+      eventType: PING_EVENT_TYPE,
+      body,
+      eventTimestamp: now,
+    }),
+    deliveries: db
+      .insert(webhookDeliveries)
+      .values({ id: deliveryId, companyId: webhook.companyId, eventId, webhookId: webhook.id })
+      .returning({ id: webhookDeliveries.id }),
   };
+}
+
+/**
+ * Sends the Queue messages of an event's deliveries (one `sendBatch`) and
+ * records them sent (`sendDeliveries`), once the batch that wrote them has
+ * committed. Never throws: a failure is logged and left to the outbox sweeper,
+ * because the change itself is already saved.
+ *
+ * @param env the Queue binding.
+ * @param db Drizzle client.
+ * @param eventId the event, for the log.
+ * @param deliveries the result of the event's `deliveries` statement.
+ */
+export async function dispatchDeliveries(
+  env: OutboxBindings,
+  db: Database,
+  eventId: string,
+  deliveries: readonly { id: string }[],
+): Promise<void> {
+  if (deliveries.length === 0) return;
+  try {
+    await sendDeliveries(
+      env,
+      db,
+      deliveries.map((d) => d.id),
+      Date.now(),
+    );
+  } catch (error) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        msg: "webhook dispatch failed",
+        eventId,
+        error: String(error),
+      }),
+    );
+  }
 }

@@ -65,51 +65,6 @@ export async function sendDeliveries(
 }
 
 /**
- * Sends the messages of an event's deliveries, once the batch that wrote them
- * has committed. Never throws: a failure is logged and left to the sweeper,
- * because the change itself is already saved.
- *
- * @param env the Queue binding.
- * @param db Drizzle client.
- * @param eventId the event (`classificationEventStatements` or `pingEventStatements`).
- */
-export async function dispatchEvent(
-  env: OutboxBindings,
-  db: Database,
-  eventId: string,
-): Promise<void> {
-  try {
-    const rows = await db
-      .select({ id: webhookDeliveries.id })
-      .from(webhookDeliveries)
-      .where(
-        and(
-          eq(webhookDeliveries.eventId, eventId),
-          eq(webhookDeliveries.status, "pending"),
-          isNull(webhookDeliveries.enqueuedAt),
-        ),
-      )
-      .all();
-    if (rows.length === 0) return;
-    await sendDeliveries(
-      env,
-      db,
-      rows.map((r) => r.id),
-      Date.now(),
-    );
-  } catch (error) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        msg: "webhook dispatch failed",
-        eventId,
-        error: String(error),
-      }),
-    );
-  }
-}
-
-/**
  * Default margin past a delivery's next scheduled handling after which its
  * message is taken for lost, s: ten minutes, far above the Queue's own delivery
  * delays. `WEBHOOK_STALLED_MARGIN_SECONDS` overrides it (src/env.ts).

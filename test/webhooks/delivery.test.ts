@@ -7,6 +7,7 @@
 import { env } from "cloudflare:workers";
 import { verify } from "@octokit/webhooks-methods";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { WebhookMessage } from "../../src/webhooks/outbox";
 import { createCompany, operator, operatorJson } from "../harness";
 import {
   answers,
@@ -17,8 +18,10 @@ import {
   sequence,
 } from "./fake-network";
 import {
+  type Delivery,
   delaysOf,
   deliveryOf,
+  howOf,
   ping,
   register,
   runHandlings,
@@ -153,19 +156,21 @@ describe("a delivered attempt", () => {
 });
 
 describe("a round", () => {
-  it("tries 3 times on 5XX, the waits of 1 s and 2 s being Queue retries, then retries the message after about 1 minute", async () => {
+  it("tries 3 times on 5XX, the waits of 1 s and 2 s being Queue delays, then retries the message after about 1 minute", async () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, answers(503));
     const { deliveryId, eventId, message } = await pingMessage(hook);
     const outcomes = await runHandlings(message, [1, 2, 3]);
 
-    // No sleeping in the consumer: each handling is one attempt, then a retry
-    // whose delay is the wait of the round (0 s, 1 s, 2 s), then the next round.
+    // No sleeping in the consumer: each handling is one attempt, then a new
+    // message delayed by the wait of the round (1 s, 2 s), then the message's
+    // retry for the next round.
     const [first, second, third] = delaysOf(outcomes);
     expect([first, second]).toEqual([1, 2]);
     expect(third).toBeGreaterThanOrEqual(60);
     expect(third).toBeLessThanOrEqual(66);
-    for (const o of outcomes) expect(o.explicitAcks).toEqual([]);
+    expect(howOf(outcomes)).toEqual(["next message", "next message", "retry"]);
+    expect(net.sent.filter((m) => m.deliveryId === deliveryId)).toHaveLength(3);
 
     const got = net.at(url);
     expect(got).toHaveLength(3);
@@ -465,9 +470,104 @@ describe("a batch", () => {
     if (!fastGot || !firstSlow) throw new Error("both endpoints must be called");
     // The fast endpoint is called with the slow attempt, not after it.
     expect(Math.abs(fastGot.at - firstSlow.at)).toBeLessThan(500);
-    expect(result.explicitAcks).toEqual(["m1"]);
-    expect(result.retryMessages).toEqual([{ msgId: "m0", delaySeconds: 1 }]);
+    expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
+    // The slow one's 2nd attempt of the round: a new message in 1 s.
+    expect(result.nextMessages).toEqual([{ msgId: "m0", delaySeconds: 1 }]);
     expect((await deliveryOf(fast.hook.id, b.deliveryId)).status).toBe("delivered");
+  }, 20_000);
+
+  it("records a fast endpoint's attempt while a timing-out one in the same batch still waits", async () => {
+    const slow = await setUp();
+    const fast = await setUp();
+    net.endpoints.set(slow.url, neverAnswers);
+    net.endpoints.set(fast.url, answers(200));
+    const a = await pingMessage(slow.hook);
+    const b = await pingMessage(fast.hook);
+    const started = Date.now();
+    const running = runMessages([a.message, b.message], { timing: { attemptTimeoutMs: 3000 } });
+    let seen: Delivery | undefined;
+    while (!seen && Date.now() - started < 2500) {
+      const delivery = await deliveryOf(fast.hook.id, b.deliveryId);
+      if (delivery.status === "delivered") seen = delivery;
+      else await new Promise((done) => setTimeout(done, 50));
+    }
+    const seenAfter = Date.now() - started;
+    const result = await running;
+    // Delivered and recorded, with its attempt, before the slow attempt's 3 s limit.
+    expect(seen?.attempts.map((x) => x.statusCode)).toEqual([200]);
+    expect(seenAfter).toBeLessThan(2500);
+    expect(result.nextMessages).toEqual([{ msgId: "m0", delaySeconds: 1 }]);
+    const slowDelivery = await deliveryOf(slow.hook.id, a.deliveryId);
+    expect(slowDelivery.attempts.map((x) => x.error)).toEqual(["timeout"]);
+  }, 20_000);
+
+  it("retries every message after 60 s, without a request, when D1 cannot be read; acks a malformed one", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(200));
+    const { deliveryId, message } = await pingMessage(hook);
+    const unavailable = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === "prepare" || property === "batch") {
+          return () => {
+            throw new Error("D1_ERROR: database unavailable");
+          };
+        }
+        return Reflect.get(target, property, target);
+      },
+    });
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const malformed = { deliveryID: deliveryId } as unknown as WebhookMessage;
+    const result = await runMessages([message, malformed], { env: { ...env, DB: unavailable } });
+    expect(result.retryMessages).toEqual([{ msgId: "m0", delaySeconds: 60 }]);
+    expect(result.explicitAcks).toEqual(["m1"]);
+    expect(net.at(url)).toHaveLength(0);
+    expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
+  });
+
+  it("makes one attempt for two messages of the same delivery, and acks both", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(200));
+    const { deliveryId, message } = await pingMessage(hook);
+    const result = await runMessages([message, message]);
+    expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
+    expect(net.at(url)).toHaveLength(1);
+    const delivery = await deliveryOf(hook.id, deliveryId);
+    expect(delivery.status).toBe("delivered");
+    expect(delivery.attempts).toHaveLength(1);
+  });
+
+  it("handles many deliveries of one batch, each recorded with its own outcome", async () => {
+    const ok = await setUp();
+    const failing = await setUp();
+    const gone = await setUp();
+    net.endpoints.set(ok.url, answers(200));
+    net.endpoints.set(failing.url, answers(503));
+    net.endpoints.set(gone.url, answers(410));
+    const pings = [];
+    for (let i = 0; i < 5; i += 1) {
+      pings.push({ hook: ok.hook, ...(await pingMessage(ok.hook)) });
+      pings.push({ hook: failing.hook, ...(await pingMessage(failing.hook)) });
+      pings.push({ hook: gone.hook, ...(await pingMessage(gone.hook)) });
+    }
+    const result = await runMessages(pings.map((p) => p.message));
+    // Every message acked; the failing endpoint's each followed by a new message in 1 s.
+    expect(result.explicitAcks).toHaveLength(pings.length);
+    expect(result.retryMessages).toEqual([]);
+    const byId = (x: { msgId: string }, y: { msgId: string }) => x.msgId.localeCompare(y.msgId);
+    expect(result.nextMessages.sort(byId)).toEqual(
+      pings
+        .map((p, i) => ({ hook: p.hook, msgId: `m${i}` }))
+        .filter((p) => p.hook === failing.hook)
+        .map(({ msgId }) => ({ msgId, delaySeconds: 1 }))
+        .sort(byId),
+    );
+    for (const p of pings) {
+      const delivery = await deliveryOf(p.hook.id, p.deliveryId);
+      const expected =
+        p.hook === ok.hook ? "delivered" : p.hook === gone.hook ? "failed" : "pending";
+      expect(delivery.status).toBe(expected);
+      expect(delivery.attempts).toHaveLength(1);
+    }
   }, 20_000);
 });
 

@@ -71,6 +71,11 @@ export async function deliveryOf(webhookId: string, deliveryId: string): Promise
 export interface BatchOutcome {
   explicitAcks: string[];
   retryMessages: { msgId: string; delaySeconds?: number }[];
+  /**
+   * Acked messages followed by a new message for the same delivery, sent in
+   * the same run (the next attempt of a round), with that message's delay.
+   */
+  nextMessages: { msgId: string; delaySeconds?: number }[];
 }
 
 /**
@@ -108,15 +113,33 @@ export async function runMessages(
   }
   const ctx = createExecutionContext();
   const bindings = options.env ?? env;
+  // The fake network (fake-network.ts) captures sends with a spy.
+  const sendBatch = bindings.WEBHOOK_QUEUE.sendBatch;
+  const sendsBefore = vi.isMockFunction(sendBatch) ? sendBatch.mock.calls.length : 0;
   if (options.timing) await webhookQueueHandler(options.timing)(batch, bindings);
   else await worker.queue(batch, bindings);
   const result = await getQueueResult(batch, ctx);
+  const sends = vi.isMockFunction(sendBatch)
+    ? sendBatch.mock.calls.slice(sendsBefore).flatMap(([messages]) => [...messages])
+    : [];
+  const nextMessages: BatchOutcome["nextMessages"] = [];
+  for (const message of batch.messages) {
+    if (!result.explicitAcks.includes(message.id)) continue;
+    const sent = sends.find((m) => m.body.deliveryId === message.body.deliveryId);
+    if (!sent) continue;
+    nextMessages.push(
+      sent.delaySeconds === undefined
+        ? { msgId: message.id }
+        : { msgId: message.id, delaySeconds: sent.delaySeconds },
+    );
+  }
   return {
     explicitAcks: result.explicitAcks,
     retryMessages: result.retryMessages.map(({ msgId }: { msgId: string }) => {
       const delaySeconds = delays.get(msgId);
       return delaySeconds === undefined ? { msgId } : { msgId, delaySeconds };
     }),
+    nextMessages,
   };
 }
 
@@ -135,12 +158,27 @@ export async function runHandlings(
   return outcomes;
 }
 
-/** The delay asked for by each handling: a number (retried), "ack", or "retry" without delay. */
+/**
+ * The wait asked for by each handling: a number (the delay of the next
+ * message of the round, or of the message's retry for the next round), "ack"
+ * (done), or "retry" without delay. `howOf` tells which way.
+ */
 export function delaysOf(outcomes: readonly BatchOutcome[]): (number | "ack" | "retry")[] {
   return outcomes.map((o) => {
+    const next = o.nextMessages[0];
+    if (next) return next.delaySeconds ?? 0;
     if (o.explicitAcks.length > 0) return "ack";
     const retried = o.retryMessages[0];
     if (!retried) throw new Error("neither acked nor retried");
     return retried.delaySeconds ?? "retry";
+  });
+}
+
+/** How each handling went on: a new message, a retry of the message, or done (acked). */
+export function howOf(outcomes: readonly BatchOutcome[]): ("next message" | "retry" | "ack")[] {
+  return outcomes.map((o) => {
+    if (o.nextMessages.length > 0) return "next message";
+    if (o.retryMessages.length > 0) return "retry";
+    return "ack";
   });
 }
