@@ -12,6 +12,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import { signals } from "../db/schema";
 import { notFound, unprocessable } from "../http/errors";
+import { isoInstant } from "../http/instants";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import {
@@ -147,7 +148,7 @@ export const operatorDiagnosticsRoutes = new OpenAPIHono<AppEnv>({
         to: new Date(p.to).toISOString(),
       })),
       queryMs,
-      data: points.map((p) => ({ timestamp: new Date(p.bucket).toISOString(), value: p.value })),
+      data: points.map((p) => ({ timestamp: isoInstant(p.bucket), value: p.value })),
     },
     200,
   );

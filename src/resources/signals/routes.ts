@@ -5,6 +5,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import { notFound, unprocessable } from "../../http/errors";
+import { isoInstant } from "../../http/instants";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { validationHook } from "../../http/validation";
 import { findMachineByUuid } from "../machines/queries";
@@ -228,7 +229,7 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
       return c.json(
         {
           ...head,
-          timestamps: points.map((p) => new Date(p.bucket).toISOString()),
+          timestamps: points.map((p) => isoInstant(p.bucket)),
           values: points.map((p) => p.value),
         },
         200,
@@ -237,7 +238,7 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     return c.json(
       {
         ...head,
-        data: points.map((p) => ({ timestamp: new Date(p.bucket).toISOString(), value: p.value })),
+        data: points.map((p) => ({ timestamp: isoInstant(p.bucket), value: p.value })),
       },
       200,
     );
