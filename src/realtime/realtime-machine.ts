@@ -236,6 +236,8 @@ function parseJson<T>(text: string | null): T | null {
 export class RealtimeMachine extends DurableObject<Env> {
   /** Tail of the FIFO queue of operations. */
   private tail: Promise<unknown> = Promise.resolve();
+  /** The `sync` row in memory (see `syncState`). */
+  private syncRow: SyncRow | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -249,15 +251,29 @@ export class RealtimeMachine extends DurableObject<Env> {
     return result;
   }
 
+  /** The `sync` row, read once: only this object writes it, one operation at a time. */
   private syncState(): SyncRow {
-    return this.ctx.storage.sql.exec<SyncRow>("SELECT * FROM sync WHERE id = 1").one();
+    this.syncRow ??= this.ctx.storage.sql.exec<SyncRow>("SELECT * FROM sync WHERE id = 1").one();
+    return this.syncRow;
+  }
+
+  /** Updates columns of the `sync` row, in storage and in memory; skips an unchanged value. */
+  private setSync(patch: Partial<Pick<SyncRow, "dirty" | "marked" | "refresh_at" | "alarm_at">>) {
+    const current = this.syncState();
+    const changed = Object.entries(patch).filter(([column, value]) => current[column] !== value);
+    if (changed.length === 0) return;
+    this.ctx.storage.sql.exec(
+      `UPDATE sync SET ${changed.map(([column]) => `${column} = ?`).join(", ")} WHERE id = 1`,
+      ...changed.map(([, value]) => value ?? null),
+    );
+    this.syncRow = { ...current, ...patch };
   }
 
   /** Sets the alarm to `at` unless it is already set no later (`force`: set it anyway). */
   private alarmBy(at: number, force = false): void {
     const { alarm_at } = this.syncState();
     if (!force && alarm_at !== null && alarm_at <= at && alarm_at > Date.now()) return;
-    this.ctx.storage.sql.exec("UPDATE sync SET alarm_at = ? WHERE id = 1", at);
+    this.setSync({ alarm_at: at });
     void this.ctx.storage.setAlarm(at);
   }
 
@@ -268,7 +284,7 @@ export class RealtimeMachine extends DurableObject<Env> {
    */
   private async afterWrite(now: number): Promise<void> {
     if (this.syncState().marked === 1) {
-      this.ctx.storage.sql.exec("UPDATE sync SET dirty = 1 WHERE id = 1");
+      this.setSync({ dirty: 1 });
     } else {
       await this.flush(false, { mark: "add" });
     }
@@ -442,7 +458,7 @@ export class RealtimeMachine extends DurableObject<Env> {
       // The carried segment's log is shown at once, as the closed ones are.
       await this.flush(false);
     }
-    this.ctx.storage.sql.exec("UPDATE sync SET refresh_at = ? WHERE id = 1", now + REFRESH_MS);
+    this.setSync({ refresh_at: now + REFRESH_MS });
     this.scheduleAlarm(instance, now);
     return instance;
   }
@@ -549,9 +565,7 @@ export class RealtimeMachine extends DurableObject<Env> {
 
   /** After a successful flush: nothing is waiting for D1; the mark as the flush left it. */
   private afterFlush(mark: "add" | "remove" | undefined): void {
-    const sql = this.ctx.storage.sql;
-    sql.exec("UPDATE sync SET dirty = 0 WHERE id = 1");
-    if (mark) sql.exec("UPDATE sync SET marked = ? WHERE id = 1", mark === "add" ? 1 : 0);
+    this.setSync(mark ? { dirty: 0, marked: mark === "add" ? 1 : 0 } : { dirty: 0 });
   }
 
   /**
@@ -691,7 +705,7 @@ export class RealtimeMachine extends DurableObject<Env> {
       const sync = this.syncState();
       if (instance && now >= (sync.refresh_at ?? 0)) {
         await this.flush(true);
-        this.ctx.storage.sql.exec("UPDATE sync SET refresh_at = ? WHERE id = 1", now + REFRESH_MS);
+        this.setSync({ refresh_at: now + REFRESH_MS });
       } else if (sync.dirty === 1) {
         await this.flush(false);
       } else if (sync.marked === 1) {
