@@ -21,12 +21,13 @@
  *
  * Run with `npx tsx bench/realtime.ts`.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { cpus } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CPU_COUNT, groupCpuMs } from "./lib/cpu";
+import { spawnDevServer } from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PERSIST_DIR = ".wrangler/bench-realtime";
@@ -38,7 +39,12 @@ export const ONE_MACHINE_TARGET = 0.4;
 export const SPREAD_TARGET = 0.6;
 
 const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
-const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" };
+const WRANGLER_ENV = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "1",
+};
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const PORT = num("BENCH_RT_PORT", 8792);
@@ -86,6 +92,8 @@ interface Measure {
   errors: number;
   /** 2XX answers in warm-up and measurement together. */
   ok: number;
+  /** CPU time of wrangler's process group and of this process per request, ms. */
+  cpuMsPerRequest: number;
 }
 
 async function loadAutocannon(): Promise<Autocannon> {
@@ -103,30 +111,13 @@ function runWrangler(args: string[]): void {
 }
 
 function startWrangler(): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      WRANGLER_BIN,
-      "dev",
-      "--config",
-      "wrangler.toml",
-      "--port",
-      String(PORT),
-      "--ip",
-      "127.0.0.1",
-      "--persist-to",
-      PERSIST_DIR,
-      "--var",
-      `OPERATOR_TOKEN:${TOKEN}`,
-      "--var",
-      `RATE_LIMIT_ENABLED:${LIMITER}`,
-      "--show-interactive-dev-session=false",
-      "--log-level",
-      "warn",
-    ],
-    // Its own process group, so that stopping it stops workerd too.
-    { cwd: ROOT, env: WRANGLER_ENV, stdio: ["ignore", "inherit", "inherit"], detached: true },
-  );
+  // wrangler's dev server with the DevTools inspector and file watching off (see
+  // bench/lib/dev-server.ts).
+  return spawnDevServer({
+    port: PORT,
+    persistTo: PERSIST_DIR,
+    vars: [`OPERATOR_TOKEN:${TOKEN}`, `RATE_LIMIT_ENABLED:${LIMITER}`],
+  });
 }
 
 async function stopWrangler(child: ChildProcess): Promise<void> {
@@ -224,12 +215,18 @@ async function seed(): Promise<Seed> {
 
 async function measure(
   autocannon: Autocannon,
+  pgid: number,
   name: string,
   options: Omit<AutocannonOptions, "duration" | "connections">,
 ): Promise<Measure> {
   const warm = await autocannon({ ...options, connections: CONNECTIONS, duration: WARMUP });
+  const cpuBefore = groupCpuMs(pgid);
+
   const r = await autocannon({ ...options, connections: CONNECTIONS, duration: DURATION });
+  const cpuMs = groupCpuMs(pgid) - cpuBefore;
+
   return {
+    cpuMsPerRequest: cpuMs / Math.max(1, r.requests.total),
     name,
     requestsPerSecond: r.requests.average,
     p50: r.latency.p50,
@@ -263,44 +260,50 @@ async function main(): Promise<void> {
     await waitUntilReady(child);
     const s = await seed();
     const autocannon = await loadAutocannon();
+    const pgid = child.pid ?? 0;
     const headers = { "x-api-key": s.key, "content-type": "application/json" };
     const body = JSON.stringify({ skuId: s.skuId, quantity: 1000 });
     const [one, ...rest] = s.machineIds;
     if (one === undefined) throw new Error("no machines");
 
-    const floor = await measure(autocannon, "floor: GET /healthz", {
+    const floor = await measure(autocannon, pgid, "floor: GET /healthz", {
       url: `${BASE}/healthz`,
     });
     // BENCH_RT_PROBE=1: where the time goes (auth + limiter + one D1 read; the object's read).
     const probes: Measure[] = [];
     if (process.env.BENCH_RT_PROBE === "1") {
       probes.push(
-        await measure(autocannon, "probe: GET /v1/machines", {
+        await measure(autocannon, pgid, "probe: GET /v1/machines", {
           url: `${BASE}/v1/machines`,
           headers,
         }),
-        await measure(autocannon, "probe: GET /v1/realtime/{id}", {
+        await measure(autocannon, pgid, "probe: GET /v1/realtime/{id}", {
           url: `${BASE}/v1/realtime/${one}`,
           headers,
         }),
       );
     }
-    const single = await measure(autocannon, "POST /v1/realtime/{id}/sku, 1 machine", {
+    const single = await measure(autocannon, pgid, "POST /v1/realtime/{id}/sku, 1 machine", {
       url: `${BASE}/v1/realtime/${one}/sku`,
       method: "POST",
       headers,
       body,
     });
     const spreadIds = [one, ...rest];
-    const spread = await measure(autocannon, `POST /v1/realtime/{id}/sku, ${MACHINES} machines`, {
-      url: BASE,
-      requests: spreadIds.map((id) => ({
-        method: "POST",
-        path: `/v1/realtime/${id}/sku`,
-        headers,
-        body,
-      })),
-    });
+    const spread = await measure(
+      autocannon,
+      pgid,
+      `POST /v1/realtime/{id}/sku, ${MACHINES} machines`,
+      {
+        url: BASE,
+        requests: spreadIds.map((id) => ({
+          method: "POST",
+          path: `/v1/realtime/${id}/sku`,
+          headers,
+          body,
+        })),
+      },
+    );
 
     const applied = await revisions(s, spreadIds);
     const answered = single.ok + spread.ok;
@@ -309,7 +312,7 @@ async function main(): Promise<void> {
     const cutOff = 4 * CONNECTIONS;
     const share = (m: Measure) => m.requestsPerSecond / floor.requestsPerSecond;
     const row = (m: Measure, target?: number) =>
-      `| ${m.name} | ${m.requestsPerSecond.toFixed(0)} | ${target === undefined ? "100 %" : `${(share(m) * 100).toFixed(0)} % (target ${target * 100} %)`} | ${m.p50} | ${m.p99} | ${m.requests} | ${m.non2xx} | ${m.errors} |`;
+      `| ${m.name} | ${m.requestsPerSecond.toFixed(0)} | ${target === undefined ? "100 %" : `${(share(m) * 100).toFixed(0)} % (target ${target * 100} %)`} | ${m.p50} | ${m.p99} | ${m.requests} | ${m.non2xx} | ${m.errors} | ${m.cpuMsPerRequest.toFixed(2)} |`;
     const verdict =
       share(single) >= ONE_MACHINE_TARGET &&
       share(spread) >= SPREAD_TARGET &&
@@ -320,10 +323,10 @@ async function main(): Promise<void> {
       [
         "## Realtime SKU writes vs the floor",
         "",
-        `autocannon, ${CONNECTIONS} connections, ${DURATION} s per scenario after ${WARMUP} s of warm-up; local \`wrangler dev\` (rate limiter ${LIMITER === "true" ? "on" : "OFF"}), ${cpus().length} CPUs.`,
+        `autocannon, ${CONNECTIONS} connections, ${DURATION} s per scenario after ${WARMUP} s of warm-up; local \`wrangler dev\` (rate limiter ${LIMITER === "true" ? "on" : "OFF"}), ${CPU_COUNT} CPUs.`,
         "",
-        "| Scenario | req/s | of floor | p50 ms | p99 ms | requests | non-2XX | errors |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| Scenario | req/s | of floor | p50 ms | p99 ms | requests | non-2XX | errors | CPU ms per request |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         row(floor),
         ...probes.map((m) => row(m, 0)),
         row(single, ONE_MACHINE_TARGET),

@@ -17,12 +17,13 @@
  * BENCH_SCRIPT runs another Worker entry than wrangler.toml's `main` (for example one that
  * mounts the diagnostics route while it is not mounted in src/operator/index.ts).
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spawnDevServer } from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.BENCH_PORT ?? 8788);
@@ -111,32 +112,14 @@ function runWrangler(args: string[]): void {
 }
 
 function startWrangler(): ChildProcess {
-  const script = process.env.BENCH_SCRIPT ? [process.env.BENCH_SCRIPT] : [];
-  const child = spawn(
-    process.execPath,
-    [
-      WRANGLER_BIN,
-      "dev",
-      ...script,
-      // Explicit, because wrangler looks for its config next to a script given as an argument.
-      "--config",
-      "wrangler.toml",
-      "--port",
-      String(PORT),
-      "--ip",
-      "127.0.0.1",
-      "--persist-to",
-      PERSIST_DIR,
-      "--var",
-      `OPERATOR_TOKEN:${TOKEN}`,
-      "--show-interactive-dev-session=false",
-      "--log-level",
-      "warn",
-    ],
-    // Its own process group, so that stopping it stops workerd too.
-    { cwd: ROOT, env: WRANGLER_ENV, stdio: ["ignore", "inherit", "inherit"], detached: true },
-  );
-  return child;
+  // wrangler's dev server with the DevTools inspector and file watching off (see
+  // bench/lib/dev-server.ts); BENCH_SCRIPT runs another entry point.
+  return spawnDevServer({
+    port: PORT,
+    persistTo: PERSIST_DIR,
+    vars: [`OPERATOR_TOKEN:${TOKEN}`],
+    script: process.env.BENCH_SCRIPT,
+  });
 }
 
 function stopWrangler(child: ChildProcess): void {

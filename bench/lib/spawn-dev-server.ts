@@ -1,0 +1,47 @@
+/**
+ * Starts `./dev-server.ts` (wrangler's local dev server without the DevTools
+ * inspector and file watching) as a child in its own process group, the way
+ * the benchmarks used to start `wrangler dev`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const TSX_CLI = createRequire(join(ROOT, "package.json")).resolve("tsx/cli");
+const DEV_SERVER = join(ROOT, "bench", "lib", "dev-server.ts");
+
+/** Offline and quiet: no usage metrics, no fetch of the `Request.cf` placeholder. */
+export const DEV_SERVER_ENV = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "1",
+};
+
+/**
+ * Spawns the dev server from the project root.
+ *
+ * @param options.port local port; `options.persistTo` the `--persist-to` directory (relative
+ *   to the root); `options.vars` `NAME:value` pairs; `options.script` another entry point.
+ * @returns the child (its pid is the process group id: `process.kill(-pid, "SIGTERM")`
+ *   stops it with workerd).
+ */
+export function spawnDevServer(options: {
+  port: number;
+  persistTo: string;
+  vars?: readonly string[];
+  script?: string;
+}): ChildProcess {
+  const args = [TSX_CLI, DEV_SERVER, "--port", String(options.port)];
+  args.push("--persist-to", options.persistTo);
+  for (const pair of options.vars ?? []) args.push("--var", pair);
+  if (options.script !== undefined) args.push("--script", options.script);
+  return spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: DEV_SERVER_ENV,
+    stdio: ["ignore", "inherit", "inherit"],
+    detached: true,
+  });
+}
