@@ -442,6 +442,7 @@ async function main(): Promise<void> {
       stdio: "ignore",
     });
     console.log(`Written to ${RESULTS}`);
+    if (misses.length > 0) process.exitCode = 1;
   } finally {
     stop();
   }

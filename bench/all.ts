@@ -1,0 +1,29 @@
+/**
+ * `npm run bench`: every benchmark, one after the other (each starts its own
+ * local Worker on its own port and database), so that a missed target in one
+ * does not skip the others. Exits 1 when any of them failed or missed a target.
+ */
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const TSX_CLI = createRequire(join(ROOT, "package.json")).resolve("tsx/cli");
+const BENCHES = ["run.ts", "rate-limit.ts", "realtime.ts", "reports.ts", "webhooks.ts"];
+
+const failed: string[] = [];
+for (const bench of BENCHES) {
+  console.log(`\n=== bench/${bench}\n`);
+  const result = spawnSync(process.execPath, [TSX_CLI, join(ROOT, "bench", bench)], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
+  if (result.status !== 0) failed.push(`bench/${bench} (exit ${result.status ?? result.signal})`);
+}
+console.log(
+  failed.length === 0
+    ? "\nEvery benchmark ran and met its targets."
+    : `\nFailed or missed a target: ${failed.join(", ")}.`,
+);
+process.exitCode = failed.length === 0 ? 0 : 1;
