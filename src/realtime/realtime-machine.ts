@@ -14,8 +14,10 @@
  *   it (write-behind), at most `WRITE_BEHIND_MS` later, in one `batch` of
  *   every changed log, so that a scanner line writing many times a second
  *   costs D1 one batch per interval, not one per write, and writes to many
- *   machines do not queue on D1's single writer. "Takes effect immediately"
- *   holds through a read barrier: the first write after a quiet spell is
+ *   machines do not queue on D1's single writer. At most `MAX_HELD_WRITES`
+ *   are held: the next one flushes them itself, so a batch stays small.
+ *   "Takes effect immediately" holds through a read barrier: the first write
+ *   after a quiet spell is
  *   flushed at once together with a `realtime_pending` row for the machine (so
  *   it returns only once D1 shows it and the machine is marked), later writes
  *   only mark the object dirty, and every reader of production logs first asks
@@ -53,6 +55,13 @@ import {
 export const REFRESH_MS = 60_000;
 /** Longest a write waits in the object before D1 shows it without a reader asking. */
 export const WRITE_BEHIND_MS = 2_000;
+/**
+ * Most writes held before the next one flushes them itself, whatever the write rate: each
+ * held write is a log or two to write, and one flush (one D1 batch, in one invocation) must
+ * stay well under D1's 1,000 queries per invocation. Not lower: every flush projects the
+ * whole timeline, so flushing more often costs CPU on a busy line.
+ */
+export const MAX_HELD_WRITES = 200;
 
 /** The Durable Object name of a machine: deterministic, so every isolate reaches the same object. */
 export function realtimeObjectName(companyId: number, machineId: number): string {
@@ -238,6 +247,11 @@ export class RealtimeMachine extends DurableObject<Env> {
   private tail: Promise<unknown> = Promise.resolve();
   /** The `sync` row in memory (see `syncState`). */
   private syncRow: SyncRow | null = null;
+  /**
+   * Writes held since the last flush, counted in memory only: after an eviction it
+   * restarts at 0, and the alarm flushes what the storage marks dirty anyway.
+   */
+  private heldWrites = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -283,10 +297,13 @@ export class RealtimeMachine extends DurableObject<Env> {
    * the object dirty and leave the flush to the alarm (or a reader's `sync`).
    */
   private async afterWrite(now: number): Promise<void> {
-    if (this.syncState().marked === 1) {
-      this.setSync({ dirty: 1 });
-    } else {
+    if (this.syncState().marked === 0) {
       await this.flush(false, { mark: "add" });
+    } else if (this.heldWrites + 1 >= MAX_HELD_WRITES) {
+      await this.flush(false);
+    } else {
+      this.heldWrites += 1;
+      this.setSync({ dirty: 1 });
     }
     this.alarmBy(now + WRITE_BEHIND_MS);
   }
@@ -565,6 +582,7 @@ export class RealtimeMachine extends DurableObject<Env> {
 
   /** After a successful flush: nothing is waiting for D1; the mark as the flush left it. */
   private afterFlush(mark: "add" | "remove" | undefined): void {
+    this.heldWrites = 0;
     this.setSync(mark ? { dirty: 0, marked: mark === "add" ? 1 : 0 } : { dirty: 0 });
   }
 

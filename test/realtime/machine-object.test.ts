@@ -5,7 +5,12 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { RealtimeMachine, realtimeObjectName } from "../../src/realtime/realtime-machine";
+import {
+  MAX_HELD_WRITES,
+  RealtimeMachine,
+  realtimeObjectName,
+} from "../../src/realtime/realtime-machine";
+import { api as directApi } from "../hardening/client";
 import { api } from "../harness";
 import { getState, machineLogs, plant, postOperator, postSku } from "./plant";
 
@@ -264,6 +269,41 @@ describe("RealtimeMachine: write-behind and the read barrier", () => {
     expect(await pendingMachines(p.co.id)).toEqual([m.id]);
     // The other machine, never written, was neither marked nor asked.
     expect(await storedLogs(p.co.id, other.id)).toEqual([]);
+  });
+
+  it("holds at most MAX_HELD_WRITES writes: the next one flushes them itself", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const { shift } = await getState(p.co, m.id);
+    const t0 = Math.max(Date.parse(shift.start), Date.now() - 100 * MIN);
+    const at = (i: number) => new Date(t0 + i * 1_000).toISOString();
+    // The first write is flushed with the mark; the next MAX_HELD_WRITES - 1 are held.
+    expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
+    // No alarm may flush them meanwhile, however slow the writes: the clock stands still
+    // (so the object's alarm stays "set") and the alarm itself is removed.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now());
+    await runInDurableObject(stubOf(p.co.id, m.id), (_instance, state) =>
+      state.storage.deleteAlarm(),
+    );
+    // Through the handler directly: hundreds of calls through exports.default.fetch slow down
+    // (test/hardening/client.ts).
+    for (let i = 1; i < MAX_HELD_WRITES; i++) {
+      const res = await directApi(p.co.key, `/v1/realtime/${m.id}/sku`, {
+        method: "POST",
+        json: { skuId: p.a.id, start: at(i) },
+      });
+      expect(res.status).toBe(204);
+    }
+    expect(await storedLogs(p.co.id, m.id)).toHaveLength(1);
+    // The next one flushes every held write with its own, before it returns.
+    expect((await postSku(p.co, m.id, { skuId: p.b.id, start: at(MAX_HELD_WRITES) })).status).toBe(
+      204,
+    );
+    const stored = await storedLogs(p.co.id, m.id);
+    expect(stored).toHaveLength(MAX_HELD_WRITES + 1);
+    expect(stored.at(-1)?.sku_id).toBe(p.b.id);
   });
 
   it("pushes held writes by alarm, then removes the mark once the object was quiet", async () => {
