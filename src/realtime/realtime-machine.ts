@@ -17,13 +17,12 @@
  *   machines do not queue on D1's single writer. At most `MAX_HELD_WRITES`
  *   are held: the next one flushes them itself, so a batch stays small.
  *   "Takes effect immediately" holds through a read barrier: the first write
- *   after a quiet spell is
- *   flushed at once together with a `realtime_pending` row for the machine (so
- *   it returns only once D1 shows it and the machine is marked), later writes
- *   only mark the object dirty, and every reader of production logs first asks
- *   the marked machines' objects to flush (`syncPendingMachines`). The mark is
- *   removed, in the same batch as a last flush, once the object has been quiet
- *   for a whole interval.
+ *   after a quiet spell is flushed at once together with a `realtime_pending`
+ *   row for the machine (so it returns only once D1 shows it and the machine
+ *   is marked), later writes only mark the object dirty, and every reader of
+ *   production logs first asks the marked machines' objects to flush
+ *   (`syncPendingMachines`). The mark is removed, in the same batch as a last
+ *   flush, once the object has been quiet for a whole interval.
  * - State is in `ctx.storage.sql`; nothing needed lives only in memory, so an
  *   evicted or restarted object carries on where it was.
  *
@@ -293,19 +292,19 @@ export class RealtimeMachine extends DurableObject<Env> {
 
   /**
    * After a write was applied to the timeline: the first write after a quiet spell is
-   * flushed at once with the machine's `realtime_pending` mark; later ones only mark
-   * the object dirty and leave the flush to the alarm (or a reader's `sync`).
+   * flushed at once with the machine's `realtime_pending` mark; later ones are held (the
+   * object is dirty) for the alarm or a reader's `sync`, up to `MAX_HELD_WRITES`. Dirty and
+   * the alarm are set first, so that a failed flush is retried by the alarm.
    */
   private async afterWrite(now: number): Promise<void> {
+    this.setSync({ dirty: 1 });
+    this.alarmBy(now + WRITE_BEHIND_MS);
     if (this.syncState().marked === 0) {
       await this.flush(false, { mark: "add" });
-    } else if (this.heldWrites + 1 >= MAX_HELD_WRITES) {
-      await this.flush(false);
     } else {
       this.heldWrites += 1;
-      this.setSync({ dirty: 1 });
+      if (this.heldWrites >= MAX_HELD_WRITES) await this.flush(false);
     }
-    this.alarmBy(now + WRITE_BEHIND_MS);
   }
 
   private meta(): MetaRow | null {
