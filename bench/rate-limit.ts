@@ -19,11 +19,11 @@
  * Run alone with `npx tsx bench/rate-limit.ts`, or from another script:
  * `const result = await runRateLimitBench(); console.log(formatRateLimitBench(result));`.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { applyMigrations, spawnDevServer } from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PERSIST_DIR = ".wrangler/bench-rate-limit";
@@ -32,14 +32,6 @@ const TOKEN = "bench-rate-limit-token";
 export const MAX_OVERHEAD = 0.25;
 const MACHINES = 20;
 const READY_TIMEOUT_MS = 120_000;
-
-const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
-const WRANGLER_ENV = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: "false",
-  CLOUDFLARE_CF_FETCH_ENABLED: "false",
-  CI: "1",
-};
 
 /** Options of one bench run; every field has a default (and an environment variable). */
 export interface RateLimitBenchOptions {
@@ -108,40 +100,14 @@ function withDefaults(options: RateLimitBenchOptions): Required<RateLimitBenchOp
   };
 }
 
-function runWrangler(args: string[]): void {
-  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: WRANGLER_ENV,
-  });
-  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
-}
-
 function startWrangler(port: number, limiterEnabled: boolean): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      WRANGLER_BIN,
-      "dev",
-      "--config",
-      "wrangler.toml",
-      "--port",
-      String(port),
-      "--ip",
-      "127.0.0.1",
-      "--persist-to",
-      PERSIST_DIR,
-      "--var",
-      `OPERATOR_TOKEN:${TOKEN}`,
-      "--var",
-      `RATE_LIMIT_ENABLED:${limiterEnabled}`,
-      "--show-interactive-dev-session=false",
-      "--log-level",
-      "warn",
-    ],
-    // Its own process group, so that stopping it stops workerd too.
-    { cwd: ROOT, env: WRANGLER_ENV, stdio: ["ignore", "inherit", "inherit"], detached: true },
-  );
+  // wrangler's dev server with the DevTools inspector and file watching off (see
+  // bench/lib/dev-server.ts).
+  return spawnDevServer({
+    port,
+    persistTo: PERSIST_DIR,
+    vars: [`OPERATOR_TOKEN:${TOKEN}`, `RATE_LIMIT_ENABLED:${limiterEnabled}`],
+  });
 }
 
 /** Stops the wrangler started here (its process group, by its id) and waits for it. */
@@ -268,7 +234,7 @@ export async function runRateLimitBench(
 ): Promise<RateLimitBenchResult> {
   const full = withDefaults(options);
   rmSync(resolve(ROOT, PERSIST_DIR), { recursive: true, force: true });
-  runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", PERSIST_DIR]);
+  applyMigrations(PERSIST_DIR);
   const keyHolder: { key?: string } = {};
   const limiterOn = await measureMode(true, full, keyHolder);
   const limiterOff = await measureMode(false, full, keyHolder);
@@ -289,7 +255,7 @@ export function formatRateLimitBench(result: RateLimitBenchResult): string {
   return [
     "## Rate limiter cost: GET /v1/machines",
     "",
-    `autocannon, ${o.connections} connections, ${o.durationSeconds} s per mode after ${o.warmupSeconds} s of warm-up; local \`wrangler dev\`.`,
+    `autocannon, ${o.connections} connections, ${o.durationSeconds} s per mode after ${o.warmupSeconds} s of warm-up; local wrangler dev server, inspector off.`,
     "",
     "| Limiter | req/s | p50 ms | p99 ms | requests | non-2XX | errors |",
     "|---|---:|---:|---:|---:|---:|---:|",

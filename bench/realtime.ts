@@ -21,13 +21,12 @@
  *
  * Run with `npx tsx bench/realtime.ts`.
  */
-import { type ChildProcess, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CPU_COUNT, groupCpuMs } from "./lib/cpu";
-import { spawnDevServer } from "./lib/spawn-dev-server";
+import { applyMigrations, spawnDevServer } from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PERSIST_DIR = ".wrangler/bench-realtime";
@@ -37,14 +36,6 @@ const READY_TIMEOUT_MS = 120_000;
 /** Targets: share of the floor's throughput. */
 export const ONE_MACHINE_TARGET = 0.4;
 export const SPREAD_TARGET = 0.6;
-
-const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
-const WRANGLER_ENV = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: "false",
-  CLOUDFLARE_CF_FETCH_ENABLED: "false",
-  CI: "1",
-};
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const PORT = num("BENCH_RT_PORT", 8792);
@@ -99,15 +90,6 @@ interface Measure {
 async function loadAutocannon(): Promise<Autocannon> {
   const module = (await import("autocannon")) as { default: Autocannon };
   return module.default;
-}
-
-function runWrangler(args: string[]): void {
-  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: WRANGLER_ENV,
-  });
-  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
 }
 
 function startWrangler(): ChildProcess {
@@ -252,7 +234,7 @@ async function revisions(s: Seed, ids: readonly number[]): Promise<number> {
 
 async function main(): Promise<void> {
   rmSync(resolve(ROOT, PERSIST_DIR), { recursive: true, force: true });
-  runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", PERSIST_DIR]);
+  applyMigrations(PERSIST_DIR);
   const child = startWrangler();
   const stop = () => void stopWrangler(child);
   process.once("SIGINT", stop);
@@ -323,7 +305,7 @@ async function main(): Promise<void> {
       [
         "## Realtime SKU writes vs the floor",
         "",
-        `autocannon, ${CONNECTIONS} connections, ${DURATION} s per scenario after ${WARMUP} s of warm-up; local \`wrangler dev\` (rate limiter ${LIMITER === "true" ? "on" : "OFF"}), ${CPU_COUNT} CPUs.`,
+        `autocannon, ${CONNECTIONS} connections, ${DURATION} s per scenario after ${WARMUP} s of warm-up; local wrangler dev server, inspector off (rate limiter ${LIMITER === "true" ? "on" : "OFF"}), ${CPU_COUNT} CPUs.`,
         "",
         "| Scenario | req/s | of floor | p50 ms | p99 ms | requests | non-2XX | errors | CPU ms per request |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -16,9 +16,8 @@
  *    byte over local HTTP) and whether the median target (< 100 ms) is met;
  * 5. stops wrangler, also on error or Ctrl-C.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,6 +29,7 @@ import {
 } from "../scripts/lib/demo-operations";
 import { seedDemo } from "../scripts/lib/demo-seed";
 import { OperatorClient } from "../scripts/lib/operator-client";
+import { applyMigrations, spawnDevServer } from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.BENCH_REPORTS_PORT ?? 8789);
@@ -50,9 +50,6 @@ const FIRST_START = "2022-08-31T20:00:00Z";
 const LAST_START = "2022-09-21T12:00:00Z";
 const MACHINES = 3;
 
-const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
-const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" };
-
 /** The report body of one metrics page over the whole data set. */
 const metricsBody = (page: number) => ({
   startDate: { between: { start: FIRST_START, end: LAST_START } },
@@ -60,40 +57,11 @@ const metricsBody = (page: number) => ({
   page,
 });
 
-/** Runs a wrangler command to completion; throws on a non-zero exit. */
-function runWrangler(args: string[]): void {
-  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: WRANGLER_ENV,
-  });
-  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
-}
-
-/** Starts `wrangler dev` on the bench port and database, in its own process group. */
+/** Starts the dev server on the bench port and database, in its own process group. */
 function startWrangler(): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      WRANGLER_BIN,
-      "dev",
-      "--config",
-      "wrangler.toml",
-      "--port",
-      String(PORT),
-      "--ip",
-      "127.0.0.1",
-      "--persist-to",
-      PERSIST_DIR,
-      "--var",
-      `OPERATOR_TOKEN:${TOKEN}`,
-      "--show-interactive-dev-session=false",
-      "--log-level",
-      "warn",
-    ],
-    // Its own process group, so that stopping it stops workerd too.
-    { cwd: ROOT, env: WRANGLER_ENV, stdio: ["ignore", "inherit", "inherit"], detached: true },
-  );
+  // wrangler's dev server with the DevTools inspector and file watching off (see
+  // bench/lib/dev-server.ts).
+  return spawnDevServer({ port: PORT, persistTo: PERSIST_DIR, vars: [`OPERATOR_TOKEN:${TOKEN}`] });
 }
 
 /** Stops the process group of `child` (wrangler and workerd). */
@@ -191,7 +159,7 @@ async function main(): Promise<void> {
   }
   rmSync(join(ROOT, PERSIST_DIR), { recursive: true, force: true });
   console.log(`Applying migrations to ${PERSIST_DIR} ...`);
-  runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", PERSIST_DIR]);
+  applyMigrations(PERSIST_DIR);
   console.log(`Starting wrangler dev on ${BASE} ...`);
   const child = startWrangler();
   const stop = () => stopWrangler(child);

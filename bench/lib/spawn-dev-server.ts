@@ -3,13 +3,15 @@
  * inspector and file watching) as a child in its own process group, the way
  * the benchmarks used to start `wrangler dev`.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const TSX_CLI = createRequire(join(ROOT, "package.json")).resolve("tsx/cli");
+const requireHere = createRequire(join(ROOT, "package.json"));
+const TSX_CLI = requireHere.resolve("tsx/cli");
+const WRANGLER_BIN = requireHere.resolve("wrangler/bin/wrangler.js");
 const DEV_SERVER = join(ROOT, "bench", "lib", "dev-server.ts");
 
 /** Offline and quiet: no usage metrics, no fetch of the `Request.cf` placeholder. */
@@ -44,4 +46,21 @@ export function spawnDevServer(options: {
     stdio: ["ignore", "inherit", "inherit"],
     detached: true,
   });
+}
+
+/**
+ * Applies the D1 migrations to a local database directory (`wrangler d1 migrations
+ * apply DB --local`), output to this process's terminal.
+ *
+ * @param persistTo the `--persist-to` directory, relative to the project root.
+ * @throws Error when wrangler exits non-zero.
+ */
+export function applyMigrations(persistTo: string): void {
+  const args = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo];
+  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: DEV_SERVER_ENV,
+  });
+  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
 }
