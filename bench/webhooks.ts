@@ -27,7 +27,7 @@
  * 10 s of its change.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -309,7 +309,11 @@ async function main(): Promise<void> {
       "",
     ].join("\n");
     console.log(table);
-    writeFileSync(RESULTS, table);
+    // The file's sections from the first "## " on are written by hand (the runs compared,
+    // how to read them): keep them below the new table.
+    const previous = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "";
+    const handWritten = previous.indexOf("\n## ");
+    writeFileSync(RESULTS, handWritten < 0 ? table : `${table}${previous.slice(handWritten)}`);
   } finally {
     await stop();
   }
