@@ -5,7 +5,7 @@
  * they hold, so every realtime write that returned before the read is shown.
  */
 import type { Env } from "../env";
-import { realtimeObjectName } from "./realtime-machine";
+import { machineObject } from "./realtime-machine";
 
 /**
  * Asks every machine of the company with realtime writes possibly not in D1 yet
@@ -31,16 +31,10 @@ export async function syncPendingMachines(
     .bind(companyId)
     .raw<[number]>();
   const wanted = machineIds ? new Set(machineIds) : null;
-  const ns = env.REALTIME_MACHINE;
   await Promise.all(
     rows
       .map(([machineId]) => machineId)
       .filter((machineId) => wanted === null || wanted.has(machineId))
-      .map((machineId) =>
-        ns.get(ns.idFromName(realtimeObjectName(companyId, machineId))).sync({
-          companyId,
-          machineId,
-        }),
-      ),
+      .map((machineId) => machineObject(env, companyId, machineId).sync({ companyId, machineId })),
   );
 }

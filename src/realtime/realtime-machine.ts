@@ -67,6 +67,22 @@ export function realtimeObjectName(companyId: number, machineId: number): string
   return `${companyId}:${machineId}`;
 }
 
+/**
+ * The stub of a machine's object (`<companyId>:<machineId>`), for the realtime routes and
+ * the read barrier.
+ *
+ * @param env the bindings holding `REALTIME_MACHINE`.
+ * @returns a stub; creating it makes no call.
+ */
+export function machineObject(
+  env: Pick<Env, "REALTIME_MACHINE">,
+  companyId: number,
+  machineId: number,
+): DurableObjectStub<RealtimeMachine> {
+  const ns = env.REALTIME_MACHINE;
+  return ns.get(ns.idFromName(realtimeObjectName(companyId, machineId)));
+}
+
 /** The machine an operation is for (checked by the Worker: it exists and is the company's). */
 export interface MachineKey {
   companyId: number;

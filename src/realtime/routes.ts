@@ -3,21 +3,18 @@
  * and `GET /v1/realtime/{machine_id}`, writing to and reading the shift instance a
  * machine is running now, through the machine's `RealtimeMachine` Durable Object.
  */
+
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
-import { type Env, readSettings } from "../env";
+import { readSettings } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
+import { isoInstant as iso } from "../http/instants";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import { objectBody } from "../operator/schemas";
 import { runningInstance } from "../shifts/queries";
 import { findMachine, resolveOperatorWrite, resolveSkuWrite } from "./queries";
-import {
-  type RealtimeMachine,
-  type RealtimeRefusal,
-  realtimeObjectName,
-  type SegmentView,
-} from "./realtime-machine";
+import { machineObject, type RealtimeRefusal, type SegmentView } from "./realtime-machine";
 import {
   MachineIdParam,
   RealtimeOperatorBodySchema,
@@ -25,18 +22,6 @@ import {
   type RealtimeStateOut,
   RealtimeStateSchema,
 } from "./schemas";
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The machine's object (`<companyId>:<machineId>`). */
-export function machineObject(
-  env: Env,
-  companyId: number,
-  machineId: number,
-): DurableObjectStub<RealtimeMachine> {
-  const ns = env.REALTIME_MACHINE;
-  return ns.get(ns.idFromName(realtimeObjectName(companyId, machineId)));
-}
 
 /** 409 of a machine that runs no shift now (the issue's exact wording). */
 export function notRunning(machineId: number): ApiError {
