@@ -113,8 +113,13 @@ export class AdmissionLeases {
   take(bucket: string, policy: Policy, now: number): LeasedAdmission | null {
     const state = this.state(bucket, policy, now);
     state.inWindow += 1;
-    state.grants = state.grants.filter((g) => g.expiresAt > now && g.count > 0);
-    const grant = state.grants[0];
+    // Grants are in the order made, each expiring LEASE_MS after it: drop used and expired
+    // ones from the front (no new array per request).
+    let grant = state.grants[0];
+    while (grant && (grant.count <= 0 || grant.expiresAt <= now)) {
+      state.grants.shift();
+      grant = state.grants[0];
+    }
     if (!grant) return null;
     grant.count -= 1;
     const held = state.grants.reduce((sum, g) => sum + g.count, 0);
