@@ -3,12 +3,14 @@
  * ping, deliveries with their attempts, replay. The signing secret and its
  * rotation live with the company (companies.ts).
  */
+
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../db/schema";
 import { readSettings } from "../env";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
+import { isoInstant as iso } from "../http/instants";
 import { ErrorSchema, jsonResponse } from "../http/openapi";
 import { DEFAULT_LIMIT, MAX_LIMIT, paginate } from "../http/pagination";
 import { validationHook } from "../http/validation";
@@ -25,7 +27,6 @@ import { arrayBody, IntId, operatorRoute, UuidId } from "./schemas";
 /** Time allowed to resolve the hosts of one registration call (the attempt limit). */
 const REGISTRATION_CHECK_TIMEOUT_MS = 10_000;
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const dateTime = () => z.string().openapi({ format: "date-time" });
 
 const WebhookCreate = z

@@ -4,10 +4,11 @@
  * which use the stops report's shapes): company, machine and shift references,
  * a stop, and its classification.
  */
+
 import { z } from "@hono/zod-openapi";
+import { isoInstant as iso } from "../http/instants";
 import type { ShiftInstanceRow } from "../shifts/queries";
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const dateTime = () => z.string().openapi({ format: "date-time" });
 
 export const CompanyRefSchema = z.object({ id: z.number().int(), name: z.string() });

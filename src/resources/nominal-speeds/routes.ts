@@ -2,9 +2,11 @@
  * Nominal speeds: `POST /v1/nominal-speeds`, `POST /v1/nominal-speeds/filters`,
  * and `GET`, `PATCH`, `DELETE /v1/nominal-speeds/{nominal_speed_id}`.
  */
+
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { isoInstant as iso } from "../../http/instants";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { validationHook } from "../../http/validation";
@@ -37,8 +39,6 @@ import {
   NominalSpeedPatchSchema,
   NominalSpeedSchema,
 } from "./schemas";
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Shapes a nominal speed for the API: instants as ISO 8601 strings. */
 export function toNominalSpeedOut(row: NominalSpeedRow): NominalSpeedOut {

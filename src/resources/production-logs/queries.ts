@@ -12,6 +12,7 @@
  * statements of the same batch, and the log takes their id through a
  * sub-select, so that no other request can slip in between.
  */
+
 import { and, asc, type Column, count, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
@@ -29,11 +30,10 @@ import {
   workOrders,
 } from "../../db/schema";
 import { dateConditions } from "../../http/filters";
+import { isoInstant as iso } from "../../http/instants";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, normalizeForSearch, numericConditions } from "../../http/search";
 import type { LogType, ProductionLogFilters, ProductionLogOut } from "./schemas";
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * `column IN (values)` with the values bound as one JSON parameter; unlike an

@@ -2,10 +2,12 @@
  * Simple work orders: `POST /v1/simple-work-orders`, `POST /v1/simple-work-orders/filters`,
  * and `GET`, `PATCH`, `DELETE /v1/simple-work-orders/{simple_work_order_id}`.
  */
+
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { Principal } from "../../auth/principal";
 import { notFound } from "../../http/errors";
+import { isoInstant as iso } from "../../http/instants";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { validationHook } from "../../http/validation";
@@ -25,8 +27,6 @@ import {
   SimpleWorkOrderPatchSchema,
   SimpleWorkOrderSchema,
 } from "./schemas";
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Shapes a work order for the API: company expanded, instants as ISO 8601 strings. */
 export function toSimpleWorkOrderOut(

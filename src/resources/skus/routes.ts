@@ -1,10 +1,12 @@
 /**
  * SKUs: `POST /v1/skus`, `POST /v1/skus/filters`, `GET`, `PATCH` and `DELETE /v1/skus/{sku_id}`.
  */
+
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { Principal } from "../../auth/principal";
 import { notFound } from "../../http/errors";
+import { isoInstant as iso } from "../../http/instants";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { validationHook } from "../../http/validation";
@@ -17,8 +19,6 @@ import {
   SkuPatchSchema,
   SkuSchema,
 } from "./schemas";
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Shapes a SKU row for the API: company expanded, instants as ISO 8601 strings. */
 export function toSkuOut(row: SkuRow, principal: Principal): SkuOut {
