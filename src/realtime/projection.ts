@@ -17,11 +17,9 @@ import { planWindow } from "../resources/signals/aggregate";
 /** Name of the signal whose samples are the machine's sensor pulses. */
 export const COUNT_SIGNAL_NAME = "count";
 
-/** What one production log row of a segment holds; instants in ms. */
-export interface LiveLogRow {
+/** What one production log row of a segment holds (besides its company and machine); instants in ms. */
+export interface LiveLog {
   id: string;
-  companyId: number;
-  machineId: number;
   skuId: string;
   shiftInstanceId: number;
   operatorId: number | null;
@@ -43,89 +41,100 @@ export interface LogCounts {
   count: number;
 }
 
+/** Most logs per upsert statement: its one JSON parameter stays far below D1's 2 MB per value. */
+export const LOGS_PER_STATEMENT = 500;
+
+/** A rollup width in seconds, or 0 for raw samples: a part of `planWindow` as the SQL reads it. */
+type PartRow = [source: number, from: number, to: number];
+
 /**
- * The sum of the machine's `count` samples in `[from, to)` as a SQL
- * expression over a CTE `sig(id)` (the signal), with its parameters numbered
- * from `firstParam`. The signal is the machine's lowest-id non-deleted signal
- * named `count` (a second one, if any, is a different sensor, not more pulses).
+ * Upserts of segments' logs, `LOGS_PER_STATEMENT` per statement, that compute
+ * their counts from the samples and return them. Each statement reads its logs
+ * from one JSON parameter (`json_each`), so a flush of any number of segments
+ * costs D1 one statement per 500 logs, not one per log (D1 allows 1,000 queries
+ * per invocation, and each costs a round of parsing and planning). Each log's
+ * window comes with its `planWindow` parts (hourly and minute rollups where they
+ * fit, raw samples at the edges), so a long segment costs a few index lookups.
+ * A row deleted through the public API stays deleted (its `deleted_at` is not
+ * touched); `is_reviewed` and `work_order_id` belong to the log's reviewers and
+ * are not touched either.
+ *
+ * @param d1 the D1 binding.
+ * @param machine the company and machine every log belongs to.
+ * @param logs the logs, instants in ms.
+ * @returns the statements (none for no logs); their result rows are
+ *   `{id, sensor_count, count}`, one per log.
  */
-function sampleSumSql(
-  from: number,
-  to: number,
-  firstParam: number,
-): { sql: string; params: number[] } {
-  // Any multiple of 3,600 s lets both rollup levels serve the single result bucket.
-  const parts = planWindow(from, to, 3_600_000);
-  const params: number[] = [];
-  const selects = parts.map((part) => {
-    params.push(part.from, part.to);
-    const a = firstParam + params.length - 2;
-    const b = firstParam + params.length - 1;
-    if (part.source === "raw") {
-      return `SELECT SUM(value) AS v FROM signal_samples
-        WHERE company_id = ?2 AND signal_id = (SELECT id FROM sig)
-          AND ts >= CAST(?${a} AS INTEGER) AND ts < CAST(?${b} AS INTEGER)`;
-    }
-    return `SELECT SUM(value_sum) AS v FROM signal_rollups
-      WHERE company_id = ?2 AND signal_id = (SELECT id FROM sig) AND width_seconds = ${part.source}
-        AND bucket_start >= CAST(?${a} AS INTEGER) AND bucket_start < CAST(?${b} AS INTEGER)`;
-  });
-  const union = selects.length > 0 ? selects.join(" UNION ALL ") : "SELECT 0 AS v";
-  return { sql: `(SELECT COALESCE(SUM(v), 0) FROM (${union}))`, params };
+export function upsertLiveLogs(
+  d1: D1Database,
+  machine: { companyId: number; machineId: number },
+  logs: readonly LiveLog[],
+): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < logs.length; i += LOGS_PER_STATEMENT) {
+    const chunk = logs.slice(i, i + LOGS_PER_STATEMENT).map((log) => ({
+      ...log,
+      live: log.live ? 1 : 0,
+      // Any multiple of 3,600 s lets both rollup levels serve the single result bucket.
+      parts: planWindow(log.start, log.end, 3_600_000).map(
+        (part): PartRow => [part.source === "raw" ? 0 : part.source, part.from, part.to],
+      ),
+    }));
+    statements.push(
+      d1
+        .prepare(UPSERT_LIVE_LOGS_SQL)
+        .bind(machine.companyId, machine.machineId, JSON.stringify(chunk)),
+    );
+  }
+  return statements;
 }
 
 /**
- * An upsert of a segment's log that computes its counts from the samples and
- * returns them. A row deleted through the public API stays deleted (its
- * `deleted_at` is not touched); `is_reviewed` and `work_order_id` belong to
- * the log's reviewers and are not touched either.
- *
- * @param d1 the D1 binding.
- * @param row the log.
- * @returns the statement; its result rows are `{id, sensor_count, count}`.
+ * ?1 company, ?2 machine, ?3 the logs as a JSON array of `LiveLog` with `live`
+ * as 0/1 and `parts` as `[source, from, to]` (source: rollup width in seconds,
+ * or 0 for raw samples). The signal is the machine's lowest-id non-deleted
+ * signal named `count` (a second one, if any, is a different sensor, not more
+ * pulses). `count = sensorCount x countingFactor`, rounded to an integer.
  */
-export function upsertLiveLog(d1: D1Database, row: LiveLogRow): D1PreparedStatement {
-  const sum = sampleSumSql(row.start, row.end, 14);
-  const sql = `WITH sig(id) AS (
-      SELECT id FROM signals
-      WHERE company_id = ?2 AND machine_id = ?3 AND name = '${COUNT_SIGNAL_NAME}' AND deleted_at IS NULL
-      ORDER BY id LIMIT 1
-    )
-    INSERT INTO production_logs (id, company_id, machine_id, sku_id, shift_instance_id, operator_id,
-      simple_work_order_id, type, count, sensor_count, nominal_speed, counting_factor, start, "end",
-      is_reviewed, is_automated, live, created_at, updated_at)
-    SELECT ?1, CAST(?2 AS INTEGER), CAST(?3 AS INTEGER), ?4, CAST(?5 AS INTEGER), CAST(?6 AS INTEGER),
-      ?7, 'total', CAST(ROUND(ROUND(n) * ?9) AS INTEGER), CAST(ROUND(n) AS INTEGER), ?8, ?9,
-      CAST(?10 AS INTEGER), CAST(?11 AS INTEGER), 0, 1, CAST(?12 AS INTEGER),
-      CAST(?13 AS INTEGER), CAST(?13 AS INTEGER)
-    FROM (SELECT ${sum.sql} AS n) WHERE true
-    ON CONFLICT (id) DO UPDATE SET
-      sku_id = excluded.sku_id, shift_instance_id = excluded.shift_instance_id,
-      operator_id = excluded.operator_id, simple_work_order_id = excluded.simple_work_order_id,
-      count = excluded.count, sensor_count = excluded.sensor_count,
-      nominal_speed = excluded.nominal_speed, counting_factor = excluded.counting_factor,
-      start = excluded.start, "end" = excluded."end", live = excluded.live,
-      updated_at = excluded.updated_at
-    RETURNING id, sensor_count, count`;
-  return d1
-    .prepare(sql)
-    .bind(
-      row.id,
-      row.companyId,
-      row.machineId,
-      row.skuId,
-      row.shiftInstanceId,
-      row.operatorId,
-      row.simpleWorkOrderId,
-      row.nominalSpeed,
-      row.countingFactor,
-      row.start,
-      row.end,
-      row.live ? 1 : 0,
-      row.now,
-      ...sum.params,
-    );
-}
+const UPSERT_LIVE_LOGS_SQL = `WITH sig(id) AS (
+    SELECT id FROM signals
+    WHERE company_id = ?1 AND machine_id = ?2 AND name = '${COUNT_SIGNAL_NAME}' AND deleted_at IS NULL
+    ORDER BY id LIMIT 1
+  ),
+  counted AS (
+    SELECT l.value AS v, (
+      SELECT COALESCE(SUM(CASE p.value ->> 0
+        WHEN 0 THEN (
+          SELECT SUM(value) FROM signal_samples
+          WHERE company_id = ?1 AND signal_id = (SELECT id FROM sig)
+            AND ts >= p.value ->> 1 AND ts < p.value ->> 2)
+        ELSE (
+          SELECT SUM(value_sum) FROM signal_rollups
+          WHERE company_id = ?1 AND signal_id = (SELECT id FROM sig)
+            AND width_seconds = p.value ->> 0
+            AND bucket_start >= p.value ->> 1 AND bucket_start < p.value ->> 2)
+        END), 0)
+      FROM json_each(l.value, '$.parts') AS p
+    ) AS n
+    FROM json_each(?3) AS l
+  )
+  INSERT INTO production_logs (id, company_id, machine_id, sku_id, shift_instance_id, operator_id,
+    simple_work_order_id, type, count, sensor_count, nominal_speed, counting_factor, start, "end",
+    is_reviewed, is_automated, live, created_at, updated_at)
+  SELECT v ->> 'id', CAST(?1 AS INTEGER), CAST(?2 AS INTEGER), v ->> 'skuId',
+    v ->> 'shiftInstanceId', v ->> 'operatorId', v ->> 'simpleWorkOrderId', 'total',
+    CAST(ROUND(ROUND(n) * (v ->> 'countingFactor')) AS INTEGER), CAST(ROUND(n) AS INTEGER),
+    v ->> 'nominalSpeed', v ->> 'countingFactor', v ->> 'start', v ->> 'end', 0, 1,
+    v ->> 'live', v ->> 'now', v ->> 'now'
+  FROM counted WHERE true
+  ON CONFLICT (id) DO UPDATE SET
+    sku_id = excluded.sku_id, shift_instance_id = excluded.shift_instance_id,
+    operator_id = excluded.operator_id, simple_work_order_id = excluded.simple_work_order_id,
+    count = excluded.count, sensor_count = excluded.sensor_count,
+    nominal_speed = excluded.nominal_speed, counting_factor = excluded.counting_factor,
+    start = excluded.start, "end" = excluded."end", live = excluded.live,
+    updated_at = excluded.updated_at
+  RETURNING id, sensor_count, count`;
 
 /**
  * Removes the live log of a segment that no longer has one (it has not begun

@@ -41,7 +41,7 @@ import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { runningInstance } from "../shifts/queries";
-import { deleteLiveLog, type LogCounts, upsertLiveLog } from "./projection";
+import { deleteLiveLog, type LiveLog, type LogCounts, upsertLiveLogs } from "./projection";
 import {
   type Assignment,
   currentSegment,
@@ -524,6 +524,7 @@ export class RealtimeMachine extends DurableObject<Env> {
     const segments = this.segments();
     const projections = projectTimeline(segments, this.assignments(), instance, now);
     const statements: D1PreparedStatement[] = [];
+    const logs: LiveLog[] = [];
     const updates: { logId: string; hasLog: boolean; projected: string | null }[] = [];
     projections.forEach((p, i) => {
       const stored = segments[i];
@@ -537,25 +538,23 @@ export class RealtimeMachine extends DurableObject<Env> {
       }
       const signature = JSON.stringify([p.logEnd, p.operatorId, instance.id, !closing]);
       if (!force && stored.hasLog && stored.projected === signature) return;
-      statements.push(
-        upsertLiveLog(this.env.DB, {
-          id: stored.logId,
-          companyId: meta.company_id,
-          machineId: meta.machine_id,
-          skuId: stored.sku.id,
-          shiftInstanceId: instance.id,
-          operatorId: p.operatorId,
-          simpleWorkOrderId: stored.simpleWorkOrder?.id ?? null,
-          nominalSpeed: stored.nominalSpeed,
-          countingFactor: stored.countingFactor,
-          start: stored.start,
-          end: p.logEnd,
-          live: !closing,
-          now: Date.now(),
-        }),
-      );
+      logs.push({
+        id: stored.logId,
+        skuId: stored.sku.id,
+        shiftInstanceId: instance.id,
+        operatorId: p.operatorId,
+        simpleWorkOrderId: stored.simpleWorkOrder?.id ?? null,
+        nominalSpeed: stored.nominalSpeed,
+        countingFactor: stored.countingFactor,
+        start: stored.start,
+        end: p.logEnd,
+        live: !closing,
+        now: Date.now(),
+      });
       updates.push({ logId: stored.logId, hasLog: true, projected: signature });
     });
+    const owner = { companyId: meta.company_id, machineId: meta.machine_id };
+    statements.push(...upsertLiveLogs(this.env.DB, owner, logs));
     if (options.mark) statements.push(this.markStatement(meta, options.mark));
     if (statements.length === 0) {
       this.afterFlush(options.mark);

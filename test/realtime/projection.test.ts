@@ -1,0 +1,121 @@
+/**
+ * The live-log upsert of the realtime objects (`upsertLiveLogs`): one statement per
+ * 500 logs, each log's `sensorCount` summed from the machine's `count` samples in
+ * `[start, end)` through the hourly and minute rollups and raw edges, checked
+ * against a sum over the raw samples computed here.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { type LiveLog, LOGS_PER_STATEMENT, upsertLiveLogs } from "../../src/realtime/projection";
+import { ingest } from "../harness";
+import { getState, plant } from "./plant";
+
+const S = 1_000;
+const MIN = 60 * S;
+const HOUR = 60 * MIN;
+
+describe("upsertLiveLogs", () => {
+  it("counts each window exactly, across rollups and raw edges, 500 logs per statement", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    // The running instance exists once the realtime GET has been asked (logs refer to it).
+    const instanceId = (await getState(p.co, m.id)).shift.id;
+
+    // Pulses every 7 s over 3 h 40 min from an odd instant, values 1..5.
+    const t0 = Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR - 37 * MIN + 13 * S;
+    const samples: [number, number][] = [];
+    for (let t = t0, i = 0; t < t0 + 3 * HOUR + 40 * MIN; t += 7 * S, i += 1) {
+      samples.push([t, (i % 5) + 1]);
+    }
+    await ingest(p.countSignals[0] ?? "", samples);
+    const rawSum = (from: number, to: number) =>
+      samples.filter(([t]) => t >= from && t < to).reduce((sum, [, v]) => sum + v, 0);
+
+    const hour = Math.ceil(t0 / HOUR) * HOUR;
+    const windows: [number, number][] = [
+      [t0 - 1, t0 + 3 * HOUR + 40 * MIN], // everything: raw, minutes, hours, minutes, raw
+      [hour, hour + 2 * HOUR], // whole hours only
+      [hour + 10 * MIN, hour + 12 * MIN], // whole minutes only
+      [hour + 10 * MIN + 3 * S, hour + 10 * MIN + 40 * S], // inside one minute: raw only
+      [hour - 2 * MIN - 500, hour + HOUR + 90 * S], // minute and raw edges around an hour
+      [t0 - 2 * HOUR, t0 - HOUR], // before any sample: 0
+    ];
+    // 501 logs: two statements, the second with one log.
+    const logs: LiveLog[] = Array.from({ length: LOGS_PER_STATEMENT + 1 }, (_, i) => {
+      const [start, end] = windows[i % windows.length] ?? [0, 1];
+      return {
+        id: crypto.randomUUID(),
+        skuId: p.a.id,
+        shiftInstanceId: instanceId,
+        operatorId: null,
+        simpleWorkOrderId: null,
+        nominalSpeed: 15,
+        countingFactor: 12,
+        start,
+        end,
+        live: true,
+        now: Date.now(),
+      };
+    });
+    const owner = { companyId: p.co.id, machineId: m.id };
+    const statements = upsertLiveLogs(env.DB, owner, logs);
+    expect(statements).toHaveLength(2);
+    const results = await env.DB.batch<{ id: string; sensor_count: number; count: number }>(
+      statements,
+    );
+    const returned = new Map(results.flatMap((r) => r.results).map((row) => [row.id, row]));
+    expect(returned.size).toBe(logs.length);
+    for (const log of logs) {
+      const expected = rawSum(log.start, log.end);
+      expect(returned.get(log.id)).toEqual({
+        id: log.id,
+        sensor_count: expected,
+        count: expected * 12,
+      });
+    }
+    expect(rawSum(t0 - 2 * HOUR, t0 - HOUR)).toBe(0);
+    expect(rawSum(hour + 10 * MIN + 3 * S, hour + 10 * MIN + 40 * S)).toBeGreaterThan(0);
+
+    // The stored rows keep the column types the other views read, and an upsert of the
+    // same ids closes them in place (created_at kept, end and counts rewritten).
+    const first = logs[0] as LiveLog;
+    const [closed] = upsertLiveLogs(env.DB, owner, [
+      { ...first, end: hour, live: false, now: first.now + 5_000 },
+    ]);
+    if (!closed) throw new Error("no statement");
+    await closed.run();
+    const row = await env.DB.prepare(
+      `SELECT live, "end", sensor_count, count, created_at, updated_at, typeof(nominal_speed) AS ns,
+         typeof(counting_factor) AS cf, typeof(start) AS st, typeof(shift_instance_id) AS si,
+         is_automated, type
+       FROM production_logs WHERE id = ?`,
+    )
+      .bind(first.id)
+      .first();
+    expect(row).toEqual({
+      live: 0,
+      end: hour,
+      sensor_count: rawSum(first.start, hour),
+      count: rawSum(first.start, hour) * 12,
+      created_at: first.now,
+      updated_at: first.now + 5_000,
+      ns: "real",
+      cf: "real",
+      st: "integer",
+      si: "integer",
+      is_automated: 1,
+      type: "total",
+    });
+    const stored = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM production_logs WHERE company_id = ? AND machine_id = ?",
+    )
+      .bind(p.co.id, m.id)
+      .first<{ n: number }>();
+    expect(stored?.n).toBe(logs.length);
+  });
+
+  it("makes no statement for no logs", () => {
+    expect(upsertLiveLogs(env.DB, { companyId: 1, machineId: 1 }, [])).toEqual([]);
+  });
+});
