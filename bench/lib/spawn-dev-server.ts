@@ -64,3 +64,43 @@ export function applyMigrations(persistTo: string): void {
   });
   if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
 }
+
+/**
+ * Stops a server started by `spawnDevServer` (SIGTERM to its process group) and waits
+ * up to 10 s for it to exit. Does nothing when it has exited already.
+ */
+export async function stopDevServer(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once("exit", done));
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  await Promise.race([exited, new Promise((done) => setTimeout(done, 10_000))]);
+}
+
+/**
+ * Waits until `GET <base>/healthz` answers 204.
+ *
+ * @throws Error when the server exits first, or after `timeoutMs` (default 120 s).
+ */
+export async function waitForHealthz(
+  base: string,
+  child: ChildProcess,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the dev server exited ${child.exitCode}`);
+    try {
+      const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      await res.body?.cancel();
+      if (res.status === 204) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((done) => setTimeout(done, 500));
+  }
+  throw new Error(`the dev server did not answer on ${base} within ${timeoutMs / 1000} s`);
+}
