@@ -33,6 +33,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ReceivedDelivery, startReceiver } from "../scripts/receiver";
+import { stopDevServer } from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.BENCH_WH_PORT ?? 8797);
@@ -123,18 +124,6 @@ function startWrangler(): ChildProcess {
   );
 }
 
-/** Stops the wrangler started here (its process group, by its id) and waits for it. */
-async function stopWrangler(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((done) => child.once("exit", done));
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  await Promise.race([exited, new Promise((done) => setTimeout(done, 10_000))]);
-}
-
 async function waitUntilReady(child: ChildProcess): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
@@ -199,7 +188,7 @@ async function main(): Promise<void> {
   }));
   const stop = async () => {
     for (const r of receivers) r.server?.close();
-    await stopWrangler(wrangler);
+    await stopDevServer(wrangler);
   };
   process.once("SIGINT", () => {
     void stop().then(() => process.exit(130));
