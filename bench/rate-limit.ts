@@ -23,7 +23,12 @@ import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applyMigrations, spawnDevServer } from "./lib/spawn-dev-server";
+import {
+  applyMigrations,
+  spawnDevServer,
+  stopDevServer,
+  waitForHealthz,
+} from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PERSIST_DIR = ".wrangler/bench-rate-limit";
@@ -31,7 +36,6 @@ const TOKEN = "bench-rate-limit-token";
 /** Target: the limiter costs at most this fraction of throughput. */
 export const MAX_OVERHEAD = 0.25;
 const MACHINES = 20;
-const READY_TIMEOUT_MS = 120_000;
 
 /** Options of one bench run; every field has a default (and an environment variable). */
 export interface RateLimitBenchOptions {
@@ -110,34 +114,6 @@ function startWrangler(port: number, limiterEnabled: boolean): ChildProcess {
   });
 }
 
-/** Stops the wrangler started here (its process group, by its id) and waits for it. */
-async function stopWrangler(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((done) => child.once("exit", done));
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    return; // already gone
-  }
-  await Promise.race([exited, new Promise((done) => setTimeout(done, 10_000))]);
-}
-
-async function waitUntilReady(base: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited ${child.exitCode}`);
-    try {
-      const res = await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) });
-      await res.body?.cancel();
-      if (res.status === 200) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((done) => setTimeout(done, 500));
-  }
-  throw new Error(`wrangler dev did not answer on ${base} within ${READY_TIMEOUT_MS / 1000} s`);
-}
-
 async function operator<T>(base: string, path: string, body: unknown): Promise<T> {
   const res = await fetch(`${base}/operator/v1${path}`, {
     method: "POST",
@@ -193,10 +169,10 @@ async function measureMode(
 ): Promise<ModeResult> {
   const base = `http://127.0.0.1:${options.port}`;
   const child = startWrangler(options.port, limiterEnabled);
-  const stop = () => void stopWrangler(child);
+  const stop = () => void stopDevServer(child);
   process.once("SIGINT", stop);
   try {
-    await waitUntilReady(base, child);
+    await waitForHealthz(base, child);
     keyHolder.key ??= await seed(base);
     const key = keyHolder.key;
     await checkMode(base, key, limiterEnabled);
@@ -218,7 +194,7 @@ async function measureMode(
     };
   } finally {
     process.removeListener("SIGINT", stop);
-    await stopWrangler(child);
+    await stopDevServer(child);
   }
 }
 

@@ -25,9 +25,10 @@
  *
  * Where the local state lives (BENCH_RT_STATE: `memory`, `disk` or `both`, the
  * default): every acknowledged write commits the object's SQLite storage, and on
- * this machine's disk each commit's fsync costs about 0.4 ms of kernel CPU (see
- * `bench/storage-floor.ts`: a bare Durable Object that does one INSERT per request
- * reaches 55-60 % of the floor on disk, 80-90 % in memory). That cost belongs to
+ * this machine's disk a commit costs time the floor never pays (see
+ * `bench/storage-floor.ts`: a bare Durable Object doing one or two SQLite writes per
+ * request over 50 objects reaches 55-65 % of the floor on disk, and runs as fast as
+ * the floor in memory). That cost belongs to
  * the development machine's disk, not to the design, and no deployed object pays it
  * on the request path, so the targets are judged with the state in memory (a tmpfs
  * directory under /dev/shm, where there is one); the run on disk follows, for
@@ -159,24 +160,16 @@ async function revisions(s: Seed, ids: readonly number[]): Promise<number> {
   return total;
 }
 
-/** A scenario over its rounds. */
-interface Summary {
-  name: string;
-  /** Mean of the rounds. */
-  requestsPerSecond: number;
+/**
+ * A scenario over its rounds: rates, latencies and CPU as in `Measure` (req/s the mean
+ * of the rounds, p50 the median of theirs, p99 the highest; failures and 2XX include
+ * the warm-up), with its share of the floor.
+ */
+interface Summary extends Measure {
   /** Median, lowest and highest of the rounds' `req/s / floor req/s` (1 for the floor). */
   share: number;
   shareMin: number;
   shareMax: number;
-  /** Median of the rounds' p50 and highest of their p99, ms. */
-  p50: number;
-  p99: number;
-  /** Requests of the rounds; failures and 2XX of the rounds and the warm-up. */
-  requests: number;
-  non2xx: number;
-  errors: number;
-  ok: number;
-  cpuMsPerRequest: number;
 }
 
 const median = (values: readonly number[]) => {

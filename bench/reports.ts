@@ -29,7 +29,12 @@ import {
 } from "../scripts/lib/demo-operations";
 import { seedDemo } from "../scripts/lib/demo-seed";
 import { OperatorClient } from "../scripts/lib/operator-client";
-import { applyMigrations, spawnDevServer } from "./lib/spawn-dev-server";
+import {
+  applyMigrations,
+  spawnDevServer,
+  stopDevServer,
+  waitForHealthz,
+} from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.BENCH_REPORTS_PORT ?? 8789);
@@ -64,16 +69,6 @@ function startWrangler(): ChildProcess {
   return spawnDevServer({ port: PORT, persistTo: PERSIST_DIR, vars: [`OPERATOR_TOKEN:${TOKEN}`] });
 }
 
-/** Stops the process group of `child` (wrangler and workerd). */
-function stopWrangler(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    // Already gone.
-  }
-}
-
 /** True when something answers 200 on GET /openapi.json of the bench port. */
 async function answers(): Promise<boolean> {
   try {
@@ -83,17 +78,6 @@ async function answers(): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Waits until the Worker answers; throws when wrangler exits or after `timeoutMs`. */
-async function waitUntilReady(child: ChildProcess, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited ${child.exitCode}`);
-    if (await answers()) return;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error(`wrangler dev did not answer on ${BASE} within ${timeoutMs / 1000} s`);
 }
 
 /** A paged report answer (only what the bench checks). */
@@ -162,7 +146,7 @@ async function main(): Promise<void> {
   applyMigrations(PERSIST_DIR);
   console.log(`Starting wrangler dev on ${BASE} ...`);
   const child = startWrangler();
-  const stop = () => stopWrangler(child);
+  const stop = () => void stopDevServer(child);
   process.on("exit", stop);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {
@@ -171,7 +155,7 @@ async function main(): Promise<void> {
     });
   }
   try {
-    await waitUntilReady(child);
+    await waitForHealthz(BASE, child);
     const client = new OperatorClient({ baseUrl: BASE, token: TOKEN });
     const seedStarted = performance.now();
     await seedDemo(client, (line) => console.log(line), {

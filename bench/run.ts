@@ -23,7 +23,12 @@ import { createRequire } from "node:module";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applyMigrations, spawnDevServer } from "./lib/spawn-dev-server";
+import {
+  applyMigrations,
+  spawnDevServer,
+  stopDevServer,
+  waitForHealthz,
+} from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.BENCH_PORT ?? 8788);
@@ -104,31 +109,6 @@ function startWrangler(): ChildProcess {
     vars: [`OPERATOR_TOKEN:${TOKEN}`],
     script: process.env.BENCH_SCRIPT,
   });
-}
-
-function stopWrangler(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    // Already gone.
-  }
-}
-
-async function waitUntilReady(child: ChildProcess, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited ${child.exitCode}`);
-    try {
-      const res = await fetch(`${BASE}/openapi.json`, { signal: AbortSignal.timeout(2_000) });
-      await res.body?.cancel();
-      if (res.status === 200) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error(`wrangler dev did not answer on ${BASE} within ${timeoutMs / 1000} s`);
 }
 
 /** Reads the public route and returns its body. */
@@ -327,7 +307,7 @@ async function main(): Promise<void> {
   applyMigrations(PERSIST_DIR);
   console.log(`Starting wrangler dev on ${BASE} ...`);
   const child = startWrangler();
-  const stop = () => stopWrangler(child);
+  const stop = () => void stopDevServer(child);
   process.on("exit", stop);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {
@@ -336,7 +316,7 @@ async function main(): Promise<void> {
     });
   }
   try {
-    await waitUntilReady(child);
+    await waitForHealthz(BASE, child);
     console.log("Seeding (or reusing) 14 days of 1 Hz samples ...");
     const { seed, seededNow, seconds } = await ensureSeed();
     console.log(
