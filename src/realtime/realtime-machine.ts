@@ -24,7 +24,10 @@
  *   (`syncPendingMachines`). The mark is removed, in the same batch as a last
  *   flush, once the object has been quiet for a whole interval.
  * - State is in `ctx.storage.sql`; nothing needed lives only in memory, so an
- *   evicted or restarted object carries on where it was.
+ *   evicted or restarted object carries on where it was. The object also keeps
+ *   its tables in memory, loaded from storage on first use and changed together
+ *   with it, so that a write or a flush reads nothing back from SQLite; an
+ *   operation that throws drops that copy, and the next one reloads it.
  *
  * Shift boundaries: the object keeps the instance it works for. The alarm
  * (set to the instance's end, and every `REFRESH_MS` before it to refresh the
@@ -267,17 +270,43 @@ export class RealtimeMachine extends DurableObject<Env> {
    * restarts at 0, and the alarm flushes what the storage marks dirty anyway.
    */
   private heldWrites = 0;
+  /** The `meta` row in memory (`undefined`: not loaded; null: no row yet). */
+  private metaRow: MetaRow | null | undefined = undefined;
+  /** The `segments` table in memory, ascending `start` (null: not loaded). */
+  private timeline: StoredSegment[] | null = null;
+  /** The `assignments` table in memory, by `start` then operator id (null: not loaded). */
+  private crew: Assignment[] | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(SCHEMA);
   }
 
-  /** Runs `task` after every operation queued before it; the queue goes on if it throws. */
+  /**
+   * Runs `task` after every operation queued before it; the queue goes on if it throws.
+   * A task that throws may have changed storage and not memory (or the reverse), so the
+   * in-memory copy of the tables is dropped, to be reloaded by the next operation.
+   */
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(task, task);
+    const guarded = async () => {
+      try {
+        return await task();
+      } catch (error) {
+        this.forgetCopy();
+        throw error;
+      }
+    };
+    const result = this.tail.then(guarded, guarded);
     this.tail = result.catch(() => undefined);
     return result;
+  }
+
+  /** Drops the in-memory copy of the tables (they are reloaded from storage on use). */
+  private forgetCopy(): void {
+    this.metaRow = undefined;
+    this.timeline = null;
+    this.crew = null;
+    this.syncRow = null;
   }
 
   /** The `sync` row, read once: only this object writes it, one operation at a time. */
@@ -323,10 +352,37 @@ export class RealtimeMachine extends DurableObject<Env> {
     }
   }
 
+  /** The `meta` row (from memory once loaded); null before the object's first operation. */
   private meta(): MetaRow | null {
-    return (
-      this.ctx.storage.sql.exec<MetaRow>("SELECT * FROM meta WHERE id = 1").toArray()[0] ?? null
+    if (this.metaRow === undefined) {
+      this.metaRow =
+        this.ctx.storage.sql.exec<MetaRow>("SELECT * FROM meta WHERE id = 1").toArray()[0] ?? null;
+    }
+    return this.metaRow;
+  }
+
+  /** Updates columns of the `meta` row, in storage and in memory (the row must exist). */
+  private setMeta(
+    patch: Partial<
+      Pick<
+        MetaRow,
+        | "instance_id"
+        | "instance_name"
+        | "instance_start"
+        | "instance_end"
+        | "instance_considered"
+        | "revision"
+      >
+    >,
+  ): void {
+    const current = this.meta();
+    if (!current) throw new Error("RealtimeMachine: meta row missing");
+    const columns = Object.keys(patch);
+    this.ctx.storage.sql.exec(
+      `UPDATE meta SET ${columns.map((column) => `${column} = ?`).join(", ")} WHERE id = 1`,
+      ...Object.values(patch).map((value) => value ?? null),
     );
+    this.metaRow = { ...current, ...patch };
   }
 
   private instanceOf(meta: MetaRow | null): RealtimeInstance | null {
@@ -347,8 +403,13 @@ export class RealtimeMachine extends DurableObject<Env> {
     };
   }
 
-  private segments(): StoredSegment[] {
-    return this.ctx.storage.sql
+  /**
+   * The segments in ascending `start`, from memory once loaded. The array and its items
+   * are the object's copy: change them only together with storage (`putSegment`,
+   * `markProjected`, `clearTimeline`).
+   */
+  private segments(): readonly StoredSegment[] {
+    this.timeline ??= this.ctx.storage.sql
       .exec<SegmentRow>("SELECT * FROM segments ORDER BY start")
       .toArray()
       .map((r) => ({
@@ -364,10 +425,12 @@ export class RealtimeMachine extends DurableObject<Env> {
         hasLog: r.has_log === 1,
         projected: r.projected,
       }));
+    return this.timeline;
   }
 
-  private assignments(): Assignment[] {
-    return this.ctx.storage.sql
+  /** The operator assignments by `start` then operator id, from memory once loaded. */
+  private assignments(): readonly Assignment[] {
+    this.crew ??= this.ctx.storage.sql
       .exec<AssignmentRow>("SELECT * FROM assignments ORDER BY start, operator_id")
       .toArray()
       .map((r) => ({
@@ -376,10 +439,53 @@ export class RealtimeMachine extends DurableObject<Env> {
         lastName: r.last_name,
         start: r.start,
       }));
+    return this.crew;
   }
 
-  /** Inserts or replaces the segment starting at `segment.start` (keeping its log id). */
+  /** Assigns an operator from `assignment.start` (moving their start when assigned already). */
+  private putAssignment(assignment: Assignment): void {
+    const crew = this.assignments().filter((a) => a.operatorId !== assignment.operatorId);
+    this.ctx.storage.sql.exec(
+      `INSERT INTO assignments (operator_id, first_name, last_name, start) VALUES (?, ?, ?, ?)
+       ON CONFLICT (operator_id) DO UPDATE SET first_name = excluded.first_name,
+         last_name = excluded.last_name, start = excluded.start`,
+      assignment.operatorId,
+      assignment.firstName,
+      assignment.lastName,
+      assignment.start,
+    );
+    crew.push({ ...assignment });
+    crew.sort((a, b) => a.start - b.start || a.operatorId - b.operatorId);
+    this.crew = crew;
+  }
+
+  /** Empties the timeline and the assignments (the instance is closed). */
+  private clearTimeline(): void {
+    this.ctx.storage.sql.exec("DELETE FROM segments");
+    this.ctx.storage.sql.exec("DELETE FROM assignments");
+    this.timeline = [];
+    this.crew = [];
+  }
+
+  /** Records what D1 now holds for a segment's log (see `flush`). */
+  private markProjected(segment: StoredSegment, hasLog: boolean, projected: string | null): void {
+    this.ctx.storage.sql.exec(
+      "UPDATE segments SET has_log = ?, projected = ? WHERE log_id = ?",
+      hasLog ? 1 : 0,
+      projected,
+      segment.logId,
+    );
+    segment.hasLog = hasLog;
+    segment.projected = projected;
+  }
+
+  /**
+   * Inserts or replaces the segment starting at `segment.start` (a replaced one keeps its
+   * log id and whether D1 has its log; its projection is stale).
+   */
   private putSegment(segment: Omit<Segment, "logId">): void {
+    const timeline = this.segments() as StoredSegment[];
+    const logId = crypto.randomUUID();
     this.ctx.storage.sql.exec(
       `INSERT INTO segments (log_id, start, end, sku, nominal_speed, counting_factor,
          simple_work_order, quantity, custom, has_log, projected)
@@ -388,7 +494,7 @@ export class RealtimeMachine extends DurableObject<Env> {
          nominal_speed = excluded.nominal_speed, counting_factor = excluded.counting_factor,
          simple_work_order = excluded.simple_work_order, quantity = excluded.quantity,
          custom = excluded.custom, projected = NULL`,
-      crypto.randomUUID(),
+      logId,
       segment.start,
       segment.end,
       JSON.stringify(segment.sku),
@@ -398,14 +504,33 @@ export class RealtimeMachine extends DurableObject<Env> {
       segment.quantity,
       segment.customJson,
     );
+    const fields = {
+      start: segment.start,
+      end: segment.end,
+      sku: segment.sku,
+      nominalSpeed: segment.nominalSpeed,
+      countingFactor: segment.countingFactor,
+      simpleWorkOrder: segment.simpleWorkOrder,
+      quantity: segment.quantity,
+      customJson: segment.customJson,
+      projected: null,
+    };
+    // Writes usually start now, after every segment: search from the end.
+    let at = timeline.length;
+    while (at > 0 && (timeline[at - 1]?.start ?? 0) > segment.start) at -= 1;
+    const same = timeline[at - 1];
+    if (same && same.start === segment.start) {
+      timeline[at - 1] = { ...same, ...fields };
+    } else {
+      timeline.splice(at, 0, { logId, hasLog: false, ...fields });
+    }
   }
 
+  /** Counts one more write applied in this instance; returns the new revision. */
   private bumpRevision(): number {
-    return this.ctx.storage.sql
-      .exec<{ revision: number }>(
-        "UPDATE meta SET revision = revision + 1 WHERE id = 1 RETURNING revision",
-      )
-      .one().revision;
+    const revision = (this.meta()?.revision ?? 0) + 1;
+    this.setMeta({ revision });
+    return revision;
   }
 
   /**
@@ -435,6 +560,7 @@ export class RealtimeMachine extends DurableObject<Env> {
         key.companyId,
         key.machineId,
       );
+      this.metaRow = undefined;
       meta = this.meta();
     } else if (meta.company_id !== key.companyId || meta.machine_id !== key.machineId) {
       // The name is derived from both ids: reaching another machine's object is a bug.
@@ -454,24 +580,26 @@ export class RealtimeMachine extends DurableObject<Env> {
       const last = currentSegment(segments, stored, stored.end - 1);
       carried = segments.find((s) => s.logId === last?.logId) ?? null;
       await this.flush(true, { closing: stored });
-      sql.exec("DELETE FROM segments");
-      sql.exec("DELETE FROM assignments");
-      sql.exec(
-        `UPDATE meta SET instance_id = NULL, instance_name = NULL, instance_start = NULL,
-           instance_end = NULL, instance_considered = NULL, revision = 0 WHERE id = 1`,
-      );
+      this.clearTimeline();
+      this.setMeta({
+        instance_id: null,
+        instance_name: null,
+        instance_start: null,
+        instance_end: null,
+        instance_considered: null,
+        revision: 0,
+      });
     }
     const next = await runningInstance(createDb(this.env.DB), key.companyId, key.machineId, now);
     if (!next) return null;
-    sql.exec(
-      `UPDATE meta SET instance_id = ?, instance_name = ?, instance_start = ?, instance_end = ?,
-         instance_considered = ?, revision = 0 WHERE id = 1`,
-      next.id,
-      next.name,
-      next.start,
-      next.end,
-      next.isConsidered ? 1 : 0,
-    );
+    this.setMeta({
+      instance_id: next.id,
+      instance_name: next.name,
+      instance_start: next.start,
+      instance_end: next.end,
+      instance_considered: next.isConsidered ? 1 : 0,
+      revision: 0,
+    });
     const instance: RealtimeInstance = {
       id: next.id,
       name: next.name,
@@ -525,14 +653,14 @@ export class RealtimeMachine extends DurableObject<Env> {
     const projections = projectTimeline(segments, this.assignments(), instance, now);
     const statements: D1PreparedStatement[] = [];
     const logs: LiveLog[] = [];
-    const updates: { logId: string; hasLog: boolean; projected: string | null }[] = [];
+    const updates: { segment: StoredSegment; hasLog: boolean; projected: string | null }[] = [];
     projections.forEach((p, i) => {
       const stored = segments[i];
       if (!stored) return;
       if (p.logEnd === null) {
         if (stored.hasLog) {
           statements.push(deleteLiveLog(this.env.DB, meta.company_id, stored.logId));
-          updates.push({ logId: stored.logId, hasLog: false, projected: null });
+          updates.push({ segment: stored, hasLog: false, projected: null });
         }
         return;
       }
@@ -551,7 +679,7 @@ export class RealtimeMachine extends DurableObject<Env> {
         live: !closing,
         now: Date.now(),
       });
-      updates.push({ logId: stored.logId, hasLog: true, projected: signature });
+      updates.push({ segment: stored, hasLog: true, projected: signature });
     });
     const owner = { companyId: meta.company_id, machineId: meta.machine_id };
     statements.push(...upsertLiveLogs(this.env.DB, owner, logs));
@@ -568,14 +696,7 @@ export class RealtimeMachine extends DurableObject<Env> {
         counts.set(row.id, { id: row.id, sensorCount: row.sensor_count, count: row.count });
       }
     }
-    for (const u of updates) {
-      this.ctx.storage.sql.exec(
-        "UPDATE segments SET has_log = ?, projected = ? WHERE log_id = ?",
-        u.hasLog ? 1 : 0,
-        u.projected,
-        u.logId,
-      );
-    }
+    for (const u of updates) this.markProjected(u.segment, u.hasLog, u.projected);
     this.afterFlush(options.mark);
     return counts;
   }
@@ -649,15 +770,12 @@ export class RealtimeMachine extends DurableObject<Env> {
       if (write.start < instance.start || write.start >= instance.end) {
         return { ok: false, reason: "outside_instance", field: "start", instance };
       }
-      this.ctx.storage.sql.exec(
-        `INSERT INTO assignments (operator_id, first_name, last_name, start) VALUES (?, ?, ?, ?)
-         ON CONFLICT (operator_id) DO UPDATE SET first_name = excluded.first_name,
-           last_name = excluded.last_name, start = excluded.start`,
-        write.operatorId,
-        write.firstName,
-        write.lastName,
-        write.start,
-      );
+      this.putAssignment({
+        operatorId: write.operatorId,
+        firstName: write.firstName,
+        lastName: write.lastName,
+        start: write.start,
+      });
       const revision = this.bumpRevision();
       await this.afterWrite(now);
       return { ok: true, revision };
@@ -699,7 +817,7 @@ export class RealtimeMachine extends DurableObject<Env> {
         ok: true,
         instance,
         current: views.find((v) => v.productionLogId === current?.logId) ?? null,
-        operators: this.assignments(),
+        operators: [...this.assignments()],
         segments: views,
         revision: this.meta()?.revision ?? 0,
         at: now,

@@ -351,4 +351,48 @@ describe("RealtimeMachine: storage", () => {
     expect(snapshot.current).toMatchObject({ sku: { id: p.b.id }, quantity: 3 });
     expect(snapshot.operators.map((o) => o.operatorId)).toEqual([ada.id]);
   });
+
+  it("keeps in memory exactly what it stores: replaced, inserted and moved entries", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    const [ada, bob] = p.operators;
+    if (!m || !ada || !bob) throw new Error("no plant");
+    const { shift } = await getState(p.co, m.id);
+    // Seconds after a start inside the shift, all in the past.
+    const t0 = Math.max(Date.parse(shift.start), Date.now() - 100_000);
+    const at = (seconds: number) => new Date(t0 + seconds * 1000).toISOString();
+    const writes = [
+      () => postSku(p.co, m.id, { skuId: p.a.id, quantity: 1, start: at(0) }),
+      // Every segment ends in the past, so both snapshots end their logs at the same instants.
+      () => postSku(p.co, m.id, { skuId: p.b.id, quantity: 2, start: at(20), end: at(30) }),
+      // Before the last one: inserted in the middle of the timeline.
+      () => postSku(p.co, m.id, { skuId: p.a.id, quantity: 3, start: at(10) }),
+      // Same start as the first: replaces it in place.
+      () => postSku(p.co, m.id, { skuId: p.b.id, quantity: 4, start: at(0), end: at(5) }),
+      () => postOperator(p.co, m.id, { operatorId: ada.id, start: at(0) }),
+      () => postOperator(p.co, m.id, { operatorId: bob.id, start: at(15) }),
+      // Assigned again: Ada's start moves after Bob's.
+      () => postOperator(p.co, m.id, { operatorId: ada.id, start: at(25) }),
+    ];
+    for (const write of writes) expect((await write()).status).toBe(204);
+
+    const { live, stored } = await runInDurableObject(
+      stubOf(p.co.id, m.id),
+      async (instance, state) => {
+        const key = { companyId: p.co.id, machineId: m.id };
+        const fromMemory = await (instance as RealtimeMachine).snapshot(key);
+        const fromStorage = await new RealtimeMachine(state, env).snapshot(key);
+        return { live: fromMemory, stored: fromStorage };
+      },
+    );
+    if (!live.ok || !stored.ok) throw new Error("not running");
+    expect(live.segments.map((s) => [s.quantity, s.sku.id])).toEqual([
+      [4, p.b.id],
+      [3, p.a.id],
+      [2, p.b.id],
+    ]);
+    expect(live.operators.map((o) => o.operatorId)).toEqual([bob.id, ada.id]);
+    expect(live.revision).toBe(writes.length);
+    expect({ ...live, at: 0 }).toEqual({ ...stored, at: 0 });
+  });
 });
