@@ -72,9 +72,11 @@ const MAX_CACHED_RESOLUTIONS = 10_000;
  * D1 round trip. Only successful resolutions are kept, so a fix (a new nominal
  * speed, a new SKU) takes effect at once; a change to a resolved one (a new
  * nominal speed for the pair, a deleted machine) reaches this isolate within
- * the cache time.
+ * the cache time. An entry holds the resolution while it runs, so concurrent
+ * writes with the same references (a burst, or every request when an entry has
+ * just expired) share one D1 round trip; a failed one is dropped at once.
  */
-const resolutionCache = new Map<string, { value: CatalogPart; expiresAt: number }>();
+const resolutionCache = new Map<string, { value: Promise<CatalogPart>; expiresAt: number }>();
 
 /**
  * Resolves the body of `POST /v1/realtime/{machine_id}/sku`.
@@ -106,15 +108,19 @@ export async function resolveSkuWrite(
   ]);
   const now = Date.now();
   const cached = resolutionCache.get(cacheKey);
-  let part = cached && cached.expiresAt > now ? cached.value : undefined;
-  if (!part) {
-    part = await resolveCatalog(db, companyId, machineId, body);
+  let pending = cached && cached.expiresAt > now ? cached.value : undefined;
+  if (!pending) {
+    pending = resolveCatalog(db, companyId, machineId, body);
     if (cacheSeconds > 0) {
       if (resolutionCache.size >= MAX_CACHED_RESOLUTIONS) resolutionCache.clear();
-      resolutionCache.set(cacheKey, { value: part, expiresAt: now + cacheSeconds * 1000 });
+      const entry = { value: pending, expiresAt: now + cacheSeconds * 1000 };
+      resolutionCache.set(cacheKey, entry);
+      pending.catch(() => {
+        if (resolutionCache.get(cacheKey) === entry) resolutionCache.delete(cacheKey);
+      });
     }
   }
-  const { machine, ...catalog } = part;
+  const { machine, ...catalog } = await pending;
   return {
     machine,
     write: {

@@ -189,6 +189,38 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
     expect(await machineLogs(p.co, m.id)).toEqual([]);
   });
 
+  it("resolves a burst of the same SKU once, and does not keep a refusal: a fix works at once", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    // C-300 has no nominal speed on this machine: every write of a concurrent burst is
+    // refused alike (they may share one resolution).
+    const refused = await Promise.all(
+      Array.from({ length: 10 }, () => postSku(p.co, m.id, { sku: "C-300" })),
+    );
+    expect(refused.map((r) => r.status)).toEqual(refused.map(() => 422));
+    const speed = await api(p.co.key, "/v1/nominal-speeds", {
+      method: "POST",
+      json: [{ machine: { id: m.id }, sku: { id: p.c.id }, nominalSpeed: 20 }],
+    });
+    expect(speed.status).toBe(201);
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        postSku(p.co, m.id, {
+          sku: "C-300",
+          quantity: i,
+          start: new Date(Date.now() - i * 1000).toISOString(),
+        }),
+      ),
+    );
+    expect(burst.map((r) => r.status)).toEqual(burst.map(() => 204));
+    const state = await getState(p.co, m.id);
+    expect(state.revision).toBe(10);
+    expect(
+      new Set(state.production.segments.map((s) => [s.sku.id, s.nominalSpeed].join())),
+    ).toEqual(new Set([`${p.c.id},20`]));
+  });
+
   it("answers 422 for a start outside the running instance, or an end not after start", async () => {
     const p = await plant();
     const [m] = p.machines;
