@@ -57,13 +57,17 @@ type PartRow = [source: number, from: number, to: number];
  * fit, raw samples at the edges), so a long segment costs a few index lookups.
  * A row deleted through the public API stays deleted (its `deleted_at` is not
  * touched); `is_reviewed` and `work_order_id` belong to the log's reviewers and
- * are not touched either.
+ * are not touched either. A row that already holds every value (the periodic
+ * refresh of a log whose samples did not change) is left as it is, `updated_at`
+ * included: a client syncing logs by `updatedAt` sees only real changes, and the
+ * database writes nothing.
  *
  * @param d1 the D1 binding.
  * @param machine the company and machine every log belongs to.
  * @param logs the logs, instants in ms.
  * @returns the statements (none for no logs); their result rows are
- *   `{id, sensor_count, count}`, one per log.
+ *   `{id, sensor_count, count}`, one per log inserted or changed (see
+ *   `readLogCounts` for the others).
  */
 export function upsertLiveLogs(
   d1: D1Database,
@@ -134,7 +138,45 @@ const UPSERT_LIVE_LOGS_SQL = `WITH sig(id) AS (
     nominal_speed = excluded.nominal_speed, counting_factor = excluded.counting_factor,
     start = excluded.start, "end" = excluded."end", live = excluded.live,
     updated_at = excluded.updated_at
+  WHERE (production_logs.sku_id, production_logs.shift_instance_id, production_logs.operator_id,
+      production_logs.simple_work_order_id, production_logs.count, production_logs.sensor_count,
+      production_logs.nominal_speed, production_logs.counting_factor, production_logs.start,
+      production_logs."end", production_logs.live)
+    IS NOT (excluded.sku_id, excluded.shift_instance_id, excluded.operator_id,
+      excluded.simple_work_order_id, excluded.count, excluded.sensor_count,
+      excluded.nominal_speed, excluded.counting_factor, excluded.start, excluded."end",
+      excluded.live)
   RETURNING id, sensor_count, count`;
+
+/** Most ids per count read: its one JSON parameter (about 40 bytes per id) stays far below 2 MB. */
+export const IDS_PER_COUNT_READ = 10_000;
+
+/**
+ * Reads of the stored counts of logs, for the ones an upsert left unchanged (run after
+ * it, in the same batch), `IDS_PER_COUNT_READ` ids per statement.
+ *
+ * @param companyId the company of the logs; `ids` their ids.
+ * @returns the statements (none for no ids); their result rows are
+ *   `{id, sensor_count, count}`, one per stored log (deleted ones included).
+ */
+export function readLogCounts(
+  d1: D1Database,
+  companyId: number,
+  ids: readonly string[],
+): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < ids.length; i += IDS_PER_COUNT_READ) {
+    statements.push(
+      d1
+        .prepare(
+          `SELECT id, sensor_count, count FROM production_logs
+           WHERE company_id = CAST(?1 AS INTEGER) AND id IN (SELECT value FROM json_each(?2))`,
+        )
+        .bind(companyId, JSON.stringify(ids.slice(i, i + IDS_PER_COUNT_READ))),
+    );
+  }
+  return statements;
+}
 
 /**
  * Removes the live log of a segment that no longer has one (it has not begun

@@ -44,7 +44,13 @@ import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { runningInstance } from "../shifts/queries";
-import { deleteLiveLog, type LiveLog, type LogCounts, upsertLiveLogs } from "./projection";
+import {
+  deleteLiveLog,
+  type LiveLog,
+  type LogCounts,
+  readLogCounts,
+  upsertLiveLogs,
+} from "./projection";
 import {
   type Assignment,
   currentSegment,
@@ -644,11 +650,13 @@ export class RealtimeMachine extends DurableObject<Env> {
    *   ends and becomes `live = false`.
    * @param options.mark also add or remove the machine's `realtime_pending` row, in the
    *   same batch (see the file comment).
-   * @returns the counts of the logs written, by log id.
+   * @param options.counts also read every log's counts, in the same batch.
+   * @returns the counts of the logs written (with `options.counts`: of every log), by
+   *   log id.
    */
   private async flush(
     force: boolean,
-    options: { closing?: RealtimeInstance; mark?: "add" | "remove" } = {},
+    options: { closing?: RealtimeInstance; mark?: "add" | "remove"; counts?: boolean } = {},
   ): Promise<Map<string, LogCounts>> {
     const counts = new Map<string, LogCounts>();
     const meta = this.meta();
@@ -666,6 +674,7 @@ export class RealtimeMachine extends DurableObject<Env> {
     const statements: D1PreparedStatement[] = [];
     const logs: LiveLog[] = [];
     const updates: { segment: StoredSegment; hasLog: boolean; projected: string | null }[] = [];
+    const withLogs: string[] = [];
     projections.forEach((p, i) => {
       const stored = segments[i];
       if (!stored) return;
@@ -676,6 +685,7 @@ export class RealtimeMachine extends DurableObject<Env> {
         }
         return;
       }
+      withLogs.push(stored.logId);
       const signature = JSON.stringify([p.logEnd, p.operatorId, instance.id, !closing]);
       if (!force && stored.hasLog && stored.projected === signature) return;
       logs.push({
@@ -695,6 +705,7 @@ export class RealtimeMachine extends DurableObject<Env> {
     });
     const owner = { companyId: meta.company_id, machineId: meta.machine_id };
     statements.push(...upsertLiveLogs(this.env.DB, owner, logs));
+    if (options.counts) statements.push(...readLogCounts(this.env.DB, meta.company_id, withLogs));
     if (options.mark) statements.push(this.markStatement(meta, options.mark));
     if (statements.length === 0) {
       this.afterFlush(options.mark);
@@ -803,7 +814,7 @@ export class RealtimeMachine extends DurableObject<Env> {
       const now = Date.now();
       const instance = await this.ensureInstance(key, now);
       if (!instance) return { ok: false, reason: "not_running" };
-      const counts = await this.flush(true);
+      const counts = await this.flush(true, { counts: true });
       const segments = this.segments();
       const projections = projectTimeline(segments, this.assignments(), instance, now);
       const views: SegmentView[] = projections.map((p) => {

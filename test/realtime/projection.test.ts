@@ -6,7 +6,13 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type LiveLog, LOGS_PER_STATEMENT, upsertLiveLogs } from "../../src/realtime/projection";
+import {
+  IDS_PER_COUNT_READ,
+  type LiveLog,
+  LOGS_PER_STATEMENT,
+  readLogCounts,
+  upsertLiveLogs,
+} from "../../src/realtime/projection";
 import { ingest } from "../harness";
 import { getState, plant } from "./plant";
 
@@ -115,7 +121,85 @@ describe("upsertLiveLogs", () => {
     expect(stored?.n).toBe(logs.length);
   });
 
+  it("leaves a log that would not change as it is, updated_at included", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const instanceId = (await getState(p.co, m.id)).shift.id;
+    const t0 = Math.floor(Date.now() / MIN) * MIN - 10 * MIN;
+    const signal = p.countSignals[0] ?? "";
+    await ingest(signal, [
+      [t0 + S, 2],
+      [t0 + 5 * MIN, 3],
+    ]);
+    const now = Date.now();
+    const log = (id: string, start: number, end: number): LiveLog => ({
+      id,
+      skuId: p.a.id,
+      shiftInstanceId: instanceId,
+      operatorId: null,
+      simpleWorkOrderId: null,
+      nominalSpeed: 15,
+      countingFactor: 12,
+      start,
+      end,
+      live: true,
+      now,
+    });
+    const logs = [
+      log(crypto.randomUUID(), t0, t0 + MIN),
+      log(crypto.randomUUID(), t0 + MIN, t0 + 9 * MIN),
+    ];
+    const owner = { companyId: p.co.id, machineId: m.id };
+    const upsert = async (batch: LiveLog[]) =>
+      (
+        await env.DB.batch<{ id: string; sensor_count: number }>(
+          upsertLiveLogs(env.DB, owner, batch),
+        )
+      )
+        .flatMap((r) => r.results)
+        .map((row) => [row.id, row.sensor_count]);
+    const updatedAt = async () =>
+      (
+        await env.DB.prepare(
+          "SELECT updated_at FROM production_logs WHERE id IN (?, ?) ORDER BY start",
+        )
+          .bind(logs[0]?.id, logs[1]?.id)
+          .all<{ updated_at: number }>()
+      ).results.map((r) => r.updated_at);
+
+    expect(await upsert(logs)).toEqual([
+      [logs[0]?.id, 2],
+      [logs[1]?.id, 3],
+    ]);
+    // The same logs a minute later, no new sample: nothing written, nothing returned.
+    const later = logs.map((l) => ({ ...l, now: now + MIN }));
+    expect(await upsert(later)).toEqual([]);
+    expect(await updatedAt()).toEqual([now, now]);
+    const [readStatement, ...more] = readLogCounts(env.DB, p.co.id, [
+      logs[0]?.id ?? "",
+      logs[1]?.id ?? "",
+    ]);
+    expect(more).toEqual([]);
+    const read = await readStatement?.all<{ id: string; sensor_count: number; count: number }>();
+    expect(new Map(read?.results.map((r) => [r.id, [r.sensor_count, r.count]]))).toEqual(
+      new Map([
+        [logs[0]?.id, [2, 24]],
+        [logs[1]?.id, [3, 36]],
+      ]),
+    );
+
+    // A late sample inside the second log: only that one changes.
+    await ingest(signal, [[t0 + 7 * MIN, 4]]);
+    expect(await upsert(later)).toEqual([[logs[1]?.id, 7]]);
+    expect(await updatedAt()).toEqual([now, now + MIN]);
+  });
+
   it("makes no statement for no logs", () => {
     expect(upsertLiveLogs(env.DB, { companyId: 1, machineId: 1 }, [])).toEqual([]);
+    expect(readLogCounts(env.DB, 1, [])).toEqual([]);
+    // A long timeline's ids are read in several statements, each parameter under 2 MB.
+    const ids = Array.from({ length: IDS_PER_COUNT_READ + 1 }, () => crypto.randomUUID());
+    expect(readLogCounts(env.DB, 1, ids)).toHaveLength(2);
   });
 });

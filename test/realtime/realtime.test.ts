@@ -122,6 +122,35 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
     expect(row?.productionMetrics.effectiveness).toBeCloseTo(ideal / runTime, 3);
   });
 
+  it("shows an ended segment's counts on every GET, and late samples once they arrive", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const { shift } = await getState(p.co, m.id);
+    const start = Math.max(Date.parse(shift.start), Date.now() - 100_000);
+    const end = start + 60_000;
+    const signal = p.countSignals[0] ?? "";
+    await ingest(signal, [
+      [start, 4],
+      [start + 30_000, 5],
+    ]);
+    const res = await postSku(p.co, m.id, {
+      skuId: p.a.id,
+      start: new Date(start).toISOString(),
+      end: new Date(end).toISOString(),
+    });
+    expect(res.status).toBe(204);
+    const counts = async () =>
+      (await getState(p.co, m.id)).production.segments.map((s) => [s.sensorCount, s.count]);
+    expect(await counts()).toEqual([[9, 108]]);
+    // Nothing changed since: the same counts again.
+    expect(await counts()).toEqual([[9, 108]]);
+    // A sample arriving late, inside the ended segment, is counted at the next GET.
+    await ingest(signal, [[start + 45_000, 1]]);
+    expect(await counts()).toEqual([[10, 120]]);
+    expect((await machineLogs(p.co, m.id)).map((l) => l.sensorCount)).toEqual([10]);
+  });
+
   it("splits the timeline into segments, one live log each; the same start replaces", async () => {
     const p = await plant();
     const [m] = p.machines;
