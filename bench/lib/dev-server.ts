@@ -15,6 +15,10 @@
  * - file watching: an edit anywhere in the tree rebuilds and reloads the Worker
  *   in the middle of a run, dropping requests in flight.
  *
+ * `BENCH_INSPECTOR_PORT=<n>` turns the inspector back on at that port, to take a CPU
+ * profile of the Worker (Chrome DevTools, or the `Profiler` domain over its WebSocket);
+ * numbers measured so are not comparable with the others.
+ *
  * Benchmarks spawn it with `spawnDevServer` (`./spawn-dev-server.ts`), in its
  * own process group, as they would spawn `wrangler dev`, and stop it with
  * SIGTERM. It prints `ready on <url>` once the Worker answers.
@@ -46,13 +50,15 @@ const bindings = Object.fromEntries(
   }),
 );
 
+const INSPECTOR_PORT = process.env.BENCH_INSPECTOR_PORT;
+
 const worker = await unstable_startWorker({
   config: values.config,
   ...(values.script === undefined ? {} : { entrypoint: values.script }),
   bindings,
   sendMetrics: false,
   dev: {
-    inspector: false,
+    inspector: INSPECTOR_PORT ? { port: Number(INSPECTOR_PORT) } : false,
     watch: false,
     remote: false,
     persist: values["persist-to"],
