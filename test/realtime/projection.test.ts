@@ -20,6 +20,27 @@ const S = 1_000;
 const MIN = 60 * S;
 const HOUR = 60 * MIN;
 
+/** A live log (nominal speed 15, counting factor 12) with no operator or work order, a new id. */
+function liveLog(
+  skuId: string,
+  shiftInstanceId: number,
+  window: { start: number; end: number },
+  now = Date.now(),
+): LiveLog {
+  return {
+    id: crypto.randomUUID(),
+    skuId,
+    shiftInstanceId,
+    operatorId: null,
+    simpleWorkOrderId: null,
+    nominalSpeed: 15,
+    countingFactor: 12,
+    ...window,
+    live: true,
+    now,
+  };
+}
+
 describe("upsertLiveLogs", () => {
   it("counts each window exactly, across rollups and raw edges, 500 logs per statement", async () => {
     const p = await plant();
@@ -50,19 +71,7 @@ describe("upsertLiveLogs", () => {
     // 501 logs: two statements, the second with one log.
     const logs: LiveLog[] = Array.from({ length: LOGS_PER_STATEMENT + 1 }, (_, i) => {
       const [start, end] = windows[i % windows.length] ?? [0, 1];
-      return {
-        id: crypto.randomUUID(),
-        skuId: p.a.id,
-        shiftInstanceId: instanceId,
-        operatorId: null,
-        simpleWorkOrderId: null,
-        nominalSpeed: 15,
-        countingFactor: 12,
-        start,
-        end,
-        live: true,
-        now: Date.now(),
-      };
+      return liveLog(p.a.id, instanceId, { start, end });
     });
     const owner = { companyId: p.co.id, machineId: m.id };
     const statements = upsertLiveLogs(env.DB, owner, logs);
@@ -133,23 +142,8 @@ describe("upsertLiveLogs", () => {
       [t0 + 5 * MIN, 3],
     ]);
     const now = Date.now();
-    const log = (id: string, start: number, end: number): LiveLog => ({
-      id,
-      skuId: p.a.id,
-      shiftInstanceId: instanceId,
-      operatorId: null,
-      simpleWorkOrderId: null,
-      nominalSpeed: 15,
-      countingFactor: 12,
-      start,
-      end,
-      live: true,
-      now,
-    });
-    const logs = [
-      log(crypto.randomUUID(), t0, t0 + MIN),
-      log(crypto.randomUUID(), t0 + MIN, t0 + 9 * MIN),
-    ];
+    const log = (start: number, end: number) => liveLog(p.a.id, instanceId, { start, end }, now);
+    const logs = [log(t0, t0 + MIN), log(t0 + MIN, t0 + 9 * MIN)];
     const owner = { companyId: p.co.id, machineId: m.id };
     const upsert = async (batch: LiveLog[]) =>
       (
