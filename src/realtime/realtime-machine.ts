@@ -333,16 +333,27 @@ export class RealtimeMachine extends DurableObject<Env> {
     return this.syncRow;
   }
 
-  /** Updates columns of the `sync` row, in storage and in memory; skips an unchanged value. */
-  private setSync(patch: Partial<Pick<SyncRow, "dirty" | "marked" | "refresh_at" | "alarm_at">>) {
-    const current = this.syncState();
+  /**
+   * Writes the columns of `patch` that differ from `current` to the one row of a
+   * single-row table (`meta`, `sync`); returns the row as it now is, for the copy in memory.
+   */
+  private patchRow<Row extends Record<string, SqlStorageValue>>(
+    table: "meta" | "sync",
+    current: Row,
+    patch: Partial<Row>,
+  ): Row {
     const changed = Object.entries(patch).filter(([column, value]) => current[column] !== value);
-    if (changed.length === 0) return;
+    if (changed.length === 0) return current;
     this.ctx.storage.sql.exec(
-      `UPDATE sync SET ${changed.map(([column]) => `${column} = ?`).join(", ")} WHERE id = 1`,
+      `UPDATE ${table} SET ${changed.map(([column]) => `${column} = ?`).join(", ")} WHERE id = 1`,
       ...changed.map(([, value]) => value ?? null),
     );
-    this.syncRow = { ...current, ...patch };
+    return { ...current, ...patch };
+  }
+
+  /** Updates columns of the `sync` row, in storage and in memory; skips an unchanged value. */
+  private setSync(patch: Partial<Pick<SyncRow, "dirty" | "marked" | "refresh_at" | "alarm_at">>) {
+    this.syncRow = this.patchRow<SyncRow>("sync", this.syncState(), patch);
   }
 
   /** Sets the alarm to `at` unless it is already set no later (`force`: set it anyway). */
@@ -379,7 +390,10 @@ export class RealtimeMachine extends DurableObject<Env> {
     return this.metaRow;
   }
 
-  /** Updates columns of the `meta` row, in storage and in memory (the row must exist). */
+  /**
+   * Updates columns of the `meta` row, in storage and in memory (the row must exist);
+   * skips an unchanged value.
+   */
   private setMeta(
     patch: Partial<
       Pick<
@@ -395,12 +409,7 @@ export class RealtimeMachine extends DurableObject<Env> {
   ): void {
     const current = this.meta();
     if (!current) throw new Error("RealtimeMachine: meta row missing");
-    const columns = Object.keys(patch);
-    this.ctx.storage.sql.exec(
-      `UPDATE meta SET ${columns.map((column) => `${column} = ?`).join(", ")} WHERE id = 1`,
-      ...Object.values(patch).map((value) => value ?? null),
-    );
-    this.metaRow = { ...current, ...patch };
+    this.metaRow = this.patchRow<MetaRow>("meta", current, patch);
   }
 
   private instanceOf(meta: MetaRow | null): RealtimeInstance | null {
@@ -485,8 +494,12 @@ export class RealtimeMachine extends DurableObject<Env> {
     this.crew = [];
   }
 
-  /** Records what D1 now holds for a segment's log (see `flush`). */
+  /**
+   * Records what D1 now holds for a segment's log (see `flush`); writes nothing when that
+   * is what the segment already records (a refresh of a log that kept its end).
+   */
   private markProjected(segment: StoredSegment, hasLog: boolean, projected: string | null): void {
+    if (segment.hasLog === hasLog && segment.projected === projected) return;
     this.ctx.storage.sql.exec(
       "UPDATE segments SET has_log = ?, projected = ? WHERE log_id = ?",
       hasLog ? 1 : 0,
@@ -522,6 +535,7 @@ export class RealtimeMachine extends DurableObject<Env> {
       segment.quantity,
       segment.customJson,
     );
+    // Field by field: a carried segment comes with its old log id, which must not win.
     const fields = {
       start: segment.start,
       end: segment.end,
