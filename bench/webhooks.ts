@@ -33,6 +33,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ReceivedDelivery, startReceiver } from "../scripts/receiver";
+import { frozenConfig } from "./lib/local-worker";
 import { stopDevServer } from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -86,11 +87,7 @@ function buildFrozenWorker(): void {
     "--outdir",
     `${BUILD_DIR}/dist`,
   ]);
-  const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
-    .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replaceAll('migrations_dir = "migrations"', 'migrations_dir = "../../migrations"');
-  if (!config.includes('main = "dist/index.js"')) throw new Error("wrangler.toml has no main");
-  writeFileSync(join(ROOT, BUILD_CONFIG), config);
+  writeFileSync(join(ROOT, BUILD_CONFIG), frozenConfig(BUILD_DIR));
 }
 
 function startWrangler(): ChildProcess {

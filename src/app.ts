@@ -3,12 +3,12 @@
  * the one error path.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
 import { createDb } from "./db/client";
+import { DOCS_ASSETS_PREFIX, docsPageHtml, serveDocsAsset } from "./http/docs-page";
 import { ApiError } from "./http/errors";
 import { jsonBody, OPERATOR_MAX_BODY_BYTES, PUBLIC_MAX_BODY_BYTES } from "./http/json-body";
 import { validationHook } from "./http/validation";
@@ -124,7 +124,10 @@ export function createApp() {
       { name: "Realtime", description: "What a machine runs now, written and read live." },
     ],
   });
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Production Monitoring Public API" }));
+  app.get("/docs", (c) =>
+    c.html(docsPageHtml("Production Monitoring Public API", "/openapi.json")),
+  );
+  app.get(`${DOCS_ASSETS_PREFIX}:file`, (c) => serveDocsAsset(c, c.req.param("file")));
 
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
   app.onError(renderError);

@@ -58,6 +58,8 @@ export interface Env extends SettingVars {
   REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   WEBHOOK_QUEUE: Queue<WebhookMessage>;
+  /** Static assets: the `/docs` page's Swagger UI files (`[assets]` in wrangler.toml). */
+  ASSETS: Fetcher;
 }
 
 declare global {
@@ -67,6 +69,7 @@ declare global {
       REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
       RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
       WEBHOOK_QUEUE: Queue<WebhookMessage>;
+      ASSETS: Fetcher;
     }
   }
 }

@@ -140,6 +140,52 @@ describe("the OpenAPI document and the docs page", () => {
     expect(res.headers.get("content-type")).toContain("text/html");
     const html = await res.text();
     expect(html).toMatch(/<html/i);
-    expect(html).toContain("/openapi.json");
+    expect(html).toContain('"url":"/openapi.json"');
+  });
+
+  it("serves every file the docs page loads from this Worker, none from elsewhere", async () => {
+    const html = await (await call("/docs")).text();
+    const refs = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1] ?? "");
+    expect(refs.length).toBeGreaterThanOrEqual(3);
+    for (const ref of refs) {
+      // Same origin: a path, never a scheme or a protocol-relative host (a CDN).
+      expect(ref).toMatch(/^\/[^/]/);
+      const asset = await call(ref);
+      expect(asset.status, ref).toBe(200);
+      expect(asset.headers.get("x-request-id")).toBeTruthy();
+      const body = new Uint8Array(await asset.arrayBuffer());
+      expect(body.byteLength, ref).toBeGreaterThan(0);
+    }
+    const bundle = await call("/docs/assets/swagger-ui-bundle.js");
+    expect(bundle.headers.get("content-type")).toMatch(/javascript/);
+    expect(await bundle.text()).toContain("SwaggerUIBundle");
+    const css = await call("/docs/assets/swagger-ui.css");
+    expect(css.headers.get("content-type")).toMatch(/text\/css/);
+  });
+
+  it("revalidates a docs file by its ETag", async () => {
+    const first = await call("/docs/assets/swagger-ui.css");
+    await first.arrayBuffer();
+    const etag = first.headers.get("etag");
+    expect(etag).toBeTruthy();
+    const again = await call("/docs/assets/swagger-ui.css", {
+      headers: { "if-none-match": etag ?? "" },
+    });
+    expect(again.status).toBe(304);
+  });
+
+  it("keeps the rest of the Swagger UI package unreachable", async () => {
+    for (const path of [
+      "/docs/assets/index.html",
+      "/docs/assets/package.json",
+      "/docs/assets/swagger-ui-bundle.js.map",
+      "/docs/assets/..%2Fpackage.json",
+      "/package.json",
+      "/swagger-ui-bundle.js",
+    ]) {
+      const res = await call(path);
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toEqual({ detail: "Not Found" });
+    }
   });
 });

@@ -13,7 +13,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Absolute path of the project root. */
@@ -74,6 +74,24 @@ function runWrangler(args: string[], logFile: string): void {
 }
 
 /**
+ * The project's wrangler.toml for a copy in `buildDir`: `main` is the bundle
+ * `dist/index.js` there, and the migrations and static-assets folders are made relative
+ * to the copy.
+ *
+ * @param buildDir the folder of the copy, relative to the project root.
+ * @throws Error when wrangler.toml has no `main` line.
+ */
+export function frozenConfig(buildDir: string): string {
+  const up = relative(join(ROOT, buildDir), ROOT).split(sep).join("/");
+  const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
+    .replace(/^main = .*$/m, 'main = "dist/index.js"')
+    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${up}/migrations"`)
+    .replace(/^directory = "(.*)"$/m, (_, dir: string) => `directory = "${up}/${dir}"`);
+  if (!config.includes('main = "dist/index.js"')) throw new Error("wrangler.toml has no main");
+  return config;
+}
+
+/**
  * Bundles src/index.ts into `<buildDir>/dist`, writes `<buildDir>/wrangler.toml`
  * (the project's, with `main` at the bundle and paths made relative to the copy),
  * empties `persistDir` and applies the D1 migrations to it.
@@ -91,11 +109,7 @@ export function prepareWorker(paths: WorkerPaths): void {
     ["deploy", "--dry-run", "--config", "wrangler.toml", "--outdir", `${paths.buildDir}/dist`],
     paths.logFile,
   );
-  const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
-    .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replaceAll('migrations_dir = "migrations"', 'migrations_dir = "../../migrations"');
-  if (!config.includes('main = "dist/index.js"')) throw new Error("wrangler.toml has no main");
-  writeFileSync(join(ROOT, paths.buildDir, "wrangler.toml"), config);
+  writeFileSync(join(ROOT, paths.buildDir, "wrangler.toml"), frozenConfig(paths.buildDir));
   runWrangler(
     [
       "d1",
