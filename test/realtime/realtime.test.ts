@@ -185,6 +185,48 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
     expect(logs[1]?.end).toBe(at(10));
   });
 
+  it("starts a new segment for a repeat without start; a retry with its start or key changes nothing", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const { shift } = await getState(p.co, m.id);
+    const t0 = Math.max(Date.parse(shift.start), Date.now() - 20 * MIN);
+    const scan = { sku: "A-100", simpleWorkOrderName: "WO-7", quantity: 50 };
+
+    // A retry that carries the first write's start replaces it with the same values.
+    const withStart = { ...scan, start: new Date(t0).toISOString() };
+    expect((await postSku(p.co, m.id, withStart)).status).toBe(204);
+    // A live log ends now: compare everything but the moving end (and its updatedAt).
+    const still = ({ end, updatedAt, ...log }: ProductionLog & { updatedAt?: string }) => log;
+    const first = (await machineLogs(p.co, m.id)).map(still);
+    expect(first).toHaveLength(1);
+    expect((await postSku(p.co, m.id, withStart)).status).toBe(204);
+    const afterRetry = await getState(p.co, m.id);
+    expect(afterRetry.production.segments).toHaveLength(1);
+    expect((await machineLogs(p.co, m.id)).map(still)).toEqual(first);
+
+    // A retry with the same Idempotency-Key is answered from the first response.
+    const key = { "Idempotency-Key": crypto.randomUUID() };
+    const keyed = await postSku(p.co, m.id, scan, key);
+    expect(keyed.status).toBe(204);
+    const replay = await postSku(p.co, m.id, scan, key);
+    expect(replay.status).toBe(204);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    const afterReplay = await getState(p.co, m.id);
+    expect(afterReplay.revision).toBe(afterRetry.revision + 1);
+    expect(afterReplay.production.segments).toHaveLength(2);
+
+    // Without either, the same scan again is a new run of the product from its arrival.
+    expect((await postSku(p.co, m.id, scan)).status).toBe(204);
+    const state = await getState(p.co, m.id);
+    expect(state.production.segments.map((s) => [s.sku.sku, s.quantity])).toEqual([
+      ["A-100", 50],
+      ["A-100", 50],
+      ["A-100", 50],
+    ]);
+    expect((await machineLogs(p.co, m.id)).filter((l) => l.live)).toHaveLength(3);
+  });
+
   it("answers 422 for a missing, unknown, ambiguous or contradictory SKU, and a pair without nominal speed", async () => {
     const p = await plant();
     const [m] = p.machines;
