@@ -1,7 +1,22 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type Plugin } from "vitest/config";
+
+/**
+ * wrangler.toml's `[[rules]] type = "Text"` for Vite: a module whose path matches is its
+ * text (the default export), not code, in the tests as in the deployed Worker.
+ */
+function textModules(pattern: RegExp): Plugin {
+  return {
+    name: "text-modules",
+    enforce: "pre",
+    load(id) {
+      if (!pattern.test(id)) return null;
+      return `export default ${JSON.stringify(readFileSync(id, "utf8"))};`;
+    },
+  };
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -9,6 +24,7 @@ export default defineConfig(async () => {
   const testJwks = readFileSync(path.join(import.meta.dirname, "test/fixtures/jwks.json"), "utf8");
   return {
     plugins: [
+      textModules(/swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)$/),
       cloudflareTest({
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },

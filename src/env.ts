@@ -58,8 +58,6 @@ export interface Env extends SettingVars {
   REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   WEBHOOK_QUEUE: Queue<WebhookMessage>;
-  /** Static assets: the `/docs` page's Swagger UI files (`[assets]` in wrangler.toml). */
-  ASSETS: Fetcher;
 }
 
 declare global {
@@ -69,7 +67,6 @@ declare global {
       REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
       RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
       WEBHOOK_QUEUE: Queue<WebhookMessage>;
-      ASSETS: Fetcher;
     }
   }
 }

@@ -75,8 +75,7 @@ function runWrangler(args: string[], logFile: string): void {
 
 /**
  * The project's wrangler.toml for a copy in `buildDir`: `main` is the bundle
- * `dist/index.js` there, and the migrations and static-assets folders are made relative
- * to the copy.
+ * `dist/index.js` there, and the migrations folder is made relative to the copy.
  *
  * @param buildDir the folder of the copy, relative to the project root.
  * @throws Error when wrangler.toml has no `main` line.
@@ -85,8 +84,7 @@ export function frozenConfig(buildDir: string): string {
   const up = relative(join(ROOT, buildDir), ROOT).split(sep).join("/");
   const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
     .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${up}/migrations"`)
-    .replace(/^directory = "(.*)"$/m, (_, dir: string) => `directory = "${up}/${dir}"`);
+    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${up}/migrations"`);
   if (!config.includes('main = "dist/index.js"')) throw new Error("wrangler.toml has no main");
   return config;
 }
