@@ -34,7 +34,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ReceivedDelivery, startReceiver } from "../scripts/receiver";
 import { frozenConfig } from "./lib/local-worker";
-import { stopDevServer } from "./lib/spawn-dev-server";
+import { DEV_SERVER_ENV, stopDevServer } from "./lib/spawn-dev-server";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.BENCH_WH_PORT ?? 8797);
@@ -53,9 +53,8 @@ const READY_TIMEOUT_MS = 60_000;
 
 const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
 const WRANGLER_ENV = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: "false",
-  CI: "1",
+  // Offline and quiet, as every benchmark's server (no metrics, no `Request.cf` fetch).
+  ...DEV_SERVER_ENV,
   // A dev registry of its own: another `wrangler dev` of the same Worker starting or
   // stopping (other benches, `npm start`) updates the shared registry, and that update
   // restarts this session's runtime ("Your worker restarted mid-request").

@@ -15,18 +15,14 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import { createRequire } from "node:module";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEV_SERVER_ENV } from "./spawn-dev-server";
 
 /** Absolute path of the project root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
 /** Offline and quiet: no usage metrics, no fetch of the `Request.cf` placeholder. */
-const WRANGLER_ENV = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: "false",
-  CLOUDFLARE_CF_FETCH_ENABLED: "false",
-  CI: "1",
-};
+const WRANGLER_ENV = DEV_SERVER_ENV;
 const READY_TIMEOUT_MS = 90_000;
 
 /** Where one run keeps its files, all under `.wrangler/` (git-ignored). */
