@@ -71,7 +71,8 @@ const skuRoute = publicRoute("realtime.write", {
     "instance the machine is running at the moment of the call, from `start` (default: now). " +
     "The segment lasts until `end`, the next SKU write's `start`, or the end of the instance. A " +
     "write with the same `start` as an earlier one replaces it, so a write without `start` always " +
-    "begins a new segment, even for the current SKU: a client that retries sends its own `start` " +
+    "begins a new segment, even for the current SKU (of two applied in the same millisecond, the " +
+    "later one stands): a client that retries sends its own `start` " +
     "or an `Idempotency-Key`. The SKU is `skuId` or `sku` (its " +
     "name or code): neither, both naming different SKUs, or an unknown one is a 422; the " +
     "machine/SKU pair needs a nominal speed (422 `missing_nominal_speed` otherwise). A new " +
