@@ -29,6 +29,7 @@ import {
 } from "../scripts/lib/demo-operations";
 import { seedDemo } from "../scripts/lib/demo-seed";
 import { OperatorClient } from "../scripts/lib/operator-client";
+import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
   spawnDevServer,
@@ -105,12 +106,6 @@ async function timePost(path: string, key: string, body: unknown) {
   const ms = performance.now() - started;
   if (!res.ok) throw new Error(`POST ${path} -> ${res.status}: ${text}`);
   return { ms, page: JSON.parse(text) as Page };
-}
-
-/** Nearest-rank percentile of ascending values (p in 0..100). */
-function percentile(sorted: readonly number[], p: number): number {
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1] ?? Number.NaN;
 }
 
 /** Times `run` after the warm-ups; returns median and p99 in ms. */

@@ -25,6 +25,7 @@ import { createRequire } from "node:module";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
   spawnDevServer,
@@ -273,12 +274,6 @@ async function timeGet(path: string, headers: Record<string, string>) {
   if (!res.ok) throw new Error(`GET ${path} -> ${res.status}: ${text}`);
   const queryMs = (JSON.parse(text) as { queryMs?: number }).queryMs;
   return { ms, bytes: new TextEncoder().encode(text).byteLength, queryMs };
-}
-
-/** Nearest-rank percentile of sorted values (p in 0..100). */
-function percentile(sorted: readonly number[], p: number): number {
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1] ?? Number.NaN;
 }
 
 async function measure(path: string, headers: Record<string, string>) {

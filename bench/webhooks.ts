@@ -2,13 +2,12 @@
  * `tsx bench/webhooks.ts`: 1,000 stop-classification changes fanned out to 3
  * local receivers, one of which answers 503 for its first minute.
  *
- * 1. bundles the Worker once (`wrangler deploy --dry-run --outdir`) into
- *    `.wrangler/bench-webhooks-build` with a copy of wrangler.toml pointing at the
- *    bundle, applies the migrations to a database of its own
- *    (`.wrangler/bench-webhooks`, emptied first) and starts `wrangler dev
- *    --no-bundle` on that copy, on port 8797 (BENCH_WH_PORT; bench/realtime.ts
- *    uses 8792), with the three
- *    receivers' origins exempt from the endpoint rules. The frozen bundle matters:
+ * 1. bundles the Worker once into `.wrangler/bench-webhooks-build`, applies the
+ *    migrations to a database of its own (`.wrangler/bench-webhooks`, emptied first)
+ *    and starts `wrangler dev --no-bundle` on the bundle, on port 8797 (BENCH_WH_PORT;
+ *    bench/realtime.ts uses 8792), with the three receivers' origins exempt from the
+ *    endpoint rules; wrangler's output goes to `.wrangler/bench-webhooks-wrangler.log`
+ *    (`./lib/local-worker.ts`, as for load and durability). The frozen bundle matters:
  *    `wrangler dev` on the source reloads the Worker whenever a file of the tree
  *    changes, and a reload drops local Queues' in-memory messages (the delayed
  *    retries included), which leaves deliveries pending for ever and reads as
@@ -26,22 +25,22 @@
  * Targets (issue 7): 0 lost; every delivery to the two healthy receivers within
  * 10 s of its change.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { type ReceivedDelivery, startReceiver } from "../scripts/receiver";
-import { frozenConfig } from "./lib/local-worker";
-import { DEV_SERVER_ENV, stopDevServer } from "./lib/spawn-dev-server";
+import {
+  operatorCall,
+  percentile,
+  prepareWorker,
+  ROOT,
+  startWorker,
+  stopWorker,
+  type WorkerPaths,
+} from "./lib/local-worker";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.BENCH_WH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}`;
-const PERSIST_DIR = ".wrangler/bench-webhooks";
-const BUILD_DIR = ".wrangler/bench-webhooks-build";
-const BUILD_CONFIG = `${BUILD_DIR}/wrangler.toml`;
 const RESULTS = join(ROOT, "bench", "webhooks-results.md");
 const TOKEN = "bench-token";
 const CHANGES = Number(process.env.BENCH_WH_CHANGES ?? 1000);
@@ -49,109 +48,15 @@ const CONCURRENCY = Number(process.env.BENCH_WH_CONCURRENCY ?? 10);
 const TIMEOUT_MS = Number(process.env.BENCH_WH_TIMEOUT ?? 300) * 1000;
 const RECEIVER_PORTS = [9811, 9812, 9813] as const;
 const FAILING_SECONDS = 60;
-const READY_TIMEOUT_MS = 60_000;
 
-const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
-const WRANGLER_ENV = {
-  // Offline and quiet, as every benchmark's server (no metrics, no `Request.cf` fetch).
-  ...DEV_SERVER_ENV,
-  // A dev registry of its own: another `wrangler dev` of the same Worker starting or
-  // stopping (other benches, `npm start`) updates the shared registry, and that update
-  // restarts this session's runtime ("Your worker restarted mid-request").
-  WRANGLER_REGISTRY_PATH: join(ROOT, ".wrangler", "bench-webhooks-registry"),
-  WRANGLER_CI_DISABLE_CONFIG_WATCHING: "true",
+const PATHS: WorkerPaths = {
+  buildDir: ".wrangler/bench-webhooks-build",
+  persistDir: ".wrangler/bench-webhooks",
+  logFile: join(ROOT, ".wrangler", "bench-webhooks-wrangler.log"),
 };
 
-function runWrangler(args: string[]): void {
-  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: WRANGLER_ENV,
-  });
-  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
-}
-
-/**
- * Bundles src/index.ts once and writes a copy of wrangler.toml whose `main` is
- * the bundle (paths made relative to the copy), so that `wrangler dev` runs a
- * Worker that no edit of the tree reloads.
- */
-function buildFrozenWorker(): void {
-  rmSync(join(ROOT, BUILD_DIR), { recursive: true, force: true });
-  runWrangler([
-    "deploy",
-    "--dry-run",
-    "--config",
-    "wrangler.toml",
-    "--outdir",
-    `${BUILD_DIR}/dist`,
-  ]);
-  writeFileSync(join(ROOT, BUILD_CONFIG), frozenConfig(BUILD_DIR));
-}
-
-function startWrangler(): ChildProcess {
-  const origins = RECEIVER_PORTS.map((p) => `http://127.0.0.1:${p}`).join(",");
-  return spawn(
-    process.execPath,
-    [
-      WRANGLER_BIN,
-      "dev",
-      "--no-bundle",
-      "--config",
-      BUILD_CONFIG,
-      "--port",
-      String(PORT),
-      "--ip",
-      "127.0.0.1",
-      "--persist-to",
-      PERSIST_DIR,
-      "--var",
-      `OPERATOR_TOKEN:${TOKEN}`,
-      "--var",
-      `WEBHOOK_EXEMPT_ORIGINS:${origins}`,
-      "--var",
-      "RATE_LIMIT_ENABLED:false",
-      "--show-interactive-dev-session=false",
-      "--log-level",
-      process.env.BENCH_WH_LOG ?? "warn",
-    ],
-    // Its own process group, so that stopping it stops workerd too.
-    { cwd: ROOT, env: WRANGLER_ENV, stdio: ["ignore", "inherit", "inherit"], detached: true },
-  );
-}
-
-async function waitUntilReady(child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited ${child.exitCode}`);
-    try {
-      const res = await fetch(`${BASE}/openapi.json`, { signal: AbortSignal.timeout(2_000) });
-      await res.body?.cancel();
-      if (res.status === 200) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((done) => setTimeout(done, 500));
-  }
-  throw new Error(`wrangler dev did not answer on ${BASE} within ${READY_TIMEOUT_MS / 1000} s`);
-}
-
-async function operator<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${BASE}/operator/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return (
-    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
-  );
-}
+const operator = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+  operatorCall<T>(BASE, TOKEN, method, path, body);
 
 interface ReceiverState {
   port: number;
@@ -162,20 +67,13 @@ interface ReceiverState {
 }
 
 async function main(): Promise<void> {
-  rmSync(join(ROOT, PERSIST_DIR), { recursive: true, force: true });
-  buildFrozenWorker();
-  runWrangler([
-    "d1",
-    "migrations",
-    "apply",
-    "DB",
-    "--local",
-    "--config",
-    BUILD_CONFIG,
-    "--persist-to",
-    PERSIST_DIR,
-  ]);
-  const wrangler = startWrangler();
+  prepareWorker(PATHS);
+  const origins = RECEIVER_PORTS.map((p) => `http://127.0.0.1:${p}`).join(",");
+  const wrangler = await startWorker({
+    paths: PATHS,
+    port: PORT,
+    vars: { OPERATOR_TOKEN: TOKEN, WEBHOOK_EXEMPT_ORIGINS: origins, RATE_LIMIT_ENABLED: "false" },
+  });
   const receivers: ReceiverState[] = RECEIVER_PORTS.map((port, i) => ({
     port,
     failing: i === 2,
@@ -184,13 +82,12 @@ async function main(): Promise<void> {
   }));
   const stop = async () => {
     for (const r of receivers) r.server?.close();
-    await stopDevServer(wrangler);
+    await stopWorker(wrangler);
   };
   process.once("SIGINT", () => {
     void stop().then(() => process.exit(130));
   });
   try {
-    await waitUntilReady(wrangler);
     const [company] = await operator<{ id: number; webhookSecret: string }[]>(
       "POST",
       "/companies",

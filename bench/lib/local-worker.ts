@@ -21,8 +21,6 @@ import { DEV_SERVER_ENV } from "./spawn-dev-server";
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
-/** Offline and quiet: no usage metrics, no fetch of the `Request.cf` placeholder. */
-const WRANGLER_ENV = DEV_SERVER_ENV;
 const READY_TIMEOUT_MS = 90_000;
 
 /** Where one run keeps its files, all under `.wrangler/` (git-ignored). */
@@ -59,7 +57,7 @@ function runWrangler(args: string[], logFile: string): void {
     const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
       cwd: ROOT,
       stdio: ["ignore", fd, fd],
-      env: WRANGLER_ENV,
+      env: DEV_SERVER_ENV,
     });
     if (result.status !== 0) {
       throw new Error(`wrangler ${args.join(" ")} exited ${result.status}; see ${logFile}`);
@@ -153,7 +151,15 @@ export async function startWorker(options: StartOptions): Promise<LocalWorker> {
   const fd = openSync(paths.logFile, "a");
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: WRANGLER_ENV,
+    env: {
+      ...DEV_SERVER_ENV,
+      // A dev registry of its own: another `wrangler dev` of the same Worker starting or
+      // stopping (other benches, `npm start`) updates the shared registry, and that update
+      // restarts this session's runtime ("Your worker restarted mid-request"), dropping
+      // local Queues' in-memory messages among others.
+      WRANGLER_REGISTRY_PATH: join(ROOT, paths.buildDir, "dev-registry"),
+      WRANGLER_CI_DISABLE_CONFIG_WATCHING: "true",
+    },
     stdio: ["ignore", fd, fd],
     // Its own process group: a signal to -pid reaches wrangler and workerd together.
     detached: true,
