@@ -12,7 +12,7 @@ import {
 } from "../../src/realtime/realtime-machine";
 import { api as directApi } from "../hardening/client";
 import { api } from "../harness";
-import { getState, machineLogs, plant, postOperator, postSku } from "./plant";
+import { getState, machineLogs, plant, postOperator, postSku, recentStartInShift } from "./plant";
 
 const MIN = 60_000;
 
@@ -30,9 +30,8 @@ describe("RealtimeMachine: ordering and no loss", () => {
     const p = await plant();
     const [m] = p.machines;
     if (!m) throw new Error("no machine");
-    const { shift } = await getState(p.co, m.id);
     // One second apart, all in the past (a segment that has not begun has no log yet).
-    const t0 = Math.max(Date.parse(shift.start), Date.now() - 120_000);
+    const t0 = await recentStartInShift(p.co, m.id, 120_000);
     const order = Array.from({ length: 100 }, (_, i) => i).sort(
       (x, y) => ((x * 7919) % 101) - ((y * 7919) % 101),
     );
@@ -220,8 +219,7 @@ describe("RealtimeMachine: write-behind and the read barrier", () => {
     const p = await plant(2);
     const [m, other] = p.machines;
     if (!m || !other) throw new Error("no machines");
-    const { shift } = await getState(p.co, m.id);
-    const t0 = Math.max(Date.parse(shift.start), Date.now() - 10 * MIN);
+    const t0 = await recentStartInShift(p.co, m.id, 10 * MIN);
     const at = (ms: number) => new Date(t0 + ms).toISOString();
 
     // The first write after a quiet spell reaches D1 with the machine's mark.
@@ -275,8 +273,7 @@ describe("RealtimeMachine: write-behind and the read barrier", () => {
     const p = await plant();
     const [m] = p.machines;
     if (!m) throw new Error("no machine");
-    const { shift } = await getState(p.co, m.id);
-    const t0 = Math.max(Date.parse(shift.start), Date.now() - 100 * MIN);
+    const t0 = await recentStartInShift(p.co, m.id, 100 * MIN);
     const at = (i: number) => new Date(t0 + i * 1_000).toISOString();
     // The first write is flushed with the mark; the next MAX_HELD_WRITES - 1 are held.
     expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
@@ -310,8 +307,7 @@ describe("RealtimeMachine: write-behind and the read barrier", () => {
     const p = await plant();
     const [m] = p.machines;
     if (!m) throw new Error("no machine");
-    const { shift } = await getState(p.co, m.id);
-    const t0 = Math.max(Date.parse(shift.start), Date.now() - 10 * MIN);
+    const t0 = await recentStartInShift(p.co, m.id, 10 * MIN);
     const at = (ms: number) => new Date(t0 + ms).toISOString();
     expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
     expect((await postSku(p.co, m.id, { skuId: p.b.id, start: at(MIN) })).status).toBe(204);
@@ -357,9 +353,8 @@ describe("RealtimeMachine: storage", () => {
     const [m] = p.machines;
     const [ada, bob] = p.operators;
     if (!m || !ada || !bob) throw new Error("no plant");
-    const { shift } = await getState(p.co, m.id);
     // Seconds after a start inside the shift, all in the past.
-    const t0 = Math.max(Date.parse(shift.start), Date.now() - 100_000);
+    const t0 = await recentStartInShift(p.co, m.id, 100_000);
     const at = (seconds: number) => new Date(t0 + seconds * 1000).toISOString();
     const writes = [
       () => postSku(p.co, m.id, { skuId: p.a.id, quantity: 1, start: at(0) }),

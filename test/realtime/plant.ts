@@ -160,6 +160,22 @@ export async function getState(co: TestCompany, machineId: number): Promise<Real
   return (await res.json()) as RealtimeState;
 }
 
+/**
+ * An instant inside the machine's running shift, `lookbackMs` before now, or the
+ * shift's start when it began later: where a test lays out segments that have
+ * already begun (a segment that has not begun has no log yet).
+ *
+ * @returns epoch milliseconds.
+ */
+export async function recentStartInShift(
+  co: TestCompany,
+  machineId: number,
+  lookbackMs: number,
+): Promise<number> {
+  const { shift } = await getState(co, machineId);
+  return Math.max(Date.parse(shift.start), Date.now() - lookbackMs);
+}
+
 /** Every production log of a machine, through the public filters (by start). */
 export async function machineLogs(co: TestCompany, machineId: number): Promise<ProductionLog[]> {
   const out: ProductionLog[] = [];

@@ -7,7 +7,15 @@
 import { describe, expect, it } from "vitest";
 import { api, createCompany, createMachines, ingest } from "../harness";
 import { describeSecurity } from "../security";
-import { getState, machineLogs, type ProductionLog, plant, postOperator, postSku } from "./plant";
+import {
+  getState,
+  machineLogs,
+  type ProductionLog,
+  plant,
+  postOperator,
+  postSku,
+  recentStartInShift,
+} from "./plant";
 
 const MIN = 60_000;
 
@@ -126,8 +134,7 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
     const p = await plant();
     const [m] = p.machines;
     if (!m) throw new Error("no machine");
-    const { shift } = await getState(p.co, m.id);
-    const start = Math.max(Date.parse(shift.start), Date.now() - 100_000);
+    const start = await recentStartInShift(p.co, m.id, 100_000);
     const end = start + 60_000;
     const signal = p.countSignals[0] ?? "";
     await ingest(signal, [
@@ -155,8 +162,7 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
     const p = await plant();
     const [m] = p.machines;
     if (!m) throw new Error("no machine");
-    const { shift } = await getState(p.co, m.id);
-    const t0 = Math.max(Date.parse(shift.start), Date.now() - 20 * MIN);
+    const t0 = await recentStartInShift(p.co, m.id, 20 * MIN);
     const at = (minutes: number) => new Date(t0 + minutes * MIN).toISOString();
     expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
     expect((await postSku(p.co, m.id, { sku: "B-200", start: at(10) })).status).toBe(204);
@@ -189,8 +195,7 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
     const p = await plant();
     const [m] = p.machines;
     if (!m) throw new Error("no machine");
-    const { shift } = await getState(p.co, m.id);
-    const t0 = Math.max(Date.parse(shift.start), Date.now() - 20 * MIN);
+    const t0 = await recentStartInShift(p.co, m.id, 20 * MIN);
     const scan = { sku: "A-100", simpleWorkOrderName: "WO-7", quantity: 50 };
 
     // A retry that carries the first write's start replaces it with the same values.
@@ -388,8 +393,7 @@ describe("POST /v1/realtime/{machine_id}/operator", () => {
     const [m] = p.machines;
     const [ada, grace] = p.operators;
     if (!m || !ada || !grace) throw new Error("no plant");
-    const { shift } = await getState(p.co, m.id);
-    const t0 = Math.max(Date.parse(shift.start), Date.now() - 20 * MIN);
+    const t0 = await recentStartInShift(p.co, m.id, 20 * MIN);
     const at = (minutes: number) => new Date(t0 + minutes * MIN).toISOString();
     expect((await postSku(p.co, m.id, { skuId: p.a.id, start: at(0) })).status).toBe(204);
     expect((await postOperator(p.co, m.id, { operatorId: ada.id, start: at(1) })).status).toBe(204);
