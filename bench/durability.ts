@@ -97,9 +97,9 @@ const STOPS_PER_DAY = 100;
 
 /** What the writers were told, across rounds. */
 interface Ledger {
-  /** Ids of SKUs whose create answered 201. */
+  /** Ids of SKUs whose create answered 200. */
   skus: Set<string>;
-  /** Ids of production logs whose create answered 201. */
+  /** Ids of production logs whose create answered 200. */
   logs: Set<string>;
   /** Realtime writes answered 204, by machine id. */
   realtime: Map<number, number>;
@@ -185,8 +185,8 @@ async function writeRound(
           [{ sku: `DUR-${round}-${w}-${i}`, name: `Durability ${round}/${w}/${i}` }],
         );
         const id = answer.body?.[0]?.id;
-        if (answer.status === 201 && id) ledger.skus.add(id);
-        return { ok: answer.status === 201, status: answer.status };
+        if (answer.status === 200 && id) ledger.skus.add(id);
+        return { ok: answer.status === 200, status: answer.status };
       }),
     );
   }
@@ -212,8 +212,8 @@ async function writeRound(
           ],
         );
         const id = answer.body?.[0]?.id;
-        if (answer.status === 201 && id) ledger.logs.add(id);
-        return { ok: answer.status === 201, status: answer.status };
+        if (answer.status === 200 && id) ledger.logs.add(id);
+        return { ok: answer.status === 200, status: answer.status };
       }),
     );
   }

@@ -236,7 +236,7 @@ function routes(companies: readonly SeededCompany[], runId: string): Route[] {
       name: "POST /v1/skus",
       kind: "create",
       weight: 1,
-      expected: 201,
+      expected: 200,
       next: (n) => ({
         method: "POST",
         path: "/v1/skus",
@@ -248,7 +248,7 @@ function routes(companies: readonly SeededCompany[], runId: string): Route[] {
       name: "POST /v1/production-logs",
       kind: "create",
       weight: 1,
-      expected: 201,
+      expected: 200,
       next: (n) => {
         const { company, machine, round } = pick(n);
         const start = logBase + n * 120_000;
@@ -458,7 +458,7 @@ function formatTable(
       `${(total / DURATION).toFixed(1)} | ${total} | | | | ${totalOk} | ` +
       `${sum((r) => statusClass(r.result, 4)) - c429} | ${c429} | ${c5} | ${errors} | ${timeouts} |`,
     "",
-    `Unexpected statuses: ${wrong}. Creates acknowledged (201 counted by autocannon) / stored ` +
+    `Unexpected statuses: ${wrong}. Creates acknowledged (200 counted by autocannon) / stored ` +
       `(new rows found through the search routes afterwards): SKUs ${check.created.skus} / ` +
       `${check.stored.skus}, production logs ${check.created.logs} / ${check.stored.logs}; ` +
       `missing: ${lostSkus + lostLogs} (stored can exceed acknowledged by the requests in ` +
@@ -521,7 +521,7 @@ async function main(): Promise<void> {
     const measured = await runMix(worker.base, list);
     const after = await storedTotals(worker.base, companies);
     const acknowledged = (name: string) =>
-      measured.find((m) => m.route.name === name)?.result.statusCodeStats["201"]?.count ?? 0;
+      measured.find((m) => m.route.name === name)?.result.statusCodeStats["200"]?.count ?? 0;
     const { text, failed } = formatTable(measured, {
       created: {
         skus: acknowledged("POST /v1/skus"),

@@ -284,7 +284,7 @@ const STEPS: Step[] = [
             { sku: `SPARE-${runId}`, name: null, unit: null },
           ],
         }),
-        201,
+        200,
       );
       assert.equal(created.length, 3);
       state.skuIds = created.map((s) => s.id);
@@ -332,12 +332,12 @@ const STEPS: Step[] = [
         params: { header: { "Idempotency-Key": key } },
         body,
       });
-      const created = expectData(first, 201);
+      const created = expectData(first, 200);
       const replay = await full.POST("/v1/operators", {
         params: { header: { "Idempotency-Key": key } },
         body,
       });
-      assert.deepEqual(expectData(replay, 201), created);
+      assert.deepEqual(expectData(replay, 200), created);
       assert.equal(replay.response.headers.get("Idempotent-Replayed"), "true");
       state.operatorIds = created.map((o) => o.id);
       const [ana, jose, temp] = state.operatorIds;
@@ -376,7 +376,7 @@ const STEPS: Step[] = [
         await full.POST("/v1/simple-work-orders", {
           body: [{ name: `WO-${runId}-001` }, { name: `WO-${runId}-002` }],
         }),
-        201,
+        200,
       );
       state.workOrderIds = created.map((w) => w.id);
       const [first, second] = state.workOrderIds;
@@ -427,7 +427,7 @@ const STEPS: Step[] = [
             { machine: { id: machines.line1.id }, sku: { id: water1500 }, nominalSpeed: 60 },
           ],
         }),
-        201,
+        200,
       );
       state.nominalSpeedIds = created.map((n) => n.id);
       const [, line2Speed, spare] = state.nominalSpeedIds;
@@ -491,7 +491,7 @@ const STEPS: Step[] = [
             },
           ],
         }),
-        201,
+        200,
       );
       state.productionLogIds = created.map((l) => l.id);
       const [total, defects] = state.productionLogIds;

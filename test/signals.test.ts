@@ -380,6 +380,18 @@ describe("GET /v1/machines/{machine_uuid}/signals/{public_id}: aggregation", () 
     expect(transposed.timestamps).toEqual(plain.data?.map((p) => p.timestamp));
     expect(transposed.values).toEqual(plain.data?.map((p) => p.value));
     expect(transposed).toMatchObject({ agg_unit: "s", agg_period: 20, agg_function: "max" });
+
+    // What FastAPI accepts, in any case: Python's requests sends `True`.
+    for (const spelling of ["True", "TRUE", "1", "yes", "On", "t", "Y"]) {
+      const res = await readData(f, { ...params, transpose: spelling });
+      expect(res.values, spelling).toEqual(transposed.values);
+      expect(res.data, spelling).toBeUndefined();
+    }
+    for (const spelling of ["False", "0", "NO", "off", "f", "n"]) {
+      const res = await readData(f, { ...params, transpose: spelling });
+      expect(res.data, spelling).toEqual(plain.data);
+      expect(res.timestamps, spelling).toBeUndefined();
+    }
   });
 
   it("answers an empty data array for a window without samples", async () => {
@@ -414,7 +426,9 @@ describe("GET /v1/machines/{machine_uuid}/signals/{public_id}: errors", () => {
       ["unknown agg_function", { ...ok, agg_function: "median" }, "agg_function"],
       ["malformed start_time", { ...ok, start_time: "yesterday" }, "start_time"],
       ["malformed end_time", { ...ok, end_time: "2024-13-01T00:00:00Z" }, "end_time"],
-      ["malformed transpose", { ...ok, transpose: "yes" }, "transpose"],
+      ["malformed transpose", { ...ok, transpose: "maybe" }, "transpose"],
+      ["empty transpose", { ...ok, transpose: "" }, "transpose"],
+      ["transpose 2", { ...ok, transpose: "2" }, "transpose"],
       ["missing start_time", { end_time: ok.end_time }, "start_time"],
     ];
     for (const [label, params, field] of cases) {

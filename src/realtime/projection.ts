@@ -13,9 +13,7 @@
  * definition of `count`; `sensor_count` and `count` are integer columns).
  */
 import { planWindow } from "../resources/signals/aggregate";
-
-/** Name of the signal whose samples are the machine's sensor pulses. */
-export const COUNT_SIGNAL_NAME = "count";
+import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 
 /** What one production log row of a segment holds (besides its company and machine); instants in ms. */
 export interface LiveLog {

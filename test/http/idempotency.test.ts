@@ -29,7 +29,7 @@ describe("Idempotency-Key", () => {
     const co = await createCompany();
     const key = crypto.randomUUID();
     const first = await postSkus(co, [{ sku: "K-1", name: "Kiwi" }], key);
-    expect(first.status).toBe(201);
+    expect(first.status).toBe(200);
     expect(first.headers.get("Idempotent-Replayed")).toBeNull();
     const firstBody = await first.text();
 
@@ -39,7 +39,7 @@ describe("Idempotency-Key", () => {
       headers: { [KEY]: key, "content-type": "application/json" },
       body: '[ { "name": "Kiwi", "sku": "K-1" } ]',
     });
-    expect(retry.status).toBe(201);
+    expect(retry.status).toBe(200);
     expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
     expect(retry.headers.get("content-type")).toContain("application/json");
     expect(retry.headers.get("RateLimit-Policy")).not.toBeNull();
@@ -47,14 +47,14 @@ describe("Idempotency-Key", () => {
     expect(await skuCount(co)).toBe(1);
 
     // Without a key, the same call creates again.
-    expect((await postSkus(co, [{ sku: "K-1", name: "Kiwi" }])).status).toBe(201);
+    expect((await postSkus(co, [{ sku: "K-1", name: "Kiwi" }])).status).toBe(200);
     expect(await skuCount(co)).toBe(2);
   });
 
   it("answers 422 to the same key with a different body, path or method", async () => {
     const co = await createCompany();
     const key = "order-42";
-    expect((await postSkus(co, [{ sku: "A" }], key)).status).toBe(201);
+    expect((await postSkus(co, [{ sku: "A" }], key)).status).toBe(200);
     const other = await postSkus(co, [{ sku: "B" }], key);
     expect(other.status).toBe(422);
     expect(await other.json()).toMatchObject({
@@ -73,9 +73,9 @@ describe("Idempotency-Key", () => {
     const co = await createCompany();
     const second = await createKey(co.id, ["skus.create", "skus.read"]);
     const key = "shared-key";
-    expect((await postSkus(co, [{ sku: "A" }], key)).status).toBe(201);
+    expect((await postSkus(co, [{ sku: "A" }], key)).status).toBe(200);
     const res = await postSkus({ key: second }, [{ sku: "B" }], key);
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     expect(res.headers.get("Idempotent-Replayed")).toBeNull();
     expect(await skuCount(co)).toBe(2);
   });
@@ -85,7 +85,7 @@ describe("Idempotency-Key", () => {
     const key = "in-flight";
     // The first request is running: its lock is held (taken a moment ago).
     const first = await postSkus(co, [{ sku: "A" }], key);
-    expect(first.status).toBe(201);
+    expect(first.status).toBe(200);
     await env.DB.prepare(
       "UPDATE idempotency_keys SET state = 'in_flight', lock_token = 'other', locked_at = ?1, status = NULL, body = NULL WHERE key = ?2",
     )
@@ -101,7 +101,7 @@ describe("Idempotency-Key", () => {
       .bind(Date.now() - 120_000, key)
       .run();
     const takeover = await postSkus(co, [{ sku: "A" }], key);
-    expect(takeover.status).toBe(201);
+    expect(takeover.status).toBe(200);
     expect(takeover.headers.get("Idempotent-Replayed")).toBeNull();
   });
 

@@ -109,7 +109,7 @@ export async function plant(
       { sku: "C-300", name: "Cherry juice" },
     ],
   });
-  expect(skuRes.status, await skuRes.clone().text()).toBe(201);
+  expect(skuRes.status, await skuRes.clone().text()).toBe(200);
   const [a, b, c] = (await skuRes.json()) as Sku[];
   if (!a || !b || !c) throw new Error("no SKUs");
   const speeds = await api(co.key, "/v1/nominal-speeds", {
@@ -119,7 +119,7 @@ export async function plant(
       { machine: { id: m.id }, sku: { id: b.id }, nominalSpeed: 30 },
     ]),
   });
-  expect(speeds.status, await speeds.clone().text()).toBe(201);
+  expect(speeds.status, await speeds.clone().text()).toBe(200);
   const opRes = await api(co.key, "/v1/operators", {
     method: "POST",
     json: [

@@ -40,7 +40,7 @@ const BASE = "/v1/nominal-speeds";
 
 async function createSkus(co: TestCompany, items: unknown[]): Promise<Sku[]> {
   const res = await api(co.key, "/v1/skus", { method: "POST", json: items });
-  expect(res.status).toBe(201);
+  expect(res.status).toBe(200);
   return (await res.json()) as Sku[];
 }
 
@@ -49,7 +49,7 @@ const post = (co: TestCompany, items: unknown[]) =>
 
 async function createSpeeds(co: TestCompany, items: unknown[]): Promise<NominalSpeed[]> {
   const res = await post(co, items);
-  expect(res.status, await res.clone().text()).toBe(201);
+  expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as NominalSpeed[];
 }
 
@@ -85,7 +85,7 @@ async function plant(): Promise<Plant> {
 }
 
 describe("POST /v1/nominal-speeds", () => {
-  it("creates by id or by name, expands machine and SKU, defaults countingFactor to 1 (201)", async () => {
+  it("creates by id or by name, expands machine and SKU, defaults countingFactor to 1 (200)", async () => {
     const { co, m1, m2, a, b } = await plant();
     const [byId, byName, byCode] = await createSpeeds(co, [
       { nominalSpeed: 120, machine: { id: m1.id }, sku: { id: a.id }, countingFactor: 12 },
@@ -232,7 +232,29 @@ describe("PATCH /v1/nominal-speeds/{id}", () => {
     });
   });
 
-  it("answers 422 to null, <= 0, unknown fields and bad references; 409 when the new pair is taken", async () => {
+  it("reads null for a field that cannot be null as unchanged", async () => {
+    const { co, m1, a } = await plant();
+    const [one] = await createSpeeds(co, [
+      { nominalSpeed: 10, countingFactor: 6, machine: { id: m1.id }, sku: { id: a.id } },
+    ]);
+    const id = one?.id ?? "";
+    const body = { nominalSpeed: null, countingFactor: null, machine: null, sku: null };
+    expect((await patchSpeed(co, id, body)).status).toBe(204);
+    expect(await (await getSpeed(co, id)).json()).toMatchObject({
+      nominalSpeed: 10,
+      countingFactor: 6,
+      machine: { id: m1.id },
+      sku: { id: a.id },
+    });
+    expect((await patchSpeed(co, id, { nominalSpeed: 12, machine: null })).status).toBe(204);
+    expect(await (await getSpeed(co, id)).json()).toMatchObject({
+      nominalSpeed: 12,
+      countingFactor: 6,
+      machine: { id: m1.id },
+    });
+  });
+
+  it("answers 422 to <= 0, unknown fields and bad references; 409 when the new pair is taken", async () => {
     const { co, m1, m2, a } = await plant();
     const [one, two] = await createSpeeds(co, [
       { nominalSpeed: 10, machine: { id: m1.id }, sku: { id: a.id } },
@@ -240,10 +262,10 @@ describe("PATCH /v1/nominal-speeds/{id}", () => {
     ]);
     const id = one?.id ?? "";
     for (const [body, loc] of [
-      [{ nominalSpeed: null }, ["body", "nominalSpeed"]],
-      [{ countingFactor: null }, ["body", "countingFactor"]],
+      [{ nominalSpeed: "fast" }, ["body", "nominalSpeed"]],
+      [{ countingFactor: -1 }, ["body", "countingFactor"]],
       [{ nominalSpeed: 0 }, ["body", "nominalSpeed"]],
-      [{ machine: null }, ["body", "machine"]],
+      [{ machine: 3 }, ["body", "machine"]],
       [{ machine: { name: "Ghost" } }, ["body", "machine"]],
       [{ sku: {} }, ["body", "sku"]],
       [{ colour: "red" }, ["body", "colour"]],

@@ -9,6 +9,8 @@ import {
   api,
   createCompany,
   createMachines,
+  createSignal,
+  ingest,
   operatorJson,
   type TestCompany,
   type TestMachine,
@@ -71,7 +73,7 @@ const post = (co: TestCompany, items: unknown) =>
 
 async function createLogs(co: TestCompany, items: unknown[]): Promise<ProductionLog[]> {
   const res = await post(co, items);
-  expect(res.status, await res.clone().text()).toBe(201);
+  expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as ProductionLog[];
 }
 
@@ -106,7 +108,7 @@ async function readLog(co: TestCompany, id: string): Promise<ProductionLog> {
 
 async function createSkus(co: TestCompany, items: unknown[]): Promise<Sku[]> {
   const res = await api(co.key, "/v1/skus", { method: "POST", json: items });
-  expect(res.status, await res.clone().text()).toBe(201);
+  expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as Sku[];
 }
 
@@ -142,7 +144,7 @@ async function plant(options: { timezone?: string } = {}): Promise<Plant> {
     method: "POST",
     json: [{ machine: { id: m1.id }, sku: { id: a.id }, nominalSpeed: 15, countingFactor: 12 }],
   });
-  expect(res.status, await res.clone().text()).toBe(201);
+  expect(res.status, await res.clone().text()).toBe(200);
   return { co, m1, m2, a, b };
 }
 
@@ -157,7 +159,7 @@ describe("POST /v1/production-logs", () => {
   it("creates a log with the pair's nominal speed and counting factor, expanded like GET", async () => {
     const p = await plant();
     const res = await post(p.co, [item(p, 7)]);
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     const [log] = (await res.json()) as ProductionLog[];
     if (!log) throw new Error("no log");
     expect(log).toMatchObject({
@@ -203,6 +205,41 @@ describe("POST /v1/production-logs", () => {
       [7, 12, 15],
       [50, 1, 3],
     ]);
+  });
+
+  it("without count, takes the pulses the machine's count signal measured in [start, end)", async () => {
+    const p = await plant();
+    const countSignal = await createSignal(p.m1.id, { name: "count" });
+    // A sample every 10 s from 05:30 to 07:30 UTC (values 0, 1, 2, 0, ...), plus a second
+    // signal of another name that must not count.
+    const t0 = Date.UTC(2026, 2, 2, 5, 30);
+    const samples = Array.from({ length: 721 }, (_, i) => [t0 + i * 10_000, i % 3] as const);
+    await ingest(countSignal, samples);
+    await ingest(await createSignal(p.m1.id, { name: "power" }), [[t0 + 3_600_000, 1_000]]);
+    const measured = (start: number, end: number) =>
+      samples.filter(([t]) => t >= start && t < end).reduce((sum, [, v]) => sum + v, 0);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    // 06:00 to 07:00: whole hour (the sample at 07:00 is out); 05:30:05 to 05:59:59.5: raw edges
+    // and whole minutes.
+    const hour = [Date.UTC(2026, 2, 2, 6), Date.UTC(2026, 2, 2, 7)] as const;
+    const edges = [t0 + 5_000, Date.UTC(2026, 2, 2, 5, 59, 59, 500)] as const;
+    const logs = await createLogs(p.co, [
+      item(p, 7, { count: undefined }),
+      { ...item(p, 7, { count: null }), start: iso(edges[0]), end: iso(edges[1]) },
+      item(p, 8, { count: undefined, sensorCount: 7 }),
+      // m2 has no count signal: 0.
+      item(p, 9, { count: undefined, machine: { id: p.m2.id }, nominalSpeed: 3 }),
+    ]);
+    const hourPulses = measured(...hour);
+    const edgePulses = measured(...edges);
+    expect(hourPulses).toBe(360);
+    expect(logs.map((l) => [l.sensorCount, l.count, l.countingFactor])).toEqual([
+      [hourPulses, hourPulses * 12, 12],
+      [edgePulses, edgePulses * 12, 12],
+      [7, 84, 12],
+      [0, 0, 1],
+    ]);
+    expect(await readLog(p.co, logs[0]?.id ?? "")).toMatchObject({ count: hourPulses * 12 });
   });
 
   it("resolves machine and SKU by name (SKU name or code) and keeps the type given", async () => {
@@ -278,7 +315,7 @@ describe("POST /v1/production-logs", () => {
       method: "POST",
       json: [{ firstName: "Ana", lastName: "García" }],
     });
-    expect(existing.status).toBe(201);
+    expect(existing.status).toBe(200);
     const [ana] = (await existing.json()) as { id: number }[];
     const logs = await createLogs(p.co, [
       item(p, 7, { operator: { firstName: "Ana", lastName: "García" }, workOrder: "WO-1" }),

@@ -24,7 +24,7 @@ interface SkuPage {
 
 async function createSkus(co: TestCompany, items: unknown[]): Promise<Sku[]> {
   const res = await api(co.key, "/v1/skus", { method: "POST", json: items });
-  expect(res.status, await res.clone().text()).toBe(201);
+  expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as Sku[];
 }
 
@@ -43,7 +43,7 @@ async function patchSku(co: TestCompany, id: string, body: unknown): Promise<Res
 }
 
 describe("POST /v1/skus", () => {
-  it("creates SKUs with defaults and returns them with 201, readable by GET", async () => {
+  it("creates SKUs with defaults and returns them with 200, readable by GET", async () => {
     const co = await createCompany();
     const before = Date.now();
     const [a, b] = await createSkus(co, [
@@ -113,7 +113,7 @@ describe("POST /v1/skus", () => {
       sku: `S-${String(i).padStart(4, "0")}`,
     }));
     const ok = await api(co.key, "/v1/skus", { method: "POST", json: many });
-    expect(ok.status).toBe(201);
+    expect(ok.status).toBe(200);
     expect(((await ok.json()) as Sku[]).length).toBe(1000);
     const tooMany = await api(co.key, "/v1/skus", {
       method: "POST",
@@ -166,15 +166,29 @@ describe("PATCH /v1/skus/{sku_id}", () => {
     expect(((await (await getSku(co, id)).json()) as Sku).unit).toBe("boxes");
   });
 
-  it("answers 422 to an unknown field or null for sku/archived, changing nothing", async () => {
+  it("reads null for sku/archived (never null) as unchanged, and null for name as a clear", async () => {
+    const co = await createCompany();
+    const [s] = await createSkus(co, [{ sku: "P-1", name: "Named", archived: true }]);
+    const id = s?.id ?? "";
+    expect((await patchSku(co, id, { sku: null, archived: null })).status).toBe(204);
+    expect(await (await getSku(co, id)).json()).toMatchObject({ sku: "P-1", archived: true });
+    expect((await patchSku(co, id, { sku: null, name: null, archived: false })).status).toBe(204);
+    expect(await (await getSku(co, id)).json()).toMatchObject({
+      sku: "P-1",
+      name: null,
+      archived: false,
+    });
+  });
+
+  it("answers 422 to an unknown field or a blank sku, changing nothing", async () => {
     const co = await createCompany();
     const [s] = await createSkus(co, [{ sku: "P-1" }]);
     const id = s?.id ?? "";
     for (const [body, loc] of [
       [{ colour: "red" }, ["body", "colour"]],
-      [{ sku: null }, ["body", "sku"]],
-      [{ archived: null }, ["body", "archived"]],
-      [{ name: "x", sku: null }, ["body", "sku"]],
+      [{ sku: " " }, ["body", "sku"]],
+      [{ archived: "yes" }, ["body", "archived"]],
+      [{ name: "x", sku: "" }, ["body", "sku"]],
     ] as const) {
       const res = await patchSku(co, id, body);
       expect(res.status).toBe(422);

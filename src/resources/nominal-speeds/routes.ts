@@ -90,10 +90,10 @@ const createRoute = publicRoute("nominal_speeds.create", {
     'at `["body", i, "machine"]` or `["body", i, "sku"]`. `nominalSpeed` (SKU units per minute) and ' +
     "`countingFactor` (default 1) must be > 0. There is at most one live nominal speed per machine/SKU pair: " +
     "a pair that already has one is a 409 naming its id; the same pair twice in the array is a 422. " +
-    "Success is **201** with the created nominal speeds, machine and SKU expanded.",
+    "Success is **200** with the created nominal speeds, machine and SKU expanded.",
   request: { body: arrayBody(NominalSpeedCreateSchema) },
   responses: {
-    201: jsonResponse(z.array(NominalSpeedSchema), "The created nominal speeds."),
+    200: jsonResponse(z.array(NominalSpeedSchema), "The created nominal speeds."),
     ...CONFLICT_RESPONSE,
   },
 });
@@ -213,7 +213,7 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
     if (holders.length > 0) throw pairConflict(holders, describe);
     try {
       const created = await insertNominalSpeeds(db, principal.companyId, rows);
-      return c.json(created.map(toNominalSpeedOut), 201);
+      return c.json(created.map(toNominalSpeedOut), 200);
     } catch (error) {
       // Another request took a pair between the check and the insert.
       if (isPairConflict(error)) {

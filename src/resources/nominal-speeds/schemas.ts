@@ -3,6 +3,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
+import { unchangedWhenNull } from "../../http/patch";
 import {
   integerIdListFields,
   NumericComparisonFilter,
@@ -59,10 +60,18 @@ export type NominalSpeedCreate = z.infer<typeof NominalSpeedCreateSchema>;
 
 export const NominalSpeedPatchSchema = z
   .object({
-    nominalSpeed: positive("SKU units per minute; cannot be null.").optional(),
-    countingFactor: positive("SKU units per sensor pulse; cannot be null.").optional(),
-    machine: MachineRefSchema.optional(),
-    sku: SkuRefSchema.optional(),
+    nominalSpeed: unchangedWhenNull(positive("SKU units per minute.")).openapi({
+      description: "SKU units per minute, > 0; absent or null = unchanged.",
+    }),
+    countingFactor: unchangedWhenNull(positive("SKU units per sensor pulse.")).openapi({
+      description: "SKU units per sensor pulse, > 0; absent or null = unchanged.",
+    }),
+    machine: unchangedWhenNull(MachineRefSchema).openapi({
+      description: "The machine, by `id` or `name`; absent or null = unchanged.",
+    }),
+    sku: unchangedWhenNull(SkuRefSchema).openapi({
+      description: "The SKU, by `id` or `name`; absent or null = unchanged.",
+    }),
   })
   .strict()
   .openapi("NominalSpeedPatch");

@@ -48,9 +48,9 @@ const createRoute = publicRoute("operators.create", {
     `A JSON array of 1 to ${MAX_CREATE_ITEMS.toLocaleString("en")} operators, all created or none: ` +
     "one invalid item gives a 422 whose `loc` starts with its index. `firstName` and `lastName` are " +
     "both optional and nullable (a PATCH completes the operator later). " +
-    "Success is **201** with the created operators, with their integer ids, in the order given.",
+    "Success is **200** with the created operators, with their integer ids, in the order given.",
   request: { body: arrayBody(OperatorCreateSchema) },
-  responses: { 201: jsonResponse(z.array(OperatorSchema), "The created operators.") },
+  responses: { 200: jsonResponse(z.array(OperatorSchema), "The created operators.") },
 });
 
 const filterRoute = publicRoute("operators.read", {
@@ -124,7 +124,7 @@ export const operatorsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     );
     return c.json(
       rows.map((r) => toOperatorOut(r, principal)),
-      201,
+      200,
     );
   })
   .openapi(filterRoute, async (c) => {

@@ -18,6 +18,7 @@ import {
   resolveOne,
   resolveSkus,
 } from "../nominal-speeds/references";
+import { sumCountSignal } from "../signals/count-sums";
 import { type LogInterval, placeLogs, runningShiftIssue } from "./placement";
 import {
   filterLogs,
@@ -31,6 +32,7 @@ import {
   updateLog,
 } from "./queries";
 import {
+  type ProductionLogCreate,
   ProductionLogCreateSchema,
   ProductionLogFiltersSchema,
   ProductionLogPatchSchema,
@@ -47,6 +49,49 @@ import {
 export function sensorCountOf(count: number, countingFactor: number): number | null {
   const pulses = Math.round(count / countingFactor);
   return Number.isSafeInteger(pulses) ? pulses : null;
+}
+
+/**
+ * Items of a count: `sensorCount x countingFactor` (docs/metrics.md), rounded to the
+ * nearest integer, halves up: the count of a log created without one, as the
+ * realtime logs compute it (src/realtime/projection.ts).
+ *
+ * @returns the count, or null when it exceeds the largest safe integer.
+ */
+export function countOf(sensorCount: number, countingFactor: number): number | null {
+  const items = Math.round(sensorCount * countingFactor);
+  return Number.isSafeInteger(items) ? items : null;
+}
+
+/**
+ * The pulses the machines' `count` signals measured in the windows of the items
+ * created without `count` nor `sensorCount`: one read per machine, all at once.
+ *
+ * @param resolved the items with their resolved machine (null for an invalid item).
+ * @returns per item index, the unrounded sum (absent for items that give a count,
+ *   are invalid, or have `start >= end`).
+ */
+async function measurePulses(
+  env: AppEnv["Bindings"],
+  companyId: number,
+  resolved: readonly ({ item: ProductionLogCreate; machine: ResolvedMachine } | null)[],
+): Promise<Map<number, number>> {
+  const byMachine = new Map<number, { index: number; start: number; end: number }[]>();
+  resolved.forEach((r, index) => {
+    if (!r || r.item.count != null || r.item.sensorCount != null) return;
+    if (r.item.start >= r.item.end) return;
+    const windows = byMachine.get(r.machine.id) ?? [];
+    windows.push({ index, start: r.item.start, end: r.item.end });
+    byMachine.set(r.machine.id, windows);
+  });
+  const pulses = new Map<number, number>();
+  await Promise.all(
+    [...byMachine].map(async ([machineId, windows]) => {
+      const sums = await sumCountSignal(env, { companyId, machineId }, windows);
+      for (const [k, w] of windows.entries()) pulses.set(w.index, sums[k] ?? 0);
+    }),
+  );
+  return pulses;
 }
 
 /** The issues sorted by item index (`loc[1]`), keeping the order of each item's own issues. */
@@ -77,7 +122,11 @@ const createRoute = publicRoute("production_logs.create", {
   summary: "Create production logs",
   description:
     `A JSON array of 1 to ${MAX_CREATE_ITEMS.toLocaleString("en")} logs, all created or none. ` +
-    "Each needs `start` < `end` and `count` (integer >= 0); `type` defaults to `total`. " +
+    "Each needs `start` < `end` (the only required fields); `type` defaults to `total`. " +
+    "`count` (integer >= 0) is optional: without it the log takes the count the machine measured, " +
+    "as the realtime logs do: `sensorCount` (unless given) is the sum of the machine's `count` " +
+    "signal samples in [`start`, `end`), rounded; `count = sensorCount x countingFactor`, rounded; " +
+    "both 0 when the machine has no `count` signal. " +
     "`machine` and `sku` take `id` or `name` (a SKU name matches its `name` or `sku` code). " +
     "`nominalSpeed` and `countingFactor` default to those of the machine/SKU pair's nominal speed " +
     "(`countingFactor` to 1 when the pair has none); no nominal speed for the pair and none given " +
@@ -87,10 +136,10 @@ const createRoute = publicRoute("production_logs.create", {
     "Each log belongs to the machine's shift instance containing its `start` (`shift`, null when " +
     "none). Every problem is reported at once with the item index in `loc` " +
     '(for example `["body", 2, "machine"]`, `["body", 0, "end"]`).\n\n' +
-    `${RUNNING_SHIFT_RULE}\n\nSuccess is **201** with the created logs, expanded as GET shows them.`,
+    `${RUNNING_SHIFT_RULE}\n\nSuccess is **200** with the created logs, expanded as GET shows them.`,
   request: { body: arrayBody(ProductionLogCreateSchema) },
   responses: {
-    201: jsonResponse(z.array(ProductionLogSchema), "The created production logs."),
+    200: jsonResponse(z.array(ProductionLogSchema), "The created production logs."),
   },
 });
 
@@ -199,7 +248,10 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
         ? [{ machineId: r.machine.id, skuId: r.sku.id }]
         : [],
     );
-    const speeds = await pairNominalSpeeds(db, principal.companyId, needsPair);
+    const [speeds, measuredPulses] = await Promise.all([
+      pairNominalSpeeds(db, principal.companyId, needsPair),
+      measurePulses(c.env, principal.companyId, resolved),
+    ]);
     const logs: (NewLog & { machine: ResolvedMachine })[] = [];
     resolved.forEach((r, i) => {
       if (!r) return;
@@ -217,11 +269,18 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
         return;
       }
       const countingFactor = item.countingFactor ?? pair?.countingFactor ?? 1;
-      const sensorCount = item.sensorCount ?? sensorCountOf(item.count, countingFactor);
-      if (sensorCount === null) {
+      const measured = Math.round(measuredPulses.get(i) ?? 0);
+      const sensorCount =
+        item.sensorCount ??
+        (item.count == null ? measured : sensorCountOf(item.count, countingFactor));
+      const count = item.count ?? countOf(sensorCount ?? 0, countingFactor);
+      if (sensorCount === null || count === null) {
         issues.push({
           loc: ["body", i, "countingFactor"],
-          msg: "count / countingFactor is too large for sensorCount",
+          msg:
+            sensorCount === null
+              ? "count / countingFactor is too large for sensorCount"
+              : "sensorCount x countingFactor is too large for count",
           type: "value_error",
         });
         return;
@@ -232,7 +291,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
         skuId: sku.id,
         shiftInstanceId: null,
         type: item.type ?? "total",
-        count: item.count,
+        count,
         sensorCount,
         nominalSpeed,
         countingFactor,
@@ -257,7 +316,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
       principal.companyId,
       logs.map((log, i) => ({ ...log, shiftInstanceId: shifts[i]?.id ?? null })),
     );
-    return c.json(await findExpandedLogs(db, principal, ids), 201);
+    return c.json(await findExpandedLogs(db, principal, ids), 200);
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json") ?? {};

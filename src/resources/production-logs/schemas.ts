@@ -145,7 +145,13 @@ export const ProductionLogCreateSchema = z
   .object({
     start: DateTimeMs.openapi({ description: "Start of the interval (included)." }),
     end: DateTimeMs.openapi({ description: "End of the interval (excluded); after `start`." }),
-    count: Count,
+    count: Count.nullish().openapi({
+      description:
+        "Items produced in the interval, in the SKU's unit; integer >= 0. Absent or null: " +
+        "measured, as the realtime logs are: `sensorCount` (when not given) is the sum of the " +
+        "machine's `count` signal samples in [`start`, `end`), rounded, and `count = " +
+        "sensorCount x countingFactor`, rounded; 0 when the machine has no `count` signal.",
+    }),
     type: LogType.optional().openapi({ default: "total" }),
     nominalSpeed: positiveRate(
       "SKU units per minute; default: the nominal speed of the machine/SKU pair (422 when the " +
@@ -160,7 +166,11 @@ export const ProductionLogCreateSchema = z
       .int()
       .min(0)
       .nullish()
-      .openapi({ description: "Sensor pulses; default `count / countingFactor`, rounded." }),
+      .openapi({
+        description:
+          "Sensor pulses; default `count / countingFactor`, rounded, or the measured pulses " +
+          "when `count` is absent too.",
+      }),
     machine: MachineRefSchema,
     sku: SkuRefSchema,
     operator: OperatorByNameObject.nullish().openapi({

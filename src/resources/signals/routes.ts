@@ -7,6 +7,7 @@ import type { AppEnv } from "../../app-env";
 import { notFound, unprocessable } from "../../http/errors";
 import { isoInstant } from "../../http/instants";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { queryBoolean } from "../../http/query";
 import { validationHook } from "../../http/validation";
 import { findMachineByUuid } from "../machines/queries";
 import { AGG_FUNCTIONS, aggregateSignalValues } from "./aggregate";
@@ -101,14 +102,7 @@ const SignalDataQuery = z.object({
     .default(1)
     .openapi({ type: "integer", description: "Bucket width = agg_period x agg_unit." }),
   agg_function: z.enum(AGG_FUNCTIONS).default("avg"),
-  transpose: z
-    .enum(["true", "false"])
-    .default("false")
-    .transform((v) => v === "true")
-    .openapi({
-      type: "boolean",
-      description: "true: parallel `timestamps` and `values` instead of `data`.",
-    }),
+  transpose: queryBoolean(false, "true: parallel `timestamps` and `values` instead of `data`."),
 });
 
 const SignalDataSchema = z

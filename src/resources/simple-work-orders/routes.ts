@@ -55,10 +55,10 @@ const createRoute = publicRoute("simple_work_orders.create", {
     "(one invalid item gives a 422 whose `loc` starts with its index). Names are trimmed and " +
     "de-duplicated: the response has one work order per distinct name, in the order of first appearance. " +
     "A name that already exists returns the existing work order unchanged; the name of a deleted work " +
-    "order restores it (same id). Success is **201**, whether or not anything was new.",
+    "order restores it (same id). Success is **200**, whether or not anything was new.",
   request: { body: arrayBody(SimpleWorkOrderCreateSchema) },
   responses: {
-    201: jsonResponse(z.array(SimpleWorkOrderSchema), "One work order per distinct name."),
+    200: jsonResponse(z.array(SimpleWorkOrderSchema), "One work order per distinct name."),
   },
 });
 
@@ -138,7 +138,7 @@ export const simpleWorkOrdersRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     const rows = await upsertSimpleWorkOrders(db, principal.companyId, names);
     return c.json(
       rows.map((r) => toSimpleWorkOrderOut(r, principal)),
-      201,
+      200,
     );
   })
   .openapi(filterRoute, async (c) => {

@@ -3,6 +3,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
+import { unchangedWhenNull } from "../../http/patch";
 import { LikePattern, MAX_SEARCH_BYTES, stringIdListFields } from "../../http/search";
 import { CompanyRefSchema } from "../skus/schemas";
 
@@ -32,10 +33,10 @@ export const SimpleWorkOrderCreateSchema = z
 
 export const SimpleWorkOrderPatchSchema = z
   .object({
-    name: Name.optional().openapi({
+    name: unchangedWhenNull(Name).openapi({
       description:
-        "New name, trimmed; cannot be null. A name used by another work order of the company, " +
-        "deleted ones included, is a 409.",
+        "New name, trimmed; absent or null = unchanged. A name used by another work order of " +
+        "the company, deleted ones included, is a 409.",
     }),
   })
   .strict()

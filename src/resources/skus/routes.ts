@@ -48,9 +48,9 @@ const createRoute = publicRoute("skus.create", {
     `A JSON array of 1 to ${MAX_CREATE_ITEMS.toLocaleString("en")} SKUs, all created or none: ` +
     'one invalid item gives a 422 whose `loc` starts with its index (`["body", 3, "sku"]`). ' +
     "`unit` defaults to `units` (null = no unit), `archived` to false. Codes need not be unique. " +
-    "Success is **201** with the created SKUs in the order given.",
+    "Success is **200** with the created SKUs in the order given.",
   request: { body: arrayBody(SkuCreateSchema) },
-  responses: { 201: jsonResponse(z.array(SkuSchema), "The created SKUs.") },
+  responses: { 200: jsonResponse(z.array(SkuSchema), "The created SKUs.") },
 });
 
 const filterRoute = publicRoute("skus.read", {
@@ -127,7 +127,7 @@ export const skusRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     );
     return c.json(
       rows.map((r) => toSkuOut(r, principal)),
-      201,
+      200,
     );
   })
   .openapi(filterRoute, async (c) => {

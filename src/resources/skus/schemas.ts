@@ -3,6 +3,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
+import { unchangedWhenNull } from "../../http/patch";
 import { FuzzySearchFilter, SearchTerm, stringIdListFields } from "../../http/search";
 
 /** Longest SKU code, name, description and unit accepted. */
@@ -52,25 +53,27 @@ export const SkuCreateSchema = z
 
 export const SkuPatchSchema = z
   .object({
-    sku: z
+    sku: unchangedWhenNull(z.string().trim().min(1).max(SKU_LIMITS.sku)).openapi({
+      description: "New product code, trimmed; absent or null = unchanged.",
+    }),
+    name: z
       .string()
       .trim()
-      .min(1)
-      .max(SKU_LIMITS.sku)
-      .optional()
-      .openapi({ description: "Cannot be null." }),
-    name: z.string().trim().max(SKU_LIMITS.name).nullish(),
-    description: z.string().max(SKU_LIMITS.description).nullish(),
-    unit: z
-      .string()
-      .trim()
-      .max(SKU_LIMITS.unit)
+      .max(SKU_LIMITS.name)
       .nullish()
-      .openapi({ description: "Converts nothing: historical counts keep their numbers." }),
-    archived: z
-      .boolean()
-      .optional()
-      .openapi({ description: "true archives, false unarchives; cannot be null." }),
+      .openapi({ description: "Absent = unchanged; null clears it." }),
+    description: z
+      .string()
+      .max(SKU_LIMITS.description)
+      .nullish()
+      .openapi({ description: "Absent = unchanged; null clears it." }),
+    unit: z.string().trim().max(SKU_LIMITS.unit).nullish().openapi({
+      description:
+        "Absent = unchanged; null clears it. Converts nothing: historical counts keep their numbers.",
+    }),
+    archived: unchangedWhenNull(z.boolean()).openapi({
+      description: "true archives, false unarchives; absent or null = unchanged.",
+    }),
   })
   .strict()
   .openapi("SkuPatch");
