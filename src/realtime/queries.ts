@@ -161,16 +161,7 @@ async function resolveCatalog(
       .where(skuMatch)
       .orderBy(asc(skus.id))
       .limit(50),
-    db
-      .select({ id: simpleWorkOrders.id, name: simpleWorkOrders.name })
-      .from(simpleWorkOrders)
-      .where(
-        and(
-          eq(simpleWorkOrders.companyId, companyId),
-          eq(simpleWorkOrders.id, workOrderId ?? ""),
-          isNull(simpleWorkOrders.deletedAt),
-        ),
-      ),
+    workOrderByIdQuery(db, companyId, workOrderId),
     db
       .select({
         skuId: nominalSpeeds.skuId,
@@ -226,19 +217,7 @@ async function resolveCatalog(
   }
 
   const workOrderById = workOrderRows[0];
-  if (workOrderId !== null && !workOrderById) {
-    issues.push({
-      loc: ["body", "simpleWorkOrderId"],
-      msg: `No simple work order with id ${body.simpleWorkOrderId} in this company`,
-      type: "not_found",
-    });
-  } else if (workOrderById && workOrderName !== null && workOrderById.name !== workOrderName) {
-    issues.push({
-      loc: ["body"],
-      msg: `simpleWorkOrderId ${workOrderById.id} is not named "${workOrderName}"`,
-      type: "value_error",
-    });
-  }
+  issues.push(...workOrderIssues(body, workOrderById));
 
   const speed = sku === undefined ? undefined : speedRows.find((r) => r.skuId === sku?.id);
   if (sku && !speed) {
@@ -264,6 +243,84 @@ async function resolveCatalog(
     countingFactor: speed.countingFactor,
     simpleWorkOrder: workOrder,
   };
+}
+
+/**
+ * Resolves the work order of a SKU write without a SKU (an update of the running
+ * segment): by `simpleWorkOrderId` (must exist) or `simpleWorkOrderName` (found,
+ * restored or created as `POST /v1/simple-work-orders` does, once the rest passed),
+ * the same one when both are given.
+ *
+ * @returns the machine, and the work order (undefined when the body names none).
+ * @throws ApiError 404 when the machine is not the company's; 422 listing every
+ *   problem of the work-order fields.
+ */
+export async function resolveSegmentUpdate(
+  db: Database,
+  companyId: number,
+  machineId: number,
+  body: RealtimeSkuBody,
+): Promise<{ machine: MachineRow; simpleWorkOrder: { id: string; name: string } | undefined }> {
+  const workOrderId = body.simpleWorkOrderId?.toLowerCase() ?? null;
+  const workOrderName = body.simpleWorkOrderName ?? null;
+  const [machineRows, workOrderRows] = await db.batch([
+    machineQuery(db, companyId, machineId),
+    workOrderByIdQuery(db, companyId, workOrderId),
+  ] as const);
+  const machine = machineRows[0];
+  if (!machine) throw machineNotFound(machineId);
+  const byId = workOrderRows[0];
+  const issues = workOrderIssues(body, byId);
+  if (issues.length > 0) throw new ApiError(422, issues);
+  let simpleWorkOrder = byId;
+  if (!simpleWorkOrder && workOrderName !== null) {
+    const [created] = await upsertSimpleWorkOrders(db, companyId, [workOrderName]);
+    simpleWorkOrder = created ? { id: created.id, name: created.name } : undefined;
+  }
+  return { machine, simpleWorkOrder };
+}
+
+/** The company's non-deleted simple work order with this id (none for a null id). */
+function workOrderByIdQuery(db: Database, companyId: number, workOrderId: string | null) {
+  return db
+    .select({ id: simpleWorkOrders.id, name: simpleWorkOrders.name })
+    .from(simpleWorkOrders)
+    .where(
+      and(
+        eq(simpleWorkOrders.companyId, companyId),
+        eq(simpleWorkOrders.id, workOrderId ?? ""),
+        isNull(simpleWorkOrders.deletedAt),
+      ),
+    );
+}
+
+/**
+ * The problems of a body's work-order fields: an unknown `simpleWorkOrderId`, or one
+ * not named `simpleWorkOrderName` when both are given.
+ */
+function workOrderIssues(
+  body: RealtimeSkuBody,
+  byId: { id: string; name: string } | undefined,
+): ValidationIssue[] {
+  if (body.simpleWorkOrderId != null && !byId) {
+    return [
+      {
+        loc: ["body", "simpleWorkOrderId"],
+        msg: `No simple work order with id ${body.simpleWorkOrderId} in this company`,
+        type: "not_found",
+      },
+    ];
+  }
+  if (byId && body.simpleWorkOrderName != null && byId.name !== body.simpleWorkOrderName) {
+    return [
+      {
+        loc: ["body"],
+        msg: `simpleWorkOrderId ${byId.id} is not named "${body.simpleWorkOrderName}"`,
+        type: "value_error",
+      },
+    ];
+  }
+  return [];
 }
 
 /**

@@ -125,6 +125,17 @@ export interface SkuWrite extends MachineKey {
   end: number | null;
 }
 
+/**
+ * `POST /v1/realtime/{machine_id}/sku` without a SKU, resolved by the Worker: changes
+ * to the segment running when the object applies it. An absent field is unchanged.
+ */
+export interface SegmentUpdate extends MachineKey {
+  simpleWorkOrder?: { id: string; name: string };
+  quantity?: number;
+  /** The `custom` object as JSON text. */
+  customJson?: string;
+}
+
 /** `POST /v1/realtime/{machine_id}/operator`, resolved by the Worker. */
 export interface OperatorWrite extends MachineKey {
   operatorId: number;
@@ -147,7 +158,8 @@ export interface RealtimeInstance {
 export type RealtimeRefusal =
   | { ok: false; reason: "not_running" }
   | { ok: false; reason: "outside_instance"; field: "start" | "end"; instance: RealtimeInstance }
-  | { ok: false; reason: "end_not_after_start" };
+  | { ok: false; reason: "end_not_after_start" }
+  | { ok: false; reason: "no_current_segment" };
 
 export type WriteResult = { ok: true; revision: number } | RealtimeRefusal;
 
@@ -787,6 +799,34 @@ export class RealtimeMachine extends DurableObject<Env> {
         simpleWorkOrder: write.simpleWorkOrder,
         quantity: write.quantity,
         customJson: write.customJson,
+      });
+      const revision = this.bumpRevision();
+      await this.afterWrite(now);
+      return { ok: true, revision };
+    });
+  }
+
+  /**
+   * Changes the segment running now (a scanner that reads a work-order barcode, or a new
+   * quantity): its work order, quantity and custom values, keeping its SKU, start and
+   * end; returns once D1 shows it.
+   *
+   * @returns the revision, or why it was refused: `not_running` (no shift now),
+   *   `no_current_segment` (no SKU is running now).
+   */
+  async updateSegment(update: SegmentUpdate): Promise<WriteResult> {
+    return this.enqueue(async (): Promise<WriteResult> => {
+      const now = Date.now();
+      const instance = await this.ensureInstance(update, now);
+      if (!instance) return { ok: false, reason: "not_running" };
+      const running = currentSegment(this.segments(), instance, now);
+      if (!running) return { ok: false, reason: "no_current_segment" };
+      // The same start replaces the segment in place (same log id).
+      this.putSegment({
+        ...running,
+        simpleWorkOrder: update.simpleWorkOrder ?? running.simpleWorkOrder,
+        quantity: update.quantity ?? running.quantity,
+        customJson: update.customJson ?? running.customJson,
       });
       const revision = this.bumpRevision();
       await this.afterWrite(now);

@@ -5,6 +5,7 @@
  */
 
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
 import { readSettings } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
@@ -13,11 +14,17 @@ import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../h
 import { validationHook } from "../http/validation";
 import { objectBody } from "../operator/schemas";
 import { runningInstance } from "../shifts/queries";
-import { findMachine, resolveOperatorWrite, resolveSkuWrite } from "./queries";
+import {
+  findMachine,
+  resolveOperatorWrite,
+  resolveSegmentUpdate,
+  resolveSkuWrite,
+} from "./queries";
 import { machineObject, type RealtimeRefusal, type SegmentView } from "./realtime-machine";
 import {
   MachineIdParam,
   RealtimeOperatorBodySchema,
+  type RealtimeSkuBody,
   RealtimeSkuBodySchema,
   type RealtimeStateOut,
   RealtimeStateSchema,
@@ -42,6 +49,49 @@ function refusal(machineId: number, refused: RealtimeRefusal): ApiError {
       );
     case "end_not_after_start":
       return unprocessable(["body", "end"], "end must be after start");
+    case "no_current_segment":
+      return unprocessable(
+        ["body", "skuId"],
+        `Machine ${machineId} has no SKU running now: give skuId or sku to start one`,
+        "missing",
+      );
+  }
+}
+
+/** The fields of a SKU write; at least one must be given. */
+const SKU_WRITE_FIELDS = [
+  "skuId",
+  "sku",
+  "simpleWorkOrderId",
+  "simpleWorkOrderName",
+  "quantity",
+  "start",
+  "end",
+  "custom",
+] as const;
+
+/**
+ * Runs a realtime write so that its errors come in a useful order: an unknown machine
+ * (404), then a machine that runs no shift now (409), then what is wrong with the body
+ * (422). The running instance is only looked up when the write fails with a 422, so
+ * a write that succeeds pays nothing for it.
+ */
+async function inErrorOrder<T>(
+  c: Context<AppEnv>,
+  machineId: number,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 422) throw error;
+    const { db, principal } = c.var;
+    const instance = await runningInstance(db, principal.companyId, machineId, Date.now());
+    if (!instance) {
+      await findMachine(db, principal.companyId, machineId); // 404 before 409
+      throw notRunning(machineId);
+    }
+    throw error;
   }
 }
 
@@ -77,7 +127,13 @@ const skuRoute = publicRoute("realtime.write", {
     "name or code): neither, both naming different SKUs, or an unknown one is a 422; the " +
     "machine/SKU pair needs a nominal speed (422 `missing_nominal_speed` otherwise). A new " +
     "`simpleWorkOrderName` creates the work order. `start` outside the running instance is a " +
-    `422; no running instance is a 409.\n\n${TIMELINE}`,
+    "422.\n\n**Without a SKU** (every field is optional and nullable; null = not given), the write " +
+    "changes the segment running now, keeping its SKU, start and log: `simpleWorkOrderId` or " +
+    "`simpleWorkOrderName` attaches that work order (a scanner reading a work-order barcode), " +
+    "`quantity` and `custom` replace theirs. No SKU running now is a 422 at `skuId`; `start` or " +
+    "`end` without a SKU is a 422; a write with no field at all is a 422 naming the fields.\n\n" +
+    "**Errors in order:** an unknown machine (404), then a machine that runs no shift now (409), " +
+    `then anything about the SKU, the work order or the nominal speed (422).\n\n${TIMELINE}`,
   request: { params: MachineIdParam, body: objectBody(RealtimeSkuBodySchema) },
   responses: {
     204: { description: "Applied." },
@@ -142,52 +198,118 @@ function segmentOut(v: SegmentView): RealtimeStateOut["production"]["segments"][
   };
 }
 
+/**
+ * A SKU write: a new segment of this SKU from `start` (default: now).
+ *
+ * @throws ApiError 404, 409, 422 (see the route).
+ */
+async function applySkuWrite(
+  c: Context<AppEnv>,
+  machine_id: number,
+  body: RealtimeSkuBody,
+): Promise<void> {
+  const { db, principal } = c.var;
+  if (body.start != null && body.end != null && body.end <= body.start) {
+    throw unprocessable(["body", "end"], "end must be after start");
+  }
+  if (body.simpleWorkOrderName != null) {
+    // A new name creates a work order before the object decides: refuse first what the
+    // object would refuse, so that a refused call writes nothing. (Only here: the
+    // common write without a new name keeps its single round trip.)
+    const instance = await runningInstance(db, principal.companyId, machine_id, Date.now());
+    if (!instance) {
+      await findMachine(db, principal.companyId, machine_id); // 404 before 409
+      throw notRunning(machine_id);
+    }
+    const start = body.start ?? Date.now();
+    if (start < instance.start || start >= instance.end) {
+      throw refusal(machine_id, {
+        ok: false,
+        reason: "outside_instance",
+        field: "start",
+        instance: {
+          id: instance.id,
+          name: instance.name,
+          start: instance.start,
+          end: instance.end,
+          isConsidered: instance.isConsidered,
+        },
+      });
+    }
+  }
+  const { write } = await resolveSkuWrite(
+    db,
+    principal.companyId,
+    machine_id,
+    body,
+    readSettings(c.env).credentialCacheSeconds,
+  );
+  const result = await machineObject(c.env, principal.companyId, machine_id).applySku({
+    companyId: principal.companyId,
+    machineId: machine_id,
+    ...write,
+  });
+  if (!result.ok) throw refusal(machine_id, result);
+}
+
+/**
+ * A write without a SKU: changes the work order, quantity or custom values of the
+ * segment running now, keeping its SKU. `start` and `end` belong to a SKU write.
+ *
+ * @throws ApiError 404, 409; 422 for a body without any field, for `start`/`end`
+ *   without a SKU, for an unknown work order, or when no SKU is running now.
+ */
+async function updateRunningSegment(
+  c: Context<AppEnv>,
+  machineId: number,
+  body: RealtimeSkuBody,
+): Promise<void> {
+  const { db, principal } = c.var;
+  if (SKU_WRITE_FIELDS.every((field) => body[field] == null)) {
+    throw unprocessable(
+      ["body"],
+      `Give at least one of ${SKU_WRITE_FIELDS.join(", ")}: skuId or sku starts a SKU segment; ` +
+        "simpleWorkOrderId, simpleWorkOrderName, quantity or custom alone change the segment running now",
+      "missing",
+    );
+  }
+  for (const field of ["start", "end"] as const) {
+    if (body[field] != null) {
+      throw unprocessable(
+        ["body", field],
+        `${field} needs a SKU (skuId or sku): a write without one changes the segment running now`,
+      );
+    }
+  }
+  if (body.simpleWorkOrderName != null) {
+    // A new name creates a work order: refuse first what the object would refuse for a
+    // machine that runs no shift, so that a refused call writes nothing.
+    const instance = await runningInstance(db, principal.companyId, machineId, Date.now());
+    if (!instance) {
+      await findMachine(db, principal.companyId, machineId);
+      throw notRunning(machineId);
+    }
+  }
+  const { simpleWorkOrder } = await resolveSegmentUpdate(db, principal.companyId, machineId, body);
+  const result = await machineObject(c.env, principal.companyId, machineId).updateSegment({
+    companyId: principal.companyId,
+    machineId,
+    ...(simpleWorkOrder ? { simpleWorkOrder } : {}),
+    ...(body.quantity != null ? { quantity: body.quantity } : {}),
+    ...(body.custom != null ? { customJson: JSON.stringify(body.custom) } : {}),
+  });
+  if (!result.ok) throw refusal(machineId, result);
+}
+
 export const realtimeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(skuRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { db, principal } = c.var;
-    if (body.start != null && body.end != null && body.end <= body.start) {
-      throw unprocessable(["body", "end"], "end must be after start");
-    }
-    if (body.simpleWorkOrderName != null) {
-      // A new name creates a work order before the object decides: refuse first what the
-      // object would refuse, so that a refused call writes nothing. (Only here: the
-      // common write without a new name keeps its single round trip.)
-      const instance = await runningInstance(db, principal.companyId, machine_id, Date.now());
-      if (!instance) {
-        await findMachine(db, principal.companyId, machine_id); // 404 before 409
-        throw notRunning(machine_id);
-      }
-      const start = body.start ?? Date.now();
-      if (start < instance.start || start >= instance.end) {
-        throw refusal(machine_id, {
-          ok: false,
-          reason: "outside_instance",
-          field: "start",
-          instance: {
-            id: instance.id,
-            name: instance.name,
-            start: instance.start,
-            end: instance.end,
-            isConsidered: instance.isConsidered,
-          },
-        });
-      }
-    }
-    const { write } = await resolveSkuWrite(
-      db,
-      principal.companyId,
-      machine_id,
-      body,
-      readSettings(c.env).credentialCacheSeconds,
+    await inErrorOrder(c, machine_id, () =>
+      body.skuId == null && body.sku == null
+        ? updateRunningSegment(c, machine_id, body)
+        : applySkuWrite(c, machine_id, body),
     );
-    const result = await machineObject(c.env, principal.companyId, machine_id).applySku({
-      companyId: principal.companyId,
-      machineId: machine_id,
-      ...write,
-    });
-    if (!result.ok) throw refusal(machine_id, result);
     return c.body(null, 204);
   })
   .openapi(operatorRoute, async (c) => {

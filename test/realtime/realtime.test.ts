@@ -347,6 +347,96 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
   });
 });
 
+describe("POST /v1/realtime/{machine_id}/sku without a SKU", () => {
+  it("changes the running segment's work order, quantity or custom values, keeping its SKU", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const start = await recentStartInShift(p.co, m.id, 10 * MIN);
+    const first = await postSku(p.co, m.id, {
+      skuId: p.a.id,
+      simpleWorkOrderName: "WO-1",
+      quantity: 5,
+      start: new Date(start).toISOString(),
+    });
+    expect(first.status, await first.clone().text()).toBe(204);
+    const before = await getState(p.co, m.id);
+    const logId = before.current?.productionLogId ?? "";
+
+    // A scanner reads a work-order barcode: only the work order changes.
+    expect((await postSku(p.co, m.id, { simpleWorkOrderName: "WO-2" })).status).toBe(204);
+    let state = await getState(p.co, m.id);
+    expect(state.current).toMatchObject({
+      productionLogId: logId,
+      sku: { id: p.a.id },
+      simpleWorkOrder: { name: "WO-2" },
+      quantity: 5,
+      start: new Date(start).toISOString(),
+    });
+    expect(state.production.segments).toHaveLength(1);
+    const [log] = (await machineLogs(p.co, m.id)).filter((l) => l.live);
+    expect(log).toMatchObject({
+      id: logId,
+      sku: { id: p.a.id },
+      simpleWorkOrder: { name: "WO-2" },
+    });
+
+    expect((await postSku(p.co, m.id, { quantity: 9 })).status).toBe(204);
+    expect((await postSku(p.co, m.id, { custom: { lot: "L-7" }, quantity: null })).status).toBe(
+      204,
+    );
+    state = await getState(p.co, m.id);
+    expect(state.current).toMatchObject({
+      productionLogId: logId,
+      sku: { id: p.a.id },
+      simpleWorkOrder: { name: "WO-2" },
+      quantity: 9,
+      custom: { lot: "L-7" },
+    });
+    expect(state.revision).toBe(before.revision + 3);
+    expect(state.production.segments).toHaveLength(1);
+  });
+
+  it("answers 422 naming the fields for an empty write, and when no SKU runs now", async () => {
+    const p = await plant();
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const empty = await postSku(p.co, m.id, {});
+    expect(empty.status).toBe(422);
+    const [issue] = ((await empty.json()) as ValidationBody).detail;
+    expect(issue).toMatchObject({ loc: ["body"], type: "missing" });
+    for (const field of ["skuId", "sku", "simpleWorkOrderId", "simpleWorkOrderName", "quantity"]) {
+      expect(issue?.msg).toContain(field);
+    }
+    const noSku = await postSku(p.co, m.id, { quantity: 3 });
+    expect(noSku.status).toBe(422);
+    expect(((await noSku.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "skuId"]);
+    const startOnly = await postSku(p.co, m.id, { quantity: 3, start: new Date().toISOString() });
+    expect(startOnly.status).toBe(422);
+    expect(((await startOnly.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "start"]);
+    expect((await getState(p.co, m.id)).revision).toBe(0);
+  });
+
+  it("answers 409 for a machine without a running shift before anything about the SKU", async () => {
+    const idle = await plant(1, { shift: false });
+    const [m] = idle.machines;
+    if (!m) throw new Error("no machine");
+    for (const body of [
+      { sku: "Nope" },
+      { skuId: crypto.randomUUID() },
+      { sku: "C-300" }, // no nominal speed for the pair
+      { skuId: idle.a.id, sku: "Berry juice" },
+      { quantity: 4 },
+      { simpleWorkOrderId: crypto.randomUUID() },
+    ]) {
+      const res = await postSku(idle.co, m.id, body);
+      expect(res.status, JSON.stringify(body)).toBe(409);
+      expect(await res.json()).toEqual({ detail: `Machine ${m.id} is not running a shift now` });
+    }
+    expect((await postSku(idle.co, 999_999_999, { sku: "Nope" })).status).toBe(404);
+  });
+});
+
 describe("a refused realtime write", () => {
   it("creates no work order when it names a new one (422 outside the instance, 409 idle)", async () => {
     const countNamed = async (key: string, name: string) => {
