@@ -85,6 +85,55 @@ describe("error bodies", () => {
   });
 });
 
+describe("a 422 lists every problem of the request at once", () => {
+  const locs = async (res: Response) => {
+    expect(res.status, await res.clone().text()).toBe(422);
+    return ((await res.json()) as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc);
+  };
+
+  it("reports an invalid path together with an invalid query, path first", async () => {
+    const co = await createCompany();
+    const res = await api(
+      co.key,
+      "/v1/machines/not-a-uuid/signals/also-not?start_time=yesterday&agg_unit=w&transpose=maybe",
+    );
+    const found = await locs(res);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        ["path", "machine_uuid"],
+        ["path", "public_id"],
+        ["query", "start_time"],
+        ["query", "end_time"],
+        ["query", "agg_unit"],
+        ["query", "transpose"],
+      ]),
+    );
+    expect(found[0]?.[0]).toBe("path");
+    expect(found.at(-1)?.[0]).toBe("query");
+  });
+
+  it("reports an invalid path together with an invalid body", async () => {
+    const co = await createCompany();
+    const res = await api(co.key, "/v1/production-logs/not-a-uuid", {
+      method: "PATCH",
+      json: { count: -1, colour: "red" },
+    });
+    expect(await locs(res)).toEqual([
+      ["path", "production_log_id"],
+      ["body", "count"],
+      ["body", "colour"],
+    ]);
+    const sku = await api(co.key, "/v1/realtime/0/sku", {
+      method: "POST",
+      json: { quantity: "many" },
+    });
+    expect(await locs(sku)).toEqual([
+      ["path", "machine_id"],
+      ["body", "quantity"],
+    ]);
+  });
+});
+
 describe("the OpenAPI document and the docs page", () => {
   it("publishes OpenAPI 3.1, version 0.1.0, both security schemes and a scope per operation", async () => {
     const res = await call("/openapi.json");

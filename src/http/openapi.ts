@@ -14,6 +14,7 @@ import {
   REPLAYED_HEADER,
 } from "./idempotency";
 import { PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "./json-body";
+import { registerRequestSchemas } from "./validation";
 
 export const ErrorSchema = z
   .object({ detail: z.string().openapi({ example: "Not authenticated" }) })
@@ -219,6 +220,7 @@ export function changesSomething(scope: string): boolean {
  * @param route the route without security or middleware.
  */
 export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R) {
+  registerRequestSchemas(route.method, route.path, route.request);
   const changes = changesSomething(scope);
   const bodyErrors = takesBody(route.method) ? BODY_ERROR_RESPONSES : {};
   const description = [

@@ -2,8 +2,10 @@
  * The 422 hook: turns a Zod failure of any request part into FastAPI's body,
  * `{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}`.
  */
+import type { RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { ZodError } from "zod";
+import { routePath } from "hono/route";
+import type { ZodError, ZodType } from "zod";
 import { ApiError, type ValidationIssue } from "./errors";
 
 const TARGET_TO_LOC: Record<string, string> = {
@@ -63,17 +65,99 @@ function issueType(code: string): string {
   }
 }
 
+/** The request parts of a route, in the order FastAPI lists their problems. */
+const PART_ORDER = ["param", "query", "header", "json"] as const;
+type Part = (typeof PART_ORDER)[number];
+
+/** The request schemas of the registered routes, by `METHOD /hono/:path`. */
+const routeRequests = new Map<string, Partial<Record<Part, ZodType>>>();
+
+/**
+ * Registers a route's request schemas so that a 422 on it lists the problems of
+ * every part at once (`validationHook`). Called once per route at start-up.
+ *
+ * @param method the HTTP method; `path` the OpenAPI path (`/v1/skus/{sku_id}`).
+ */
+export function registerRequestSchemas(
+  method: string,
+  path: string,
+  request: RouteConfig["request"],
+): void {
+  if (!request) return;
+  const media = request.body?.content?.["application/json"];
+  const json = media && "schema" in media ? media.schema : undefined;
+  routeRequests.set(`${method.toUpperCase()} ${path.replaceAll(/\{(.+?)\}/g, ":$1")}`, {
+    param: request.params as ZodType | undefined,
+    query: request.query as ZodType | undefined,
+    header: request.headers as ZodType | undefined,
+    json: json instanceof Object && "safeParse" in json ? (json as ZodType) : undefined,
+  });
+}
+
+/** A request part's raw value, read as Hono's validator reads it (undefined: no such part). */
+async function rawPart(c: Context, part: Part): Promise<unknown> {
+  switch (part) {
+    case "param":
+      return c.req.param();
+    case "query":
+      return Object.fromEntries(
+        Object.entries(c.req.queries()).map(([k, v]) => (v.length === 1 ? [k, v[0]] : [k, v])),
+      );
+    case "header":
+      return c.req.header();
+    case "json": {
+      const type = c.req.header("content-type")?.split(";")[0]?.trim() ?? "";
+      if (!/^application\/([\w.-]+\+)?json$/i.test(type)) return {};
+      try {
+        return await c.req.json();
+      } catch {
+        return undefined; // malformed JSON has its own 422, before validation
+      }
+    }
+  }
+}
+
+/**
+ * Every problem of the request, part by part (path, query, header, body), given
+ * the error of the part whose validation failed first: what FastAPI answers.
+ */
+async function everyIssue(
+  c: Context,
+  failed: ZodError,
+  target: string,
+): Promise<ValidationIssue[]> {
+  const schemas = routeRequests.get(`${c.req.method} ${routePath(c)}`);
+  if (!schemas) return toValidationIssues(failed, target);
+  const issues: ValidationIssue[] = [];
+  for (const part of PART_ORDER) {
+    if (part === target) {
+      issues.push(...toValidationIssues(failed, target));
+      continue;
+    }
+    const schema = schemas[part];
+    if (!schema) continue;
+    const value = await rawPart(c, part);
+    if (value === undefined) continue;
+    const result = await schema.safeParseAsync(value);
+    if (!result.success) issues.push(...toValidationIssues(result.error, part));
+  }
+  return issues;
+}
+
 /**
  * `defaultHook` of every OpenAPIHono app: throws a 422 `ApiError` on failure so
- * that one `onError` renders every error.
+ * that one `onError` renders every error. On a registered route
+ * (`registerRequestSchemas`, every public route) the 422 lists the problems of
+ * every request part at once; parts validate one after the other, so this runs
+ * only on the first failure, and a valid request pays nothing for it.
  */
-export function validationHook(
+export async function validationHook(
   result:
     | { success: true; data: unknown; target: string }
     | { success: false; error: ZodError; target: string },
-  _c: Context,
-): void {
+  c: Context,
+): Promise<void> {
   if (!result.success) {
-    throw new ApiError(422, toValidationIssues(result.error, result.target));
+    throw new ApiError(422, await everyIssue(c, result.error, result.target));
   }
 }

@@ -43,7 +43,13 @@ const AggregateQuery = z.object({
   start_time: instant.openapi({ description: "Window start (inclusive), with an offset." }),
   end_time: instant.openapi({ description: "Window end (exclusive), with an offset." }),
   agg_unit: z.enum(["s", "m", "h", "d"]).default("s"),
-  agg_period: z.coerce.number().int().min(1).max(1_000_000).default(1).openapi({ type: "integer" }),
+  agg_period: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(1)
+    .openapi({ type: "integer", minimum: 1, maximum: 1_000_000, default: 1 }),
   agg_function: z.enum(AGG_FUNCTIONS).default("avg"),
   strategy: z
     .enum(["rollups", "raw"])

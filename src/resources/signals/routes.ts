@@ -100,7 +100,14 @@ const SignalDataQuery = z.object({
     .min(1)
     .max(1_000_000)
     .default(1)
-    .openapi({ type: "integer", description: "Bucket width = agg_period x agg_unit." }),
+    // z.coerce hides the bounds from the generator: state them.
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: 1_000_000,
+      default: 1,
+      description: "Bucket width = agg_period x agg_unit.",
+    }),
   agg_function: z.enum(AGG_FUNCTIONS).default("avg"),
   transpose: queryBoolean(false, "true: parallel `timestamps` and `values` instead of `data`."),
 });
