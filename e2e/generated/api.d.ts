@@ -81,7 +81,7 @@ export interface paths {
         put?: never;
         /**
          * Create SKUs
-         * @description A JSON array of 1 to 1,000 SKUs, all created or none: one invalid item gives a 422 whose `loc` starts with its index (`["body", 3, "sku"]`). `unit` defaults to `units` (null = no unit), `archived` to false. Codes need not be unique. Success is **201** with the created SKUs in the order given.
+         * @description A JSON array of 1 to 1,000 SKUs, all created or none: one invalid item gives a 422 whose `loc` starts with its index (`["body", 3, "sku"]`). `unit` defaults to `units` (null = no unit), `archived` to false. Codes need not be unique. Success is **200** with the created SKUs in the order given.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -165,7 +165,7 @@ export interface paths {
         put?: never;
         /**
          * Create operators
-         * @description A JSON array of 1 to 1,000 operators, all created or none: one invalid item gives a 422 whose `loc` starts with its index. `firstName` and `lastName` are both optional and nullable (a PATCH completes the operator later). Success is **201** with the created operators, with their integer ids, in the order given.
+         * @description A JSON array of 1 to 1,000 operators, all created or none: one invalid item gives a 422 whose `loc` starts with its index. `firstName` and `lastName` are both optional and nullable (a PATCH completes the operator later). Success is **200** with the created operators, with their integer ids, in the order given.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -249,7 +249,7 @@ export interface paths {
         put?: never;
         /**
          * Create simple work orders (idempotent by name)
-         * @description A JSON array of 1 to 1,000 items `{name}`, handled all or none (one invalid item gives a 422 whose `loc` starts with its index). Names are trimmed and de-duplicated: the response has one work order per distinct name, in the order of first appearance. A name that already exists returns the existing work order unchanged; the name of a deleted work order restores it (same id). Success is **201**, whether or not anything was new.
+         * @description A JSON array of 1 to 1,000 items `{name}`, handled all or none (one invalid item gives a 422 whose `loc` starts with its index). Names are trimmed and de-duplicated: the response has one work order per distinct name, in the order of first appearance. A name that already exists returns the existing work order unchanged; the name of a deleted work order restores it (same id). Success is **200**, whether or not anything was new.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -333,7 +333,7 @@ export interface paths {
         put?: never;
         /**
          * Create nominal speeds
-         * @description A JSON array of 1 to 1,000 items, all created or none. `machine` and `sku` each take `id` or `name` (a SKU name matches its `name` or its `sku` code); a reference that is missing, not found in the company, or ambiguous (a name matching several) is a 422 at `["body", i, "machine"]` or `["body", i, "sku"]`. `nominalSpeed` (SKU units per minute) and `countingFactor` (default 1) must be > 0. There is at most one live nominal speed per machine/SKU pair: a pair that already has one is a 409 naming its id; the same pair twice in the array is a 422. Success is **201** with the created nominal speeds, machine and SKU expanded.
+         * @description A JSON array of 1 to 1,000 items, all created or none. `machine` and `sku` each take `id` or `name` (a SKU name matches its `name` or its `sku` code); a reference that is missing, not found in the company, or ambiguous (a name matching several) is a 422 at `["body", i, "machine"]` or `["body", i, "sku"]`. `nominalSpeed` (SKU units per minute) and `countingFactor` (default 1) must be > 0. There is at most one live nominal speed per machine/SKU pair: a pair that already has one is a 409 naming its id; the same pair twice in the array is a 422. Success is **200** with the created nominal speeds, machine and SKU expanded.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -417,11 +417,11 @@ export interface paths {
         put?: never;
         /**
          * Create production logs
-         * @description A JSON array of 1 to 1,000 logs, all created or none. Each needs `start` < `end` and `count` (integer >= 0); `type` defaults to `total`. `machine` and `sku` take `id` or `name` (a SKU name matches its `name` or `sku` code). `nominalSpeed` and `countingFactor` default to those of the machine/SKU pair's nominal speed (`countingFactor` to 1 when the pair has none); no nominal speed for the pair and none given is a 422 at `["body", i, "nominalSpeed"]`. `sensorCount` defaults to `count / countingFactor` rounded to the nearest integer. `operator` `{firstName, lastName}` is the company's operator of that name, created when there is none; `workOrder` is a work order name, found or created. Each log belongs to the machine's shift instance containing its `start` (`shift`, null when none). Every problem is reported at once with the item index in `loc` (for example `["body", 2, "machine"]`, `["body", 0, "end"]`).
+         * @description A JSON array of 1 to 1,000 logs, all created or none. Each needs `start` < `end` (the only required fields); `type` defaults to `total`. `count` (integer >= 0) is optional: without it the log takes the count the machine measured, as the realtime logs do: `sensorCount` (unless given) is the sum of the machine's `count` signal samples in [`start`, `end`), rounded; `count = sensorCount x countingFactor`, rounded; both 0 when the machine has no `count` signal. `machine` and `sku` take `id` or `name` (a SKU name matches its `name` or `sku` code). `nominalSpeed` and `countingFactor` default to those of the machine/SKU pair's nominal speed (`countingFactor` to 1 when the pair has none); no nominal speed for the pair and none given is a 422 at `["body", i, "nominalSpeed"]`. `sensorCount` defaults to `count / countingFactor` rounded to the nearest integer. `operator` `{firstName, lastName}` is the company's operator of that name, created when there is none; `workOrder` is a work order name, found or created. Each log belongs to the machine's shift instance containing its `start` (`shift`, null when none). Every problem is reported at once with the item index in `loc` (for example `["body", 2, "machine"]`, `["body", 0, "end"]`).
          *
          *     **No production logs for the shift a machine is running now:** a log whose interval `[start, end)` overlaps the shift instance its machine is running at the time of the call (`instance.start <= now < instance.end`) is a 422 (`type` `running_shift`) whose `msg` points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift.
          *
-         *     Success is **201** with the created logs, expanded as GET shows them.
+         *     Success is **200** with the created logs, expanded as GET shows them.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -565,7 +565,11 @@ export interface paths {
         put?: never;
         /**
          * Set the SKU a machine is making now
-         * @description Attaches a SKU (and optionally a work order, a quantity and custom values) to the shift instance the machine is running at the moment of the call, from `start` (default: now). The segment lasts until `end`, the next SKU write's `start`, or the end of the instance. A write with the same `start` as an earlier one replaces it, so a write without `start` always begins a new segment, even for the current SKU (of two applied in the same millisecond, the later one stands): a client that retries sends its own `start` or an `Idempotency-Key`. The SKU is `skuId` or `sku` (its name or code): neither, both naming different SKUs, or an unknown one is a 422; the machine/SKU pair needs a nominal speed (422 `missing_nominal_speed` otherwise). A new `simpleWorkOrderName` creates the work order. `start` outside the running instance is a 422; no running instance is a 409.
+         * @description Attaches a SKU (and optionally a work order, a quantity and custom values) to the shift instance the machine is running at the moment of the call, from `start` (default: now). The segment lasts until `end`, the next SKU write's `start`, or the end of the instance. A write with the same `start` as an earlier one replaces it, so a write without `start` always begins a new segment, even for the current SKU (of two applied in the same millisecond, the later one stands): a client that retries sends its own `start` or an `Idempotency-Key`. The SKU is `skuId` or `sku` (its name or code): neither, both naming different SKUs, or an unknown one is a 422; the machine/SKU pair needs a nominal speed (422 `missing_nominal_speed` otherwise). A new `simpleWorkOrderName` creates the work order. `start` outside the running instance is a 422.
+         *
+         *     **Without a SKU** (every field is optional and nullable; null = not given), the write changes the segment running now, keeping its SKU, start and log: `simpleWorkOrderId` or `simpleWorkOrderName` attaches that work order (a scanner reading a work-order barcode), `quantity` and `custom` replace theirs. No SKU running now is a 422 at `skuId`; `start` or `end` without a SKU is a 422; a write with no field at all is a 422 naming the fields.
+         *
+         *     **Errors in order:** an unknown machine (404), then a machine that runs no shift now (409), then anything about the SKU, the work order or the nominal speed (422).
          *
          *     Writes to one machine are applied one at a time, in the order they arrive, and take effect immediately: when the call returns, `GET /v1/realtime/{machine_id}`, the production logs (`live: true`) and the metrics report show it. The running shift's production is one live production log per SKU segment (`isAutomated: true`, `type` `total`), with `sensorCount` summed from the machine's `count` signal inside the segment and `count = sensorCount x countingFactor`; when the shift instance ends, its logs are closed (`live: false`).
          *
@@ -791,14 +795,16 @@ export interface components {
             } | null;
         };
         SkuPatch: {
-            /** @description Cannot be null. */
-            sku?: string;
+            /** @description New product code, trimmed; absent or null = unchanged. */
+            sku?: string | null;
+            /** @description Absent = unchanged; null clears it. */
             name?: string | null;
+            /** @description Absent = unchanged; null clears it. */
             description?: string | null;
-            /** @description Converts nothing: historical counts keep their numbers. */
+            /** @description Absent = unchanged; null clears it. Converts nothing: historical counts keep their numbers. */
             unit?: string | null;
-            /** @description true archives, false unarchives; cannot be null. */
-            archived?: boolean;
+            /** @description true archives, false unarchives; absent or null = unchanged. */
+            archived?: boolean | null;
         };
         Operator: {
             id: number;
@@ -910,8 +916,8 @@ export interface components {
             } | null;
         };
         SimpleWorkOrderPatch: {
-            /** @description New name, trimmed; cannot be null. A name used by another work order of the company, deleted ones included, is a 409. */
-            name?: string;
+            /** @description New name, trimmed; absent or null = unchanged. A name used by another work order of the company, deleted ones included, is a 409. */
+            name?: string | null;
         };
         NominalSpeed: {
             /** Format: uuid */
@@ -1008,12 +1014,24 @@ export interface components {
             } | null;
         };
         NominalSpeedPatch: {
-            /** @description SKU units per minute; cannot be null. Must be > 0 (at most 1e+9). */
-            nominalSpeed?: number;
-            /** @description SKU units per sensor pulse; cannot be null. Must be > 0 (at most 1e+9). */
-            countingFactor?: number;
-            machine?: components["schemas"]["MachineRef"];
-            sku?: components["schemas"]["SkuRef"];
+            /** @description SKU units per minute, > 0; absent or null = unchanged. */
+            nominalSpeed?: number | null;
+            /** @description SKU units per sensor pulse, > 0; absent or null = unchanged. */
+            countingFactor?: number | null;
+            /** @description The machine, by `id` or `name`; absent or null = unchanged. */
+            machine?: {
+                /** @description Machine id. */
+                id?: number | null;
+                /** @description Exact machine name; 422 when several machines share it. */
+                name?: string | null;
+            } | null;
+            /** @description The SKU, by `id` or `name`; absent or null = unchanged. */
+            sku?: {
+                /** @description SKU id (uuid). */
+                id?: string | null;
+                /** @description Exact SKU `name` or `sku` code; 422 when it designates several SKUs. */
+                name?: string | null;
+            } | null;
         };
         ProductionLog: {
             /** Format: uuid */
@@ -1111,8 +1129,8 @@ export interface components {
              * @example 2026-03-02T06:00:00Z
              */
             end: string;
-            /** @description Items produced in the interval, in the SKU's unit; integer >= 0. */
-            count: number;
+            /** @description Items produced in the interval, in the SKU's unit; integer >= 0. Absent or null: measured, as the realtime logs are: `sensorCount` (when not given) is the sum of the machine's `count` signal samples in [`start`, `end`), rounded, and `count = sensorCount x countingFactor`, rounded; 0 when the machine has no `count` signal. */
+            count?: number | null;
             /**
              * @description `total` = every item made; `correct` and `defects` split them (the metrics report uses the `total` logs of a shift when it has any, else `correct` + `defects`).
              * @default total
@@ -1123,7 +1141,7 @@ export interface components {
             nominalSpeed?: number | null;
             /** @description SKU units per sensor pulse; default: the counting factor of the pair's nominal speed, else 1. Must be > 0 (at most 1e+9). */
             countingFactor?: number | null;
-            /** @description Sensor pulses; default `count / countingFactor`, rounded. */
+            /** @description Sensor pulses; default `count / countingFactor`, rounded, or the measured pulses when `count` is absent too. */
             sensorCount?: number | null;
             machine: components["schemas"]["MachineRef"];
             sku: components["schemas"]["SkuRef"];
@@ -2007,7 +2025,7 @@ export interface operations {
                 /** @description Bucket width = agg_period x agg_unit. */
                 agg_period?: number;
                 agg_function?: "avg" | "max" | "min" | "sum" | "count";
-                /** @description true: parallel `timestamps` and `values` instead of `data`. */
+                /** @description true: parallel `timestamps` and `values` instead of `data`. Also accepted: 1/yes/on/t/y for true, 0/no/off/f/n for false, in any case. */
                 transpose?: boolean;
             };
             header?: never;
@@ -2134,7 +2152,7 @@ export interface operations {
         };
         responses: {
             /** @description The created SKUs. */
-            201: {
+            200: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
                     "RateLimit-Policy"?: string;
@@ -2825,7 +2843,7 @@ export interface operations {
         };
         responses: {
             /** @description The created operators. */
-            201: {
+            200: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
                     "RateLimit-Policy"?: string;
@@ -3516,7 +3534,7 @@ export interface operations {
         };
         responses: {
             /** @description One work order per distinct name. */
-            201: {
+            200: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
                     "RateLimit-Policy"?: string;
@@ -4207,7 +4225,7 @@ export interface operations {
         };
         responses: {
             /** @description The created nominal speeds. */
-            201: {
+            200: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
                     "RateLimit-Policy"?: string;
@@ -4898,7 +4916,7 @@ export interface operations {
         };
         responses: {
             /** @description The created production logs. */
-            201: {
+            200: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
                     "RateLimit-Policy"?: string;
