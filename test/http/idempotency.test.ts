@@ -144,10 +144,14 @@ describe("Idempotency-Key", () => {
     expect(again.status).toBe(409);
     expect(again.headers.get("Idempotent-Replayed")).toBeNull();
 
+    // An unknown SKU on a machine that runs a shift (on an idle one the 409 comes first).
+    const running = await plant(1);
+    const [r] = running.machines;
+    if (!r) throw new Error("no machine");
     const bad = crypto.randomUUID();
-    const first = await postSku(idle.co, m.id, { sku: "Nope" }, { [KEY]: bad });
+    const first = await postSku(running.co, r.id, { sku: "Nope" }, { [KEY]: bad });
     expect(first.status).toBe(422);
-    const replayed = await postSku(idle.co, m.id, { sku: "Nope" }, { [KEY]: bad });
+    const replayed = await postSku(running.co, r.id, { sku: "Nope" }, { [KEY]: bad });
     expect(replayed.status).toBe(422);
     expect(replayed.headers.get("Idempotent-Replayed")).toBe("true");
     expect(await replayed.json()).toEqual(await first.json());

@@ -143,7 +143,8 @@ const patchRoute = publicRoute("nominal_speeds.update", {
   summary: "Update a nominal speed",
   description:
     "Send only the fields to change: `nominalSpeed`, `countingFactor` (> 0), `machine`, `sku` (by `id` or " +
-    "`name`, as on creation). Null or an unknown field is a 422; `{}` changes nothing. Moving to a " +
+    "`name`, as on creation). Every field is optional and nullable: `null` leaves it unchanged, as " +
+    "an absent field does (none of them can be null). An unknown field is a 422; `{}` changes nothing. Moving to a " +
     "machine/SKU pair that has another live nominal speed is a 409 naming it. Success is 204.",
   request: { params: IdParam, body: objectBody(NominalSpeedPatchSchema) },
   responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE, ...CONFLICT_RESPONSE },

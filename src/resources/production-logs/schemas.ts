@@ -186,11 +186,14 @@ export type ProductionLogCreate = z.infer<typeof ProductionLogCreateSchema>;
 
 export const ProductionLogPatchSchema = z
   .object({
-    type: LogType.nullish(),
-    count: Count.nullish(),
-    nominalSpeed: positiveRate("SKU units per minute.").nullish(),
-    start: DateTimeMs.nullish(),
-    end: DateTimeMs.nullish(),
+    type: LogType.nullish().openapi({ description: "Absent or null = unchanged." }),
+    count: Count.nullish().openapi({
+      description:
+        "Items in the SKU's unit, integer >= 0; re-derives `sensorCount`. Absent or null = unchanged.",
+    }),
+    nominalSpeed: positiveRate("SKU units per minute; absent or null = unchanged.").nullish(),
+    start: DateTimeMs.nullish().openapi({ description: "Absent or null = unchanged." }),
+    end: DateTimeMs.nullish().openapi({ description: "Absent or null = unchanged." }),
     machine: MachineRefObject.nullish().openapi({
       description: "A machine of the company, by `id` or by `name`; absent or null = unchanged.",
     }),
@@ -203,7 +206,7 @@ export const ProductionLogPatchSchema = z
     workOrder: WorkOrderName.nullish().openapi({
       description: "Found by name or created; null removes the work order from the log.",
     }),
-    isReviewed: z.boolean().nullish(),
+    isReviewed: z.boolean().nullish().openapi({ description: "Absent or null = unchanged." }),
   })
   .strict()
   .openapi("ProductionLogPatch");

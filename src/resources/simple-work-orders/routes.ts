@@ -105,7 +105,8 @@ const patchRoute = publicRoute("simple_work_orders.update", {
   tags: ["Simple work orders"],
   summary: "Rename a simple work order",
   description:
-    "Body `{name}` (trimmed; null or an unknown field is a 422; `{}` changes nothing). Success is 204 " +
+    "Body `{name}` (trimmed; optional and nullable: `null` leaves the name unchanged, as `{}` " +
+    "does; an unknown field is a 422). Success is 204 " +
     "with an empty body. A name used by another work order of the company, deleted ones included, is a " +
     "409 whose `detail` names that work order.",
   request: { params: IdParam, body: objectBody(SimpleWorkOrderPatchSchema) },

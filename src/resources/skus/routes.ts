@@ -91,7 +91,9 @@ const patchRoute = publicRoute("skus.update", {
   tags: ["SKUs"],
   summary: "Update a SKU",
   description:
-    "Send only the fields to change; an unknown field, or null for `sku` or `archived`, is a 422. " +
+    "Send only the fields to change; each is optional and nullable. `null` for `sku` or `archived` " +
+    "(which cannot be null) leaves them unchanged, as an absent field does; `null` for `name`, " +
+    "`description` or `unit` clears them. An unknown field is a 422. " +
     "`archived: true` archives and `archived: false` unarchives (an archived SKU stays in the catalog " +
     "and in searches). Changing `unit` converts no historical count. `{}` changes nothing. Success is 204.",
   request: { params: SkuIdParam, body: objectBody(SkuPatchSchema) },
