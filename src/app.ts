@@ -8,7 +8,12 @@ import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
 import { createDb } from "./db/client";
-import { DOCS_ASSETS_PREFIX, docsPageHtml, serveDocsAsset } from "./http/docs-page";
+import {
+  DOCS_ASSETS_PREFIX,
+  docsPageHtml,
+  landingPageHtml,
+  serveDocsAsset,
+} from "./http/docs-page";
 import { ApiError } from "./http/errors";
 import { jsonBody, OPERATOR_MAX_BODY_BYTES, PUBLIC_MAX_BODY_BYTES } from "./http/json-body";
 import { validationHook } from "./http/validation";
@@ -124,8 +129,16 @@ export function createApp() {
       { name: "Realtime", description: "What a machine runs now, written and read live." },
     ],
   });
+  app.get("/", (c) => c.html(landingPageHtml("Production Monitoring Public API", API_VERSION)));
   app.get("/docs", (c) =>
     c.html(docsPageHtml("Production Monitoring Public API", "/openapi.json")),
+  );
+  app.get("/operator/docs", (c) =>
+    c.html(
+      docsPageHtml("Production Monitoring Operator API", "/operator/v1/openapi.json", {
+        bearerPrompt: "Operator token",
+      }),
+    ),
   );
   app.get(`${DOCS_ASSETS_PREFIX}:file`, (c) => serveDocsAsset(c, c.req.param("file")));
 

@@ -212,6 +212,31 @@ describe("the OpenAPI document and the docs page", () => {
     expect(css.headers.get("content-type")).toMatch(/text\/css/);
   });
 
+  it("serves a landing page at / whose every link works", async () => {
+    const res = await call("/");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    const links = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1] ?? "");
+    expect(links).toEqual(expect.arrayContaining(["/docs", "/openapi.json", "/operator/docs"]));
+    for (const link of links) {
+      expect(link).toMatch(/^\/[^/]/);
+      expect((await call(link)).status, link).toBe(200);
+    }
+  });
+
+  it("serves the operator docs page, which asks for the token and sends it with every request", async () => {
+    const res = await call("/operator/docs");
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('"url":"/operator/v1/openapi.json"');
+    expect(html).toContain('type="password"');
+    expect(html).toContain("sessionStorage");
+    expect(html).toContain('"Bearer " + token');
+    const refs = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1] ?? "");
+    for (const ref of refs) expect((await call(ref)).status, ref).toBe(200);
+  });
+
   it("revalidates a docs file by its ETag", async () => {
     const first = await call("/docs/assets/swagger-ui.css");
     await first.arrayBuffer();

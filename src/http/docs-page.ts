@@ -45,24 +45,63 @@ const escapeHtml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /**
- * The HTML of the reference page.
+ * The HTML of a reference page.
  *
  * Swagger UI's online validator badge is off (`validatorUrl: null`): it would send the
  * document to validator.swagger.io. "Try it out" sends requests to this deployment only
- * (the document's server is `/`).
+ * (the document's server is relative).
+ *
+ * With `options.bearerPrompt` (the operator API, whose document itself needs the
+ * operator token), the page first asks for the token in a password field, keeps it in
+ * the tab's session storage (never in a URL), and sends it as `Authorization: Bearer`
+ * with every request Swagger UI makes, the document's included.
  *
  * @param title the page title (plain text; escaped here).
  * @param specUrl same-origin path of the OpenAPI document.
+ * @param options.bearerPrompt the label of the token field, when the page needs one.
  * @returns a complete HTML document whose every script and style is under
  *   `DOCS_ASSETS_PREFIX`.
  */
-export function docsPageHtml(title: string, specUrl: string): string {
+export function docsPageHtml(
+  title: string,
+  specUrl: string,
+  options: { bearerPrompt?: string } = {},
+): string {
   const config = JSON.stringify({
     url: specUrl,
     dom_id: "#swagger-ui",
     deepLinking: true,
     validatorUrl: null,
   }).replace(/</g, "\\u003c");
+  const start = options.bearerPrompt
+    ? `<form id="token-form" style="font:16px sans-serif;margin:2rem">
+<label for="token">${escapeHtml(options.bearerPrompt)}</label>
+<input id="token" type="password" autocomplete="off" required style="margin:0 .5rem">
+<button type="submit">Open</button>
+</form>
+<script>
+(function () {
+  var KEY = "pm-docs-token:" + ${JSON.stringify(specUrl)};
+  function open(token) {
+    document.getElementById("token-form").hidden = true;
+    var config = ${config};
+    config.requestInterceptor = function (req) {
+      req.headers.Authorization = "Bearer " + token;
+      return req;
+    };
+    window.ui = SwaggerUIBundle(config);
+  }
+  var saved = sessionStorage.getItem(KEY);
+  if (saved) return open(saved);
+  document.getElementById("token-form").addEventListener("submit", function (e) {
+    e.preventDefault();
+    var token = document.getElementById("token").value;
+    sessionStorage.setItem(KEY, token);
+    open(token);
+  });
+})();
+</script>`
+    : `<script>window.ui = SwaggerUIBundle(${config});</script>`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -74,7 +113,59 @@ export function docsPageHtml(title: string, specUrl: string): string {
 <body>
 <div id="swagger-ui"></div>
 <script src="${DOCS_ASSETS_PREFIX}swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle(${config});</script>
+${start}
+</body>
+</html>
+`;
+}
+
+/** The pages a person opens in a browser, linked from the landing page. */
+export const BROWSER_PAGES = [
+  { path: "/docs", title: "Public API reference", about: "every /v1 operation, with Try it out" },
+  {
+    path: "/openapi.json",
+    title: "Public OpenAPI document",
+    about: "OpenAPI 3.1, for client generators",
+  },
+  {
+    path: "/operator/docs",
+    title: "Operator API reference",
+    about: "companies, keys, plant data, webhooks (asks for the operator token)",
+  },
+] as const;
+
+/**
+ * The landing page at `/`: what this is and links to the reference pages.
+ *
+ * @param title the API's name (plain text; escaped here).
+ * @param version the interface version shown.
+ */
+export function landingPageHtml(title: string, version: string): string {
+  const links = BROWSER_PAGES.map(
+    (p) =>
+      `<li><a href="${p.path}">${escapeHtml(p.title)}</a> <span>(${escapeHtml(p.about)})</span></li>`,
+  ).join("\n");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+body{font:16px/1.5 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
+h1{font-size:1.5rem}span{color:#555}code{background:#f2f2f2;padding:0 .2rem}
+</style>
+</head>
+<body>
+<main>
+<h1>${escapeHtml(title)} <small>${escapeHtml(version)}</small></h1>
+<p>Machine signals, production facts and OEE for shop-floor scanners and partner
+integrations. Every <code>/v1</code> request needs an <code>x-api-key</code> header (or a
+Bearer access token) and one scope.</p>
+<ul>
+${links}
+</ul>
+</main>
 </body>
 </html>
 `;
