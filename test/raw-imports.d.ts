@@ -3,3 +3,7 @@ declare module "*.md?raw" {
   const content: string;
   export default content;
 }
+declare module "*.toml?raw" {
+  const content: string;
+  export default content;
+}

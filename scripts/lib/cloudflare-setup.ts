@@ -1,0 +1,98 @@
+/**
+ * What `npm run setup:cloudflare` creates on a Cloudflare account for one environment of
+ * wrangler.toml, and how it writes the new D1 database's id back into the file. Pure
+ * functions (no I/O), so that the tests can check them on the real wrangler.toml.
+ */
+import { parse } from "smol-toml";
+
+/** The account resources of one environment (`[env.<name>]` of wrangler.toml). */
+export interface EnvironmentResources {
+  env: string;
+  databaseName: string;
+  /** The id in wrangler.toml; null while it is still a placeholder. */
+  databaseId: string | null;
+  /** Queues the Worker produces to or consumes from, dead-letter queues included. */
+  queues: string[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface EnvTable {
+  d1_databases?: { binding: string; database_name: string; database_id?: string }[];
+  queues?: {
+    producers?: { queue: string }[];
+    consumers?: { queue: string; dead_letter_queue?: string }[];
+  };
+}
+
+/**
+ * Reads the resources of an environment from the text of wrangler.toml.
+ *
+ * @param toml the file's text; `env` the environment's name (`sandbox`, `production`).
+ * @throws Error when the environment, or its `DB` database, is not in the file.
+ */
+export function environmentResources(toml: string, env: string): EnvironmentResources {
+  const config = parse(toml) as { env?: Record<string, EnvTable> };
+  const table = config.env?.[env];
+  if (!table) throw new Error(`wrangler.toml has no [env.${env}]`);
+  const database = table.d1_databases?.find((d) => d.binding === "DB");
+  if (!database) throw new Error(`[env.${env}] has no D1 database bound as DB`);
+  const queues = new Set<string>();
+  for (const p of table.queues?.producers ?? []) queues.add(p.queue);
+  for (const c of table.queues?.consumers ?? []) {
+    queues.add(c.queue);
+    if (c.dead_letter_queue) queues.add(c.dead_letter_queue);
+  }
+  const id = database.database_id ?? "";
+  return {
+    env,
+    databaseName: database.database_name,
+    databaseId: UUID.test(id) && !/^0{8}-/.test(id) ? id : null,
+    queues: [...queues],
+  };
+}
+
+/**
+ * The id of the database that `wrangler d1 create` printed (its output shows the new
+ * binding as TOML or JSON, with `database_id`).
+ *
+ * @throws Error when the output holds no id.
+ */
+export function createdDatabaseId(output: string): string {
+  const match = /"?database_id"?\s*[=:]\s*"([0-9a-f-]{36})"/i.exec(output);
+  if (!match?.[1])
+    throw new Error(`no database_id in the output of wrangler d1 create:\n${output}`);
+  return match[1];
+}
+
+/**
+ * wrangler.toml with the `database_id` of `[[env.<env>.d1_databases]]` set to `id`; every
+ * other line, comments included, unchanged.
+ *
+ * @throws Error when the environment has no `database_id` line to replace.
+ */
+export function withDatabaseId(toml: string, env: string, id: string): string {
+  const header = `[[env.${env}.d1_databases]]`;
+  const start = toml.indexOf(header);
+  if (start < 0) throw new Error(`wrangler.toml has no ${header}`);
+  const next = toml.indexOf("\n[", start + header.length);
+  const end = next < 0 ? toml.length : next;
+  const block = toml.slice(start, end);
+  const replaced = block.replace(/^database_id = ".*"$/m, `database_id = "${id}"`);
+  if (replaced === block && !block.includes(`database_id = "${id}"`)) {
+    throw new Error(`${header} has no database_id line`);
+  }
+  return toml.slice(0, start) + replaced + toml.slice(end);
+}
+
+/**
+ * The wrangler commands that create what the environment still lacks, in order.
+ *
+ * @returns argument lists for `wrangler` (the database only when its id is a placeholder).
+ */
+export function setupCommands(resources: EnvironmentResources): string[][] {
+  return [
+    ...(resources.databaseId === null ? [["d1", "create", resources.databaseName]] : []),
+    ...resources.queues.map((queue) => ["queues", "create", queue]),
+  ];
+}

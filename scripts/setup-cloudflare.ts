@@ -1,0 +1,66 @@
+/**
+ * `npm run setup:cloudflare -- --env sandbox [--dry-run]`: creates the D1 database and
+ * the Queues of one environment of wrangler.toml on the Cloudflare account wrangler is
+ * logged in to (`npx wrangler login`), and writes the new database's id into
+ * wrangler.toml. An existing queue is kept. Then it prints the remaining steps (the
+ * operator secret, the migrations, the deployment).
+ *
+ * `--dry-run` prints the commands and the wrangler.toml change without running anything:
+ * the only way to exercise it without an account (and without network).
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import {
+  createdDatabaseId,
+  environmentResources,
+  setupCommands,
+  withDatabaseId,
+} from "./lib/cloudflare-setup";
+import { PROJECT_ROOT } from "./lib/project";
+
+const { values } = parseArgs({
+  options: { env: { type: "string" }, "dry-run": { type: "boolean", default: false } },
+});
+const env = values.env;
+if (env !== "sandbox" && env !== "production") {
+  console.error("usage: npm run setup:cloudflare -- --env sandbox|production [--dry-run]");
+  process.exit(2);
+}
+const dryRun = values["dry-run"] === true;
+const configPath = join(PROJECT_ROOT, "wrangler.toml");
+let toml = readFileSync(configPath, "utf8");
+const resources = environmentResources(toml, env);
+
+for (const args of setupCommands(resources)) {
+  console.log(`${dryRun ? "would run" : "running"}: npx wrangler ${args.join(" ")}`);
+  if (dryRun) continue;
+  let output: string;
+  try {
+    output = execFileSync("npx", ["wrangler", ...args], { cwd: PROJECT_ROOT, encoding: "utf8" });
+  } catch (error) {
+    const text = String((error as { stderr?: string }).stderr ?? error);
+    if (args[0] === "queues" && /already (exists|taken)/i.test(text)) {
+      console.log(`  kept: queue ${args[2]} exists`);
+      continue;
+    }
+    throw error;
+  }
+  if (args[0] === "d1") {
+    const id = createdDatabaseId(output);
+    toml = withDatabaseId(toml, env, id);
+    writeFileSync(configPath, toml);
+    console.log(`  wrote database_id = "${id}" into [[env.${env}.d1_databases]] of wrangler.toml`);
+  }
+}
+if (dryRun && resources.databaseId === null) {
+  console.log(
+    `would write: database_id = "<the id printed by wrangler d1 create>" into [[env.${env}.d1_databases]]`,
+  );
+}
+console.log(`
+Then:
+  npx wrangler secret put OPERATOR_TOKEN --env ${env}   # a long random string
+  npm run deploy${env === "sandbox" ? ":sandbox" : ""}                              # migrations, then the Worker
+  npm run operator -- --url https://<your worker> companies:create ...`);

@@ -1,0 +1,58 @@
+/**
+ * The Cloudflare set-up script's plan, on the real wrangler.toml: what it would create
+ * for each deployed environment, and how it writes a new database id back.
+ */
+import { parse } from "smol-toml";
+import { describe, expect, it } from "vitest";
+import {
+  createdDatabaseId,
+  environmentResources,
+  setupCommands,
+  withDatabaseId,
+} from "../../scripts/lib/cloudflare-setup";
+import wranglerToml from "../../wrangler.toml?raw";
+
+const NEW_ID = "0f6b2c1e-8d3a-4c55-9a1e-2b7d4e6f8a90";
+
+describe("npm run setup:cloudflare", () => {
+  it("plans the database and every queue of each environment, dead-letter queues included", () => {
+    expect(setupCommands(environmentResources(wranglerToml, "sandbox"))).toEqual([
+      ["d1", "create", "production-monitoring-sandbox"],
+      ["queues", "create", "webhook-deliveries-sandbox"],
+      ["queues", "create", "webhook-deliveries-dlq-sandbox"],
+    ]);
+    expect(setupCommands(environmentResources(wranglerToml, "production"))).toEqual([
+      ["d1", "create", "production-monitoring-production"],
+      ["queues", "create", "webhook-deliveries"],
+      ["queues", "create", "webhook-deliveries-dlq"],
+    ]);
+    expect(() => environmentResources(wranglerToml, "staging")).toThrow(/no \[env.staging\]/);
+  });
+
+  it("reads the id that wrangler d1 create prints, as TOML or JSON", () => {
+    expect(createdDatabaseId(`[[d1_databases]]\nbinding = "DB"\ndatabase_id = "${NEW_ID}"`)).toBe(
+      NEW_ID,
+    );
+    expect(createdDatabaseId(`{"d1_databases": [{"database_id": "${NEW_ID}"}]}`)).toBe(NEW_ID);
+    expect(() => createdDatabaseId("Error: not logged in")).toThrow(/no database_id/);
+  });
+
+  it("writes the id into that environment only, keeps every other line, and skips it next time", () => {
+    const updated = withDatabaseId(wranglerToml, "sandbox", NEW_ID);
+    const config = parse(updated) as {
+      env: Record<string, { d1_databases: { database_id: string }[] }>;
+    };
+    expect(config.env.sandbox?.d1_databases[0]?.database_id).toBe(NEW_ID);
+    expect(config.env.production?.d1_databases[0]?.database_id).toBe(
+      "REPLACE-WITH-PRODUCTION-D1-ID",
+    );
+    const changed = updated.split("\n").filter((line, i) => line !== wranglerToml.split("\n")[i]);
+    expect(changed).toEqual([`database_id = "${NEW_ID}"`]);
+    // Once set, the database is not created again.
+    expect(setupCommands(environmentResources(updated, "sandbox"))[0]).toEqual([
+      "queues",
+      "create",
+      "webhook-deliveries-sandbox",
+    ]);
+  });
+});
