@@ -145,7 +145,7 @@ export interface paths {
         head?: never;
         /**
          * Update a SKU
-         * @description Send only the fields to change; an unknown field, or null for `sku` or `archived`, is a 422. `archived: true` archives and `archived: false` unarchives (an archived SKU stays in the catalog and in searches). Changing `unit` converts no historical count. `{}` changes nothing. Success is 204.
+         * @description Send only the fields to change; each is optional and nullable. `null` for `sku` or `archived` (which cannot be null) leaves them unchanged, as an absent field does; `null` for `name`, `description` or `unit` clears them. An unknown field is a 422. `archived: true` archives and `archived: false` unarchives (an archived SKU stays in the catalog and in searches). Changing `unit` converts no historical count. `{}` changes nothing. Success is 204.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -313,7 +313,7 @@ export interface paths {
         head?: never;
         /**
          * Rename a simple work order
-         * @description Body `{name}` (trimmed; null or an unknown field is a 422; `{}` changes nothing). Success is 204 with an empty body. A name used by another work order of the company, deleted ones included, is a 409 whose `detail` names that work order.
+         * @description Body `{name}` (trimmed; optional and nullable: `null` leaves the name unchanged, as `{}` does; an unknown field is a 422). Success is 204 with an empty body. A name used by another work order of the company, deleted ones included, is a 409 whose `detail` names that work order.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -397,7 +397,7 @@ export interface paths {
         head?: never;
         /**
          * Update a nominal speed
-         * @description Send only the fields to change: `nominalSpeed`, `countingFactor` (> 0), `machine`, `sku` (by `id` or `name`, as on creation). Null or an unknown field is a 422; `{}` changes nothing. Moving to a machine/SKU pair that has another live nominal speed is a 409 naming it. Success is 204.
+         * @description Send only the fields to change: `nominalSpeed`, `countingFactor` (> 0), `machine`, `sku` (by `id` or `name`, as on creation). Every field is optional and nullable: `null` leaves it unchanged, as an absent field does (none of them can be null). An unknown field is a 422; `{}` changes nothing. Moving to a machine/SKU pair that has another live nominal speed is a 409 naming it. Success is 204.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -1285,21 +1285,23 @@ export interface components {
         };
         ProductionLogPatch: {
             /**
-             * @description `total` = every item made; `correct` and `defects` split them (the metrics report uses the `total` logs of a shift when it has any, else `correct` + `defects`).
+             * @description Absent or null = unchanged.
              * @enum {string|null}
              */
             type?: "correct" | "defects" | "total" | null;
-            /** @description Items produced in the interval, in the SKU's unit; integer >= 0. */
+            /** @description Items in the SKU's unit, integer >= 0; re-derives `sensorCount`. Absent or null = unchanged. */
             count?: number | null;
-            /** @description SKU units per minute. Must be > 0 (at most 1e+9). */
+            /** @description SKU units per minute; absent or null = unchanged. Must be > 0 (at most 1e+9). */
             nominalSpeed?: number | null;
             /**
              * Format: date-time
+             * @description Absent or null = unchanged.
              * @example 2026-03-02T06:00:00Z
              */
             start?: string;
             /**
              * Format: date-time
+             * @description Absent or null = unchanged.
              * @example 2026-03-02T06:00:00Z
              */
             end?: string;
@@ -1327,6 +1329,7 @@ export interface components {
              * @example WO-2026-0042
              */
             workOrder?: string | null;
+            /** @description Absent or null = unchanged. */
             isReviewed?: boolean | null;
         };
         MetricsReportPage: {
