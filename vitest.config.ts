@@ -24,7 +24,7 @@ export default defineConfig(async () => {
   const testJwks = readFileSync(path.join(import.meta.dirname, "test/fixtures/jwks.json"), "utf8");
   return {
     plugins: [
-      textModules(/swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)$/),
+      textModules(/(swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)|\.client\.js)$/),
       cloudflareTest({
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },

@@ -7,6 +7,7 @@ import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
+import { BOARD_SCRIPT_PATH, boardPageHtml, serveBoardScript } from "./board/board-page";
 import { createDb } from "./db/client";
 import {
   DOCS_ASSETS_PREFIX,
@@ -141,6 +142,8 @@ export function createApp() {
     ),
   );
   app.get(`${DOCS_ASSETS_PREFIX}:file`, (c) => serveDocsAsset(c, c.req.param("file")));
+  app.get("/board", (c) => c.html(boardPageHtml()));
+  app.get(BOARD_SCRIPT_PATH, (c) => serveBoardScript(c));
 
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
   app.onError(renderError);

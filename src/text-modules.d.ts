@@ -8,3 +8,7 @@ declare module "swagger-ui-dist/swagger-ui.css" {
   const text: string;
   export default text;
 }
+declare module "*.client.js" {
+  const text: string;
+  export default text;
+}

@@ -237,6 +237,23 @@ describe("the OpenAPI document and the docs page", () => {
     for (const ref of refs) expect((await call(ref)).status, ref).toBe(200);
   });
 
+  it("serves the plant board and its script from this Worker, the key never in a URL", async () => {
+    const res = await call("/board");
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    const refs = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1] ?? "");
+    expect(refs).toEqual(["/board/board.js"]);
+    const script = await call("/board/board.js");
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toMatch(/javascript/);
+    expect(script.headers.get("etag")).toBeTruthy();
+    const text = await script.text();
+    expect(text).toContain('"x-api-key": state.key');
+    expect(text).toContain("sessionStorage");
+    // The key goes in a header only: no query string is ever built from it.
+    expect(text).not.toMatch(/[?&](api_?key|key)=/i);
+  });
+
   it("revalidates a docs file by its ETag", async () => {
     const first = await call("/docs/assets/swagger-ui.css");
     await first.arrayBuffer();

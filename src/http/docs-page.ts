@@ -121,6 +121,11 @@ ${start}
 
 /** The pages a person opens in a browser, linked from the landing page. */
 export const BROWSER_PAGES = [
+  {
+    path: "/board",
+    title: "Plant board",
+    about: "every machine's shift, SKU, live OEE and stops (asks for an API key)",
+  },
   { path: "/docs", title: "Public API reference", about: "every /v1 operation, with Try it out" },
   {
     path: "/openapi.json",
@@ -182,10 +187,25 @@ ${links}
 export async function serveDocsAsset(c: Context<AppEnv>, file: string): Promise<Response> {
   const asset = Object.hasOwn(DOCS_ASSETS, file) ? DOCS_ASSETS[file] : undefined;
   if (!asset) throw notFound("Not Found");
-  let etag = etags.get(file);
+  return serveText(c, `docs/${file}`, asset);
+}
+
+/**
+ * Serves a file the Worker holds as text, with a strong ETag (computed once per isolate
+ * and `name`); a request whose `If-None-Match` names it gets a 304 without the body.
+ *
+ * @param name a unique name of the file (the ETag cache key).
+ * @param asset its text and media type.
+ */
+export async function serveText(
+  c: Context<AppEnv>,
+  name: string,
+  asset: { text: string; contentType: string },
+): Promise<Response> {
+  let etag = etags.get(name);
   if (!etag) {
     etag = etagOf(asset.text);
-    etags.set(file, etag);
+    etags.set(name, etag);
   }
   const headers = {
     ETag: await etag,

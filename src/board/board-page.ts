@@ -1,0 +1,97 @@
+/**
+ * `/board`: the plant board, a page for the shop floor that shows every machine of the
+ * company of the API key a person enters: the running SKU and work order, the operators,
+ * the running shift's live OEE with its three factors, production against the nominal
+ * speed, the current stop; and, for a selected machine, its `power` and `count` signals
+ * over the last 24 hours and its OEE per shift over the last 7 days.
+ *
+ * The page is served by the Worker itself, with its script (`board.client.js`) shipped
+ * as a text module like the /docs files: no CDN, no chart library (the charts are small
+ * SVG drawings). The script calls only the public API with the key, which stays in the
+ * tab's session storage and is sent as `x-api-key`, never in a URL. It polls the
+ * realtime state every 5 s (more slowly for plants of more than 20 machines, to stay
+ * within a key's default rate limit) and the reports every 30 s.
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env";
+import { serveText } from "../http/docs-page";
+import boardScript from "./board.client.js";
+
+/** Path of the board's script. */
+export const BOARD_SCRIPT_PATH = "/board/board.js";
+
+const STYLE = `
+:root{color-scheme:light dark;--accent:#1f6feb;--bad:#c62828;--muted:#666}
+*{box-sizing:border-box}
+[hidden]{display:none!important}
+body{font:16px/1.45 system-ui,sans-serif;margin:0;padding:0 1rem 2rem}
+header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:baseline;padding:1rem 0}
+h1{font-size:1.4rem;margin:0}
+#status,#time-zone{color:var(--muted);font-size:.9rem}
+button{font:inherit;cursor:pointer}
+button:focus-visible,input:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;max-width:40rem}
+form p{flex-basis:100%;color:var(--muted);font-size:.9rem;margin:0}
+input{font:inherit;padding:.4rem;min-width:16rem;max-width:100%}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,20rem),1fr));gap:1rem}
+.card{text-align:left;border:1px solid #8884;border-radius:8px;padding:.75rem 1rem;background:Canvas;color:CanvasText;width:100%}
+.card.selected{border-color:var(--accent);box-shadow:0 0 0 2px var(--accent)}
+.card h2{font-size:1.1rem;margin:0 0 .25rem}
+.card dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:.5rem 0}
+.card dt{color:var(--muted)}.card dd{margin:0;overflow-wrap:anywhere}
+.shift,.idle{color:var(--muted);margin:0}
+.stopped{color:var(--bad);font-weight:600}
+.oee{display:flex;flex-direction:column}.oee .big{font-size:1.5rem;font-weight:700}
+#detail{margin-top:1.5rem;border-top:1px solid #8884;padding-top:1rem}
+#detail-head{display:flex;gap:1rem;align-items:center}
+figure{margin:1rem 0}figcaption{font-weight:600}
+.chart{width:100%;max-width:600px;height:auto;color:var(--accent)}
+.chart text{fill:CanvasText}
+`;
+
+/** The board's HTML: the key form, the machine grid and the detail panel. */
+export function boardPageHtml(): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Plant board · Production Monitoring</title>
+<style>${STYLE}</style>
+<script src="${BOARD_SCRIPT_PATH}" defer></script>
+</head>
+<body>
+<header>
+<h1>Plant board</h1>
+<span id="time-zone"></span>
+<span id="status" role="status" aria-live="polite"></span>
+<button id="change-key" type="button" hidden>Change key</button>
+</header>
+<main>
+<form id="key-form">
+<label for="key">API key</label>
+<input id="key" name="key" type="password" autocomplete="off" required>
+<button type="submit">Show the plant</button>
+<p>The key stays in this browser tab (session storage) and is sent only as the
+<code>x-api-key</code> header. It needs the read scopes of machines, signals, realtime,
+reports and production logs.</p>
+</form>
+<section id="machines" class="grid" aria-label="Machines" aria-busy="true"></section>
+<section id="detail" hidden aria-labelledby="detail-title">
+<div id="detail-head"><h2 id="detail-title"></h2>
+<button id="close-detail" type="button">Close</button></div>
+<div id="detail-charts"></div>
+</section>
+</main>
+</body>
+</html>
+`;
+}
+
+/** Serves the board's script (with an ETag, as the /docs files). */
+export function serveBoardScript(c: Context<AppEnv>): Promise<Response> {
+  return serveText(c, "board.js", {
+    text: boardScript,
+    contentType: "text/javascript; charset=utf-8",
+  });
+}
