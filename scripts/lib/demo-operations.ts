@@ -63,6 +63,8 @@ export interface SmeRow {
   end: number;
   asset: number;
   items: number;
+  /** `power_avg`, kW. */
+  power: number;
   status: number;
   alarm: number;
   product: number;
@@ -105,7 +107,15 @@ export interface SmeRun {
  * @throws Error on a missing column or a malformed field (message names the line).
  */
 export function parseSmeRows(smeCsv: string): Map<number, SmeRow[]> {
-  const { rows } = parseCsv(smeCsv, ["ts", "asset", "items", "status", "alarm", "product"]);
+  const { rows } = parseCsv(smeCsv, [
+    "ts",
+    "asset",
+    "items",
+    "power_avg",
+    "status",
+    "alarm",
+    "product",
+  ]);
   const byAsset = new Map<number, Map<number, SmeRow>>();
   rows.forEach((row, index) => {
     const where = `SME line ${index + 2}`;
@@ -116,6 +126,7 @@ export function parseSmeRows(smeCsv: string): Map<number, SmeRow[]> {
       end: ts + SME_ROW_MS,
       asset,
       items: toNumber(row.items ?? "", `${where} items`),
+      power: toNumber(row.power_avg ?? "", `${where} power_avg`),
       status: toNumber(row.status ?? "", `${where} status`),
       alarm: toNumber(row.alarm ?? "", `${where} alarm`),
       product: toNumber(row.product ?? "", `${where} product`),

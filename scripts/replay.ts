@@ -1,0 +1,41 @@
+/**
+ * `npm run replay`: plays Demo Plant A's recorded week at the current time of day against
+ * a deployment (scripts/lib/replay.ts), until Ctrl-C.
+ *
+ *   npm run replay -- [--url URL] [--key KEY] [--operator-token TOKEN] [--once]
+ *
+ * Defaults: the local server (`npm start`), the "demo-full-access" key that `npm start`
+ * saved for it, and the operator token of `OPERATOR_TOKEN` or `.dev.vars`. Against another
+ * deployment, give its URL, a key of its Demo Plant A and its operator token. `--once`
+ * plays the last 24 hours and exits. (`npm start` runs the replay itself unless given
+ * `--no-replay`.)
+ */
+import { parseArgs } from "node:util";
+import { DEMO_PLANT_A } from "./lib/demo-data";
+import { readDemoKeys } from "./lib/demo-seed";
+import { DEFAULT_BASE_URL, resolveOperatorToken } from "./lib/project";
+import { runReplay } from "./lib/replay";
+
+const { values } = parseArgs({
+  options: {
+    url: { type: "string", default: DEFAULT_BASE_URL },
+    key: { type: "string" },
+    "operator-token": { type: "string" },
+    once: { type: "boolean", default: false },
+  },
+});
+const baseUrl = (values.url ?? DEFAULT_BASE_URL).replace(/\/$/, "");
+const key =
+  values.key ??
+  process.env.PM_KEY ??
+  readDemoKeys(baseUrl).find((k) => k.company === DEMO_PLANT_A && k.name === "demo-full-access")
+    ?.key;
+if (!key) {
+  console.error("No key: pass --key (a Demo Plant A key), or run npm start first (it saves them).");
+  process.exit(2);
+}
+const operatorToken = values["operator-token"] ?? resolveOperatorToken();
+const controller = new AbortController();
+process.once("SIGINT", () => controller.abort());
+process.once("SIGTERM", () => controller.abort());
+await runReplay({ baseUrl, key, operatorToken }, { signal: controller.signal, once: values.once });
