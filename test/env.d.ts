@@ -1,13 +1,11 @@
 import type { D1Migration } from "cloudflare:test";
 
+// The Worker's bindings and `Cloudflare.GlobalProps` (its main module and Durable Object
+// classes) come from worker-configuration.d.ts (wrangler types); the tests add one binding.
 declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
-    }
-    interface GlobalProps {
-      mainModule: typeof import("../src/index");
-      durableNamespaces: "RealtimeMachine" | "RateLimiter";
     }
   }
 }

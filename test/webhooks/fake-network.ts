@@ -69,9 +69,10 @@ export function fakeNetwork() {
 
   const sendBatch = vi
     .spyOn(env.WEBHOOK_QUEUE, "sendBatch")
-    .mockImplementation(async (messages: Iterable<MessageSendRequest<WebhookMessage>>) => {
+    .mockImplementation(async (messages: Iterable<MessageSendRequest<unknown>>) => {
       for (const m of messages) {
-        sent.push(m.body);
+        // The binding's type carries no message type (wrangler types); the outbox sends these.
+        sent.push(m.body as WebhookMessage);
         sentDelays.push(m.delaySeconds);
       }
       return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
