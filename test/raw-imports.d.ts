@@ -3,3 +3,13 @@ declare module "*.md?raw" {
   const content: string;
   export default content;
 }
+
+declare module "*.ts?raw" {
+  const content: string;
+  export default content;
+}
+
+declare module "*.http?raw" {
+  const content: string;
+  export default content;
+}
