@@ -12,6 +12,7 @@ import { validationHook } from "../http/validation";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
 import { requireCompany, requireMachine } from "./lookups";
 import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
+import { SignalCreate } from "./signal-input";
 
 const MachineCreate = z
   .object({
@@ -33,39 +34,6 @@ const MachineOut = z
     isCountEnabled: z.boolean(),
   })
   .openapi("OperatorMachine");
-
-/**
- * One signal to create. Exported so that the operator CLI (scripts/operator.ts) checks its
- * options with the same rules before it calls the API.
- */
-export const SignalCreate = z
-  .object({
-    publicId: z
-      .guid()
-      .optional()
-      .openapi({
-        description:
-          "Omitted = generated. A given id (any case, stored lower case) must be unused, " +
-          "also by deleted signals: 409 otherwise.",
-      }),
-    name: z.string().trim().min(1).max(100),
-    displayName: z.string().trim().min(1).max(200),
-    kind: z
-      .string()
-      .trim()
-      .min(1)
-      .max(50)
-      .nullable()
-      .openapi({ description: "null = not listed publicly." }),
-    description: z
-      .object({
-        en: z.string().max(2000).nullable().optional(),
-        es: z.string().max(2000).nullable().optional(),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
 
 const SignalOut = z
   .object({
