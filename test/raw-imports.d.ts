@@ -13,3 +13,16 @@ declare module "*.http?raw" {
   const content: string;
   export default content;
 }
+
+declare module "*.csv?raw" {
+  const content: string;
+  export default content;
+}
+
+// Vite's `import.meta.glob` (the subset the tests use): files by path, eagerly imported.
+interface ImportMeta {
+  glob<T>(
+    pattern: string,
+    options: { query?: string; import?: string; eager: true },
+  ): Record<string, T>;
+}
