@@ -108,6 +108,13 @@ describe("the client's examples against the Worker", () => {
     // Created once: the retry got the stored answer of the first run.
     const codes = await allSkuCodes(client, "P-");
     expect(codes.sort()).toEqual(["P-1", "P-2"]);
+    // An update answers 204 without a body: unwrap gives undefined, not an error.
+    const renamed = await client.PATCH("/v1/skus/{sku_id}", {
+      params: { path: { sku_id: ids[0] ?? "" } },
+      body: { name: "Renamed" },
+    });
+    expect(renamed.response.status).toBe(204);
+    expect(unwrap(renamed)).toBeUndefined();
   });
 
   it("3. walks every page of a search", async () => {
@@ -194,6 +201,18 @@ describe("the client's retries and pagination", () => {
     expect(result.response.status).toBe(422);
     expect(keys).toEqual(["my-key-1"]);
     expect(waits).toEqual([]);
+    // Without retries, no key: nothing to make safe.
+    const once = clientOf(plant.key, {
+      maxRetries: 0,
+      fetch: async (request) => {
+        keys.push(request.headers.get(IDEMPOTENCY_HEADER));
+        return workerFetch(request);
+      },
+    });
+    expect((await once.client.POST("/v1/skus", { body: [{ sku: "ONCE" }] })).response.status).toBe(
+      200,
+    );
+    expect(keys).toEqual(["my-key-1", null]);
     const error = (() => {
       try {
         unwrap(result);

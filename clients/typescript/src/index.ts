@@ -29,7 +29,10 @@ export interface ClientOptions {
   baseUrl: string;
   /** The API key, sent as `x-api-key`. */
   apiKey: string;
-  /** Retries after a 429, a 5XX or a network error; default 3 (so at most 4 attempts). */
+  /**
+   * Retries after a 429, a 5XX or a network error; default 3 (so at most 4 attempts). With 0,
+   * changing calls get no `Idempotency-Key` either.
+   */
   maxRetries?: number;
   /** Wait before the first retry, in ms; it doubles on each retry. Default 500. */
   retryDelayMs?: number;
@@ -68,8 +71,8 @@ export function createClient(options: ClientOptions): ProductionMonitoringClient
  * A 429 or 5XX answer, or a network error (the fetch throws), is retried up to
  * `maxRetries` times. The wait is the answer's `Retry-After` (seconds) when it has one,
  * else `retryDelayMs * 2^n` for the n-th retry, at most `maxRetryDelayMs`. A changing call
- * gets an `Idempotency-Key` (a random uuid) unless the caller set one, and keeps it on
- * every attempt; a 409 with `Retry-After` to a retry (the first attempt is still running
+ * gets an `Idempotency-Key` (a random uuid) unless the caller set one or `maxRetries` is 0,
+ * and keeps it on every attempt; a 409 with `Retry-After` to a retry (the first attempt is still running
  * on the server) is waited out the same way.
  *
  * @param options the retry settings and the fetch to wrap.
@@ -90,7 +93,12 @@ export function retryingFetch(options: ClientOptions): FetchFunction {
 
   return async (original) => {
     let request = original;
-    if (CHANGING_METHODS.has(request.method) && !request.headers.has(IDEMPOTENCY_HEADER)) {
+    // The key is there to make retries safe; without retries the API need not store answers.
+    if (
+      maxRetries > 0 &&
+      CHANGING_METHODS.has(request.method) &&
+      !request.headers.has(IDEMPOTENCY_HEADER)
+    ) {
       const headers = new Headers(request.headers);
       headers.set(IDEMPOTENCY_HEADER, crypto.randomUUID());
       request = new Request(request, { headers });
@@ -138,12 +146,12 @@ export class ApiError extends Error {
  * Returns the data of an openapi-fetch result, or throws.
  *
  * @param result what a client call resolved to.
- * @returns `data` of a 2XX answer.
+ * @returns `data` of a 2XX answer (`undefined` for a 204, the answer of updates and deletes).
  * @throws ApiError with the status and body of any other answer.
  */
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
-  if (result.data === undefined) throw new ApiError(result.response.status, result.error);
-  return result.data;
+  if (!result.response.ok) throw new ApiError(result.response.status, result.error);
+  return result.data as T;
 }
 
 /** The paths of the searches: `POST /v1/<resource>/filters`. */
