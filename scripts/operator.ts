@@ -67,7 +67,7 @@ const COMMANDS: Record<string, Command> = {
       const rateLimitText = optional(v, "rate-limit");
       const { scopes, warnings } = parseScopes(required(v, "scopes"));
       for (const warning of warnings) console.error(warning);
-      return client.createApiKeys(required(v, "company"), [
+      return client.createApiKeys(requiredId(v, "company"), [
         {
           name: required(v, "name"),
           scopes,
@@ -81,7 +81,7 @@ const COMMANDS: Record<string, Command> = {
     summary: "Revoke an API key (it stops working at once).",
     options: { id: { type: "string" } },
     run: async (client, v) => {
-      const id = required(v, "id");
+      const id = requiredId(v, "id");
       await client.revokeApiKey(id);
       return { revoked: id };
     },
@@ -110,7 +110,7 @@ const COMMANDS: Record<string, Command> = {
         ...(v["no-uuid"] === true ? { uuid: null } : uuid !== undefined ? { uuid } : {}),
         ...(externalName !== undefined ? { externalName } : {}),
       };
-      return client.createMachines(required(v, "company"), [machine]);
+      return client.createMachines(requiredId(v, "company"), [machine]);
     },
   },
   "signals:create": {
@@ -145,7 +145,7 @@ const COMMANDS: Record<string, Command> = {
         throw new UsageError("give either --kind or --no-kind");
       }
       const publicId = optional(v, "public-id");
-      const machine = required(v, "machine");
+      const machine = requiredId(v, "machine");
       const signal = checkSignal({
         ...(publicId !== undefined ? { publicId } : {}),
         name: required(v, "name"),
@@ -236,6 +236,13 @@ function required(values: Values, name: string): string {
   const value = values[name];
   if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
   return value;
+}
+
+/** An integer id option (the API's ids are positive integers; anything else is its 422). */
+function requiredId(values: Values, name: string): number {
+  const text = required(values, name);
+  if (!/^[1-9]\d{0,15}$/.test(text)) throw new UsageError(`--${name} must be an integer id`);
+  return Number(text);
 }
 
 function optional(values: Values, name: string): string | undefined {
