@@ -10,7 +10,7 @@
  * Worker never answers `application/problem+json`, so either sign is Prism's.
  */
 import createClient, { type Client } from "openapi-fetch";
-import type { paths } from "./generated/api";
+import type { paths } from "../clients/typescript/src/generated/api";
 
 /** One finding of Prism: where, and what. */
 export interface Finding {

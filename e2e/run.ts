@@ -7,26 +7,20 @@
  *   company through the operator API, calls every public operation through Prism with
  *   the typed client (openapi-fetch over the generated types), and fails on any
  *   contract violation Prism reports, any operation of the document left uncalled, any
- *   Spectral finding, or a committed client (`e2e/generated/`) that differs from the
- *   document the Worker serves.
- * - `tsx e2e/run.ts client` (`npm run e2e:client`): writes `e2e/generated/openapi.json`
- *   and `e2e/generated/api.d.ts` from the Worker's document.
+ *   Spectral finding, or a committed client (./generate-client.ts) that differs from the
+ *   documents the Worker serves.
+ * - `tsx e2e/run.ts client` (`npm run client:generate`, `npm run e2e:client`): writes the
+ *   documents and types of the public client (`clients/typescript/src/generated/`) and of the
+ *   scripts' operator client (`scripts/lib/generated/`) from the Worker's documents.
  * - `tsx e2e/run.ts lint` (`npm run lint:openapi`): lints the Worker's document with
  *   Spectral (`.spectral.yaml`); fails on any warning or error.
  *
  * Every process started is stopped at the end, also on a failure or Ctrl-C.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { OpenAPI3 } from "openapi-typescript";
-import {
-  DOCUMENT_PATH,
-  documentText,
-  GENERATED_DIR,
-  generateTypes,
-  readCommitted,
-  TYPES_PATH,
-} from "./generate-client";
+import { documentText, GENERATED_CLIENTS, generateTypes, readCommitted } from "./generate-client";
 import { ViolationRecorder } from "./public-client";
 import { runScenarios } from "./scenarios";
 import { runSpectral, startStack, stopAllStacks, stopStack } from "./stack";
@@ -35,10 +29,15 @@ type Command = "e2e" | "client" | "lint";
 
 const HTTP_METHODS = ["get", "put", "post", "patch", "delete", "head", "options", "trace"];
 
-/** Fetches the Worker's OpenAPI document. @throws Error on a non-200 answer. */
-async function fetchDocument(workerUrl: string): Promise<OpenAPI3> {
-  const response = await fetch(`${workerUrl}/openapi.json`);
-  if (response.status !== 200) throw new Error(`GET /openapi.json answered ${response.status}`);
+/**
+ * Fetches one of the Worker's OpenAPI documents.
+ *
+ * @param path the document's path, default the public `/openapi.json`.
+ * @throws Error on a non-200 answer.
+ */
+async function fetchDocument(workerUrl: string, path = "/openapi.json"): Promise<OpenAPI3> {
+  const response = await fetch(`${workerUrl}${path}`);
+  if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`);
   return (await response.json()) as OpenAPI3;
 }
 
@@ -54,14 +53,21 @@ function documentedOperations(document: OpenAPI3): string[] {
 }
 
 /**
- * Compares the committed generated files with the ones the document gives.
+ * Compares the committed generated files with the ones the Worker's documents give.
  *
- * @returns one line per stale or missing file; empty when both are current.
+ * @returns one line per stale or missing file; empty when all are current.
  */
-async function staleGeneratedFiles(document: OpenAPI3): Promise<string[]> {
+async function staleGeneratedFiles(workerUrl: string): Promise<string[]> {
   const stale: string[] = [];
-  if (readCommitted(DOCUMENT_PATH) !== documentText(document)) stale.push(DOCUMENT_PATH);
-  if (readCommitted(TYPES_PATH) !== (await generateTypes(document))) stale.push(TYPES_PATH);
+  for (const generated of GENERATED_CLIENTS) {
+    const document = await fetchDocument(workerUrl, generated.documentUrlPath);
+    if (readCommitted(generated.documentPath) !== documentText(document)) {
+      stale.push(generated.documentPath);
+    }
+    if (readCommitted(generated.typesPath) !== (await generateTypes(document))) {
+      stale.push(generated.typesPath);
+    }
+  }
   return stale;
 }
 
@@ -115,7 +121,7 @@ async function e2e(): Promise<number> {
   if (lint.code !== 0) problems.push(`Spectral found problems in /openapi.json:\n${lint.output}`);
   else console.log("Spectral: no findings.");
 
-  const stale = await staleGeneratedFiles(document);
+  const stale = await staleGeneratedFiles(stack.workerUrl);
   if (stale.length > 0) {
     problems.push(
       `The committed client is not the one /openapi.json gives; run \`npm run e2e:client\`:\n  ${stale.join("\n  ")}`,
@@ -136,11 +142,13 @@ async function e2e(): Promise<number> {
 async function client(): Promise<number> {
   const stack = await startStack({});
   try {
-    const document = await fetchDocument(stack.workerUrl);
-    mkdirSync(GENERATED_DIR, { recursive: true });
-    writeFileSync(DOCUMENT_PATH, documentText(document));
-    writeFileSync(TYPES_PATH, await generateTypes(document));
-    console.log(`Wrote ${DOCUMENT_PATH} and ${TYPES_PATH}.`);
+    for (const generated of GENERATED_CLIENTS) {
+      const document = await fetchDocument(stack.workerUrl, generated.documentUrlPath);
+      mkdirSync(dirname(generated.documentPath), { recursive: true });
+      writeFileSync(generated.documentPath, documentText(document));
+      writeFileSync(generated.typesPath, await generateTypes(document));
+      console.log(`Wrote ${generated.documentPath} and ${generated.typesPath}.`);
+    }
     return 0;
   } finally {
     await stopStack(stack);

@@ -20,7 +20,7 @@ import { parseCsv, toIsoUtc } from "./lib/csv";
 import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
 import { readDemoKeys } from "./lib/demo-seed";
 import { DEFAULT_BASE_URL, PROJECT_ROOT } from "./lib/project";
-import { postPublic } from "./lib/public-client";
+import { ok, publicClient } from "./lib/public-client";
 
 const TOLERANCE = 1e-6;
 const FIVE_MINUTES = 300_000;
@@ -170,12 +170,17 @@ async function main(): Promise<void> {
   const key = readDemoKeys(baseUrl).find((k) => k.company === DEMO_PLANT_A);
   if (!key) throw new Error(`No Demo Plant A key for ${baseUrl} in .wrangler/demo-keys.json`);
   const report: ReportRow[] = [];
+  const api = publicClient(baseUrl, key.key);
   for (let page = 1; ; page++) {
-    const answer = await postPublic<{ totalPages: number; metrics: ReportRow[] }>(
-      baseUrl,
-      "/v1/reports/metrics",
-      key.key,
-      { startDate: { between: { start: values.start, end: values.end } }, limit: 100, page },
+    const answer = ok(
+      "POST",
+      await api.POST("/v1/reports/metrics", {
+        body: {
+          startDate: { between: { start: values.start, end: values.end } },
+          limit: 100,
+          page,
+        },
+      }),
     );
     report.push(...answer.metrics);
     if (page >= answer.totalPages) break;

@@ -8,11 +8,12 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { parseSamplesCsv } from "./lib/csv";
+import { demoEnvLines } from "./lib/demo-env";
 import { getDemoKeys, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
+import { checkSignal, parseScopes, UsageError } from "./lib/operator-checks";
 import { type MachineInput, OperatorClient, type RateLimit } from "./lib/operator-client";
 import { DEFAULT_BASE_URL, resolveOperatorToken } from "./lib/project";
-import { ALL_SCOPES, READ_SCOPES } from "./lib/scopes";
 
 type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string }>;
 type Values = Record<string, string | boolean | undefined>;
@@ -28,9 +29,6 @@ interface Command {
   positionals?: number;
   run: (client: OperatorClient, values: Values, positionals: string[]) => Promise<unknown>;
 }
-
-/** A mistake in the command line (exit code 2, with the command's usage). */
-class UsageError extends Error {}
 
 const COMMON_OPTIONS: OptionSpec = {
   url: { type: "string" },
@@ -56,8 +54,9 @@ const COMMANDS: Record<string, Command> = {
     usage: "api-keys:create --company ID --name N --scopes a.read,b.read [--rate-limit 100/60]",
     summary: "Issue an API key for a company.",
     details:
-      "The key is printed only now. --scopes also takes `all` (every scope) or `read` " +
-      "(every .read scope); --rate-limit is REQUESTS/SECONDS.",
+      "The key is printed only now. --scopes also takes `all` (every scope a public route " +
+      "requires) or `read` (the .read ones); a scope the API does not know is refused. " +
+      "--rate-limit is REQUESTS/SECONDS.",
     options: {
       company: { type: "string" },
       name: { type: "string" },
@@ -66,10 +65,12 @@ const COMMANDS: Record<string, Command> = {
     },
     run: (client, v) => {
       const rateLimitText = optional(v, "rate-limit");
-      return client.createApiKeys(required(v, "company"), [
+      const { scopes, warnings } = parseScopes(required(v, "scopes"));
+      for (const warning of warnings) console.error(warning);
+      return client.createApiKeys(requiredId(v, "company"), [
         {
           name: required(v, "name"),
-          scopes: parseScopes(required(v, "scopes")),
+          scopes,
           ...(rateLimitText ? { rateLimit: parseRateLimit(rateLimitText) } : {}),
         },
       ]);
@@ -80,7 +81,7 @@ const COMMANDS: Record<string, Command> = {
     summary: "Revoke an API key (it stops working at once).",
     options: { id: { type: "string" } },
     run: async (client, v) => {
-      const id = required(v, "id");
+      const id = requiredId(v, "id");
       await client.revokeApiKey(id);
       return { revoked: id };
     },
@@ -109,18 +110,24 @@ const COMMANDS: Record<string, Command> = {
         ...(v["no-uuid"] === true ? { uuid: null } : uuid !== undefined ? { uuid } : {}),
         ...(externalName !== undefined ? { externalName } : {}),
       };
-      return client.createMachines(required(v, "company"), [machine]);
+      return client.createMachines(requiredId(v, "company"), [machine]);
     },
   },
   "signals:create": {
     usage:
-      "signals:create --machine ID --name N --display-name D --kind K " +
-      "[--description-en TEXT --description-es TEXT]",
+      "signals:create --machine ID --name N --display-name D (--kind K | --no-kind) " +
+      "[--public-id UUID] [--description-en TEXT --description-es TEXT]",
     summary: "Create a signal of a machine.",
     details:
-      "ID is the machine's integer id; prints the signal's publicId. Kind: analog, counter, ...",
+      "ID is the machine's integer id; prints the signal's publicId (generated unless " +
+      "--public-id). The options are checked with the API's rules: name 1-100 characters, " +
+      "display name 1-200, kind 1-50 (any text, for example analog or counter; --no-kind = " +
+      "not listed publicly), descriptions up to 2,000. The API refuses (409) a used public id " +
+      "and a name and display name the machine already has.",
     options: {
       machine: { type: "string" },
+      "public-id": { type: "string" },
+      "no-kind": { type: "boolean" },
       name: { type: "string" },
       "display-name": { type: "string" },
       kind: { type: "string" },
@@ -133,14 +140,20 @@ const COMMANDS: Record<string, Command> = {
       if ((en === undefined) !== (es === undefined)) {
         throw new UsageError("give both --description-en and --description-es, or neither");
       }
-      return client.createSignals(required(v, "machine"), [
-        {
-          name: required(v, "name"),
-          displayName: required(v, "display-name"),
-          kind: required(v, "kind"),
-          ...(en !== undefined && es !== undefined ? { description: { en, es } } : {}),
-        },
-      ]);
+      const kind = optional(v, "kind");
+      if ((kind === undefined) === (v["no-kind"] !== true)) {
+        throw new UsageError("give either --kind or --no-kind");
+      }
+      const publicId = optional(v, "public-id");
+      const machine = requiredId(v, "machine");
+      const signal = checkSignal({
+        ...(publicId !== undefined ? { publicId } : {}),
+        name: required(v, "name"),
+        displayName: required(v, "display-name"),
+        kind: kind ?? null,
+        ...(en !== undefined && es !== undefined ? { description: { en, es } } : {}),
+      });
+      return client.createSignals(machine, [signal]);
     },
   },
   "signals:delete": {
@@ -205,6 +218,18 @@ const COMMANDS: Record<string, Command> = {
     options: {},
     run: (client) => getDemoKeys(client),
   },
+  "demo-env": {
+    usage: "demo-env",
+    summary: "Print the demo keys and ids as shell export lines (PM_KEY, PM_MACHINE_UUID, ...).",
+    details:
+      'For `eval "$(npm run --silent demo-env)"`. The keys are those of demo-keys; the ids are ' +
+      "the fixed ones of docs/demo-data.md.",
+    options: {},
+    run: async (client) => {
+      console.log(demoEnvLines(client.baseUrl, await getDemoKeys(client)).join("\n"));
+      return undefined;
+    },
+  },
 };
 
 function required(values: Values, name: string): string {
@@ -213,20 +238,16 @@ function required(values: Values, name: string): string {
   return value;
 }
 
+/** An integer id option (the API's ids are positive integers; anything else is its 422). */
+function requiredId(values: Values, name: string): number {
+  const text = required(values, name);
+  if (!/^[1-9]\d{0,15}$/.test(text)) throw new UsageError(`--${name} must be an integer id`);
+  return Number(text);
+}
+
 function optional(values: Values, name: string): string | undefined {
   const value = values[name];
   return typeof value === "string" ? value : undefined;
-}
-
-function parseScopes(text: string): readonly string[] {
-  if (text === "all") return ALL_SCOPES;
-  if (text === "read") return READ_SCOPES;
-  const scopes = text
-    .split(",")
-    .map((scope) => scope.trim())
-    .filter((scope) => scope !== "");
-  if (scopes.length === 0) throw new UsageError("--scopes is empty");
-  return scopes;
 }
 
 function parseRateLimit(text: string): RateLimit {

@@ -6,24 +6,35 @@
  * 3. runs `wrangler dev` (127.0.0.1:8787, from wrangler.toml), forwarding Ctrl-C to it
  *    and exiting with its exit code;
  * 4. waits until GET /openapi.json answers 200 (at most 60 s);
- * 5. loads the demo data once (scripts/lib/demo-seed.ts);
+ * 5. loads the demo data once (scripts/lib/demo-seed.ts), with its fixed ids
+ *    (docs/demo-data.md);
  * 6. prints the URLs, the demo keys and four curl commands to paste.
+ *
+ * Quiet by default: the migrations are listed once, then the banner. The output of
+ * wrangler (one line per request, about 200 while the demo loads) and the seed's progress
+ * go to `.wrangler/start.log`; `npm start -- --verbose` shows them on the terminal instead.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { appendFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { DEMO_PLANT_A } from "./lib/demo-data";
+import { ASSET_0_POWER_ID, ASSET_0_UUID } from "./lib/demo-ids";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
 import { OperatorClient } from "./lib/operator-client";
 import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } from "./lib/project";
-import { listPublicMachines, listPublicSignals } from "./lib/public-client";
 
 const BASE_URL = DEFAULT_BASE_URL;
 const READY_PATH = "/openapi.json";
 const READY_TIMEOUT_MS = 60_000;
 const POLL_INTERVAL_MS = 500;
+/** Where the output of wrangler and the seed goes unless `--verbose`. */
+const LOG_PATH = join(PROJECT_ROOT, ".wrangler", "start.log");
+const LOG_NAME = relative(PROJECT_ROOT, LOG_PATH);
+/** Lines of the log shown when wrangler fails in quiet mode. */
+const TAIL_LINES = 40;
 /** The day of the SME data used in the example query (a full working day). */
 const EXAMPLE_DAY = "2022-09-05";
 /** The body of the example metrics report: the shifts of the week from EXAMPLE_DAY. */
@@ -77,30 +88,53 @@ async function waitUntilReady(
   return false;
 }
 
-/** Runs a wrangler command to completion with inherited output; returns its exit code. */
-function runWrangler(args: string[], env: NodeJS.ProcessEnv): number {
-  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
-    cwd: PROJECT_ROOT,
-    stdio: "inherit",
-    env,
-  });
+/**
+ * Applies the D1 migrations to the local database. Verbose: wrangler's own output. Quiet:
+ * wrangler prints every migration's table once per migration applied, so its output goes
+ * to the log and the names applied are listed once (all of it is shown on a failure).
+ *
+ * @returns wrangler's exit code.
+ */
+function applyMigrations(env: NodeJS.ProcessEnv, verbose: boolean): number {
+  const args = [WRANGLER_BIN, "d1", "migrations", "apply", "DB", "--local"];
+  if (verbose) {
+    const result = spawnSync(process.execPath, args, { cwd: PROJECT_ROOT, stdio: "inherit", env });
+    if (result.error) throw result.error;
+    return result.status ?? 1;
+  }
+  const result = spawnSync(process.execPath, args, { cwd: PROJECT_ROOT, env, encoding: "utf8" });
   if (result.error) throw result.error;
-  return result.status ?? 1;
+  const output = `${result.stdout}${result.stderr}`;
+  appendFileSync(LOG_PATH, output);
+  if (result.status !== 0) {
+    console.error(output);
+    return result.status ?? 1;
+  }
+  const applied = [...new Set(output.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? [])];
+  console.log(
+    applied.length === 0
+      ? "D1 migrations: the local database is up to date."
+      : `D1 migrations applied to the local database: ${applied.join(", ")}.`,
+  );
+  return 0;
 }
 
-/** Looks up Asset 0's uuid and its power signal's public id through the public API. */
-async function findExampleIds(apiKey: string): Promise<{ uuid: string; powerId: string }> {
-  const machines = await listPublicMachines(BASE_URL, apiKey);
-  const asset0 = machines.find((machine) => machine.name === "Asset 0");
-  if (!asset0?.uuid) throw new Error('GET /v1/machines has no "Asset 0" with a uuid');
-  const signals = await listPublicSignals(BASE_URL, apiKey, asset0.uuid);
-  const power = signals.find((signal) => signal.name === "power");
-  if (!power) throw new Error(`GET /v1/machines/${asset0.uuid}/signals has no "power" signal`);
-  return { uuid: asset0.uuid, powerId: power.public_id };
+/** The last `count` lines of the log, for a failure in quiet mode. */
+function logTail(count: number): string {
+  try {
+    return readFileSync(LOG_PATH, "utf8").trimEnd().split("\n").slice(-count).join("\n");
+  } catch {
+    return "";
+  }
 }
 
-/** Builds the closing banner: URLs, keys, curl commands, how to stop. */
-async function banner(keys: DemoKey[]): Promise<string> {
+/**
+ * Builds the closing banner: URLs, keys, curl commands, where the log is, how to stop.
+ *
+ * @param keys the demo keys.
+ * @param verbose whether wrangler's output is on the terminal (else in the log file).
+ */
+function banner(keys: DemoKey[], verbose: boolean): string {
   const fullKey =
     keys.find((key) => key.company === DEMO_PLANT_A && key.name === "demo-full-access") ?? keys[0];
   const width = Math.max(...keys.map((key) => `${key.company} / ${key.name}`.length));
@@ -112,16 +146,15 @@ async function banner(keys: DemoKey[]): Promise<string> {
     "",
     "Demo API keys (header x-api-key; also in .wrangler/demo-keys.json):",
     ...keys.map((key) => `  ${`${key.company} / ${key.name}`.padEnd(width)}  ${key.key}`),
+    "",
+    "The same as shell variables (PM_KEY, PM_MACHINE_UUID, PM_POWER_ID, ...; docs/demo-data.md):",
+    '  eval "$(npm run --silent demo-env)"',
   ];
   if (fullKey) {
     const header = `-H "x-api-key: ${fullKey.key}"`;
-    let uuid = "MACHINE_UUID";
-    let powerId = "POWER_PUBLIC_ID";
-    try {
-      ({ uuid, powerId } = await findExampleIds(fullKey.key));
-    } catch (error) {
-      lines.push("", `(Could not look up Asset 0 for the examples: ${describe(error)})`);
-    }
+    // Fixed on every install (scripts/lib/demo-ids.ts).
+    const uuid = ASSET_0_UUID;
+    const powerId = ASSET_0_POWER_ID;
     const query =
       `start_time=${EXAMPLE_DAY}T00:00:00Z&end_time=${nextDay(EXAMPLE_DAY)}T00:00:00Z` +
       "&agg_unit=h&agg_function=avg";
@@ -138,6 +171,7 @@ async function banner(keys: DemoKey[]): Promise<string> {
       `  curl -s -X POST ${BASE_URL}/v1/reports/metrics ${header} -H "content-type: application/json" -d '${EXAMPLE_METRICS_BODY}'`,
     );
   }
+  if (!verbose) lines.push("", `Request log: ${LOG_NAME} (or: npm start -- --verbose)`);
   lines.push("", "Press Ctrl-C to stop.", "=".repeat(72), "");
   return lines.join("\n");
 }
@@ -156,6 +190,9 @@ function describe(error: unknown): string {
 }
 
 async function main(): Promise<void> {
+  const verbose = process.argv.slice(2).some((arg) => arg === "--verbose" || arg === "-v");
+  mkdirSync(dirname(LOG_PATH), { recursive: true });
+  writeFileSync(LOG_PATH, "");
   if (ensureDevVars()) console.log("Created .dev.vars from .dev.vars.example.");
   // Offline: no usage metrics, and no fetch of the `Request.cf` placeholder from the network.
   const quietEnv = {
@@ -172,23 +209,23 @@ async function main(): Promise<void> {
     return;
   }
 
-  const migrated = runWrangler(["d1", "migrations", "apply", "DB", "--local"], {
-    ...quietEnv,
-    CI: "true",
-  });
+  const migrated = applyMigrations({ ...quietEnv, CI: "true" }, verbose);
   if (migrated !== 0) {
     console.error("Applying the D1 migrations failed.");
     process.exitCode = migrated;
     return;
   }
 
+  const logFd = verbose ? undefined : openSync(LOG_PATH, "a");
   const dev = spawn(process.execPath, [WRANGLER_BIN, "dev"], {
     cwd: PROJECT_ROOT,
-    stdio: "inherit",
+    stdio: logFd === undefined ? "inherit" : ["ignore", logFd, logFd],
     env: quietEnv,
   });
+  let stopping = false;
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {
+      stopping = true;
       if (dev.exitCode === null && dev.signalCode === null) dev.kill(signal);
     });
   }
@@ -197,6 +234,10 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   dev.on("exit", (code, signal) => {
+    if (!verbose && !stopping && code !== 0 && signal === null) {
+      console.error(`wrangler dev stopped with code ${code}. The end of ${LOG_NAME}:`);
+      console.error(logTail(TAIL_LINES));
+    }
     process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1));
   });
 
@@ -214,9 +255,11 @@ async function main(): Promise<void> {
     // The token wrangler dev just read, even when the shell has another OPERATOR_TOKEN.
     const token = resolveOperatorToken({ preferDevVars: true });
     const client = new OperatorClient({ baseUrl: BASE_URL, token });
-    const { seeded, keys } = await seedDemo(client);
-    if (!seeded) console.log("Demo data already loaded.");
-    console.log(await banner(keys));
+    if (!verbose) console.log(`Loading the demo data if needed (progress in ${LOG_NAME}) ...`);
+    const log = verbose ? console.log : (line: string) => appendFileSync(LOG_PATH, `${line}\n`);
+    const { seeded, keys } = await seedDemo(client, log);
+    console.log(seeded ? "Demo data loaded." : "Demo data already loaded.");
+    console.log(banner(keys, verbose));
   } catch (error) {
     if (error instanceof PartialSeedError) {
       console.error(`Loading the demo data failed: ${describe(error.cause)}\n${error.message}`);

@@ -301,6 +301,74 @@ describe("operator machines and signals", () => {
     ]);
     expect(missingKind.status).toBe(422);
   });
+
+  it("takes a given publicId; a used or repeated id, or a repeated name and display name, is a 409", async () => {
+    const co = await createCompany();
+    const [machine, other] = await createMachines(co.id, [{ name: "Press" }, { name: "Lathe" }]);
+    if (!machine?.uuid || !other) throw new Error("no machine");
+    const given = crypto.randomUUID();
+    const res = await operator("POST", `/machines/${machine.id}/signals`, [
+      { publicId: given.toUpperCase(), name: "power", displayName: "Power", kind: "analog" },
+      // Same name, another display name: the public API tells them apart (spec).
+      { name: "power", displayName: "Power (spindle)", kind: "analog" },
+    ]);
+    expect(res.status).toBe(201);
+    const [fixed, generated] = (await res.json()) as { publicId: string }[];
+    expect(fixed?.publicId).toBe(given);
+    expect(generated?.publicId).toMatch(UUID);
+    const read = await api(
+      co.key,
+      `/v1/machines/${machine.uuid}/signals/${given}?start_time=2024-01-01T00:00:00Z&end_time=2024-01-02T00:00:00Z&agg_unit=h`,
+    );
+    expect(read.status).toBe(200);
+
+    const refused = async (machineId: number, body: unknown[]) => {
+      const answer = await operator("POST", `/machines/${machineId}/signals`, body);
+      return {
+        status: answer.status,
+        detail: ((await answer.json()) as { detail: unknown }).detail,
+      };
+    };
+    // Used by a signal of another machine.
+    expect(
+      await refused(other.id, [{ publicId: given, name: "x", displayName: "X", kind: "analog" }]),
+    ).toEqual({ status: 409, detail: "A signal with one of these publicIds already exists" });
+    const twice = crypto.randomUUID();
+    expect(
+      await refused(other.id, [
+        { publicId: twice, name: "a", displayName: "A", kind: "analog" },
+        { publicId: twice, name: "b", displayName: "B", kind: "analog" },
+      ]),
+    ).toEqual({ status: 409, detail: `The publicId ${twice} is given twice` });
+    expect(
+      await refused(machine.id, [{ name: "power", displayName: "Power", kind: "counter" }]),
+    ).toEqual({ status: 409, detail: 'The machine already has a signal "power" / "Power"' });
+    expect(
+      await refused(other.id, [
+        { name: "count", displayName: "Count", kind: "counter" },
+        { name: "count", displayName: "Count", kind: "counter" },
+      ]),
+    ).toEqual({ status: 409, detail: 'The signal "count" / "Count" is given twice' });
+    // None of the refused calls created anything on the other machine.
+    expect(await (await api(co.key, `/v1/machines/${other.uuid}/signals`)).json()).toEqual({
+      signals: [],
+    });
+
+    // A deleted signal frees its name and display name, not its public id.
+    expect((await operator("DELETE", `/signals/${given}`)).status).toBe(204);
+    const again = await operator("POST", `/machines/${machine.id}/signals`, [
+      { name: "power", displayName: "Power", kind: "analog" },
+    ]);
+    expect(again.status).toBe(201);
+    expect(
+      await refused(machine.id, [{ publicId: given, name: "y", displayName: "Y", kind: "analog" }]),
+    ).toMatchObject({ status: 409 });
+
+    const badId = await operator("POST", `/machines/${machine.id}/signals`, [
+      { publicId: "not-a-uuid", name: "z", displayName: "Z", kind: "analog" },
+    ]);
+    expect(badId.status).toBe(422);
+  });
 });
 
 describe("operator samples", () => {

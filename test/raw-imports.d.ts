@@ -7,3 +7,26 @@ declare module "*.toml?raw" {
   const content: string;
   export default content;
 }
+
+declare module "*.ts?raw" {
+  const content: string;
+  export default content;
+}
+
+declare module "*.http?raw" {
+  const content: string;
+  export default content;
+}
+
+declare module "*.csv?raw" {
+  const content: string;
+  export default content;
+}
+
+// Vite's `import.meta.glob` (the subset the tests use): files by path, eagerly imported.
+interface ImportMeta {
+  glob<T>(
+    pattern: string,
+    options: { query?: string; import?: string; eager: true },
+  ): Record<string, T>;
+}

@@ -9,6 +9,7 @@
  *   sample, four hourly analog signals each.
  */
 import { latestPerTimestamp, parseCsv, toIsoUtc, toNumber } from "./csv";
+import { demoMachineUuid, demoSignalId } from "./demo-ids";
 import type {
   ApiKeyInput,
   CompanyInput,
@@ -148,7 +149,8 @@ export const MANUAL_BENCH: MachineInput = { name: "Manual packing bench", uuid: 
  *
  * One machine per `asset` value, in numeric order ("Asset 0", external name `asset-0`),
  * each with `power` (from `power_avg`, kW) and `count` (from `items`, pieces per
- * interval) sampled at the row's `ts`. When two rows share an asset and `ts`, the
+ * interval) sampled at the row's `ts`. Ids are fixed (./demo-ids.ts): "Asset n" is machine
+ * number n + 1 of company `a`, power its signal 1, count its signal 2. When two rows share an asset and `ts`, the
  * later row wins. The manual bench (uuid null) comes last.
  *
  * @param smeCsv content of company_A_labelled_subset.csv.
@@ -177,13 +179,26 @@ export function buildDemoPlantA(smeCsv: string): DemoCompany {
   });
   const machines: DemoMachine[] = [...byAsset]
     .sort(([a], [b]) => Number(a) - Number(b))
-    .map(([asset, series]) => ({
-      input: { name: `Asset ${asset}`, externalName: `asset-${asset}` },
-      signals: [
-        { input: SME_SIGNALS.power.input, samples: latestPerTimestamp(series.power) },
-        { input: SME_SIGNALS.count.input, samples: latestPerTimestamp(series.count) },
-      ],
-    }));
+    .map(([asset, series]) => {
+      const number = Number(asset) + 1;
+      return {
+        input: {
+          name: `Asset ${asset}`,
+          uuid: demoMachineUuid("a", number),
+          externalName: `asset-${asset}`,
+        },
+        signals: [
+          {
+            input: { ...SME_SIGNALS.power.input, publicId: demoSignalId("a", number, 1) },
+            samples: latestPerTimestamp(series.power),
+          },
+          {
+            input: { ...SME_SIGNALS.count.input, publicId: demoSignalId("a", number, 2) },
+            samples: latestPerTimestamp(series.count),
+          },
+        ],
+      };
+    });
   machines.push({ input: MANUAL_BENCH, signals: [] });
   return {
     input: { name: DEMO_PLANT_A, timezone: "Europe/Rome" },
@@ -197,7 +212,8 @@ export function buildDemoPlantA(smeCsv: string): DemoCompany {
  *
  * One machine per `machineID` in numeric order ("Machine 1", external name = its
  * `model` from PdM_machines.csv), with `voltage`, `rotation`, `pressure` and
- * `vibration` (kind `analog`) from the hourly telemetry. Timestamps carry no zone
+ * `vibration` (kind `analog`) from the hourly telemetry; ids are fixed (./demo-ids.ts):
+ * "Machine n" is machine number n of company `b`, its signals 1 to 4 in that order. Timestamps carry no zone
  * in the source and are read as UTC. The machines have no count signal, so they
  * are created with `isCountEnabled: false`.
  *
@@ -231,14 +247,16 @@ export function buildFleetB(telemetryCsv: string, machinesCsv: string): DemoComp
     .sort(([a], [b]) => Number(a) - Number(b))
     .map(([machineId, series]) => {
       const model = models.get(machineId);
+      const number = Number(machineId);
       return {
         input: {
           name: `Machine ${machineId}`,
+          uuid: demoMachineUuid("b", number),
           ...(model ? { externalName: model } : {}),
           isCountEnabled: false,
         },
         signals: AZURE_SIGNALS.map((signal, i) => ({
-          input: signal.input,
+          input: { ...signal.input, publicId: demoSignalId("b", number, i + 1) },
           samples: latestPerTimestamp(series[i] ?? []),
         })),
       };

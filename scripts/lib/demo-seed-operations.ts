@@ -13,7 +13,7 @@ import {
   skuCode,
 } from "./demo-operations";
 import type { Machine, OperatorClient, StopInput } from "./operator-client";
-import { postPublic } from "./public-client";
+import { ok, publicClient } from "./public-client";
 
 /** Most items the API takes in one create call (public and operator). */
 const MAX_ITEMS_PER_CALL = 1000;
@@ -76,21 +76,22 @@ export async function loadPlantAOperations(
   ops: PlantAOperations,
   log: Log,
 ): Promise<void> {
-  const post = <T>(path: string, body: unknown) =>
-    postPublic<T>(client.baseUrl, path, apiKey, body);
+  const api = publicClient(client.baseUrl, apiKey);
   const assetMachine = (asset: number) => machineNamed(machines, `Asset ${asset}`);
   const assetIds = [...new Set(ops.productionLogs.map((l) => l.asset))]
     .sort((a, b) => a - b)
     .map((asset) => assetMachine(asset).id);
 
-  const skus = await post<{ id: string; sku: string }[]>(
-    "/v1/skus",
-    ops.products.map((product) => ({
-      sku: skuCode(product),
-      name: `Product ${product}`,
-      description: `Product id ${product} of the SME data set (column \`product\`)`,
-      unit: "pieces",
-    })),
+  const skus = ok(
+    "POST",
+    await api.POST("/v1/skus", {
+      body: ops.products.map((product) => ({
+        sku: skuCode(product),
+        name: `Product ${product}`,
+        description: `Product id ${product} of the SME data set (column \`product\`)`,
+        unit: "pieces",
+      })),
+    }),
   );
   const skuId = new Map(skus.map((sku) => [sku.sku, sku.id]));
   const skuOf = (product: number) => {
@@ -98,16 +99,18 @@ export async function loadPlantAOperations(
     if (!id) throw new Error(`SKU ${skuCode(product)} was not created`);
     return id;
   };
-  await post("/v1/operators", DEMO_OPERATORS);
-  await post("/v1/simple-work-orders", DEMO_WORK_ORDERS);
-  await post(
-    "/v1/nominal-speeds",
-    ops.nominalSpeeds.map((speed) => ({
-      nominalSpeed: speed.nominalSpeed,
-      countingFactor: 1,
-      machine: { id: assetMachine(speed.asset).id },
-      sku: { id: skuOf(speed.product) },
-    })),
+  ok("POST", await api.POST("/v1/operators", { body: [...DEMO_OPERATORS] }));
+  ok("POST", await api.POST("/v1/simple-work-orders", { body: [...DEMO_WORK_ORDERS] }));
+  ok(
+    "POST",
+    await api.POST("/v1/nominal-speeds", {
+      body: ops.nominalSpeeds.map((speed) => ({
+        nominalSpeed: speed.nominalSpeed,
+        countingFactor: 1,
+        machine: { id: assetMachine(speed.asset).id },
+        sku: { id: skuOf(speed.product) },
+      })),
+    }),
   );
   log(
     `  Demo Plant A: ${skus.length} SKUs, ${DEMO_OPERATORS.length} operators, ` +
@@ -123,11 +126,13 @@ export async function loadPlantAOperations(
     start: iso(entry.start),
     end: iso(entry.end),
     count: entry.count,
-    type: "total",
+    type: "total" as const,
     machine: { id: assetMachine(entry.asset).id },
     sku: { id: skuOf(entry.product) },
   }));
-  for (const chunk of chunks(logs, MAX_ITEMS_PER_CALL)) await post("/v1/production-logs", chunk);
+  for (const chunk of chunks(logs, MAX_ITEMS_PER_CALL)) {
+    ok("POST", await api.POST("/v1/production-logs", { body: chunk }));
+  }
 
   const stopsByMachine = new Map<number, StopInput[]>();
   for (const stop of ops.stops) {

@@ -28,7 +28,7 @@ import type {
   Sample,
 } from "./operator-client";
 import { PROJECT_ROOT } from "./project";
-import { listPublicMachines } from "./public-client";
+import { ok, publicClient } from "./public-client";
 
 /** Where the demo keys are kept (git-ignored with the rest of `.wrangler/`). */
 export const DEMO_KEYS_PATH = join(PROJECT_ROOT, ".wrangler", "demo-keys.json");
@@ -332,7 +332,7 @@ async function keysStillValid(
   const first = keys[0];
   if (!sameCompanies || !first) return false;
   try {
-    await listPublicMachines(baseUrl, first.key);
+    ok("GET", await publicClient(baseUrl, first.key).GET("/v1/machines"));
     return true;
   } catch (error) {
     // Only a refused key proves the file stale; other failures are not ours to fix here.

@@ -1,5 +1,7 @@
 /**
- * The one HTTP helper of the scripts: JSON in, JSON out, a typed error on any non-2XX.
+ * The HTTP helpers of the scripts: a typed error on any non-2XX, for the answers of the
+ * openapi-fetch clients ({@link ok}) and for the few calls to a path known only at run time
+ * ({@link requestJson}: JSON in, JSON out).
  */
 
 /** A non-2XX answer, with its status and the body text as the server sent it. */
@@ -51,4 +53,24 @@ export async function requestJson<T>(url: string, options: RequestOptions): Prom
   const text = await response.text();
   if (!response.ok) throw new HttpError(options.method, url, response.status, text);
   return (text === "" ? undefined : JSON.parse(text)) as T;
+}
+
+/**
+ * The data of an openapi-fetch result.
+ *
+ * @param method the request's method, for the error.
+ * @returns `data` of a 2XX answer (undefined for a 204).
+ * @throws HttpError with the status and the body (as JSON text) of any other answer.
+ */
+export function ok<T>(
+  method: string,
+  result: { data?: T; error?: unknown; response: Response },
+): T {
+  const { response, error } = result;
+  if (!response.ok) {
+    const body =
+      error === undefined ? "" : typeof error === "string" ? error : JSON.stringify(error);
+    throw new HttpError(method, response.url, response.status, body);
+  }
+  return result.data as T;
 }

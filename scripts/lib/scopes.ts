@@ -1,13 +1,45 @@
 /**
- * The scopes a demo key can carry, for the seed and the operator CLI.
- *
- * The list itself is the Worker's (`src/auth/scopes.ts`: every section of the public
- * API with read, create, update and delete, plus `realtime.read` and `realtime.write`),
- * so that the scripts can never issue a scope the Worker does not know.
+ * The scopes a key issued by the scripts can carry: exactly those that public routes
+ * require, read from the API's own document (each operation's `x-required-scope`, which
+ * `publicRoute(scope, ...)` in src/http/openapi.ts writes). The document is the committed
+ * `clients/typescript/src/generated/openapi.json`, which `npm test` keeps equal to the one
+ * the Worker serves. The Worker knows a few more scopes (src/auth/scopes.ts: every section
+ * with read, create, update and delete) that no route asks for; granting them gives nothing.
  */
-import { ALL_SCOPES } from "../../src/auth/scopes";
+import publicDocument from "../../clients/typescript/src/generated/openapi.json";
+import { ALL_SCOPES as KNOWN_SCOPES } from "../../src/auth/scopes";
 
-export { ALL_SCOPES };
+/** The part of an OpenAPI document read here. */
+export interface ScopedDocument {
+  paths: Record<string, Record<string, unknown>>;
+}
 
-/** Only the `.read` scopes, for a read-only key. */
+/**
+ * The scopes the operations of a document require.
+ *
+ * @param document an OpenAPI document whose operations carry `x-required-scope`.
+ * @returns each scope once, in the order of src/auth/scopes.ts (unknown ones after, sorted).
+ */
+export function routeScopes(document: ScopedDocument): string[] {
+  const used = new Set<string>();
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations)) {
+      const scope =
+        operation !== null && typeof operation === "object"
+          ? (operation as { "x-required-scope"?: unknown })["x-required-scope"]
+          : undefined;
+      if (typeof scope === "string") used.add(scope);
+    }
+  }
+  const known = KNOWN_SCOPES.filter((scope) => used.has(scope));
+  const unknown = [...used].filter((scope) => !KNOWN_SCOPES.includes(scope)).sort();
+  return [...known, ...unknown];
+}
+
+/** Every scope a public route requires (`--scopes all`, the demo's full-access keys). */
+export const ALL_SCOPES: readonly string[] = routeScopes(
+  publicDocument as unknown as ScopedDocument,
+);
+
+/** Only the `.read` scopes, for a read-only key (`--scopes read`). */
 export const READ_SCOPES: readonly string[] = ALL_SCOPES.filter((scope) => scope.endsWith(".read"));

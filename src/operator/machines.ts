@@ -2,8 +2,9 @@
  * Operator routes for machines, signals and signal samples.
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
+import type { Database } from "../db/client";
 import { machines, signals } from "../db/schema";
 import { ApiError, notFound } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
@@ -11,6 +12,7 @@ import { validationHook } from "../http/validation";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
 import { requireCompany, requireMachine } from "./lookups";
 import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
+import { SignalCreate } from "./signal-input";
 
 const MachineCreate = z
   .object({
@@ -32,27 +34,6 @@ const MachineOut = z
     isCountEnabled: z.boolean(),
   })
   .openapi("OperatorMachine");
-
-const SignalCreate = z
-  .object({
-    name: z.string().trim().min(1).max(100),
-    displayName: z.string().trim().min(1).max(200),
-    kind: z
-      .string()
-      .trim()
-      .min(1)
-      .max(50)
-      .nullable()
-      .openapi({ description: "null = not listed publicly." }),
-    description: z
-      .object({
-        en: z.string().max(2000).nullable().optional(),
-        es: z.string().max(2000).nullable().optional(),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
 
 const SignalOut = z
   .object({
@@ -179,8 +160,17 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
         params: z.object({ machine_id: IntId("machine_id") }),
         body: arrayBody(SignalCreate),
       },
+      description:
+        "All or none. A signal is refused with 409 when its `publicId` is used (by any signal, " +
+        "deleted ones included) or given twice, or when the machine already has a live signal " +
+        "with the same `name` and `displayName` (or the call gives that pair twice): the public " +
+        "API tells signals of one name apart by their display name only.",
       responses: {
         201: jsonResponse(z.array(SignalOut), "Created signals with their `publicId`."),
+        409: jsonResponse(
+          z.object({ detail: z.string() }),
+          "A public id is already used, or a name and display name repeat on the machine.",
+        ),
       },
     }),
     async (c) => {
@@ -189,7 +179,7 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       const db = c.var.db;
       const machine = await requireMachine(db, machine_id);
       const rows = items.map((s) => ({
-        publicId: crypto.randomUUID(),
+        publicId: s.publicId?.toLowerCase() ?? crypto.randomUUID(),
         companyId: machine.companyId,
         machineId: machine.id,
         name: s.name,
@@ -198,8 +188,16 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
         descriptionEn: s.description?.en ?? null,
         descriptionEs: s.description?.es ?? null,
       }));
+      await refuseDuplicateSignals(db, machine.id, rows);
       const [first, ...rest] = rows.map((r) => db.insert(signals).values(r));
-      if (first) await db.batch([first, ...rest]);
+      try {
+        if (first) await db.batch([first, ...rest]);
+      } catch (error) {
+        if (String(error).includes("UNIQUE constraint failed: signals.public_id")) {
+          throw new ApiError(409, "A signal with one of these publicIds already exists");
+        }
+        throw error;
+      }
       return c.json(
         rows.map((r) => ({
           publicId: r.publicId,
@@ -266,3 +264,54 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       return c.json({ accepted }, 200);
     },
   );
+
+/**
+ * Refuses a signal create whose rows repeat a public id or a (name, display name) pair
+ * among themselves, or a pair of a live signal of the machine (a used public id is left
+ * to the unique index: it also covers deleted signals and other machines).
+ *
+ * @param db the database.
+ * @param machineId the machine the signals are created on.
+ * @param rows the rows about to be inserted (public ids already lower case).
+ * @throws ApiError 409 naming the first repeated id or pair.
+ */
+async function refuseDuplicateSignals(
+  db: Database,
+  machineId: number,
+  rows: readonly { publicId: string; name: string; displayName: string }[],
+): Promise<void> {
+  const ids = new Set<string>();
+  const pairs = new Set<string>();
+  for (const row of rows) {
+    if (ids.has(row.publicId)) {
+      throw new ApiError(409, `The publicId ${row.publicId} is given twice`);
+    }
+    ids.add(row.publicId);
+    const pair = JSON.stringify([row.name, row.displayName]);
+    if (pairs.has(pair)) {
+      throw new ApiError(409, `The signal "${row.name}" / "${row.displayName}" is given twice`);
+    }
+    pairs.add(pair);
+  }
+  // One query whatever the number of rows: the names are bound as one JSON array (D1
+  // takes at most 100 bound parameters, a call up to 1,000 signals).
+  const names = JSON.stringify([...new Set(rows.map((row) => row.name))]);
+  const existing = await db
+    .select({ name: signals.name, displayName: signals.displayName })
+    .from(signals)
+    .where(
+      and(
+        eq(signals.machineId, machineId),
+        isNull(signals.deletedAt),
+        sql`${signals.name} IN (SELECT value FROM json_each(${names}))`,
+      ),
+    )
+    .all();
+  const taken = existing.find((row) => pairs.has(JSON.stringify([row.name, row.displayName])));
+  if (taken) {
+    throw new ApiError(
+      409,
+      `The machine already has a signal "${taken.name}" / "${taken.displayName}"`,
+    );
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The fixed ids of the demo data: every fresh install gets the same machine uuids and
+ * signal public ids, so that the README's commands, the request collection (requests/)
+ * and the client examples work as pasted. docs/demo-data.md lists them all; a test
+ * (test/clients/demo-ids.test.ts) keeps that table equal to this module.
+ *
+ * The pattern is readable on purpose: `{company}{kind}000000-0000-4000-8000-{machine}{signal}`
+ * with company `a` (Demo Plant A) or `b` (Fleet B), kind `0` for a machine and `5` for a
+ * signal, the machine's number and the signal's number (from 1) in six decimal digits each.
+ * Every id is a valid version-4 uuid (the API takes any uuid).
+ */
+
+/** The demo company an id belongs to: `a` = Demo Plant A, `b` = Fleet B. */
+export type DemoCompanyLetter = "a" | "b";
+
+/**
+ * The uuid of a demo machine.
+ *
+ * @param company `a` (Demo Plant A) or `b` (Fleet B).
+ * @param machine the machine's number: Plant A's "Asset n" is n + 1, Fleet B's "Machine n" is n
+ *   (1 to 999,999).
+ * @returns for example `a0000000-0000-4000-8000-000001000000` for Asset 0.
+ * @throws RangeError when the number is not an integer from 1 to 999,999.
+ */
+export function demoMachineUuid(company: DemoCompanyLetter, machine: number): string {
+  return `${company}0000000-0000-4000-8000-${six(machine)}000000`;
+}
+
+/**
+ * The public id of a demo signal.
+ *
+ * @param company `a` or `b`, as for {@link demoMachineUuid}.
+ * @param machine the machine's number, as for {@link demoMachineUuid}.
+ * @param signal the signal's number on its machine, from 1 in the order the demo creates them
+ *   (Plant A: power, count; Fleet B: voltage, rotation, pressure, vibration).
+ * @returns for example `a5000000-0000-4000-8000-000001000001` for Asset 0's power.
+ * @throws RangeError when a number is not an integer from 1 to 999,999.
+ */
+export function demoSignalId(company: DemoCompanyLetter, machine: number, signal: number): string {
+  return `${company}5000000-0000-4000-8000-${six(machine)}${six(signal)}`;
+}
+
+function six(n: number): string {
+  if (!Number.isInteger(n) || n < 1 || n > 999_999) {
+    throw new RangeError(`A demo id number runs from 1 to 999,999, got ${n}`);
+  }
+  return String(n).padStart(6, "0");
+}
+
+/** The machine of the examples: Demo Plant A's "Asset 0". */
+export const ASSET_0_UUID = demoMachineUuid("a", 1);
+/** Asset 0's `power` signal (kW, 5-minute averages). */
+export const ASSET_0_POWER_ID = demoSignalId("a", 1, 1);
+/** Asset 0's `count` signal (pieces per 5 minutes). */
+export const ASSET_0_COUNT_ID = demoSignalId("a", 1, 2);

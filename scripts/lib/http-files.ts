@@ -1,0 +1,176 @@
+/**
+ * Reads the request collection (`requests/*.http`, the VS Code REST Client format) and runs
+ * it: the subset of the format the collection uses, nothing more.
+ *
+ * - Requests are separated by `###` lines; `#` lines are comments, `# @name N` names the
+ *   request that follows; `@var = value` lines (before the first request) set variables.
+ * - A request is `METHOD URL`, header lines, an empty line, then the body.
+ * - `{{var}}` is a variable, `{{$processEnv NAME}}` an environment variable, `{{$guid}}` a
+ *   new uuid, `{{$datetime iso8601}}` now, and `{{N.response.body.$[0].id}}` or
+ *   `{{N.response.body.$.id}}` a field of the JSON answer of the request named N.
+ */
+
+/** One request of a `.http` file, before any variable is replaced. */
+export interface HttpRequest {
+  /** The `# @name` of the request, when it has one. */
+  name?: string;
+  /** The first `###` line's text, for messages. */
+  title: string;
+  method: string;
+  url: string;
+  headers: [string, string][];
+  body?: string;
+}
+
+/** A parsed `.http` file. */
+export interface HttpFile {
+  variables: Map<string, string>;
+  requests: HttpRequest[];
+}
+
+const REQUEST_LINE = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) (\S+)(?: HTTP\/[\d.]+)?$/;
+
+/**
+ * Parses the text of a `.http` file.
+ *
+ * @param text the file's content.
+ * @returns its file-level variables and its requests, in order.
+ * @throws Error on a block whose first non-comment line is not a request line.
+ */
+export function parseHttpFile(text: string): HttpFile {
+  const variables = new Map<string, string>();
+  const requests: HttpRequest[] = [];
+  const blocks = text.split(/^###(.*)$/m);
+  // split with a capture group: [preamble, title1, block1, title2, block2, ...]
+  for (const line of (blocks[0] ?? "").split("\n")) {
+    const variable = /^@([\w-]+)\s*=\s*(.*)$/.exec(line.trim());
+    if (variable?.[1] !== undefined) variables.set(variable[1], variable[2] ?? "");
+  }
+  for (let i = 1; i < blocks.length; i += 2) {
+    const title = (blocks[i] ?? "").trim();
+    const lines = (blocks[i + 1] ?? "").split("\n");
+    let name: string | undefined;
+    let at = 0;
+    while (at < lines.length && /^\s*(#.*)?$/.test(lines[at] ?? "")) {
+      const named = /^#\s*@name\s+(\S+)/.exec((lines[at] ?? "").trim());
+      if (named) name = named[1];
+      at += 1;
+    }
+    const requestLine = REQUEST_LINE.exec((lines[at] ?? "").trim());
+    if (!requestLine?.[1] || !requestLine[2]) {
+      throw new Error(`"### ${title}": no request line (METHOD URL)`);
+    }
+    at += 1;
+    const headers: [string, string][] = [];
+    for (; at < lines.length && (lines[at] ?? "").trim() !== ""; at += 1) {
+      const line = lines[at] ?? "";
+      const colon = line.indexOf(":");
+      if (colon > 0) headers.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
+    }
+    const body = lines
+      .slice(at + 1)
+      .join("\n")
+      .trim();
+    requests.push({
+      ...(name ? { name } : {}),
+      title,
+      method: requestLine[1],
+      url: requestLine[2],
+      headers,
+      ...(body !== "" ? { body } : {}),
+    });
+  }
+  return { variables, requests };
+}
+
+/** What a variable can be resolved from while a file runs. */
+export interface RunContext {
+  variables: Map<string, string>;
+  /** Environment variables (`{{$processEnv NAME}}`). */
+  env: Record<string, string | undefined>;
+  /** The parsed JSON answers of the named requests run so far. */
+  answers: Map<string, unknown>;
+}
+
+/**
+ * Replaces every `{{...}}` of a text.
+ *
+ * @throws Error naming a variable that cannot be resolved.
+ */
+export function substitute(text: string, context: RunContext, depth = 0): string {
+  return text.replace(/\{\{\s*([^}]+?)\s*\}\}/g, (_, expression: string) => {
+    const value = resolve(expression, context);
+    return depth < 5 ? substitute(value, context, depth + 1) : value;
+  });
+}
+
+function resolve(expression: string, context: RunContext): string {
+  const env = /^\$processEnv\s+(\w+)$/.exec(expression);
+  if (env?.[1]) {
+    const value = context.env[env[1]];
+    if (value === undefined) throw new Error(`{{${expression}}}: ${env[1]} is not set`);
+    return value;
+  }
+  if (expression === "$guid") return crypto.randomUUID();
+  if (expression === "$datetime iso8601") return new Date().toISOString();
+  const answer = /^([\w-]+)\.response\.body\.\$(.*)$/.exec(expression);
+  if (answer?.[1] !== undefined) {
+    if (!context.answers.has(answer[1])) {
+      throw new Error(`{{${expression}}}: the request ${answer[1]} has not run`);
+    }
+    let value: unknown = context.answers.get(answer[1]);
+    for (const step of (answer[2] ?? "").matchAll(/\[(\d+)\]|\.(\w+)/g)) {
+      const key = step[1] !== undefined ? Number(step[1]) : (step[2] ?? "");
+      value =
+        value !== null && typeof value === "object"
+          ? (value as Record<string | number, unknown>)[key]
+          : undefined;
+    }
+    if (value === undefined) throw new Error(`{{${expression}}}: not in the answer`);
+    return typeof value === "string" ? value : JSON.stringify(value);
+  }
+  const variable = context.variables.get(expression);
+  if (variable === undefined) throw new Error(`{{${expression}}}: unknown variable`);
+  return variable;
+}
+
+/** The outcome of one request of a run. */
+export interface RunResult {
+  title: string;
+  method: string;
+  url: string;
+  status: number;
+}
+
+/**
+ * Runs the requests of a file one after the other.
+ *
+ * @param file the parsed file.
+ * @param send the fetch to send with.
+ * @param options environment variables, and variables that replace the file's own.
+ * @returns one result per request; the run stops after the first non-2XX answer.
+ * @throws Error on a variable that cannot be resolved.
+ */
+export async function runHttpFile(
+  file: HttpFile,
+  send: (request: Request) => Promise<Response>,
+  options: { env: Record<string, string | undefined>; overrides?: Record<string, string> },
+): Promise<RunResult[]> {
+  const variables = new Map(file.variables);
+  for (const [name, value] of Object.entries(options.overrides ?? {})) variables.set(name, value);
+  const context: RunContext = { variables, env: options.env, answers: new Map() };
+  const results: RunResult[] = [];
+  for (const request of file.requests) {
+    const url = substitute(request.url, context);
+    const headers = new Headers(
+      request.headers.map(([name, value]) => [name, substitute(value, context)]),
+    );
+    const body = request.body === undefined ? undefined : substitute(request.body, context);
+    const response = await send(new Request(url, { method: request.method, headers, body }));
+    const text = await response.text();
+    results.push({ title: request.title, method: request.method, url, status: response.status });
+    if (!response.ok) break;
+    if (request.name) context.answers.set(request.name, text === "" ? null : JSON.parse(text));
+  }
+  return results;
+}

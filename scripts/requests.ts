@@ -1,0 +1,47 @@
+/**
+ * `npm run requests [-- FILE.http ...]`: runs the request collection (`requests/*.http`, or
+ * the files given) against the local Worker, as VS Code's REST Client would, and fails on
+ * the first answer that is not 2XX. The key is `$PM_KEY`, else the demo's full-access key of
+ * Demo Plant A (`.wrangler/demo-keys.json`); the Worker is `$PM_URL`, else the local one.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { readDemoKeys } from "./lib/demo-seed";
+import { parseHttpFile, runHttpFile } from "./lib/http-files";
+import { DEFAULT_BASE_URL, PROJECT_ROOT } from "./lib/project";
+
+const REQUESTS_DIR = join(PROJECT_ROOT, "requests");
+
+async function main(files: string[]): Promise<number> {
+  const baseUrl = process.env.PM_URL ?? DEFAULT_BASE_URL;
+  const key =
+    process.env.PM_KEY ??
+    readDemoKeys(baseUrl).find((k) => k.company === "Demo Plant A" && k.name === "demo-full-access")
+      ?.key;
+  if (!key) {
+    console.error('No key: set PM_KEY (eval "$(npm run --silent demo-env)") or run npm start.');
+    return 2;
+  }
+  const paths =
+    files.length > 0
+      ? files
+      : readdirSync(REQUESTS_DIR)
+          .filter((name) => name.endsWith(".http"))
+          .sort()
+          .map((name) => join(REQUESTS_DIR, name));
+  let failed = false;
+  for (const path of paths) {
+    console.log(path);
+    const results = await runHttpFile(parseHttpFile(readFileSync(path, "utf8")), fetch, {
+      env: { ...process.env, PM_KEY: key },
+      overrides: { baseUrl },
+    });
+    for (const result of results) {
+      console.log(`  ${result.status} ${result.method} ${result.url}  (${result.title})`);
+      if (result.status < 200 || result.status > 299) failed = true;
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

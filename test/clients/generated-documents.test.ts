@@ -1,0 +1,19 @@
+/**
+ * The generated clients follow the Worker: the documents committed next to their generated
+ * types (clients/typescript/src/generated/, scripts/lib/generated/) are the ones the Worker
+ * serves. On a failure, run `npm run client:generate` and commit what it writes.
+ */
+import { describe, expect, it } from "vitest";
+import publicDocument from "../../clients/typescript/src/generated/openapi.json";
+import operatorDocument from "../../scripts/lib/generated/operator-openapi.json";
+import { call } from "../harness";
+
+describe("the generated clients", () => {
+  it.each([
+    ["/openapi.json", publicDocument],
+    ["/operator/v1/openapi.json", operatorDocument],
+  ])("were generated from the %s the Worker serves", async (path, committed) => {
+    const served = await (await call(path)).json();
+    expect(committed, "stale: run `npm run client:generate`").toEqual(served);
+  });
+});
