@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { DEMO_PLANT_A } from "./lib/demo-data";
 import { readDemoKeys } from "./lib/demo-seed";
 import { DEFAULT_BASE_URL, resolveOperatorToken } from "./lib/project";
-import { runReplay } from "./lib/replay";
+import { startReplay } from "./lib/replay";
 
 const { values } = parseArgs({
   options: {
@@ -38,4 +38,9 @@ const operatorToken = values["operator-token"] ?? resolveOperatorToken();
 const controller = new AbortController();
 process.once("SIGINT", () => controller.abort());
 process.once("SIGTERM", () => controller.abort());
-await runReplay({ baseUrl, key, operatorToken }, { signal: controller.signal, once: values.once });
+const { running } = await startReplay(
+  { baseUrl, key, operatorToken },
+  { signal: controller.signal },
+);
+if (values.once) controller.abort();
+await running;

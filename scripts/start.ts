@@ -25,6 +25,7 @@ import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
 import { OperatorClient } from "./lib/operator-client";
 import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } from "./lib/project";
+import { startReplay } from "./lib/replay";
 
 const BASE_URL = DEFAULT_BASE_URL;
 const READY_PATH = "/openapi.json";
@@ -133,8 +134,9 @@ function logTail(count: number): string {
  *
  * @param keys the demo keys.
  * @param verbose whether wrangler's output is on the terminal (else in the log file).
+ * @param replay whether the demo replay runs.
  */
-function banner(keys: DemoKey[], verbose: boolean): string {
+function banner(keys: DemoKey[], verbose: boolean, replay: boolean): string {
   const fullKey =
     keys.find((key) => key.company === DEMO_PLANT_A && key.name === "demo-full-access") ?? keys[0];
   const width = Math.max(...keys.map((key) => `${key.company} / ${key.name}`.length));
@@ -171,6 +173,12 @@ function banner(keys: DemoKey[], verbose: boolean): string {
       `  curl -s -X POST ${BASE_URL}/v1/reports/metrics ${header} -H "content-type: application/json" -d '${EXAMPLE_METRICS_BODY}'`,
     );
   }
+  lines.push(
+    "",
+    replay
+      ? `Demo Plant A plays its recorded week at the current time of day (every minute; npm start -- --no-replay to switch off).\nPlant board: ${BASE_URL}/board (enter the demo-full-access key)`
+      : `Plant board: ${BASE_URL}/board (the replay is off: no machine runs a shift now)`,
+  );
   if (!verbose) lines.push("", `Request log: ${LOG_NAME} (or: npm start -- --verbose)`);
   lines.push("", "Press Ctrl-C to stop.", "=".repeat(72), "");
   return lines.join("\n");
@@ -191,6 +199,7 @@ function describe(error: unknown): string {
 
 async function main(): Promise<void> {
   const verbose = process.argv.slice(2).some((arg) => arg === "--verbose" || arg === "-v");
+  const replay = !process.argv.slice(2).includes("--no-replay");
   mkdirSync(dirname(LOG_PATH), { recursive: true });
   writeFileSync(LOG_PATH, "");
   if (ensureDevVars()) console.log("Created .dev.vars from .dev.vars.example.");
@@ -259,7 +268,27 @@ async function main(): Promise<void> {
     const log = verbose ? console.log : (line: string) => appendFileSync(LOG_PATH, `${line}\n`);
     const { seeded, keys } = await seedDemo(client, log);
     console.log(seeded ? "Demo data loaded." : "Demo data already loaded.");
-    console.log(banner(keys, verbose));
+    const replayKey = keys.find((k) => k.company === DEMO_PLANT_A && k.name === "demo-full-access");
+    if (replay && replayKey) {
+      // The replay's first pass (the last 24 hours) before the banner, so that a machine
+      // runs a shift with live production when the curl commands are pasted.
+      const controller = new AbortController();
+      for (const signal of ["SIGINT", "SIGTERM"] as const)
+        process.on(signal, () => controller.abort());
+      const target = { baseUrl: BASE_URL, key: replayKey.key, operatorToken: token };
+      const replayLog = (line: string) =>
+        line.startsWith("Replay: Demo Plant A") ? console.log(line) : log(line);
+      try {
+        const { running } = await startReplay(target, {
+          log: replayLog,
+          signal: controller.signal,
+        });
+        running.catch((error: unknown) => log(`Replay stopped: ${describe(error)}`));
+      } catch (error) {
+        console.error(`The demo replay could not start: ${describe(error)}`);
+      }
+    }
+    console.log(banner(keys, verbose, replay));
   } catch (error) {
     if (error instanceof PartialSeedError) {
       console.error(`Loading the demo data failed: ${describe(error.cause)}\n${error.message}`);

@@ -318,35 +318,45 @@ export class Replay {
 }
 
 /**
- * Runs the replay until `signal` aborts: the last 24 hours at once, then every minute.
+ * Starts the replay: resolves the plant, plays the last 24 hours at once, then returns
+ * while it goes on playing every minute until `signal` aborts.
  *
- * @param options.once play the last 24 hours and return.
- * @returns when aborted (or after the first pass with `once`).
+ * @returns once the first pass is done: the promise of the rest (resolves when aborted).
  */
-export async function runReplay(
+export async function startReplay(
   target: ReplayTarget,
-  options: { log?: ReplayLog; signal?: AbortSignal; once?: boolean } = {},
-): Promise<void> {
+  options: { log?: ReplayLog; signal?: AbortSignal } = {},
+): Promise<{ running: Promise<void> }> {
   const log = options.log ?? console.log;
   const replay = new Replay(target, log);
   await replay.resolve();
-  let last = Date.now();
-  const first = await replay.play(last - DAY_MS, last, { startOfShift: true });
+  const now = Date.now();
+  const first = await replay.play(now - DAY_MS, now, { startOfShift: true });
   log(
     `Replay: Demo Plant A's recorded week plays at the current time of day: the last 24 h sent ` +
       `(${first.samples} samples, ${first.skuWrites} SKU writes, ${first.operatorWrites} operator ` +
-      `writes, ${first.stopsOpened} stops opened, ${first.stopsClosed} closed); then every minute.`,
+      `writes, ${first.stopsOpened} stops opened, ${first.stopsClosed} closed).`,
   );
-  if (options.once) return;
-  while (!options.signal?.aborted) {
+  return { running: loop(replay, now, log, options.signal) };
+}
+
+/** Every minute, what became due since `from`, until `signal` aborts. */
+async function loop(
+  replay: Replay,
+  from: number,
+  log: ReplayLog,
+  signal?: AbortSignal,
+): Promise<void> {
+  let last = from;
+  while (!signal?.aborted) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, TICK_MS);
-      options.signal?.addEventListener("abort", () => {
+      signal?.addEventListener("abort", () => {
         clearTimeout(timer);
         resolve();
       });
     });
-    if (options.signal?.aborted) break;
+    if (signal?.aborted) break;
     const now = Date.now();
     try {
       await replay.play(last, now);
