@@ -1,6 +1,6 @@
 /**
  * A small typed client for the operator API (`/operator/v1`, see
- * ../shared/docs/operator-api.md). Bodies are camelCase JSON; create routes take arrays.
+ * docs/operator-api.md). Bodies are camelCase JSON; create routes take arrays.
  */
 import { requestJson } from "./http";
 
