@@ -34,7 +34,7 @@ const documents = read(
 /** Every file a link may point at (names only; their content is not loaded). */
 const existing = new Set(
   Object.keys(
-    import.meta.glob(["../**/*", "!../node_modules/**", "!../.wrangler/**"], {
+    import.meta.glob(["../**/*", "!../**/node_modules/**", "!../**/.wrangler/**"], {
       query: "?url",
       import: "default",
     }),
