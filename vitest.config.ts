@@ -18,12 +18,35 @@ function textModules(pattern: RegExp): Plugin {
   };
 }
 
+/**
+ * `docs/<file>.md?snippet=<name>`: the fenced code block that follows the comment
+ * `<!-- snippet: <name> -->` in a markdown file, as a module, so that a test runs the code
+ * a document shows rather than a copy of it.
+ */
+function markdownSnippets(): Plugin {
+  return {
+    name: "markdown-snippets",
+    enforce: "pre",
+    load(id) {
+      const match = /^(.*\.md)\?snippet=([\w-]+)$/.exec(id);
+      if (!match) return null;
+      const [, file = "", name = ""] = match;
+      const block = new RegExp(
+        `<!-- snippet: ${name} -->\\s*\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``,
+      ).exec(readFileSync(file, "utf8"));
+      if (!block?.[1]) throw new Error(`${file}: no code block after <!-- snippet: ${name} -->`);
+      return block[1];
+    },
+  };
+}
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   // The public half of a test-only key pair (test/fixtures/); tests sign with the private half.
   const testJwks = readFileSync(path.join(import.meta.dirname, "test/fixtures/jwks.json"), "utf8");
   return {
     plugins: [
+      markdownSnippets(),
       textModules(/(swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)|\.client\.js)$/),
       cloudflareTest({
         main: "./src/index.ts",

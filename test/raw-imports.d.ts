@@ -30,3 +30,12 @@ interface ImportMeta {
     options: { query?: string; import?: string; eager: true },
   ): Record<string, T>;
 }
+
+// A code block of a document (`markdownSnippets` in vitest.config.ts).
+declare module "*webhooks.md?snippet=verify-node" {
+  export function verifySignature(
+    secrets: readonly string[],
+    rawBody: Uint8Array | string,
+    header: string | null | undefined,
+  ): Promise<boolean>;
+}

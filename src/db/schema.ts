@@ -260,7 +260,7 @@ export const nominalSpeeds = sqliteTable(
   ],
 );
 
-/** A recurring shift, as local wall-clock times in the company's time zone (metrics.md). */
+/** A recurring shift, as local wall-clock times in the company's time zone (docs/metrics.md). */
 export const shiftDefinitions = sqliteTable(
   "shift_definitions",
   {

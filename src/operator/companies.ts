@@ -14,10 +14,10 @@ import { validationHook } from "../http/validation";
 import { requireCompany } from "./lookups";
 import { arrayBody, IntId, operatorRoute } from "./schemas";
 
-/** How long deliveries carry the old signature after a rotation (webhooks.md). */
+/** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
 export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
-/** A new webhook signing secret: `whsec_` + 32 random bytes in base64url (webhooks.md). */
+/** A new webhook signing secret: `whsec_` + 32 random bytes in base64url (docs/webhooks.md). */
 export function newWebhookSecret(): string {
   return `whsec_${randomToken(32)}`;
 }

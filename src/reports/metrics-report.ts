@@ -310,7 +310,7 @@ export async function metricsReport(
         overlapping,
         now,
       );
-      // metrics.md: a production log belongs to the instance that contains its start.
+      // docs/metrics.md: a production log belongs to the instance that contains its start.
       const ownLogs = machineLogs.filter((l) => l.start >= window.start && l.start < window.end);
       return {
         company: { id: companyId, name: principal.companyName },

@@ -1,8 +1,8 @@
 /**
  * The OEE figures of one machine x shift instance, as pure functions.
  *
- * Source: `docs/metrics.md` of this project ("Shifts and the metrics report:
- * definitions"), which follows the standard OEE model (Availability x
+ * Source: `docs/metrics.md` of this project ("How the metrics report computes
+ * OEE"), which follows the standard OEE model (Availability x
  * Performance x Quality, oee.com / Vorne) and ISO 22400-2 (availability =
  * APT / PBT, effectiveness, quality ratio). Times are minutes (floating point),
  * ratios are fractions; a ratio whose denominator is 0 is reported as 0.
@@ -59,7 +59,7 @@ export interface ProductionMetrics {
   minutesLostByLowQuality: number;
 }
 
-/** `a / b`, or 0 when `b` is 0 (metrics.md: "A ratio whose denominator is 0 is reported as 0"). */
+/** `a / b`, or 0 when `b` is 0 (docs/metrics.md: "A ratio whose denominator is 0 is reported as 0"). */
 export function ratio(a: number, b: number): number {
   return b === 0 ? 0 : a / b;
 }
@@ -77,7 +77,7 @@ type TimeClass = (typeof TimeClass)[keyof typeof TimeClass];
 /**
  * Classifies every minute of the instance window and sums the classes.
  *
- * metrics.md, "The time of one shift instance": each instant of W = [start, end)
+ * docs/metrics.md, "The time of one shift instance": each instant of W = [start, end)
  * gets the first matching class of: programmed stop, non-programmed stop
  * included in availability, other stop, production log, uncovered. Stops are
  * clipped to W; an open stop runs until min(now, end). Uncovered time before
@@ -191,7 +191,7 @@ export function computeShiftIndicators(
 }
 
 /**
- * runTime = availableTime - programmedDowntime - unavailableTime (metrics.md):
+ * runTime = availableTime - programmedDowntime - unavailableTime (docs/metrics.md):
  * other stops do not reduce availability.
  */
 export function runTimeOf(i: ShiftIndicators): number {
@@ -201,7 +201,7 @@ export function runTimeOf(i: ShiftIndicators): number {
 /**
  * The production metrics of one instance from its logs and indicators.
  *
- * metrics.md, "Production of one shift instance": T = sum of `total` counts when
+ * docs/metrics.md, "Production of one shift instance": T = sum of `total` counts when
  * the instance has any `total` log, else correct + defects; B = defects;
  * G = max(0, T - B); I = sum of count / nominalSpeed over the logs that make up
  * T. effectiveness = I / runTime (not clamped); quality = G / T;

@@ -436,7 +436,7 @@ export async function instancesContaining(
 }
 
 /**
- * "The shift a machine is running now" (metrics.md): the machine's instance
+ * "The shift a machine is running now" (docs/metrics.md): the machine's instance
  * with `start <= now < end`, or null when it runs no shift.
  *
  * @param db Drizzle client.

@@ -87,8 +87,8 @@ async function plant(options: { timezone?: string } = {}): Promise<{
   return { co, machineId: m.id };
 }
 
-describe("POST /v1/reports/metrics: the figures of metrics.md", () => {
-  it("reproduces the worked example to 1e-6", async () => {
+describe("POST /v1/reports/metrics: the figures of docs/metrics.md", () => {
+  it("reproduces a basic example (one total log, two stops) to 1e-6", async () => {
     const { co, machineId } = await plant();
     const [def] = await defineShifts(co.id, [
       { name: "Morning", startTime: "06:00", endTime: "14:00" },

@@ -28,7 +28,7 @@ const log = (from: number, to: number, over: Partial<LogSpan> = {}): LogSpan => 
   ...over,
 });
 
-describe("the worked example of metrics.md", () => {
+describe("a basic example of the docs/metrics.md definitions", () => {
   // Shift 06:00-14:00; programmed stop 10:00-10:30; non-programmed 08:00-09:00;
   // one total log 06:00-14:00 count 5,400 at 15/min; one defects log count 270.
   const window = { start: min(0), end: min(480) };

@@ -1,7 +1,7 @@
 /**
  * Where a production log falls among shift instances: the instance that
- * contains its start (stored as `shift_instance_id`, docs/metrics.md: "A
- * production log belongs to the shift instance that contains its start"), and
+ * contains its start (stored as `shift_instance_id`; docs/metrics.md,
+ * "Production of one shift instance": a log's count belongs to that instance), and
  * the rule "no production logs for the shift a machine is running now" (spec,
  * Production logs): the running shift is written through the realtime
  * endpoints, so a log may not touch it.
@@ -10,7 +10,7 @@
  * a running instance R (`R.start <= now < R.end`, docs/metrics.md) and the two
  * intervals overlap (`start < R.end && end > R.start`). Overlap rather than
  * "contains the start" because a log that starts before R but runs into it
- * still covers minutes of R (metrics.md counts production minutes by overlap),
+ * still covers minutes of R (docs/metrics.md counts production minutes by overlap),
  * and a log later in R (after now) would be inside the shift all the same.
  */
 import type { Database } from "../../db/client";
