@@ -2,6 +2,7 @@
  * Request and response schemas of the realtime endpoints.
  */
 import { z } from "@hono/zod-openapi";
+import { EXAMPLE_MACHINE_ID } from "../http/examples";
 import { DateTimeMs } from "../http/filters";
 import { IntId } from "../operator/schemas";
 import { MAX_WORK_ORDER_NAME } from "../resources/simple-work-orders/schemas";
@@ -11,7 +12,9 @@ export const MAX_CUSTOM_JSON = 16_384;
 
 const dateTime = () => z.string().openapi({ format: "date-time" });
 
-export const MachineIdParam = z.object({ machine_id: IntId("machine_id") });
+export const MachineIdParam = z.object({
+  machine_id: IntId("machine_id").openapi({ example: EXAMPLE_MACHINE_ID }),
+});
 
 export const RealtimeSkuBodySchema = z
   .object({

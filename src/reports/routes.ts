@@ -18,7 +18,7 @@ const optionalBody = <
   T extends typeof MetricsReportFiltersSchema | typeof StopsReportFiltersSchema,
 >(
   schema: T,
-) => ({ required: false, content: { "application/json": { schema } } });
+) => ({ required: false, content: { "application/json": { schema, example: {} } } });
 
 const metricsRoute = publicRoute("reports.read", {
   method: "post",

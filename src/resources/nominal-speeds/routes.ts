@@ -113,7 +113,7 @@ const filterRoute = publicRoute("nominal_speeds.read", {
   request: {
     body: {
       required: false,
-      content: { "application/json": { schema: NominalSpeedFiltersSchema } },
+      content: { "application/json": { schema: NominalSpeedFiltersSchema, example: {} } },
     },
   },
   responses: {

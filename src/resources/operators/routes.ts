@@ -2,10 +2,12 @@
  * Operators: `POST /v1/operators`, `POST /v1/operators/filters`, and `GET`,
  * `PATCH`, `DELETE /v1/operators/{operator_id}`.
  */
+
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { Principal } from "../../auth/principal";
 import { notFound } from "../../http/errors";
+import { EXAMPLE_OPERATOR_ID } from "../../http/examples";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { validationHook } from "../../http/validation";
@@ -36,7 +38,9 @@ export function toOperatorOut(row: OperatorRow, principal: Principal): OperatorO
   };
 }
 
-const OperatorIdParam = z.object({ operator_id: IntId("operator_id") });
+const OperatorIdParam = z.object({
+  operator_id: IntId("operator_id").openapi({ example: EXAMPLE_OPERATOR_ID }),
+});
 
 const createRoute = publicRoute("operators.create", {
   method: "post",
@@ -66,7 +70,10 @@ const filterRoute = publicRoute("operators.read", {
     "missing names last), then id; `limit` is 1 to 100; a page past the last is empty with the same totals. " +
     "Deleted operators are never listed.",
   request: {
-    body: { required: false, content: { "application/json": { schema: OperatorFiltersSchema } } },
+    body: {
+      required: false,
+      content: { "application/json": { schema: OperatorFiltersSchema, example: {} } },
+    },
   },
   responses: {
     200: jsonResponse(

@@ -164,7 +164,7 @@ const filterRoute = publicRoute("production_logs.read", {
   request: {
     body: {
       required: false,
-      content: { "application/json": { schema: ProductionLogFiltersSchema } },
+      content: { "application/json": { schema: ProductionLogFiltersSchema, example: {} } },
     },
   },
   responses: {

@@ -5,6 +5,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import { notFound, unprocessable } from "../../http/errors";
+import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID, EXAMPLE_WINDOW } from "../../http/examples";
 import { isoInstant } from "../../http/instants";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { queryBoolean } from "../../http/query";
@@ -29,7 +30,7 @@ const Uuid = z
 const MachineUuidParam = z.object({
   machine_uuid: Uuid.openapi({
     param: { name: "machine_uuid", in: "path" },
-    example: "5b0f3c1e-8d7a-4c55-9a51-1f0d2b7f6e21",
+    example: EXAMPLE_MACHINE_UUID,
   }),
 });
 
@@ -86,14 +87,16 @@ const isoDateTime = z.iso
 const SignalDataQuery = z.object({
   start_time: isoDateTime.openapi({
     description: "Window start (inclusive), ISO 8601; no offset = UTC.",
+    example: EXAMPLE_WINDOW.start,
   }),
   end_time: isoDateTime.openapi({
     description: "Window end (exclusive); at most 14 days after `start_time`.",
+    example: EXAMPLE_WINDOW.end,
   }),
-  agg_unit: z
-    .enum(["s", "m", "h", "d"])
-    .default("s")
-    .openapi({ description: "Bucket unit; a `d` bucket is a UTC day." }),
+  agg_unit: z.enum(["s", "m", "h", "d"]).default("s").openapi({
+    description: "Bucket unit; a `d` bucket is a UTC day.",
+    example: EXAMPLE_WINDOW.aggUnit,
+  }),
   agg_period: z.coerce
     .number()
     .int()
@@ -150,7 +153,10 @@ const signalDataRoute = publicRoute("signals.read", {
     "`end_time <= start_time`, the window exceeds 14 days, or `ceil(window / width)` exceeds 10,000 points.",
   request: {
     params: MachineUuidParam.extend({
-      public_id: Uuid.openapi({ param: { name: "public_id", in: "path" } }),
+      public_id: Uuid.openapi({
+        param: { name: "public_id", in: "path" },
+        example: EXAMPLE_SIGNAL_ID,
+      }),
     }),
     query: SignalDataQuery,
   },

@@ -76,7 +76,7 @@ const filterRoute = publicRoute("simple_work_orders.read", {
   request: {
     body: {
       required: false,
-      content: { "application/json": { schema: SimpleWorkOrderFiltersSchema } },
+      content: { "application/json": { schema: SimpleWorkOrderFiltersSchema, example: {} } },
     },
   },
   responses: {

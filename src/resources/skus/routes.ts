@@ -66,7 +66,10 @@ const filterRoute = publicRoute("skus.read", {
     "`skus.include`/`skus.exclude` take SKU ids. Archived SKUs are included; deleted ones never. " +
     "Ordered by `sku` code, then id; `limit` is 1 to 100; a page past the last is empty with the same totals.",
   request: {
-    body: { required: false, content: { "application/json": { schema: SkuFiltersSchema } } },
+    body: {
+      required: false,
+      content: { "application/json": { schema: SkuFiltersSchema, example: {} } },
+    },
   },
   responses: {
     200: jsonResponse(pagedResponseSchema("skus", SkuSchema, "SkuPage"), "One page of SKUs."),

@@ -2300,6 +2300,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["SkuFilters"];
             };
         };
@@ -2991,6 +2992,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["OperatorFilters"];
             };
         };
@@ -3682,6 +3684,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["SimpleWorkOrderFilters"];
             };
         };
@@ -4373,6 +4376,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["NominalSpeedFilters"];
             };
         };
@@ -5064,6 +5068,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["ProductionLogFilters"];
             };
         };
@@ -5599,6 +5604,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["MetricsReportFilters"];
             };
         };
@@ -5720,6 +5726,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["StopsReportFilters"];
             };
         };
