@@ -17,7 +17,7 @@ import { PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "./json-body";
 import { registerRequestSchemas } from "./validation";
 
 export const ErrorSchema = z
-  .object({ detail: z.string().openapi({ example: "Not authenticated" }) })
+  .object({ detail: z.string() })
   .openapi("Error", { description: "Every error but 422: a human-readable `detail`." });
 
 export const ValidationErrorSchema = z
@@ -37,10 +37,13 @@ export const ValidationErrorSchema = z
       "422: one entry per problem; `loc` names the request part, then the path inside it.",
   });
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
+const json = <T extends z.ZodType>(schema: T, description: string, example?: unknown) => ({
   description,
-  content: { "application/json": { schema } },
+  content: { "application/json": example === undefined ? { schema } : { schema, example } },
 });
+
+/** An error body `{detail}` as a response example. */
+const detail = (text: string) => ({ detail: text });
 
 const integerHeader = (description: string, example: number) => ({
   description,
@@ -73,17 +76,22 @@ export const STANDARD_ERROR_RESPONSES = {
   401: json(
     ErrorSchema,
     "No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set).",
+    detail("Not authenticated"),
   ),
   403: json(
     ErrorSchema,
     "The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`.",
+    detail("Not enough permissions. Missing scope: skus.read"),
   ),
-  422: json(ValidationErrorSchema, "Invalid path, query or body."),
+  422: json(ValidationErrorSchema, "Invalid path, query or body.", {
+    detail: [{ loc: ["query", "agg_unit"], msg: "Invalid option", type: "enum" }],
+  }),
   429: {
     ...json(
       ErrorSchema,
       "Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the " +
         "key's, or the default); failed authentications are also limited per client address.",
+      detail("Rate limit exceeded"),
     ),
     headers: {
       "Retry-After": integerHeader("Whole seconds to wait before retrying; at least 1.", 12),
@@ -93,6 +101,7 @@ export const STANDARD_ERROR_RESPONSES = {
   500: json(
     ErrorSchema,
     "Unexpected error; the body never carries internal details. Quote `X-Request-Id`.",
+    detail("Internal Server Error"),
   ),
 } as const;
 
@@ -105,11 +114,13 @@ export const BODY_ERROR_RESPONSES = {
     ErrorSchema,
     `The body is larger than ${PUBLIC_MAX_BODY_BYTES.toLocaleString("en")} bytes (4 MiB): ` +
       `\`${tooLargeDetail(PUBLIC_MAX_BODY_BYTES)}\`.`,
+    detail(tooLargeDetail(PUBLIC_MAX_BODY_BYTES)),
   ),
   415: json(
     ErrorSchema,
     "A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): " +
       "`Content-Type must be application/json`.",
+    detail("Content-Type must be application/json"),
   ),
 } as const;
 
@@ -119,7 +130,7 @@ function takesBody(method: string): boolean {
 }
 
 export const NOT_FOUND_RESPONSE = {
-  404: json(ErrorSchema, "Unknown id, or an id of another company."),
+  404: json(ErrorSchema, "Unknown id, or an id of another company.", detail("Not Found")),
 } as const;
 
 export const SECURITY: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
@@ -162,11 +173,25 @@ const IDEMPOTENCY_CONFLICT =
 /** The standard responses of a route that creates or changes, with the idempotency cases. */
 const CHANGING_ROUTE_RESPONSES = {
   ...STANDARD_ERROR_RESPONSES,
-  409: json(ErrorSchema, IDEMPOTENCY_CONFLICT),
+  409: json(
+    ErrorSchema,
+    IDEMPOTENCY_CONFLICT,
+    detail("A request with this Idempotency-Key is still being processed: retry later"),
+  ),
   422: json(
     ValidationErrorSchema,
     "Invalid path, query or body; or an `Idempotency-Key` reused with another request " +
       '(`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`).',
+    {
+      detail: [
+        { loc: ["body", 0, "sku"], msg: "Field required", type: "missing" },
+        {
+          loc: ["body", 1, "colour"],
+          msg: "Extra inputs are not permitted",
+          type: "extra_forbidden",
+        },
+      ],
+    },
   ),
 } as const;
 

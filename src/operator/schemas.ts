@@ -10,8 +10,10 @@ import { operatorAuth } from "./auth";
 export const MAX_CREATE_ITEMS = 1000;
 
 const OPERATOR_ERRORS = {
-  401: jsonResponse(ErrorSchema, "Missing or wrong operator token."),
-  404: jsonResponse(ErrorSchema, "Unknown id."),
+  401: jsonResponse(ErrorSchema, "Missing or wrong operator token.", {
+    detail: "Not authenticated",
+  }),
+  404: jsonResponse(ErrorSchema, "Unknown id.", { detail: "Not Found" }),
   422: jsonResponse(ValidationErrorSchema, "Invalid path, query or body."),
   503: jsonResponse(ErrorSchema, "The operator API is not configured (no OPERATOR_TOKEN)."),
 } as const;

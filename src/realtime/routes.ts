@@ -99,6 +99,7 @@ const NOT_RUNNING_RESPONSE = {
   409: jsonResponse(
     ErrorSchema,
     "The machine runs no shift now: `Machine <id> is not running a shift now`.",
+    { detail: "Machine 1 is not running a shift now" },
   ),
 } as const;
 

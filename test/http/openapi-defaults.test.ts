@@ -101,4 +101,39 @@ describe("the OpenAPI document's defaults and bounds", () => {
       });
     }
   });
+
+  it("gives every error status of every operation an example of its own", async () => {
+    const res = await call("/openapi.json");
+    const doc = (await res.json()) as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          { responses: Record<string, { content?: Record<string, { example?: unknown }> }> }
+        >
+      >;
+    };
+    const seen = new Map<string, Set<string>>();
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (Number(status) < 400) continue;
+          const example = response.content?.["application/json"]?.example;
+          expect(example, `${method} ${path} ${status}`).toBeDefined();
+          const text = JSON.stringify(example);
+          if (!seen.has(status)) seen.set(status, new Set());
+          seen.get(status)?.add(text);
+        }
+      }
+    }
+    // No two statuses share an example text (a 404 does not read "Not authenticated").
+    const owners = new Map<string, string>();
+    for (const [status, texts] of seen) {
+      for (const text of texts) {
+        expect(owners.get(text) ?? status, `${text} under ${status}`).toBe(status);
+        owners.set(text, status);
+      }
+    }
+    expect(seen.get("401")).toEqual(new Set([JSON.stringify({ detail: "Not authenticated" })]));
+  });
 });

@@ -74,6 +74,12 @@ const CONFLICT_RESPONSE = {
   409: jsonResponse(
     ErrorSchema,
     "The machine/SKU pair already has a live nominal speed; `detail` names its id.",
+    {
+      detail:
+        'A nominal speed already exists for machine "Asset 0" and SKU "P04": ' +
+        "3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21. There is at most one per machine and SKU: " +
+        "update it with PATCH, or delete it first.",
+    },
   ),
 } as const;
 

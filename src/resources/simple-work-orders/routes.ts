@@ -113,7 +113,12 @@ const patchRoute = publicRoute("simple_work_orders.update", {
   responses: {
     204: { description: "Renamed." },
     ...NOT_FOUND_RESPONSE,
-    409: jsonResponse(ErrorSchema, "The name belongs to another work order (maybe deleted)."),
+    409: jsonResponse(ErrorSchema, "The name belongs to another work order (maybe deleted).", {
+      detail:
+        'A simple work order named "WO-2026-0042" already exists (id ' +
+        "3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21, deleted); names are unique in the company, " +
+        "deleted work orders included",
+    }),
   },
 });
 
