@@ -86,6 +86,9 @@ type TimeClass = (typeof TimeClass)[keyof typeof TimeClass];
  * instance with nothing covered counts its whole past part as no data. The
  * future part of a running instance is in no class.
  *
+ * Cost: O(n log n) in the number of stops and logs (one sort of their
+ * boundaries, then one sweep).
+ *
  * @param window the instance, `{start, end}` in ms.
  * @param stops the machine's stops overlapping the window (deleted ones excluded by the caller).
  * @param logs the machine's production logs overlapping the window (deleted ones excluded).
@@ -121,28 +124,54 @@ export function computeShiftIndicators(
     if (to > from) spans.push({ from, to, cls: TimeClass.Production, classified: false });
   }
 
-  // Elementary segments between all boundaries inside [start, pastEnd) plus covered future spans.
-  const bounds = new Set<number>([start, pastEnd]);
+  // A sweep over the sorted boundaries (O(n log n) in spans): between two
+  // consecutive boundaries the set of covering spans is constant, so counting
+  // the spans active per class gives each elementary segment's class without
+  // scanning every span for every segment (which was quadratic).
+  const events: { at: number; cls: TimeClass; classified: boolean; delta: 1 | -1 }[] = [];
+  const bounds: number[] = [start, pastEnd];
   for (const s of spans) {
-    bounds.add(s.from);
-    bounds.add(s.to);
+    events.push({ at: s.from, cls: s.cls, classified: s.classified, delta: 1 });
+    events.push({ at: s.to, cls: s.cls, classified: s.classified, delta: -1 });
+    bounds.push(s.from, s.to);
   }
-  const points = [...bounds].filter((t) => t >= start && t <= end).sort((a, b) => a - b);
+  events.sort((a, b) => a.at - b.at);
+  bounds.sort((a, b) => a - b);
+  const points: number[] = [];
+  for (const t of bounds) {
+    if (t >= start && t <= end && t !== points[points.length - 1]) points.push(t);
+  }
 
+  // active[cls] = spans of that class covering the current segment; classifiedActive
+  // counts classified stops among them (any stop class: a covering classified
+  // stop annotates the segment whichever stop class wins).
+  const active = [0, 0, 0, 0, 0, 0];
+  let classifiedActive = 0;
+  let next = 0;
   const totals = new Map<TimeClass, number>();
   let annotated = 0;
   const segments: { from: number; to: number; cls: TimeClass }[] = [];
   for (let i = 0; i + 1 < points.length; i += 1) {
     const from = points[i] as number;
     const to = points[i + 1] as number;
+    for (let e = events[next]; e !== undefined && e.at <= from; e = events[next]) {
+      active[e.cls] = (active[e.cls] ?? 0) + e.delta;
+      if (e.cls <= TimeClass.OtherStop && e.classified) classifiedActive += e.delta;
+      next += 1;
+    }
     let cls: TimeClass = TimeClass.Uncovered;
-    let classified = false;
-    for (const s of spans) {
-      if (s.from <= from && s.to >= to) {
-        if (s.cls < cls) cls = s.cls;
-        if (s.cls <= TimeClass.OtherStop && s.classified) classified = true;
+    for (const c of [
+      TimeClass.Programmed,
+      TimeClass.NonProgrammed,
+      TimeClass.OtherStop,
+      TimeClass.Production,
+    ]) {
+      if ((active[c] ?? 0) > 0) {
+        cls = c;
+        break;
       }
     }
+    const classified = classifiedActive > 0;
     // Uncovered time after `now` is the future of a running instance: no class yet.
     if (cls === TimeClass.Uncovered && from >= pastEnd) continue;
     segments.push({ from, to, cls });
@@ -150,12 +179,16 @@ export function computeShiftIndicators(
     if (cls <= TimeClass.OtherStop && classified) annotated += to - from;
   }
 
-  const covered = segments.filter((s) => s.cls !== TimeClass.Uncovered);
+  let firstCovered: number | undefined;
+  let lastCovered: number | undefined;
+  for (const s of segments) {
+    if (s.cls === TimeClass.Uncovered) continue;
+    firstCovered ??= s.from;
+    lastCovered = s.to;
+  }
   let lateStart = 0;
   let earlyStop = 0;
   let noData = 0;
-  const firstCovered = covered[0]?.from;
-  const lastCovered = covered[covered.length - 1]?.to;
   for (const s of segments) {
     if (s.cls !== TimeClass.Uncovered) continue;
     const length = s.to - s.from;
