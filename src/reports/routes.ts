@@ -36,7 +36,7 @@ const metricsRoute = publicRoute("reports.read", {
     "`before` (strictly), `between` (`start`..`end` inclusive) and `equal`.\n\n" +
     "Only instances that have started are listed. Without any date operator: the instances that " +
     "started in the last 7 days. A filter with no lower bound covers the 7 days before its upper " +
-    "bound; the instance starts of one request may span at most 31 days (422 otherwise). " +
+    "bound; a wider window may be given with both bounds (any length). " +
     "Ordered by instance start, then machine id. `shift.id` and `shiftIndicators.indicatorId` " +
     `are the instance id (stable). \`limit\` is 1 to ${MAX_LIMIT}. A change to a stop or a ` +
     "production log shows in the next call.",
