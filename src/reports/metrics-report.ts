@@ -219,6 +219,8 @@ function groupByMachine<T extends { machineId: number }>(rows: readonly T[]): Ma
  * @param filters the parsed body.
  * @param page page and limit.
  * @param now the current instant, ms.
+ * @param beforeRead awaited with the page's machine ids before their logs and
+ *   stops are read (the realtime read barrier, `src/realtime/barrier.ts`).
  */
 export async function metricsReport(
   db: Database,
@@ -226,6 +228,7 @@ export async function metricsReport(
   filters: MetricsReportFilters,
   page: PageRequest,
   now: number,
+  beforeRead: (machineIds: readonly number[]) => Promise<void>,
 ): Promise<Page<MetricsReportRow>> {
   const companyId = principal.companyId;
   const { from, to } = instanceStartWindow(filters, now);
@@ -279,6 +282,7 @@ export async function metricsReport(
   const spanFrom = Math.min(...instances.map((i) => i.start));
   const spanTo = Math.max(...instances.map((i) => i.end));
   const pageMachines = [...new Set(instances.map((i) => i.machineId))];
+  await beforeRead(pageMachines);
   // The longest log (stop) of the machine bounds how far before the span an
   // overlapping one can start: a seek on the (machine, duration) expression index.
   // The expressions must read exactly as in the index definitions (src/db/schema.ts).

@@ -497,6 +497,23 @@ export async function insertLogs(
   return ids;
 }
 
+/**
+ * The machine of the company's log with this id, deleted or not (a primary-key
+ * read), or undefined when D1 has no such log.
+ */
+export async function machineOfLog(
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<number | undefined> {
+  const row = await db
+    .select({ machineId: productionLogs.machineId })
+    .from(productionLogs)
+    .where(and(eq(productionLogs.companyId, companyId), eq(productionLogs.id, id)))
+    .get();
+  return row?.machineId;
+}
+
 /** The columns a PATCH may set; `operator` and `workOrder` by name (null = remove). */
 export interface LogChanges {
   type?: LogType;

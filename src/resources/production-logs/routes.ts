@@ -4,6 +4,8 @@
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
+import type { Database } from "../../db/client";
+import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
@@ -25,6 +27,7 @@ import {
   findLogCore,
   insertLogs,
   type LogChanges,
+  machineOfLog,
   type NewLog,
   pairNominalSpeeds,
   softDeleteLog,
@@ -32,6 +35,7 @@ import {
 } from "./queries";
 import {
   ProductionLogCreateSchema,
+  type ProductionLogFilters,
   ProductionLogFiltersSchema,
   ProductionLogPatchSchema,
   ProductionLogSchema,
@@ -47,6 +51,32 @@ import {
 export function sensorCountOf(count: number, countingFactor: number): number | null {
   const pulses = Math.round(count / countingFactor);
   return Number.isSafeInteger(pulses) ? pulses : null;
+}
+
+/**
+ * The machines a search can touch, for the read barrier: its `machines.include`
+ * list less `exclude` when it names one, else every machine (undefined).
+ */
+function machinesFilterCanTouch(filters: ProductionLogFilters): number[] | undefined {
+  const include = filters.machines?.include;
+  if (!include || include.length === 0) return undefined;
+  const exclude = new Set(filters.machines?.exclude ?? []);
+  return include.filter((id) => !exclude.has(id));
+}
+
+/**
+ * The read barrier for one log: flushes its machine's realtime object. A log D1
+ * does not know yet may be a realtime segment still held by its object, so then
+ * every marked machine of the company is asked.
+ */
+async function syncLogMachine(
+  env: Pick<Env, "DB" | "REALTIME_MACHINE">,
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<void> {
+  const machineId = await machineOfLog(db, companyId, id);
+  await syncPendingMachines(env, companyId, machineId === undefined ? undefined : [machineId]);
 }
 
 /** The issues sorted by item index (`loc[1]`), keeping the order of each item's own issues. */
@@ -262,7 +292,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json") ?? {};
     const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId);
+    await syncPendingMachines(c.env, principal.companyId, machinesFilterCanTouch(filters));
     const page = await filterLogs(db, principal, filters, pageRequest(filters));
     return c.json(
       {
@@ -277,7 +307,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(getRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId);
+    await syncLogMachine(c.env, db, principal.companyId, production_log_id.toLowerCase());
     const [log] = await findExpandedLogs(db, principal, [production_log_id.toLowerCase()]);
     if (!log) throw notFound("Production log not found");
     return c.json(log, 200);
@@ -287,7 +317,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
     const id = production_log_id.toLowerCase();
     const patch = c.req.valid("json");
     const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId);
+    await syncLogMachine(c.env, db, principal.companyId, id);
     const current = await findLogCore(db, principal.companyId, id);
     if (!current) throw notFound("Production log not found");
 
@@ -375,7 +405,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(deleteRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId);
+    await syncLogMachine(c.env, db, principal.companyId, production_log_id.toLowerCase());
     if (!(await softDeleteLog(db, principal.companyId, production_log_id.toLowerCase()))) {
       throw notFound("Production log not found");
     }
