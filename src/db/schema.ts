@@ -377,6 +377,10 @@ export const productionLogs = sqliteTable(
     // The machine's longest log in one seek: how far before a window an overlapping
     // log can start (src/reports/metrics-report.ts writes the same expression).
     index("production_logs_machine_duration_idx").on(t.machineId, sql`("end" - "start")`),
+    // Behind the search filters on end, count and SKU (docs/bounded-work.md).
+    index("production_logs_company_end_idx").on(t.companyId, t.end),
+    index("production_logs_company_count_idx").on(t.companyId, t.count),
+    index("production_logs_company_sku_start_idx").on(t.companyId, t.skuId, t.start),
   ],
 );
 
@@ -430,6 +434,8 @@ export const stops = sqliteTable(
     index("stops_company_start_idx").on(t.companyId, t.startTime, t.id),
     // Open stops (end_time NULL) of a machine in one seek.
     index("stops_machine_end_idx").on(t.machineId, t.endTime),
+    // Behind the stops report's endDate filter.
+    index("stops_company_end_idx").on(t.companyId, t.endTime),
     // The machine's longest closed stop in one seek (see production_logs_machine_duration_idx).
     index("stops_machine_duration_idx").on(t.machineId, sql`("end_time" - "start_time")`),
   ],
