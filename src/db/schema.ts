@@ -377,10 +377,21 @@ export const productionLogs = sqliteTable(
     // The machine's longest log in one seek: how far before a window an overlapping
     // log can start (src/reports/metrics-report.ts writes the same expression).
     index("production_logs_machine_duration_idx").on(t.machineId, sql`("end" - "start")`),
-    // Behind the search filters on end, count and SKU (docs/bounded-work.md).
-    index("production_logs_company_end_idx").on(t.companyId, t.end),
-    index("production_logs_company_count_idx").on(t.companyId, t.count),
-    index("production_logs_company_sku_start_idx").on(t.companyId, t.skuId, t.start),
+    // Behind the search's order and its filters on start, end, count and SKU
+    // (docs/bounded-work.md). Partial on live logs, the only ones a search sees:
+    // the search's count then reads these indexes alone, never the table's rows.
+    index("production_logs_live_company_start_idx")
+      .on(t.companyId, t.start, t.id)
+      .where(sql`deleted_at IS NULL`),
+    index("production_logs_live_company_end_idx")
+      .on(t.companyId, t.end)
+      .where(sql`deleted_at IS NULL`),
+    index("production_logs_live_company_count_idx")
+      .on(t.companyId, t.count)
+      .where(sql`deleted_at IS NULL`),
+    index("production_logs_live_company_sku_start_idx")
+      .on(t.companyId, t.skuId, t.start)
+      .where(sql`deleted_at IS NULL`),
   ],
 );
 
