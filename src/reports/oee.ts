@@ -105,8 +105,21 @@ export function computeShiftIndicators(
   const pastEnd = Math.max(start, Math.min(end, now));
   const ended = now >= end;
 
-  type Span = { from: number; to: number; cls: TimeClass; classified: boolean };
-  const spans: Span[] = [];
+  // A sweep over the sorted boundaries (O(n log n) in spans): between two
+  // consecutive boundaries the set of covering spans is constant, so the number
+  // of active spans of each kind (starts <= t minus ends <= t, read off sorted
+  // arrays with one moving pointer each) gives each elementary segment's class
+  // without scanning every span for every segment (which was quadratic).
+  // Kinds 1-4 are the time classes; kind 0 is "classified stop" (any stop
+  // class: a covering classified stop annotates the segment whichever stop
+  // class wins). Typed arrays sort natively, without a comparator.
+  const starts: number[][] = [[], [], [], [], []];
+  const ends: number[][] = [[], [], [], [], []];
+  const bounds: number[] = [start, pastEnd];
+  const add = (kind: number, from: number, to: number) => {
+    starts[kind]?.push(from);
+    ends[kind]?.push(to);
+  };
   for (const s of stops) {
     const from = Math.max(s.start, start);
     const to = Math.min(s.end ?? pastEnd, end);
@@ -116,61 +129,61 @@ export function computeShiftIndicators(
       : s.isIncludedInAvailability
         ? TimeClass.NonProgrammed
         : TimeClass.OtherStop;
-    spans.push({ from, to, cls, classified: s.isClassified });
+    add(cls, from, to);
+    if (s.isClassified) add(0, from, to);
+    bounds.push(from, to);
   }
   for (const l of logs) {
     const from = Math.max(l.start, start);
     const to = Math.min(l.end, end);
-    if (to > from) spans.push({ from, to, cls: TimeClass.Production, classified: false });
+    if (to <= from) continue;
+    add(TimeClass.Production, from, to);
+    bounds.push(from, to);
   }
-
-  // A sweep over the sorted boundaries (O(n log n) in spans): between two
-  // consecutive boundaries the set of covering spans is constant, so counting
-  // the spans active per class gives each elementary segment's class without
-  // scanning every span for every segment (which was quadratic).
-  const events: { at: number; cls: TimeClass; classified: boolean; delta: 1 | -1 }[] = [];
-  const bounds: number[] = [start, pastEnd];
-  for (const s of spans) {
-    events.push({ at: s.from, cls: s.cls, classified: s.classified, delta: 1 });
-    events.push({ at: s.to, cls: s.cls, classified: s.classified, delta: -1 });
-    bounds.push(s.from, s.to);
-  }
-  events.sort((a, b) => a.at - b.at);
-  bounds.sort((a, b) => a - b);
+  const sortedStarts = starts.map((list) => Float64Array.from(list).sort());
+  const sortedEnds = ends.map((list) => Float64Array.from(list).sort());
+  const startIndex = [0, 0, 0, 0, 0];
+  const endIndex = [0, 0, 0, 0, 0];
+  /** Spans of `kind` covering [t, next boundary): advances that kind's pointers to t. */
+  const activeAt = (kind: number, t: number): number => {
+    const ss = sortedStarts[kind] ?? new Float64Array();
+    const es = sortedEnds[kind] ?? new Float64Array();
+    let si = startIndex[kind] ?? 0;
+    let ei = endIndex[kind] ?? 0;
+    while (si < ss.length && (ss[si] ?? Number.POSITIVE_INFINITY) <= t) si += 1;
+    while (ei < es.length && (es[ei] ?? Number.POSITIVE_INFINITY) <= t) ei += 1;
+    startIndex[kind] = si;
+    endIndex[kind] = ei;
+    return si - ei;
+  };
+  const sortedBounds = Float64Array.from(bounds).sort();
   const points: number[] = [];
-  for (const t of bounds) {
+  for (const t of sortedBounds) {
     if (t >= start && t <= end && t !== points[points.length - 1]) points.push(t);
   }
 
-  // active[cls] = spans of that class covering the current segment; classifiedActive
-  // counts classified stops among them (any stop class: a covering classified
-  // stop annotates the segment whichever stop class wins).
-  const active = [0, 0, 0, 0, 0, 0];
-  let classifiedActive = 0;
-  let next = 0;
   const totals = new Map<TimeClass, number>();
   let annotated = 0;
   const segments: { from: number; to: number; cls: TimeClass }[] = [];
   for (let i = 0; i + 1 < points.length; i += 1) {
     const from = points[i] as number;
     const to = points[i + 1] as number;
-    for (let e = events[next]; e !== undefined && e.at <= from; e = events[next]) {
-      active[e.cls] = (active[e.cls] ?? 0) + e.delta;
-      if (e.cls <= TimeClass.OtherStop && e.classified) classifiedActive += e.delta;
-      next += 1;
-    }
-    let cls: TimeClass = TimeClass.Uncovered;
-    for (const c of [
-      TimeClass.Programmed,
-      TimeClass.NonProgrammed,
-      TimeClass.OtherStop,
-      TimeClass.Production,
-    ]) {
-      if ((active[c] ?? 0) > 0) {
-        cls = c;
-        break;
-      }
-    }
+    // Every kind's pointers advance on every segment, so each stays monotonic.
+    const programmed = activeAt(TimeClass.Programmed, from);
+    const nonProgrammed = activeAt(TimeClass.NonProgrammed, from);
+    const other = activeAt(TimeClass.OtherStop, from);
+    const production = activeAt(TimeClass.Production, from);
+    const classifiedActive = activeAt(0, from);
+    const cls: TimeClass =
+      programmed > 0
+        ? TimeClass.Programmed
+        : nonProgrammed > 0
+          ? TimeClass.NonProgrammed
+          : other > 0
+            ? TimeClass.OtherStop
+            : production > 0
+              ? TimeClass.Production
+              : TimeClass.Uncovered;
     const classified = classifiedActive > 0;
     // Uncovered time after `now` is the future of a running instance: no class yet.
     if (cls === TimeClass.Uncovered && from >= pastEnd) continue;
