@@ -312,35 +312,42 @@ export async function metricsReport(
     eq(machines.companyId, companyId),
     inIntegerList(machines.id, pageMachines),
   );
-  const [closedStopRows, openStopRows, logRows] = await db.batch([
-    db
-      .select(stopColumns)
-      .from(machines)
-      .innerJoin(
-        stops,
-        and(
-          eq(stops.machineId, machines.id),
-          gte(stops.startTime, sql`${spanFrom} - ifnull(${longestStop}, 0)`),
-          lt(stops.startTime, spanTo),
-          gt(stops.endTime, spanFrom),
+  // The logs, the bulk of the page's rows, go on their own, in parallel with the
+  // stops' batch: drizzle reads a query run alone as value arrays (D1 `raw()`),
+  // about half the bytes of the keyed objects a batch returns.
+  const [[closedStopRows, openStopRows], logRows] = await Promise.all([
+    db.batch([
+      db
+        .select(stopColumns)
+        .from(machines)
+        .innerJoin(
+          stops,
+          and(
+            eq(stops.machineId, machines.id),
+            gte(stops.startTime, sql`${spanFrom} - ifnull(${longestStop}, 0)`),
+            lt(stops.startTime, spanTo),
+            gt(stops.endTime, spanFrom),
+          ),
+        )
+        .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
+        .where(
+          and(pageMachineRows, notAnIndex(stops.companyId, companyId), isNull(stops.deletedAt)),
         ),
-      )
-      .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
-      .where(and(pageMachineRows, notAnIndex(stops.companyId, companyId), isNull(stops.deletedAt))),
-    db
-      .select(stopColumns)
-      .from(stops)
-      .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
-      .where(
-        and(
-          notAnIndex(stops.companyId, companyId),
-          inIntegerList(stops.machineId, pageMachines),
-          isNull(stops.endTime),
-          // `+`: reach open stops by (machine, end_time), not by every earlier start.
-          sql`+${stops.startTime} < ${spanTo}`,
-          isNull(stops.deletedAt),
+      db
+        .select(stopColumns)
+        .from(stops)
+        .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
+        .where(
+          and(
+            notAnIndex(stops.companyId, companyId),
+            inIntegerList(stops.machineId, pageMachines),
+            isNull(stops.endTime),
+            // `+`: reach open stops by (machine, end_time), not by every earlier start.
+            sql`+${stops.startTime} < ${spanTo}`,
+            isNull(stops.deletedAt),
+          ),
         ),
-      ),
+    ] as const),
     db
       .select({
         machineId: productionLogs.machineId,
@@ -366,8 +373,9 @@ export async function metricsReport(
           notAnIndex(productionLogs.companyId, companyId),
           isNull(productionLogs.deletedAt),
         ),
-      ),
-  ] as const);
+      )
+      .all(),
+  ]);
   type MachineStop = StopSpan & { machineId: number };
   type MachineLog = LogSpan & { machineId: number };
   const toStop = (s: (typeof closedStopRows)[number]): MachineStop => ({
