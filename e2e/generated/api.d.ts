@@ -5153,6 +5153,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getProductionLog: {
@@ -5253,6 +5264,17 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5390,6 +5412,17 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5567,6 +5600,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMetricsReport: {
@@ -5682,6 +5726,17 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -3,7 +3,7 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
-import { jsonResponse, publicRoute } from "../http/openapi";
+import { BARRIER_RESPONSE, jsonResponse, publicRoute } from "../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
 import { validationHook } from "../http/validation";
 import { syncPendingMachines } from "../realtime/barrier";
@@ -46,6 +46,7 @@ const metricsRoute = publicRoute("reports.read", {
       pagedResponseSchema("metrics", MetricsReportRowSchema, "MetricsReportPage"),
       "One page of report rows.",
     ),
+    ...BARRIER_RESPONSE,
   },
 });
 

@@ -7,7 +7,12 @@ import type { AppEnv } from "../../app-env";
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
-import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import {
+  BARRIER_RESPONSE,
+  jsonResponse,
+  NOT_FOUND_RESPONSE,
+  publicRoute,
+} from "../../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { validationHook } from "../../http/validation";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
@@ -153,6 +158,7 @@ const filterRoute = publicRoute("production_logs.read", {
       pagedResponseSchema("productionLogs", ProductionLogSchema, "ProductionLogPage"),
       "One page of production logs.",
     ),
+    ...BARRIER_RESPONSE,
   },
 });
 
@@ -170,6 +176,7 @@ const getRoute = publicRoute("production_logs.read", {
   responses: {
     200: jsonResponse(ProductionLogSchema, "The production log."),
     ...NOT_FOUND_RESPONSE,
+    ...BARRIER_RESPONSE,
   },
 });
 
@@ -192,7 +199,7 @@ const patchRoute = publicRoute("production_logs.update", {
     "neither be moved into nor out of, nor changed inside, the running shift. Reviewing " +
     "(`isReviewed`) and setting the operator or work order are always allowed.",
   request: { params: IdParam, body: objectBody(ProductionLogPatchSchema) },
-  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE },
+  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
 
 const deleteRoute = publicRoute("production_logs.delete", {
@@ -205,7 +212,7 @@ const deleteRoute = publicRoute("production_logs.delete", {
     "Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and " +
     "every report. Success is 204.",
   request: { params: IdParam },
-  responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE },
+  responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
 
 export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
