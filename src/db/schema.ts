@@ -322,7 +322,15 @@ export const shiftInstances = sqliteTable(
       t.machineId,
       t.start,
     ),
-    index("shift_instances_company_start_idx").on(t.companyId, t.start),
+    // Covers the metrics report's count and page filters (company, start range,
+    // machines, definition, end) without reading the rows.
+    index("shift_instances_company_start_idx").on(
+      t.companyId,
+      t.start,
+      t.machineId,
+      t.shiftDefinitionId,
+      t.end,
+    ),
     index("shift_instances_machine_start_idx").on(t.machineId, t.start),
   ],
 );
@@ -366,6 +374,24 @@ export const productionLogs = sqliteTable(
     index("production_logs_company_start_idx").on(t.companyId, t.start, t.id),
     index("production_logs_machine_start_idx").on(t.machineId, t.start),
     index("production_logs_shift_instance_idx").on(t.shiftInstanceId),
+    // The machine's longest log in one seek: how far before a window an overlapping
+    // log can start (src/reports/metrics-report.ts writes the same expression).
+    index("production_logs_machine_duration_idx").on(t.machineId, sql`("end" - "start")`),
+    // Behind the search's order and its filters on start, end, count and SKU
+    // (docs/bounded-work.md). Partial on live logs, the only ones a search sees:
+    // the search's count then reads these indexes alone, never the table's rows.
+    index("production_logs_live_company_start_idx")
+      .on(t.companyId, t.start, t.id)
+      .where(sql`deleted_at IS NULL`),
+    index("production_logs_live_company_end_idx")
+      .on(t.companyId, t.end)
+      .where(sql`deleted_at IS NULL`),
+    index("production_logs_live_company_count_idx")
+      .on(t.companyId, t.count)
+      .where(sql`deleted_at IS NULL`),
+    index("production_logs_live_company_sku_start_idx")
+      .on(t.companyId, t.skuId, t.start)
+      .where(sql`deleted_at IS NULL`),
   ],
 );
 
@@ -417,6 +443,12 @@ export const stops = sqliteTable(
   (t) => [
     index("stops_machine_start_idx").on(t.machineId, t.startTime),
     index("stops_company_start_idx").on(t.companyId, t.startTime, t.id),
+    // Open stops (end_time NULL) of a machine in one seek.
+    index("stops_machine_end_idx").on(t.machineId, t.endTime),
+    // Behind the stops report's endDate filter.
+    index("stops_company_end_idx").on(t.companyId, t.endTime),
+    // The machine's longest closed stop in one seek (see production_logs_machine_duration_idx).
+    index("stops_machine_duration_idx").on(t.machineId, sql`("end_time" - "start_time")`),
   ],
 );
 

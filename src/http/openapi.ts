@@ -106,6 +106,23 @@ export const STANDARD_ERROR_RESPONSES = {
 } as const;
 
 /**
+ * The 503 of a route behind the realtime read barrier (src/realtime/barrier.ts):
+ * a machine's realtime writes did not reach the database within the barrier's
+ * budget, and the read is refused rather than shown without them.
+ */
+export const BARRIER_RESPONSE = {
+  503: {
+    ...json(
+      ErrorSchema,
+      "Realtime writes of a machine the read touches are still being written (the read waits " +
+        "at most 5 s for them): `Realtime production of some machines is still being written; " +
+        "retry in a second`. Never a read that misses an acknowledged realtime write.",
+    ),
+    headers: { "Retry-After": integerHeader("Seconds to wait before retrying.", 1) },
+  },
+} as const;
+
+/**
  * Responses of every route that takes a body (POST, PUT, PATCH), given by
  * src/http/json-body.ts before authentication.
  */

@@ -1,40 +1,102 @@
 /**
  * The read barrier of the realtime write-behind (see the file comment of
  * `./realtime-machine.ts`): before a reader of production logs queries D1, the
- * objects of the company's machines marked in `realtime_pending` flush what
- * they hold, so every realtime write that returned before the read is shown.
+ * objects of the machines the read can touch that are marked in
+ * `realtime_pending` flush what they hold, so every realtime write that
+ * returned before the read is shown.
+ *
+ * Bounded work (docs/bounded-work.md): only the machines the read can touch
+ * are asked (a read of one log asks its machine; a filtered read the machines
+ * of its filter), at most `BARRIER_CONCURRENCY` at a time, within
+ * `BARRIER_BUDGET_MS`. When an object does not answer within the budget the
+ * read is refused with a 503 and `Retry-After` rather than shown without
+ * writes that were acknowledged: a reader never sees production that misses
+ * an acknowledged realtime write, and a slow object costs it a retry.
  */
 import type { Env } from "../env";
+import { ApiError } from "../http/errors";
 import { machineObject } from "./realtime-machine";
 
+/** Most Durable Object flushes in flight at once for one read. */
+export const BARRIER_CONCURRENCY = 8;
+
+/** Most time one read waits for the flushes, ms. */
+export const BARRIER_BUDGET_MS = 5_000;
+
+/** Options of one barrier (tests shorten the budget). */
+export interface BarrierOptions {
+  concurrency?: number;
+  budgetMs?: number;
+  /** Replaces the Durable Object call (tests: a slow or failing object). */
+  flush?: (companyId: number, machineId: number) => Promise<void>;
+}
+
 /**
- * Asks every machine of the company with realtime writes possibly not in D1 yet
- * to flush them, in parallel, and waits for all.
+ * Asks the marked machines among those the read can touch to flush, with
+ * bounded concurrency and a time budget, and waits for them.
  *
- * Costs one indexed D1 read when no machine is marked (the common case for a
- * company without scanners writing right now).
+ * Costs one indexed D1 read (primary key `(company_id, machine_id)`) when no
+ * machine is marked, the common case.
  *
  * @param env the Worker bindings (`DB`, `REALTIME_MACHINE`).
  * @param companyId the reader's company.
- * @param machineIds only these machines (the reader's filter), or all when omitted.
- * @throws whatever a Durable Object call throws (the read then fails with a 500
- *   rather than show production that misses acknowledged writes).
+ * @param machineIds the machines the read can touch, or all of the company's when omitted.
+ * @param options concurrency, budget (defaults `BARRIER_CONCURRENCY`, `BARRIER_BUDGET_MS`).
+ * @throws ApiError 503 with `Retry-After: 1` when the flushes do not finish within the budget;
+ *   whatever a Durable Object call throws (the read then fails with a 500 rather than
+ *   show production that misses acknowledged writes).
  */
 export async function syncPendingMachines(
   env: Pick<Env, "DB" | "REALTIME_MACHINE">,
   companyId: number,
   machineIds?: readonly number[],
+  options: BarrierOptions = {},
 ): Promise<void> {
-  const rows = await env.DB.prepare(
-    "SELECT machine_id FROM realtime_pending WHERE company_id = CAST(?1 AS INTEGER)",
-  )
-    .bind(companyId)
-    .raw<[number]>();
-  const wanted = machineIds ? new Set(machineIds) : null;
-  await Promise.all(
-    rows
-      .map(([machineId]) => machineId)
-      .filter((machineId) => wanted === null || wanted.has(machineId))
-      .map((machineId) => machineObject(env, companyId, machineId).sync({ companyId, machineId })),
-  );
+  if (machineIds && machineIds.length === 0) return;
+  const statement =
+    machineIds === undefined
+      ? env.DB.prepare(
+          "SELECT machine_id FROM realtime_pending WHERE company_id = CAST(?1 AS INTEGER)",
+        ).bind(companyId)
+      : env.DB.prepare(
+          "SELECT machine_id FROM realtime_pending WHERE company_id = CAST(?1 AS INTEGER) " +
+            "AND machine_id IN (SELECT value FROM json_each(?2))",
+        ).bind(companyId, JSON.stringify(machineIds));
+  const pending = (await statement.raw<[number]>()).map(([machineId]) => machineId);
+  if (pending.length === 0) return;
+
+  const flush =
+    options.flush ??
+    ((company: number, machineId: number) =>
+      machineObject(env, company, machineId).sync({ companyId: company, machineId }));
+  const concurrency = Math.max(1, options.concurrency ?? BARRIER_CONCURRENCY);
+  let next = 0;
+  const worker = async () => {
+    for (let machineId = pending[next++]; machineId !== undefined; machineId = pending[next++]) {
+      await flush(companyId, machineId);
+    }
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), options.budgetMs ?? BARRIER_BUDGET_MS);
+  });
+  try {
+    const workers = Promise.all(
+      Array.from({ length: Math.min(concurrency, pending.length) }, worker),
+    );
+    const outcome = await Promise.race([workers, timeout]);
+    if (outcome === "timeout") {
+      // Workers still running stop taking machines: nothing after this read waits on them.
+      next = pending.length;
+      // Their outcome no longer matters to this read; keep a late failure from going unhandled.
+      workers.catch(() => undefined);
+      throw new ApiError(
+        503,
+        "Realtime production of some machines is still being written; retry in a second",
+        { "retry-after": "1" },
+      );
+    }
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
 }

@@ -86,6 +86,9 @@ type TimeClass = (typeof TimeClass)[keyof typeof TimeClass];
  * instance with nothing covered counts its whole past part as no data. The
  * future part of a running instance is in no class.
  *
+ * Cost: O(n log n) in the number of stops and logs (one sort of their
+ * boundaries, then one sweep).
+ *
  * @param window the instance, `{start, end}` in ms.
  * @param stops the machine's stops overlapping the window (deleted ones excluded by the caller).
  * @param logs the machine's production logs overlapping the window (deleted ones excluded).
@@ -102,8 +105,21 @@ export function computeShiftIndicators(
   const pastEnd = Math.max(start, Math.min(end, now));
   const ended = now >= end;
 
-  type Span = { from: number; to: number; cls: TimeClass; classified: boolean };
-  const spans: Span[] = [];
+  // A sweep over the sorted boundaries (O(n log n) in spans): between two
+  // consecutive boundaries the set of covering spans is constant, so the number
+  // of active spans of each kind (starts <= t minus ends <= t, read off sorted
+  // arrays with one moving pointer each) gives each elementary segment's class
+  // without scanning every span for every segment (which was quadratic).
+  // Kinds 1-4 are the time classes; kind 0 is "classified stop" (any stop
+  // class: a covering classified stop annotates the segment whichever stop
+  // class wins). Typed arrays sort natively, without a comparator.
+  const starts: number[][] = [[], [], [], [], []];
+  const ends: number[][] = [[], [], [], [], []];
+  const bounds: number[] = [start, pastEnd];
+  const add = (kind: number, from: number, to: number) => {
+    starts[kind]?.push(from);
+    ends[kind]?.push(to);
+  };
   for (const s of stops) {
     const from = Math.max(s.start, start);
     const to = Math.min(s.end ?? pastEnd, end);
@@ -113,21 +129,38 @@ export function computeShiftIndicators(
       : s.isIncludedInAvailability
         ? TimeClass.NonProgrammed
         : TimeClass.OtherStop;
-    spans.push({ from, to, cls, classified: s.isClassified });
+    add(cls, from, to);
+    if (s.isClassified) add(0, from, to);
+    bounds.push(from, to);
   }
   for (const l of logs) {
     const from = Math.max(l.start, start);
     const to = Math.min(l.end, end);
-    if (to > from) spans.push({ from, to, cls: TimeClass.Production, classified: false });
+    if (to <= from) continue;
+    add(TimeClass.Production, from, to);
+    bounds.push(from, to);
   }
-
-  // Elementary segments between all boundaries inside [start, pastEnd) plus covered future spans.
-  const bounds = new Set<number>([start, pastEnd]);
-  for (const s of spans) {
-    bounds.add(s.from);
-    bounds.add(s.to);
+  const sortedStarts = starts.map((list) => Float64Array.from(list).sort());
+  const sortedEnds = ends.map((list) => Float64Array.from(list).sort());
+  const startIndex = [0, 0, 0, 0, 0];
+  const endIndex = [0, 0, 0, 0, 0];
+  /** Spans of `kind` covering [t, next boundary): advances that kind's pointers to t. */
+  const activeAt = (kind: number, t: number): number => {
+    const ss = sortedStarts[kind] ?? new Float64Array();
+    const es = sortedEnds[kind] ?? new Float64Array();
+    let si = startIndex[kind] ?? 0;
+    let ei = endIndex[kind] ?? 0;
+    while (si < ss.length && (ss[si] ?? Number.POSITIVE_INFINITY) <= t) si += 1;
+    while (ei < es.length && (es[ei] ?? Number.POSITIVE_INFINITY) <= t) ei += 1;
+    startIndex[kind] = si;
+    endIndex[kind] = ei;
+    return si - ei;
+  };
+  const sortedBounds = Float64Array.from(bounds).sort();
+  const points: number[] = [];
+  for (const t of sortedBounds) {
+    if (t >= start && t <= end && t !== points[points.length - 1]) points.push(t);
   }
-  const points = [...bounds].filter((t) => t >= start && t <= end).sort((a, b) => a - b);
 
   const totals = new Map<TimeClass, number>();
   let annotated = 0;
@@ -135,14 +168,23 @@ export function computeShiftIndicators(
   for (let i = 0; i + 1 < points.length; i += 1) {
     const from = points[i] as number;
     const to = points[i + 1] as number;
-    let cls: TimeClass = TimeClass.Uncovered;
-    let classified = false;
-    for (const s of spans) {
-      if (s.from <= from && s.to >= to) {
-        if (s.cls < cls) cls = s.cls;
-        if (s.cls <= TimeClass.OtherStop && s.classified) classified = true;
-      }
-    }
+    // Every kind's pointers advance on every segment, so each stays monotonic.
+    const programmed = activeAt(TimeClass.Programmed, from);
+    const nonProgrammed = activeAt(TimeClass.NonProgrammed, from);
+    const other = activeAt(TimeClass.OtherStop, from);
+    const production = activeAt(TimeClass.Production, from);
+    const classifiedActive = activeAt(0, from);
+    const cls: TimeClass =
+      programmed > 0
+        ? TimeClass.Programmed
+        : nonProgrammed > 0
+          ? TimeClass.NonProgrammed
+          : other > 0
+            ? TimeClass.OtherStop
+            : production > 0
+              ? TimeClass.Production
+              : TimeClass.Uncovered;
+    const classified = classifiedActive > 0;
     // Uncovered time after `now` is the future of a running instance: no class yet.
     if (cls === TimeClass.Uncovered && from >= pastEnd) continue;
     segments.push({ from, to, cls });
@@ -150,12 +192,16 @@ export function computeShiftIndicators(
     if (cls <= TimeClass.OtherStop && classified) annotated += to - from;
   }
 
-  const covered = segments.filter((s) => s.cls !== TimeClass.Uncovered);
+  let firstCovered: number | undefined;
+  let lastCovered: number | undefined;
+  for (const s of segments) {
+    if (s.cls === TimeClass.Uncovered) continue;
+    firstCovered ??= s.from;
+    lastCovered = s.to;
+  }
   let lateStart = 0;
   let earlyStop = 0;
   let noData = 0;
-  const firstCovered = covered[0]?.from;
-  const lastCovered = covered[covered.length - 1]?.to;
   for (const s of segments) {
     if (s.cls !== TimeClass.Uncovered) continue;
     const length = s.to - s.from;

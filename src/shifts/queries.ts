@@ -10,9 +10,9 @@
  * of the instance (the `shift.id` of report rows and production logs, and the
  * metrics report's `indicatorId`).
  *
- * Bounded work: one call materializes at most `MAX_MATERIALIZE_MS` (31 days)
- * of instance starts (`ensureInstances`), or only the instances that contain a
- * given list of instants (`instancesContaining`, a few per instant).
+ * Bounded work: `ensureInstances` writes the instances of a window once and
+ * afterwards costs one indexed count; `instancesContaining` touches only the
+ * instances that contain a given list of instants (a few per instant).
  */
 import { and, asc, eq, gte, isNull, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
@@ -28,9 +28,6 @@ import { type InstanceWindow, instancesBetween } from "./instances";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
-
-/** Most instance-start time one `ensureInstances` call covers: 31 days. */
-export const MAX_MATERIALIZE_MS = 31 * DAY_MS;
 
 /**
  * Longest possible instance: a 24-hour definition (`endTime == startTime`)
@@ -277,8 +274,6 @@ function insertStatements(
  * @param from inclusive lower bound of instance starts, ms.
  * @param to exclusive upper bound of instance starts, ms.
  * @param onlyMachines restrict to these machine ids (others are left as they are).
- * @throws RangeError when `to - from` exceeds `MAX_MATERIALIZE_MS` (31 days):
- *   callers bound their window first (the metrics report answers 422).
  */
 export async function ensureInstances(
   db: Database,
@@ -288,9 +283,6 @@ export async function ensureInstances(
   onlyMachines?: readonly number[],
 ): Promise<void> {
   if (to <= from) return;
-  if (to - from > MAX_MATERIALIZE_MS) {
-    throw new RangeError(`At most ${MAX_MATERIALIZE_MS / DAY_MS} days of shift instances per call`);
-  }
   const machineSet = onlyMachines ? new Set(onlyMachines) : undefined;
   const machineCondition = onlyMachines
     ? sql`${shiftInstances.machineId} IN (SELECT value FROM json_each(${JSON.stringify(onlyMachines)}))`

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   computeProductionMetrics,
@@ -6,6 +7,7 @@ import {
   runTimeOf,
   type StopSpan,
 } from "../../src/reports/oee";
+import { referenceTimes } from "./oee-reference";
 
 const T0 = Date.UTC(2026, 2, 2, 6, 0); // an instance starting 06:00 UTC
 const min = (m: number) => T0 + m * 60_000;
@@ -153,5 +155,61 @@ describe("production metrics", () => {
     const m = computeProductionMetrics(i, logs);
     expect(m.effectiveness).toBeCloseTo(1000 / 480, 12);
     expect(m.minutesLostByLowSpeed).toBe(0);
+  });
+});
+
+describe("the sweep agrees with the straightforward classification", () => {
+  // Random small shifts: minute-grained stops (some open, some classified, of
+  // every class) and logs around and inside a 480-minute window, `now` before,
+  // inside or after it. The reference scans every span per segment.
+  const stopArb = fc.record({
+    from: fc.integer({ min: -60, max: 540 }),
+    length: fc.option(fc.integer({ min: 0, max: 200 }), { freq: 5 }),
+    isProgrammed: fc.boolean(),
+    isIncludedInAvailability: fc.boolean(),
+    isClassified: fc.boolean(),
+  });
+  const logArb = fc.record({
+    from: fc.integer({ min: -60, max: 540 }),
+    length: fc.integer({ min: 0, max: 300 }),
+  });
+  const minutes = (ms: number) => ms / 60_000;
+
+  it("gives the same shift indicators to 1e-9 on random shifts", () => {
+    fc.assert(
+      fc.property(
+        fc.array(stopArb, { maxLength: 12 }),
+        fc.array(logArb, { maxLength: 12 }),
+        fc.integer({ min: -30, max: 600 }),
+        (rawStops, rawLogs, nowMinute) => {
+          const window = { start: min(0), end: min(480) };
+          const stops = rawStops.map((s) =>
+            stop(s.from, s.length === null ? null : s.from + s.length, {
+              isProgrammed: s.isProgrammed,
+              isIncludedInAvailability: s.isIncludedInAvailability,
+              isClassified: s.isClassified,
+            }),
+          );
+          const logs = rawLogs.map((l) => log(l.from, l.from + l.length));
+          const now = min(nowMinute);
+          const got = computeShiftIndicators(window, stops, logs, now);
+          const want = referenceTimes(window, stops, logs, now);
+          const close = (a: number, b: number) => Math.abs(a - b) <= 1e-9;
+          expect(close(got.programmedDowntime, minutes(want.totals.get(1) ?? 0))).toBe(true);
+          expect(close(got.nonProgrammedDowntime, minutes(want.totals.get(2) ?? 0))).toBe(true);
+          expect(close(got.otherStopsTime, minutes(want.totals.get(3) ?? 0))).toBe(true);
+          expect(close(got.lateStartTime, minutes(want.lateStart))).toBe(true);
+          expect(close(got.earlyStopTime, minutes(want.earlyStop))).toBe(true);
+          expect(close(got.noDataTime, minutes(want.noData))).toBe(true);
+          expect(close(got.annotatedDowntime, minutes(want.annotated))).toBe(true);
+          const unavailable = minutes(
+            (want.totals.get(2) ?? 0) + want.lateStart + want.earlyStop + want.noData,
+          );
+          const runTime = 480 - minutes(want.totals.get(1) ?? 0) - unavailable;
+          expect(close(got.availability, runTime / 480)).toBe(true);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

@@ -3,8 +3,9 @@
  * nominal speeds. At most one live nominal speed per machine/SKU pair (partial
  * unique index `nominal_speeds_active_pair_unique`).
  */
-import { and, asc, count, eq, isNull, ne, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { machines, nominalSpeeds, skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, numericConditions } from "../../http/search";
@@ -140,7 +141,8 @@ export interface NewNominalSpeed {
 }
 
 /**
- * Inserts nominal speeds, all or none (one batch, one statement per row).
+ * Inserts nominal speeds, all or none: one `INSERT ... SELECT FROM
+ * json_each(?)` per chunk of rows (`src/db/json-rows.ts`), in one batch.
  *
  * @returns the created rows, in the order given.
  * @throws the D1 error of the unique index when a pair is taken meanwhile (see `isPairConflict`).
@@ -158,17 +160,15 @@ export async function insertNominalSpeeds(
     updatedAt: now,
     deletedAt: null,
   }));
-  const [first, ...rest] = rows.map((r) =>
-    db.insert(nominalSpeeds).values({
-      id: r.id,
-      companyId,
-      machineId: r.machine.id,
-      skuId: r.sku.id,
-      nominalSpeed: r.nominalSpeed,
-      countingFactor: r.countingFactor,
-      createdAt: now,
-      updatedAt: now,
-    }),
+  // Every column in table order, as drizzle's insert-select lists them.
+  const [first, ...rest] = jsonChunks(
+    rows.map((r) => [r.id, r.machine.id, r.sku.id, r.nominalSpeed, r.countingFactor]),
+  ).map((chunk) =>
+    db.insert(nominalSpeeds).select(
+      sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)}, ${jsonColumn(2)},
+            ${jsonColumn(3)}, ${jsonColumn(4)}, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
+          FROM json_each(${chunk}) ORDER BY key`,
+    ),
   );
   if (first) await db.batch([first, ...rest]);
   return rows;

@@ -18,6 +18,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { Principal } from "../../auth/principal";
 import type { Database } from "../../db/client";
+import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import {
   machines,
   nominalSpeeds,
@@ -331,21 +332,21 @@ export interface OperatorName {
   lastName: string;
 }
 
-/** Statement creating the operator unless a live one of that exact name exists. */
-function createOperatorUnlessExists(
-  db: Database,
-  companyId: number,
-  name: OperatorName,
-  now: number,
-) {
+/**
+ * Statement creating the operators of a chunk (`[[firstName, lastName,
+ * firstNameSearch, lastNameSearch], ...]`, distinct names) that have no live
+ * operator of that exact name yet.
+ */
+function createOperatorsUnlessExist(db: Database, companyId: number, chunk: string, now: number) {
   // Every column in table order (id NULL = autoincrement), as drizzle's insert-select lists them.
   return db.insert(operators).select(
-    sql`SELECT NULL, CAST(${companyId} AS INTEGER), ${name.firstName}, ${name.lastName}, NULL,
-            ${normalizeForSearch(name.firstName)}, ${normalizeForSearch(name.lastName)},
-            CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
+    sql`SELECT NULL, CAST(${companyId} AS INTEGER), ${jsonColumn(0)}, ${jsonColumn(1)}, NULL,
+            ${jsonColumn(2)}, ${jsonColumn(3)}, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
+          FROM json_each(${chunk})
           WHERE NOT EXISTS (SELECT 1 FROM ${operators}
-            WHERE ${operators.companyId} = ${companyId} AND ${operators.firstName} = ${name.firstName}
-              AND ${operators.lastName} = ${name.lastName} AND ${operators.deletedAt} IS NULL)`,
+            WHERE ${operators.companyId} = ${companyId} AND ${operators.firstName} = ${jsonColumn(0)}
+              AND ${operators.lastName} = ${jsonColumn(1)} AND ${operators.deletedAt} IS NULL)
+          ORDER BY key`,
   );
 }
 
@@ -356,11 +357,20 @@ function operatorIdOf(companyId: number, name: OperatorName): SQL {
       AND ${operators.lastName} = ${name.lastName} AND ${operators.deletedAt} IS NULL)`;
 }
 
-/** Statement creating the work order unless the company has one of that name (unique index). */
-function createWorkOrderUnlessExists(db: Database, companyId: number, name: string, now: number) {
+/**
+ * Statement creating the work orders of a chunk (`[[id, name], ...]`) the
+ * company has no work order of that name for (unique index).
+ */
+function createWorkOrdersUnlessExist(db: Database, companyId: number, chunk: string, now: number) {
+  // Every column in table order, as drizzle's insert-select lists them; `WHERE true`
+  // lets SQLite parse the ON CONFLICT clause after a SELECT.
   return db
     .insert(workOrders)
-    .values({ id: crypto.randomUUID(), companyId, name, createdAt: now, updatedAt: now })
+    .select(
+      sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)}, NULL, 'InProgress',
+            CAST(${now} AS INTEGER), CAST(${now} AS INTEGER)
+          FROM json_each(${chunk}) WHERE true ORDER BY key`,
+    )
     .onConflictDoNothing({ target: [workOrders.companyId, workOrders.name] });
 }
 
@@ -372,7 +382,8 @@ function workOrderIdOf(companyId: number, name: string): SQL {
 
 /**
  * The find-or-create statements for the operators and work orders named by
- * some logs, one per distinct name.
+ * some logs: one `INSERT ... SELECT FROM json_each(?)` per table and chunk of
+ * distinct names, whatever the number of names.
  */
 function referenceStatements(
   db: Database,
@@ -380,23 +391,30 @@ function referenceStatements(
   named: readonly { operator?: OperatorName | null; workOrder?: string | null }[],
   now: number,
 ): BatchItem<"sqlite">[] {
-  const out: BatchItem<"sqlite">[] = [];
-  const seenOperators = new Set<string>();
-  const seenWorkOrders = new Set<string>();
+  const operatorNames = new Map<string, OperatorName>();
+  const workOrderNames = new Set<string>();
   for (const item of named) {
     if (item.operator) {
       const key = JSON.stringify([item.operator.firstName, item.operator.lastName]);
-      if (!seenOperators.has(key)) {
-        seenOperators.add(key);
-        out.push(createOperatorUnlessExists(db, companyId, item.operator, now));
-      }
+      operatorNames.set(key, item.operator);
     }
-    if (item.workOrder && !seenWorkOrders.has(item.workOrder)) {
-      seenWorkOrders.add(item.workOrder);
-      out.push(createWorkOrderUnlessExists(db, companyId, item.workOrder, now));
-    }
+    if (item.workOrder) workOrderNames.add(item.workOrder);
   }
-  return out;
+  const operatorRows = [...operatorNames.values()].map((n) => [
+    n.firstName,
+    n.lastName,
+    normalizeForSearch(n.firstName),
+    normalizeForSearch(n.lastName),
+  ]);
+  const workOrderRows = [...workOrderNames].map((name) => [crypto.randomUUID(), name]);
+  return [
+    ...jsonChunks(operatorRows).map((chunk) =>
+      createOperatorsUnlessExist(db, companyId, chunk, now),
+    ),
+    ...jsonChunks(workOrderRows).map((chunk) =>
+      createWorkOrdersUnlessExist(db, companyId, chunk, now),
+    ),
+  ];
 }
 
 /** A log to insert, references resolved (instants in ms). */
@@ -417,9 +435,14 @@ export interface NewLog {
 }
 
 /**
- * Inserts logs, all or none: one batch holding the find-or-create statements
- * of the operators and work orders they name, then one insert per log.
+ * Inserts logs, all or none, in one batch of a constant number of statements
+ * (`src/db/json-rows.ts`: one `INSERT ... SELECT FROM json_each(?)` per table
+ * and chunk; for a typical 1,000-item call, three): the operators named that
+ * do not exist yet, the work orders named that do not exist yet, then the
+ * logs, which take their operator and work order ids through sub-selects on
+ * the names (so that no other request can slip in between).
  *
+ * @param logs the logs, every field resolved (`count` and `sensorCount` present).
  * @returns the new log ids, in the order given.
  */
 export async function insertLogs(
@@ -429,32 +452,66 @@ export async function insertLogs(
 ): Promise<string[]> {
   const now = Date.now();
   const ids = logs.map(() => crypto.randomUUID());
-  const inserts = logs.map((log, i) =>
-    db.insert(productionLogs).values({
-      id: ids[i] ?? crypto.randomUUID(),
-      companyId,
-      machineId: log.machineId,
-      skuId: log.skuId,
-      shiftInstanceId: log.shiftInstanceId,
-      operatorId: log.operator ? operatorIdOf(companyId, log.operator) : null,
-      workOrderId: log.workOrder ? workOrderIdOf(companyId, log.workOrder) : null,
-      type: log.type,
-      count: log.count,
-      sensorCount: log.sensorCount,
-      nominalSpeed: log.nominalSpeed,
-      countingFactor: log.countingFactor,
-      start: log.start,
-      end: log.end,
-      isReviewed: log.isReviewed,
-      isAutomated: false,
-      live: false,
-      createdAt: now,
-      updatedAt: now,
-    }),
+  const rows = logs.map((log, i) => [
+    ids[i],
+    log.machineId,
+    log.skuId,
+    log.shiftInstanceId,
+    log.operator?.firstName ?? null,
+    log.operator?.lastName ?? null,
+    log.workOrder,
+    log.type,
+    log.count,
+    log.sensorCount,
+    log.nominalSpeed,
+    log.countingFactor,
+    log.start,
+    log.end,
+    log.isReviewed,
+  ]);
+  // Every column in table order, as drizzle's insert-select lists them. An item
+  // without an operator has NULL names, which match no operator: NULL id.
+  const inserts = jsonChunks(rows).map((chunk) =>
+    db.insert(productionLogs).select(
+      sql`SELECT j.id, CAST(${companyId} AS INTEGER), j.machine_id, j.sku_id, j.shift_instance_id,
+            (SELECT min(${operators.id}) FROM ${operators}
+              WHERE ${operators.companyId} = ${companyId} AND ${operators.firstName} = j.first_name
+                AND ${operators.lastName} = j.last_name AND ${operators.deletedAt} IS NULL),
+            (SELECT ${workOrders.id} FROM ${workOrders}
+              WHERE ${workOrders.companyId} = ${companyId} AND ${workOrders.name} = j.work_order),
+            NULL, j.type, j.count, j.sensor_count, j.nominal_speed, j.counting_factor, j.start, j.end_at,
+            j.is_reviewed, 0, 0, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
+          FROM (SELECT key, ${jsonColumn(0)} AS id, ${jsonColumn(1)} AS machine_id,
+                  ${jsonColumn(2)} AS sku_id, ${jsonColumn(3)} AS shift_instance_id,
+                  ${jsonColumn(4)} AS first_name, ${jsonColumn(5)} AS last_name,
+                  ${jsonColumn(6)} AS work_order, ${jsonColumn(7)} AS type, ${jsonColumn(8)} AS count,
+                  ${jsonColumn(9)} AS sensor_count, ${jsonColumn(10)} AS nominal_speed,
+                  ${jsonColumn(11)} AS counting_factor, ${jsonColumn(12)} AS start,
+                  ${jsonColumn(13)} AS end_at, ${jsonColumn(14)} AS is_reviewed
+                FROM json_each(${chunk})) AS j
+          ORDER BY j.key`,
+    ),
   );
   const [first, ...rest] = [...referenceStatements(db, companyId, logs, now), ...inserts];
   if (first) await db.batch([first, ...rest]);
   return ids;
+}
+
+/**
+ * The machine of the company's log with this id, deleted or not (a primary-key
+ * read), or undefined when D1 has no such log.
+ */
+export async function machineOfLog(
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<number | undefined> {
+  const row = await db
+    .select({ machineId: productionLogs.machineId })
+    .from(productionLogs)
+    .where(and(eq(productionLogs.companyId, companyId), eq(productionLogs.id, id)))
+    .get();
+  return row?.machineId;
 }
 
 /** The columns a PATCH may set; `operator` and `workOrder` by name (null = remove). */

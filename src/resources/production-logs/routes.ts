@@ -4,8 +4,15 @@
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
+import type { Database } from "../../db/client";
+import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
-import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import {
+  BARRIER_RESPONSE,
+  jsonResponse,
+  NOT_FOUND_RESPONSE,
+  publicRoute,
+} from "../../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { validationHook } from "../../http/validation";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
@@ -26,6 +33,7 @@ import {
   findLogCore,
   insertLogs,
   type LogChanges,
+  machineOfLog,
   type NewLog,
   pairNominalSpeeds,
   softDeleteLog,
@@ -34,6 +42,7 @@ import {
 import {
   type ProductionLogCreate,
   ProductionLogCreateSchema,
+  type ProductionLogFilters,
   ProductionLogFiltersSchema,
   ProductionLogPatchSchema,
   ProductionLogSchema,
@@ -92,6 +101,32 @@ async function measurePulses(
     }),
   );
   return pulses;
+}
+
+/**
+ * The machines a search can touch, for the read barrier: its `machines.include`
+ * list less `exclude` when it names one, else every machine (undefined).
+ */
+function machinesFilterCanTouch(filters: ProductionLogFilters): number[] | undefined {
+  const include = filters.machines?.include;
+  if (!include || include.length === 0) return undefined;
+  const exclude = new Set(filters.machines?.exclude ?? []);
+  return include.filter((id) => !exclude.has(id));
+}
+
+/**
+ * The read barrier for one log: flushes its machine's realtime object. A log D1
+ * does not know yet may be a realtime segment still held by its object, so then
+ * every marked machine of the company is asked.
+ */
+async function syncLogMachine(
+  env: Pick<Env, "DB" | "REALTIME_MACHINE">,
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<void> {
+  const machineId = await machineOfLog(db, companyId, id);
+  await syncPendingMachines(env, companyId, machineId === undefined ? undefined : [machineId]);
 }
 
 /** The issues sorted by item index (`loc[1]`), keeping the order of each item's own issues. */
@@ -172,6 +207,7 @@ const filterRoute = publicRoute("production_logs.read", {
       pagedResponseSchema("productionLogs", ProductionLogSchema, "ProductionLogPage"),
       "One page of production logs.",
     ),
+    ...BARRIER_RESPONSE,
   },
 });
 
@@ -189,6 +225,7 @@ const getRoute = publicRoute("production_logs.read", {
   responses: {
     200: jsonResponse(ProductionLogSchema, "The production log."),
     ...NOT_FOUND_RESPONSE,
+    ...BARRIER_RESPONSE,
   },
 });
 
@@ -211,7 +248,7 @@ const patchRoute = publicRoute("production_logs.update", {
     "neither be moved into nor out of, nor changed inside, the running shift. Reviewing " +
     "(`isReviewed`) and setting the operator or work order are always allowed.",
   request: { params: IdParam, body: objectBody(ProductionLogPatchSchema) },
-  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE },
+  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
 
 const deleteRoute = publicRoute("production_logs.delete", {
@@ -224,7 +261,7 @@ const deleteRoute = publicRoute("production_logs.delete", {
     "Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and " +
     "every report. Success is 204.",
   request: { params: IdParam },
-  responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE },
+  responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
 
 export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
@@ -321,7 +358,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json") ?? {};
     const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId);
+    await syncPendingMachines(c.env, principal.companyId, machinesFilterCanTouch(filters));
     const page = await filterLogs(db, principal, filters, pageRequest(filters));
     return c.json(
       {
@@ -336,7 +373,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(getRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId);
+    await syncLogMachine(c.env, db, principal.companyId, production_log_id.toLowerCase());
     const [log] = await findExpandedLogs(db, principal, [production_log_id.toLowerCase()]);
     if (!log) throw notFound("Production log not found");
     return c.json(log, 200);
@@ -346,7 +383,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
     const id = production_log_id.toLowerCase();
     const patch = c.req.valid("json");
     const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId);
+    await syncLogMachine(c.env, db, principal.companyId, id);
     const current = await findLogCore(db, principal.companyId, id);
     if (!current) throw notFound("Production log not found");
 
@@ -434,7 +471,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(deleteRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId);
+    await syncLogMachine(c.env, db, principal.companyId, production_log_id.toLowerCase());
     if (!(await softDeleteLog(db, principal.companyId, production_log_id.toLowerCase()))) {
       throw notFound("Production log not found");
     }

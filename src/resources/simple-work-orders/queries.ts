@@ -7,6 +7,7 @@
  */
 import { and, asc, count, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { simpleWorkOrders } from "../../db/schema";
 import { ApiError } from "../../http/errors";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -29,7 +30,9 @@ const columns = {
 };
 
 /**
- * Finds or creates one work order per name, in one batch: a new name is
+ * Finds or creates one work order per name, in one batch of one
+ * `INSERT ... SELECT FROM json_each(?) ... ON CONFLICT DO UPDATE` per chunk of
+ * names (`src/db/json-rows.ts`): a new name is
  * inserted; an existing one is returned unchanged; a deleted one is restored
  * (same id, `deleted_at` cleared, `updated_at` set to now).
  *
@@ -42,23 +45,35 @@ export async function upsertSimpleWorkOrders(
   names: readonly string[],
 ): Promise<SimpleWorkOrderRow[]> {
   const now = Date.now();
-  const [first, ...rest] = names.map((name) =>
-    db
-      .insert(simpleWorkOrders)
-      .values({ id: crypto.randomUUID(), companyId, name, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({
-        target: [simpleWorkOrders.companyId, simpleWorkOrders.name],
-        // SET expressions read the row as it was: a live row keeps its updated_at.
-        set: {
-          deletedAt: null,
-          updatedAt: sql`CASE WHEN ${simpleWorkOrders.deletedAt} IS NULL THEN ${simpleWorkOrders.updatedAt} ELSE excluded.updated_at END`,
-        },
-      })
-      .returning(columns),
+  // Every column in table order, as drizzle's insert-select lists them; `WHERE true`
+  // lets SQLite parse the ON CONFLICT clause after a SELECT.
+  const [first, ...rest] = jsonChunks(names.map((name) => [crypto.randomUUID(), name])).map(
+    (chunk) =>
+      db
+        .insert(simpleWorkOrders)
+        .select(
+          sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)},
+                CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
+              FROM json_each(${chunk}) WHERE true ORDER BY key`,
+        )
+        .onConflictDoUpdate({
+          target: [simpleWorkOrders.companyId, simpleWorkOrders.name],
+          // SET expressions read the row as it was: a live row keeps its updated_at.
+          set: {
+            deletedAt: null,
+            updatedAt: sql`CASE WHEN ${simpleWorkOrders.deletedAt} IS NULL THEN ${simpleWorkOrders.updatedAt} ELSE excluded.updated_at END`,
+          },
+        })
+        .returning(columns),
   );
   if (!first) return [];
   const results = await db.batch([first, ...rest]);
-  return results.flat();
+  // RETURNING promises no order: give the rows back in the order of the names.
+  const byName = new Map(results.flat().map((r) => [r.name, r]));
+  return names.flatMap((name) => {
+    const row = byName.get(name);
+    return row ? [row] : [];
+  });
 }
 
 /** The company's live work order with this id, or undefined (deleted, unknown, another company's). */

@@ -1,8 +1,9 @@
 /**
  * SKU queries; every one is scoped to a company and ignores deleted SKUs.
  */
-import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { fuzzyContains, idListConditions, normalizeForSearch } from "../../http/search";
@@ -43,7 +44,9 @@ export interface NewSku {
 }
 
 /**
- * Inserts SKUs, all or none (one batch, one statement per row).
+ * Inserts SKUs, all or none: one `INSERT ... SELECT FROM json_each(?)` per
+ * chunk of rows (`src/db/json-rows.ts`; one for a typical 1,000-item call),
+ * in one batch.
  *
  * @returns the created rows, in the order given.
  */
@@ -60,15 +63,27 @@ export async function insertSkus(
     updatedAt: now,
     deletedAt: null,
   }));
-  const [first, ...rest] = rows.map((r) =>
-    db.insert(skus).values({
-      ...r,
-      companyId,
-      skuSearch: normalizeForSearch(r.sku),
-      nameSearch: normalizeForSearch(r.name),
-      descriptionSearch: normalizeForSearch(r.description),
-      unitSearch: normalizeForSearch(r.unit),
-    }),
+  // Every column in table order, as drizzle's insert-select lists them.
+  const [first, ...rest] = jsonChunks(
+    rows.map((r) => [
+      r.id,
+      r.sku,
+      r.name,
+      r.description,
+      r.unit,
+      r.archived,
+      normalizeForSearch(r.sku),
+      normalizeForSearch(r.name),
+      normalizeForSearch(r.description),
+      normalizeForSearch(r.unit),
+    ]),
+  ).map((chunk) =>
+    db.insert(skus).select(
+      sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)}, ${jsonColumn(2)},
+            ${jsonColumn(3)}, ${jsonColumn(4)}, ${jsonColumn(5)}, ${jsonColumn(6)}, ${jsonColumn(7)},
+            ${jsonColumn(8)}, ${jsonColumn(9)}, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
+          FROM json_each(${chunk}) ORDER BY key`,
+    ),
   );
   if (first) await db.batch([first, ...rest]);
   return rows;

@@ -521,7 +521,7 @@ export interface paths {
          *     - `shifts`: `include`/`exclude` (shift definition ids);
          *     - `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), `before` (strictly), `between` (`start`..`end` inclusive) and `equal`.
          *
-         *     Only instances that have started are listed. Without any date operator: the instances that started in the last 7 days. A filter with no lower bound covers the 7 days before its upper bound; the instance starts of one request may span at most 31 days (422 otherwise). Ordered by instance start, then machine id. `shift.id` and `shiftIndicators.indicatorId` are the instance id (stable). `limit` is 1 to 100. A change to a stop or a production log shows in the next call.
+         *     Only instances that have started are listed. Without any date operator: the instances that started in the last 7 days. A filter with no lower bound covers the 7 days before its upper bound; a wider window may be given with both bounds (any length). Ordered by instance start, then machine id. `shift.id` and `shiftIndicators.indicatorId` are the instance id (stable). `limit` is 1 to 100. A change to a stop or a production log shows in the next call.
          *
          *     **Required scope:** `reports.read`
          */
@@ -6433,6 +6433,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getProductionLog: {
@@ -6575,6 +6586,17 @@ export interface operations {
                      *       "detail": "Internal Server Error"
                      *     }
                      */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6766,6 +6788,17 @@ export interface operations {
                      *       "detail": "Internal Server Error"
                      *     }
                      */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7004,6 +7037,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMetricsReport: {
@@ -7167,6 +7211,17 @@ export interface operations {
                      *       "detail": "Internal Server Error"
                      *     }
                      */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };

@@ -1,0 +1,58 @@
+/**
+ * Many rows in one statement: `INSERT ... SELECT ... FROM json_each(?)` with
+ * the rows bound as one JSON array parameter.
+ *
+ * Why: D1 counts every statement of a `db.batch` against its per-invocation
+ * query limit (1,000 on the paid plan, 50 on the free plan), so a create of
+ * 1,000 items written one statement per row would sit at the limit. One
+ * statement per table (per chunk) keeps a create's statement count constant.
+ *
+ * Chunks: D1 refuses a string (and so a bound parameter) over 2,000,000 bytes;
+ * rows are packed into JSON arrays of at most `JSON_CHUNK_BYTES` bytes, so a
+ * typical 1,000-item create is one chunk and the largest body the API accepts
+ * (4 MiB) a handful.
+ */
+import { type SQL, sql } from "drizzle-orm";
+
+/** Most UTF-8 bytes of one chunk's JSON: half of D1's 2,000,000-byte string limit. */
+export const JSON_CHUNK_BYTES = 1_000_000;
+
+const encoder = new TextEncoder();
+
+/**
+ * Packs rows into JSON arrays of at most `maxBytes` UTF-8 bytes each (a single
+ * larger row gets a chunk of its own), keeping their order.
+ *
+ * @param rows the rows, each a JSON-serializable array (one element per column).
+ * @returns the JSON texts, one per chunk; empty when there are no rows.
+ */
+export function jsonChunks(
+  rows: readonly (readonly unknown[])[],
+  maxBytes: number = JSON_CHUNK_BYTES,
+): string[] {
+  const out: string[] = [];
+  let current: string[] = [];
+  let bytes = 2;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    const size = encoder.encode(text).length + 1;
+    if (current.length > 0 && bytes + size > maxBytes) {
+      out.push(`[${current.join(",")}]`);
+      current = [];
+      bytes = 2;
+    }
+    current.push(text);
+    bytes += size;
+  }
+  if (current.length > 0) out.push(`[${current.join(",")}]`);
+  return out;
+}
+
+/**
+ * Column `i` of the current `json_each` row (`value` is one row array). A
+ * JSON number comes back as an INTEGER or REAL, a string as TEXT, `true` and
+ * `false` as 1 and 0, `null` as NULL.
+ */
+export function jsonColumn(i: number, from = "value"): SQL {
+  return sql.raw(`json_extract(${from}, '$[${i}]')`);
+}
