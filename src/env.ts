@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
 import type { RealtimeMachine } from "./realtime/realtime-machine";
+import type { SignalStore } from "./resources/signals/store";
 import { DEFAULT_STALLED_MARGIN_SECONDS, type WebhookMessage } from "./webhooks/outbox";
 
 /** The string settings, shared by the Worker's `Env` and the global `Cloudflare.Env`. */
@@ -57,6 +58,7 @@ export interface Env extends SettingVars {
   DB: D1Database;
   REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  SIGNAL_STORE: DurableObjectNamespace<SignalStore>;
   WEBHOOK_QUEUE: Queue<WebhookMessage>;
 }
 
@@ -66,6 +68,7 @@ declare global {
       DB: D1Database;
       REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
       RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+      SIGNAL_STORE: DurableObjectNamespace<SignalStore>;
       WEBHOOK_QUEUE: Queue<WebhookMessage>;
     }
   }
