@@ -4,7 +4,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
-import { machines, signals } from "../db/schema";
+import { companies, machines, signals } from "../db/schema";
 import { ApiError, notFound, unprocessable } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
@@ -253,16 +253,23 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
       const signal = await c.var.db
-        .select({ id: signals.id, companyId: signals.companyId, machineId: signals.machineId })
+        .select({
+          id: signals.id,
+          companyId: signals.companyId,
+          machineId: signals.machineId,
+          retentionDays: companies.signalRetentionDays,
+        })
         .from(signals)
+        .innerJoin(companies, eq(companies.id, signals.companyId))
         .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
         .get();
       if (!signal) throw notFound("Signal not found");
+      const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
       const values = body.values ?? [];
       const samples =
         body.samples?.map((s) => ({ ts: s.timestamp, value: s.value })) ??
         (body.timestamps ?? []).map((ts, i) => ({ ts, value: values[i] ?? 0 }));
-      const result = await ingestSamples(c.env, { ...signal, retentionMs: null }, samples);
+      const result = await ingestSamples(c.env, { ...signal, retentionMs }, samples);
       if (result.refused !== undefined) throw unprocessable(["body"], result.refused);
       return c.json({ accepted: result.accepted }, 200);
     },

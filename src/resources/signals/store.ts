@@ -67,6 +67,16 @@ export interface IngestResult {
   refused?: string;
 }
 
+/** A block the alarm prunes; `samples` only when it has no minute rollups yet. */
+type DueBlock = {
+  signal_id: number;
+  hour: number;
+  n: number;
+  has_minutes: number;
+  samples: ArrayBuffer | null;
+  [key: string]: SqlStorageValue;
+};
+
 type StoredBlock = {
   n: number;
   samples: ArrayBuffer | null;
@@ -236,20 +246,14 @@ export class SignalStore extends DurableObject<Env> {
     if (setting.retention_ms === null) return 0;
     const horizon = now - setting.retention_ms;
     const due = sql
-      .exec<{ signal_id: number; hour: number; n: number; minutes: ArrayBuffer | null }>(
+      .exec<DueBlock>(
         `SELECT signal_id, hour, n, minutes IS NOT NULL AS has_minutes,
            CASE WHEN minutes IS NULL THEN samples END AS samples
          FROM blocks WHERE samples IS NOT NULL AND hour + ${BLOCK_MS} <= ? LIMIT ?`,
         horizon,
         PRUNE_BATCH_BLOCKS,
       )
-      .toArray() as unknown as {
-      signal_id: number;
-      hour: number;
-      n: number;
-      has_minutes: number;
-      samples: ArrayBuffer | null;
-    }[];
+      .toArray();
     for (const block of due) {
       if (block.has_minutes || block.samples === null) {
         sql.exec(
