@@ -8,7 +8,7 @@
  *    signal when its marker file and its sample count agree;
  * 3. times each query (3 warm-ups, then BENCH_RUNS = 30 sequential runs) on the public
  *    route, which uses the rollups, and on the operator diagnostics route with
- *    `strategy=raw`, which is one plain GROUP BY over the raw samples (the naive design);
+ *    `strategy=raw`, which decodes every raw sample of the window (the naive design);
  *    both answers are compared point by point first;
  * 4. prints a markdown table and writes it to bench/results.md;
  * 5. stops wrangler, also on error or Ctrl-C.
@@ -376,7 +376,7 @@ async function main(): Promise<void> {
     }
     const cpu = cpus()[0]?.model ?? "unknown CPU";
     const table = [
-      "| Query | Points | Public median ms | Public p99 ms | Public median ms, gzip | Diagnostics rollups median ms (D1 ms) | Raw GROUP BY median ms (D1 ms) | Raw p99 ms | Speed-up (public vs raw, median) | Response |",
+      "| Query | Points | Public median ms | Public p99 ms | Public median ms, gzip | Diagnostics rollups median ms (store ms) | Raw decode median ms (store ms) | Raw p99 ms | Speed-up (public vs raw, median) | Response |",
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rows,
     ].join("\n");
@@ -391,22 +391,22 @@ async function main(): Promise<void> {
         "(`Accept-Encoding: identity`) except in the gzip column.",
       "",
       "- Median, p99: the public route (`GET /v1/machines/{machine_uuid}/signals/{public_id}`), " +
-        "which reads hour and minute rollups and only the ragged edges raw.",
-      "- Raw GROUP BY: the same query as one GROUP BY over the raw samples of the window " +
+        "which reads the machine's `SignalStore`: hour or minute rollups of whole hours, samples at the edges.",
+      "- Raw decode: the same query decoding every raw sample of the window " +
         "(`GET /operator/v1/signals/{public_id}/aggregate?strategy=raw`, the naive design). " +
         "Both answers are compared point by point before timing.",
       "- A 1 s bucket is finer than every rollup, so the 2 h at 1 s query is a raw scan of " +
-        "7,200 rows in both columns: its speed-up is 1x by construction.",
+        "7,200 samples in both columns: its speed-up is 1x by construction.",
       "- Public median, gzip: the same requests with `Accept-Encoding: gzip, deflate` (Node's " +
         "`fetch` default). On Cloudflare the front-line proxy compresses a Worker's answer after " +
         "the Worker; locally Miniflare emulates it in the same process, so this column adds " +
         "the compression and the client's inflation of the body. The targets are judged on " +
         "the uncompressed time, which is the API's own.",
-      "- Diagnostics rollups: the rollup plan through `aggregateSignalValues` (the function applied " +
-        "in SQL, two result columns), on the operator route (no API-key lookup, no rate limiter). " +
-        "In parentheses: median time of the one D1 statement, measured in the Worker.",
-      "- Memory: the aggregation runs in D1 (SQLite); the isolate receives only the result rows " +
-        "(at most 10,000), never raw samples. Response is the JSON body size.",
+      "- Diagnostics rollups: the rollup plan through `SignalStore.aggregate`, " +
+        "on the operator route (no API-key lookup, no rate limiter). " +
+        "In parentheses: median time of the store call, measured in the Worker.",
+      "- Memory: the aggregation runs in the machine's `SignalStore` object; the Worker receives " +
+        "only the result points (at most 10,000), never raw samples. Response is the JSON body size.",
       "",
       table,
       "",

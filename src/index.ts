@@ -10,6 +10,7 @@ import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
 
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";
+export { SignalStore } from "./resources/signals/store";
 
 const app = createApp();
 

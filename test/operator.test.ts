@@ -469,7 +469,7 @@ describe("operator diagnostics: GET /operator/v1/signals/{public_id}/aggregate",
       );
       expect(rollups.strategy).toBe("rollups");
       expect(raw.strategy).toBe("raw");
-      expect(rollups.parts.map((p) => p.source)).toEqual(["raw", "60", "3600", "60", "raw"]);
+      expect(rollups.parts.map((p) => p.source)).toEqual(["raw", "3600", "raw"]);
       expect(raw.parts.map((p) => p.source)).toEqual(["raw"]);
       expect(rollups.data.map((p) => p.timestamp)).toEqual(raw.data.map((p) => p.timestamp));
       rollups.data.forEach((p, i) => {

@@ -36,6 +36,9 @@ export class RealtimeMachine extends DurableObject<StorageFloorEnv> {
 /** Unused here; declared because the project's configuration binds the class. */
 export class RateLimiter extends DurableObject<StorageFloorEnv> {}
 
+/** Unused here; declared because the project's configuration binds the class. */
+export class SignalStore extends DurableObject<StorageFloorEnv> {}
+
 export default {
   async fetch(request: Request, env: StorageFloorEnv): Promise<Response> {
     const url = new URL(request.url);

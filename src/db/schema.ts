@@ -39,6 +39,11 @@ export const companies = sqliteTable("companies", {
   /** The secret before the last rotation, still signed with until `previousWebhookSecretExpiresAt`. */
   previousWebhookSecret: text("previous_webhook_secret"),
   previousWebhookSecretExpiresAt: integer("previous_webhook_secret_expires_at"),
+  /**
+   * Days of raw signal samples each machine's signal store keeps; older samples are
+   * removed by the store's alarm, their hour and minute rollups stay. Null = kept forever.
+   */
+  signalRetentionDays: integer("signal_retention_days"),
   createdAt: createdAt(),
 });
 
@@ -115,44 +120,6 @@ export const signals = sqliteTable(
     uniqueIndex("signals_public_id_unique").on(t.publicId),
     index("signals_machine_idx").on(t.companyId, t.machineId),
   ],
-);
-
-/** Raw samples; one value per signal and instant (a new value at the same instant replaces it). */
-export const signalSamples = sqliteTable(
-  "signal_samples",
-  {
-    signalId: integer("signal_id")
-      .notNull()
-      .references(() => signals.id),
-    /** Sample instant, ms since the epoch. */
-    ts: integer("ts").notNull(),
-    value: real("value").notNull(),
-    companyId: integer("company_id").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.signalId, t.ts] })],
-);
-
-/**
- * Pre-aggregated samples per signal and aligned bucket (60 s and 3,600 s),
- * maintained on ingestion, so that long windows read rollups instead of raw rows.
- */
-export const signalRollups = sqliteTable(
-  "signal_rollups",
-  {
-    signalId: integer("signal_id")
-      .notNull()
-      .references(() => signals.id),
-    /** Bucket width in seconds: 60 or 3600. */
-    widthSeconds: integer("width_seconds").notNull(),
-    /** Bucket start, ms since the epoch, a multiple of the width. */
-    bucketStart: integer("bucket_start").notNull(),
-    sampleCount: integer("sample_count").notNull(),
-    valueSum: real("value_sum").notNull(),
-    valueMin: real("value_min").notNull(),
-    valueMax: real("value_max").notNull(),
-    companyId: integer("company_id").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.signalId, t.widthSeconds, t.bucketStart] })],
 );
 
 /** Products (stock-keeping units). */

@@ -12,7 +12,7 @@ import { notFound } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import { requireCompany } from "./lookups";
-import { arrayBody, IntId, operatorRoute } from "./schemas";
+import { arrayBody, IntId, objectBody, operatorRoute } from "./schemas";
 
 /** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
 export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
@@ -68,7 +68,46 @@ const ApiKeyCreate = z
 
 const companyParam = z.object({ company_id: IntId("company_id") });
 
+const SignalRetention = z
+  .object({
+    days: z.number().int().min(1).max(36_500).nullable().openapi({
+      description: "Days of raw samples kept; null = kept forever.",
+      example: 90,
+    }),
+  })
+  .strict()
+  .openapi("SignalRetention");
+
 export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(
+    operatorRoute({
+      method: "put",
+      path: "/companies/{company_id}/signal-retention",
+      tags: ["Companies"],
+      summary: "Set how long raw signal samples are kept",
+      description:
+        "Raw samples older than `days` are removed by each machine's signal store (its alarm, " +
+        "hourly); their hour and minute rollups are kept, so queries of whole minutes and hours " +
+        "still answer. A store learns the setting with the machine's next ingestion call.",
+      request: {
+        params: companyParam,
+        body: objectBody(SignalRetention),
+      },
+      responses: { 200: jsonResponse(SignalRetention, "The setting now in force.") },
+    }),
+    async (c) => {
+      const { company_id } = c.req.valid("param");
+      const { days } = c.req.valid("json");
+      const row = await c.var.db
+        .update(companies)
+        .set({ signalRetentionDays: days })
+        .where(eq(companies.id, company_id))
+        .returning({ days: companies.signalRetentionDays })
+        .get();
+      if (!row) throw notFound("Company not found");
+      return c.json({ days: row.days }, 200);
+    },
+  )
   .openapi(
     operatorRoute({
       method: "post",

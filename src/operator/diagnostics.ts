@@ -3,7 +3,7 @@
  *
  * `GET /operator/v1/signals/{public_id}/aggregate` runs the public signal-data
  * aggregation with the rollups (`strategy=rollups`, what the public route
- * does) or as one plain GROUP BY over the raw samples (`strategy=raw`, the
+ * does) or by decoding every raw sample of the window (`strategy=raw`, the
  * naive design). Both must give the same points; the benchmark times them
  * side by side. Not part of the public API.
  */
@@ -15,13 +15,9 @@ import { notFound, unprocessable } from "../http/errors";
 import { isoInstant } from "../http/instants";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
-import {
-  AGG_FUNCTIONS,
-  aggregateSignalValues,
-  planWindow,
-  ROLLUP_WIDTHS_SECONDS,
-} from "../resources/signals/aggregate";
+import { AGG_FUNCTIONS, planWindow, readMode } from "../resources/signals/aggregate";
 import { AGG_UNIT_MS, MAX_POINTS, MAX_WINDOW_MS } from "../resources/signals/routes";
+import { signalStore } from "../resources/signals/store";
 import { operatorRoute, UuidId } from "./schemas";
 
 const instant = z.iso
@@ -56,8 +52,8 @@ const AggregateQuery = z.object({
     .default("rollups")
     .openapi({
       description:
-        "`rollups`: what the public route does (minute and hour rollups plus raw edges); " +
-        "`raw`: one GROUP BY over the raw samples of the window.",
+        "`rollups`: what the public route does (hour or minute rollups of whole hours, samples at the edges); " +
+        "`raw`: every sample of the window decoded.",
     }),
 });
 
@@ -73,7 +69,7 @@ const AggregateOut = z
         }),
       )
       .openapi({ description: "How the window was split (the query plan of the aggregation)." }),
-    queryMs: z.number().openapi({ description: "Time spent in the one D1 statement, ms." }),
+    queryMs: z.number().openapi({ description: "Time spent in the signal store call, ms." }),
     data: z.array(
       z.object({ timestamp: z.string().openapi({ format: "date-time" }), value: z.number() }),
     ),
@@ -87,8 +83,8 @@ const aggregateRoute = operatorRoute({
   summary: "Operator diagnostics: compare rollups with a raw scan",
   description:
     "Aggregates one signal exactly like `GET /v1/machines/{machine_uuid}/signals/{public_id}` " +
-    "(same window rules and limits), with the rollups or with a plain GROUP BY over the raw " +
-    "samples. Both strategies return the same points; use it to check the rollups or to time them.",
+    "(same window rules and limits), with the rollups or by decoding every raw " +
+    "sample. Both strategies return the same points; use it to check the rollups or to time them.",
   request: {
     params: z.object({ public_id: UuidId("public_id") }),
     query: AggregateQuery,
@@ -119,30 +115,19 @@ export const operatorDiagnosticsRoutes = new OpenAPIHono<AppEnv>({
     );
   }
   const signal = await c.var.db
-    .select({ id: signals.id, companyId: signals.companyId })
+    .select({ id: signals.id, companyId: signals.companyId, machineId: signals.machineId })
     .from(signals)
     .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
     .get();
   if (!signal) throw notFound("Signal not found");
   const useRollups = q.strategy === "rollups";
-  const parts = planWindow(
-    q.start_time,
-    q.end_time,
-    width,
-    useRollups ? ROLLUP_WIDTHS_SECONDS : [],
-  );
+  const parts = planWindow(q.start_time, q.end_time, readMode(width, useRollups));
   const started = Date.now();
-  const points = await aggregateSignalValues(
-    c.env.DB,
-    {
-      companyId: signal.companyId,
-      signalId: signal.id,
-      from: q.start_time,
-      to: q.end_time,
-      bucketWidthMs: width,
-    },
+  const series = await signalStore(c.env, signal.companyId, signal.machineId).aggregate(
+    signal.id,
+    { from: q.start_time, to: q.end_time, bucketWidthMs: width },
     q.agg_function,
-    { useRollups },
+    useRollups,
   );
   const queryMs = Date.now() - started;
   return c.json(
@@ -154,7 +139,10 @@ export const operatorDiagnosticsRoutes = new OpenAPIHono<AppEnv>({
         to: new Date(p.to).toISOString(),
       })),
       queryMs,
-      data: points.map((p) => ({ timestamp: isoInstant(p.bucket), value: p.value })),
+      data: series.buckets.map((bucket, i) => ({
+        timestamp: isoInstant(bucket),
+        value: series.values[i] ?? 0,
+      })),
     },
     200,
   );

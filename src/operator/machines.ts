@@ -5,8 +5,8 @@ import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
-import { machines, signals } from "../db/schema";
-import { ApiError, notFound } from "../http/errors";
+import { companies, machines, signals } from "../db/schema";
+import { ApiError, notFound, unprocessable } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
@@ -240,7 +240,7 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       summary: "Ingest samples",
       description:
         `At most ${MAX_SAMPLES_PER_CALL} samples a call, as \`samples\` or as parallel \`timestamps\`/\`values\`. ` +
-        "A sample at an existing timestamp replaces it. Rollups are updated in the same batch.",
+        "A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.",
       request: {
         params: z.object({ public_id: UuidId("public_id") }),
         body: objectBody(SamplesBody),
@@ -251,17 +251,25 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
       const signal = await c.var.db
-        .select({ id: signals.id, companyId: signals.companyId })
+        .select({
+          id: signals.id,
+          companyId: signals.companyId,
+          machineId: signals.machineId,
+          retentionDays: companies.signalRetentionDays,
+        })
         .from(signals)
+        .innerJoin(companies, eq(companies.id, signals.companyId))
         .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
         .get();
       if (!signal) throw notFound("Signal not found");
+      const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
       const values = body.values ?? [];
       const samples =
         body.samples?.map((s) => ({ ts: s.timestamp, value: s.value })) ??
         (body.timestamps ?? []).map((ts, i) => ({ ts, value: values[i] ?? 0 }));
-      const accepted = await ingestSamples(c.env.DB, signal, samples);
-      return c.json({ accepted }, 200);
+      const result = await ingestSamples(c.env, { ...signal, retentionMs }, samples);
+      if (result.refused !== undefined) throw unprocessable(["body"], result.refused);
+      return c.json({ accepted: result.accepted }, 200);
     },
   );
 

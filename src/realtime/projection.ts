@@ -4,16 +4,12 @@
  * Each SKU segment of the running instance is one `production_logs` row with
  * `live = 1`, `is_automated = 1`, `type = 'total'`, written by the machine's
  * Durable Object (never by the public production-log endpoints, which refuse
- * the running shift). The row's `sensor_count` is computed inside the same
- * statement, from the machine's `count` signal: the sum of its samples with
- * `start <= ts < end`, read from the hourly rollups where whole hours fit and
- * raw samples at the edges (the plan of `planWindow`, as the signal-data
- * route does), so that a long segment costs a few index lookups.
+ * the running shift). The row's `sensor_count` is the sum of the machine's
+ * `count` signal samples with `start <= ts < end`, which the caller reads from
+ * the machine's signal store (`sumCountSignal`) and passes in with the log.
  * `count = sensorCount x countingFactor`, rounded to an integer (the spec's
  * definition of `count`; `sensor_count` and `count` are integer columns).
  */
-import { planWindow } from "../resources/signals/aggregate";
-import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 
 /** What one production log row of a segment holds (besides its company and machine); instants in ms. */
 export interface LiveLog {
@@ -30,6 +26,8 @@ export interface LiveLog {
   live: boolean;
   /** `updated_at` (and `created_at` of a new row), ms. */
   now: number;
+  /** Sum of the machine's `count` samples in `[start, end)` (`sumCountSignal`); rounded here. */
+  sensorCount: number;
 }
 
 /** The counts the database computed for a log. */
@@ -42,17 +40,12 @@ export interface LogCounts {
 /** Most logs per upsert statement: its one JSON parameter stays far below D1's 2 MB per value. */
 export const LOGS_PER_STATEMENT = 500;
 
-/** A rollup width in seconds, or 0 for raw samples: a part of `planWindow` as the SQL reads it. */
-type PartRow = [source: number, from: number, to: number];
-
 /**
- * Upserts of segments' logs, `LOGS_PER_STATEMENT` per statement, that compute
- * their counts from the samples and return them. Each statement reads its logs
+ * Upserts of segments' logs, `LOGS_PER_STATEMENT` per statement, that store
+ * their counts and return them. Each statement reads its logs
  * from one JSON parameter (`json_each`), so a flush of any number of segments
  * costs D1 one statement per 500 logs, not one per log (D1 allows 1,000 queries
- * per invocation, and each costs a round of parsing and planning). Each log's
- * window comes with its `planWindow` parts (hourly and minute rollups where they
- * fit, raw samples at the edges), so a long segment costs a few index lookups.
+ * per invocation, and each costs a round of parsing and planning).
  * A row deleted through the public API stays deleted (its `deleted_at` is not
  * touched); `is_reviewed` and `work_order_id` belong to the log's reviewers and
  * are not touched either. A row that already holds every value (the periodic
@@ -74,14 +67,9 @@ export function upsertLiveLogs(
 ): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < logs.length; i += LOGS_PER_STATEMENT) {
-    const chunk = logs.slice(i, i + LOGS_PER_STATEMENT).map((log) => ({
-      ...log,
-      live: log.live ? 1 : 0,
-      // Any multiple of 3,600 s lets both rollup levels serve the single result bucket.
-      parts: planWindow(log.start, log.end, 3_600_000).map(
-        (part): PartRow => [part.source === "raw" ? 0 : part.source, part.from, part.to],
-      ),
-    }));
+    const chunk = logs
+      .slice(i, i + LOGS_PER_STATEMENT)
+      .map((log) => ({ ...log, live: log.live ? 1 : 0 }));
     statements.push(
       d1
         .prepare(UPSERT_LIVE_LOGS_SQL)
@@ -93,32 +81,10 @@ export function upsertLiveLogs(
 
 /**
  * ?1 company, ?2 machine, ?3 the logs as a JSON array of `LiveLog` with `live`
- * as 0/1 and `parts` as `[source, from, to]` (source: rollup width in seconds,
- * or 0 for raw samples). The signal is the machine's lowest-id non-deleted
- * signal named `count` (a second one, if any, is a different sensor, not more
- * pulses). `count = sensorCount x countingFactor`, rounded to an integer.
+ * as 0/1. `count = sensorCount x countingFactor`, rounded to an integer.
  */
-const UPSERT_LIVE_LOGS_SQL = `WITH sig(id) AS (
-    SELECT id FROM signals
-    WHERE company_id = ?1 AND machine_id = ?2 AND name = '${COUNT_SIGNAL_NAME}' AND deleted_at IS NULL
-    ORDER BY id LIMIT 1
-  ),
-  counted AS (
-    SELECT l.value AS v, (
-      SELECT COALESCE(SUM(CASE p.value ->> 0
-        WHEN 0 THEN (
-          SELECT SUM(value) FROM signal_samples
-          WHERE company_id = ?1 AND signal_id = (SELECT id FROM sig)
-            AND ts >= p.value ->> 1 AND ts < p.value ->> 2)
-        ELSE (
-          SELECT SUM(value_sum) FROM signal_rollups
-          WHERE company_id = ?1 AND signal_id = (SELECT id FROM sig)
-            AND width_seconds = p.value ->> 0
-            AND bucket_start >= p.value ->> 1 AND bucket_start < p.value ->> 2)
-        END), 0)
-      FROM json_each(l.value, '$.parts') AS p
-    ) AS n
-    FROM json_each(?3) AS l
+const UPSERT_LIVE_LOGS_SQL = `WITH counted AS (
+    SELECT l.value AS v, l.value ->> 'sensorCount' AS n FROM json_each(?3) AS l
   )
   INSERT INTO production_logs (id, company_id, machine_id, sku_id, shift_instance_id, operator_id,
     simple_work_order_id, type, count, sensor_count, nominal_speed, counting_factor, start, "end",

@@ -40,9 +40,11 @@
  * machine keeps making it); operator assignments do not (a new shift has its
  * own crew).
  */
+
 import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../db/client";
 import type { Env } from "../env";
+import { sumCountSignal } from "../resources/signals/count-sums";
 import { runningInstance } from "../shifts/queries";
 import {
   deleteLiveLog,
@@ -698,7 +700,7 @@ export class RealtimeMachine extends DurableObject<Env> {
     const segments = this.segments();
     const projections = projectTimeline(segments, this.assignments(), instance, now);
     const statements: D1PreparedStatement[] = [];
-    const logs: LiveLog[] = [];
+    const logs: Omit<LiveLog, "sensorCount">[] = [];
     const updates: { segment: StoredSegment; hasLog: boolean; projected: string | null }[] = [];
     const withLogs: string[] = [];
     projections.forEach((p, i) => {
@@ -730,7 +732,10 @@ export class RealtimeMachine extends DurableObject<Env> {
       updates.push({ segment: stored, hasLog: true, projected: signature });
     });
     const owner = { companyId: meta.company_id, machineId: meta.machine_id };
-    statements.push(...upsertLiveLogs(this.env.DB, owner, logs));
+    // The pulses come from the machine's signal store, before the D1 batch that stores them.
+    const sums = await sumCountSignal(this.env, owner, logs);
+    const counted = logs.map((log, i) => ({ ...log, sensorCount: sums[i] ?? 0 }));
+    statements.push(...upsertLiveLogs(this.env.DB, owner, counted));
     if (options.counts) statements.push(...readLogCounts(this.env.DB, meta.company_id, withLogs));
     if (options.mark) statements.push(this.markStatement(meta, options.mark));
     if (statements.length === 0) {

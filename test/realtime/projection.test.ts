@@ -1,8 +1,8 @@
 /**
  * The live-log upsert of the realtime objects (`upsertLiveLogs`): one statement per
  * 500 logs, each log's `sensorCount` summed from the machine's `count` samples in
- * `[start, end)` through the hourly and minute rollups and raw edges, checked
- * against a sum over the raw samples computed here.
+ * `[start, end)` by the machine's signal store (`sumCountSignal`: hour rollups and raw
+ * edges), checked against a sum over the raw samples computed here.
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ import {
   readLogCounts,
   upsertLiveLogs,
 } from "../../src/realtime/projection";
+import { sumCountSignal } from "../../src/resources/signals/count-sums";
 import { ingest } from "../harness";
 import { getState, plant } from "./plant";
 
@@ -26,7 +27,7 @@ function liveLog(
   shiftInstanceId: number,
   window: { start: number; end: number },
   now = Date.now(),
-): LiveLog {
+): Omit<LiveLog, "sensorCount"> {
   return {
     id: crypto.randomUUID(),
     skuId,
@@ -39,6 +40,15 @@ function liveLog(
     live: true,
     now,
   };
+}
+
+/** The logs with their `sensorCount` from the machine's signal store, as the realtime object does. */
+async function counted(
+  owner: { companyId: number; machineId: number },
+  logs: readonly Omit<LiveLog, "sensorCount">[],
+): Promise<LiveLog[]> {
+  const sums = await sumCountSignal(env, owner, logs);
+  return logs.map((log, i) => ({ ...log, sensorCount: sums[i] ?? Number.NaN }));
 }
 
 describe("upsertLiveLogs", () => {
@@ -69,11 +79,14 @@ describe("upsertLiveLogs", () => {
       [t0 - 2 * HOUR, t0 - HOUR], // before any sample: 0
     ];
     // 501 logs: two statements, the second with one log.
-    const logs: LiveLog[] = Array.from({ length: LOGS_PER_STATEMENT + 1 }, (_, i) => {
-      const [start, end] = windows[i % windows.length] ?? [0, 1];
-      return liveLog(p.a.id, instanceId, { start, end });
-    });
     const owner = { companyId: p.co.id, machineId: m.id };
+    const logs = await counted(
+      owner,
+      Array.from({ length: LOGS_PER_STATEMENT + 1 }, (_, i) => {
+        const [start, end] = windows[i % windows.length] ?? [0, 1];
+        return liveLog(p.a.id, instanceId, { start, end });
+      }),
+    );
     const statements = upsertLiveLogs(env.DB, owner, logs);
     expect(statements).toHaveLength(2);
     const results = await env.DB.batch<{ id: string; sensor_count: number; count: number }>(
@@ -95,9 +108,11 @@ describe("upsertLiveLogs", () => {
     // The stored rows keep the column types the other views read, and an upsert of the
     // same ids closes them in place (created_at kept, end and counts rewritten).
     const first = logs[0] as LiveLog;
-    const [closed] = upsertLiveLogs(env.DB, owner, [
-      { ...first, end: hour, live: false, now: first.now + 5_000 },
-    ]);
+    const [closed] = upsertLiveLogs(
+      env.DB,
+      owner,
+      await counted(owner, [{ ...first, end: hour, live: false, now: first.now + 5_000 }]),
+    );
     if (!closed) throw new Error("no statement");
     await closed.run();
     const row = await env.DB.prepare(
@@ -145,10 +160,10 @@ describe("upsertLiveLogs", () => {
     const log = (start: number, end: number) => liveLog(p.a.id, instanceId, { start, end }, now);
     const logs = [log(t0, t0 + MIN), log(t0 + MIN, t0 + 9 * MIN)];
     const owner = { companyId: p.co.id, machineId: m.id };
-    const upsert = async (batch: LiveLog[]) =>
+    const upsert = async (batch: Omit<LiveLog, "sensorCount">[]) =>
       (
         await env.DB.batch<{ id: string; sensor_count: number }>(
-          upsertLiveLogs(env.DB, owner, batch),
+          upsertLiveLogs(env.DB, owner, await counted(owner, batch)),
         )
       )
         .flatMap((r) => r.results)

@@ -1,203 +1,217 @@
 /**
- * Aggregation of signal samples into fixed-width buckets.
+ * Aggregation of a signal's blocks into fixed-width buckets (runs inside the machine's
+ * `SignalStore` object, over the rows its SQLite returns).
  *
- * Buckets are `width` ms wide and aligned to multiples of the width since the
- * Unix epoch (UTC); a bucket's timestamp is its start. Samples with
- * `start <= t < end` count; buckets without samples are left out.
+ * Buckets are `width` ms wide and aligned to multiples of the width since the Unix epoch
+ * (UTC); a bucket's timestamp is its start. Samples with `start <= t < end` count;
+ * buckets without samples are left out.
  *
- * Long windows do not scan raw samples: the window is split into parts that
- * whole rollup buckets cover (3,600 s, then 60 s) and the ragged edges, which
- * are read raw. A rollup can serve a bucket width only when the width is a
- * multiple of the rollup's width, so that no rollup bucket straddles two
- * result buckets. The partial aggregates (count, sum, min, max) of all parts
- * combine exactly for the five functions.
+ * A query never reads one row per sample: a block whose whole hour lies inside the
+ * window contributes its hour rollup when the width is a multiple of an hour, its minute
+ * rollups when the width is a multiple of a minute, and its decoded samples otherwise;
+ * the (at most two) blocks cut by the window's edges contribute their decoded samples.
+ * A rollup serves a width only when the width is a multiple of the rollup's, so that no
+ * rollup straddles two buckets. The partial aggregates (count, sum, min, max) combine
+ * exactly for the five functions (sums up to float64 rounding, see `blocks.ts`).
  */
+import { BLOCK_MS, decodeMinutes, decodeSamples, MINUTE_MS, MINUTES_PER_BLOCK } from "./blocks";
 
 export const AGG_FUNCTIONS = ["avg", "max", "min", "sum", "count"] as const;
 export type AggFunction = (typeof AGG_FUNCTIONS)[number];
 
-/** Rollup widths maintained on ingestion, in seconds, coarsest first. */
-export const ROLLUP_WIDTHS_SECONDS = [3600, 60] as const;
+/** What serves the blocks inside the window: hour rollups, minute rollups or samples. */
+export type ReadMode = "hours" | "minutes" | "raw";
 
-/** One part of a window: read raw samples, or rollups of one width. */
+/**
+ * The coarsest source that serves a bucket width.
+ *
+ * @param bucketWidthMs the bucket width, ms.
+ * @param useRollups false reads samples only (the naive design, kept for the operator
+ *   diagnostics and the benchmark).
+ */
+export function readMode(bucketWidthMs: number, useRollups = true): ReadMode {
+  if (!useRollups) return "raw";
+  if (bucketWidthMs % BLOCK_MS === 0) return "hours";
+  if (bucketWidthMs % MINUTE_MS === 0) return "minutes";
+  return "raw";
+}
+
+/** One block as the store's query returns it; a BLOB is null when the query left it out. */
+export interface BlockRow {
+  /** The block's start, ms. */
+  hour: number;
+  n: number;
+  sum: number;
+  lo: number;
+  hi: number;
+  minutes: ArrayBuffer | null;
+  samples: ArrayBuffer | null;
+}
+
+/** The result: bucket starts (ms, ascending) and the function's value in each. */
+export interface Series {
+  buckets: number[];
+  values: number[];
+}
+
+/** Bucket partial aggregates, fed in ascending time (so a bucket's parts arrive together). */
+class Accumulator {
+  readonly buckets: number[] = [];
+  readonly values: number[] = [];
+  private bucket = Number.NaN;
+  private n = 0;
+  // -0, not 0: -0 + v is v for every v, so a sum of one -0 sample stays -0.
+  private s = -0;
+  private lo = 0;
+  private hi = 0;
+
+  constructor(
+    private readonly width: number,
+    private readonly fn: AggFunction,
+  ) {}
+
+  add(t: number, n: number, s: number, lo: number, hi: number): void {
+    const bucket = Math.floor(t / this.width) * this.width;
+    if (bucket !== this.bucket) {
+      this.emit();
+      this.bucket = bucket;
+      this.n = n;
+      this.s = s;
+      this.lo = lo;
+      this.hi = hi;
+      return;
+    }
+    this.n += n;
+    this.s += s;
+    if (lo < this.lo) this.lo = lo;
+    if (hi > this.hi) this.hi = hi;
+  }
+
+  private emit(): void {
+    if (this.n === 0) return;
+    this.buckets.push(this.bucket);
+    const fn = this.fn;
+    this.values.push(
+      fn === "avg"
+        ? this.s / this.n
+        : fn === "sum"
+          ? this.s
+          : fn === "count"
+            ? this.n
+            : fn === "min"
+              ? this.lo
+              : this.hi,
+    );
+    this.n = 0;
+  }
+
+  finish(): Series {
+    this.emit();
+    return { buckets: this.buckets, values: this.values };
+  }
+}
+
+/**
+ * Aggregates blocks over `[from, to)`.
+ *
+ * @param rows the signal's blocks overlapping the window, ascending by hour, with the
+ *   BLOBs `blockQuery` selects for the mode.
+ * @param q window in ms (`from` inclusive, `to` exclusive) and bucket width in ms.
+ * @param fn the aggregation function.
+ * @param mode from `readMode`.
+ * @returns the non-empty buckets in ascending time with their values.
+ */
+export function aggregateBlocks(
+  rows: Iterable<BlockRow>,
+  q: { from: number; to: number; bucketWidthMs: number },
+  fn: AggFunction,
+  mode: ReadMode,
+): Series {
+  const acc = new Accumulator(q.bucketWidthMs, fn);
+  for (const row of rows) {
+    const inner = row.hour >= q.from && row.hour + BLOCK_MS <= q.to;
+    if (inner && mode === "hours") {
+      acc.add(row.hour, row.n, row.sum, row.lo, row.hi);
+    } else if (row.samples !== null && (mode === "raw" || !inner || row.minutes === null)) {
+      const { ts, values } = decodeSamples(row.hour, row.n, row.samples);
+      for (let i = 0; i < ts.length; i++) {
+        const t = ts[i] ?? 0;
+        if (t < q.from || t >= q.to) continue;
+        const v = values[i] ?? 0;
+        acc.add(t, 1, v, v, v);
+      }
+    } else if (row.minutes !== null && mode !== "raw") {
+      // Minute rollups: of an inner block, or of a block whose samples retention removed
+      // (then only its minutes wholly inside the window count).
+      const m = decodeMinutes(row.minutes);
+      for (let i = 0; i < MINUTES_PER_BLOCK; i++) {
+        const n = m[4 * i] ?? 0;
+        const start = row.hour + i * MINUTE_MS;
+        if (n === 0 || start < q.from || start + MINUTE_MS > q.to) continue;
+        acc.add(start, n, m[4 * i + 1] ?? 0, m[4 * i + 2] ?? 0, m[4 * i + 3] ?? 0);
+      }
+    }
+  }
+  return acc.finish();
+}
+
+/**
+ * The SQL (for the store's `blocks` table) that reads the blocks overlapping a window
+ * with only the BLOBs the mode needs: samples for the edge blocks, for `raw`, and for
+ * blocks without minute rollups; minute rollups for `minutes` and for the edges (used
+ * when retention removed their samples). Parameters: ?1 signal, ?2 from, ?3 to, ?4 mode.
+ */
+export const BLOCK_QUERY_SQL = `SELECT hour, n, sum, lo, hi,
+    CASE WHEN ?4 = 'minutes' OR hour < ?2 OR hour + ${BLOCK_MS} > ?3 THEN minutes END AS minutes,
+    CASE WHEN ?4 = 'raw' OR hour < ?2 OR hour + ${BLOCK_MS} > ?3
+      OR (?4 = 'minutes' AND minutes IS NULL) THEN samples END AS samples
+  FROM blocks
+  WHERE signal_id = ?1 AND hour > ?2 - ${BLOCK_MS} AND hour < ?3
+  ORDER BY hour`;
+
+/**
+ * Sum of the values with `from <= t < to`, from the blocks overlapping the window (read
+ * with `BLOCK_QUERY_SQL` in mode `hours`): whole hours from their rollups, edges from
+ * their samples (or, once retention removed them, from their whole minutes).
+ */
+export function sumBlocks(rows: Iterable<BlockRow>, from: number, to: number): number {
+  let sum = 0;
+  for (const row of rows) {
+    if (row.hour >= from && row.hour + BLOCK_MS <= to) {
+      sum += row.sum;
+      continue;
+    }
+    // An edge: one bucket as wide as the window cannot be aligned, so add the parts here.
+    const part = aggregateBlocks([row], { from, to, bucketWidthMs: BLOCK_MS }, "sum", "minutes");
+    for (const v of part.values) sum += v;
+  }
+  return sum;
+}
+
+/** One part of a window as `aggregateBlocks` reads it (for the operator diagnostics). */
 export interface WindowPart {
-  source: "raw" | (typeof ROLLUP_WIDTHS_SECONDS)[number];
-  /** Inclusive start, ms since the epoch. */
+  /** `raw` (decoded samples), `60` (minute rollups) or `3600` (hour rollups). */
+  source: "raw" | "60" | "3600";
+  /** Inclusive start, ms. */
   from: number;
-  /** Exclusive end, ms since the epoch. */
+  /** Exclusive end, ms. */
   to: number;
 }
 
-const ceilTo = (t: number, step: number) => Math.ceil(t / step) * step;
-const floorTo = (t: number, step: number) => Math.floor(t / step) * step;
-
 /**
- * Splits `[from, to)` into parts served by the coarsest usable rollup and raw edges.
+ * How `aggregateBlocks` reads `[from, to)`: the whole hours inside it from the mode's
+ * source, the ragged edges from samples.
  *
- * @param from window start, ms (inclusive).
- * @param to window end, ms (exclusive).
- * @param bucketWidthMs result bucket width in ms; rollups whose width does not divide it are not used.
- * @param levels the rollup widths that may be used, coarsest first; `[]` plans one raw part
- *   (the naive design, kept for the operator diagnostics and the benchmark).
  * @returns contiguous, non-overlapping parts covering exactly `[from, to)`, in time order.
  */
-export function planWindow(
-  from: number,
-  to: number,
-  bucketWidthMs: number,
-  levels: readonly (typeof ROLLUP_WIDTHS_SECONDS)[number][] = ROLLUP_WIDTHS_SECONDS,
-): WindowPart[] {
-  const usable = levels.filter((w) => bucketWidthMs % (w * 1000) === 0);
-  const split = (
-    a: number,
-    b: number,
-    levels: readonly (typeof ROLLUP_WIDTHS_SECONDS)[number][],
-  ): WindowPart[] => {
-    if (a >= b) return [];
-    const [level, ...finer] = levels;
-    if (level === undefined) return [{ source: "raw", from: a, to: b }];
-    const step = level * 1000;
-    const innerFrom = ceilTo(a, step);
-    const innerTo = floorTo(b, step);
-    if (innerFrom >= innerTo) return split(a, b, finer);
-    return [
-      ...split(a, innerFrom, finer),
-      { source: level, from: innerFrom, to: innerTo },
-      ...split(innerTo, b, finer),
-    ];
-  };
-  return split(from, to, usable);
-}
-
-/**
- * One SELECT per part giving `(bucket, n, s, lo, hi)`, joined by UNION ALL.
- *
- * @param params positional parameters so far (?1 company, ?2 signal, ?3 width); each part's
- *   bounds are appended.
- */
-function unionOfParts(parts: readonly WindowPart[], params: number[]): string {
-  const selects = parts.map((part) => {
-    params.push(part.from, part.to);
-    const fromIdx = params.length - 1;
-    const toIdx = params.length;
-    if (part.source === "raw") {
-      return `SELECT (ts / W.w) * W.w AS bucket, COUNT(*) AS n, SUM(value) AS s, MIN(value) AS lo, MAX(value) AS hi
-        FROM signal_samples, W
-        WHERE company_id = ?1 AND signal_id = ?2 AND ts >= CAST(?${fromIdx} AS INTEGER) AND ts < CAST(?${toIdx} AS INTEGER)
-        GROUP BY bucket`;
-    }
-    return `SELECT (bucket_start / W.w) * W.w AS bucket, SUM(sample_count) AS n, SUM(value_sum) AS s,
-          MIN(value_min) AS lo, MAX(value_max) AS hi
-        FROM signal_rollups, W
-        WHERE company_id = ?1 AND signal_id = ?2 AND width_seconds = ${part.source}
-          AND bucket_start >= CAST(?${fromIdx} AS INTEGER) AND bucket_start < CAST(?${toIdx} AS INTEGER)
-        GROUP BY bucket`;
-  });
-  return selects.length > 0 ? selects.join("\nUNION ALL\n") : "SELECT 0, 0, 0, 0, 0 WHERE 0";
-}
-
-/** One result point: bucket start (ms) and the value of the aggregation function. */
-export interface BucketValue {
-  bucket: number;
-  value: number;
-}
-
-/** The function's value over the rows of one part: raw samples or rollups. */
-const PART_VALUE: Record<"raw" | "rollup", Record<AggFunction, string>> = {
-  raw: {
-    avg: "CAST(SUM(value) AS REAL) / COUNT(*)",
-    sum: "SUM(value)",
-    count: "COUNT(*)",
-    min: "MIN(value)",
-    max: "MAX(value)",
-  },
-  rollup: {
-    avg: "CAST(SUM(value_sum) AS REAL) / SUM(sample_count)",
-    sum: "SUM(value_sum)",
-    count: "SUM(sample_count)",
-    min: "MIN(value_min)",
-    max: "MAX(value_max)",
-  },
-};
-
-/** The function's value over the partial aggregates (n, s, lo, hi) of several parts. */
-const COMBINED_VALUE: Record<AggFunction, string> = {
-  avg: "CAST(SUM(s) AS REAL) / SUM(n)",
-  sum: "SUM(s)",
-  count: "SUM(n)",
-  min: "MIN(lo)",
-  max: "MAX(hi)",
-};
-
-/**
- * Builds the single SQL statement that returns `(bucket, value)` for one function.
- *
- * Every part yields partial aggregates `(bucket, n, s, lo, hi)`; the outer query combines
- * them per bucket and applies the function in SQL (avg = sum / count), so that two columns,
- * not five, cross from D1 to the isolate (D1's cost grows with the cells it returns). A
- * window served by one part skips the outer GROUP BY (a second temporary B-tree over every
- * bucket). Bucket arithmetic binds integers with an explicit `CAST(... AS INTEGER)`: D1
- * binds JavaScript numbers as REAL, which would make `ts / width` a fractional division.
- *
- * @returns SQL text and its positional parameters; rows are `[bucket ms, value]`, ascending.
- */
-export function buildValueSql(
-  companyId: number,
-  signalId: number,
-  parts: readonly WindowPart[],
-  bucketWidthMs: number,
-  fn: AggFunction,
-): { sql: string; params: number[] } {
-  const [only] = parts;
-  if (parts.length !== 1 || only === undefined) {
-    const params: number[] = [companyId, signalId, bucketWidthMs];
-    const union = unionOfParts(parts, params);
-    const sql = `WITH W(w) AS (SELECT CAST(?3 AS INTEGER))
-      SELECT bucket, ${COMBINED_VALUE[fn]} AS value
-      FROM (${union})
-      GROUP BY bucket ORDER BY bucket`;
-    return { sql, params };
-  }
-  const params = [companyId, signalId, bucketWidthMs, only.from, only.to];
-  const sql =
-    only.source === "raw"
-      ? `SELECT (ts / W.w) * W.w AS bucket, ${PART_VALUE.raw[fn]} AS value
-        FROM signal_samples, (SELECT CAST(?3 AS INTEGER) AS w) AS W
-        WHERE company_id = ?1 AND signal_id = ?2 AND ts >= CAST(?4 AS INTEGER) AND ts < CAST(?5 AS INTEGER)
-        GROUP BY bucket ORDER BY bucket`
-      : `SELECT (bucket_start / W.w) * W.w AS bucket, ${PART_VALUE.rollup[fn]} AS value
-        FROM signal_rollups, (SELECT CAST(?3 AS INTEGER) AS w) AS W
-        WHERE company_id = ?1 AND signal_id = ?2 AND width_seconds = ${only.source}
-          AND bucket_start >= CAST(?4 AS INTEGER) AND bucket_start < CAST(?5 AS INTEGER)
-        GROUP BY bucket ORDER BY bucket`;
-  return { sql, params };
-}
-
-/**
- * Aggregates one signal's samples over `[from, to)` and applies one function per bucket.
- *
- * See `buildValueSql` for the statement and `planWindow` for the split into parts.
- *
- * @param d1 the D1 binding.
- * @param q company and signal (internal ids), window in ms, bucket width in ms.
- * @param fn the aggregation function.
- * @param options `useRollups: false` scans raw samples only (the naive design).
- * @returns the non-empty buckets in ascending time with their values.
- */
-export async function aggregateSignalValues(
-  d1: D1Database,
-  q: { companyId: number; signalId: number; from: number; to: number; bucketWidthMs: number },
-  fn: AggFunction,
-  options: { useRollups?: boolean } = {},
-): Promise<BucketValue[]> {
-  const levels = options.useRollups === false ? [] : ROLLUP_WIDTHS_SECONDS;
-  const parts = planWindow(q.from, q.to, q.bucketWidthMs, levels);
-  if (parts.length === 0) return [];
-  const { sql, params } = buildValueSql(q.companyId, q.signalId, parts, q.bucketWidthMs, fn);
-  // raw(): arrays instead of one object per row.
-  const rows = await d1
-    .prepare(sql)
-    .bind(...params)
-    .raw<[number, number]>();
-  return rows.map(([bucket, value]) => ({ bucket, value }));
+export function planWindow(from: number, to: number, mode: ReadMode): WindowPart[] {
+  const innerFrom = Math.ceil(from / BLOCK_MS) * BLOCK_MS;
+  const innerTo = Math.floor(to / BLOCK_MS) * BLOCK_MS;
+  const source = mode === "hours" ? "3600" : mode === "minutes" ? "60" : "raw";
+  if (source === "raw" || innerFrom >= innerTo) return [{ source: "raw", from, to }];
+  const parts: WindowPart[] = [];
+  if (from < innerFrom) parts.push({ source: "raw", from, to: innerFrom });
+  parts.push({ source, from: innerFrom, to: innerTo });
+  if (innerTo < to) parts.push({ source: "raw", from: innerTo, to });
+  return parts;
 }

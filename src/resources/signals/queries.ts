@@ -7,6 +7,8 @@ import { machines, signals } from "../../db/schema";
 
 export interface SignalRow {
   id: number;
+  /** The machine's internal id (its `SignalStore` holds the samples). */
+  machineId: number;
   publicId: string;
   name: string;
   displayName: string;
@@ -16,6 +18,7 @@ export interface SignalRow {
 
 const signalColumns = {
   id: signals.id,
+  machineId: signals.machineId,
   publicId: signals.publicId,
   name: signals.name,
   displayName: signals.displayName,

@@ -11,8 +11,9 @@ import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openap
 import { queryBoolean } from "../../http/query";
 import { validationHook } from "../../http/validation";
 import { findMachineByUuid } from "../machines/queries";
-import { AGG_FUNCTIONS, aggregateSignalValues } from "./aggregate";
+import { AGG_FUNCTIONS } from "./aggregate";
 import { describe, findSignalByMachineUuid, listMachineSignals } from "./queries";
+import { signalStore } from "./store";
 
 /** Longest window of one signal-data query. */
 export const MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
@@ -213,15 +214,9 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
       const machine = await findMachineByUuid(db, principal.companyId, machine_uuid);
       throw notFound(machine ? "Signal not found" : "Machine not found");
     }
-    const points = await aggregateSignalValues(
-      c.env.DB,
-      {
-        companyId: principal.companyId,
-        signalId: signal.id,
-        from: q.start_time,
-        to: q.end_time,
-        bucketWidthMs: width,
-      },
+    const series = await signalStore(c.env, principal.companyId, signal.machineId).aggregate(
+      signal.id,
+      { from: q.start_time, to: q.end_time, bucketWidthMs: width },
       q.agg_function,
     );
     const head = {
@@ -234,18 +229,17 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     };
     if (q.transpose) {
       return c.json(
-        {
-          ...head,
-          timestamps: points.map((p) => isoInstant(p.bucket)),
-          values: points.map((p) => p.value),
-        },
+        { ...head, timestamps: series.buckets.map(isoInstant), values: series.values },
         200,
       );
     }
     return c.json(
       {
         ...head,
-        data: points.map((p) => ({ timestamp: isoInstant(p.bucket), value: p.value })),
+        data: series.buckets.map((bucket, i) => ({
+          timestamp: isoInstant(bucket),
+          value: series.values[i] ?? 0,
+        })),
       },
       200,
     );

@@ -1,0 +1,76 @@
+/**
+ * A Worker for `bench/signals-plant.ts`: the floor of sample ingestion in this runtime.
+ * `POST /objects/{name}/samples` takes the operator API's body (`{timestamps, values}`,
+ * ISO instants), parses it without validation, and hands the arrays to a bare
+ * `SignalStore` that writes the same hour blocks (`src/resources/signals/blocks.ts`)
+ * with no API around them: no authentication, no D1 lookup, no merge with stored samples.
+ * It is started with the project's wrangler.toml (same bindings), so its classes carry the
+ * project's Durable Object class names; none of this is deployed.
+ */
+import { DurableObject } from "cloudflare:workers";
+import {
+  blockOf,
+  encodeSamples,
+  MINUTES_FROM_SAMPLES,
+  minuteRollups,
+  summarize,
+} from "../../src/resources/signals/blocks";
+
+interface FloorEnv {
+  SIGNAL_STORE: DurableObjectNamespace<SignalStore>;
+}
+
+/** The bare store: one block row per hour touched, written as the real store writes it. */
+export class SignalStore extends DurableObject<FloorEnv> {
+  constructor(ctx: DurableObjectState, env: FloorEnv) {
+    super(ctx, env);
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS blocks (
+      signal_id INTEGER NOT NULL, hour INTEGER NOT NULL, n INTEGER NOT NULL, sum REAL NOT NULL,
+      lo REAL NOT NULL, hi REAL NOT NULL, minutes BLOB, samples BLOB,
+      PRIMARY KEY (signal_id, hour))`);
+  }
+
+  /** Stores ascending samples; returns how many. */
+  store(ts: readonly number[], values: readonly number[]): number {
+    let i = 0;
+    while (i < ts.length) {
+      const hour = blockOf(ts[i] ?? 0);
+      let j = i;
+      while (j < ts.length && blockOf(ts[j] ?? 0) === hour) j++;
+      const t = ts.slice(i, j);
+      const v = values.slice(i, j);
+      const s = summarize(v);
+      this.ctx.storage.sql.exec(
+        "INSERT OR REPLACE INTO blocks VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+        hour,
+        s.n,
+        s.sum,
+        s.min,
+        s.max,
+        t.length > MINUTES_FROM_SAMPLES ? minuteRollups(hour, t, v).buffer : null,
+        encodeSamples(hour, t, v).buffer,
+      );
+      i = j;
+    }
+    return ts.length;
+  }
+}
+
+/** Unused here; declared because the project's configuration binds the class. */
+export class RealtimeMachine extends DurableObject<FloorEnv> {}
+/** Unused here; declared because the project's configuration binds the class. */
+export class RateLimiter extends DurableObject<FloorEnv> {}
+
+export default {
+  async fetch(request: Request, env: FloorEnv): Promise<Response> {
+    const url = new URL(request.url);
+    if (url.pathname === "/healthz") return new Response(null, { status: 204 });
+    const match = /^\/objects\/([^/]+)\/samples$/.exec(url.pathname);
+    if (!match?.[1] || request.method !== "POST") return new Response(null, { status: 404 });
+    const body = (await request.json()) as { timestamps: string[]; values: number[] };
+    const ts = body.timestamps.map((s) => Date.parse(s));
+    const ns = env.SIGNAL_STORE;
+    const accepted = await ns.get(ns.idFromName(match[1])).store(ts, body.values);
+    return Response.json({ accepted });
+  },
+} satisfies ExportedHandler<FloorEnv>;
