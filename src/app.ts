@@ -10,7 +10,12 @@ import type { AppEnv } from "./app-env";
 import { createDb } from "./db/client";
 import { DOCS_ASSETS_PREFIX, docsPageHtml, serveDocsAsset } from "./http/docs-page";
 import { ApiError } from "./http/errors";
-import { jsonBody, OPERATOR_MAX_BODY_BYTES, PUBLIC_MAX_BODY_BYTES } from "./http/json-body";
+import {
+  declaredBodyLimit,
+  jsonBody,
+  OPERATOR_MAX_BODY_BYTES,
+  PUBLIC_MAX_BODY_BYTES,
+} from "./http/json-body";
 import { validationHook } from "./http/validation";
 import { createOperatorApp } from "./operator";
 import { realtimeRoutes } from "./realtime/routes";
@@ -73,7 +78,8 @@ export function createApp() {
     c.set("db", createDb(c.env.DB));
     await next();
   });
-  app.use("/v1/*", jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES }));
+  // Public bodies are read after authentication (publicRoute); only the declared size here.
+  app.use("/v1/*", declaredBodyLimit(PUBLIC_MAX_BODY_BYTES));
   app.use("/operator/*", jsonBody({ maxBytes: OPERATOR_MAX_BODY_BYTES }));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {

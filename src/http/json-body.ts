@@ -1,10 +1,16 @@
 /**
- * Middleware: request bodies are JSON, and not too large.
+ * Middleware: request bodies are JSON, well-formed, and not too large.
  *
  * A body larger than the limit is a 413 (checked on `Content-Length` before
  * anything is read, and while reading a body sent without one); a body sent
  * with another declared `Content-Type` is a 415; a body that is not valid JSON
- * is a 422 (`json_invalid`, FastAPI's form) instead of a 400.
+ * is a 422 (`json_invalid`, FastAPI's form) instead of a 400; a string or key
+ * holding a lone surrogate is a 422 naming it (`value_error.unicode`).
+ *
+ * On `/v1` only the declared size is checked before authentication
+ * (`declaredBodyLimit`); the body itself is read by `jsonBody` after it (in
+ * `publicRoute`), so an anonymous caller learns nothing from the body's parsing
+ * and makes the Worker read nothing.
  */
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -33,11 +39,60 @@ export function tooLargeDetail(maxBytes: number): string {
 }
 
 /**
- * Creates the middleware.
+ * Creates a middleware that refuses a body whose declared `Content-Length` is above
+ * `maxBytes` (413), without reading anything. A body sent without `Content-Length`
+ * passes; `jsonBody` counts it while reading.
+ *
+ * @param maxBytes largest body accepted, in bytes.
+ * @throws ApiError 413.
+ */
+export function declaredBodyLimit(maxBytes: number): MiddlewareHandler {
+  return async function declaredBodyLimitMiddleware(c, next) {
+    const declared = c.req.header("content-length");
+    if (declared !== undefined && Number.parseInt(declared, 10) > maxBytes) {
+      throw new ApiError(413, tooLargeDetail(maxBytes));
+    }
+    await next();
+  };
+}
+
+// With the `u` flag a surrogate pair is one code point (not Cs): only lone halves match.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The path of the first string or object key in a parsed JSON value that holds a lone
+ * UTF-16 surrogate (which no UTF-8 store can keep: D1 would store U+FFFD instead).
+ *
+ * @param value a value from `JSON.parse`.
+ * @returns the path below the body (a key's own name is its last step), or null when
+ *   every string is well-formed Unicode.
+ */
+export function illFormedTextPath(value: unknown): (string | number)[] | null {
+  if (typeof value === "string") return LONE_SURROGATE.test(value) ? [] : null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const below = illFormedTextPath(item);
+      if (below) return [index, ...below];
+    }
+    return null;
+  }
+  if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(key)) return [key];
+      const below = illFormedTextPath(item);
+      if (below) return [key, ...below];
+    }
+  }
+  return null;
+}
+
+/**
+ * Creates the middleware that reads and checks the body.
  *
  * @param options.maxBytes largest body accepted, in bytes (default `PUBLIC_MAX_BODY_BYTES`).
  * @throws ApiError 413 above `maxBytes`; 415 for a declared non-JSON `Content-Type`;
- *   422 `json_invalid` for a body that is not JSON.
+ *   422 `json_invalid` for a body that is not JSON; 422 `value_error.unicode` at the
+ *   first string or key holding a lone surrogate.
  */
 export function jsonBody(options: { maxBytes?: number } = {}): MiddlewareHandler {
   const maxBytes = options.maxBytes ?? PUBLIC_MAX_BODY_BYTES;
@@ -59,11 +114,22 @@ export function jsonBody(options: { maxBytes?: number } = {}): MiddlewareHandler
       if (contentType !== undefined) {
         const text = await c.req.text();
         if (text.trim() !== "") {
+          let parsed: unknown;
           try {
-            JSON.parse(text);
+            parsed = JSON.parse(text);
           } catch {
             throw new ApiError(422, [
               { loc: ["body"], msg: "Body is not valid JSON", type: "json_invalid" },
+            ]);
+          }
+          const illFormed = illFormedTextPath(parsed);
+          if (illFormed) {
+            throw new ApiError(422, [
+              {
+                loc: ["body", ...illFormed],
+                msg: "Text must be well-formed Unicode (a lone surrogate is not a character)",
+                type: "value_error.unicode",
+              },
             ]);
           }
         }
