@@ -26,7 +26,8 @@ describe("authentication before the body on /v1", () => {
       { type: "text/plain", body: "hello" },
       { type: "application/x-www-form-urlencoded", body: "a=1" },
     ];
-    for (const credential of [{}, { "x-api-key": "pm_not-a-key" }]) {
+    const credentials: Record<string, string>[] = [{}, { "x-api-key": "pm_not-a-key" }];
+    for (const credential of credentials) {
       for (const { type, body } of cases) {
         const res = await call("/v1/skus", {
           method: "POST",
