@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-const MIN_RATE = 1e-6; import { MAX_RATE } from "../../src/resources/nominal-speeds/schemas";
-const MAX_COUNT = 1e9; const MAX_SENSOR_COUNT = 1e15;
+import { MAX_RATE, MIN_RATE } from "../../src/resources/nominal-speeds/schemas";
+import { MAX_COUNT, MAX_SENSOR_COUNT } from "../../src/resources/production-logs/schemas";
 import { nastyNumber } from "../hardening/arbitraries";
 import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
 
