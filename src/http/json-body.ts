@@ -68,19 +68,37 @@ const LONE_SURROGATE = /\p{Cs}/u;
  *   every string is well-formed Unicode.
  */
 export function illFormedTextPath(value: unknown): (string | number)[] | null {
-  if (typeof value === "string") return LONE_SURROGATE.test(value) ? [] : null;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const below = illFormedTextPath(item);
-      if (below) return [index, ...below];
-    }
-    return null;
+  // Iterative, with parent links: a body may nest 10,000 levels deep (JSON.parse allows it),
+  // which recursion here would turn into a stack overflow.
+  interface Node {
+    value: unknown;
+    step: string | number | null;
+    parent: Node | null;
   }
-  if (typeof value === "object" && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      if (LONE_SURROGATE.test(key)) return [key];
-      const below = illFormedTextPath(item);
-      if (below) return [key, ...below];
+  const pathOf = (node: Node, last?: string): (string | number)[] => {
+    const path: (string | number)[] = last === undefined ? [] : [last];
+    for (let at: Node | null = node; at !== null && at.step !== null; at = at.parent) {
+      path.push(at.step);
+    }
+    return path.reverse();
+  };
+  const stack: Node[] = [{ value, step: null, parent: null }];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    const current = node.value;
+    if (typeof current === "string") {
+      if (LONE_SURROGATE.test(current)) return pathOf(node);
+    } else if (Array.isArray(current)) {
+      // Pushed in reverse, so the first ill-formed text in document order is found first.
+      for (let index = current.length - 1; index >= 0; index -= 1) {
+        stack.push({ value: current[index], step: index, parent: node });
+      }
+    } else if (typeof current === "object" && current !== null) {
+      const entries = Object.entries(current);
+      for (const [key] of entries) if (LONE_SURROGATE.test(key)) return pathOf(node, key);
+      for (let index = entries.length - 1; index >= 0; index -= 1) {
+        const [key, item] = entries[index] as [string, unknown];
+        stack.push({ value: item, step: key, parent: node });
+      }
     }
   }
   return null;

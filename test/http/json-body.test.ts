@@ -111,6 +111,21 @@ describe("well-formed Unicode", () => {
     expect(company.status).toBe(422);
   });
 
+  it("finds a lone surrogate 20,000 levels deep without failing (422, not 500)", async () => {
+    const co = await createCompany();
+    const depth = 20_000;
+    const body = `${'{"a":'.repeat(depth)}"\\ud800"${"}".repeat(depth)}`;
+    const res = await api(co.key, "/v1/skus/filters", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    expect(res.status).toBe(422);
+    const detail = ((await res.json()) as { detail: { loc: unknown[]; type: string }[] }).detail;
+    expect(detail[0]?.type).toBe("value_error.unicode");
+    expect(detail[0]?.loc).toHaveLength(depth + 1);
+  });
+
   it("keeps surrogate pairs (astral characters) exactly", async () => {
     const co = await createCompany();
     const name = "Emoji \u{1F600} \ud83d\ude00";
