@@ -16,7 +16,12 @@ import {
   serveDocsAsset,
 } from "./http/docs-page";
 import { ApiError } from "./http/errors";
-import { jsonBody, OPERATOR_MAX_BODY_BYTES, PUBLIC_MAX_BODY_BYTES } from "./http/json-body";
+import {
+  declaredBodyLimit,
+  jsonBody,
+  OPERATOR_MAX_BODY_BYTES,
+  PUBLIC_MAX_BODY_BYTES,
+} from "./http/json-body";
 import { validationHook } from "./http/validation";
 import { createOperatorApp } from "./operator";
 import { realtimeRoutes } from "./realtime/routes";
@@ -79,7 +84,8 @@ export function createApp() {
     c.set("db", createDb(c.env.DB));
     await next();
   });
-  app.use("/v1/*", jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES }));
+  // Public bodies are read after authentication (publicRoute); only the declared size here.
+  app.use("/v1/*", declaredBodyLimit(PUBLIC_MAX_BODY_BYTES));
   app.use("/operator/*", jsonBody({ maxBytes: OPERATOR_MAX_BODY_BYTES }));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {

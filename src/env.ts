@@ -62,6 +62,7 @@ const JwtSettingsSchema = z
     companyClaim: claimName,
     scopeClaim: claimName,
     permissionsClaim: claimName,
+    maxLifetimeSeconds: positiveInt,
   })
   .superRefine((jwt, ctx) => {
     if (jwt.jwks !== undefined && jwt.jwksUrl !== undefined) {
@@ -143,7 +144,8 @@ let cached: { env: Env; settings: Settings } | undefined;
  *
  * Defaults: rate limit 600 per 60 s, limiter enabled, 30 failed authentications per
  * 60 s per client address, API keys cached 5 s per isolate, company claim
- * `company_id`, scope claims `scope` (space-separated) and `permissions` (array),
+ * `company_id`, scope claims `scope` (space-separated) and `permissions` (array), access
+ * tokens living at most 24 h,
  * webhook hosts resolved with Cloudflare's DNS-over-HTTPS, no exempt origin, a sent
  * delivery taken for lost after 600 s of quiet past its next scheduled handling.
  *
@@ -169,6 +171,7 @@ export function readSettings(env: Env): Settings {
       companyClaim: unlessEmpty(env.JWT_COMPANY_CLAIM) ?? "company_id",
       scopeClaim: unlessEmpty(env.JWT_SCOPE_CLAIM) ?? "scope",
       permissionsClaim: unlessEmpty(env.JWT_PERMISSIONS_CLAIM) ?? "permissions",
+      maxLifetimeSeconds: unlessEmpty(env.JWT_MAX_TOKEN_LIFETIME_SECONDS) ?? "86400",
     },
     webhooks: {
       dohUrl: unlessEmpty(env.WEBHOOK_DOH_URL) ?? DEFAULT_DOH_URL,

@@ -174,8 +174,20 @@ describe("the OpenAPI document and the docs page", () => {
     expect(Object.keys(doc.paths).some((p) => p.startsWith("/operator"))).toBe(false);
   });
 
-  it("serves the operator API's own OpenAPI document", async () => {
-    const res = await call("/operator/v1/openapi.json");
+  it("serves the operator API's own OpenAPI document, to the operator token only", async () => {
+    const co = await createCompany();
+    for (const headers of [
+      {},
+      { authorization: "Bearer wrong-token" },
+      { "x-api-key": co.key },
+    ] as Record<string, string>[]) {
+      const refused = await call("/operator/v1/openapi.json", { headers });
+      expect(refused.status, JSON.stringify(headers)).toBe(401);
+      expect(await refused.json()).toEqual({ detail: "Not authenticated" });
+    }
+    const res = await call("/operator/v1/openapi.json", {
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+    });
     expect(res.status).toBe(200);
     const doc = (await res.json()) as OpenApiDocument;
     expect(doc.openapi).toMatch(/^3\.1\./);

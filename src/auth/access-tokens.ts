@@ -6,7 +6,9 @@
  * fetches again on a `kid` it does not know, at most once per cooldown; or
  * `JWT_JWKS` inline for local development and tests), algorithms RS256 and
  * ES256 only (never `none` or HS*), `iss` and `aud` checked, `exp` required,
- * `exp` and `nbf` with at most 60 s of leeway.
+ * `exp` and `nbf` with at most 60 s of leeway, and a lifetime (`exp - iat`, or
+ * `exp - now` for a token without `iat`) of at most `JWT_MAX_TOKEN_LIFETIME_SECONDS`
+ * (default 24 h): a stolen long-lived token stays useful only that long.
  *
  * The company comes from the claim named by `JWT_COMPANY_CLAIM` (default
  * `company_id`) and must exist; the scopes are the union of the space-separated
@@ -100,12 +102,22 @@ function companyIdOf(claim: unknown): number | null {
  *
  * @param payload the claims of a verified token.
  * @param jwt the claim names.
- * @returns the grant, or null when `sub` or the company claim is missing or malformed.
+ * @returns the grant, or null when the company claim is missing or malformed, or `sub` is
+ *   not a string of 1 to 255 characters.
  */
 export function grantOf(payload: JWTPayload, jwt: JwtSettings): TokenGrant | null {
   const companyId = companyIdOf(payload[jwt.companyClaim]);
-  const subject = payload.sub;
-  if (companyId === null || !subject || subject.length > MAX_SUBJECT_LENGTH) return null;
+  // jose checks that `sub` is present, not its type: 42, true, {} or [] must not become
+  // part of a credential id.
+  const subject: unknown = payload.sub;
+  if (
+    companyId === null ||
+    typeof subject !== "string" ||
+    subject.length === 0 ||
+    subject.length > MAX_SUBJECT_LENGTH
+  ) {
+    return null;
+  }
   return {
     companyId,
     subject,
@@ -122,7 +134,8 @@ export function grantOf(payload: JWTPayload, jwt: JwtSettings): TokenGrant | nul
  * @param token the compact JWS from the `Authorization` header.
  * @param jwt issuer, audience and JWKS settings.
  * @param getKey the key source; defaults to the configured JWKS.
- * @returns the claims, or null when the token is not valid (or no JWKS is configured).
+ * @returns the claims, or null when the token is not valid, lives longer than
+ *   `jwt.maxLifetimeSeconds` (`exp - iat`; `exp - now` without `iat`), or no JWKS is configured.
  *   The reason is logged (`access_token_rejected`), never returned to the caller.
  */
 export async function verifyAccessToken(
@@ -139,6 +152,15 @@ export async function verifyAccessToken(
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
       requiredClaims: ["exp", "sub"],
     });
+    // jose has `maxTokenAge` (now - iat), not a bound on what the issuer granted.
+    const exp = payload.exp ?? 0;
+    const issuedAt = payload.iat ?? Math.floor(Date.now() / 1000);
+    if (exp - issuedAt > jwt.maxLifetimeSeconds) {
+      console.log(
+        JSON.stringify({ level: "info", event: "access_token_rejected", reason: "lifetime" }),
+      );
+      return null;
+    }
     return payload;
   } catch (error) {
     // A provider that cannot be reached is an operational problem, not a bad token.

@@ -14,6 +14,8 @@
  */
 import { sql } from "drizzle-orm";
 import {
+  blob,
+  foreignKey,
   index,
   integer,
   primaryKey,
@@ -570,5 +572,27 @@ export const idempotencyKeys = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.credentialId, t.key] }),
     index("idempotency_keys_expiry_idx").on(t.credentialId, t.expiresAt),
+  ],
+);
+
+/**
+ * A stored response too large for one row (D1 rows hold at most 2 MB): its body,
+ * gzip-compressed, in pieces of at most 1 MB (`seq` from 0), written in the same batch
+ * that marks the key done and deleted with the key (src/http/idempotency.ts).
+ */
+export const idempotencyChunks = sqliteTable(
+  "idempotency_chunks",
+  {
+    credentialId: text("credential_id").notNull(),
+    key: text("key").notNull(),
+    seq: integer("seq").notNull(),
+    data: blob("data", { mode: "buffer" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.credentialId, t.key, t.seq] }),
+    foreignKey({
+      columns: [t.credentialId, t.key],
+      foreignColumns: [idempotencyKeys.credentialId, idempotencyKeys.key],
+    }).onDelete("cascade"),
   ],
 );

@@ -14,7 +14,10 @@
  * - A retry while the first is still running: 409 with `Retry-After: 1`.
  * - Not stored (the key is released, so a retry runs again): 5XX answers (the
  *   call failed; retrying is the point), 409 and 429 (about the moment, not the
- *   request). A lock older than `LOCK_TIMEOUT_MS` belongs to a request that
+ *   request). Every other answer is kept whatever its size: up to 1 MB (UTF-8) in
+ *   the key's row, larger ones gzip-compressed (`CompressionStream`) in 1 MB
+ *   pieces in `idempotency_chunks` (a D1 row holds at most 2 MB), written in the
+ *   same batch that marks the key done, so a replay sees all of it or none. A lock older than `LOCK_TIMEOUT_MS` belongs to a request that
  *   died: a retry with the same request takes it over.
  *
  * Keys are per credential: two credentials of one company may use the same key
@@ -34,8 +37,16 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const LOCK_TIMEOUT_MS = 60_000;
 /** Longest key accepted. */
 export const MAX_KEY_LENGTH = 255;
-/** Largest response body stored (D1 allows 2 MB per row); a larger one releases the key. */
-const MAX_STORED_BODY = 1_500_000;
+/** Largest body kept as text in the key's row, in UTF-8 bytes (D1 allows 2 MB per row). */
+const MAX_INLINE_BODY_BYTES = 1_000_000;
+/** Largest piece of a compressed body, in bytes (one `idempotency_chunks` row). */
+const CHUNK_BYTES = 1_000_000;
+/**
+ * Most pieces of one compressed body (32 MB). Unreachable by the public routes: a
+ * create's answer is its body (at most 4 MiB) plus ids and timestamps. Above it the key
+ * is released and the failure logged, rather than a D1 batch of that size attempted.
+ */
+const MAX_CHUNKS = 32;
 
 const KEY_PATTERN = new RegExp(`^[\\x20-\\x7E]{1,${MAX_KEY_LENGTH}}$`);
 /** Statuses whose response is not kept (see the module comment). */
@@ -91,14 +102,55 @@ async function fingerprintOf(c: Context<AppEnv>): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function replay(row: KeyRow): Response {
+/** gzip of `bytes` (CompressionStream, RFC 1952). */
+async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** A BLOB column as D1 returns it (an array of bytes, or a buffer). */
+function bytesOf(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (Array.isArray(value)) return Uint8Array.from(value as number[]);
+  throw new Error("idempotency chunk is not a BLOB");
+}
+
+/** The body of a stored response kept in pieces: read in order and decompressed as streamed. */
+async function chunkedBody(
+  d1: D1Database,
+  credentialId: string,
+  key: string,
+): Promise<ReadableStream<Uint8Array>> {
+  const { results } = await d1
+    .prepare(
+      "SELECT data FROM idempotency_chunks WHERE credential_id = ?1 AND key = ?2 ORDER BY seq",
+    )
+    .bind(credentialId, key)
+    .all<{ data: unknown }>();
+  if (results.length === 0) throw new Error("idempotency chunks missing for a stored response");
+  return new Blob(results.map((r) => bytesOf(r.data)))
+    .stream()
+    .pipeThrough(new DecompressionStream("gzip"));
+}
+
+async function replay(
+  row: KeyRow,
+  d1: D1Database,
+  credentialId: string,
+  key: string,
+): Promise<Response> {
   const headers = new Headers(
     row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {},
   );
   headers.set(REPLAYED_HEADER, "true");
   const status = row.status ?? 200;
-  const empty = row.body === null || row.body === "" || [204, 205, 304].includes(status);
-  return new Response(empty ? null : row.body, { status, headers });
+  if ([204, 205, 304].includes(status)) return new Response(null, { status, headers });
+  // A done row keeps its body as text ("" when empty); null means it is in pieces.
+  if (row.body === null) {
+    return new Response(await chunkedBody(d1, credentialId, key), { status, headers });
+  }
+  return new Response(row.body === "" ? null : row.body, { status, headers });
 }
 
 /**
@@ -185,7 +237,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
           { "Retry-After": "1" },
         );
       }
-      return replay(row);
+      return replay(row, d1, credentialId, key);
     }
 
     const release = () =>
@@ -202,8 +254,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       throw error;
     }
     const res = c.res;
-    const body = isStorable(res.status) ? await res.clone().text() : null;
-    if (body === null || body.length > MAX_STORED_BODY) {
+    if (!isStorable(res.status)) {
       await release();
       return;
     }
@@ -212,14 +263,44 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       if (!UNSTORED_HEADERS.has(name.toLowerCase())) headers[name] = value;
     });
     try {
-      await d1
-        .prepare(
-          `UPDATE idempotency_keys SET state = 'done', lock_token = NULL, status = ?4,
-             headers = ?5, body = ?6
-           WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3`,
-        )
-        .bind(credentialId, key, token, res.status, JSON.stringify(headers), body)
-        .run();
+      const bytes = new Uint8Array(await res.clone().arrayBuffer());
+      const inline = bytes.byteLength <= MAX_INLINE_BODY_BYTES;
+      const compressed = inline ? null : await gzip(bytes);
+      const chunks: Uint8Array[] = [];
+      for (let at = 0; compressed && at < compressed.byteLength; at += CHUNK_BYTES) {
+        chunks.push(compressed.subarray(at, at + CHUNK_BYTES));
+      }
+      if (chunks.length > MAX_CHUNKS) {
+        throw new Error(`response of ${bytes.byteLength} bytes is too large to keep`);
+      }
+      // Pieces first, each only while this request still holds the lock; then the row is
+      // marked done. One batch is one transaction: a replay sees every piece or none.
+      await d1.batch([
+        ...chunks.map((chunk, seq) =>
+          d1
+            .prepare(
+              `INSERT INTO idempotency_chunks (credential_id, key, seq, data)
+               SELECT ?1, ?2, CAST(?4 AS INTEGER), ?5 WHERE EXISTS (
+                 SELECT 1 FROM idempotency_keys
+                 WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3)`,
+            )
+            .bind(credentialId, key, token, seq, chunk),
+        ),
+        d1
+          .prepare(
+            `UPDATE idempotency_keys SET state = 'done', lock_token = NULL, status = ?4,
+               headers = ?5, body = ?6
+             WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3`,
+          )
+          .bind(
+            credentialId,
+            key,
+            token,
+            res.status,
+            JSON.stringify(headers),
+            inline ? new TextDecoder().decode(bytes) : null,
+          ),
+      ]);
     } catch (error) {
       // The call itself succeeded; without a stored response, a retry runs it again.
       console.error(

@@ -1,10 +1,16 @@
 /**
- * Middleware: request bodies are JSON, and not too large.
+ * Middleware: request bodies are JSON, well-formed, and not too large.
  *
  * A body larger than the limit is a 413 (checked on `Content-Length` before
  * anything is read, and while reading a body sent without one); a body sent
  * with another declared `Content-Type` is a 415; a body that is not valid JSON
- * is a 422 (`json_invalid`, FastAPI's form) instead of a 400.
+ * is a 422 (`json_invalid`, FastAPI's form) instead of a 400; a string or key
+ * holding a lone surrogate is a 422 naming it (`value_error.unicode`).
+ *
+ * On `/v1` only the declared size is checked before authentication
+ * (`declaredBodyLimit`); the body itself is read by `jsonBody` after it (in
+ * `publicRoute`), so an anonymous caller learns nothing from the body's parsing
+ * and makes the Worker read nothing.
  */
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -33,11 +39,78 @@ export function tooLargeDetail(maxBytes: number): string {
 }
 
 /**
- * Creates the middleware.
+ * Creates a middleware that refuses a body whose declared `Content-Length` is above
+ * `maxBytes` (413), without reading anything. A body sent without `Content-Length`
+ * passes; `jsonBody` counts it while reading.
+ *
+ * @param maxBytes largest body accepted, in bytes.
+ * @throws ApiError 413.
+ */
+export function declaredBodyLimit(maxBytes: number): MiddlewareHandler {
+  return async function declaredBodyLimitMiddleware(c, next) {
+    const declared = c.req.header("content-length");
+    if (declared !== undefined && Number.parseInt(declared, 10) > maxBytes) {
+      throw new ApiError(413, tooLargeDetail(maxBytes));
+    }
+    await next();
+  };
+}
+
+// With the `u` flag a surrogate pair is one code point (not Cs): only lone halves match.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The path of the first string or object key in a parsed JSON value that holds a lone
+ * UTF-16 surrogate (which no UTF-8 store can keep: D1 would store U+FFFD instead).
+ *
+ * @param value a value from `JSON.parse`.
+ * @returns the path below the body (a key's own name is its last step), or null when
+ *   every string is well-formed Unicode.
+ */
+export function illFormedTextPath(value: unknown): (string | number)[] | null {
+  // Iterative, with parent links: a body may nest 10,000 levels deep (JSON.parse allows it),
+  // which recursion here would turn into a stack overflow.
+  interface Node {
+    value: unknown;
+    step: string | number | null;
+    parent: Node | null;
+  }
+  const pathOf = (node: Node, last?: string): (string | number)[] => {
+    const path: (string | number)[] = last === undefined ? [] : [last];
+    for (let at: Node | null = node; at !== null && at.step !== null; at = at.parent) {
+      path.push(at.step);
+    }
+    return path.reverse();
+  };
+  const stack: Node[] = [{ value, step: null, parent: null }];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    const current = node.value;
+    if (typeof current === "string") {
+      if (LONE_SURROGATE.test(current)) return pathOf(node);
+    } else if (Array.isArray(current)) {
+      // Pushed in reverse, so the first ill-formed text in document order is found first.
+      for (let index = current.length - 1; index >= 0; index -= 1) {
+        stack.push({ value: current[index], step: index, parent: node });
+      }
+    } else if (typeof current === "object" && current !== null) {
+      const entries = Object.entries(current);
+      for (const [key] of entries) if (LONE_SURROGATE.test(key)) return pathOf(node, key);
+      for (let index = entries.length - 1; index >= 0; index -= 1) {
+        const [key, item] = entries[index] as [string, unknown];
+        stack.push({ value: item, step: key, parent: node });
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Creates the middleware that reads and checks the body.
  *
  * @param options.maxBytes largest body accepted, in bytes (default `PUBLIC_MAX_BODY_BYTES`).
  * @throws ApiError 413 above `maxBytes`; 415 for a declared non-JSON `Content-Type`;
- *   422 `json_invalid` for a body that is not JSON.
+ *   422 `json_invalid` for a body that is not JSON; 422 `value_error.unicode` at the
+ *   first string or key holding a lone surrogate.
  */
 export function jsonBody(options: { maxBytes?: number } = {}): MiddlewareHandler {
   const maxBytes = options.maxBytes ?? PUBLIC_MAX_BODY_BYTES;
@@ -59,11 +132,22 @@ export function jsonBody(options: { maxBytes?: number } = {}): MiddlewareHandler
       if (contentType !== undefined) {
         const text = await c.req.text();
         if (text.trim() !== "") {
+          let parsed: unknown;
           try {
-            JSON.parse(text);
+            parsed = JSON.parse(text);
           } catch {
             throw new ApiError(422, [
               { loc: ["body"], msg: "Body is not valid JSON", type: "json_invalid" },
+            ]);
+          }
+          const illFormed = illFormedTextPath(parsed);
+          if (illFormed) {
+            throw new ApiError(422, [
+              {
+                loc: ["body", ...illFormed],
+                msg: "Text must be well-formed Unicode (a lone surrogate is not a character)",
+                type: "value_error.unicode",
+              },
             ]);
           }
         }

@@ -13,7 +13,7 @@ import {
   MAX_KEY_LENGTH,
   REPLAYED_HEADER,
 } from "./idempotency";
-import { PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "./json-body";
+import { jsonBody, PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "./json-body";
 import { registerRequestSchemas } from "./validation";
 
 export const ErrorSchema = z
@@ -117,6 +117,7 @@ export const BARRIER_RESPONSE = {
       "Realtime writes of a machine the read touches are still being written (the read waits " +
         "at most 5 s for them): `Realtime production of some machines is still being written; " +
         "retry in a second`. Never a read that misses an acknowledged realtime write.",
+      { detail: "Realtime production of some machines is still being written; retry in a second" },
     ),
     headers: { "Retry-After": integerHeader("Seconds to wait before retrying.", 1) },
   },
@@ -124,7 +125,8 @@ export const BARRIER_RESPONSE = {
 
 /**
  * Responses of every route that takes a body (POST, PUT, PATCH), given by
- * src/http/json-body.ts before authentication.
+ * src/http/json-body.ts: a declared size above the limit before authentication, the rest
+ * after it.
  */
 export const BODY_ERROR_RESPONSES = {
   413: json(
@@ -251,7 +253,8 @@ export function changesSomething(scope: string): boolean {
  *
  * Middleware order: failed authentications per client address, authentication,
  * the credential's rate limit, the scope (so a 403 counts against the limit),
- * then, on routes that create or change something (every scope but `*.read`),
+ * on POST, PUT and PATCH the body (read, size-limited and parsed only now, so an
+ * anonymous caller gets a 401 whatever it sent), then, on routes that create or change something (every scope but `*.read`),
  * `Idempotency-Key` handling (src/http/idempotency.ts; documented as a header
  * parameter, a 409, a 422 case and the `Idempotent-Replayed` response header).
  * The scope is published in the operation's description and as the extension
@@ -286,6 +289,7 @@ export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R
       authenticate(),
       rateLimit(),
       requireScope(scope),
+      ...(takesBody(route.method) ? [jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES })] : []),
       // Last: a 401, 403 or 429 takes no key; a passthrough when the header is absent.
       ...(changes ? [idempotency()] : []),
     ] as const,

@@ -4,6 +4,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
 import { validationHook } from "../http/validation";
+import { operatorAuth } from "./auth";
 import { operatorCompaniesRoutes } from "./companies";
 import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
@@ -11,7 +12,7 @@ import { operatorShiftsRoutes } from "./shifts";
 import { operatorStopsRoutes } from "./stops";
 import { operatorWebhooksRoutes } from "./webhooks";
 
-/** Builds the operator sub-app (mounted at `/operator/v1`). */
+/** Builds the operator sub-app (mounted at `/operator/v1`); its document needs the operator token too. */
 export function createOperatorApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.openAPIRegistry.registerComponent("securitySchemes", "OperatorToken", {
@@ -25,6 +26,8 @@ export function createOperatorApp() {
   app.route("/", operatorShiftsRoutes);
   app.route("/", operatorStopsRoutes);
   app.route("/", operatorWebhooksRoutes);
+  // The list of operator routes is for the operator only, like the routes themselves.
+  app.use("/openapi.json", operatorAuth());
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

@@ -383,15 +383,33 @@ export class RealtimeMachine extends DurableObject<Env> {
    * flushed at once with the machine's `realtime_pending` mark; later ones are held (the
    * object is dirty) for the alarm or a reader's `sync`, up to `MAX_HELD_WRITES`. Dirty and
    * the alarm are set first, so that a failed flush is retried by the alarm.
+   *
+   * A flush that fails here does not fail the write: the write is applied and stored in
+   * this object (a second attempt without `start` would add a second segment), only D1's
+   * copy is late. The failure is logged and the object stays dirty: the alarm, set above
+   * and retried by the platform while it throws, or the next write or read pushes it.
    */
   private async afterWrite(now: number): Promise<void> {
     this.setSync({ dirty: 1 });
     this.alarmBy(now + WRITE_BEHIND_MS);
-    if (this.syncState().marked === 0) {
-      await this.flush(false, { mark: "add" });
-    } else {
-      this.heldWrites += 1;
-      if (this.heldWrites >= MAX_HELD_WRITES) await this.flush(false);
+    try {
+      if (this.syncState().marked === 0) {
+        await this.flush(false, { mark: "add" });
+      } else {
+        this.heldWrites += 1;
+        if (this.heldWrites >= MAX_HELD_WRITES) await this.flush(false);
+      }
+    } catch (error) {
+      // flush changes nothing in storage or memory before D1 has answered.
+      const meta = this.meta();
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "realtime_flush_failed",
+          machine: meta ? realtimeObjectName(meta.company_id, meta.machine_id) : null,
+          error: String(error),
+        }),
+      );
     }
   }
 

@@ -10,6 +10,11 @@ import { MAX_WORK_ORDER_NAME } from "../resources/simple-work-orders/schemas";
 /** Largest `custom` object accepted, in characters of its JSON. */
 export const MAX_CUSTOM_JSON = 16_384;
 
+/** A JSON object (not an array, not null), as `JSON.parse` gives it. */
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 const dateTime = () => z.string().openapi({ format: "date-time" });
 
 export const MachineIdParam = z.object({
@@ -51,8 +56,13 @@ export const RealtimeSkuBodySchema = z
         "When it stops (after `start`); default: open, until the next SKU write or the end of " +
         "the instance. Clipped to the instance.",
     }),
+    // Not z.record: it copies keys into a plain `{}`, where `__proto__` sets the prototype
+    // instead of a key, so that key was silently dropped. The parsed JSON object is kept
+    // as given (JSON.parse makes `__proto__` an own key) and stored as its JSON text.
     custom: z
-      .record(z.string(), z.unknown())
+      .custom<Record<string, unknown>>(isJsonObject, { message: "Input should be an object" })
+      // z.custom has no JSON Schema of its own: the document gets it here, null included.
+      .openapi({ type: ["object", "null"], additionalProperties: {} })
       .nullish()
       .refine((v) => v == null || JSON.stringify(v).length <= MAX_CUSTOM_JSON, {
         message: `custom must be at most ${MAX_CUSTOM_JSON} characters of JSON`,

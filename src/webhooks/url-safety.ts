@@ -122,7 +122,8 @@ export function checkUrlShape(
  * @param raw the URL as given.
  * @param options the settings.
  * @param signal aborts the DNS queries (the attempt's 10 s limit covers them).
- * @returns `safe`, `refused` (a rule is broken, naming it) or `unresolved`.
+ * @returns `safe`, `refused` (a rule is broken, naming it; also when an answer's data is
+ *   not an IP address) or `unresolved`.
  */
 export async function checkEndpoint(
   raw: string,
@@ -144,6 +145,15 @@ export async function checkEndpoint(
     };
   }
   for (const address of resolved.addresses) {
+    // Fail closed: an answer whose data is not an address (`localhost`, a name, garbage)
+    // says nothing about where the connection will go, so it is not taken for public.
+    if (parseIPv4(address) === null && parseIPv6(address) === null) {
+      return refused(
+        "address",
+        `URL host must resolve only to public addresses: ${shape.resolveHost} resolves to ` +
+          `${JSON.stringify(address)}, not an IP address`,
+      );
+    }
     const range = nonPublicRange(address);
     if (range !== undefined) {
       return refused(

@@ -181,6 +181,33 @@ describe("Bearer access tokens", () => {
     await expect401(await bearer(await sign({ company_id: co.id, scope: "machines.read" })));
   });
 
+  it("refuses a sub that is not a string of 1 to 255 characters", async () => {
+    const co = await createCompany();
+    const base = { company_id: co.id, scope: "machines.read" };
+    for (const sub of [42, true, { id: "x" }, ["x"], "", "s".repeat(256)]) {
+      // SignJWT types sub as a string; the provider could still send anything.
+      await expect401(await bearer(await sign({ ...base, sub: sub as string })));
+    }
+    expect((await bearer(await sign({ ...base, sub: "s".repeat(255) }))).status).toBe(200);
+  });
+
+  it("refuses a token living longer than 24 h (exp - iat), or exp more than 24 h ahead without iat", async () => {
+    const co = await createCompany();
+    const base = { sub: "long", company_id: co.id, scope: "machines.read" };
+    const day = 86_400;
+    expect((await bearer(await sign({ ...base, iat: now(), exp: now() + day }))).status).toBe(200);
+    await expect401(await bearer(await sign({ ...base, iat: now(), exp: now() + day + 1 })));
+    // Issued long ago for a long time: still valid by exp, but beyond the lifetime bound.
+    await expect401(await bearer(await sign({ ...base, iat: now() - 30 * day, exp: now() + 600 })));
+    const key = await importJWK(privateKeys.rsa, "RS256");
+    const withoutIat = (exp: number) =>
+      new SignJWT({ ...base, iss: ISSUER, aud: AUDIENCE, exp })
+        .setProtectedHeader({ alg: "RS256", kid: privateKeys.rsa.kid })
+        .sign(key);
+    expect((await bearer(await withoutIat(now() + 600))).status).toBe(200);
+    await expect401(await bearer(await withoutIat(now() + 2 * day)));
+  });
+
   it("never reaches another company's ids through a token (404)", async () => {
     const a = await createCompany();
     const b = await createCompany();
@@ -230,6 +257,7 @@ describe("remote JWKS (JWT_JWKS_URL)", () => {
       companyClaim: "company_id",
       scopeClaim: "scope",
       permissionsClaim: "permissions",
+      maxLifetimeSeconds: 86_400,
     };
     const signWith = (key: CryptoKey, kid: string) =>
       new SignJWT({ sub: "r", company_id: 1, iss: ISSUER, aud: AUDIENCE, exp: now() + 600 })

@@ -264,6 +264,28 @@ describe("endpoint rules at registration", () => {
     });
   });
 
+  it("refuses a host whose DNS answer is not an IP address (fails closed)", async () => {
+    const co = await createCompany();
+    const id = crypto.randomUUID().slice(0, 8);
+    net.dns.set(`name-${id}.example.com`, { A: ["localhost"] });
+    net.dns.set(`mixed-${id}.example.com`, { A: ["93.184.216.34"], AAAA: ["internal.corp"] });
+    net.dns.set(`empty-${id}.example.com`, { A: [""] });
+    for (const host of [`name-${id}`, `mixed-${id}`, `empty-${id}`]) {
+      const res = await tryRegister(co.id, `https://${host}.example.com/x`);
+      expect(res, host).toEqual({
+        status: 422,
+        body: {
+          detail: [
+            expect.objectContaining({
+              type: "value_error.url.address",
+              msg: expect.stringContaining("not an IP address"),
+            }),
+          ],
+        },
+      });
+    }
+  });
+
   it("registers all or none", async () => {
     const co = await createCompany();
     const res = await operator("POST", `/companies/${co.id}/webhooks`, [

@@ -13,13 +13,23 @@ import { MachineRefSchema, SkuRefSchema } from "./references";
 
 /** Largest nominal speed or counting factor accepted (a sanity bound, not a physical one). */
 export const MAX_RATE = 1e9;
+/**
+ * Smallest nominal speed or counting factor accepted: one unit in about two years per
+ * minute-rate. Bounded so that `count / nominalSpeed` (the report's ideal minutes) and
+ * `count / countingFactor` (sensor pulses) stay finite and safe integers
+ * (docs/input-bounds.md).
+ */
+export const MIN_RATE = 1e-6;
+
+/** What a rate's bounds say in a field description. */
+export const RATE_BOUNDS = `Between ${MIN_RATE} and ${MAX_RATE.toExponential()} inclusive.`;
 
 const positive = (description: string) =>
   z
     .number()
-    .positive()
+    .min(MIN_RATE)
     .max(MAX_RATE)
-    .openapi({ description: `${description} Must be > 0 (at most ${MAX_RATE.toExponential()}).` });
+    .openapi({ description: `${description} ${RATE_BOUNDS}` });
 
 export const NominalSpeedSchema = z
   .object({

@@ -11,7 +11,7 @@ import {
   SkuRefObject,
   SkuRefSchema,
 } from "../nominal-speeds/references";
-import { MAX_RATE } from "../nominal-speeds/schemas";
+import { MAX_RATE, MIN_RATE, RATE_BOUNDS } from "../nominal-speeds/schemas";
 import { MAX_OPERATOR_NAME } from "../operators/schemas";
 import { MAX_WORK_ORDER_NAME } from "../simple-work-orders/schemas";
 
@@ -29,15 +29,27 @@ const LogType = z.enum(LOG_TYPES).openapi({
 const positiveRate = (description: string) =>
   z
     .number()
-    .positive()
+    .min(MIN_RATE)
     .max(MAX_RATE)
-    .openapi({ description: `${description} Must be > 0 (at most ${MAX_RATE.toExponential()}).` });
+    .openapi({ description: `${description} ${RATE_BOUNDS}` });
+
+/**
+ * Most items one log may count: a thousand times a fast line's day (1,000 a minute for
+ * 24 h is 1.44 million). With the rate bounds every report figure stays finite
+ * (docs/input-bounds.md).
+ */
+export const MAX_COUNT = 1e9;
+/** Most sensor pulses one log may hold: MAX_COUNT / MIN_RATE, a safe integer. */
+export const MAX_SENSOR_COUNT = MAX_COUNT / MIN_RATE;
 
 const Count = z
   .number()
   .int()
   .min(0)
-  .openapi({ description: "Items produced in the interval, in the SKU's unit; integer >= 0." });
+  .max(MAX_COUNT)
+  .openapi({
+    description: `Items produced in the interval, in the SKU's unit; integer from 0 to ${MAX_COUNT.toExponential()}.`,
+  });
 
 const OPERATOR_BY_NAME =
   "The company's operator with exactly this first and last name (trimmed; the lowest id " +
@@ -165,11 +177,12 @@ export const ProductionLogCreateSchema = z
       .number()
       .int()
       .min(0)
+      .max(MAX_SENSOR_COUNT)
       .nullish()
       .openapi({
         description:
-          "Sensor pulses; default `count / countingFactor`, rounded, or the measured pulses " +
-          "when `count` is absent too.",
+          `Sensor pulses (at most ${MAX_SENSOR_COUNT.toExponential()}); default ` +
+          "`count / countingFactor`, rounded, or the measured pulses when `count` is absent too.",
       }),
     machine: MachineRefSchema,
     sku: SkuRefSchema,

@@ -946,11 +946,11 @@ export interface components {
             deletedAt: string | null;
         };
         NominalSpeedCreate: {
-            /** @description SKU units per minute. Must be > 0 (at most 1e+9). */
+            /** @description SKU units per minute. Between 0.000001 and 1e+9 inclusive. */
             nominalSpeed: number;
             machine: components["schemas"]["MachineRef"];
             sku: components["schemas"]["SkuRef"];
-            /** @description SKU units per sensor pulse; default 1. Must be > 0 (at most 1e+9). */
+            /** @description SKU units per sensor pulse; default 1. Between 0.000001 and 1e+9 inclusive. */
             countingFactor?: number | null;
         };
         /** @description A machine of the company, by `id` or by `name` (if both, they must agree). */
@@ -1136,11 +1136,11 @@ export interface components {
              * @enum {string}
              */
             type?: "correct" | "defects" | "total";
-            /** @description SKU units per minute; default: the nominal speed of the machine/SKU pair (422 when the pair has none and none is given). Must be > 0 (at most 1e+9). */
+            /** @description SKU units per minute; default: the nominal speed of the machine/SKU pair (422 when the pair has none and none is given). Between 0.000001 and 1e+9 inclusive. */
             nominalSpeed?: number | null;
-            /** @description SKU units per sensor pulse; default: the counting factor of the pair's nominal speed, else 1. Must be > 0 (at most 1e+9). */
+            /** @description SKU units per sensor pulse; default: the counting factor of the pair's nominal speed, else 1. Between 0.000001 and 1e+9 inclusive. */
             countingFactor?: number | null;
-            /** @description Sensor pulses; default `count / countingFactor`, rounded, or the measured pulses when `count` is absent too. */
+            /** @description Sensor pulses (at most 1e+15); default `count / countingFactor`, rounded, or the measured pulses when `count` is absent too. */
             sensorCount?: number | null;
             machine: components["schemas"]["MachineRef"];
             sku: components["schemas"]["SkuRef"];
@@ -1290,7 +1290,7 @@ export interface components {
             type?: "correct" | "defects" | "total" | null;
             /** @description Items in the SKU's unit, integer >= 0; re-derives `sensorCount`. Absent or null = unchanged. */
             count?: number | null;
-            /** @description SKU units per minute; absent or null = unchanged. Must be > 0 (at most 1e+9). */
+            /** @description SKU units per minute; absent or null = unchanged. Between 0.000001 and 1e+9 inclusive. */
             nominalSpeed?: number | null;
             /**
              * Format: date-time
@@ -6441,6 +6441,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "detail": "Realtime production of some machines is still being written; retry in a second"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6597,6 +6602,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "detail": "Realtime production of some machines is still being written; retry in a second"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -6799,6 +6809,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "detail": "Realtime production of some machines is still being written; retry in a second"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7045,6 +7060,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "detail": "Realtime production of some machines is still being written; retry in a second"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7222,6 +7242,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "detail": "Realtime production of some machines is still being written; retry in a second"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
