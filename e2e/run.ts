@@ -33,10 +33,17 @@ const HTTP_METHODS = ["get", "put", "post", "patch", "delete", "head", "options"
  * Fetches one of the Worker's OpenAPI documents.
  *
  * @param path the document's path, default the public `/openapi.json`.
+ * @param operatorToken sent as a Bearer token (the operator document needs it).
  * @throws Error on a non-200 answer.
  */
-async function fetchDocument(workerUrl: string, path = "/openapi.json"): Promise<OpenAPI3> {
-  const response = await fetch(`${workerUrl}${path}`);
+async function fetchDocument(
+  workerUrl: string,
+  path = "/openapi.json",
+  operatorToken?: string,
+): Promise<OpenAPI3> {
+  const response = await fetch(`${workerUrl}${path}`, {
+    headers: operatorToken ? { authorization: `Bearer ${operatorToken}` } : {},
+  });
   if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`);
   return (await response.json()) as OpenAPI3;
 }
@@ -57,10 +64,10 @@ function documentedOperations(document: OpenAPI3): string[] {
  *
  * @returns one line per stale or missing file; empty when all are current.
  */
-async function staleGeneratedFiles(workerUrl: string): Promise<string[]> {
+async function staleGeneratedFiles(workerUrl: string, operatorToken: string): Promise<string[]> {
   const stale: string[] = [];
   for (const generated of GENERATED_CLIENTS) {
-    const document = await fetchDocument(workerUrl, generated.documentUrlPath);
+    const document = await fetchDocument(workerUrl, generated.documentUrlPath, operatorToken);
     if (readCommitted(generated.documentPath) !== documentText(document)) {
       stale.push(generated.documentPath);
     }
@@ -121,7 +128,7 @@ async function e2e(): Promise<number> {
   if (lint.code !== 0) problems.push(`Spectral found problems in /openapi.json:\n${lint.output}`);
   else console.log("Spectral: no findings.");
 
-  const stale = await staleGeneratedFiles(stack.workerUrl);
+  const stale = await staleGeneratedFiles(stack.workerUrl, stack.operatorToken);
   if (stale.length > 0) {
     problems.push(
       `The committed client is not the one /openapi.json gives; run \`npm run e2e:client\`:\n  ${stale.join("\n  ")}`,
@@ -143,7 +150,11 @@ async function client(): Promise<number> {
   const stack = await startStack({});
   try {
     for (const generated of GENERATED_CLIENTS) {
-      const document = await fetchDocument(stack.workerUrl, generated.documentUrlPath);
+      const document = await fetchDocument(
+        stack.workerUrl,
+        generated.documentUrlPath,
+        stack.operatorToken,
+      );
       mkdirSync(dirname(generated.documentPath), { recursive: true });
       writeFileSync(generated.documentPath, documentText(document));
       writeFileSync(generated.typesPath, await generateTypes(document));

@@ -4,6 +4,115 @@
  */
 
 export interface paths {
+    "/companies/{company_id}/signal-retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set how long raw signal samples are kept
+         * @description Raw samples older than `days` are removed by each machine's signal store (its alarm, hourly); their hour and minute rollups are kept, so queries of whole minutes and hours still answer. A store learns the setting with the machine's next ingestion call.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SignalRetention"];
+                };
+            };
+            responses: {
+                /** @description The setting now in force. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SignalRetention"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A body whose `Content-Type` is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/companies": {
         parameters: {
             query?: never;
@@ -850,7 +959,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest samples
-         * @description At most 10000 samples a call, as `samples` or as parallel `timestamps`/`values`. A sample at an existing timestamp replaces it. Rollups are updated in the same batch.
+         * @description At most 10000 samples a call, as `samples` or as parallel `timestamps`/`values`. A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.
          */
         post: {
             parameters: {
@@ -967,7 +1076,7 @@ export interface paths {
         };
         /**
          * Operator diagnostics: compare rollups with a raw scan
-         * @description Aggregates one signal exactly like `GET /v1/machines/{machine_uuid}/signals/{public_id}` (same window rules and limits), with the rollups or with a plain GROUP BY over the raw samples. Both strategies return the same points; use it to check the rollups or to time them.
+         * @description Aggregates one signal exactly like `GET /v1/machines/{machine_uuid}/signals/{public_id}` (same window rules and limits), with the rollups or by decoding every raw sample. Both strategies return the same points; use it to check the rollups or to time them.
          */
         get: {
             parameters: {
@@ -979,7 +1088,7 @@ export interface paths {
                     agg_unit?: "s" | "m" | "h" | "d";
                     agg_period?: number;
                     agg_function?: "avg" | "max" | "min" | "sum" | "count";
-                    /** @description `rollups`: what the public route does (minute and hour rollups plus raw edges); `raw`: one GROUP BY over the raw samples of the window. */
+                    /** @description `rollups`: what the public route does (hour or minute rollups of whole hours, samples at the edges); `raw`: every sample of the window decoded. */
                     strategy?: "rollups" | "raw";
                 };
                 header?: never;
@@ -2363,10 +2472,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        Company: {
-            id: number;
-            name: string;
-            timezone: string;
+        SignalRetention: {
+            /**
+             * @description Days of raw samples kept; null = kept forever.
+             * @example 90
+             */
+            days: number | null;
         };
         /** @description Every error but 422: a human-readable `detail`. */
         Error: {
@@ -2385,6 +2496,11 @@ export interface components {
                 msg: string;
                 type: string;
             }[];
+        };
+        Company: {
+            id: number;
+            name: string;
+            timezone: string;
         };
         OperatorMachine: {
             id: number;
@@ -2416,7 +2532,7 @@ export interface components {
                 /** Format: date-time */
                 to: string;
             }[];
-            /** @description Time spent in the one D1 statement, ms. */
+            /** @description Time spent in the signal store call, ms. */
             queryMs: number;
             data: {
                 /** Format: date-time */
