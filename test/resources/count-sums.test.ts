@@ -25,14 +25,16 @@ describe("sumCountSignal", () => {
     // No signal named `count` yet: zeros, one per window.
     expect(await sumCountSignal(env, machine, windows)).toEqual([0, 0, 0]);
 
+    // A machine cannot have two live signals of the same name and display name: the deleted
+    // one goes before the next is made, and the second live one has its own display name.
     const deleted = await createSignal(m.id, { name: "count" });
+    await ingest(deleted, [[h0, 1000]]);
+    expect((await operator("DELETE", `/signals/${deleted}`)).status).toBe(204);
     const first = await createSignal(m.id, { name: "count" });
-    const second = await createSignal(m.id, { name: "count" });
+    const second = await createSignal(m.id, { name: "count", displayName: "Count (spare)" });
     const other = await createSignal(m.id, { name: "power" });
     // One pulse of 2 every 10 s for 2 hours on the first; other signals differ.
     const pulses = Array.from({ length: 720 }, (_, i) => [h0 + i * 10 * S, 2] as const);
-    await ingest(deleted, [[h0, 1000]]);
-    expect((await operator("DELETE", `/signals/${deleted}`)).status).toBe(204);
     await ingest(first, pulses);
     await ingest(second, [[h0, 500]]);
     await ingest(other, [[h0, 700]]);
