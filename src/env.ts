@@ -5,6 +5,7 @@
  * validates and types them once per request.
  */
 import { z } from "zod";
+import type { MachineEvents } from "./events/machine-events";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
 import type { RealtimeMachine } from "./realtime/realtime-machine";
 import { DEFAULT_STALLED_MARGIN_SECONDS, type WebhookMessage } from "./webhooks/outbox";
@@ -51,12 +52,15 @@ interface SettingVars {
    * sweeper takes its Queue message for lost and sends it again (default 600).
    */
   WEBHOOK_STALLED_MARGIN_SECONDS?: string;
+  /** Most open live-event connections (SSE or WebSocket) per credential (default 20). */
+  EVENTS_MAX_CONNECTIONS?: string;
 }
 
 export interface Env extends SettingVars {
   DB: D1Database;
   REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  MACHINE_EVENTS: DurableObjectNamespace<MachineEvents>;
   WEBHOOK_QUEUE: Queue<WebhookMessage>;
 }
 
@@ -66,6 +70,7 @@ declare global {
       DB: D1Database;
       REALTIME_MACHINE: DurableObjectNamespace<RealtimeMachine>;
       RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+      MACHINE_EVENTS: DurableObjectNamespace<MachineEvents>;
       WEBHOOK_QUEUE: Queue<WebhookMessage>;
     }
   }
@@ -162,6 +167,7 @@ const SettingsSchema = z.object({
   credentialCacheSeconds: z.coerce.number().int().min(0).max(60),
   jwt: JwtSettingsSchema,
   webhooks: WebhookSettingsSchema,
+  eventsMaxConnections: positiveInt,
 });
 
 export type Settings = z.infer<typeof SettingsSchema>;
@@ -192,7 +198,8 @@ let cached: { env: Env; settings: Settings } | undefined;
  * 60 s per client address, API keys cached 5 s per isolate, company claim
  * `company_id`, scope claims `scope` (space-separated) and `permissions` (array),
  * webhook hosts resolved with Cloudflare's DNS-over-HTTPS, no exempt origin, a sent
- * delivery taken for lost after 600 s of quiet past its next scheduled handling.
+ * delivery taken for lost after 600 s of quiet past its next scheduled handling, 20 open
+ * live-event connections per credential.
  *
  * @param env the Worker bindings.
  * @returns typed settings.
@@ -223,6 +230,7 @@ export function readSettings(env: Env): Settings {
       stalledMarginSeconds:
         unlessEmpty(env.WEBHOOK_STALLED_MARGIN_SECONDS) ?? String(DEFAULT_STALLED_MARGIN_SECONDS),
     },
+    eventsMaxConnections: unlessEmpty(env.EVENTS_MAX_CONNECTIONS) ?? "20",
   });
   cached = { env, settings };
   return settings;

@@ -7,7 +7,7 @@ declare global {
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");
-      durableNamespaces: "RealtimeMachine" | "RateLimiter";
+      durableNamespaces: "RealtimeMachine" | "RateLimiter" | "MachineEvents";
     }
   }
 }

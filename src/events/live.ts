@@ -1,0 +1,172 @@
+/**
+ * The live figures of a machine's running shift, for its event stream: the production so far
+ * (as `GET /v1/realtime/{machine_id}` counts it, from the samples) and the OEE (exactly as the
+ * metrics report computes it: the report's own function, on this machine and instance, after
+ * the realtime read barrier, so the last figures of a shift equal its report row).
+ */
+import { createDb } from "../db/client";
+import type { Env } from "../env";
+import { syncPendingMachines } from "../realtime/barrier";
+import { machineObject } from "../realtime/realtime-machine";
+import { metricsReport } from "../reports/metrics-report";
+import { runningInstance } from "../shifts/queries";
+import type { EventInput } from "./names";
+
+/** A shift instance in events; instants ISO 8601. */
+export interface LiveShift {
+  id: number;
+  name: string;
+  start: string;
+  end: string;
+  isConsidered: boolean;
+}
+
+/** The OEE figures of the metrics report's `productionMetrics` (fractions). */
+export interface LiveOee {
+  availability: number;
+  netAvailability: number;
+  effectiveness: number;
+  quality: number;
+  oee: number;
+  netOee: number;
+}
+
+/** What the stream last emitted, to emit only changes. */
+export interface LiveFigures {
+  shift: LiveShift & { startMs: number; endMs: number };
+  production: { sensorCount: number; count: number } | null;
+  oee: LiveOee | null;
+}
+
+/** The OEE of one instance, from the metrics report; null when the report has no row for it. */
+async function reportOee(
+  env: Env,
+  companyId: number,
+  machineId: number,
+  instanceStart: number,
+  instanceId: number,
+  now: number,
+): Promise<LiveOee | null> {
+  const db = createDb(env.DB);
+  await syncPendingMachines(env, companyId, [machineId]);
+  const page = await metricsReport(
+    db,
+    {
+      companyId,
+      companyName: "",
+      timezone: "UTC",
+      credentialId: "events",
+      kind: "api_key",
+      scopes: new Set(),
+      rateLimit: null,
+    },
+    { machines: { include: [machineId] }, startDate: { equal: instanceStart } },
+    { page: 1, limit: 10 },
+    now,
+  );
+  const row = page.rows.find((r) => r.shiftIndicators.indicatorId === instanceId);
+  if (!row) return null;
+  const m = row.productionMetrics;
+  return {
+    availability: m.availability,
+    netAvailability: m.netAvailability,
+    effectiveness: m.effectiveness,
+    quality: m.quality,
+    oee: m.oee,
+    netOee: m.netOee,
+  };
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Recomputes a machine's live figures and says which events that makes.
+ *
+ * Events, in order: when the running instance changed, the previous shift's final `oee`
+ * (`final: true`, when the report has a row for it) and `shift.ended`, then `shift.started`;
+ * then `production` and `oee` of the running shift when they differ from `previous`.
+ *
+ * @param env the bindings (D1, the realtime objects).
+ * @param previous the figures of the last computation (null = none).
+ * @param now the instant, ms.
+ * @returns the events (without `machineId`) and the figures to keep (null = no shift runs).
+ */
+export async function computeLive(
+  env: Env,
+  companyId: number,
+  machineId: number,
+  options: { previous: LiveFigures | null; now: number },
+): Promise<{ events: Omit<EventInput, "machineId">[]; figures: LiveFigures | null }> {
+  const { previous, now } = options;
+  const db = createDb(env.DB);
+  const events: Omit<EventInput, "machineId">[] = [];
+  const instance = await runningInstance(db, companyId, machineId, now);
+  const shift = instance
+    ? {
+        id: instance.id,
+        name: instance.name,
+        start: new Date(instance.start).toISOString(),
+        end: new Date(instance.end).toISOString(),
+        isConsidered: instance.isConsidered,
+        startMs: instance.start,
+        endMs: instance.end,
+      }
+    : null;
+  const publicShift = (s: LiveFigures["shift"]): LiveShift => ({
+    id: s.id,
+    name: s.name,
+    start: s.start,
+    end: s.end,
+    isConsidered: s.isConsidered,
+  });
+  let figures: LiveFigures | null =
+    previous && shift && previous.shift.id === shift.id ? previous : null;
+
+  if (previous && previous.shift.id !== shift?.id) {
+    const final = previous.shift.isConsidered
+      ? await reportOee(env, companyId, machineId, previous.shift.startMs, previous.shift.id, now)
+      : null;
+    if (final) {
+      events.push({
+        type: "oee",
+        at: Math.min(now, previous.shift.endMs),
+        data: { shiftId: previous.shift.id, final: true, ...final },
+      });
+    }
+    events.push({
+      type: "shift.ended",
+      at: Math.min(now, previous.shift.endMs),
+      data: { shift: publicShift(previous.shift) },
+    });
+  }
+  if (!shift) return { events, figures: null };
+  if (!figures) {
+    events.push({ type: "shift.started", at: shift.startMs, data: { shift: publicShift(shift) } });
+    figures = { shift, production: null, oee: null };
+  }
+
+  const snapshot = await machineObject(env, companyId, machineId).snapshot({
+    companyId,
+    machineId,
+  });
+  if (snapshot.ok && snapshot.instance.id === shift.id) {
+    const production = {
+      sensorCount: snapshot.segments.reduce((sum, s) => sum + s.sensorCount, 0),
+      count: snapshot.segments.reduce((sum, s) => sum + s.count, 0),
+    };
+    if (!same(production, figures.production)) {
+      events.push({ type: "production", data: { shiftId: shift.id, ...production } });
+      figures = { ...figures, production };
+    }
+  }
+  if (shift.isConsidered) {
+    const oee = await reportOee(env, companyId, machineId, shift.startMs, shift.id, now);
+    if (oee && !same(oee, figures.oee)) {
+      events.push({ type: "oee", data: { shiftId: shift.id, final: false, ...oee } });
+      figures = { ...figures, oee };
+    }
+  }
+  return { events, figures };
+}
