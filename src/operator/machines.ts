@@ -1,13 +1,16 @@
 /**
  * Operator routes for machines, signals and signal samples.
  */
+
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import { machines, signals } from "../db/schema";
+import { nudgeLive } from "../events/publish";
 import { ApiError, notFound } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
+import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
 import { requireCompany, requireMachine } from "./lookups";
 import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
@@ -253,7 +256,12 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
       const signal = await c.var.db
-        .select({ id: signals.id, companyId: signals.companyId })
+        .select({
+          id: signals.id,
+          companyId: signals.companyId,
+          machineId: signals.machineId,
+          name: signals.name,
+        })
         .from(signals)
         .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
         .get();
@@ -263,6 +271,9 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
         body.samples?.map((s) => ({ ts: s.timestamp, value: s.value })) ??
         (body.timestamps ?? []).map((ts, i) => ({ ts, value: values[i] ?? 0 }));
       const accepted = await ingestSamples(c.env.DB, signal, samples);
+      // Production changed: the machine's live stream recomputes it (at most once a second).
+      if (signal.name === COUNT_SIGNAL_NAME)
+        await nudgeLive(c.env, signal.companyId, signal.machineId);
       return c.json({ accepted }, 200);
     },
   );
