@@ -3,11 +3,13 @@
  * nominal speeds. At most one live nominal speed per machine/SKU pair (partial
  * unique index `nominal_speeds_active_pair_unique`).
  */
+
 import { and, asc, count, eq, isNull, ne, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { machines, nominalSpeeds, skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, numericConditions } from "../../http/search";
+import { syncConditions, syncOrder } from "../../http/sync";
 import type { ResolvedMachine, ResolvedSku } from "./references";
 import type { NominalSpeedFilters } from "./schemas";
 
@@ -257,7 +259,7 @@ export async function filterNominalSpeeds(
 ): Promise<Page<NominalSpeedRow>> {
   const conditions: (SQL | undefined)[] = [
     eq(nominalSpeeds.companyId, companyId),
-    isNull(nominalSpeeds.deletedAt),
+    ...syncConditions(nominalSpeeds, filters),
     ...idListConditions(nominalSpeeds.machineId, filters.machines),
     ...idListConditions(nominalSpeeds.skuId, filters.skus),
     ...numericConditions(nominalSpeeds.nominalSpeed, filters.nominalSpeed),
@@ -269,7 +271,14 @@ export async function filterNominalSpeeds(
     ({ limit, offset }) =>
       selectJoined(db)
         .where(where)
-        .orderBy(asc(machines.name), asc(machines.id), asc(skus.sku), asc(nominalSpeeds.id))
+        .orderBy(
+          ...syncOrder(nominalSpeeds, filters, [
+            asc(machines.name),
+            asc(machines.id),
+            asc(skus.sku),
+            asc(nominalSpeeds.id),
+          ]),
+        )
         .limit(limit)
         .offset(offset),
   );

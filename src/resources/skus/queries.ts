@@ -1,11 +1,13 @@
 /**
  * SKU queries; every one is scoped to a company and ignores deleted SKUs.
  */
+
 import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { fuzzyContains, idListConditions, normalizeForSearch } from "../../http/search";
+import { syncConditions, syncOrder } from "../../http/sync";
 import type { SkuFilters, SkuPatch } from "./schemas";
 
 /** A SKU row as the API shows it (instants in ms since the epoch). */
@@ -149,7 +151,7 @@ export function filterSkus(
 ): Promise<Page<SkuRow>> {
   const conditions: (SQL | undefined)[] = [
     eq(skus.companyId, companyId),
-    isNull(skus.deletedAt),
+    ...syncConditions(skus, filters),
     fuzzyContains(skus.skuSearch, filters.skus?.search),
     ...idListConditions(skus.id, filters.skus),
     fuzzyContains(skus.nameSearch, filters.names?.search),
@@ -165,7 +167,7 @@ export function filterSkus(
         .select(skuColumns)
         .from(skus)
         .where(where)
-        .orderBy(asc(skus.sku), asc(skus.id))
+        .orderBy(...syncOrder(skus, filters, [asc(skus.sku), asc(skus.id)]))
         .limit(limit)
         .offset(offset),
   );
