@@ -10,7 +10,14 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const TSX_CLI = createRequire(join(ROOT, "package.json")).resolve("tsx/cli");
-const BENCHES = ["run.ts", "rate-limit.ts", "realtime.ts", "reports.ts", "webhooks.ts"];
+const BENCHES = [
+  "run.ts",
+  "rate-limit.ts",
+  "realtime.ts",
+  "reports.ts",
+  "webhooks.ts",
+  "events.ts",
+];
 
 const failed: string[] = [];
 for (const bench of BENCHES) {
