@@ -168,7 +168,34 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
       if (status === 200) open.push(new SseSubscriber(res));
     }
     expect(status).toBe(200);
+    // The open ones lived through a heartbeat meanwhile.
+    expect(subs[1]?.comments).toContain("heartbeat");
   }, 60_000);
+});
+
+describe("the OpenAPI document", () => {
+  it("describes the streams as text/event-stream, the event types and the ticket route", async () => {
+    const doc = (await (await call("/openapi.json")).json()) as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    for (const path of ["/v1/realtime/{machine_id}/events", "/v1/realtime/events"]) {
+      const get = doc.paths[path]?.get;
+      expect(get?.["x-required-scope"]).toBe("realtime.read");
+      expect(JSON.stringify(get?.responses)).toContain("text/event-stream");
+    }
+    expect(doc.paths["/v1/realtime/tickets"]?.post?.["x-required-scope"]).toBe("realtime.read");
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining([
+        "LiveEvent",
+        "OeeEvent",
+        "StopEvent",
+        "ResetEvent",
+        "RealtimeTicket",
+      ]),
+    );
+    expect(JSON.stringify(doc.components.schemas.LiveEvent)).toContain("operator.assigned");
+  });
 });
 
 describe("WebSocket and tickets", () => {
