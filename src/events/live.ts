@@ -1,14 +1,20 @@
 /**
  * The live figures of a machine's running shift, for its event stream: the production so far
- * (as `GET /v1/realtime/{machine_id}` counts it, from the samples) and the OEE (exactly as the
- * metrics report computes it: the report's own function, on this machine and instance, after
- * the realtime read barrier, so the last figures of a shift equal its report row).
+ * (the `count` signal's pulses summed over the instance, as the realtime timeline sums them)
+ * and the OEE (exactly as the metrics report computes it: the report's own function, on this
+ * machine and instance; the final figures of an ended shift after the realtime read barrier,
+ * so that they equal its report row).
+ *
+ * Why the running shift's figures skip the barrier: it would make every realtime write flush
+ * the realtime object's write-behind within a second (src/realtime/realtime-machine.ts), which
+ * exists so that a busy line costs D1 one batch per interval. The live OEE may therefore lag
+ * realtime writes by the write-behind interval (2 s); the final figures do not.
  */
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { syncPendingMachines } from "../realtime/barrier";
-import { machineObject } from "../realtime/realtime-machine";
 import { metricsReport } from "../reports/metrics-report";
+import { sumCountSignal } from "../resources/signals/count-sums";
 import { runningInstance } from "../shifts/queries";
 import type { EventInput } from "./names";
 
@@ -34,7 +40,7 @@ export interface LiveOee {
 /** What the stream last emitted, to emit only changes. */
 export interface LiveFigures {
   shift: LiveShift & { startMs: number; endMs: number };
-  production: { sensorCount: number; count: number } | null;
+  production: { sensorCount: number } | null;
   oee: LiveOee | null;
 }
 
@@ -46,9 +52,10 @@ async function reportOee(
   instanceStart: number,
   instanceId: number,
   now: number,
+  barrier: boolean,
 ): Promise<LiveOee | null> {
   const db = createDb(env.DB);
-  await syncPendingMachines(env, companyId, [machineId]);
+  if (barrier) await syncPendingMachines(env, companyId, [machineId]);
   const page = await metricsReport(
     db,
     {
@@ -126,7 +133,15 @@ export async function computeLive(
 
   if (previous && previous.shift.id !== shift?.id) {
     const final = previous.shift.isConsidered
-      ? await reportOee(env, companyId, machineId, previous.shift.startMs, previous.shift.id, now)
+      ? await reportOee(
+          env,
+          companyId,
+          machineId,
+          previous.shift.startMs,
+          previous.shift.id,
+          now,
+          true,
+        )
       : null;
     if (final) {
       events.push({
@@ -147,22 +162,16 @@ export async function computeLive(
     figures = { shift, production: null, oee: null };
   }
 
-  const snapshot = await machineObject(env, companyId, machineId).snapshot({
-    companyId,
-    machineId,
-  });
-  if (snapshot.ok && snapshot.instance.id === shift.id) {
-    const production = {
-      sensorCount: snapshot.segments.reduce((sum, s) => sum + s.sensorCount, 0),
-      count: snapshot.segments.reduce((sum, s) => sum + s.count, 0),
-    };
-    if (!same(production, figures.production)) {
-      events.push({ type: "production", data: { shiftId: shift.id, ...production } });
-      figures = { ...figures, production };
-    }
+  const [sensorCount = 0] = await sumCountSignal(env, { companyId, machineId }, [
+    { start: shift.startMs, end: Math.min(now + 1, shift.endMs) },
+  ]);
+  const production = { sensorCount };
+  if (!same(production, figures.production)) {
+    events.push({ type: "production", data: { shiftId: shift.id, ...production } });
+    figures = { ...figures, production };
   }
   if (shift.isConsidered) {
-    const oee = await reportOee(env, companyId, machineId, shift.startMs, shift.id, now);
+    const oee = await reportOee(env, companyId, machineId, shift.startMs, shift.id, now, false);
     if (oee && !same(oee, figures.oee)) {
       events.push({ type: "oee", data: { shiftId: shift.id, final: false, ...oee } });
       figures = { ...figures, oee };

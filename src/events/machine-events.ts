@@ -123,7 +123,7 @@ export class MachineEvents extends DurableObject<Env> {
 
   /** Keeps this object's name (a stream needs it to forward and to compute; ids hide it). */
   private remember(stream: string): void {
-    if (this.meta("name") === null) this.setMeta("name", stream);
+    if (stream !== "" && this.meta("name") === null) this.setMeta("name", stream);
   }
 
   private stream(): StreamName | null {

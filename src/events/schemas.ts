@@ -65,8 +65,9 @@ export const OperatorAssignedSchema = z
 export const ProductionSchema = z
   .object({
     shiftId: z.number().int(),
-    sensorCount: z.number().openapi({ description: "Summed `count` samples of the shift." }),
-    count: z.number().openapi({ description: "sensorCount x countingFactor, per segment." }),
+    sensorCount: z.number().openapi({
+      description: "The `count` signal's samples summed over the running shift instance so far.",
+    }),
   })
   .openapi("ProductionEvent", {
     description: "`production`: the running shift's production so far; at most one a second.",

@@ -171,17 +171,6 @@ function lastTwo<D, Q>(results: readonly [...unknown[], D, Q]): [D, Q] {
   return [results[results.length - 2], results[results.length - 1]] as [D, Q];
 }
 
-/**
- * Marks a stop changed (its `updatedAt`) when its classification changes: the stops report's
- * row changes, and pull sync (`updatedAt`) must find it.
- */
-function touchStop(db: Database, stopId: number) {
-  return db
-    .update(stops)
-    .set({ updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)` })
-    .where(eq(stops.id, stopId));
-}
-
 export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(
     operatorRoute({
@@ -381,7 +370,6 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       const results = await db.batch([
         head,
         ...middle,
-        touchStop(db, stop_id),
         event.event,
         event.deliveries,
         classificationQuery(db, stop_id, companyId),
@@ -417,7 +405,6 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
         db.delete(stopClassifications).where(eq(stopClassifications.stopId, stop_id)),
         event.event,
         event.deliveries,
-        touchStop(db, stop_id),
       ]);
       await dispatchDeliveries(c.env, db, event.eventId, deliveries);
       return c.body(null, 204);

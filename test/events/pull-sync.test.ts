@@ -169,7 +169,7 @@ describe("pull sync by updatedAt", () => {
       step += 1;
       if (step > 3) return;
       const stop = stops[step];
-      await operatorJson("PUT", `/stops/${stop?.id}/classification`, { description: "x" });
+      await operator("PATCH", `/stops/${stop?.id}`, { isProgrammed: true });
       await operator("DELETE", `/stops/${stops[7 - step]?.id}`);
     });
     await syncUntilQuiet(logPage, logReplica, logCursor, logsReceived);
@@ -184,8 +184,9 @@ describe("pull sync by updatedAt", () => {
     expect(stopReplica.size).toBe(8);
     expect([...stopReplica.values()].filter((s) => s.deletedAt !== null)).toHaveLength(3);
     expect(new Set(stopsReceived).size).toBe(stopsReceived.length);
-    // A classified stop was received again after its classification (a change of its row).
-    const classified = stops[1]?.id;
-    expect(stopsReceived.filter((r) => r.startsWith(`${classified}@`)).length).toBeGreaterThan(1);
+    // An edited stop was received again after its edit, with the edit.
+    const edited = stops[1]?.id;
+    expect(stopsReceived.filter((r) => r.startsWith(`${edited}@`)).length).toBeGreaterThan(1);
+    expect(stopReplica.get(edited ?? 0)).toMatchObject({ isProgrammed: true });
   });
 });
