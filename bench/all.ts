@@ -18,6 +18,7 @@ const BENCHES = [
   "reports.ts",
   "bounded.ts",
   "webhooks.ts",
+  "events.ts",
 ];
 
 const failed: string[] = [];

@@ -9,6 +9,7 @@ import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
 import { BOARD_SCRIPT_PATH, boardPageHtml, serveBoardScript } from "./board/board-page";
 import { createDb } from "./db/client";
+import { eventsRoutes } from "./events/routes";
 import {
   DOCS_ASSETS_PREFIX,
   docsPageHtml,
@@ -109,6 +110,8 @@ export function createApp() {
   app.route("/", nominalSpeedsRoutes);
   app.route("/", productionLogsRoutes);
   app.route("/", reportsRoutes);
+  // Before realtimeRoutes: `/v1/realtime/events` is not a `{machine_id}`.
+  app.route("/", eventsRoutes);
   app.route("/", realtimeRoutes);
   // Mounted through a plain Hono app so that the operator routes stay out of the
   // public OpenAPI document (OpenAPIHono.route merges the registries of OpenAPIHono

@@ -116,6 +116,7 @@ const SettingsSchema = z.object({
   credentialCacheSeconds: z.coerce.number().int().min(0).max(60),
   jwt: JwtSettingsSchema,
   webhooks: WebhookSettingsSchema,
+  eventsMaxConnections: positiveInt,
 });
 
 export type Settings = z.infer<typeof SettingsSchema>;
@@ -147,7 +148,8 @@ let cached: { env: Env; settings: Settings } | undefined;
  * `company_id`, scope claims `scope` (space-separated) and `permissions` (array), access
  * tokens living at most 24 h,
  * webhook hosts resolved with Cloudflare's DNS-over-HTTPS, no exempt origin, a sent
- * delivery taken for lost after 600 s of quiet past its next scheduled handling.
+ * delivery taken for lost after 600 s of quiet past its next scheduled handling, 20 open
+ * live-event connections per credential.
  *
  * @param env the Worker bindings.
  * @returns typed settings.
@@ -179,6 +181,7 @@ export function readSettings(env: Env): Settings {
       stalledMarginSeconds:
         unlessEmpty(env.WEBHOOK_STALLED_MARGIN_SECONDS) ?? String(DEFAULT_STALLED_MARGIN_SECONDS),
     },
+    eventsMaxConnections: unlessEmpty(env.EVENTS_MAX_CONNECTIONS) ?? "20",
   });
   cached = { env, settings };
   return settings;

@@ -8,6 +8,7 @@ import { type Env, readSettings } from "./env";
 import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
 
+export { MachineEvents } from "./events/machine-events";
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";
 export { SignalStore } from "./resources/signals/store";

@@ -1,14 +1,17 @@
 /**
  * Operator routes for machines, signals and signal samples.
  */
+
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
 import { companies, machines, signals } from "../db/schema";
+import { nudgeLive } from "../events/publish";
 import { ApiError, notFound, unprocessable } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
+import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
 import { requireCompany, requireMachine } from "./lookups";
 import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
@@ -256,6 +259,7 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
           companyId: signals.companyId,
           machineId: signals.machineId,
           retentionDays: companies.signalRetentionDays,
+          name: signals.name,
         })
         .from(signals)
         .innerJoin(companies, eq(companies.id, signals.companyId))
@@ -269,6 +273,10 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
         (body.timestamps ?? []).map((ts, i) => ({ ts, value: values[i] ?? 0 }));
       const result = await ingestSamples(c.env, { ...signal, retentionMs }, samples);
       if (result.refused !== undefined) throw unprocessable(["body"], result.refused);
+      // Production changed: the machine's live stream recomputes it (at most once a second).
+      if (signal.name === COUNT_SIGNAL_NAME) {
+        await nudgeLive(c.env, signal.companyId, signal.machineId);
+      }
       return c.json({ accepted: result.accepted }, 200);
     },
   );

@@ -17,6 +17,8 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
+import { stopClassified, stopEvent } from "../events/payloads";
+import { publish } from "../events/publish";
 import { notFound, unprocessable } from "../http/errors";
 import { DateTimeMs } from "../http/filters";
 import { jsonResponse } from "../http/openapi";
@@ -205,6 +207,9 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       );
       if (!first) return c.json([], 201);
       const results = await db.batch([first, ...rest]);
+      for (const row of results.flat()) {
+        await publish(c.env, machine.companyId, row.machineId, stopEvent(row, "created"));
+      }
       const now = Date.now();
       return c.json(
         results.flat().map((row) => ({ ...toStopOut(row, now), machineId: row.machineId })),
@@ -229,7 +234,7 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       const patch = c.req.valid("json");
       const db = c.var.db;
       const current = await db
-        .select({ startTime: stops.startTime, endTime: stops.endTime })
+        .select({ startTime: stops.startTime, endTime: stops.endTime, companyId: stops.companyId })
         .from(stops)
         .where(and(eq(stops.id, stop_id), isNull(stops.deletedAt)))
         .get();
@@ -257,9 +262,16 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
             current.endTime === null ? isNull(stops.endTime) : eq(stops.endTime, current.endTime),
           ),
         )
-        .returning({ id: stops.id })
+        .returning(stopColumns)
         .get();
       if (!updated) throw notFound("Stop not found");
+      const wasOpen = current.endTime === null;
+      await publish(
+        c.env,
+        current.companyId,
+        updated.machineId,
+        stopEvent(updated, "updated", wasOpen),
+      );
       return c.body(null, 204);
     },
   )
@@ -277,11 +289,13 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       const { stop_id } = c.req.valid("param");
       const row = await c.var.db
         .update(stops)
-        .set({ deletedAt: Date.now() })
+        // updatedAt too: pull sync finds a deletion by its updatedAt.
+        .set({ deletedAt: Date.now(), updatedAt: Date.now() })
         .where(and(eq(stops.id, stop_id), isNull(stops.deletedAt)))
-        .returning({ id: stops.id })
+        .returning({ ...stopColumns, companyId: stops.companyId })
         .get();
       if (!row) throw notFound("Stop not found");
+      await publish(c.env, row.companyId, row.machineId, stopEvent(row, "deleted"));
       return c.body(null, 204);
     },
   )
@@ -363,7 +377,9 @@ export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       const [deliveries, [written]] = lastTwo(results);
       await dispatchDeliveries(c.env, db, event.eventId, deliveries);
       if (!written) throw notFound("Stop not found");
-      return c.json(toClassificationOut(written), 200);
+      const out = toClassificationOut(written);
+      await publish(c.env, companyId, found.stop.machineId, stopClassified(stop_id, out));
+      return c.json(out, 200);
     },
   )
   .openapi(

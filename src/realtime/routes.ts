@@ -8,6 +8,8 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
 import { readSettings } from "../env";
+import { operatorAssigned, segmentChanged, segmentUpdated } from "../events/payloads";
+import { publish } from "../events/publish";
 import { ApiError, unprocessable } from "../http/errors";
 import { isoInstant as iso } from "../http/instants";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../http/openapi";
@@ -251,6 +253,7 @@ async function applySkuWrite(
     ...write,
   });
   if (!result.ok) throw refusal(machine_id, result);
+  await publish(c.env, principal.companyId, machine_id, segmentChanged(result.revision, write));
 }
 
 /**
@@ -292,14 +295,18 @@ async function updateRunningSegment(
     }
   }
   const { simpleWorkOrder } = await resolveSegmentUpdate(db, principal.companyId, machineId, body);
-  const result = await machineObject(c.env, principal.companyId, machineId).updateSegment({
-    companyId: principal.companyId,
-    machineId,
+  const update = {
     ...(simpleWorkOrder ? { simpleWorkOrder } : {}),
     ...(body.quantity != null ? { quantity: body.quantity } : {}),
     ...(body.custom != null ? { customJson: JSON.stringify(body.custom) } : {}),
+  };
+  const result = await machineObject(c.env, principal.companyId, machineId).updateSegment({
+    companyId: principal.companyId,
+    machineId,
+    ...update,
   });
   if (!result.ok) throw refusal(machineId, result);
+  await publish(c.env, principal.companyId, machineId, segmentUpdated(result.revision, update));
 }
 
 export const realtimeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
@@ -323,15 +330,24 @@ export const realtimeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationH
       machine_id,
       body.operatorId,
     );
-    const result = await machineObject(c.env, principal.companyId, machine_id).assignOperator({
-      companyId: principal.companyId,
-      machineId: machine_id,
+    const assignment = {
       operatorId: operator.id,
       firstName: operator.firstName,
       lastName: operator.lastName,
       start: body.start,
+    };
+    const result = await machineObject(c.env, principal.companyId, machine_id).assignOperator({
+      companyId: principal.companyId,
+      machineId: machine_id,
+      ...assignment,
     });
     if (!result.ok) throw refusal(machine_id, result);
+    await publish(
+      c.env,
+      principal.companyId,
+      machine_id,
+      operatorAssigned(result.revision, assignment),
+    );
     return c.body(null, 204);
   })
   .openapi(getRoute, async (c) => {

@@ -16,6 +16,7 @@
  * Work is proportional to the page: one count and one page query in one
  * batch, then the shift instances of the page's stops only.
  */
+
 import { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
@@ -32,6 +33,7 @@ import {
   resolveMachines,
 } from "../http/filters";
 import { type Page, PageFields, type PageRequest, paginate } from "../http/pagination";
+import { SyncFilterFields, syncConditions, syncOrder } from "../http/sync";
 import { instancesContaining, loadShiftPlan } from "../shifts/queries";
 import {
   type ClassificationRow,
@@ -59,6 +61,7 @@ export const StopsReportFiltersSchema = z
     endDate: DateComparisonFilter.openapi({
       description: "On the stop's `endTime`; an open stop matches no operator.",
     }),
+    ...SyncFilterFields,
   })
   .strict()
   .openapi("StopsReportFilters");
@@ -234,7 +237,7 @@ export async function stopsReport(
   }
   const conditions: (SQL | undefined)[] = [
     eq(stops.companyId, companyId),
-    isNull(stops.deletedAt),
+    ...syncConditions(stops, filters),
     eq(stops.isIncludedInStops, true),
     inIntegerList(
       stops.machineId,
@@ -251,7 +254,7 @@ export async function stopsReport(
     ({ limit, offset }) =>
       selectStopsWithClassification(db)
         .where(where)
-        .orderBy(asc(stops.startTime), asc(stops.id))
+        .orderBy(...syncOrder(stops, filters, [asc(stops.startTime), asc(stops.id)]))
         .limit(limit)
         .offset(offset),
   );

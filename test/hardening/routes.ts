@@ -230,6 +230,9 @@ export const ROUTE_CASES: Record<string, RouteCase> = {
     body: (w) => ({ operatorId: w.operatorId, start: iso(Date.now() - 60_000) }),
   },
   "GET /v1/realtime/{machine_id}": {},
+  "GET /v1/realtime/{machine_id}/events": { query: () => ({ since: "0" }) },
+  "GET /v1/realtime/events": { query: () => ({ since: "0" }) },
+  "POST /v1/realtime/tickets": {},
 };
 
 /** The case of an operation; throws for one that has none (a route added without tests). */

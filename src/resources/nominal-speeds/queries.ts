@@ -9,6 +9,7 @@ import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { machines, nominalSpeeds, skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, numericConditions } from "../../http/search";
+import { syncConditions, syncOrder } from "../../http/sync";
 import type { ResolvedMachine, ResolvedSku } from "./references";
 import type { NominalSpeedFilters } from "./schemas";
 
@@ -257,7 +258,7 @@ export async function filterNominalSpeeds(
 ): Promise<Page<NominalSpeedRow>> {
   const conditions: (SQL | undefined)[] = [
     eq(nominalSpeeds.companyId, companyId),
-    isNull(nominalSpeeds.deletedAt),
+    ...syncConditions(nominalSpeeds, filters),
     ...idListConditions(nominalSpeeds.machineId, filters.machines),
     ...idListConditions(nominalSpeeds.skuId, filters.skus),
     ...numericConditions(nominalSpeeds.nominalSpeed, filters.nominalSpeed),
@@ -269,7 +270,14 @@ export async function filterNominalSpeeds(
     ({ limit, offset }) =>
       selectJoined(db)
         .where(where)
-        .orderBy(asc(machines.name), asc(machines.id), asc(skus.sku), asc(nominalSpeeds.id))
+        .orderBy(
+          ...syncOrder(nominalSpeeds, filters, [
+            asc(machines.name),
+            asc(machines.id),
+            asc(skus.sku),
+            asc(nominalSpeeds.id),
+          ]),
+        )
         .limit(limit)
         .offset(offset),
   );

@@ -1,6 +1,7 @@
 /**
  * Request and response schemas of the nominal speed endpoints.
  */
+
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
 import { unchangedWhenNull } from "../../http/patch";
@@ -9,6 +10,7 @@ import {
   NumericComparisonFilter,
   stringIdListFields,
 } from "../../http/search";
+import { SyncFilterFields } from "../../http/sync";
 import { MachineRefSchema, SkuRefSchema } from "./references";
 
 /** Largest nominal speed or counting factor accepted (a sanity bound, not a physical one). */
@@ -104,6 +106,7 @@ export const NominalSpeedFiltersSchema = z
     nominalSpeed: NumericComparisonFilter.openapi({
       description: "Comparisons with the nominal speed; every operator given applies.",
     }),
+    ...SyncFilterFields,
   })
   .strict()
   .openapi("NominalSpeedFilters");

@@ -34,6 +34,7 @@ import { dateConditions } from "../../http/filters";
 import { isoInstant as iso } from "../../http/instants";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, normalizeForSearch, numericConditions } from "../../http/search";
+import { syncConditions, syncOrder } from "../../http/sync";
 import type { LogType, ProductionLogFilters, ProductionLogOut } from "./schemas";
 
 /**
@@ -617,7 +618,8 @@ export async function filterLogs(
   const machineSearch = filters.machines?.search;
   const skuSearch = filters.skus?.search;
   const conditions: (SQL | undefined)[] = [
-    liveLog(companyId),
+    eq(productionLogs.companyId, companyId),
+    ...syncConditions(productionLogs, filters),
     ...idListConditions(productionLogs.machineId, filters.machines),
     machineSearch
       ? inList(productionLogs.machineId, await machineIdsMatching(db, companyId, machineSearch))
@@ -647,7 +649,12 @@ export async function filterLogs(
     ({ limit, offset }) =>
       selectExpanded(db)
         .where(where)
-        .orderBy(asc(productionLogs.start), asc(productionLogs.id))
+        .orderBy(
+          ...syncOrder(productionLogs, filters, [
+            asc(productionLogs.start),
+            asc(productionLogs.id),
+          ]),
+        )
         .limit(limit)
         .offset(offset)
         .all(),

@@ -1,10 +1,12 @@
 /**
  * Request and response schemas of the production log endpoints.
  */
+
 import { z } from "@hono/zod-openapi";
 import { DateComparisonFilter, DateTimeMs, MachinesFilter } from "../../http/filters";
 import { PageFields } from "../../http/pagination";
 import { NumericComparisonFilter, SearchTerm, stringIdListFields } from "../../http/search";
+import { SyncFilterFields } from "../../http/sync";
 import {
   MachineRefObject,
   MachineRefSchema,
@@ -249,6 +251,7 @@ export const ProductionLogFiltersSchema = z
     count: NumericComparisonFilter.openapi({ description: "Comparisons with `count`." }),
     isReviewed: z.boolean().nullish(),
     type: LogType.nullish(),
+    ...SyncFilterFields,
   })
   .strict()
   .openapi("ProductionLogFilters");

@@ -7,6 +7,7 @@ import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { fuzzyContains, idListConditions, normalizeForSearch } from "../../http/search";
+import { syncConditions, syncOrder } from "../../http/sync";
 import type { SkuFilters, SkuPatch } from "./schemas";
 
 /** A SKU row as the API shows it (instants in ms since the epoch). */
@@ -164,7 +165,7 @@ export function filterSkus(
 ): Promise<Page<SkuRow>> {
   const conditions: (SQL | undefined)[] = [
     eq(skus.companyId, companyId),
-    isNull(skus.deletedAt),
+    ...syncConditions(skus, filters),
     fuzzyContains(skus.skuSearch, filters.skus?.search),
     ...idListConditions(skus.id, filters.skus),
     fuzzyContains(skus.nameSearch, filters.names?.search),
@@ -180,7 +181,7 @@ export function filterSkus(
         .select(skuColumns)
         .from(skus)
         .where(where)
-        .orderBy(asc(skus.sku), asc(skus.id))
+        .orderBy(...syncOrder(skus, filters, [asc(skus.sku), asc(skus.id)]))
         .limit(limit)
         .offset(offset),
   );

@@ -1,10 +1,12 @@
 /**
  * Request and response schemas of the SKU endpoints.
  */
+
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
 import { unchangedWhenNull } from "../../http/patch";
 import { FuzzySearchFilter, SearchTerm, stringIdListFields } from "../../http/search";
+import { SyncFilterFields } from "../../http/sync";
 
 /** Longest SKU code, name, description and unit accepted. */
 export const SKU_LIMITS = { sku: 100, name: 200, description: 2000, unit: 50 } as const;
@@ -97,6 +99,7 @@ export const SkuFiltersSchema = z
     names: FuzzySearchFilter,
     description: FuzzySearchFilter,
     unit: FuzzySearchFilter,
+    ...SyncFilterFields,
   })
   .strict()
   .openapi("SkuFilters");

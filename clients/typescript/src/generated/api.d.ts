@@ -554,6 +554,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/realtime/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every machine's events, live (SSE or WebSocket)
+         * @description The events of every machine of the company (for plant boards), as `GET /v1/realtime/{machine_id}/events` gives them, each with its `machineId` and its id in the machine's stream (`machineEventId`); `id` is the company stream's own, for resuming.
+         *
+         *     **Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly increasing within the stream), an `event:` line (the type) and one `data:` line (the `LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to get `pong`.
+         *
+         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones. The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the live events.
+         *
+         *     **Browsers**: `EventSource` and `WebSocket` cannot set headers; get a ticket from `POST /v1/realtime/tickets` and pass it as `?ticket=` (one use, 60 s). An API key never goes in a URL.
+         *
+         *     **Limits**: a connection counts once against the rate limit; a credential may hold `EVENTS_MAX_CONNECTIONS` open connections (default 20), above which the answer is a 429 with `Retry-After`.
+         *
+         *     **Required scope:** `realtime.read`
+         */
+        get: operations["streamCompanyEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/realtime/{machine_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A machine's events, live (SSE or WebSocket)
+         * @description The machine's events as they happen: segment changes (`segment.changed`, `segment.updated`), operator assignments, `production` from the `count` signal (at most one a second), stops (`stop.started`, `stop.ended`, `stop.updated`, `stop.deleted`) and their classification (`stop.classified`), `shift.started` and `shift.ended`, and the running shift's `oee` (at most one a second, as the metrics report computes it; the last one of a shift has `final: true`).
+         *
+         *     **Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly increasing within the stream), an `event:` line (the type) and one `data:` line (the `LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to get `pong`.
+         *
+         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones. The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the live events.
+         *
+         *     **Browsers**: `EventSource` and `WebSocket` cannot set headers; get a ticket from `POST /v1/realtime/tickets` and pass it as `?ticket=` (one use, 60 s). An API key never goes in a URL.
+         *
+         *     **Limits**: a connection counts once against the rate limit; a credential may hold `EVENTS_MAX_CONNECTIONS` open connections (default 20), above which the answer is a 429 with `Retry-After`.
+         *
+         *     **Required scope:** `realtime.read`
+         */
+        get: operations["streamMachineEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/realtime/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A one-use ticket for a browser's event stream
+         * @description A random ticket, valid 60 s and once, bound to the calling credential (its company, scopes, rate limit and connection limit): pass it as `?ticket=` to `GET /v1/realtime/{machine_id}/events` or `GET /v1/realtime/events` (only there). No body.
+         *
+         *     **Required scope:** `realtime.read`
+         */
+        post: operations["createRealtimeTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/realtime/{machine_id}/sku": {
         parameters: {
             query?: never;
@@ -636,6 +718,137 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One event: the JSON of an SSE `data:` line, or one WebSocket text message. The payload `data` depends on `type`. */
+        LiveEvent: {
+            /** @description Strictly increasing within the stream; also the SSE `id:` line. */
+            id: number;
+            /**
+             * @description Also the SSE `event:` line.
+             * @enum {string}
+             */
+            type: "segment.changed" | "segment.updated" | "operator.assigned" | "production" | "stop.started" | "stop.ended" | "stop.updated" | "stop.deleted" | "stop.classified" | "shift.started" | "shift.ended" | "oee" | "reset";
+            /** Format: date-time */
+            at: string;
+            machineId: number | null;
+            /** @description On the company stream: the event's id in its machine's stream. */
+            machineEventId?: number;
+            data: components["schemas"]["SegmentChangedEvent"] | components["schemas"]["SegmentUpdatedEvent"] | components["schemas"]["OperatorAssignedEvent"] | components["schemas"]["ProductionEvent"] | components["schemas"]["StopEvent"] | components["schemas"]["StopClassifiedEvent"] | components["schemas"]["ShiftEvent"] | components["schemas"]["OeeEvent"] | components["schemas"]["ResetEvent"];
+        };
+        /** @description `segment.changed`: a SKU write. */
+        SegmentChangedEvent: {
+            /** @description The machine's realtime revision. */
+            revision: number;
+            sku: {
+                id: string;
+                sku: string;
+                name: string | null;
+                unit?: string | null;
+            };
+            simpleWorkOrder: {
+                id: string;
+                name: string;
+            } | null;
+            quantity: number | null;
+            custom: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description null = when the write was applied.
+             */
+            start: string | null;
+            /** Format: date-time */
+            end: string | null;
+        };
+        /** @description `segment.updated`: a write without a SKU; only the fields it changed. */
+        SegmentUpdatedEvent: {
+            revision: number;
+            simpleWorkOrder?: {
+                id: string;
+                name: string;
+            };
+            quantity?: number;
+            custom?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description `operator.assigned`. */
+        OperatorAssignedEvent: {
+            revision: number;
+            operator: {
+                id: number;
+                firstName: string | null;
+                lastName: string | null;
+            };
+            /** Format: date-time */
+            start: string;
+        };
+        /** @description `production`: the running shift's production so far; at most one a second. */
+        ProductionEvent: {
+            shiftId: number;
+            /** @description The `count` signal's samples summed over the running shift instance so far. */
+            sensorCount: number;
+        };
+        /** @description `stop.started`, `stop.ended`, `stop.updated`, `stop.deleted`. */
+        StopEvent: {
+            stop: {
+                id: number;
+                /** Format: date-time */
+                startTime: string;
+                /** Format: date-time */
+                endTime: string | null;
+                isProgrammed: boolean;
+            };
+        };
+        /** @description `stop.classified`: the classification as `PUT .../classification` returns it. */
+        StopClassifiedEvent: {
+            stopId: number;
+            classification: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description `shift.started`, `shift.ended`. */
+        ShiftEvent: {
+            shift: components["schemas"]["LiveShift"];
+        };
+        LiveShift: {
+            /** @description The shift instance id. */
+            id: number;
+            name: string;
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
+            isConsidered: boolean;
+        };
+        /** @description `oee`: the running shift's figures when they change; at most one a second. */
+        OeeEvent: {
+            shiftId: number;
+            /** @description true on the last figures of an ended shift (equal to its report row). */
+            final: boolean;
+            /** @description runTime / availableTime, as in the metrics report's productionMetrics. */
+            availability: number;
+            /** @description runTime / (availableTime - programmedDowntime), as in the metrics report's productionMetrics. */
+            netAvailability: number;
+            /** @description Ideal minutes / runTime, as in the metrics report's productionMetrics. */
+            effectiveness: number;
+            /** @description Good / total count, as in the metrics report's productionMetrics. */
+            quality: number;
+            /** @description availability x effectiveness x quality, as in the metrics report's productionMetrics. */
+            oee: number;
+            /** @description netAvailability x effectiveness x quality, as in the metrics report's productionMetrics. */
+            netOee: number;
+        };
+        /** @description `reset`: the client is further behind than the stream keeps (or gave an id it never had); the current state, then live events after `lastEventId`. */
+        ResetEvent: {
+            lastEventId: number;
+            /** @description By machine id: the latest payload of each kind (`segment`, `segmentUpdate`, `operators`, `production`, `oee`, `shift`, `stop`, `classification`). */
+            machines: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+        };
         Machine: {
             /** @description Used by production logs, nominal speeds, realtime and reports. */
             id: number;
@@ -791,6 +1004,51 @@ export interface components {
                  * @example jose
                  */
                 search?: string | null;
+            } | null;
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            updatedAt?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
+            includeDeleted?: boolean | null;
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            syncAfter?: {
+                /**
+                 * Format: date-time
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                updatedAt: string;
+                id: string | number;
             } | null;
         };
         SkuPatch: {
@@ -1010,6 +1268,51 @@ export interface components {
                 lessThanOrEqual?: number | null;
                 equal?: number | null;
                 notEqual?: number | null;
+            } | null;
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            updatedAt?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
+            includeDeleted?: boolean | null;
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            syncAfter?: {
+                /**
+                 * Format: date-time
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                updatedAt: string;
+                id: string | number;
             } | null;
         };
         NominalSpeedPatch: {
@@ -1281,6 +1584,51 @@ export interface components {
              * @enum {string|null}
              */
             type?: "correct" | "defects" | "total" | null;
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            updatedAt?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
+            includeDeleted?: boolean | null;
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            syncAfter?: {
+                /**
+                 * Format: date-time
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                updatedAt: string;
+                id: string | number;
+            } | null;
         };
         ProductionLogPatch: {
             /**
@@ -1689,6 +2037,57 @@ export interface components {
                  */
                 equal?: string;
             } | null;
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            updatedAt?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
+            includeDeleted?: boolean | null;
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            syncAfter?: {
+                /**
+                 * Format: date-time
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                updatedAt: string;
+                id: string | number;
+            } | null;
+        };
+        RealtimeTicket: {
+            /** @description Pass as `?ticket=` to an events path, once. */
+            ticket: string;
+            /** Format: date-time */
+            expiresAt: string;
         };
         RealtimeSkuWrite: {
             /** @description The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU. */
@@ -7277,6 +7676,493 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StopsReportPage"];
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
+            413: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request body is larger than 4194304 bytes (4 MiB); split it into several calls"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
+            415: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamCompanyEvents: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event id (as `Last-Event-ID`, which wins when both are given). */
+                since?: number | null;
+                /** @description A ticket from `POST /v1/realtime/tickets`, instead of a header. */
+                ticket?: string;
+            };
+            header?: {
+                /** @description The id of the last event received (sent by `EventSource`). */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switched to a WebSocket (`Upgrade: websocket`). */
+            101: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The event stream (Server-Sent Events). */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id, or an id of another company. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamMachineEvents: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event id (as `Last-Event-ID`, which wins when both are given). */
+                since?: number | null;
+                /** @description A ticket from `POST /v1/realtime/tickets`, instead of a header. */
+                ticket?: string;
+            };
+            header?: {
+                /** @description The id of the last event received (sent by `EventSource`). */
+                "last-event-id"?: string;
+            };
+            path: {
+                machine_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switched to a WebSocket (`Upgrade: websocket`). */
+            101: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The event stream (Server-Sent Events). */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id, or an id of another company. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createRealtimeTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            201: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RealtimeTicket"];
                 };
             };
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */

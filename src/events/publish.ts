@@ -1,0 +1,67 @@
+/**
+ * Publishing to the live streams: the one call the places that change things make.
+ *
+ * A publish never fails the change it reports: the change is already stored, and a
+ * subscriber that missed an event because its stream could not be reached still has the
+ * pull sync (`updatedAt`) to catch up. Failures are logged.
+ */
+import type { Env } from "../env";
+import type { MachineEvents } from "./machine-events";
+import { type EventInput, machineStream } from "./names";
+
+/** The stub of a stream (or other `MachineEvents`) object by name. */
+export function eventsObject(
+  env: Pick<Env, "MACHINE_EVENTS">,
+  name: string,
+): DurableObjectStub<MachineEvents> {
+  return env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(name));
+}
+
+function logFailure(what: string, companyId: number, machineId: number, error: unknown): void {
+  console.error(
+    JSON.stringify({ level: "error", event: what, companyId, machineId, error: String(error) }),
+  );
+}
+
+/**
+ * Publishes one event to a machine's stream (and through it to the company's stream), and
+ * marks the machine's live figures for recomputation.
+ *
+ * @param env the bindings holding `MACHINE_EVENTS`.
+ * @param companyId the machine's company (checked by the caller).
+ * @param event the kind, its JSON payload and optionally when it happened (ms).
+ * @returns once the stream stored it (so a client that saw the write's answer and then
+ *   subscribes with its last id gets it); never throws.
+ */
+export async function publish(
+  env: Pick<Env, "MACHINE_EVENTS">,
+  companyId: number,
+  machineId: number,
+  event: Omit<EventInput, "machineId" | "machineEventId">,
+): Promise<void> {
+  const name = machineStream(companyId, machineId);
+  try {
+    await eventsObject(env, name).append(name, { ...event, machineId });
+  } catch (error) {
+    logFailure("events_publish", companyId, machineId, error);
+  }
+}
+
+/**
+ * Tells a machine's stream that its production may have changed (a `count` sample arrived):
+ * the stream recomputes production and OEE at most once a second and emits what changed.
+ *
+ * @returns once the stream took note; never throws.
+ */
+export async function nudgeLive(
+  env: Pick<Env, "MACHINE_EVENTS">,
+  companyId: number,
+  machineId: number,
+): Promise<void> {
+  const name = machineStream(companyId, machineId);
+  try {
+    await eventsObject(env, name).nudge(name);
+  } catch (error) {
+    logFailure("events_nudge", companyId, machineId, error);
+  }
+}
