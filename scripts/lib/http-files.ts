@@ -167,10 +167,23 @@ export async function runHttpFile(
     );
     const body = request.body === undefined ? undefined : substitute(request.body, context);
     const response = await send(new Request(url, { method: request.method, headers, body }));
-    const text = await response.text();
+    // An event stream never ends: its first chunk shows it opened, then it is closed.
+    const stream = response.headers.get("content-type")?.startsWith("text/event-stream");
+    const text = stream ? await firstChunk(response) : await response.text();
     results.push({ title: request.title, method: request.method, url, status: response.status });
     if (!response.ok) break;
-    if (request.name) context.answers.set(request.name, text === "" ? null : JSON.parse(text));
+    if (request.name && !stream) {
+      context.answers.set(request.name, text === "" ? null : JSON.parse(text));
+    }
   }
   return results;
+}
+
+/** The first chunk of a streamed body as text; the stream is then cancelled. */
+async function firstChunk(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const { value } = await reader.read();
+  await reader.cancel();
+  return value === undefined ? "" : new TextDecoder().decode(value);
 }
