@@ -16,7 +16,28 @@
     selected: null,
     timer: null,
     slowTimer: null,
+    events: null,
+    lastEventId: null,
+    pending: new Set(),
+    flushTimer: null,
   };
+
+  /** The event kinds of the live streams (docs/live-events.md). */
+  const EVENT_KINDS = [
+    "segment.changed",
+    "segment.updated",
+    "operator.assigned",
+    "production",
+    "stop.started",
+    "stop.ended",
+    "stop.updated",
+    "stop.deleted",
+    "stop.classified",
+    "shift.started",
+    "shift.ended",
+    "oee",
+    "reset",
+  ];
 
   /** A request to the public API with the key; JSON in and out; throws with the status. */
   async function api(path, body) {
@@ -411,11 +432,87 @@
     state.key = "";
     clearInterval(state.timer);
     clearInterval(state.slowTimer);
+    if (state.events) state.events.close();
+    state.events = null;
     $("key-form").hidden = false;
     $("change-key").hidden = true;
     $("machines").replaceChildren();
     $("detail").hidden = true;
     $("key").focus();
+  }
+
+  /** Refreshes the machines that had events, at most every half second. */
+  function machineChanged(machineId) {
+    if (machineId === null || machineId === undefined) {
+      for (const m of state.machines) state.pending.add(m.id);
+    } else {
+      state.pending.add(machineId);
+    }
+    if (state.flushTimer) return;
+    state.flushTimer = setTimeout(async () => {
+      state.flushTimer = null;
+      const ids = new Set(state.pending);
+      state.pending.clear();
+      try {
+        await inBatches(
+          state.machines.filter((m) => ids.has(m.id)),
+          6,
+          async (machine) => {
+            const { status, body } = await api(`/v1/realtime/${machine.id}`);
+            if (status === 409) state.realtime.delete(machine.id);
+            else state.realtime.set(machine.id, body);
+          },
+        );
+        await refreshReports();
+        render();
+        setStatus(`Live · updated ${new Date().toLocaleTimeString()}`);
+      } catch (error) {
+        setStatus(`Could not refresh: ${error.message}`);
+      }
+    }, 500);
+  }
+
+  /**
+   * Listens to the company's live events: a one-use ticket (asked for with the key in a
+   * header) opens an EventSource, so the key never goes in a URL. A ticket serves one
+   * connection: when it drops, a new ticket resumes after the last event seen.
+   */
+  async function listen() {
+    if (state.events) state.events.close();
+    state.events = null;
+    if (!state.key || typeof EventSource === "undefined") return;
+    try {
+      const { body } = await api("/v1/realtime/tickets", {});
+      const query = new URLSearchParams({ ticket: body.ticket });
+      if (state.lastEventId !== null) query.set("since", state.lastEventId);
+      const source = new EventSource(`/v1/realtime/events?${query}`);
+      state.events = source;
+      for (const kind of EVENT_KINDS) {
+        source.addEventListener(kind, (message) => {
+          state.lastEventId = message.lastEventId || state.lastEventId;
+          let event = null;
+          try {
+            event = JSON.parse(message.data);
+          } catch {
+            return;
+          }
+          // How many events arrived: shown to tests and to a curious person's dev tools.
+          document.body.dataset.liveEvents = String(
+            Number(document.body.dataset.liveEvents || 0) + 1,
+          );
+          machineChanged(kind === "reset" ? null : event.machineId);
+        });
+      }
+      source.addEventListener("error", () => {
+        if (state.events !== source) return;
+        source.close();
+        state.events = null;
+        setTimeout(listen, 5_000);
+      });
+    } catch (error) {
+      setStatus(`Live events unavailable (${error.message}); polling`);
+      setTimeout(listen, 30_000);
+    }
   }
 
   async function start() {
@@ -435,9 +532,10 @@
       return;
     }
     await refresh(true);
-    // About 4 realtime reads a second at most, whatever the plant's size (a key's
-    // default limit is 600 a minute).
-    const interval = Math.max(5_000, state.machines.length * 250);
+    listen();
+    // Live events drive the board; polling stays as a fallback, about 4 realtime reads a
+    // second at most whatever the plant's size (a key's default limit is 600 a minute).
+    const interval = Math.max(15_000, state.machines.length * 250);
     state.timer = setInterval(() => refresh(false), interval);
     state.slowTimer = setInterval(() => refresh(true), Math.max(30_000, interval));
   }
