@@ -24,6 +24,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { operatorCall, publicCall } from "./lib/local-worker";
 import {
   applyMigrations,
   spawnDevServer,
@@ -54,22 +55,9 @@ interface LiveEvent {
   data: { quantity?: number };
 }
 
-async function send<T>(
-  path: string,
-  init: { method?: string; body?: unknown; headers?: Record<string, string> },
-): Promise<T> {
-  const res = await fetch(`${BASE}${path}`, {
-    method: init.method ?? "POST",
-    headers: { "content-type": "application/json", ...init.headers },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? "POST"} ${path} -> ${res.status}: ${text}`);
-  return (text === "" ? null : JSON.parse(text)) as T;
-}
-
-const op = <T>(path: string, body: unknown) =>
-  send<T>(`/operator/v1${path}`, { body, headers: { authorization: `Bearer ${TOKEN}` } });
+const op = <T>(path: string, body: unknown) => operatorCall<T>(BASE, TOKEN, "POST", path, body);
+const post = <T>(key: string, path: string, body: unknown) =>
+  publicCall<T>(BASE, key, "POST", path, body);
 
 interface Seed {
   key: string;
@@ -97,16 +85,15 @@ async function seed(): Promise<Seed> {
     },
   ]);
   if (!created) throw new Error("no key");
-  const headers = { "x-api-key": created.key };
-  const [sku] = await send<{ id: string }[]>("/v1/skus", {
-    body: [{ sku: "BENCH-1", name: "Bench bottle" }],
-    headers,
-  });
+  const [sku] = await post<{ id: string }[]>(created.key, "/v1/skus", [
+    { sku: "BENCH-1", name: "Bench bottle" },
+  ]);
   if (!sku) throw new Error("no SKU");
-  await send("/v1/nominal-speeds", {
-    body: machines.map((m) => ({ machine: { id: m.id }, sku: { id: sku.id }, nominalSpeed: 60 })),
-    headers,
-  });
+  await post(
+    created.key,
+    "/v1/nominal-speeds",
+    machines.map((m) => ({ machine: { id: m.id }, sku: { id: sku.id }, nominalSpeed: 60 })),
+  );
   return { key: created.key, machineIds: machines.map((m) => m.id), skuId: sku.id };
 }
 
@@ -193,10 +180,7 @@ async function openAll(s: Seed, paths: string[]): Promise<Subscriber[]> {
 /** A write changing the quantity of the machine's running segment; returns when it was sent. */
 async function write(s: Seed, machineId: number, quantity: number): Promise<number> {
   const sentAt = performance.now();
-  await send(`/v1/realtime/${machineId}/sku`, {
-    body: { quantity },
-    headers: { "x-api-key": s.key },
-  });
+  await post(s.key, `/v1/realtime/${machineId}/sku`, { quantity });
   return sentAt;
 }
 
@@ -288,10 +272,7 @@ async function main(): Promise<void> {
     if (one === undefined) throw new Error("no machines");
     // Every machine runs a SKU: the writes below change its quantity.
     for (const id of s.machineIds) {
-      await send(`/v1/realtime/${id}/sku`, {
-        body: { skuId: s.skuId },
-        headers: { "x-api-key": s.key },
-      });
+      await post(s.key, `/v1/realtime/${id}/sku`, { skuId: s.skuId });
     }
 
     // 1,000 subscribers on one machine.
