@@ -14,6 +14,7 @@ import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { syncPendingMachines } from "../realtime/barrier";
 import { metricsReport } from "../reports/metrics-report";
+import type { ProductionMetrics } from "../reports/oee";
 import { sumCountSignal } from "../resources/signals/count-sums";
 import { runningInstance } from "../shifts/queries";
 import type { EventInput } from "./names";
@@ -28,14 +29,7 @@ export interface LiveShift {
 }
 
 /** The OEE figures of the metrics report's `productionMetrics` (fractions). */
-export interface LiveOee {
-  availability: number;
-  netAvailability: number;
-  effectiveness: number;
-  quality: number;
-  oee: number;
-  netOee: number;
-}
+export type LiveOee = Omit<ProductionMetrics, "minutesLostByLowSpeed" | "minutesLostByLowQuality">;
 
 /** What the stream last emitted, to emit only changes. */
 export interface LiveFigures {

@@ -5,6 +5,8 @@
  * subscriber that missed an event because its stream could not be reached still has the
  * pull sync (`updatedAt`) to catch up. Failures are logged.
  */
+
+import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import type { MachineEvents } from "./machine-events";
 import { type EventInput, machineStream } from "./names";
@@ -14,7 +16,7 @@ export function eventsObject(
   env: Pick<Env, "MACHINE_EVENTS">,
   name: string,
 ): DurableObjectStub<MachineEvents> {
-  return env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(name));
+  return namedStub(env.MACHINE_EVENTS, name);
 }
 
 function logFailure(what: string, companyId: number, machineId: number, error: unknown): void {

@@ -43,6 +43,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../db/client";
+import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import { sumCountSignal } from "../resources/signals/count-sums";
 import { runningInstance } from "../shifts/queries";
@@ -90,21 +91,8 @@ export function machineObject(
   companyId: number,
   machineId: number,
 ): DurableObjectStub<RealtimeMachine> {
-  const ns = env.REALTIME_MACHINE;
-  const name = realtimeObjectName(companyId, machineId);
-  let id = objectIds.get(name);
-  if (id === undefined) {
-    // An id is derived from the name by hashing: kept, so that a busy line hashes once.
-    if (objectIds.size >= MAX_CACHED_OBJECT_IDS) objectIds.clear();
-    id = ns.idFromName(name);
-    objectIds.set(name, id);
-  }
-  return ns.get(id);
+  return namedStub(env.REALTIME_MACHINE, realtimeObjectName(companyId, machineId));
 }
-
-/** Most object ids one isolate keeps (an id is a few dozen bytes). */
-const MAX_CACHED_OBJECT_IDS = 10_000;
-const objectIds = new Map<string, DurableObjectId>();
 
 /** The machine an operation is for (checked by the Worker: it exists and is the company's). */
 export interface MachineKey {

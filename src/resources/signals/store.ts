@@ -11,7 +11,9 @@
  * Raw samples older than the company's retention (passed with every ingestion) are
  * removed by the object's alarm; the hour and minute rollups stay.
  */
+
 import { DurableObject } from "cloudflare:workers";
+import { namedStub } from "../../durable/named-stub";
 import type { Env } from "../../env";
 import {
   type AggFunction,
@@ -289,10 +291,6 @@ export class SignalStore extends DurableObject<Env> {
   }
 }
 
-/** Most object ids one isolate keeps (an id is a few dozen bytes). */
-const MAX_CACHED_OBJECT_IDS = 10_000;
-const objectIds = new Map<string, DurableObjectId>();
-
 /**
  * The stub of a machine's `SignalStore` (`<companyId>:<machineId>`).
  *
@@ -303,14 +301,5 @@ export function signalStore(
   companyId: number,
   machineId: number,
 ): DurableObjectStub<SignalStore> {
-  const ns = env.SIGNAL_STORE;
-  const name = `${companyId}:${machineId}`;
-  let id = objectIds.get(name);
-  if (id === undefined) {
-    // Deriving an id hashes the name: kept, so that a busy machine hashes once.
-    if (objectIds.size >= MAX_CACHED_OBJECT_IDS) objectIds.clear();
-    id = ns.idFromName(name);
-    objectIds.set(name, id);
-  }
-  return ns.get(id);
+  return namedStub(env.SIGNAL_STORE, `${companyId}:${machineId}`);
 }
