@@ -16,8 +16,11 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
+import { EVENT_KINDS } from "../events/names";
 import { serveText } from "../http/docs-page";
 import boardScript from "./board.client.js";
+
+const escapeAttribute = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;");
 
 /** Path of the board's script. */
 export const BOARD_SCRIPT_PATH = "/board/board.js";
@@ -62,7 +65,7 @@ export function boardPageHtml(): string {
 <style>${STYLE}</style>
 <script src="${BOARD_SCRIPT_PATH}" defer></script>
 </head>
-<body>
+<body data-event-kinds="${escapeAttribute(JSON.stringify(EVENT_KINDS))}">
 <header>
 <h1>Plant board</h1>
 <span id="time-zone"></span>

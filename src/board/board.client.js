@@ -22,22 +22,8 @@
     flushTimer: null,
   };
 
-  /** The event kinds of the live streams (docs/live-events.md). */
-  const EVENT_KINDS = [
-    "segment.changed",
-    "segment.updated",
-    "operator.assigned",
-    "production",
-    "stop.started",
-    "stop.ended",
-    "stop.updated",
-    "stop.deleted",
-    "stop.classified",
-    "shift.started",
-    "shift.ended",
-    "oee",
-    "reset",
-  ];
+  /** The event kinds of the live streams, as the Worker lists them (src/events/names.ts). */
+  const EVENT_KINDS = JSON.parse(document.body.dataset.eventKinds || "[]");
 
   /** A request to the public API with the key; JSON in and out; throws with the status. */
   async function api(path, body) {
