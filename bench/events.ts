@@ -21,10 +21,12 @@
  *
  * Run with `npx tsx bench/events.ts`.
  */
+
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { operatorCall, publicCall } from "./lib/local-worker";
+import { publicCall } from "./lib/local-worker";
+import { type RealtimePlant, seedRealtimePlant } from "./lib/realtime-plant";
 import {
   applyMigrations,
   spawnDevServer,
@@ -55,47 +57,12 @@ interface LiveEvent {
   data: { quantity?: number };
 }
 
-const op = <T>(path: string, body: unknown) => operatorCall<T>(BASE, TOKEN, "POST", path, body);
 const post = <T>(key: string, path: string, body: unknown) =>
   publicCall<T>(BASE, key, "POST", path, body);
 
-interface Seed {
-  key: string;
-  machineIds: number[];
-  skuId: string;
-}
+type Seed = RealtimePlant;
 
-async function seed(): Promise<Seed> {
-  const [company] = await op<{ id: number }[]>("/companies", [
-    { name: "Events bench", timezone: "UTC" },
-  ]);
-  if (!company) throw new Error("no company");
-  const machines = await op<{ id: number }[]>(
-    `/companies/${company.id}/machines`,
-    Array.from({ length: MACHINES }, (_, i) => ({ name: `Line ${i + 1}` })),
-  );
-  await op(`/companies/${company.id}/shifts`, [
-    { name: "All day", startTime: "00:00", endTime: "00:00" },
-  ]);
-  const [created] = await op<{ key: string }[]>(`/companies/${company.id}/api-keys`, [
-    {
-      name: "bench",
-      scopes: ["realtime.write", "realtime.read", "skus.create", "nominal_speeds.create"],
-      rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-    },
-  ]);
-  if (!created) throw new Error("no key");
-  const [sku] = await post<{ id: string }[]>(created.key, "/v1/skus", [
-    { sku: "BENCH-1", name: "Bench bottle" },
-  ]);
-  if (!sku) throw new Error("no SKU");
-  await post(
-    created.key,
-    "/v1/nominal-speeds",
-    machines.map((m) => ({ machine: { id: m.id }, sku: { id: sku.id }, nominalSpeed: 60 })),
-  );
-  return { key: created.key, machineIds: machines.map((m) => m.id), skuId: sku.id };
-}
+const seed = () => seedRealtimePlant(BASE, TOKEN, { name: "Events bench", machines: MACHINES });
 
 /** One SSE subscriber: parses events as they arrive and notes when each came. */
 class Subscriber {

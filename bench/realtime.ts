@@ -36,11 +36,13 @@
  *
  * Run with `npx tsx bench/realtime.ts`.
  */
+
 import type { ChildProcess } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CPU_COUNT } from "./lib/cpu";
+import { type RealtimePlant, seedRealtimePlant } from "./lib/realtime-plant";
 import {
   applyMigrations,
   spawnDevServer,
@@ -96,57 +98,15 @@ async function send<T>(
   return (text === "" ? null : JSON.parse(text)) as T;
 }
 
-const op = <T>(path: string, body: unknown) =>
-  send<T>(`/operator/v1${path}`, { body, headers: { authorization: `Bearer ${TOKEN}` } });
+type Seed = RealtimePlant;
 
-interface Seed {
-  key: string;
-  machineIds: number[];
-  skuId: string;
-}
-
-async function seed(): Promise<Seed> {
-  const [company] = await op<{ id: number }[]>("/companies", [
-    { name: "Realtime bench", timezone: "UTC" },
-  ]);
-  if (!company) throw new Error("no company");
-  const machines = await op<{ id: number }[]>(
-    `/companies/${company.id}/machines`,
-    Array.from({ length: MACHINES }, (_, i) => ({ name: `Line ${i + 1}` })),
-  );
-  await op(`/companies/${company.id}/shifts`, [
-    { name: "All day", startTime: "00:00", endTime: "00:00" },
-  ]);
-  const [created] = await op<{ key: string }[]>(`/companies/${company.id}/api-keys`, [
-    {
-      name: "bench",
-      scopes: [
-        "realtime.write",
-        "realtime.read",
-        "skus.create",
-        "nominal_speeds.create",
-        "machines.read",
-      ],
-      rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-    },
-  ]);
-  if (!created) throw new Error("no key");
-  const headers = { "x-api-key": created.key };
-  const [sku] = await send<{ id: string }[]>("/v1/skus", {
-    body: [{ sku: "BENCH-1", name: "Bench bottle" }],
-    headers,
+const seed = () =>
+  seedRealtimePlant(BASE, TOKEN, {
+    name: "Realtime bench",
+    machines: MACHINES,
+    extraScopes: ["machines.read"],
+    countSignal: true,
   });
-  if (!sku) throw new Error("no SKU");
-  await send("/v1/nominal-speeds", {
-    body: machines.map((m) => ({ machine: { id: m.id }, sku: { id: sku.id }, nominalSpeed: 60 })),
-    headers,
-  });
-  for (const m of machines)
-    await op(`/machines/${m.id}/signals`, [
-      { name: "count", displayName: "count", kind: "counter" },
-    ]);
-  return { key: created.key, machineIds: machines.map((m) => m.id), skuId: sku.id };
-}
 
 async function revisions(s: Seed, ids: readonly number[]): Promise<number> {
   let total = 0;
