@@ -10,8 +10,9 @@
  * `numericConditions`); `IdComparisonFilter` here combines them with id lists.
  */
 import { z } from "@hono/zod-openapi";
-import { and, asc, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { asc, type Column, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { companyScope, live } from "../db/company-scope";
 import { machines } from "../db/schema";
 import {
   idListConditions,
@@ -213,7 +214,7 @@ export async function resolveMachines(
   const rows = await db
     .select({ id: machines.id, name: machines.name })
     .from(machines)
-    .where(and(eq(machines.companyId, companyId), isNull(machines.deletedAt)))
+    .where(live(companyScope(db, companyId), machines))
     .orderBy(asc(machines.id))
     .all();
   const term = filter?.search ? normalizeForSearch(filter.search) : "";

@@ -7,6 +7,7 @@
  */
 import { and, asc, eq, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { companyScope } from "../db/company-scope";
 import { machines, nominalSpeeds, operators, simpleWorkOrders, skus } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { upsertSimpleWorkOrders } from "../resources/simple-work-orders/queries";
@@ -233,7 +234,7 @@ async function resolveCatalog(
 
   let workOrder: { id: string; name: string } | null = workOrderById ?? null;
   if (!workOrder && workOrderName !== null) {
-    const [created] = await upsertSimpleWorkOrders(db, companyId, [workOrderName]);
+    const [created] = await upsertSimpleWorkOrders(companyScope(db, companyId), [workOrderName]);
     workOrder = created ? { id: created.id, name: created.name } : null;
   }
   return {
@@ -274,7 +275,7 @@ export async function resolveSegmentUpdate(
   if (issues.length > 0) throw new ApiError(422, issues);
   let simpleWorkOrder = byId;
   if (!simpleWorkOrder && workOrderName !== null) {
-    const [created] = await upsertSimpleWorkOrders(db, companyId, [workOrderName]);
+    const [created] = await upsertSimpleWorkOrders(companyScope(db, companyId), [workOrderName]);
     simpleWorkOrder = created ? { id: created.id, name: created.name } : undefined;
   }
   return { machine, simpleWorkOrder };

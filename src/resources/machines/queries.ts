@@ -1,8 +1,9 @@
 /**
  * Machine queries; every one is scoped to a company.
  */
-import { and, asc, eq, isNull } from "drizzle-orm";
-import type { Database } from "../../db/client";
+
+import { asc, eq, isNull } from "drizzle-orm";
+import { type CompanyScope, live, owned } from "../../db/company-scope";
 import { machines } from "../../db/schema";
 
 export interface MachineRow {
@@ -22,39 +23,32 @@ const machineColumns = {
 };
 
 /** The company's machines (not deleted), by id. */
-export function listMachines(db: Database, companyId: number): Promise<MachineRow[]> {
-  return db
+export function listMachines(scope: CompanyScope): Promise<MachineRow[]> {
+  return scope.db
     .select(machineColumns)
     .from(machines)
-    .where(and(eq(machines.companyId, companyId), isNull(machines.deletedAt)))
+    .where(live(scope, machines))
     .orderBy(asc(machines.id))
     .all();
 }
 
 /** The company's machine with this uuid, or undefined (also for another company's uuid). */
 export function findMachineByUuid(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   uuid: string,
 ): Promise<MachineRow | undefined> {
-  return db
+  return scope.db
     .select(machineColumns)
     .from(machines)
-    .where(
-      and(eq(machines.companyId, companyId), eq(machines.uuid, uuid), isNull(machines.deletedAt)),
-    )
+    .where(owned(scope, machines, eq(machines.uuid, uuid), isNull(machines.deletedAt)))
     .get();
 }
 
 /** The company's machine with this integer id, or undefined (also for another company's id). */
-export function findMachineById(
-  db: Database,
-  companyId: number,
-  id: number,
-): Promise<MachineRow | undefined> {
-  return db
+export function findMachineById(scope: CompanyScope, id: number): Promise<MachineRow | undefined> {
+  return scope.db
     .select(machineColumns)
     .from(machines)
-    .where(and(eq(machines.companyId, companyId), eq(machines.id, id), isNull(machines.deletedAt)))
+    .where(owned(scope, machines, eq(machines.id, id), isNull(machines.deletedAt)))
     .get();
 }

@@ -3,6 +3,7 @@
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
+import { companyScope } from "../../db/company-scope";
 import { jsonResponse, publicRoute } from "../../http/openapi";
 import { validationHook } from "../../http/validation";
 import { listMachines } from "./queries";
@@ -37,5 +38,5 @@ const listMachinesRoute = publicRoute("machines.read", {
 
 export const machinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(
   listMachinesRoute,
-  async (c) => c.json(await listMachines(c.var.db, c.var.principal.companyId), 200),
+  async (c) => c.json(await listMachines(companyScope(c.var.db, c.var.principal.companyId)), 200),
 );

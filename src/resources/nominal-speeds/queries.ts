@@ -3,8 +3,10 @@
  * nominal speeds. At most one live nominal speed per machine/SKU pair (partial
  * unique index `nominal_speeds_active_pair_unique`).
  */
+
 import { and, asc, count, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { type CompanyScope, live, owned } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { machines, nominalSpeeds, skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -99,15 +101,14 @@ export interface PairHolder {
  * @param exceptId a nominal speed to ignore (the one being updated).
  */
 export async function findPairHolders(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   pairs: readonly { machineId: number; skuId: string }[],
   exceptId?: string,
 ): Promise<PairHolder[]> {
   if (pairs.length === 0) return [];
   const machineIds = [...new Set(pairs.map((p) => p.machineId))];
   const skuIds = [...new Set(pairs.map((p) => p.skuId))];
-  const candidates = await db
+  const candidates = await scope.db
     .select({
       id: nominalSpeeds.id,
       machineId: nominalSpeeds.machineId,
@@ -115,9 +116,9 @@ export async function findPairHolders(
     })
     .from(nominalSpeeds)
     .where(
-      and(
-        eq(nominalSpeeds.companyId, companyId),
-        isNull(nominalSpeeds.deletedAt),
+      live(
+        scope,
+        nominalSpeeds,
         ...idListConditions(nominalSpeeds.machineId, { include: machineIds }),
         ...idListConditions(nominalSpeeds.skuId, { include: skuIds }),
         exceptId === undefined ? undefined : ne(nominalSpeeds.id, exceptId),
@@ -149,8 +150,7 @@ export interface NewNominalSpeed {
  * @throws the D1 error of the unique index when a pair is taken meanwhile (see `isPairConflict`).
  */
 export async function insertNominalSpeeds(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   items: readonly NewNominalSpeed[],
 ): Promise<NominalSpeedRow[]> {
   const now = Date.now();
@@ -165,30 +165,23 @@ export async function insertNominalSpeeds(
   const [first, ...rest] = jsonChunks(
     rows.map((r) => [r.id, r.machine.id, r.sku.id, r.nominalSpeed, r.countingFactor]),
   ).map((chunk) =>
-    db.insert(nominalSpeeds).select(
-      sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)}, ${jsonColumn(2)},
+    scope.db.insert(nominalSpeeds).select(
+      sql`SELECT ${jsonColumn(0)}, CAST(${scope.companyId} AS INTEGER), ${jsonColumn(1)}, ${jsonColumn(2)},
             ${jsonColumn(3)}, ${jsonColumn(4)}, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
           FROM json_each(${chunk}) ORDER BY key`,
     ),
   );
-  if (first) await db.batch([first, ...rest]);
+  if (first) await scope.db.batch([first, ...rest]);
   return rows;
 }
 
 /** The company's live nominal speed with this id, or undefined (deleted, unknown, another company's). */
 export async function findNominalSpeed(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   id: string,
 ): Promise<NominalSpeedRow | undefined> {
-  const row = await selectJoined(db)
-    .where(
-      and(
-        eq(nominalSpeeds.companyId, companyId),
-        eq(nominalSpeeds.id, id),
-        isNull(nominalSpeeds.deletedAt),
-      ),
-    )
+  const row = await selectJoined(scope.db)
+    .where(owned(scope, nominalSpeeds, eq(nominalSpeeds.id, id), isNull(nominalSpeeds.deletedAt)))
     .get();
   return row ? nest(row) : undefined;
 }
@@ -200,23 +193,15 @@ export async function findNominalSpeed(
  * @throws the D1 error of the unique index when the new pair is taken (see `isPairConflict`).
  */
 export async function updateNominalSpeed(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   id: string,
   set: { machineId?: number; skuId?: string; nominalSpeed?: number; countingFactor?: number },
 ): Promise<boolean> {
-  if (Object.keys(set).length === 0)
-    return (await findNominalSpeed(db, companyId, id)) !== undefined;
-  const updated = await db
+  if (Object.keys(set).length === 0) return (await findNominalSpeed(scope, id)) !== undefined;
+  const updated = await scope.db
     .update(nominalSpeeds)
     .set({ ...set, updatedAt: Date.now() })
-    .where(
-      and(
-        eq(nominalSpeeds.companyId, companyId),
-        eq(nominalSpeeds.id, id),
-        isNull(nominalSpeeds.deletedAt),
-      ),
-    )
+    .where(owned(scope, nominalSpeeds, eq(nominalSpeeds.id, id), isNull(nominalSpeeds.deletedAt)))
     .returning({ id: nominalSpeeds.id });
   return updated.length > 0;
 }
@@ -226,22 +211,12 @@ export async function updateNominalSpeed(
  *
  * @returns false when it does not exist for this company (or is already deleted).
  */
-export async function softDeleteNominalSpeed(
-  db: Database,
-  companyId: number,
-  id: string,
-): Promise<boolean> {
+export async function softDeleteNominalSpeed(scope: CompanyScope, id: string): Promise<boolean> {
   const now = Date.now();
-  const deleted = await db
+  const deleted = await scope.db
     .update(nominalSpeeds)
     .set({ deletedAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(nominalSpeeds.companyId, companyId),
-        eq(nominalSpeeds.id, id),
-        isNull(nominalSpeeds.deletedAt),
-      ),
-    )
+    .where(owned(scope, nominalSpeeds, eq(nominalSpeeds.id, id), isNull(nominalSpeeds.deletedAt)))
     .returning({ id: nominalSpeeds.id });
   return deleted.length > 0;
 }
@@ -251,13 +226,12 @@ export async function softDeleteNominalSpeed(
  * ordered by machine name, machine id, SKU code, then id.
  */
 export async function filterNominalSpeeds(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: NominalSpeedFilters,
   page: PageRequest,
 ): Promise<Page<NominalSpeedRow>> {
   const conditions: (SQL | undefined)[] = [
-    eq(nominalSpeeds.companyId, companyId),
+    eq(nominalSpeeds.companyId, scope.companyId),
     ...syncConditions(nominalSpeeds, filters),
     ...idListConditions(nominalSpeeds.machineId, filters.machines),
     ...idListConditions(nominalSpeeds.skuId, filters.skus),
@@ -266,9 +240,9 @@ export async function filterNominalSpeeds(
   const where = and(...conditions);
   const result = await paginate(
     page,
-    db.select({ count: count() }).from(nominalSpeeds).where(where),
+    scope.db.select({ count: count() }).from(nominalSpeeds).where(where),
     ({ limit, offset }) =>
-      selectJoined(db)
+      selectJoined(scope.db)
         .where(where)
         .orderBy(
           ...syncOrder(nominalSpeeds, filters, [

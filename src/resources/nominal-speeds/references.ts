@@ -8,9 +8,10 @@
  * or whose name matches several records, is an error for that reference alone,
  * so that the caller can report every bad item of an array at once.
  */
+
 import { z } from "@hono/zod-openapi";
-import { and, eq, isNull, or, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import { or, sql } from "drizzle-orm";
+import { type CompanyScope, live } from "../../db/company-scope";
 import { machines, skus } from "../../db/schema";
 import type { ValidationIssue } from "../../http/errors";
 
@@ -119,8 +120,7 @@ function values<T>(list: (T | null | undefined)[]): T[] {
  * @returns one resolution per reference, in order.
  */
 export async function resolveMachines(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   refs: readonly MachineRef[],
 ): Promise<Resolution<ResolvedMachine>[]> {
   const ids = values(refs.map((r) => r.id));
@@ -128,13 +128,13 @@ export async function resolveMachines(
   const rows =
     ids.length + names.length === 0
       ? []
-      : await db
+      : await scope.db
           .select({ id: machines.id, name: machines.name })
           .from(machines)
           .where(
-            and(
-              eq(machines.companyId, companyId),
-              isNull(machines.deletedAt),
+            live(
+              scope,
+              machines,
               or(
                 sql`${machines.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
                 sql`${machines.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`,
@@ -155,8 +155,7 @@ export async function resolveMachines(
  * @returns one resolution per reference, in order.
  */
 export async function resolveSkus(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   refs: readonly SkuRef[],
 ): Promise<Resolution<ResolvedSku>[]> {
   const ids = values(refs.map((r) => r.id?.toLowerCase()));
@@ -165,7 +164,7 @@ export async function resolveSkus(
   const rows =
     ids.length + names.length === 0
       ? []
-      : await db
+      : await scope.db
           .select({
             id: skus.id,
             sku: skus.sku,
@@ -175,9 +174,9 @@ export async function resolveSkus(
           })
           .from(skus)
           .where(
-            and(
-              eq(skus.companyId, companyId),
-              isNull(skus.deletedAt),
+            live(
+              scope,
+              skus,
               or(
                 sql`${skus.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
                 sql`${skus.name} IN (SELECT value FROM json_each(${namesJson}))`,
@@ -217,12 +216,11 @@ export function resolvedOrIssue<T>(
 
 /** Resolves a single reference with a list resolver (`resolveMachines`, `resolveSkus`). */
 export async function resolveOne<Ref, T>(
-  resolver: (db: Database, companyId: number, refs: readonly Ref[]) => Promise<Resolution<T>[]>,
-  db: Database,
-  companyId: number,
+  resolver: (scope: CompanyScope, refs: readonly Ref[]) => Promise<Resolution<T>[]>,
+  scope: CompanyScope,
   ref: Ref,
 ): Promise<Resolution<T>> {
-  const [resolution] = await resolver(db, companyId, [ref]);
+  const [resolution] = await resolver(scope, [ref]);
   return resolution ?? { ok: false, msg: "Not resolved", type: "value_error" };
 }
 
@@ -231,19 +229,16 @@ export async function resolveOne<Ref, T>(
  * queries (one per kind), item order kept.
  */
 export function resolveItemReferences(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   items: readonly { machine: MachineRef; sku: SkuRef }[],
 ): Promise<[Resolution<ResolvedMachine>[], Resolution<ResolvedSku>[]]> {
   return Promise.all([
     resolveMachines(
-      db,
-      companyId,
+      scope,
       items.map((i) => i.machine),
     ),
     resolveSkus(
-      db,
-      companyId,
+      scope,
       items.map((i) => i.sku),
     ),
   ]);

@@ -5,6 +5,7 @@
 
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
+import { companyScope } from "../../db/company-scope";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
@@ -174,8 +175,7 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
     const items = c.req.valid("json");
     const { db, principal } = c.var;
     const [machineResolutions, skuResolutions] = await resolveItemReferences(
-      db,
-      principal.companyId,
+      companyScope(db, principal.companyId),
       items,
     );
     const issues: ValidationIssue[] = [];
@@ -216,15 +216,15 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       `machine "${machinesById.get(h.machineId)?.name ?? h.machineId}" (id ${h.machineId}) and ` +
       `SKU "${skusById.get(h.skuId)?.sku ?? h.skuId}" (id ${h.skuId})`;
     const pairs = rows.map((r) => ({ machineId: r.machine.id, skuId: r.sku.id }));
-    const holders = await findPairHolders(db, principal.companyId, pairs);
+    const holders = await findPairHolders(companyScope(db, principal.companyId), pairs);
     if (holders.length > 0) throw pairConflict(holders, describe);
     try {
-      const created = await insertNominalSpeeds(db, principal.companyId, rows);
+      const created = await insertNominalSpeeds(companyScope(db, principal.companyId), rows);
       return c.json(created.map(toNominalSpeedOut), 200);
     } catch (error) {
       // Another request took a pair between the check and the insert.
       if (isPairConflict(error)) {
-        const raced = await findPairHolders(db, principal.companyId, pairs);
+        const raced = await findPairHolders(companyScope(db, principal.companyId), pairs);
         if (raced.length > 0) throw pairConflict(raced, describe);
       }
       throw error;
@@ -233,7 +233,11 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
-    const page = await filterNominalSpeeds(db, principal.companyId, filters, pageRequest(filters));
+    const page = await filterNominalSpeeds(
+      companyScope(db, principal.companyId),
+      filters,
+      pageRequest(filters),
+    );
     return c.json(
       {
         totalCount: page.totalCount,
@@ -247,7 +251,10 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
   .openapi(getRoute, async (c) => {
     const { nominal_speed_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    const row = await findNominalSpeed(db, principal.companyId, nominal_speed_id.toLowerCase());
+    const row = await findNominalSpeed(
+      companyScope(db, principal.companyId),
+      nominal_speed_id.toLowerCase(),
+    );
     if (!row) throw notFound("Nominal speed not found");
     return c.json(toNominalSpeedOut(row), 200);
   })
@@ -256,14 +263,16 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
     const id = nominal_speed_id.toLowerCase();
     const patch = c.req.valid("json");
     const { db, principal } = c.var;
-    const current = await findNominalSpeed(db, principal.companyId, id);
+    const current = await findNominalSpeed(companyScope(db, principal.companyId), id);
     if (!current) throw notFound("Nominal speed not found");
     const issues: ValidationIssue[] = [];
     const [machineResolution, skuResolution] = await Promise.all([
       patch.machine
-        ? resolveOne(resolveMachines, db, principal.companyId, patch.machine)
+        ? resolveOne(resolveMachines, companyScope(db, principal.companyId), patch.machine)
         : undefined,
-      patch.sku ? resolveOne(resolveSkus, db, principal.companyId, patch.sku) : undefined,
+      patch.sku
+        ? resolveOne(resolveSkus, companyScope(db, principal.companyId), patch.sku)
+        : undefined,
     ]);
     const machine =
       machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);
@@ -277,7 +286,7 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
       target.machine.id !== current.machine.id || target.sku.id !== current.sku.id;
     const pair = [{ machineId: target.machine.id, skuId: target.sku.id }];
     if (pairChanges) {
-      const holders = await findPairHolders(db, principal.companyId, pair, id);
+      const holders = await findPairHolders(companyScope(db, principal.companyId), pair, id);
       if (holders.length > 0) throw pairConflict(holders, describe);
     }
     const set: {
@@ -291,12 +300,12 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
     if (patch.nominalSpeed !== undefined) set.nominalSpeed = patch.nominalSpeed;
     if (patch.countingFactor !== undefined) set.countingFactor = patch.countingFactor;
     try {
-      if (!(await updateNominalSpeed(db, principal.companyId, id, set))) {
+      if (!(await updateNominalSpeed(companyScope(db, principal.companyId), id, set))) {
         throw notFound("Nominal speed not found");
       }
     } catch (error) {
       if (isPairConflict(error)) {
-        const raced = await findPairHolders(db, principal.companyId, pair, id);
+        const raced = await findPairHolders(companyScope(db, principal.companyId), pair, id);
         if (raced.length > 0) throw pairConflict(raced, describe);
       }
       throw error;
@@ -306,7 +315,12 @@ export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valida
   .openapi(deleteRoute, async (c) => {
     const { nominal_speed_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    if (!(await softDeleteNominalSpeed(db, principal.companyId, nominal_speed_id.toLowerCase()))) {
+    if (
+      !(await softDeleteNominalSpeed(
+        companyScope(db, principal.companyId),
+        nominal_speed_id.toLowerCase(),
+      ))
+    ) {
       throw notFound("Nominal speed not found");
     }
     return c.body(null, 204);

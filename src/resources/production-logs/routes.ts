@@ -5,6 +5,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { Database } from "../../db/client";
+import { companyScope } from "../../db/company-scope";
 import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import {
@@ -269,8 +270,7 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
     const items = c.req.valid("json");
     const { db, principal } = c.var;
     const [machineResolutions, skuResolutions] = await resolveItemReferences(
-      db,
-      principal.companyId,
+      companyScope(db, principal.companyId),
       items,
     );
     const issues: ValidationIssue[] = [];
@@ -389,8 +389,10 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
 
     const issues: ValidationIssue[] = [];
     const [machineResolution, skuResolution] = await Promise.all([
-      patch.machine ? resolveOne(resolveMachines, db, principal.companyId, patch.machine) : null,
-      patch.sku ? resolveOne(resolveSkus, db, principal.companyId, patch.sku) : null,
+      patch.machine
+        ? resolveOne(resolveMachines, companyScope(db, principal.companyId), patch.machine)
+        : null,
+      patch.sku ? resolveOne(resolveSkus, companyScope(db, principal.companyId), patch.sku) : null,
     ]);
     const machine =
       machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);

@@ -4,6 +4,7 @@
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
+import { companyScope } from "../../db/company-scope";
 import { notFound, unprocessable } from "../../http/errors";
 import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID, EXAMPLE_WINDOW } from "../../http/examples";
 import { isoInstant } from "../../http/instants";
@@ -172,7 +173,7 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     const { machine_uuid } = c.req.valid("param");
     const { language } = c.req.valid("query");
     const { db, principal } = c.var;
-    const machine = await findMachineByUuid(db, principal.companyId, machine_uuid);
+    const machine = await findMachineByUuid(companyScope(db, principal.companyId), machine_uuid);
     if (!machine) throw notFound("Machine not found");
     const rows = await listMachineSignals(db, principal.companyId, machine.id);
     return c.json(
@@ -211,7 +212,7 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     const signal = await findSignalByMachineUuid(db, principal.companyId, machine_uuid, public_id);
     if (!signal) {
       // Only on the error path: tell an unknown machine from an unknown signal.
-      const machine = await findMachineByUuid(db, principal.companyId, machine_uuid);
+      const machine = await findMachineByUuid(companyScope(db, principal.companyId), machine_uuid);
       throw notFound(machine ? "Signal not found" : "Machine not found");
     }
     const series = await signalStore(c.env, principal.companyId, signal.machineId).aggregate(

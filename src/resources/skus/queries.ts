@@ -1,8 +1,8 @@
 /**
  * SKU queries; every one is scoped to a company and ignores deleted SKUs.
  */
-import { and, asc, count, eq, isNull, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import { asc, count, eq, type SQL, sql } from "drizzle-orm";
+import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -52,8 +52,7 @@ export interface NewSku {
  * @returns the created rows, in the order given.
  */
 export async function insertSkus(
-  db: Database,
-  companyId: number,
+  { db, companyId }: CompanyScope,
   items: readonly NewSku[],
 ): Promise<SkuRow[]> {
   const now = Date.now();
@@ -91,11 +90,11 @@ export async function insertSkus(
 }
 
 /** The company's SKU with this id, or undefined (deleted, unknown, or another company's). */
-export function findSku(db: Database, companyId: number, id: string): Promise<SkuRow | undefined> {
-  return db
+export function findSku(scope: CompanyScope, id: string): Promise<SkuRow | undefined> {
+  return scope.db
     .select(skuColumns)
     .from(skus)
-    .where(and(eq(skus.companyId, companyId), eq(skus.id, id), isNull(skus.deletedAt)))
+    .where(live(scope, skus, eq(skus.id, id)))
     .get();
 }
 
@@ -105,8 +104,7 @@ export function findSku(db: Database, companyId: number, id: string): Promise<Sk
  * @returns false when the SKU does not exist for this company (or is deleted).
  */
 export async function updateSku(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   id: string,
   patch: SkuPatch,
 ): Promise<boolean> {
@@ -128,12 +126,12 @@ export async function updateSku(
     set.unitSearch = normalizeForSearch(patch.unit);
   }
   if (patch.archived !== undefined) set.archived = patch.archived;
-  if (Object.keys(set).length === 0) return (await findSku(db, companyId, id)) !== undefined;
+  if (Object.keys(set).length === 0) return (await findSku(scope, id)) !== undefined;
   set.updatedAt = Date.now();
-  const updated = await db
+  const updated = await scope.db
     .update(skus)
     .set(set)
-    .where(and(eq(skus.companyId, companyId), eq(skus.id, id), isNull(skus.deletedAt)))
+    .where(live(scope, skus, eq(skus.id, id)))
     .returning({ id: skus.id });
   return updated.length > 0;
 }
@@ -143,14 +141,8 @@ export async function updateSku(
  *
  * @returns false when the SKU does not exist for this company (or is already deleted).
  */
-export async function softDeleteSku(db: Database, companyId: number, id: string): Promise<boolean> {
-  const now = Date.now();
-  const deleted = await db
-    .update(skus)
-    .set({ deletedAt: now, updatedAt: now })
-    .where(and(eq(skus.companyId, companyId), eq(skus.id, id), isNull(skus.deletedAt)))
-    .returning({ id: skus.id });
-  return deleted.length > 0;
+export async function softDeleteSku(scope: CompanyScope, id: string): Promise<boolean> {
+  return (await softDelete(scope, skus, eq(skus.id, id))) > 0;
 }
 
 /**
@@ -158,13 +150,11 @@ export async function softDeleteSku(db: Database, companyId: number, id: string)
  * `sku` code, then id. Archived SKUs are included.
  */
 export function filterSkus(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: SkuFilters,
   page: PageRequest,
 ): Promise<Page<SkuRow>> {
   const conditions: (SQL | undefined)[] = [
-    eq(skus.companyId, companyId),
     ...syncConditions(skus, filters),
     fuzzyContains(skus.skuSearch, filters.skus?.search),
     ...idListConditions(skus.id, filters.skus),
@@ -172,12 +162,12 @@ export function filterSkus(
     fuzzyContains(skus.descriptionSearch, filters.description?.search),
     fuzzyContains(skus.unitSearch, filters.unit?.search),
   ];
-  const where = and(...conditions);
+  const where = owned(scope, skus, ...conditions);
   return paginate(
     page,
-    db.select({ count: count() }).from(skus).where(where),
+    scope.db.select({ count: count() }).from(skus).where(where),
     ({ limit, offset }) =>
-      db
+      scope.db
         .select(skuColumns)
         .from(skus)
         .where(where)

@@ -5,6 +5,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { Principal } from "../../auth/principal";
+import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
@@ -120,8 +121,7 @@ export const skusRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     const items = c.req.valid("json");
     const { db, principal } = c.var;
     const rows = await insertSkus(
-      db,
-      principal.companyId,
+      companyScope(db, principal.companyId),
       items.map((item) => ({
         sku: item.sku,
         name: item.name ?? null,
@@ -138,7 +138,11 @@ export const skusRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
-    const page = await filterSkus(db, principal.companyId, filters, pageRequest(filters));
+    const page = await filterSkus(
+      companyScope(db, principal.companyId),
+      filters,
+      pageRequest(filters),
+    );
     return c.json(
       {
         totalCount: page.totalCount,
@@ -152,7 +156,7 @@ export const skusRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   .openapi(getRoute, async (c) => {
     const { sku_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    const row = await findSku(db, principal.companyId, sku_id.toLowerCase());
+    const row = await findSku(companyScope(db, principal.companyId), sku_id.toLowerCase());
     if (!row) throw notFound("SKU not found");
     return c.json(toSkuOut(row, principal), 200);
   })
@@ -160,7 +164,7 @@ export const skusRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     const { sku_id } = c.req.valid("param");
     const patch = c.req.valid("json");
     const { db, principal } = c.var;
-    if (!(await updateSku(db, principal.companyId, sku_id.toLowerCase(), patch))) {
+    if (!(await updateSku(companyScope(db, principal.companyId), sku_id.toLowerCase(), patch))) {
       throw notFound("SKU not found");
     }
     return c.body(null, 204);
@@ -168,7 +172,7 @@ export const skusRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   .openapi(deleteRoute, async (c) => {
     const { sku_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    if (!(await softDeleteSku(db, principal.companyId, sku_id.toLowerCase()))) {
+    if (!(await softDeleteSku(companyScope(db, principal.companyId), sku_id.toLowerCase()))) {
       throw notFound("SKU not found");
     }
     return c.body(null, 204);
