@@ -146,7 +146,11 @@ export const skus = sqliteTable(
     updatedAt: updatedAt(),
     deletedAt: integer("deleted_at"),
   },
-  (t) => [index("skus_company_idx").on(t.companyId, t.sku)],
+  (t) => [
+    index("skus_company_idx").on(t.companyId, t.sku),
+    // Pull sync's order (updatedAt, id), src/http/sync.ts.
+    index("skus_company_updated_idx").on(t.companyId, t.updatedAt, t.id),
+  ],
 );
 
 export const operators = sqliteTable(
@@ -166,7 +170,10 @@ export const operators = sqliteTable(
     updatedAt: updatedAt(),
     deletedAt: integer("deleted_at"),
   },
-  (t) => [index("operators_company_idx").on(t.companyId)],
+  (t) => [
+    index("operators_company_idx").on(t.companyId),
+    index("operators_company_updated_idx").on(t.companyId, t.updatedAt, t.id),
+  ],
 );
 
 /** Simple work orders: a name per company, idempotent by name, restorable after deletion. */
@@ -182,7 +189,10 @@ export const simpleWorkOrders = sqliteTable(
     updatedAt: updatedAt(),
     deletedAt: integer("deleted_at"),
   },
-  (t) => [uniqueIndex("simple_work_orders_company_name_unique").on(t.companyId, t.name)],
+  (t) => [
+    uniqueIndex("simple_work_orders_company_name_unique").on(t.companyId, t.name),
+    index("simple_work_orders_company_updated_idx").on(t.companyId, t.updatedAt, t.id),
+  ],
 );
 
 /** Work orders named on production logs (`workOrder`: found or created by name). */
@@ -226,6 +236,7 @@ export const nominalSpeeds = sqliteTable(
     uniqueIndex("nominal_speeds_active_pair_unique")
       .on(t.companyId, t.machineId, t.skuId)
       .where(sql`deleted_at IS NULL`),
+    index("nominal_speeds_company_updated_idx").on(t.companyId, t.updatedAt, t.id),
   ],
 );
 

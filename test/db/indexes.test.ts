@@ -101,3 +101,18 @@ describe("indexes behind a metrics report page", () => {
     expect(lines.join("\n")).toContain("USING INDEX stops_machine_end_idx");
   });
 });
+
+describe("indexes behind pull sync on the catalog searches", () => {
+  for (const table of ["skus", "operators", "simple_work_orders", "nominal_speeds"]) {
+    it(`${table}: the (updatedAt, id) order and the syncAfter cursor search an index`, async () => {
+      const query = `SELECT id FROM ${table} WHERE company_id = 1 AND updated_at > 5
+        ORDER BY updated_at, id`;
+      await expectSearched(
+        query,
+        table,
+        `${table}_company_updated_idx (company_id=? AND updated_at>?)`,
+      );
+      expect((await plan(query)).join("\n")).not.toContain("TEMP B-TREE");
+    });
+  }
+});

@@ -1,6 +1,6 @@
 /**
- * Pull sync (`updatedAt` + `includeDeleted`, ordered by (updatedAt, id)) on the SKU search,
- * the production-log search and the stops report: an integration that follows the cursor
+ * Pull sync (`updatedAt` + `includeDeleted`, ordered by (updatedAt, id)) on the catalog searches
+ * (SKUs, operators, simple work orders), the production-log search and the stops report: an integration that follows the cursor
  * recipe of docs/live-events.md over a burst of edits and deletes, made between its pages,
  * ends with every row as it is, and never gets the same version of a row twice.
  */
@@ -189,4 +189,71 @@ describe("pull sync by updatedAt", () => {
     expect(stopsReceived.filter((r) => r.startsWith(`${edited}@`)).length).toBeGreaterThan(1);
     expect(stopReplica.get(edited ?? 0)).toMatchObject({ isProgrammed: true });
   });
+
+  it.each([
+    {
+      what: "operators",
+      path: "/v1/operators",
+      key: "operators",
+      item: (i: number) => ({ firstName: `F${i}`, lastName: `L${i}` }),
+      edit: (i: number) => ({ lastName: `edited-${i}` }),
+      field: "lastName",
+    },
+    {
+      what: "simple work orders",
+      path: "/v1/simple-work-orders",
+      key: "simpleWorkOrders",
+      item: (i: number) => ({ name: `WO-${i}` }),
+      edit: (i: number) => ({ name: `WO-edited-${i}` }),
+      field: "name",
+    },
+  ])(
+    "$what: edits and deletes between pages are received once each, deletions with deletedAt",
+    async ({ path, key, item, edit, field }) => {
+      const p = await plant();
+      const created = await api(p.co.key, path, {
+        method: "POST",
+        json: Array.from({ length: 11 }, (_, i) => item(i)),
+      });
+      expect(created.status, await created.clone().text()).toBe(200);
+      const ids = ((await created.json()) as { id: string | number }[]).map((r) => r.id);
+      type Row = Synced & Record<string, unknown>;
+      const replica = new Map<string | number, Row>();
+      const received: string[] = [];
+      const cursor: Parameters<typeof syncUntilQuiet>[2] = { after: null };
+      const page = (syncAfter: unknown) => pageOf<Row>(p.co, `${path}/filters`, key, { syncAfter });
+      let step = 0;
+      await syncUntilQuiet(page, replica, cursor, received, async () => {
+        step += 1;
+        if (step > 4) return;
+        const edited = await api(p.co.key, `${path}/${ids[step]}`, {
+          method: "PATCH",
+          json: edit(step),
+        });
+        expect(edited.status).toBe(204);
+        const deleted = await api(p.co.key, `${path}/${ids[10 - step]}`, { method: "DELETE" });
+        expect(deleted.status).toBe(204);
+      });
+      await syncUntilQuiet(page, replica, cursor, received);
+
+      const mine = [...replica.values()].filter((r) => ids.includes(r.id));
+      expect(mine).toHaveLength(11);
+      expect(mine.filter((r) => r.deletedAt !== null).map((r) => r.id)).toEqual(
+        expect.arrayContaining([ids[9], ids[8], ids[7], ids[6]]),
+      );
+      expect(mine.filter((r) => r.deletedAt !== null)).toHaveLength(4);
+      for (let i = 1; i <= 4; i += 1) {
+        expect(replica.get(ids[i] ?? -1)?.[field]).toBe(Object.values(edit(i))[0]);
+      }
+      expect(new Set(received).size).toBe(received.length);
+      // Without includeDeleted the search still hides deleted rows.
+      const plain = await api(p.co.key, `${path}/filters`, {
+        method: "POST",
+        json: { limit: 100 },
+      });
+      const rows = ((await plain.json()) as Record<string, Row[]>)[key] ?? [];
+      expect(rows.filter((r) => ids.includes(r.id))).toHaveLength(7);
+      expect(rows.every((r) => r.deletedAt === null)).toBe(true);
+    },
+  );
 });

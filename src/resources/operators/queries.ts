@@ -1,25 +1,32 @@
 /**
  * Operator queries; every one is scoped to a company and ignores deleted operators.
  */
-import { and, asc, count, eq, isNull, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import { asc, count, eq, type SQL, sql } from "drizzle-orm";
+import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { operators } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { fuzzyContains, normalizeForSearch } from "../../http/search";
+import { syncConditions, syncOrder } from "../../http/sync";
 import type { OperatorFilters, OperatorPatch } from "./schemas";
 
-/** An operator as the API shows it. */
+/** An operator as the API shows it (instants in ms since the epoch). */
 export interface OperatorRow {
   id: number;
   firstName: string | null;
   lastName: string | null;
+  createdAt: number;
+  updatedAt: number;
+  deletedAt: number | null;
 }
 
 const operatorColumns = {
   id: operators.id,
   firstName: operators.firstName,
   lastName: operators.lastName,
+  createdAt: operators.createdAt,
+  updatedAt: operators.updatedAt,
+  deletedAt: operators.deletedAt,
 };
 
 /**
@@ -30,8 +37,7 @@ const operatorColumns = {
  * @returns the created operators with their new integer ids, in the order given.
  */
 export async function insertOperators(
-  db: Database,
-  companyId: number,
+  { db, companyId }: CompanyScope,
   items: readonly { firstName: string | null; lastName: string | null }[],
 ): Promise<OperatorRow[]> {
   const now = Date.now();
@@ -61,17 +67,11 @@ export async function insertOperators(
 }
 
 /** The company's operator with this id, or undefined (deleted, unknown, or another company's). */
-export function findOperator(
-  db: Database,
-  companyId: number,
-  id: number,
-): Promise<OperatorRow | undefined> {
-  return db
+export function findOperator(scope: CompanyScope, id: number): Promise<OperatorRow | undefined> {
+  return scope.db
     .select(operatorColumns)
     .from(operators)
-    .where(
-      and(eq(operators.companyId, companyId), eq(operators.id, id), isNull(operators.deletedAt)),
-    )
+    .where(live(scope, operators, eq(operators.id, id)))
     .get();
 }
 
@@ -81,8 +81,7 @@ export function findOperator(
  * @returns false when the operator does not exist for this company (or is deleted).
  */
 export async function updateOperator(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   id: number,
   patch: OperatorPatch,
 ): Promise<boolean> {
@@ -95,14 +94,12 @@ export async function updateOperator(
     set.lastName = patch.lastName;
     set.lastNameSearch = normalizeForSearch(patch.lastName);
   }
-  if (Object.keys(set).length === 0) return (await findOperator(db, companyId, id)) !== undefined;
+  if (Object.keys(set).length === 0) return (await findOperator(scope, id)) !== undefined;
   set.updatedAt = Date.now();
-  const updated = await db
+  const updated = await scope.db
     .update(operators)
     .set(set)
-    .where(
-      and(eq(operators.companyId, companyId), eq(operators.id, id), isNull(operators.deletedAt)),
-    )
+    .where(live(scope, operators, eq(operators.id, id)))
     .returning({ id: operators.id });
   return updated.length > 0;
 }
@@ -114,52 +111,40 @@ export async function updateOperator(
  *
  * @returns false when the operator does not exist for this company (or is already deleted).
  */
-export async function softDeleteOperator(
-  db: Database,
-  companyId: number,
-  id: number,
-): Promise<boolean> {
-  const now = Date.now();
-  const deleted = await db
-    .update(operators)
-    .set({ deletedAt: now, updatedAt: now })
-    .where(
-      and(eq(operators.companyId, companyId), eq(operators.id, id), isNull(operators.deletedAt)),
-    )
-    .returning({ id: operators.id });
-  return deleted.length > 0;
+export async function softDeleteOperator(scope: CompanyScope, id: number): Promise<boolean> {
+  return (await softDelete(scope, operators, eq(operators.id, id))) > 0;
 }
 
 /**
  * One page of the company's operators matching every filter given, ordered by
  * first name, then last name (both accent- and case-insensitively, missing names
- * last), then id.
+ * last), then id; with pull sync (src/http/sync.ts), by (`updatedAt`, id).
  */
 export function filterOperators(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: OperatorFilters,
   page: PageRequest,
 ): Promise<Page<OperatorRow>> {
   const conditions: (SQL | undefined)[] = [
-    eq(operators.companyId, companyId),
-    isNull(operators.deletedAt),
+    ...syncConditions(operators, filters),
     fuzzyContains(operators.firstNameSearch, filters.firstName?.search),
     fuzzyContains(operators.lastNameSearch, filters.lastName?.search),
   ];
-  const where = and(...conditions);
+  const where = owned(scope, operators, ...conditions);
   return paginate(
     page,
-    db.select({ count: count() }).from(operators).where(where),
+    scope.db.select({ count: count() }).from(operators).where(where),
     ({ limit, offset }) =>
-      db
+      scope.db
         .select(operatorColumns)
         .from(operators)
         .where(where)
         .orderBy(
-          sql`${operators.firstNameSearch} ASC NULLS LAST`,
-          sql`${operators.lastNameSearch} ASC NULLS LAST`,
-          asc(operators.id),
+          ...syncOrder(operators, filters, [
+            sql`${operators.firstNameSearch} ASC NULLS LAST`,
+            sql`${operators.lastNameSearch} ASC NULLS LAST`,
+            asc(operators.id),
+          ]),
         )
         .limit(limit)
         .offset(offset),

@@ -6,8 +6,10 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { Principal } from "../../auth/principal";
+import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_OPERATOR_ID } from "../../http/examples";
+import { isoInstant as iso } from "../../http/instants";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { validationHook } from "../../http/validation";
@@ -35,6 +37,9 @@ export function toOperatorOut(row: OperatorRow, principal: Principal): OperatorO
     company: { id: principal.companyId, name: principal.companyName },
     firstName: row.firstName,
     lastName: row.lastName,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+    deletedAt: row.deletedAt === null ? null : iso(row.deletedAt),
   };
 }
 
@@ -68,7 +73,8 @@ const filterRoute = publicRoute("operators.read", {
     "accent-insensitive containment (`jose` finds `José`), at most 50 UTF-8 bytes. `{}` (or no body) " +
     "is the first page of 10. Ordered by first name, then last name (case- and accent-insensitively, " +
     "missing names last), then id; `limit` is 1 to 100; a page past the last is empty with the same totals. " +
-    "Deleted operators are never listed.",
+    "Deleted operators are listed only with `includeDeleted: true`. Pull sync: `updatedAt`, " +
+    "`includeDeleted` and the `syncAfter` cursor order rows by (`updatedAt`, id) (see the API guide).",
   request: {
     body: {
       required: false,
@@ -125,8 +131,7 @@ export const operatorsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     const items = c.req.valid("json");
     const { db, principal } = c.var;
     const rows = await insertOperators(
-      db,
-      principal.companyId,
+      companyScope(db, principal.companyId),
       items.map((item) => ({ firstName: item.firstName ?? null, lastName: item.lastName ?? null })),
     );
     return c.json(
@@ -137,7 +142,11 @@ export const operatorsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
-    const page = await filterOperators(db, principal.companyId, filters, pageRequest(filters));
+    const page = await filterOperators(
+      companyScope(db, principal.companyId),
+      filters,
+      pageRequest(filters),
+    );
     return c.json(
       {
         totalCount: page.totalCount,
@@ -151,7 +160,7 @@ export const operatorsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(getRoute, async (c) => {
     const { operator_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    const row = await findOperator(db, principal.companyId, operator_id);
+    const row = await findOperator(companyScope(db, principal.companyId), operator_id);
     if (!row) throw notFound("Operator not found");
     return c.json(toOperatorOut(row, principal), 200);
   })
@@ -159,7 +168,7 @@ export const operatorsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     const { operator_id } = c.req.valid("param");
     const patch = c.req.valid("json");
     const { db, principal } = c.var;
-    if (!(await updateOperator(db, principal.companyId, operator_id, patch))) {
+    if (!(await updateOperator(companyScope(db, principal.companyId), operator_id, patch))) {
       throw notFound("Operator not found");
     }
     return c.body(null, 204);
@@ -167,7 +176,7 @@ export const operatorsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(deleteRoute, async (c) => {
     const { operator_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    if (!(await softDeleteOperator(db, principal.companyId, operator_id))) {
+    if (!(await softDeleteOperator(companyScope(db, principal.companyId), operator_id))) {
       throw notFound("Operator not found");
     }
     return c.body(null, 204);

@@ -5,13 +5,14 @@
  * `simple_work_orders_company_name_unique`), which is what makes creation
  * idempotent by name and lets a deleted work order be restored with its id.
  */
-import { and, asc, count, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import { asc, count, eq, ne, type SQL, sql } from "drizzle-orm";
+import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { simpleWorkOrders } from "../../db/schema";
 import { ApiError } from "../../http/errors";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, likePattern } from "../../http/search";
+import { syncConditions, syncOrder } from "../../http/sync";
 import type { SimpleWorkOrderFilters } from "./schemas";
 
 /** A simple work order as the API shows it (instants in ms since the epoch). */
@@ -20,6 +21,7 @@ export interface SimpleWorkOrderRow {
   name: string;
   createdAt: number;
   updatedAt: number;
+  deletedAt: number | null;
 }
 
 const columns = {
@@ -27,6 +29,7 @@ const columns = {
   name: simpleWorkOrders.name,
   createdAt: simpleWorkOrders.createdAt,
   updatedAt: simpleWorkOrders.updatedAt,
+  deletedAt: simpleWorkOrders.deletedAt,
 };
 
 /**
@@ -40,8 +43,7 @@ const columns = {
  * @returns one work order per name, in the order given.
  */
 export async function upsertSimpleWorkOrders(
-  db: Database,
-  companyId: number,
+  { db, companyId }: CompanyScope,
   names: readonly string[],
 ): Promise<SimpleWorkOrderRow[]> {
   const now = Date.now();
@@ -78,20 +80,13 @@ export async function upsertSimpleWorkOrders(
 
 /** The company's live work order with this id, or undefined (deleted, unknown, another company's). */
 export function findSimpleWorkOrder(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   id: string,
 ): Promise<SimpleWorkOrderRow | undefined> {
-  return db
+  return scope.db
     .select(columns)
     .from(simpleWorkOrders)
-    .where(
-      and(
-        eq(simpleWorkOrders.companyId, companyId),
-        eq(simpleWorkOrders.id, id),
-        isNull(simpleWorkOrders.deletedAt),
-      ),
-    )
+    .where(live(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id)))
     .get();
 }
 
@@ -110,12 +105,12 @@ function nameConflict(name: string, other: { id: string; deletedAt: number | nul
  * @throws ApiError 409 naming the other work order (live or deleted) that holds the name.
  */
 export async function renameSimpleWorkOrder(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   id: string,
   name: string | undefined,
 ): Promise<boolean> {
-  const current = await findSimpleWorkOrder(db, companyId, id);
+  const { db } = scope;
+  const current = await findSimpleWorkOrder(scope, id);
   if (!current) return false;
   if (name === undefined || name === current.name) return true;
   const findHolder = () =>
@@ -123,8 +118,9 @@ export async function renameSimpleWorkOrder(
       .select({ id: simpleWorkOrders.id, deletedAt: simpleWorkOrders.deletedAt })
       .from(simpleWorkOrders)
       .where(
-        and(
-          eq(simpleWorkOrders.companyId, companyId),
+        owned(
+          scope,
+          simpleWorkOrders,
           eq(simpleWorkOrders.name, name),
           ne(simpleWorkOrders.id, id),
         ),
@@ -136,13 +132,7 @@ export async function renameSimpleWorkOrder(
     const updated = await db
       .update(simpleWorkOrders)
       .set({ name, updatedAt: Date.now() })
-      .where(
-        and(
-          eq(simpleWorkOrders.companyId, companyId),
-          eq(simpleWorkOrders.id, id),
-          isNull(simpleWorkOrders.deletedAt),
-        ),
-      )
+      .where(live(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id)))
       .returning({ id: simpleWorkOrders.id });
     return updated.length > 0;
   } catch (error) {
@@ -161,40 +151,26 @@ export async function renameSimpleWorkOrder(
  *
  * @returns false when the work order does not exist for this company (or is already deleted).
  */
-export async function softDeleteSimpleWorkOrder(
-  db: Database,
-  companyId: number,
-  id: string,
-): Promise<boolean> {
-  const now = Date.now();
-  const deleted = await db
-    .update(simpleWorkOrders)
-    .set({ deletedAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(simpleWorkOrders.companyId, companyId),
-        eq(simpleWorkOrders.id, id),
-        isNull(simpleWorkOrders.deletedAt),
-      ),
-    )
-    .returning({ id: simpleWorkOrders.id });
-  return deleted.length > 0;
+export async function softDeleteSimpleWorkOrder(scope: CompanyScope, id: string): Promise<boolean> {
+  return (await softDelete(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id))) > 0;
 }
 
-/** One page of the company's live work orders matching every filter given, ordered by name, then id. */
+/**
+ * One page of the company's live work orders matching every filter given, ordered by name,
+ * then id; with pull sync (src/http/sync.ts), deleted ones too if asked, by (`updatedAt`, id).
+ */
 export function filterSimpleWorkOrders(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: SimpleWorkOrderFilters,
   page: PageRequest,
 ): Promise<Page<SimpleWorkOrderRow>> {
+  const { db } = scope;
   const conditions: (SQL | undefined)[] = [
-    eq(simpleWorkOrders.companyId, companyId),
-    isNull(simpleWorkOrders.deletedAt),
+    ...syncConditions(simpleWorkOrders, filters),
     ...idListConditions(simpleWorkOrders.id, filters.simpleWorkOrders),
     likePattern(simpleWorkOrders.name, filters.names?.search),
   ];
-  const where = and(...conditions);
+  const where = owned(scope, simpleWorkOrders, ...conditions);
   return paginate(
     page,
     db.select({ count: count() }).from(simpleWorkOrders).where(where),
@@ -203,7 +179,12 @@ export function filterSimpleWorkOrders(
         .select(columns)
         .from(simpleWorkOrders)
         .where(where)
-        .orderBy(asc(simpleWorkOrders.name), asc(simpleWorkOrders.id))
+        .orderBy(
+          ...syncOrder(simpleWorkOrders, filters, [
+            asc(simpleWorkOrders.name),
+            asc(simpleWorkOrders.id),
+          ]),
+        )
         .limit(limit)
         .offset(offset),
   );

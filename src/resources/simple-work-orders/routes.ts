@@ -6,6 +6,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { Principal } from "../../auth/principal";
+import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
@@ -39,6 +40,7 @@ export function toSimpleWorkOrderOut(
     name: row.name,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
+    deletedAt: row.deletedAt === null ? null : iso(row.deletedAt),
   };
 }
 
@@ -72,7 +74,8 @@ const filterRoute = publicRoute("simple_work_orders.read", {
     "`simpleWorkOrders.include`/`exclude` take ids; `names.search` is a SQL LIKE pattern in which `%` is " +
     "the only wildcard. Filters combine with AND; `{}` (or no body) is the first page of 10. Ordered by " +
     "name, then id; `limit` is 1 to 100; a page past the last is empty with the same totals. " +
-    "Deleted work orders are never listed.",
+    "Deleted work orders are listed only with `includeDeleted: true`. Pull sync: `updatedAt`, " +
+    "`includeDeleted` and the `syncAfter` cursor order rows by (`updatedAt`, id) (see the API guide).",
   request: {
     body: {
       required: false,
@@ -141,7 +144,7 @@ export const simpleWorkOrdersRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     const items = c.req.valid("json");
     const { db, principal } = c.var;
     const names = [...new Set(items.map((item) => item.name))];
-    const rows = await upsertSimpleWorkOrders(db, principal.companyId, names);
+    const rows = await upsertSimpleWorkOrders(companyScope(db, principal.companyId), names);
     return c.json(
       rows.map((r) => toSimpleWorkOrderOut(r, principal)),
       200,
@@ -151,8 +154,7 @@ export const simpleWorkOrdersRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
     const page = await filterSimpleWorkOrders(
-      db,
-      principal.companyId,
+      companyScope(db, principal.companyId),
       filters,
       pageRequest(filters),
     );
@@ -170,8 +172,7 @@ export const simpleWorkOrdersRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     const { simple_work_order_id } = c.req.valid("param");
     const { db, principal } = c.var;
     const row = await findSimpleWorkOrder(
-      db,
-      principal.companyId,
+      companyScope(db, principal.companyId),
       simple_work_order_id.toLowerCase(),
     );
     if (!row) throw notFound("Simple work order not found");
@@ -182,8 +183,7 @@ export const simpleWorkOrdersRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     const { name } = c.req.valid("json");
     const { db, principal } = c.var;
     const found = await renameSimpleWorkOrder(
-      db,
-      principal.companyId,
+      companyScope(db, principal.companyId),
       simple_work_order_id.toLowerCase(),
       name,
     );
@@ -194,8 +194,7 @@ export const simpleWorkOrdersRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     const { simple_work_order_id } = c.req.valid("param");
     const { db, principal } = c.var;
     const deleted = await softDeleteSimpleWorkOrder(
-      db,
-      principal.companyId,
+      companyScope(db, principal.companyId),
       simple_work_order_id.toLowerCase(),
     );
     if (!deleted) throw notFound("Simple work order not found");

@@ -189,7 +189,7 @@ export interface paths {
         put?: never;
         /**
          * Search operators
-         * @description `firstName.search` and `lastName.search` are fuzzy filters combined with AND: case- and accent-insensitive containment (`jose` finds `José`), at most 50 UTF-8 bytes. `{}` (or no body) is the first page of 10. Ordered by first name, then last name (case- and accent-insensitively, missing names last), then id; `limit` is 1 to 100; a page past the last is empty with the same totals. Deleted operators are never listed.
+         * @description `firstName.search` and `lastName.search` are fuzzy filters combined with AND: case- and accent-insensitive containment (`jose` finds `José`), at most 50 UTF-8 bytes. `{}` (or no body) is the first page of 10. Ordered by first name, then last name (case- and accent-insensitively, missing names last), then id; `limit` is 1 to 100; a page past the last is empty with the same totals. Deleted operators are listed only with `includeDeleted: true`. Pull sync: `updatedAt`, `includeDeleted` and the `syncAfter` cursor order rows by (`updatedAt`, id) (see the API guide).
          *
          *     **Required scope:** `operators.read`
          */
@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Search simple work orders
-         * @description `simpleWorkOrders.include`/`exclude` take ids; `names.search` is a SQL LIKE pattern in which `%` is the only wildcard. Filters combine with AND; `{}` (or no body) is the first page of 10. Ordered by name, then id; `limit` is 1 to 100; a page past the last is empty with the same totals. Deleted work orders are never listed.
+         * @description `simpleWorkOrders.include`/`exclude` take ids; `names.search` is a SQL LIKE pattern in which `%` is the only wildcard. Filters combine with AND; `{}` (or no body) is the first page of 10. Ordered by name, then id; `limit` is 1 to 100; a page past the last is empty with the same totals. Deleted work orders are listed only with `includeDeleted: true`. Pull sync: `updatedAt`, `includeDeleted` and the `syncAfter` cursor order rows by (`updatedAt`, id) (see the API guide).
          *
          *     **Required scope:** `simple_work_orders.read`
          */
@@ -1073,6 +1073,18 @@ export interface components {
             firstName: string | null;
             /** @example Muñoz */
             lastName: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The last change (a soft delete is a change): the pull-sync key.
+             */
+            updatedAt: string;
+            /**
+             * Format: date-time
+             * @description Set only on rows returned with `includeDeleted: true`.
+             */
+            deletedAt: string | null;
         };
         OperatorCreate: {
             /** @description Trimmed; optional, nullable. */
@@ -1115,6 +1127,51 @@ export interface components {
                  */
                 search?: string | null;
             } | null;
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            updatedAt?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
+            includeDeleted?: boolean | null;
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            syncAfter?: {
+                /**
+                 * Format: date-time
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                updatedAt: string;
+                id: string | number;
+            } | null;
         };
         OperatorPatch: {
             /** @description Trimmed; null clears it. */
@@ -1130,8 +1187,16 @@ export interface components {
             name: string;
             /** Format: date-time */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The last change (a soft delete is a change): the pull-sync key.
+             */
             updatedAt: string;
+            /**
+             * Format: date-time
+             * @description Set only on rows returned with `includeDeleted: true`.
+             */
+            deletedAt: string | null;
         };
         SimpleWorkOrderCreate: {
             /** @description Trimmed; unique in the company (case-sensitive). */
@@ -1170,6 +1235,51 @@ export interface components {
                  * @example WO-2024%
                  */
                 search?: string | null;
+            } | null;
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            updatedAt?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
+            includeDeleted?: boolean | null;
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            syncAfter?: {
+                /**
+                 * Format: date-time
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                updatedAt: string;
+                id: string | number;
             } | null;
         };
         SimpleWorkOrderPatch: {
