@@ -13,6 +13,7 @@ import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { forgetSignal } from "../resources/signals/signal-lookup";
 import { requireCompany, requireMachine } from "./lookups";
 import { SamplesBody } from "./samples-input";
 import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
@@ -185,6 +186,7 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
         .returning({ id: signals.id })
         .get();
       if (!row) throw notFound("Signal not found");
+      forgetSignal(public_id);
       return c.body(null, 204);
     },
   )

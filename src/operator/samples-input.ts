@@ -56,13 +56,11 @@ export function parseDateTime(s: string): number {
   return Date.parse(s);
 }
 
-const dateTimeString = z
-  .string()
-  .openapi({
-    format: "date-time",
-    example: "2024-01-01T00:00:00Z",
-    description: "With an offset.",
-  });
+const dateTimeString = z.string().openapi({
+  format: "date-time",
+  example: "2024-01-01T00:00:00Z",
+  description: "With an offset.",
+});
 
 /** Validated samples in the store's form: `values[i]` at `ts[i]` (ms), in the body's order. */
 export interface ParsedSamples {
