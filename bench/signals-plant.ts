@@ -99,15 +99,15 @@ async function ingestSeries(
   return seconds / (busy / 1000);
 }
 
-/** Bytes of every file under a directory whose path contains `part` (or all). */
-function bytesUnder(dir: string, part = ""): number {
+/** Bytes of every file under a directory (whose name passes `keep`, when given). */
+function bytesUnder(dir: string, keep: (name: string) => boolean = () => true): number {
   if (!existsSync(dir)) return 0;
   let total = 0;
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     const stat = statSync(path);
-    if (stat.isDirectory()) total += bytesUnder(path, path.includes(part) ? "" : part);
-    else if (path.includes(part)) total += stat.size;
+    if (stat.isDirectory()) total += bytesUnder(path, keep);
+    else if (keep(name)) total += stat.size;
   }
   return total;
 }
@@ -149,163 +149,214 @@ async function withServer<T>(
   }
 }
 
+/** Steps 2-4 on the API's server (`base`), with the floor's server (`floorBase`) for transport floors. */
+async function plant(base: string, floorBase: string) {
+  const seconds = WEEKS * 7 * 86_400;
+  const op = async <T>(path: string, body: unknown) =>
+    (await post(base, `/operator/v1${path}`, JSON.stringify(body))) as T;
+  const [company] = await op<{ id: number }[]>("/companies", [
+    { name: "Plant bench", timezone: "UTC" },
+  ]);
+  if (!company) throw new Error("no company");
+  const [key] = await op<{ key: string }[]>(`/companies/${company.id}/api-keys`, [
+    {
+      name: "bench",
+      scopes: ["signals.read"],
+      rateLimit: { requests: 1_000_000, periodSeconds: 60 },
+    },
+  ]);
+  const machines = await op<{ id: number; uuid: string }[]>(
+    `/companies/${company.id}/machines`,
+    Array.from({ length: MACHINES + 1 }, (_, i) => ({ name: `Machine ${i + 1}` })),
+  );
+  const signals: string[] = [];
+  for (const m of machines) {
+    const [s] = await op<{ publicId: string }[]>(`/machines/${m.id}/signals`, [
+      { name: "power", displayName: "Power", kind: "analog" },
+    ]);
+    if (!s) throw new Error("no signal");
+    signals.push(s.publicId);
+  }
+  const [longMachine] = machines;
+  const [longSignal, ...others] = signals;
+  if (!key || !longMachine || longSignal === undefined) throw new Error("no machine");
+
+  console.log(
+    `One machine: ${WEEKS} weeks of 1 Hz (${seconds.toLocaleString("en-US")} samples) ...`,
+  );
+  const oneRate = await ingestSeries(
+    (body) => post(base, `/operator/v1/signals/${longSignal}/samples`, body),
+    seconds,
+  );
+  console.log(`  ${oneRate.toFixed(0)} samples/s`);
+  const storeDir = join(ROOT, STATE, "v3", "do", "production-monitoring-api-SignalStore");
+  const storeBytes = bytesUnder(storeDir);
+  const sqliteBytes = bytesUnder(storeDir, (name) => name.endsWith(".sqlite"));
+  const d1Bytes = bytesUnder(join(ROOT, STATE, "v3", "d1"));
+
+  console.log(`${MACHINES} machines at once, one day each ...`);
+  const started = performance.now();
+  await Promise.all(
+    others.map((publicId, k) => {
+      const send = (body: string) => post(base, `/operator/v1/signals/${publicId}/samples`, body);
+      return ingestSeries(send, 86_400, k + 1, START + seconds * 1000);
+    }),
+  );
+  const manyRate = (MACHINES * 86_400) / ((performance.now() - started) / 1000);
+  console.log(`  ${manyRate.toFixed(0)} samples/s in all`);
+  const allBytes = bytesUnder(join(ROOT, STATE));
+  const allD1Bytes = bytesUnder(join(ROOT, STATE, "v3", "d1"));
+
+  const end = START + seconds * 1000;
+  const windows = {
+    start: { from: START, twoHours: START + 12 * 3_600_000 },
+    end: { from: end - 14 * DAY, twoHours: end - 12 * 3_600_000 - 2 * 3_600_000 },
+  };
+  const queries = [
+    { label: "14 d, 3 min", width: 180_000, span: 14 * DAY, target: 20, unit: "m", period: 3 },
+    { label: "14 d, 1 h", width: 3_600_000, span: 14 * DAY, target: 8, unit: "h", period: 1 },
+    { label: "2 h, 1 s", width: 1000, span: 2 * 3_600_000, target: 8, unit: "s", period: 1 },
+  ];
+  const rows: {
+    label: string;
+    target: number;
+    start: number;
+    end: number;
+    storeStart: number;
+    storeEnd: number;
+    floor: number;
+    bytes: number;
+  }[] = [];
+  const publicGet = (path: string) => async () => {
+    const res = await fetch(`${base}${path}`, {
+      headers: { "x-api-key": key.key, "accept-encoding": "identity" },
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${path} -> ${res.status}: ${text}`);
+    return text;
+  };
+  for (const q of queries) {
+    const paths = (["start", "end"] as const).map((at) => {
+      const from = q.unit === "s" ? windows[at].twoHours : windows[at].from;
+      const to = from + q.span;
+      const query =
+        `start_time=${iso(from)}&end_time=${iso(to)}&agg_unit=${q.unit}` +
+        `&agg_period=${q.period}&agg_function=avg`;
+      return {
+        at,
+        from,
+        to,
+        query,
+        get: publicGet(`/v1/machines/${longMachine.uuid}/signals/${longSignal}?${query}`),
+      };
+    });
+    let bytes = 0;
+    for (const { at, from, to, get } of paths) {
+      const text = await get();
+      bytes = Math.max(bytes, Buffer.byteLength(text));
+      const answer = JSON.parse(text) as { data: { timestamp: string; value: number }[] };
+      const want = reference(seconds, from, to, q.width);
+      if (answer.data.length !== want.length) throw new Error(`${q.label} ${at}: point count`);
+      answer.data.forEach((p, i) => {
+        const w = want[i];
+        if (
+          !w ||
+          p.timestamp !== w.timestamp ||
+          Math.abs(p.value - w.value) > 1e-9 * Math.abs(w.value)
+        ) {
+          throw new Error(
+            `${q.label} ${at}: point ${i} is ${JSON.stringify(p)}, expected ${JSON.stringify(w)}`,
+          );
+        }
+      });
+    }
+    // The store call alone, as the Worker times it (operator diagnostics route).
+    const storeMedians = [];
+    for (const { query } of paths) {
+      const storeTimes: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const res = await fetch(`${base}/operator/v1/signals/${longSignal}/aggregate?${query}`, {
+          headers: { authorization: `Bearer ${TOKEN}`, "accept-encoding": "identity" },
+        });
+        storeTimes.push(((await res.json()) as { queryMs: number }).queryMs);
+      }
+      storeMedians.push(
+        percentile(
+          storeTimes.sort((a, b) => a - b),
+          50,
+        ),
+      );
+    }
+    // The transport floor: a constant answer of the same size from a bare Worker.
+    const floorGet = async () =>
+      (
+        await fetch(`${floorBase}/answer?bytes=${bytes}`, {
+          headers: { "accept-encoding": "identity" },
+        })
+      ).text();
+    const [startPath, endPath] = paths;
+    if (!startPath || !endPath) throw new Error("no paths");
+    for (let i = 0; i < 3; i++) {
+      await startPath.get();
+      await endPath.get();
+      await floorGet();
+    }
+    // Interleaved, so that a change of the machine's load falls on all three alike.
+    const times = { start: [] as number[], end: [] as number[], floor: [] as number[] };
+    for (let i = 0; i < RUNS; i++) {
+      for (const [name, get] of [
+        ["start", startPath.get],
+        ["end", endPath.get],
+        ["floor", floorGet],
+      ] as const) {
+        const t = performance.now();
+        await get();
+        times[name].push(performance.now() - t);
+      }
+    }
+    const median = (xs: number[]) =>
+      percentile(
+        xs.sort((a, b) => a - b),
+        50,
+      );
+    rows.push({
+      label: q.label,
+      target: q.target,
+      start: median(times.start),
+      end: median(times.end),
+      storeStart: storeMedians[0] ?? 0,
+      storeEnd: storeMedians[1] ?? 0,
+      floor: median(times.floor),
+      bytes,
+    });
+    const row = rows[rows.length - 1];
+    console.log(
+      `  ${q.label}: start ${row?.start.toFixed(1)} ms, end ${row?.end.toFixed(1)} ms, transport floor ${row?.floor.toFixed(1)} ms (${bytes} bytes)`,
+    );
+  }
+  return { oneRate, manyRate, storeBytes, sqliteBytes, d1Bytes, allBytes, allD1Bytes, rows };
+}
+
 async function main(): Promise<void> {
   const seconds = WEEKS * 7 * 86_400;
   console.log("Floor: a bare object writing the same blocks, one week of 1 Hz ...");
-  const floorRate = await withServer(
+  let floorRate = 0;
+  const result = await withServer(
     { port: FLOOR_PORT, state: FLOOR_STATE, script: "bench/workers/signals-floor.ts" },
-    (base) =>
-      ingestSeries((body) => post(base, "/objects/floor/samples", body, false), FLOOR_SECONDS),
-  );
-  console.log(`  ${floorRate.toFixed(0)} samples/s`);
-
-  const result = await withServer({ port: PORT, state: STATE }, async (base) => {
-    const op = async <T>(path: string, body: unknown) =>
-      (await post(base, `/operator/v1${path}`, JSON.stringify(body))) as T;
-    const [company] = await op<{ id: number }[]>("/companies", [
-      { name: "Plant bench", timezone: "UTC" },
-    ]);
-    if (!company) throw new Error("no company");
-    const [key] = await op<{ key: string }[]>(`/companies/${company.id}/api-keys`, [
-      {
-        name: "bench",
-        scopes: ["signals.read"],
-        rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-      },
-    ]);
-    const machines = await op<{ id: number; uuid: string }[]>(
-      `/companies/${company.id}/machines`,
-      Array.from({ length: MACHINES + 1 }, (_, i) => ({ name: `Machine ${i + 1}` })),
-    );
-    const signals: string[] = [];
-    for (const m of machines) {
-      const [s] = await op<{ publicId: string }[]>(`/machines/${m.id}/signals`, [
-        { name: "power", displayName: "Power", kind: "analog" },
-      ]);
-      if (!s) throw new Error("no signal");
-      signals.push(s.publicId);
-    }
-    const [longMachine] = machines;
-    const [longSignal, ...others] = signals;
-    if (!key || !longMachine || longSignal === undefined) throw new Error("no machine");
-
-    console.log(
-      `One machine: ${WEEKS} weeks of 1 Hz (${seconds.toLocaleString("en-US")} samples) ...`,
-    );
-    const oneRate = await ingestSeries(
-      (body) => post(base, `/operator/v1/signals/${longSignal}/samples`, body),
-      seconds,
-    );
-    console.log(`  ${oneRate.toFixed(0)} samples/s`);
-    const storeBytes = bytesUnder(join(ROOT, STATE), "SignalStore");
-    const d1Bytes = bytesUnder(join(ROOT, STATE, "v3", "d1"));
-
-    console.log(`${MACHINES} machines at once, one day each ...`);
-    const started = performance.now();
-    await Promise.all(
-      others.map((publicId, k) => {
-        const send = (body: string) => post(base, `/operator/v1/signals/${publicId}/samples`, body);
-        return ingestSeries(send, 86_400, k + 1, START + seconds * 1000);
-      }),
-    );
-    const manyRate = (MACHINES * 86_400) / ((performance.now() - started) / 1000);
-    console.log(`  ${manyRate.toFixed(0)} samples/s in all`);
-
-    const end = START + seconds * 1000;
-    const windows = {
-      start: { from: START, twoHours: START + 12 * 3_600_000 },
-      end: { from: end - 14 * DAY, twoHours: end - 12 * 3_600_000 - 2 * 3_600_000 },
-    };
-    const queries = [
-      { label: "14 d, 3 min", width: 180_000, span: 14 * DAY, target: 20, unit: "m", period: 3 },
-      { label: "14 d, 1 h", width: 3_600_000, span: 14 * DAY, target: 8, unit: "h", period: 1 },
-      { label: "2 h, 1 s", width: 1000, span: 2 * 3_600_000, target: 8, unit: "s", period: 1 },
-    ];
-    const rows: {
-      label: string;
-      target: number;
-      start: number;
-      end: number;
-      storeStart: number;
-      storeEnd: number;
-    }[] = [];
-    for (const q of queries) {
-      const medians: number[] = [];
-      const storeMedians: number[] = [];
-      for (const at of ["start", "end"] as const) {
-        const from = q.unit === "s" ? windows[at].twoHours : windows[at].from;
-        const to = from + q.span;
-        const path =
-          `/v1/machines/${longMachine.uuid}/signals/${longSignal}?start_time=${iso(from)}` +
-          `&end_time=${iso(to)}&agg_unit=${q.unit}&agg_period=${q.period}&agg_function=avg`;
-        const get = async () => {
-          const res = await fetch(`${base}${path}`, {
-            headers: { "x-api-key": key.key, "accept-encoding": "identity" },
-          });
-          const text = await res.text();
-          if (!res.ok) throw new Error(`${path} -> ${res.status}: ${text}`);
-          return text;
-        };
-        const answer = JSON.parse(await get()) as { data: { timestamp: string; value: number }[] };
-        const want = reference(seconds, from, to, q.width);
-        if (answer.data.length !== want.length) throw new Error(`${q.label} ${at}: point count`);
-        answer.data.forEach((p, i) => {
-          const w = want[i];
-          if (
-            !w ||
-            p.timestamp !== w.timestamp ||
-            Math.abs(p.value - w.value) > 1e-9 * Math.abs(w.value)
-          ) {
-            throw new Error(
-              `${q.label} ${at}: point ${i} is ${JSON.stringify(p)}, expected ${JSON.stringify(w)}`,
-            );
-          }
-        });
-        // The store call alone, as the Worker times it (operator diagnostics route).
-        const diagPath = `/operator/v1/signals/${longSignal}/aggregate?${path.split("?")[1]}`;
-        const storeTimes: number[] = [];
-        for (let i = 0; i < RUNS; i++) {
-          const res = await fetch(`${base}${diagPath}`, {
-            headers: { authorization: `Bearer ${TOKEN}`, "accept-encoding": "identity" },
-          });
-          storeTimes.push(((await res.json()) as { queryMs: number }).queryMs);
-        }
-        storeMedians.push(
-          percentile(
-            [...storeTimes].sort((a, b) => a - b),
-            50,
-          ),
-        );
-        for (let i = 0; i < 3; i++) await get();
-        const times: number[] = [];
-        for (let i = 0; i < RUNS; i++) {
-          const t = performance.now();
-          await get();
-          times.push(performance.now() - t);
-        }
-        medians.push(
-          percentile(
-            [...times].sort((a, b) => a - b),
-            50,
-          ),
-        );
-      }
-      rows.push({
-        label: q.label,
-        target: q.target,
-        start: medians[0] ?? 0,
-        end: medians[1] ?? 0,
-        storeStart: storeMedians[0] ?? 0,
-        storeEnd: storeMedians[1] ?? 0,
-      });
-      console.log(
-        `  ${q.label}: start ${medians[0]?.toFixed(1)} ms, end ${medians[1]?.toFixed(1)} ms`,
+    async (floorBase) => {
+      floorRate = await ingestSeries(
+        (body) => post(floorBase, "/objects/floor/samples", body, false),
+        FLOOR_SECONDS,
       );
-    }
-    return { oneRate, manyRate, storeBytes, d1Bytes, rows };
-  });
+      console.log(`  ${floorRate.toFixed(0)} samples/s`);
+      return withServer({ port: PORT, state: STATE }, (base) => plant(base, floorBase));
+    },
+  );
 
   const bytesPerSample = result.storeBytes / seconds;
+  const sqlitePerSample = result.sqliteBytes / seconds;
+  const allSamples = seconds + MACHINES * 86_400;
+  const years = (signals: number) => 10e9 / (sqlitePerSample * 86_400 * 365 * signals);
   const misses: string[] = [];
   if (bytesPerSample > 12) misses.push(`${bytesPerSample.toFixed(2)} bytes a sample > 12`);
   if (result.oneRate < 0.5 * floorRate) misses.push("one machine below 50 % of the floor");
@@ -322,20 +373,26 @@ async function main(): Promise<void> {
     `Generated by \`npx tsx bench/signals-plant.ts\` on ${new Date().toISOString()} (local dev server, inspector off): ` +
       `one machine with ${WEEKS} weeks of 1 Hz samples of one signal (${seconds.toLocaleString("en-US")}), ` +
       `then ${MACHINES} machines with one day each, ingested at once; 10,000 samples a call through the operator API.`,
+    "Query times: request to last body byte, uncompressed (`Accept-Encoding: identity`; Miniflare's entry worker would gzip for a client asking for it, which Cloudflare's proxy does after the Worker); " +
+      `medians of ${RUNS} runs after 3 warm-ups, start, end and floor interleaved. ` +
+      "Transport floor: a bare Worker on the same machine answering a constant JSON text of the same size.",
     `Load average during the run: ${loadavg()
       .map((x) => x.toFixed(1))
       .join(", ")} on ${cpus().length} CPUs.`,
     "",
     "| Measure | Result | Target |",
     "|---|---:|---|",
-    `| Bytes a sample on disk (SignalStore state / samples) | ${bytesPerSample.toFixed(2)} | <= 12 |`,
-    `| D1 file after the long history | ${(result.d1Bytes / 1024).toFixed(0)} KiB | (no samples in D1) |`,
+    `| Bytes a sample on disk after the long history (SignalStore state directory, WAL included / samples) | ${bytesPerSample.toFixed(2)} | <= 12 |`,
+    `| Bytes a sample in the SignalStore database files alone (\`.sqlite\`, no WAL) | ${sqlitePerSample.toFixed(2)} | |`,
+    `| Bytes a sample, whole local state after everything (${(result.allBytes / 1e6).toFixed(1)} MB, D1 and every object, WAL included / ${allSamples.toLocaleString("en-US")} samples) | ${(result.allBytes / allSamples).toFixed(2)} | |`,
+    `| D1 files (no samples in D1): after the long history / after everything | ${(result.d1Bytes / 1024).toFixed(0)} / ${(result.allD1Bytes / 1024).toFixed(0)} KiB (${((100 * result.allD1Bytes) / result.allBytes).toFixed(1)} % of the state) | |`,
+    `| Capacity of one 10 GB store at 1 Hz, from the database bytes a sample: 1 / 4 / 16 signals | ${years(1).toFixed(1)} / ${years(4).toFixed(1)} / ${years(16).toFixed(2)} years | |`,
     `| Ingestion, bare-object floor (same blocks, no API) | ${floorRate.toFixed(0)} samples/s | |`,
     `| Ingestion, one machine | ${result.oneRate.toFixed(0)} samples/s (${((100 * result.oneRate) / floorRate).toFixed(0)} % of the floor) | >= 50 % |`,
     `| Ingestion, ${MACHINES} machines at once | ${result.manyRate.toFixed(0)} samples/s (${(result.manyRate / result.oneRate).toFixed(2)} of one) | >= 0.8 |`,
     ...result.rows.map(
       (r) =>
-        `| ${r.label}, median at the start / end of the history | ${f(r.start)} / ${f(r.end)} ms (ratio ${(Math.max(r.start, r.end) / Math.min(r.start, r.end)).toFixed(2)}); store call alone ${f(r.storeStart)} / ${f(r.storeEnd)} ms | < ${r.target} ms, ratio <= 1.3 |`,
+        `| ${r.label}, median at the start / end of the history | ${f(r.start)} / ${f(r.end)} ms (ratio ${(Math.max(r.start, r.end) / Math.min(r.start, r.end)).toFixed(2)}); store call alone ${f(r.storeStart)} / ${f(r.storeEnd)} ms; transport floor of the same ${(r.bytes / 1024).toFixed(0)} KiB ${f(r.floor)} ms | < ${r.target} ms, ratio <= 1.3 |`,
     ),
     "",
     misses.length === 0
