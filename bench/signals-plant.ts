@@ -2,18 +2,23 @@
  * Plant-scale signal storage: bytes per sample on disk, ingestion rates, and query
  * medians at the start and at the end of a long history (docs/signal-storage.md).
  *
- * 1. The floor: `bench/workers/signals-floor.ts` (a bare object writing the same hour
- *    blocks, no API) ingests one week of 1 Hz samples of one machine, 10,000 a call.
- * 2. The API (fresh local state): a new company through the operator API; one machine
- *    gets `PLANT_WEEKS` weeks (default 8) of 1 Hz samples of one signal, 10,000 a call,
- *    one call at a time (its rate: "one machine"); then `PLANT_MACHINES` more machines
- *    (default 20) get one day each, all at once (their summed rate: "20 at once").
- * 3. Bytes per sample: the size of the `SignalStore` state directory after step 2's long
- *    history, divided by its samples; and the D1 file's size.
- * 4. Queries on the long history, the first 14 days and the last 14 days: 14 d at 3 min,
+ * Two local servers, each on fresh state: the API, and the floor,
+ * `bench/workers/signals-floor.ts` (a bare object writing the same hour blocks, no API, and
+ * constant answers of a given size).
+ *
+ * 1. A new company through the operator API; one machine gets `PLANT_WEEKS` weeks (default 8)
+ *    of 1 Hz samples of one signal, 10,000 a call, one call at a time (its rate: "one
+ *    machine"); every call's body also goes to the floor right after (its rate: the floor,
+ *    under the same load). Then `PLANT_MACHINES` more machines (default 20) get one day
+ *    each, all at once (their summed rate: "20 at once").
+ * 2. Bytes per sample: the `SignalStore` state directory after the long history (WAL and
+ *    all), and its `.sqlite` files alone, divided by its samples; the whole local state
+ *    after everything (D1 and every object) divided by every sample, and D1's share.
+ * 3. Queries on the long history, the first 14 days and the last 14 days: 14 d at 3 min,
  *    14 d at 1 h, 2 h at 1 s; every point compared with the same aggregation computed here
- *    from the generated samples before timing; medians of `PLANT_RUNS` (default 15) of the
- *    public route, and of the store call alone as the Worker times it (operator diagnostics).
+ *    from the generated samples before timing; medians of `PLANT_RUNS` (default 31) of the
+ *    public route at both ends and of the floor's constant answer of the same size, taken
+ *    in turns; and of the store call alone as the Worker times it (operator diagnostics).
  *
  * Targets (the issue): <= 12 bytes a sample; one machine >= 50 % of the floor; 20 at once
  * >= 0.8 of one machine; medians < 20 / 8 / 8 ms; end / start ratio <= 1.3. Writes
@@ -32,7 +37,7 @@ import {
 
 const WEEKS = Number(process.env.PLANT_WEEKS ?? 8);
 const MACHINES = Number(process.env.PLANT_MACHINES ?? 20);
-const RUNS = Number(process.env.PLANT_RUNS ?? 15);
+const RUNS = Number(process.env.PLANT_RUNS ?? 31);
 const PORT = Number(process.env.BENCH_PLANT_PORT ?? 8796);
 const FLOOR_PORT = PORT + 1;
 const TOKEN = "bench-token";
@@ -42,8 +47,6 @@ const RESULTS = join(ROOT, "bench", "signals-plant-results.md");
 const START = Date.UTC(2024, 0, 1);
 const DAY = 86_400_000;
 const CHUNK = 10_000;
-/** A week for the floor: a day (9 calls) was too few for a stable rate on a busy machine. */
-const FLOOR_SECONDS = 7 * 86_400;
 
 /** The sample at second `i` of a series: a 1-hour sine, a daily drift and noise. */
 function valueAt(i: number, salt = 0): number {
@@ -80,23 +83,31 @@ async function post(base: string, path: string, body: string, auth = true): Prom
   return JSON.parse(text);
 }
 
-/** Sends `seconds` of 1 Hz samples in calls of 10,000, one after the other; samples/s. */
+/**
+ * Sends `seconds` of 1 Hz samples in calls of 10,000, one after the other, to every sender
+ * in turn (each call's body to all of them before the next body), so that senders timed
+ * together meet the same load of the machine.
+ *
+ * @returns samples/s of each sender, in the senders' order (the client's time to build the
+ *   bodies left out).
+ */
 async function ingestSeries(
-  send: (body: string) => Promise<unknown>,
+  senders: readonly ((body: string) => Promise<unknown>)[],
   seconds: number,
   salt = 0,
   start = START,
-): Promise<number> {
-  let busy = 0;
+): Promise<number[]> {
+  const busy = senders.map(() => 0);
   for (let first = 0; first < seconds; first += CHUNK) {
     const body = chunkBody(start, first, Math.min(CHUNK, seconds - first), salt);
-    const t = performance.now();
-    const answer = (await send(body)) as { accepted: number };
-    busy += performance.now() - t;
-    if (answer.accepted !== Math.min(CHUNK, seconds - first)) throw new Error("not all accepted");
+    for (const [k, send] of senders.entries()) {
+      const t = performance.now();
+      const answer = (await send(body)) as { accepted: number };
+      busy[k] = (busy[k] ?? 0) + performance.now() - t;
+      if (answer.accepted !== Math.min(CHUNK, seconds - first)) throw new Error("not all accepted");
+    }
   }
-  // The rate of the server: the client's time to build the bodies is left out.
-  return seconds / (busy / 1000);
+  return busy.map((ms) => seconds / (ms / 1000));
 }
 
 /** Bytes of every file under a directory (whose name passes `keep`, when given). */
@@ -184,11 +195,17 @@ async function plant(base: string, floorBase: string) {
   console.log(
     `One machine: ${WEEKS} weeks of 1 Hz (${seconds.toLocaleString("en-US")} samples) ...`,
   );
-  const oneRate = await ingestSeries(
-    (body) => post(base, `/operator/v1/signals/${longSignal}/samples`, body),
+  // The floor takes every call's body too, right after the API: the same run, the same load.
+  const [oneRate = 0, floorRate = 0] = await ingestSeries(
+    [
+      (body) => post(base, `/operator/v1/signals/${longSignal}/samples`, body),
+      (body) => post(floorBase, "/objects/floor/samples", body, false),
+    ],
     seconds,
   );
-  console.log(`  ${oneRate.toFixed(0)} samples/s`);
+  console.log(
+    `  ${oneRate.toFixed(0)} samples/s; the floor, call by call in turn: ${floorRate.toFixed(0)}`,
+  );
   const storeDir = join(ROOT, STATE, "v3", "do", "production-monitoring-api-SignalStore");
   const storeBytes = bytesUnder(storeDir);
   const sqliteBytes = bytesUnder(storeDir, (name) => name.endsWith(".sqlite"));
@@ -199,7 +216,7 @@ async function plant(base: string, floorBase: string) {
   await Promise.all(
     others.map((publicId, k) => {
       const send = (body: string) => post(base, `/operator/v1/signals/${publicId}/samples`, body);
-      return ingestSeries(send, 86_400, k + 1, START + seconds * 1000);
+      return ingestSeries([send], 86_400, k + 1, START + seconds * 1000);
     }),
   );
   const manyRate = (MACHINES * 86_400) / ((performance.now() - started) / 1000);
@@ -334,24 +351,26 @@ async function plant(base: string, floorBase: string) {
       `  ${q.label}: start ${row?.start.toFixed(1)} ms, end ${row?.end.toFixed(1)} ms, transport floor ${row?.floor.toFixed(1)} ms (${bytes} bytes)`,
     );
   }
-  return { oneRate, manyRate, storeBytes, sqliteBytes, d1Bytes, allBytes, allD1Bytes, rows };
+  return {
+    oneRate,
+    floorRate,
+    manyRate,
+    storeBytes,
+    sqliteBytes,
+    d1Bytes,
+    allBytes,
+    allD1Bytes,
+    rows,
+  };
 }
 
 async function main(): Promise<void> {
   const seconds = WEEKS * 7 * 86_400;
-  console.log("Floor: a bare object writing the same blocks, one week of 1 Hz ...");
-  let floorRate = 0;
   const result = await withServer(
     { port: FLOOR_PORT, state: FLOOR_STATE, script: "bench/workers/signals-floor.ts" },
-    async (floorBase) => {
-      floorRate = await ingestSeries(
-        (body) => post(floorBase, "/objects/floor/samples", body, false),
-        FLOOR_SECONDS,
-      );
-      console.log(`  ${floorRate.toFixed(0)} samples/s`);
-      return withServer({ port: PORT, state: STATE }, (base) => plant(base, floorBase));
-    },
+    (floorBase) => withServer({ port: PORT, state: STATE }, (base) => plant(base, floorBase)),
   );
+  const floorRate = result.floorRate;
 
   const bytesPerSample = result.storeBytes / seconds;
   const sqlitePerSample = result.sqliteBytes / seconds;

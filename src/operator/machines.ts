@@ -6,14 +6,15 @@ import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
-import { companies, machines, signals } from "../db/schema";
+import { machines, signals } from "../db/schema";
+import { readSettings } from "../env";
 import { nudgeLive } from "../events/publish";
 import { ApiError, notFound, unprocessable } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
-import { forgetSignal } from "../resources/signals/signal-lookup";
+import { forgetSignal, lookupIngestTarget } from "../resources/signals/signal-lookup";
 import { requireCompany, requireMachine } from "./lookups";
 import { SamplesBody } from "./samples-input";
 import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
@@ -208,18 +209,11 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     async (c) => {
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const signal = await c.var.db
-        .select({
-          id: signals.id,
-          companyId: signals.companyId,
-          machineId: signals.machineId,
-          retentionDays: companies.signalRetentionDays,
-          name: signals.name,
-        })
-        .from(signals)
-        .innerJoin(companies, eq(companies.id, signals.companyId))
-        .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
-        .get();
+      const signal = await lookupIngestTarget(
+        c.var.db,
+        readSettings(c.env).credentialCacheSeconds,
+        public_id,
+      );
       if (!signal) throw notFound("Signal not found");
       const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
       const result = await ingestSamples(c.env, { ...signal, retentionMs }, body);
