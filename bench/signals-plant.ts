@@ -28,6 +28,7 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:f
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { percentile, ROOT } from "./lib/local-worker";
+import { chunkBody, iso, reference, START } from "./lib/signal-series";
 import {
   applyMigrations,
   spawnDevServer,
@@ -44,30 +45,8 @@ const TOKEN = "bench-token";
 const STATE = ".wrangler/bench-plant";
 const FLOOR_STATE = ".wrangler/bench-plant-floor";
 const RESULTS = join(ROOT, "bench", "signals-plant-results.md");
-const START = Date.UTC(2024, 0, 1);
 const DAY = 86_400_000;
 const CHUNK = 10_000;
-
-/** The sample at second `i` of a series: a 1-hour sine, a daily drift and noise. */
-function valueAt(i: number, salt = 0): number {
-  const noise = ((((i + salt) * 2_654_435_761) >>> 0) % 10_000) / 10_000 - 0.5;
-  return (
-    50 + 20 * Math.sin((2 * Math.PI * i) / 3600) + 5 * Math.sin((2 * Math.PI * i) / 86_400) + noise
-  );
-}
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The operator API's body for seconds `[first, first + count)` of a series from `start`. */
-function chunkBody(start: number, first: number, count: number, salt = 0) {
-  const timestamps: string[] = [];
-  const values: number[] = [];
-  for (let i = first; i < first + count; i++) {
-    timestamps.push(iso(start + i * 1000));
-    values.push(valueAt(i, salt));
-  }
-  return JSON.stringify({ timestamps, values });
-}
 
 async function post(base: string, path: string, body: string, auth = true): Promise<unknown> {
   const res = await fetch(`${base}${path}`, {
@@ -121,22 +100,6 @@ function bytesUnder(dir: string, keep: (name: string) => boolean = () => true): 
     else if (keep(name)) total += stat.size;
   }
   return total;
-}
-
-/** The aggregation computed here from the generated series (seconds `[0, seconds)`). */
-function reference(seconds: number, from: number, to: number, width: number) {
-  const buckets = new Map<number, [number, number]>();
-  const first = Math.max(0, Math.ceil((from - START) / 1000));
-  const last = Math.min(seconds, Math.ceil((to - START) / 1000));
-  for (let i = first; i < last; i++) {
-    const t = START + i * 1000;
-    const b = Math.floor(t / width) * width;
-    const acc = buckets.get(b) ?? [0, 0];
-    acc[0] += 1;
-    acc[1] += valueAt(i);
-    buckets.set(b, acc);
-  }
-  return [...buckets].map(([b, [n, s]]) => ({ timestamp: iso(b), value: s / n }));
 }
 
 async function withServer<T>(
