@@ -4,6 +4,8 @@
  * ISO instants), parses it without validation, and hands the arrays to a bare
  * `SignalStore` that writes the same hour blocks (`src/resources/signals/blocks.ts`)
  * with no API around them: no authentication, no D1 lookup, no merge with stored samples.
+ * `GET /answer?bytes=n` serves a constant JSON text of n bytes: the transport floor of a
+ * query's answer of that size.
  * It is started with the project's wrangler.toml (same bindings), so its classes carry the
  * project's Durable Object class names; none of this is deployed.
  */
@@ -60,11 +62,31 @@ export class SignalStore extends DurableObject<FloorEnv> {
 export class RealtimeMachine extends DurableObject<FloorEnv> {}
 /** Unused here; declared because the project's configuration binds the class. */
 export class RateLimiter extends DurableObject<FloorEnv> {}
+/** Unused here; declared because the project's configuration binds the class. */
+export class MachineEvents extends DurableObject<FloorEnv> {}
+
+/** Answers built so far, by size: the floor serves them with no work but sending. */
+const answers = new Map<number, string>();
+
+/**
+ * The transport floor of a query's answer: a JSON text of `bytes` bytes, built once and
+ * then served as a constant, so that its time is what sending that many bytes costs here.
+ */
+function constantAnswer(bytes: number): Response {
+  const size = Number.isInteger(bytes) && bytes > 2 && bytes <= 4_000_000 ? bytes : 2;
+  let text = answers.get(size);
+  if (text === undefined) {
+    text = `"${"x".repeat(size - 2)}"`;
+    answers.set(size, text);
+  }
+  return new Response(text, { headers: { "content-type": "application/json" } });
+}
 
 export default {
   async fetch(request: Request, env: FloorEnv): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/healthz") return new Response(null, { status: 204 });
+    if (url.pathname === "/answer") return constantAnswer(Number(url.searchParams.get("bytes")));
     const match = /^\/objects\/([^/]+)\/samples$/.exec(url.pathname);
     if (!match?.[1] || request.method !== "POST") return new Response(null, { status: 404 });
     const body = (await request.json()) as { timestamps: string[]; values: number[] };

@@ -11,6 +11,7 @@ import { apiKeys, companies } from "../db/schema";
 import { notFound } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
+import { forgetCompanySignals } from "../resources/signals/signal-lookup";
 import { requireCompany } from "./lookups";
 import { arrayBody, IntId, objectBody, operatorRoute } from "./schemas";
 
@@ -105,6 +106,7 @@ export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: va
         .returning({ days: companies.signalRetentionDays })
         .get();
       if (!row) throw notFound("Company not found");
+      forgetCompanySignals(company_id);
       return c.json({ days: row.days }, 200);
     },
   )

@@ -11,42 +11,17 @@ import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import { signals } from "../db/schema";
-import { notFound, unprocessable } from "../http/errors";
+import { notFound } from "../http/errors";
 import { isoInstant } from "../http/instants";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
-import { AGG_FUNCTIONS, planWindow, readMode } from "../resources/signals/aggregate";
-import { AGG_UNIT_MS, MAX_POINTS, MAX_WINDOW_MS } from "../resources/signals/routes";
+import { planWindow, readMode } from "../resources/signals/aggregate";
 import { signalStore } from "../resources/signals/store";
+import { checkWindow, signalWindowQueryShape } from "../resources/signals/window";
 import { operatorRoute, UuidId } from "./schemas";
 
-const instant = z.iso
-  .datetime({ offset: true })
-  .openapi({ format: "date-time", example: "2022-09-05T00:00:00Z" })
-  .transform((s, ctx) => {
-    const ms = Date.parse(s);
-    if (!Number.isFinite(ms) || ms < 0) {
-      ctx.addIssue({
-        code: "custom",
-        message: "Must be a date-time on or after 1970-01-01T00:00:00Z",
-      });
-      return z.NEVER;
-    }
-    return ms;
-  });
-
 const AggregateQuery = z.object({
-  start_time: instant.openapi({ description: "Window start (inclusive), with an offset." }),
-  end_time: instant.openapi({ description: "Window end (exclusive), with an offset." }),
-  agg_unit: z.enum(["s", "m", "h", "d"]).default("s"),
-  agg_period: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000)
-    .default(1)
-    .openapi({ type: "integer", minimum: 1, maximum: 1_000_000, default: 1 }),
-  agg_function: z.enum(AGG_FUNCTIONS).default("avg"),
+  ...signalWindowQueryShape,
   strategy: z
     .enum(["rollups", "raw"])
     .default("rollups")
@@ -97,23 +72,7 @@ export const operatorDiagnosticsRoutes = new OpenAPIHono<AppEnv>({
 }).openapi(aggregateRoute, async (c) => {
   const { public_id } = c.req.valid("param");
   const q = c.req.valid("query");
-  const width = q.agg_period * AGG_UNIT_MS[q.agg_unit];
-  if (q.end_time <= q.start_time) {
-    throw unprocessable(["query", "end_time"], "end_time must be later than start_time");
-  }
-  if (q.end_time - q.start_time > MAX_WINDOW_MS) {
-    throw unprocessable(
-      ["query", "end_time"],
-      "The window between start_time and end_time exceeds 14 days",
-    );
-  }
-  const pointCount = Math.ceil((q.end_time - q.start_time) / width);
-  if (pointCount > MAX_POINTS) {
-    throw unprocessable(
-      ["query", "agg_period"],
-      `The query would produce ${pointCount} points; at most ${MAX_POINTS} are allowed`,
-    );
-  }
+  const window = checkWindow(q);
   const signal = await c.var.db
     .select({ id: signals.id, companyId: signals.companyId, machineId: signals.machineId })
     .from(signals)
@@ -121,11 +80,11 @@ export const operatorDiagnosticsRoutes = new OpenAPIHono<AppEnv>({
     .get();
   if (!signal) throw notFound("Signal not found");
   const useRollups = q.strategy === "rollups";
-  const parts = planWindow(q.start_time, q.end_time, readMode(width, useRollups));
+  const parts = planWindow(window.from, window.to, readMode(window.bucketWidthMs, useRollups));
   const started = Date.now();
   const series = await signalStore(c.env, signal.companyId, signal.machineId).aggregate(
     signal.id,
-    { from: q.start_time, to: q.end_time, bucketWidthMs: width },
+    window,
     q.agg_function,
     useRollups,
   );

@@ -6,14 +6,17 @@ import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
-import { companies, machines, signals } from "../db/schema";
+import { machines, signals } from "../db/schema";
+import { readSettings } from "../env";
 import { nudgeLive } from "../events/publish";
 import { ApiError, notFound, unprocessable } from "../http/errors";
 import { jsonResponse } from "../http/openapi";
 import { validationHook } from "../http/validation";
 import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { forgetSignal, lookupIngestTarget } from "../resources/signals/signal-lookup";
 import { requireCompany, requireMachine } from "./lookups";
+import { SamplesBody } from "./samples-input";
 import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
 import { SignalCreate } from "./signal-input";
 
@@ -48,54 +51,6 @@ const SignalOut = z
     description: z.object({ en: z.string().nullable(), es: z.string().nullable() }),
   })
   .openapi("OperatorSignal");
-
-const timestamp = z.iso.datetime({ offset: true }).transform((s, ctx) => {
-  const ms = Date.parse(s);
-  if (!Number.isFinite(ms) || ms < 0) {
-    ctx.addIssue({
-      code: "custom",
-      message: "Must be a date-time on or after 1970-01-01T00:00:00Z",
-    });
-    return z.NEVER;
-  }
-  return ms;
-});
-const finite = z.number().refine(Number.isFinite, { message: "Must be a finite number" });
-
-// One object with both forms optional (not a union), so that a 422 names the real problem
-// (for example `["body", "timestamps"]` too long) instead of "Invalid input".
-const SamplesBody = z
-  .object({
-    samples: z
-      .array(z.object({ timestamp, value: finite }).strict())
-      .max(MAX_SAMPLES_PER_CALL)
-      .optional(),
-    timestamps: z.array(timestamp).max(MAX_SAMPLES_PER_CALL).optional(),
-    values: z.array(finite).max(MAX_SAMPLES_PER_CALL).optional(),
-  })
-  .strict()
-  .superRefine((b, ctx) => {
-    const parallel = b.timestamps !== undefined || b.values !== undefined;
-    if (b.samples !== undefined && parallel) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["samples"],
-        message: "Send either samples or timestamps/values, not both",
-      });
-    } else if (b.samples === undefined && !parallel) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["samples"],
-        message: "Field required: samples, or timestamps and values",
-      });
-    } else if (parallel && (b.timestamps?.length ?? -1) !== (b.values?.length ?? -1)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["values"],
-        message: "timestamps and values must have the same length",
-      });
-    }
-  });
 
 export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(
@@ -232,6 +187,7 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
         .returning({ id: signals.id })
         .get();
       if (!row) throw notFound("Signal not found");
+      forgetSignal(public_id);
       return c.body(null, 204);
     },
   )
@@ -253,25 +209,14 @@ export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: val
     async (c) => {
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const signal = await c.var.db
-        .select({
-          id: signals.id,
-          companyId: signals.companyId,
-          machineId: signals.machineId,
-          retentionDays: companies.signalRetentionDays,
-          name: signals.name,
-        })
-        .from(signals)
-        .innerJoin(companies, eq(companies.id, signals.companyId))
-        .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
-        .get();
+      const signal = await lookupIngestTarget(
+        c.var.db,
+        readSettings(c.env).credentialCacheSeconds,
+        public_id,
+      );
       if (!signal) throw notFound("Signal not found");
       const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
-      const values = body.values ?? [];
-      const samples =
-        body.samples?.map((s) => ({ ts: s.timestamp, value: s.value })) ??
-        (body.timestamps ?? []).map((ts, i) => ({ ts, value: values[i] ?? 0 }));
-      const result = await ingestSamples(c.env, { ...signal, retentionMs }, samples);
+      const result = await ingestSamples(c.env, { ...signal, retentionMs }, body);
       if (result.refused !== undefined) throw unprocessable(["body"], result.refused);
       // Production changed: the machine's live stream recomputes it (at most once a second).
       if (signal.name === COUNT_SIGNAL_NAME) {

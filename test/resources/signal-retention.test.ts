@@ -76,6 +76,20 @@ describe("signal retention", () => {
     expect((await read(oldHour, oldHour + HOUR, "h")).values).toEqual([3600]);
   });
 
+  it("reaches the store with the next ingestion even right after an earlier one", async () => {
+    const co = await createCompany();
+    const [m] = await createMachines(co.id, [{ name: "Press" }]);
+    if (!m) throw new Error("no machine");
+    const publicId = await createSignal(m.id, { name: "power" });
+    const oldHour = Math.floor((Date.now() - 60 * DAY) / HOUR) * HOUR;
+    // Kept forever: this ingestion sets no alarm (and the isolate now knows the signal).
+    await ingest(publicId, [[oldHour, 1]]);
+    expect(await runDurableObjectAlarm(signalStore(env, co.id, m.id))).toBe(false);
+    await operatorJson("PUT", `/companies/${co.id}/signal-retention`, { days: 30 });
+    await ingest(publicId, [[oldHour + S, 2]]);
+    expect(await runDurableObjectAlarm(signalStore(env, co.id, m.id))).toBe(true);
+  });
+
   it("validates the setting and 404s for an unknown company", async () => {
     const co = await createCompany();
     for (const days of [0, -1, 1.5, "30", 36_501]) {

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AggFunction } from "../../src/resources/signals/aggregate";
 import { decodeSamples, encodeSamples } from "../../src/resources/signals/blocks";
+import { ascendingOrder } from "../../src/resources/signals/store";
 
 const S = 1_000;
 const MIN = 60 * S;
@@ -71,6 +72,22 @@ describe("block codec", () => {
           const back = decodeSamples(hour, ts.length, encodeSamples(hour, ts, values).buffer);
           expect([...back.ts]).toEqual(ts);
           expect(bits(back.values)).toEqual(bits(values));
+        },
+      ),
+    );
+  });
+});
+
+describe("ascendingOrder", () => {
+  it("orders by instant, ties in input order, whether or not the input was sorted", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 200 }),
+        fc.boolean(),
+        (raw, sorted) => {
+          const ts = sorted ? [...raw].sort((a, b) => a - b) : raw;
+          const want = ts.map((_, i) => i).sort((a, b) => (ts[a] ?? 0) - (ts[b] ?? 0) || a - b);
+          expect(ascendingOrder(ts)).toEqual(want);
         },
       ),
     );

@@ -974,7 +974,11 @@ export interface paths {
                 content: {
                     "application/json": {
                         samples?: {
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description With an offset.
+                             * @example 2024-01-01T00:00:00Z
+                             */
                             timestamp: string;
                             value: number;
                         }[];
@@ -1081,11 +1085,13 @@ export interface paths {
         get: {
             parameters: {
                 query: {
-                    /** @description Window start (inclusive), with an offset. */
+                    /** @description Window start (inclusive), ISO 8601; no offset = UTC. */
                     start_time: string;
-                    /** @description Window end (exclusive), with an offset. */
+                    /** @description Window end (exclusive); at most 14 days after `start_time`. */
                     end_time: string;
+                    /** @description Bucket unit; a `d` bucket is a UTC day. */
                     agg_unit?: "s" | "m" | "h" | "d";
+                    /** @description Bucket width = agg_period x agg_unit. */
                     agg_period?: number;
                     agg_function?: "avg" | "max" | "min" | "sum" | "count";
                     /** @description `rollups`: what the public route does (hour or minute rollups of whole hours, samples at the edges); `raw`: every sample of the window decoded. */

@@ -58,7 +58,9 @@ export interface Series {
 class Accumulator {
   readonly buckets: number[] = [];
   readonly values: number[] = [];
-  private bucket = Number.NaN;
+  // The current bucket is [bucket, end); the first add opens one (every t >= -Infinity).
+  private bucket = Number.POSITIVE_INFINITY;
+  private end = Number.NEGATIVE_INFINITY;
   private n = 0;
   // -0, not 0: -0 + v is v for every v, so a sum of one -0 sample stays -0.
   private s = -0;
@@ -71,10 +73,11 @@ class Accumulator {
   ) {}
 
   add(t: number, n: number, s: number, lo: number, hi: number): void {
-    const bucket = Math.floor(t / this.width) * this.width;
-    if (bucket !== this.bucket) {
+    // Parts arrive in ascending time: a bucket ends at the first part at or after its end.
+    if (t >= this.end) {
       this.emit();
-      this.bucket = bucket;
+      this.bucket = Math.floor(t / this.width) * this.width;
+      this.end = this.bucket + this.width;
       this.n = n;
       this.s = s;
       this.lo = lo;

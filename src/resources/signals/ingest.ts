@@ -7,10 +7,10 @@ import { signalStore } from "./store";
 /** At most this many samples in one ingestion call. */
 export const MAX_SAMPLES_PER_CALL = 10_000;
 
-export interface Sample {
-  /** Instant, ms since the epoch. */
-  ts: number;
-  value: number;
+/** Samples of one signal as parallel arrays: `values[i]` (finite) at `ts[i]` (ms since the epoch). */
+export interface SampleArrays {
+  ts: readonly number[];
+  values: readonly number[];
 }
 
 /**
@@ -23,20 +23,20 @@ export interface Sample {
  * @param env the bindings holding `SIGNAL_STORE`.
  * @param signal internal signal id, its company and machine, and the company's raw-sample
  *   retention in ms (null: kept forever).
- * @param samples at most `MAX_SAMPLES_PER_CALL` finite samples.
+ * @param samples at most `MAX_SAMPLES_PER_CALL` finite samples, in any order.
  * @returns the number of samples stored (after de-duplication by instant), or the
  *   store's reason for refusing the call.
  */
 export async function ingestSamples(
   env: Pick<Env, "SIGNAL_STORE">,
   signal: { id: number; companyId: number; machineId: number; retentionMs: number | null },
-  samples: readonly Sample[],
+  samples: SampleArrays,
 ): Promise<{ accepted: number; refused?: string }> {
-  if (samples.length === 0) return { accepted: 0 };
+  if (samples.ts.length === 0) return { accepted: 0 };
   return signalStore(env, signal.companyId, signal.machineId).ingest(
     signal.id,
-    samples.map((s) => s.ts),
-    samples.map((s) => s.value),
+    samples.ts,
+    samples.values,
     signal.retentionMs,
   );
 }

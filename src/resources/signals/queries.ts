@@ -3,7 +3,7 @@
  */
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { machines, signals } from "../../db/schema";
+import { companies, machines, signals } from "../../db/schema";
 
 export interface SignalRow {
   id: number;
@@ -74,6 +74,41 @@ export function findSignalByMachineUuid(
         isNull(machines.deletedAt),
       ),
     )
+    .get();
+}
+
+/** What an ingestion call needs of its signal: where its samples go and their retention. */
+export interface IngestTarget {
+  id: number;
+  companyId: number;
+  machineId: number;
+  name: string;
+  /** The company's raw-sample retention, days; null = kept forever. */
+  retentionDays: number | null;
+}
+
+/**
+ * A live (not deleted) signal by its public id, with its company's retention (the operator
+ * API's ingestion: any company, listed or not).
+ *
+ * @param publicId lower case.
+ * @returns undefined when no live signal has that id.
+ */
+export function findIngestTarget(
+  db: Database,
+  publicId: string,
+): Promise<IngestTarget | undefined> {
+  return db
+    .select({
+      id: signals.id,
+      companyId: signals.companyId,
+      machineId: signals.machineId,
+      name: signals.name,
+      retentionDays: companies.signalRetentionDays,
+    })
+    .from(signals)
+    .innerJoin(companies, eq(companies.id, signals.companyId))
+    .where(and(eq(signals.publicId, publicId), isNull(signals.deletedAt)))
     .get();
 }
 

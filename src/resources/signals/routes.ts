@@ -5,23 +5,19 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import { companyScope } from "../../db/company-scope";
-import { notFound, unprocessable } from "../../http/errors";
-import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID, EXAMPLE_WINDOW } from "../../http/examples";
-import { isoInstant } from "../../http/instants";
+import { readSettings } from "../../env";
+import { notFound } from "../../http/errors";
+import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID } from "../../http/examples";
 import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
 import { queryBoolean } from "../../http/query";
 import { validationHook } from "../../http/validation";
 import { findMachineByUuid } from "../machines/queries";
 import { AGG_FUNCTIONS } from "./aggregate";
-import { describe, findSignalByMachineUuid, listMachineSignals } from "./queries";
+import { describe, listMachineSignals } from "./queries";
+import { jsonText, seriesJson } from "./series-json";
+import { lookupSignal } from "./signal-lookup";
 import { signalStore } from "./store";
-
-/** Longest window of one signal-data query. */
-export const MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
-/** Most points one signal-data query may produce. */
-export const MAX_POINTS = 10_000;
-
-export const AGG_UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+import { checkWindow, signalWindowQueryShape } from "./window";
 
 // Path ids are matched case-insensitively: stored uuids are lowercase.
 const Uuid = z
@@ -70,50 +66,8 @@ const listSignalsRoute = publicRoute("signals.read", {
   },
 });
 
-const isoDateTime = z.iso
-  .datetime({ offset: true, local: true })
-  .openapi({ format: "date-time", example: "2022-09-05T00:00:00Z" })
-  .transform((s, ctx) => {
-    // A date-time without an offset is read as UTC.
-    const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? s : `${s}Z`);
-    if (!Number.isFinite(ms) || ms < 0) {
-      ctx.addIssue({
-        code: "custom",
-        message: "Must be a date-time on or after 1970-01-01T00:00:00Z",
-      });
-      return z.NEVER;
-    }
-    return ms;
-  });
-
 const SignalDataQuery = z.object({
-  start_time: isoDateTime.openapi({
-    description: "Window start (inclusive), ISO 8601; no offset = UTC.",
-    example: EXAMPLE_WINDOW.start,
-  }),
-  end_time: isoDateTime.openapi({
-    description: "Window end (exclusive); at most 14 days after `start_time`.",
-    example: EXAMPLE_WINDOW.end,
-  }),
-  agg_unit: z.enum(["s", "m", "h", "d"]).default("s").openapi({
-    description: "Bucket unit; a `d` bucket is a UTC day.",
-    example: EXAMPLE_WINDOW.aggUnit,
-  }),
-  agg_period: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000)
-    .default(1)
-    // z.coerce hides the bounds from the generator: state them.
-    .openapi({
-      type: "integer",
-      minimum: 1,
-      maximum: 1_000_000,
-      default: 1,
-      description: "Bucket width = agg_period x agg_unit.",
-    }),
-  agg_function: z.enum(AGG_FUNCTIONS).default("avg"),
+  ...signalWindowQueryShape,
   transpose: queryBoolean(false, "true: parallel `timestamps` and `values` instead of `data`."),
 });
 
@@ -191,25 +145,15 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
   .openapi(signalDataRoute, async (c) => {
     const { machine_uuid, public_id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const width = q.agg_period * AGG_UNIT_MS[q.agg_unit];
-    if (q.end_time <= q.start_time) {
-      throw unprocessable(["query", "end_time"], "end_time must be later than start_time");
-    }
-    if (q.end_time - q.start_time > MAX_WINDOW_MS) {
-      throw unprocessable(
-        ["query", "end_time"],
-        "The window between start_time and end_time exceeds 14 days",
-      );
-    }
-    const pointCount = Math.ceil((q.end_time - q.start_time) / width);
-    if (pointCount > MAX_POINTS) {
-      throw unprocessable(
-        ["query", "agg_period"],
-        `The query would produce ${pointCount} points; at most ${MAX_POINTS} are allowed: widen the bucket (agg_unit, agg_period) or shorten the window`,
-      );
-    }
+    const window = checkWindow(q);
     const { db, principal } = c.var;
-    const signal = await findSignalByMachineUuid(db, principal.companyId, machine_uuid, public_id);
+    const signal = await lookupSignal(
+      db,
+      readSettings(c.env).credentialCacheSeconds,
+      principal.companyId,
+      machine_uuid,
+      public_id,
+    );
     if (!signal) {
       // Only on the error path: tell an unknown machine from an unknown signal.
       const machine = await findMachineByUuid(companyScope(db, principal.companyId), machine_uuid);
@@ -217,7 +161,7 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     }
     const series = await signalStore(c.env, principal.companyId, signal.machineId).aggregate(
       signal.id,
-      { from: q.start_time, to: q.end_time, bucketWidthMs: width },
+      window,
       q.agg_function,
     );
     const head = {
@@ -228,20 +172,6 @@ export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
       agg_period: q.agg_period,
       agg_function: q.agg_function,
     };
-    if (q.transpose) {
-      return c.json(
-        { ...head, timestamps: series.buckets.map(isoInstant), values: series.values },
-        200,
-      );
-    }
-    return c.json(
-      {
-        ...head,
-        data: series.buckets.map((bucket, i) => ({
-          timestamp: isoInstant(bucket),
-          value: series.values[i] ?? 0,
-        })),
-      },
-      200,
-    );
+    // The text directly (series-json.ts): the schema above documents it, nothing re-validates it.
+    return jsonText<z.output<typeof SignalDataSchema>>(c, seriesJson(head, series, q.transpose));
   });

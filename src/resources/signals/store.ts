@@ -114,7 +114,7 @@ export class SignalStore extends DurableObject<Env> {
     values: readonly number[],
     retentionMs: number | null,
   ): Promise<IngestResult> {
-    const order = ts.map((_, i) => i).sort((a, b) => (ts[a] ?? 0) - (ts[b] ?? 0) || a - b);
+    const order = ascendingOrder(ts);
     // Per hour: ascending distinct instants, the last sample of an instant winning.
     const byHour = new Map<number, { ts: number[]; values: number[] }>();
     for (const i of order) {
@@ -289,6 +289,21 @@ export class SignalStore extends DurableObject<Env> {
     const next = pruned === PRUNE_BATCH_BLOCKS ? 1000 : PRUNE_EVERY_MS;
     await this.ctx.storage.setAlarm(Date.now() + next);
   }
+}
+
+/**
+ * The indices of `ts` in ascending instant order, ties in input order (so the last sample
+ * of an instant comes last). Samples usually arrive in order: then no sort runs (a sort of
+ * 10,000 indices with a comparator is about a millisecond).
+ */
+export function ascendingOrder(ts: readonly number[]): number[] {
+  const order = ts.map((_, i) => i);
+  for (let i = 1; i < ts.length; i++) {
+    if ((ts[i] ?? 0) < (ts[i - 1] ?? 0)) {
+      return order.sort((a, b) => (ts[a] ?? 0) - (ts[b] ?? 0) || a - b);
+    }
+  }
+  return order;
 }
 
 /**

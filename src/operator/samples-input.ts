@@ -1,0 +1,126 @@
+/**
+ * The body of `POST /operator/v1/signals/{public_id}/samples`: at most
+ * `MAX_SAMPLES_PER_CALL` samples as `samples` (`[{timestamp, value}]`) or as parallel
+ * `timestamps` and `values`.
+ *
+ * Validation is in two steps, so that a full call stays cheap: zod checks the shape
+ * (arrays, types, unknown keys, lengths), then one pass over the instants checks each
+ * against zod's own ISO 8601 date-time regex (offset required) and converts it to ms.
+ * Running `z.iso.datetime()` plus a transform per element cost about 9 ms for 10,000
+ * instants in Node (most of an ingestion call); the pass costs about 1.5 ms and
+ * refuses exactly the same strings, with the same messages and the same paths
+ * (`["timestamps", 3]`, `["samples", 3, "timestamp"]`).
+ */
+import { z } from "@hono/zod-openapi";
+import { MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+
+/** zod's regex of `z.iso.datetime({ offset: true })`: `Z` or `±HH:MM` required. */
+const DATE_TIME = z.regexes.datetime({ offset: true });
+const INVALID_DATE_TIME = "Invalid ISO datetime";
+const BEFORE_EPOCH = "Must be a date-time on or after 1970-01-01T00:00:00Z";
+
+const digit = (s: string, i: number) => s.charCodeAt(i) - 48;
+const two = (s: string, i: number) => digit(s, i) * 10 + digit(s, i + 1);
+
+/**
+ * Ms since the epoch of an ISO 8601 date-time that `DATE_TIME` accepts.
+ *
+ * The two forms `toISOString` writes (`YYYY-MM-DDTHH:MM:SSZ` and `...SS.sssZ`) are read
+ * digit by digit (`Date.parse` costs about 0.3 µs a string in Node, several in workerd);
+ * every other accepted form (offsets, other fraction lengths) goes to `Date.parse`. The
+ * regex has already checked the calendar (month lengths, leap days), so `Date.UTC`
+ * never rolls a day over.
+ *
+ * @param s a string matching `DATE_TIME`.
+ * @returns integer ms since the epoch, equal to `Date.parse(s)`.
+ */
+export function parseDateTime(s: string): number {
+  const n = s.length;
+  const year = two(s, 0) * 100 + two(s, 2);
+  // Date.UTC reads years 0-99 as 1900-1999: those (all before the epoch) go to Date.parse.
+  if (
+    year >= 100 &&
+    (n === 20 || (n === 24 && s.charCodeAt(19) === 46)) &&
+    s.charCodeAt(n - 1) === 90
+  ) {
+    return Date.UTC(
+      year,
+      two(s, 5) - 1,
+      two(s, 8),
+      two(s, 11),
+      two(s, 14),
+      two(s, 17),
+      n === 24 ? digit(s, 20) * 100 + two(s, 21) : 0,
+    );
+  }
+  return Date.parse(s);
+}
+
+const dateTimeString = z.string().openapi({
+  format: "date-time",
+  example: "2024-01-01T00:00:00Z",
+  description: "With an offset.",
+});
+
+/** Validated samples in the store's form: `values[i]` at `ts[i]` (ms), in the body's order. */
+export interface ParsedSamples {
+  ts: number[];
+  values: number[];
+}
+
+/**
+ * The samples body. One object with both forms optional (not a union), so that a 422 names
+ * the real problem (for example `["body", "timestamps"]` too long) instead of "Invalid input".
+ * Parses to `ParsedSamples`.
+ */
+export const SamplesBody = z
+  .object({
+    samples: z
+      .array(z.object({ timestamp: dateTimeString, value: z.number() }).strict())
+      .max(MAX_SAMPLES_PER_CALL)
+      .optional(),
+    timestamps: z.array(dateTimeString).max(MAX_SAMPLES_PER_CALL).optional(),
+    values: z.array(z.number()).max(MAX_SAMPLES_PER_CALL).optional(),
+  })
+  .strict()
+  .transform((b, ctx): ParsedSamples => {
+    const parallel = b.timestamps !== undefined || b.values !== undefined;
+    const fail = (path: (string | number)[], message: string) =>
+      ctx.addIssue({ code: "custom", path, message });
+    if (b.samples !== undefined && parallel) {
+      fail(["samples"], "Send either samples or timestamps/values, not both");
+      return z.NEVER;
+    }
+    if (b.samples === undefined && !parallel) {
+      fail(["samples"], "Field required: samples, or timestamps and values");
+      return z.NEVER;
+    }
+    if (parallel && (b.timestamps?.length ?? -1) !== (b.values?.length ?? -1)) {
+      fail(["values"], "timestamps and values must have the same length");
+      return z.NEVER;
+    }
+    const samples = b.samples;
+    const strings = samples ? samples.map((s) => s.timestamp) : (b.timestamps ?? []);
+    const values = samples ? samples.map((s) => s.value) : (b.values ?? []);
+    const ts: number[] = new Array(strings.length);
+    let valid = true;
+    for (let i = 0; i < strings.length; i++) {
+      const s = strings[i] ?? "";
+      const ms = DATE_TIME.test(s) ? parseDateTime(s) : Number.NaN;
+      if (ms >= 0) {
+        ts[i] = ms;
+        continue;
+      }
+      valid = false;
+      const path = samples ? ["samples", i, "timestamp"] : ["timestamps", i];
+      if (Number.isNaN(ms)) {
+        ctx.addIssue({
+          code: "invalid_format",
+          format: "datetime",
+          path,
+          message: INVALID_DATE_TIME,
+        });
+      } else fail(path, BEFORE_EPOCH);
+    }
+    return valid ? { ts, values } : z.NEVER;
+  });

@@ -1,0 +1,109 @@
+/**
+ * The window rules of a signal-data query, shared by the public route
+ * (`GET /v1/machines/{machine_uuid}/signals/{public_id}`) and the operator diagnostics
+ * (`GET /operator/v1/signals/{public_id}/aggregate`), so that both take the same query
+ * parameters, apply the same limits and refuse with the same messages.
+ */
+import { z } from "@hono/zod-openapi";
+import { unprocessable } from "../../http/errors";
+import { EXAMPLE_WINDOW } from "../../http/examples";
+import { AGG_FUNCTIONS, type AggFunction } from "./aggregate";
+
+/** Longest window of one signal-data query. */
+export const MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
+/** Most points one signal-data query may produce. */
+export const MAX_POINTS = 10_000;
+
+/** A bucket unit's width, ms (a `d` bucket is a UTC day). */
+export const AGG_UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export const AGG_UNITS = ["s", "m", "h", "d"] as const;
+
+const isoDateTime = z.iso
+  .datetime({ offset: true, local: true })
+  .openapi({ format: "date-time", example: "2022-09-05T00:00:00Z" })
+  .transform((s, ctx) => {
+    // A date-time without an offset is read as UTC.
+    const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? s : `${s}Z`);
+    if (!Number.isFinite(ms) || ms < 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: "Must be a date-time on or after 1970-01-01T00:00:00Z",
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+/** The query parameters of a signal-data window: `start_time`, `end_time` (ms once parsed) and the bucket. */
+export const signalWindowQueryShape = {
+  start_time: isoDateTime.openapi({
+    description: "Window start (inclusive), ISO 8601; no offset = UTC.",
+    example: EXAMPLE_WINDOW.start,
+  }),
+  end_time: isoDateTime.openapi({
+    description: "Window end (exclusive); at most 14 days after `start_time`.",
+    example: EXAMPLE_WINDOW.end,
+  }),
+  agg_unit: z.enum(AGG_UNITS).default("s").openapi({
+    description: "Bucket unit; a `d` bucket is a UTC day.",
+    example: EXAMPLE_WINDOW.aggUnit,
+  }),
+  agg_period: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(1)
+    // z.coerce hides the bounds from the generator: state them.
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: 1_000_000,
+      default: 1,
+      description: "Bucket width = agg_period x agg_unit.",
+    }),
+  agg_function: z.enum(AGG_FUNCTIONS).default("avg"),
+};
+
+/** A parsed window query. */
+export interface SignalWindowQuery {
+  start_time: number;
+  end_time: number;
+  agg_unit: (typeof AGG_UNITS)[number];
+  agg_period: number;
+  agg_function: AggFunction;
+}
+
+/**
+ * Checks a parsed window against the limits and gives the query the store runs.
+ *
+ * @param q the parsed query parameters (instants in ms).
+ * @returns the window `[from, to)` in ms and the bucket width in ms.
+ * @throws ApiError 422 at `["query", "end_time"]` when `end_time <= start_time` or the
+ *   window exceeds 14 days, at `["query", "agg_period"]` when `ceil(window / width)`
+ *   exceeds `MAX_POINTS`.
+ */
+export function checkWindow(q: SignalWindowQuery): {
+  from: number;
+  to: number;
+  bucketWidthMs: number;
+} {
+  const width = q.agg_period * AGG_UNIT_MS[q.agg_unit];
+  if (q.end_time <= q.start_time) {
+    throw unprocessable(["query", "end_time"], "end_time must be later than start_time");
+  }
+  if (q.end_time - q.start_time > MAX_WINDOW_MS) {
+    throw unprocessable(
+      ["query", "end_time"],
+      "The window between start_time and end_time exceeds 14 days",
+    );
+  }
+  const pointCount = Math.ceil((q.end_time - q.start_time) / width);
+  if (pointCount > MAX_POINTS) {
+    throw unprocessable(
+      ["query", "agg_period"],
+      `The query would produce ${pointCount} points; at most ${MAX_POINTS} are allowed: widen the bucket (agg_unit, agg_period) or shorten the window`,
+    );
+  }
+  return { from: q.start_time, to: q.end_time, bucketWidthMs: width };
+}

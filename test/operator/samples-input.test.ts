@@ -1,0 +1,143 @@
+/**
+ * The samples body of `POST /operator/v1/signals/{public_id}/samples`: its one-pass check of
+ * the instants refuses exactly what the per-element zod schema it replaced refused, reads
+ * every accepted instant as `Date.parse` does, and a 422 names the field and the index.
+ */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { parseDateTime, SamplesBody } from "../../src/operator/samples-input";
+import { createCompany, createMachines, createSignal, operator } from "../harness";
+
+/** The schema the route used before: zod's date-time per element, then `Date.parse`. */
+const before = z.iso.datetime({ offset: true }).transform((s, ctx) => {
+  const ms = Date.parse(s);
+  if (!Number.isFinite(ms) || ms < 0) {
+    ctx.addIssue({ code: "custom", message: "before the epoch" });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** Deterministic pseudo-random integers (a linear congruential generator). */
+function random(seed: number) {
+  let state = seed;
+  return (below: number) => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state % below;
+  };
+}
+
+/** Date-time-like strings: valid ones, edge cases and near misses. */
+function candidates(): string[] {
+  const fixed = [
+    "2024-01-01T00:00:00Z",
+    "2024-01-01T00:00:00.000Z",
+    "2024-01-01T00:00:00.5Z",
+    "2024-01-01T00:00:00.123456Z",
+    "2024-02-29T23:59:59.999Z",
+    "2023-02-29T00:00:00Z",
+    "2024-04-31T00:00:00Z",
+    "2000-02-29T12:00:00Z",
+    "1900-02-29T12:00:00Z",
+    "1970-01-01T00:00:00Z",
+    "1969-12-31T23:59:59.999Z",
+    "1970-01-01T00:30:00+01:00",
+    "1970-01-01T00:30:00-01:00",
+    "0050-06-01T00:00:00Z",
+    "0099-12-31T23:59:59.999Z",
+    "9999-12-31T23:59:59.999Z",
+    "2024-06-01T12:00:00+05:30",
+    "2024-06-01T12:00:00+0530",
+    "2024-06-01T12:00:00",
+    "2024-06-01T12:00Z",
+    "2024-06-01 12:00:00Z",
+    "2024-06-01T24:00:00Z",
+    "2024-06-01T12:60:00Z",
+    "2024-06-01T12:00:00.Z",
+    "2024-06-01t12:00:00z",
+    "2024-13-01T00:00:00Z",
+    "",
+    "not a date",
+  ];
+  const next = random(7);
+  const pad = (n: number, width: number) => String(n).padStart(width, "0");
+  for (let i = 0; i < 2_000; i++) {
+    const ms = next(2 ** 30) * 4_096 - 2 ** 40; // 1935 to 2039
+    const iso = new Date(ms).toISOString();
+    fixed.push(
+      iso,
+      iso.replace(".000Z", "Z").replace(/\.(\d{3})Z$/, (_, f) => `.${f}Z`),
+    );
+    fixed.push(`${iso.slice(0, 19)}${next(2) ? "+" : "-"}${pad(next(24), 2)}:${pad(next(60), 2)}`);
+    fixed.push(`${iso.slice(0, 20)}${pad(next(1_000_000), 6)}Z`);
+  }
+  return fixed;
+}
+
+describe("the samples body", () => {
+  it("reads every instant as Date.parse does and refuses exactly what zod's date-time refused", () => {
+    for (const s of candidates()) {
+      const old = before.safeParse(s);
+      const now = SamplesBody.safeParse({ timestamps: [s], values: [1] });
+      expect({ s, ok: now.success }).toEqual({ s, ok: old.success });
+      if (old.success && now.success) {
+        expect(now.data.ts).toEqual([old.data]);
+        expect(parseDateTime(s)).toBe(Date.parse(s));
+      }
+    }
+  });
+
+  it("parses both forms to parallel arrays in the body's order", () => {
+    const a = SamplesBody.parse({
+      samples: [
+        { timestamp: "2024-01-01T00:00:01Z", value: 2 },
+        { timestamp: "2024-01-01T01:00:00+01:00", value: -0 },
+      ],
+    });
+    expect(a).toEqual({
+      ts: [Date.UTC(2024, 0, 1, 0, 0, 1), Date.UTC(2024, 0, 1)],
+      values: [2, -0],
+    });
+    expect(Object.is(a.values[1], -0)).toBe(true);
+    const b = SamplesBody.parse({ timestamps: ["2024-01-01T00:00:00.250Z"], values: [1.5] });
+    expect(b).toEqual({ ts: [Date.UTC(2024, 0, 1) + 250], values: [1.5] });
+  });
+
+  it("answers 422 naming the field and the index of every bad instant", async () => {
+    const co = await createCompany();
+    const [machine] = await createMachines(co.id, [{ name: "Press" }]);
+    if (!machine) throw new Error("no machine");
+    const publicId = await createSignal(machine.id, { name: "power" });
+    const parallel = await operator("POST", `/signals/${publicId}/samples`, {
+      timestamps: ["2024-01-01T00:00:00Z", "2024-01-01T00:00:01", "1969-12-31T23:59:59Z"],
+      values: [1, 2, 3],
+    });
+    expect(parallel.status).toBe(422);
+    expect(await parallel.json()).toEqual({
+      detail: [
+        { loc: ["body", "timestamps", 1], msg: "Invalid ISO datetime", type: "value_error.format" },
+        {
+          loc: ["body", "timestamps", 2],
+          msg: "Must be a date-time on or after 1970-01-01T00:00:00Z",
+          type: "value_error",
+        },
+      ],
+    });
+    const objects = await operator("POST", `/signals/${publicId}/samples`, {
+      samples: [
+        { timestamp: "2024-01-01T00:00:00Z", value: 1 },
+        { timestamp: "2024-02-30T00:00:00Z", value: 2 },
+      ],
+    });
+    expect(objects.status).toBe(422);
+    expect(await objects.json()).toEqual({
+      detail: [
+        {
+          loc: ["body", "samples", 1, "timestamp"],
+          msg: "Invalid ISO datetime",
+          type: "value_error.format",
+        },
+      ],
+    });
+  });
+});
