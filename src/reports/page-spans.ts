@@ -29,12 +29,13 @@ import type { LogSpan, StopSpan } from "./oee";
 
 /**
  * Length of the span's slices whose logs travel as one JSON text, ms. An entry
- * is at most about 90 bytes (five numbers and a type), so a text reaches D1's
- * 2,000,000-byte limit on a string only past 22,000 logs starting within 15
- * minutes on one machine (24 a second; the benchmark's heaviest shift has one
- * every 2 seconds).
+ * is at most about 90 bytes (five numbers and a type; 35 for typical logs), so
+ * a text reaches D1's 2,000,000-byte limit on a string only past 22,000 logs
+ * starting within one hour on one machine (six a second; the benchmark's
+ * heaviest shift has one every 2 seconds). Shorter slices cost more: a page of
+ * 20 machines over two days is 20 x 48 windows at one hour.
  */
-export const SLICE_MS = 15 * 60_000;
+export const SLICE_MS = 60 * 60_000;
 
 /**
  * Items sorted by `start`, with a lookup of those overlapping a window.
@@ -107,7 +108,7 @@ type PackedLog = [number, number, number, LogSpan["type"], number, string];
 
 /**
  * The statement packing the logs of each window into one JSON text (a
- * `PackedLog[]`, or null when the window has none), one result row per window.
+ * `PackedLog[]`), one result row per window that has logs.
  *
  * @param companyId the company (every log read is of it).
  * @param from start of the page's span, ms: offsets are from it, and only logs
@@ -123,7 +124,8 @@ export function packedLogsQuery(
 ): SQL {
   // The longest log of the machine: a seek on the (machine, duration) expression
   // index, whose expression this must read exactly as (src/db/schema.ts).
-  return sql`SELECT (SELECT json_group_array(json_array(
+  // Empty windows are left out in SQL: every result row costs the Worker as much as a log.
+  return sql`SELECT packed FROM (SELECT (SELECT json_group_array(json_array(
         l.machine_id, l.start - ${from}, l."end" - l.start, l.type, l.count,
         printf('%!.17g', l.nominal_speed)))
       FROM ${productionLogs} AS l
@@ -132,7 +134,7 @@ export function packedLogsQuery(
           FROM ${productionLogs} AS "d" WHERE "d"."machine_id" = w.value ->> 0), 0))
         AND l.start < w.value ->> 2 AND l."end" > ${from}
         AND +l.company_id = ${companyId} AND l.deleted_at IS NULL) AS packed
-    FROM json_each(${JSON.stringify(windows)}) AS w`;
+    FROM json_each(${JSON.stringify(windows)}) AS w) WHERE packed <> '[]'`;
 }
 
 /** The page's stops and logs, per machine. */
@@ -221,7 +223,7 @@ export async function loadPageSpans(
           ),
         ),
     ] as const),
-    db.all<{ packed: string | null }>(packedLogsQuery(companyId, from, windows)),
+    db.all<{ packed: string }>(packedLogsQuery(companyId, from, windows)),
   ]);
 
   const toStop = (s: (typeof closedStopRows)[number]): MachineStop => ({
@@ -235,7 +237,6 @@ export async function loadPageSpans(
   const openByMachine = groupByMachine(openStopRows.map(toStop));
   const logRows: MachineLog[] = [];
   for (const { packed } of logChunks) {
-    if (packed === null) continue;
     for (const [machineId, offset, length, type, count, nominalSpeed] of JSON.parse(
       packed,
     ) as PackedLog[]) {
