@@ -112,7 +112,9 @@ export function computeShiftIndicators(
   // without scanning every span for every segment (which was quadratic).
   // Kinds 1-4 are the time classes; kind 0 is "classified stop" (any stop
   // class: a covering classified stop annotates the segment whichever stop
-  // class wins). Typed arrays sort natively, without a comparator.
+  // class wins). Typed arrays sort natively, without a comparator; the loops
+  // below touch only typed arrays and local numbers (no object per segment),
+  // which matters for shifts of tens of thousands of logs.
   const starts: number[][] = [[], [], [], [], []];
   const ends: number[][] = [[], [], [], [], []];
   const bounds: number[] = [start, pastEnd];
@@ -133,89 +135,122 @@ export function computeShiftIndicators(
     if (s.isClassified) add(0, from, to);
     bounds.push(from, to);
   }
+  const productionStarts = starts[TimeClass.Production] ?? [];
+  const productionEnds = ends[TimeClass.Production] ?? [];
   for (const l of logs) {
-    const from = Math.max(l.start, start);
-    const to = Math.min(l.end, end);
+    const from = l.start > start ? l.start : start;
+    const to = l.end < end ? l.end : end;
     if (to <= from) continue;
-    add(TimeClass.Production, from, to);
+    productionStarts.push(from);
+    productionEnds.push(to);
     bounds.push(from, to);
   }
   const sortedStarts = starts.map((list) => Float64Array.from(list).sort());
   const sortedEnds = ends.map((list) => Float64Array.from(list).sort());
-  const startIndex = [0, 0, 0, 0, 0];
-  const endIndex = [0, 0, 0, 0, 0];
-  /** Spans of `kind` covering [t, next boundary): advances that kind's pointers to t. */
-  const activeAt = (kind: number, t: number): number => {
-    const ss = sortedStarts[kind] ?? new Float64Array();
-    const es = sortedEnds[kind] ?? new Float64Array();
-    let si = startIndex[kind] ?? 0;
-    let ei = endIndex[kind] ?? 0;
-    while (si < ss.length && (ss[si] ?? Number.POSITIVE_INFINITY) <= t) si += 1;
-    while (ei < es.length && (es[ei] ?? Number.POSITIVE_INFINITY) <= t) ei += 1;
-    startIndex[kind] = si;
-    endIndex[kind] = ei;
-    return si - ei;
+  const [cs, ps, ns, os, ds] = sortedStarts as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ];
+  const [ce, pe, ne, oe, de] = sortedEnds as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ];
+  // c: classified, p: programmed, n: non-programmed, o: other stop, d: production (done).
+  /** First index of `sorted` at or after `i` whose value is > t (pointers only move forward). */
+  const advance = (sorted: Float64Array, i: number, t: number): number => {
+    let k = i;
+    while (k < sorted.length && (sorted[k] as number) <= t) k += 1;
+    return k;
   };
   const sortedBounds = Float64Array.from(bounds).sort();
-  const points: number[] = [];
+  const points = new Float64Array(sortedBounds.length);
+  let pointCount = 0;
   for (const t of sortedBounds) {
-    if (t >= start && t <= end && t !== points[points.length - 1]) points.push(t);
+    if (t >= start && t <= end && (pointCount === 0 || t !== points[pointCount - 1])) {
+      points[pointCount] = t;
+      pointCount += 1;
+    }
   }
 
-  const totals = new Map<TimeClass, number>();
+  const totals = [0, 0, 0, 0, 0, 0];
   let annotated = 0;
-  const segments: { from: number; to: number; cls: TimeClass }[] = [];
-  for (let i = 0; i + 1 < points.length; i += 1) {
+  let firstCovered: number | undefined;
+  let lastCovered: number | undefined;
+  // Uncovered past segments, as (from, to) pairs, split once the covered extent is known.
+  const uncovered = new Float64Array(2 * pointCount);
+  let uncoveredCount = 0;
+  let csi = 0;
+  let cei = 0;
+  let psi = 0;
+  let pei = 0;
+  let nsi = 0;
+  let nei = 0;
+  let osi = 0;
+  let oei = 0;
+  let dsi = 0;
+  let dei = 0;
+  for (let i = 0; i + 1 < pointCount; i += 1) {
     const from = points[i] as number;
     const to = points[i + 1] as number;
     // Every kind's pointers advance on every segment, so each stays monotonic.
-    const programmed = activeAt(TimeClass.Programmed, from);
-    const nonProgrammed = activeAt(TimeClass.NonProgrammed, from);
-    const other = activeAt(TimeClass.OtherStop, from);
-    const production = activeAt(TimeClass.Production, from);
-    const classifiedActive = activeAt(0, from);
+    csi = advance(cs, csi, from);
+    cei = advance(ce, cei, from);
+    psi = advance(ps, psi, from);
+    pei = advance(pe, pei, from);
+    nsi = advance(ns, nsi, from);
+    nei = advance(ne, nei, from);
+    osi = advance(os, osi, from);
+    oei = advance(oe, oei, from);
+    dsi = advance(ds, dsi, from);
+    dei = advance(de, dei, from);
     const cls: TimeClass =
-      programmed > 0
+      psi - pei > 0
         ? TimeClass.Programmed
-        : nonProgrammed > 0
+        : nsi - nei > 0
           ? TimeClass.NonProgrammed
-          : other > 0
+          : osi - oei > 0
             ? TimeClass.OtherStop
-            : production > 0
+            : dsi - dei > 0
               ? TimeClass.Production
               : TimeClass.Uncovered;
-    const classified = classifiedActive > 0;
-    // Uncovered time after `now` is the future of a running instance: no class yet.
-    if (cls === TimeClass.Uncovered && from >= pastEnd) continue;
-    segments.push({ from, to, cls });
-    totals.set(cls, (totals.get(cls) ?? 0) + (to - from));
-    if (cls <= TimeClass.OtherStop && classified) annotated += to - from;
+    if (cls === TimeClass.Uncovered) {
+      // Uncovered time after `now` is the future of a running instance: no class yet.
+      if (from >= pastEnd) continue;
+      uncovered[2 * uncoveredCount] = from;
+      uncovered[2 * uncoveredCount + 1] = to;
+      uncoveredCount += 1;
+    } else {
+      firstCovered ??= from;
+      lastCovered = to;
+      if (cls <= TimeClass.OtherStop && csi - cei > 0) annotated += to - from;
+    }
+    totals[cls] = (totals[cls] ?? 0) + (to - from);
   }
 
-  let firstCovered: number | undefined;
-  let lastCovered: number | undefined;
-  for (const s of segments) {
-    if (s.cls === TimeClass.Uncovered) continue;
-    firstCovered ??= s.from;
-    lastCovered = s.to;
-  }
   let lateStart = 0;
   let earlyStop = 0;
   let noData = 0;
-  for (const s of segments) {
-    if (s.cls !== TimeClass.Uncovered) continue;
-    const length = s.to - s.from;
+  for (let k = 0; k < uncoveredCount; k += 1) {
+    const from = uncovered[2 * k] as number;
+    const to = uncovered[2 * k + 1] as number;
+    const length = to - from;
     if (firstCovered === undefined || lastCovered === undefined) noData += length;
-    else if (s.to <= firstCovered) lateStart += length;
-    else if (s.from >= lastCovered) earlyStop += ended ? length : 0;
+    else if (to <= firstCovered) lateStart += length;
+    else if (from >= lastCovered) earlyStop += ended ? length : 0;
     else noData += length;
   }
 
   const minutes = (ms: number) => ms / MS_PER_MINUTE;
   const availableTime = minutes(end - start);
-  const programmedDowntime = minutes(totals.get(TimeClass.Programmed) ?? 0);
-  const nonProgrammedDowntime = minutes(totals.get(TimeClass.NonProgrammed) ?? 0);
-  const otherStopsTime = minutes(totals.get(TimeClass.OtherStop) ?? 0);
+  const programmedDowntime = minutes(totals[TimeClass.Programmed] ?? 0);
+  const nonProgrammedDowntime = minutes(totals[TimeClass.NonProgrammed] ?? 0);
+  const otherStopsTime = minutes(totals[TimeClass.OtherStop] ?? 0);
   const lateStartTime = minutes(lateStart);
   const earlyStopTime = minutes(earlyStop);
   const noDataTime = minutes(noData);

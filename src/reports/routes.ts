@@ -7,11 +7,8 @@ import { BARRIER_RESPONSE, jsonResponse, publicRoute } from "../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
 import { validationHook } from "../http/validation";
 import { syncPendingMachines } from "../realtime/barrier";
-import {
-  MetricsReportFiltersSchema,
-  MetricsReportRowSchema,
-  metricsReport,
-} from "./metrics-report";
+import { metricsReport } from "./metrics-report";
+import { MetricsReportFiltersSchema, MetricsReportRowSchema } from "./metrics-schemas";
 import { StopsReportFiltersSchema, StopsReportRowSchema, stopsReport } from "./stops-report";
 
 const optionalBody = <

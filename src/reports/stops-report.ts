@@ -34,7 +34,8 @@ import {
 } from "../http/filters";
 import { type Page, PageFields, type PageRequest, paginate } from "../http/pagination";
 import { SyncFilterFields, syncConditions, syncOrder } from "../http/sync";
-import { instancesContaining, loadShiftPlan } from "../shifts/queries";
+import { loadShiftPlan } from "../shifts/plan";
+import { instancesContaining } from "../shifts/queries";
 import {
   type ClassificationRow,
   ClassificationSchema,

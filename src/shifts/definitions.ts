@@ -14,7 +14,7 @@ import type { Database } from "../db/client";
 import { machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { type InstanceWindow, instancesBetween } from "./instances";
-import { loadShiftPlan, type ShiftDefinitionRow } from "./queries";
+import { loadShiftPlan, type ShiftDefinitionRow } from "./plan";
 
 const DAY_MS = 86_400_000;
 

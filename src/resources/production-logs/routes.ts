@@ -5,9 +5,8 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
 import type { Database } from "../../db/client";
-import { companyScope } from "../../db/company-scope";
 import type { Env } from "../../env";
-import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { notFound } from "../../http/errors";
 import {
   BARRIER_RESPONSE,
   jsonResponse,
@@ -18,91 +17,18 @@ import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/paginati
 import { validationHook } from "../../http/validation";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
 import { syncPendingMachines } from "../../realtime/barrier";
+import { createLogs } from "./create";
+import { findExpandedLogs } from "./expanded";
+import { patchLog } from "./patch";
 import {
-  type ResolvedMachine,
-  resolvedOrIssue,
-  resolveItemReferences,
-  resolveMachines,
-  resolveOne,
-  resolveSkus,
-} from "../nominal-speeds/references";
-import { sumCountSignal } from "../signals/count-sums";
-import { type LogInterval, placeLogs, runningShiftIssue } from "./placement";
-import {
-  filterLogs,
-  findExpandedLogs,
-  findLogCore,
-  insertLogs,
-  type LogChanges,
-  machineOfLog,
-  type NewLog,
-  pairNominalSpeeds,
-  softDeleteLog,
-  updateLog,
-} from "./queries";
-import {
-  type ProductionLogCreate,
   ProductionLogCreateSchema,
   type ProductionLogFilters,
   ProductionLogFiltersSchema,
   ProductionLogPatchSchema,
   ProductionLogSchema,
 } from "./schemas";
-
-/**
- * Sensor pulses of a count: `count / countingFactor` (docs/metrics.md: `count`
- * is `sensorCount x countingFactor`), rounded to the nearest integer, halves up
- * (`sensor_count` is an integer column).
- *
- * @returns the pulses, or null when they exceed the largest safe integer.
- */
-export function sensorCountOf(count: number, countingFactor: number): number | null {
-  const pulses = Math.round(count / countingFactor);
-  return Number.isSafeInteger(pulses) ? pulses : null;
-}
-
-/**
- * Items of a count: `sensorCount x countingFactor` (docs/metrics.md), rounded to the
- * nearest integer, halves up: the count of a log created without one, as the
- * realtime logs compute it (src/realtime/projection.ts).
- *
- * @returns the count, or null when it exceeds the largest safe integer.
- */
-export function countOf(sensorCount: number, countingFactor: number): number | null {
-  const items = Math.round(sensorCount * countingFactor);
-  return Number.isSafeInteger(items) ? items : null;
-}
-
-/**
- * The pulses the machines' `count` signals measured in the windows of the items
- * created without `count` nor `sensorCount`: one read per machine, all at once.
- *
- * @param resolved the items with their resolved machine (null for an invalid item).
- * @returns per item index, the unrounded sum (absent for items that give a count,
- *   are invalid, or have `start >= end`).
- */
-async function measurePulses(
-  env: AppEnv["Bindings"],
-  companyId: number,
-  resolved: readonly ({ item: ProductionLogCreate; machine: ResolvedMachine } | null)[],
-): Promise<Map<number, number>> {
-  const byMachine = new Map<number, { index: number; start: number; end: number }[]>();
-  resolved.forEach((r, index) => {
-    if (!r || r.item.count != null || r.item.sensorCount != null) return;
-    if (r.item.start >= r.item.end) return;
-    const windows = byMachine.get(r.machine.id) ?? [];
-    windows.push({ index, start: r.item.start, end: r.item.end });
-    byMachine.set(r.machine.id, windows);
-  });
-  const pulses = new Map<number, number>();
-  await Promise.all(
-    [...byMachine].map(async ([machineId, windows]) => {
-      const sums = await sumCountSignal(env, { companyId, machineId }, windows);
-      for (const [k, w] of windows.entries()) pulses.set(w.index, sums[k] ?? 0);
-    }),
-  );
-  return pulses;
-}
+import { filterLogs } from "./search";
+import { machineOfLog, softDeleteLog } from "./update";
 
 /**
  * The machines a search can touch, for the read barrier: its `machines.include`
@@ -129,18 +55,6 @@ async function syncLogMachine(
   const machineId = await machineOfLog(db, companyId, id);
   await syncPendingMachines(env, companyId, machineId === undefined ? undefined : [machineId]);
 }
-
-/** The issues sorted by item index (`loc[1]`), keeping the order of each item's own issues. */
-function inItemOrder(issues: ValidationIssue[]): ValidationIssue[] {
-  const index = (i: ValidationIssue) => (typeof i.loc[1] === "number" ? i.loc[1] : -1);
-  return [...issues].sort((a, b) => index(a) - index(b));
-}
-
-const startBeforeEnd = (loc: (string | number)[]): ValidationIssue => ({
-  loc,
-  msg: "end must be after start",
-  type: "value_error",
-});
 
 const IdParam = z.object({ production_log_id: UuidId("production_log_id") });
 
@@ -267,93 +181,8 @@ const deleteRoute = publicRoute("production_logs.delete", {
 
 export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(createRoute, async (c) => {
-    const items = c.req.valid("json");
     const { db, principal } = c.var;
-    const [machineResolutions, skuResolutions] = await resolveItemReferences(
-      companyScope(db, principal.companyId),
-      items,
-    );
-    const issues: ValidationIssue[] = [];
-    const resolved = items.map((item, i) => {
-      const machine = resolvedOrIssue(machineResolutions[i], ["body", i, "machine"], issues);
-      const sku = resolvedOrIssue(skuResolutions[i], ["body", i, "sku"], issues);
-      if (item.start >= item.end) issues.push(startBeforeEnd(["body", i, "end"]));
-      return machine && sku ? { item, machine, sku } : null;
-    });
-    const needsPair = resolved.flatMap((r) =>
-      r && (r.item.nominalSpeed == null || r.item.countingFactor == null)
-        ? [{ machineId: r.machine.id, skuId: r.sku.id }]
-        : [],
-    );
-    const [speeds, measuredPulses] = await Promise.all([
-      pairNominalSpeeds(db, principal.companyId, needsPair),
-      measurePulses(c.env, principal.companyId, resolved),
-    ]);
-    const logs: (NewLog & { machine: ResolvedMachine })[] = [];
-    resolved.forEach((r, i) => {
-      if (!r) return;
-      const { item, machine, sku } = r;
-      const pair = speeds.get(`${machine.id}|${sku.id}`);
-      const nominalSpeed = item.nominalSpeed ?? pair?.nominalSpeed;
-      if (nominalSpeed === undefined) {
-        issues.push({
-          loc: ["body", i, "nominalSpeed"],
-          msg:
-            `No nominal speed for machine "${machine.name}" (id ${machine.id}) and SKU ` +
-            `"${sku.sku}" (id ${sku.id}): give nominalSpeed, or create one with POST /v1/nominal-speeds`,
-          type: "missing",
-        });
-        return;
-      }
-      const countingFactor = item.countingFactor ?? pair?.countingFactor ?? 1;
-      const measured = Math.round(measuredPulses.get(i) ?? 0);
-      const sensorCount =
-        item.sensorCount ??
-        (item.count == null ? measured : sensorCountOf(item.count, countingFactor));
-      const count = item.count ?? countOf(sensorCount ?? 0, countingFactor);
-      if (sensorCount === null || count === null) {
-        issues.push({
-          loc: ["body", i, "countingFactor"],
-          msg:
-            sensorCount === null
-              ? "count / countingFactor is too large for sensorCount"
-              : "sensorCount x countingFactor is too large for count",
-          type: "value_error",
-        });
-        return;
-      }
-      logs.push({
-        machine,
-        machineId: machine.id,
-        skuId: sku.id,
-        shiftInstanceId: null,
-        type: item.type ?? "total",
-        count,
-        sensorCount,
-        nominalSpeed,
-        countingFactor,
-        start: item.start,
-        end: item.end,
-        isReviewed: item.isReviewed ?? false,
-        operator: item.operator ?? null,
-        workOrder: item.workOrder ?? null,
-      });
-    });
-    if (issues.length > 0) throw new ApiError(422, inItemOrder(issues));
-
-    // Every item is valid from here on, so `logs[i]` is item i.
-    const { shifts, conflicts } = await placeLogs(db, principal.companyId, logs, logs, Date.now());
-    conflicts.forEach((running, i) => {
-      const log = logs[i];
-      if (running && log) issues.push(runningShiftIssue(["body", i], log.machine, running));
-    });
-    if (issues.length > 0) throw new ApiError(422, issues);
-    const ids = await insertLogs(
-      db,
-      principal.companyId,
-      logs.map((log, i) => ({ ...log, shiftInstanceId: shifts[i]?.id ?? null })),
-    );
-    return c.json(await findExpandedLogs(db, principal, ids), 200);
+    return c.json(await createLogs(c.env, db, principal, c.req.valid("json")), 200);
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json") ?? {};
@@ -381,93 +210,9 @@ export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: valid
   .openapi(patchRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
     const id = production_log_id.toLowerCase();
-    const patch = c.req.valid("json");
     const { db, principal } = c.var;
     await syncLogMachine(c.env, db, principal.companyId, id);
-    const current = await findLogCore(db, principal.companyId, id);
-    if (!current) throw notFound("Production log not found");
-
-    const issues: ValidationIssue[] = [];
-    const [machineResolution, skuResolution] = await Promise.all([
-      patch.machine
-        ? resolveOne(resolveMachines, companyScope(db, principal.companyId), patch.machine)
-        : null,
-      patch.sku ? resolveOne(resolveSkus, companyScope(db, principal.companyId), patch.sku) : null,
-    ]);
-    const machine =
-      machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);
-    const sku = skuResolution && resolvedOrIssue(skuResolution, ["body", "sku"], issues);
-    const start = patch.start ?? current.start;
-    const end = patch.end ?? current.end;
-    if (start >= end) issues.push(startBeforeEnd(["body", patch.end == null ? "start" : "end"]));
-    const sensorCount =
-      patch.count == null ? undefined : sensorCountOf(patch.count, current.countingFactor);
-    if (sensorCount === null) {
-      issues.push({
-        loc: ["body", "count"],
-        msg: "count / countingFactor is too large for sensorCount",
-        type: "value_error",
-      });
-    }
-    if (issues.length > 0) throw new ApiError(422, issues);
-
-    const target = machine ?? { id: current.machineId, name: current.machineName };
-    const changesCounting = [
-      patch.type,
-      patch.count,
-      patch.nominalSpeed,
-      patch.start,
-      patch.end,
-      patch.machine,
-      patch.sku,
-    ].some((v) => v != null);
-    const replace = target.id !== current.machineId || start !== current.start;
-    const changes: LogChanges = {};
-    if (changesCounting || replace) {
-      const after: LogInterval = { machineId: target.id, start, end };
-      const before: LogInterval = {
-        machineId: current.machineId,
-        start: current.start,
-        end: current.end,
-      };
-      const { shifts, conflicts } = await placeLogs(
-        db,
-        principal.companyId,
-        replace ? [after] : [],
-        changesCounting ? [after, before] : [],
-        Date.now(),
-      );
-      const [intoRunning, fromRunning] = conflicts;
-      if (intoRunning) {
-        throw new ApiError(422, [runningShiftIssue(["body"], target, intoRunning)]);
-      }
-      if (fromRunning) {
-        throw new ApiError(422, [
-          runningShiftIssue(
-            ["body"],
-            { id: current.machineId, name: current.machineName },
-            fromRunning,
-          ),
-        ]);
-      }
-      if (replace) changes.shiftInstanceId = shifts[0]?.id ?? null;
-    }
-    if (patch.type != null) changes.type = patch.type;
-    if (patch.count != null && sensorCount != null) {
-      changes.count = patch.count;
-      changes.sensorCount = sensorCount;
-    }
-    if (patch.nominalSpeed != null) changes.nominalSpeed = patch.nominalSpeed;
-    if (patch.start != null) changes.start = patch.start;
-    if (patch.end != null) changes.end = patch.end;
-    if (machine) changes.machineId = machine.id;
-    if (sku) changes.skuId = sku.id;
-    if (patch.isReviewed != null) changes.isReviewed = patch.isReviewed;
-    if (patch.operator !== undefined) changes.operator = patch.operator;
-    if (patch.workOrder !== undefined) changes.workOrder = patch.workOrder;
-    if (!(await updateLog(db, principal.companyId, id, changes))) {
-      throw notFound("Production log not found");
-    }
+    await patchLog(db, principal, id, c.req.valid("json"));
     return c.body(null, 204);
   })
   .openapi(deleteRoute, async (c) => {

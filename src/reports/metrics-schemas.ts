@@ -1,0 +1,84 @@
+/**
+ * The request and row schemas of the metrics report (`POST /v1/reports/metrics`):
+ * what a client may send and what each row holds. The figures are defined in
+ * docs/metrics.md and computed by `./oee.ts`; the report itself is
+ * `./metrics-report.ts`.
+ */
+import { z } from "@hono/zod-openapi";
+import { DateComparisonFilter, MachinesFilter } from "../http/filters";
+import { PageFields } from "../http/pagination";
+import { integerIdListFields } from "../http/search";
+import { CompanyRefSchema, MachineRefSchema, ReportShiftSchema } from "./schemas";
+
+const minutes = (description: string) =>
+  z.number().openapi({ description: `${description} (minutes)` });
+const fraction = (description: string) =>
+  z.number().openapi({ description: `${description} (a fraction; 0 when its denominator is 0)` });
+
+export const ShiftIndicatorsSchema = z
+  .object({
+    indicatorId: z
+      .number()
+      .int()
+      .openapi({ description: "Stable id of this row (the shift instance id)." }),
+    availableTime: minutes("Length of the shift instance"),
+    programmedDowntime: minutes("Time in programmed stops"),
+    nonProgrammedDowntime: minutes("Time in non-programmed stops counted in availability"),
+    otherStopsTime: minutes("Time in stops not counted in availability"),
+    lateStartTime: minutes("Uncovered time before the first covered minute"),
+    earlyStopTime: minutes(
+      "Uncovered time after the last covered minute, once the shift has ended",
+    ),
+    noDataTime: minutes("Other uncovered time"),
+    unavailableTime: minutes("nonProgrammedDowntime + lateStartTime + earlyStopTime + noDataTime"),
+    annotatedDowntime: minutes("Stop time covered by classified stops"),
+    availability: fraction("runTime / availableTime"),
+    netAvailability: fraction("runTime / (availableTime - programmedDowntime)"),
+  })
+  .openapi("ShiftIndicators");
+
+export const ProductionMetricsSchema = z
+  .object({
+    availability: fraction("As in shiftIndicators"),
+    netAvailability: fraction("As in shiftIndicators"),
+    effectiveness: z.number().openapi({
+      description: "Ideal minutes / runTime; not clamped (above 1 = nominal speed too low).",
+    }),
+    quality: fraction("Good / total count"),
+    oee: fraction("availability x effectiveness x quality"),
+    netOee: fraction("netAvailability x effectiveness x quality"),
+    minutesLostByLowSpeed: minutes("max(0, runTime - ideal minutes)"),
+    minutesLostByLowQuality: minutes("Ideal minutes x defects / total count"),
+  })
+  .openapi("ProductionMetrics");
+
+export const MetricsReportRowSchema = z
+  .object({
+    company: CompanyRefSchema,
+    machine: MachineRefSchema,
+    shift: ReportShiftSchema,
+    shiftIndicators: ShiftIndicatorsSchema,
+    productionMetrics: ProductionMetricsSchema,
+  })
+  .openapi("MetricsReportRow");
+
+export type MetricsReportRow = z.infer<typeof MetricsReportRowSchema>;
+
+export const MetricsReportFiltersSchema = z
+  .object({
+    ...PageFields,
+    machines: MachinesFilter.openapi({
+      description: "`search` (fuzzy, on the machine name), `include`, `exclude` (machine ids).",
+    }),
+    shifts: z
+      .object(integerIdListFields)
+      .strict()
+      .nullish()
+      .openapi({ description: "Shift definition ids to include or exclude." }),
+    startDate: DateComparisonFilter.openapi({ description: "On the instance's start." }),
+    endDate: DateComparisonFilter.openapi({ description: "On the instance's end." }),
+  })
+  .strict()
+  .openapi("MetricsReportFilters");
+
+export type MetricsReportFilters = z.infer<typeof MetricsReportFiltersSchema>;

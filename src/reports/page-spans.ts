@@ -1,0 +1,270 @@
+/**
+ * The stops and production logs one page of the metrics report needs, read
+ * around the page's time span only (docs/bounded-work.md), with a per-machine
+ * lookup by window.
+ *
+ * What is read: on the page's machines, the closed stops and the logs that
+ * overlap the span `[from, to)`. One that does starts in `[from - D, to)`,
+ * where `D` is the machine's longest stop (log): one seek on the duration
+ * expression index, then a range of the (machine, start) index. Open stops are
+ * reached by (machine, end_time). Deleted stops and logs are left out.
+ *
+ * How the logs travel: SQLite packs them into JSON texts
+ * (`json_group_array`), one per machine and slice of `SLICE_MS` of the span,
+ * instead of one result row per log. D1 hands each result row to the Worker
+ * as its own JSON array and drizzle then maps it to an object: for a shift of
+ * 15,000 logs that per-row path cost about as much CPU as the rest of the
+ * request, where the packed texts are one native `JSON.parse` each. Instants
+ * travel as offsets from `from` (shorter numbers); nominal speeds as exact
+ * decimal text (see `PackedLog`). Slices rather than one text per machine
+ * because D1 refuses a string over 2,000,000 bytes; chunking by row number
+ * (a window function) made SQLite materialize and sort the rows, which cost
+ * more than it saved.
+ */
+import { and, type Column, eq, gt, gte, isNull, lt, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { machines, productionLogs, stopClassifications, stops } from "../db/schema";
+import { inIntegerList } from "../http/filters";
+import type { LogSpan, StopSpan } from "./oee";
+
+/**
+ * Length of the span's slices whose logs travel as one JSON text, ms. An entry
+ * is at most about 90 bytes (five numbers and a type; 35 for typical logs), so
+ * a text reaches D1's 2,000,000-byte limit on a string only past 22,000 logs
+ * starting within one hour on one machine (six a second; the benchmark's
+ * heaviest shift has one every 2 seconds). Shorter slices cost more: a page of
+ * 20 machines over two days is 20 x 48 windows at one hour.
+ */
+export const SLICE_MS = 60 * 60_000;
+
+/**
+ * Items sorted by `start`, with a lookup of those overlapping a window.
+ * `maxLength` is the longest `end - start` among them (open stops are kept
+ * apart), so every item overlapping `[a, b)` starts in `[a - maxLength, b)`:
+ * a binary search finds that run.
+ */
+class ByStart<T extends { start: number }> {
+  private readonly items: T[];
+  private readonly maxLength: number;
+
+  constructor(items: T[], lengthOf: (item: T) => number) {
+    this.items = items.sort((x, y) => x.start - y.start);
+    this.maxLength = this.items.reduce((m, i) => Math.max(m, lengthOf(i)), 0);
+  }
+
+  /** Index of the first item whose start is >= t. */
+  private lowerBound(t: number): number {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.items[mid]?.start ?? Number.POSITIVE_INFINITY) < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The items whose start lies in `[from, to)`, ascending. */
+  startingIn(from: number, to: number): T[] {
+    return this.items.slice(this.lowerBound(from), this.lowerBound(to));
+  }
+
+  /** The items that may overlap `[a, b)`: those starting in `[a - maxLength, b)`. */
+  candidatesFor(a: number, b: number): T[] {
+    return this.startingIn(a - this.maxLength, b);
+  }
+}
+
+/**
+ * `column = value`, written `+column` so that SQLite does not use an index
+ * led by `column`: with (company_id, start) indexes available the planner
+ * would otherwise walk every log (stop) of the company up to the page's end,
+ * instead of the (machine, start) range of the page's machines.
+ */
+function notAnIndex(column: Column, value: number): SQL {
+  return sql`+${column} = ${value}`;
+}
+
+function groupByMachine<T extends { machineId: number }>(rows: readonly T[]): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.machineId);
+    if (list) list.push(r);
+    else out.set(r.machineId, [r]);
+  }
+  return out;
+}
+
+type MachineStop = StopSpan & { machineId: number };
+type MachineLog = LogSpan & { machineId: number };
+
+/**
+ * One log as SQLite packs it: machine, start - from, end - start, type, count,
+ * nominal speed as text. SQLite's JSON writes a REAL with 15 significant
+ * digits, which does not always give back the same double; `%!.17g` does, and
+ * `Number` reads it back exactly.
+ */
+type PackedLog = [number, number, number, LogSpan["type"], number, string];
+
+/**
+ * The statement packing the logs of each window into one JSON text (a
+ * `PackedLog[]`), one result row per window that has logs.
+ *
+ * @param companyId the company (every log read is of it).
+ * @param from start of the page's span, ms: offsets are from it, and only logs
+ *   ending after it are read.
+ * @param windows `[machineId, lowerStart, upperStart]`: the logs of the machine
+ *   starting in `[lowerStart, upperStart)`; a null `lowerStart` is `from` less
+ *   the machine's longest log (the logs that start before the span and reach into it).
+ */
+export function packedLogsQuery(
+  companyId: number,
+  from: number,
+  windows: readonly (readonly [number, number | null, number])[],
+): SQL {
+  // The longest log of the machine: a seek on the (machine, duration) expression
+  // index, whose expression this must read exactly as (src/db/schema.ts).
+  // Empty windows are left out in SQL: every result row costs the Worker as much as a log.
+  return sql`SELECT packed FROM (SELECT (SELECT json_group_array(json_array(
+        l.machine_id, l.start - ${from}, l."end" - l.start, l.type, l.count,
+        printf('%!.17g', l.nominal_speed)))
+      FROM ${productionLogs} AS l
+      WHERE l.machine_id = w.value ->> 0
+        AND l.start >= ifnull(w.value ->> 1, ${from} - ifnull((SELECT max("d"."end" - "d"."start")
+          FROM ${productionLogs} AS "d" WHERE "d"."machine_id" = w.value ->> 0), 0))
+        AND l.start < w.value ->> 2 AND l."end" > ${from}
+        AND +l.company_id = ${companyId} AND l.deleted_at IS NULL) AS packed
+    FROM json_each(${JSON.stringify(windows)}) AS w) WHERE packed <> '[]'`;
+}
+
+/** The page's stops and logs, per machine. */
+export interface PageSpans {
+  /** The machine's stops (open ones included) overlapping `[start, end)`. */
+  stopsOverlapping(machineId: number, start: number, end: number): StopSpan[];
+  /** The machine's logs overlapping `[start, end)`. */
+  logsOverlapping(machineId: number, start: number, end: number): LogSpan[];
+  /** The machine's logs whose start lies in `[start, end)` (the logs an instance owns). */
+  logsStartingIn(machineId: number, start: number, end: number): LogSpan[];
+}
+
+/**
+ * Reads the stops and logs of `machineIds` that overlap `[from, to)`: three
+ * statements at once (closed stops and open stops in one batch, the logs as
+ * packed JSON texts).
+ *
+ * @param db Drizzle client.
+ * @param companyId the company (every row read is of it).
+ * @param machineIds the page's machines (of that company).
+ * @param from start of the page's span (earliest instance start), ms.
+ * @param to end of the page's span (latest instance end), ms.
+ */
+export async function loadPageSpans(
+  db: Database,
+  companyId: number,
+  machineIds: readonly number[],
+  from: number,
+  to: number,
+): Promise<PageSpans> {
+  // The longest stop (log) of the machine bounds how far before the span an
+  // overlapping one can start: a seek on the (machine, duration) expression index.
+  // The expressions must read exactly as in the index definitions (src/db/schema.ts).
+  const longestStop = sql`(SELECT max("d"."end_time" - "d"."start_time") FROM ${stops} AS "d"
+    WHERE "d"."machine_id" = ${machines.id})`;
+  const stopColumns = {
+    machineId: stops.machineId,
+    start: stops.startTime,
+    end: stops.endTime,
+    isProgrammed: stops.isProgrammed,
+    isIncludedInAvailability: stops.isIncludedInAvailability,
+    isClassified: sql<number>`${stopClassifications.id} IS NOT NULL`,
+  };
+  const pageMachineRows = and(
+    eq(machines.companyId, companyId),
+    inIntegerList(machines.id, machineIds),
+  );
+  // Per machine: the logs that start before the span and reach into it (from the
+  // machine's longest log before it), then the span cut into slices.
+  const windows: [number, number | null, number][] = [];
+  for (const machineId of machineIds) {
+    windows.push([machineId, null, from]);
+    for (let a = from; a < to; a += SLICE_MS)
+      windows.push([machineId, a, Math.min(a + SLICE_MS, to)]);
+  }
+  const [[closedStopRows, openStopRows], logChunks] = await Promise.all([
+    db.batch([
+      db
+        .select(stopColumns)
+        .from(machines)
+        .innerJoin(
+          stops,
+          and(
+            eq(stops.machineId, machines.id),
+            gte(stops.startTime, sql`${from} - ifnull(${longestStop}, 0)`),
+            lt(stops.startTime, to),
+            gt(stops.endTime, from),
+          ),
+        )
+        .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
+        .where(
+          and(pageMachineRows, notAnIndex(stops.companyId, companyId), isNull(stops.deletedAt)),
+        ),
+      db
+        .select(stopColumns)
+        .from(stops)
+        .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
+        .where(
+          and(
+            notAnIndex(stops.companyId, companyId),
+            inIntegerList(stops.machineId, machineIds),
+            isNull(stops.endTime),
+            // `+`: reach open stops by (machine, end_time), not by every earlier start.
+            sql`+${stops.startTime} < ${to}`,
+            isNull(stops.deletedAt),
+          ),
+        ),
+    ] as const),
+    db.all<{ packed: string }>(packedLogsQuery(companyId, from, windows)),
+  ]);
+
+  const toStop = (s: (typeof closedStopRows)[number]): MachineStop => ({
+    ...s,
+    isClassified: Boolean(s.isClassified),
+  });
+  const closedByMachine = new Map<number, ByStart<MachineStop>>();
+  for (const [machineId, list] of groupByMachine(closedStopRows.map(toStop))) {
+    closedByMachine.set(machineId, new ByStart(list, (s) => (s.end ?? s.start) - s.start));
+  }
+  const openByMachine = groupByMachine(openStopRows.map(toStop));
+  const logRows: MachineLog[] = [];
+  for (const { packed } of logChunks) {
+    for (const [machineId, offset, length, type, count, nominalSpeed] of JSON.parse(
+      packed,
+    ) as PackedLog[]) {
+      const start = from + offset;
+      logRows.push({
+        machineId,
+        start,
+        end: start + length,
+        type,
+        count,
+        nominalSpeed: Number(nominalSpeed),
+      });
+    }
+  }
+  const logsByMachine = new Map<number, ByStart<MachineLog>>();
+  for (const [machineId, list] of groupByMachine(logRows)) {
+    logsByMachine.set(machineId, new ByStart(list, (l) => l.end - l.start));
+  }
+
+  return {
+    stopsOverlapping: (machineId, start, end) =>
+      [
+        ...(closedByMachine.get(machineId)?.candidatesFor(start, end) ?? []),
+        ...(openByMachine.get(machineId) ?? []),
+      ].filter((s) => s.start < end && (s.end === null || s.end > start)),
+    logsOverlapping: (machineId, start, end) =>
+      (logsByMachine.get(machineId)?.candidatesFor(start, end) ?? []).filter((l) => l.end > start),
+    logsStartingIn: (machineId, start, end) =>
+      logsByMachine.get(machineId)?.startingIn(start, end) ?? [],
+  };
+}

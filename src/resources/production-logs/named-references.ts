@@ -1,0 +1,103 @@
+/**
+ * The operator and work order a production log names: found by name or
+ * created, by statements that run in the same `db.batch` as the log's own
+ * write, so that no other request can slip in between. The log then takes
+ * their ids through a sub-select on the names.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "../../db/client";
+import { jsonChunks, jsonColumn } from "../../db/json-rows";
+import { operators, workOrders } from "../../db/schema";
+import { normalizeForSearch } from "../../http/search";
+
+/** An operator named on a log: found by exact first and last name, or created. */
+export interface OperatorName {
+  firstName: string;
+  lastName: string;
+}
+
+/**
+ * Statement creating the operators of a chunk (`[[firstName, lastName,
+ * firstNameSearch, lastNameSearch], ...]`, distinct names) that have no live
+ * operator of that exact name yet.
+ */
+function createOperatorsUnlessExist(db: Database, companyId: number, chunk: string, now: number) {
+  // Every column in table order (id NULL = autoincrement), as drizzle's insert-select lists them.
+  return db.insert(operators).select(
+    sql`SELECT NULL, CAST(${companyId} AS INTEGER), ${jsonColumn(0)}, ${jsonColumn(1)}, NULL,
+            ${jsonColumn(2)}, ${jsonColumn(3)}, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
+          FROM json_each(${chunk})
+          WHERE NOT EXISTS (SELECT 1 FROM ${operators}
+            WHERE ${operators.companyId} = ${companyId} AND ${operators.firstName} = ${jsonColumn(0)}
+              AND ${operators.lastName} = ${jsonColumn(1)} AND ${operators.deletedAt} IS NULL)
+          ORDER BY key`,
+  );
+}
+
+/** The id of the company's live operator of that exact name (lowest id), as a sub-select. */
+export function operatorIdOf(companyId: number, name: OperatorName): SQL {
+  return sql`(SELECT min(${operators.id}) FROM ${operators}
+    WHERE ${operators.companyId} = ${companyId} AND ${operators.firstName} = ${name.firstName}
+      AND ${operators.lastName} = ${name.lastName} AND ${operators.deletedAt} IS NULL)`;
+}
+
+/**
+ * Statement creating the work orders of a chunk (`[[id, name], ...]`) the
+ * company has no work order of that name for (unique index).
+ */
+function createWorkOrdersUnlessExist(db: Database, companyId: number, chunk: string, now: number) {
+  // Every column in table order, as drizzle's insert-select lists them; `WHERE true`
+  // lets SQLite parse the ON CONFLICT clause after a SELECT.
+  return db
+    .insert(workOrders)
+    .select(
+      sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)}, NULL, 'InProgress',
+            CAST(${now} AS INTEGER), CAST(${now} AS INTEGER)
+          FROM json_each(${chunk}) WHERE true ORDER BY key`,
+    )
+    .onConflictDoNothing({ target: [workOrders.companyId, workOrders.name] });
+}
+
+/** The id of the company's work order of that name, as a sub-select. */
+export function workOrderIdOf(companyId: number, name: string): SQL {
+  return sql`(SELECT ${workOrders.id} FROM ${workOrders}
+    WHERE ${workOrders.companyId} = ${companyId} AND ${workOrders.name} = ${name})`;
+}
+
+/**
+ * The find-or-create statements for the operators and work orders named by
+ * some logs: one `INSERT ... SELECT FROM json_each(?)` per table and chunk of
+ * distinct names, whatever the number of names.
+ */
+export function referenceStatements(
+  db: Database,
+  companyId: number,
+  named: readonly { operator?: OperatorName | null; workOrder?: string | null }[],
+  now: number,
+): BatchItem<"sqlite">[] {
+  const operatorNames = new Map<string, OperatorName>();
+  const workOrderNames = new Set<string>();
+  for (const item of named) {
+    if (item.operator) {
+      const key = JSON.stringify([item.operator.firstName, item.operator.lastName]);
+      operatorNames.set(key, item.operator);
+    }
+    if (item.workOrder) workOrderNames.add(item.workOrder);
+  }
+  const operatorRows = [...operatorNames.values()].map((n) => [
+    n.firstName,
+    n.lastName,
+    normalizeForSearch(n.firstName),
+    normalizeForSearch(n.lastName),
+  ]);
+  const workOrderRows = [...workOrderNames].map((name) => [crypto.randomUUID(), name]);
+  return [
+    ...jsonChunks(operatorRows).map((chunk) =>
+      createOperatorsUnlessExist(db, companyId, chunk, now),
+    ),
+    ...jsonChunks(workOrderRows).map((chunk) =>
+      createWorkOrdersUnlessExist(db, companyId, chunk, now),
+    ),
+  ];
+}

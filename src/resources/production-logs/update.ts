@@ -1,0 +1,143 @@
+/**
+ * Changing one production log: the stored fields a PATCH starts from, the
+ * machine a read barrier must flush, the update (with its operator and work
+ * order found or created in the same batch) and the soft delete. Every one is
+ * scoped to a company and ignores deleted logs.
+ */
+import { and, eq } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
+import type { Database } from "../../db/client";
+import { machines, productionLogs } from "../../db/schema";
+import { liveLog } from "./expanded";
+import {
+  type OperatorName,
+  operatorIdOf,
+  referenceStatements,
+  workOrderIdOf,
+} from "./named-references";
+import type { LogType } from "./schemas";
+
+/** The stored fields of a log that a PATCH needs (instants in ms). */
+export interface LogCore {
+  id: string;
+  machineId: number;
+  machineName: string;
+  skuId: string | null;
+  type: LogType;
+  count: number;
+  nominalSpeed: number;
+  countingFactor: number;
+  start: number;
+  end: number;
+}
+
+/** The company's live log with this id (its stored fields), or undefined. */
+export function findLogCore(
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<LogCore | undefined> {
+  return db
+    .select({
+      id: productionLogs.id,
+      machineId: productionLogs.machineId,
+      machineName: machines.name,
+      skuId: productionLogs.skuId,
+      type: productionLogs.type,
+      count: productionLogs.count,
+      nominalSpeed: productionLogs.nominalSpeed,
+      countingFactor: productionLogs.countingFactor,
+      start: productionLogs.start,
+      end: productionLogs.end,
+    })
+    .from(productionLogs)
+    .innerJoin(machines, eq(machines.id, productionLogs.machineId))
+    .where(and(liveLog(companyId), eq(productionLogs.id, id)))
+    .get();
+}
+
+/**
+ * The machine of the company's log with this id, deleted or not (a primary-key
+ * read), or undefined when D1 has no such log.
+ */
+export async function machineOfLog(
+  db: Database,
+  companyId: number,
+  id: string,
+): Promise<number | undefined> {
+  const row = await db
+    .select({ machineId: productionLogs.machineId })
+    .from(productionLogs)
+    .where(and(eq(productionLogs.companyId, companyId), eq(productionLogs.id, id)))
+    .get();
+  return row?.machineId;
+}
+
+/** The columns a PATCH may set; `operator` and `workOrder` by name (null = remove). */
+export interface LogChanges {
+  type?: LogType;
+  count?: number;
+  sensorCount?: number;
+  nominalSpeed?: number;
+  start?: number;
+  end?: number;
+  machineId?: number;
+  skuId?: string;
+  shiftInstanceId?: number | null;
+  isReviewed?: boolean;
+  operator?: OperatorName | null;
+  workOrder?: string | null;
+}
+
+/**
+ * Updates a live log (only the fields given), finding or creating its
+ * operator and work order in the same batch.
+ *
+ * @returns false when the log does not exist for this company (or is deleted).
+ */
+export async function updateLog(
+  db: Database,
+  companyId: number,
+  id: string,
+  changes: LogChanges,
+): Promise<boolean> {
+  const now = Date.now();
+  const { operator, workOrder, ...columns } = changes;
+  const set: SQLiteUpdateSetSource<typeof productionLogs> = { ...columns, updatedAt: now };
+  if (operator !== undefined) {
+    set.operatorId = operator === null ? null : operatorIdOf(companyId, operator);
+  }
+  if (workOrder !== undefined) {
+    set.workOrderId = workOrder === null ? null : workOrderIdOf(companyId, workOrder);
+  }
+  const update = db
+    .update(productionLogs)
+    .set(set)
+    .where(and(liveLog(companyId), eq(productionLogs.id, id)))
+    .returning({ id: productionLogs.id });
+  // The operator and work order are found or created first, so that the update's
+  // sub-selects see them; the update is last and its result tells whether the log exists.
+  const references = referenceStatements(db, companyId, [{ operator, workOrder }], now);
+  const [first, ...rest]: BatchItem<"sqlite">[] = [...references, update];
+  if (!first) return false;
+  const results: unknown[] = await db.batch([first, ...rest]);
+  const updated = results[results.length - 1] as { id: string }[];
+  return updated.length > 0;
+}
+
+/**
+ * Soft-deletes a log: from then on it is gone from reads, searches and every
+ * report (they all filter `deleted_at IS NULL`).
+ *
+ * @returns false when it does not exist for this company (or is already deleted).
+ */
+export async function softDeleteLog(db: Database, companyId: number, id: string): Promise<boolean> {
+  const now = Date.now();
+  const deleted = await db
+    .update(productionLogs)
+    .set({ deletedAt: now, updatedAt: now })
+    .where(and(liveLog(companyId), eq(productionLogs.id, id)))
+    .returning({ id: productionLogs.id });
+  return deleted.length > 0;
+}

@@ -1,0 +1,110 @@
+/**
+ * Materializing shift instances as rows of `shift_instances`: the rows of a
+ * range are written once (idempotent `INSERT OR IGNORE` on the unique key
+ * (definition, machine, start)), and afterwards a range costs one indexed
+ * count (`ensureInstances`).
+ */
+import { and, eq, gte, isNull, lt, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "../db/client";
+import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
+import {
+  companyQuery,
+  definitionMachinesQuery,
+  definitionsQuery,
+  machineIdsQuery,
+  type PlannedInstance,
+  plannedCount,
+  plannedInstances,
+  toPlan,
+} from "./plan";
+
+/** Rows per `INSERT ... SELECT FROM json_each(?)` statement (one bound JSON parameter each). */
+const INSERT_CHUNK = 2000;
+
+/** `INSERT OR IGNORE` statements for planned instances, one per chunk of rows. */
+export function insertStatements(
+  db: Database,
+  companyId: number,
+  rows: readonly PlannedInstance[],
+): BatchItem<"sqlite">[] {
+  const out: BatchItem<"sqlite">[] = [];
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    const chunk = rows
+      .slice(i, i + INSERT_CHUNK)
+      .map((r) => [r.definitionId, r.machineId, r.start, r.end]);
+    // Every column in table order (id NULL = autoincrement); `WHERE true` lets SQLite parse
+    // the ON CONFLICT clause after a SELECT. (Drizzle cannot batch raw `db.run` statements.)
+    out.push(
+      db
+        .insert(shiftInstances)
+        .select(
+          sql`SELECT NULL, CAST(${companyId} AS INTEGER), json_extract(value, '$[0]'),
+                json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]')
+              FROM json_each(${JSON.stringify(chunk)}) WHERE true`,
+        )
+        .onConflictDoNothing(),
+    );
+  }
+  return out;
+}
+
+/**
+ * Makes sure every instance of the company whose start lies in `[from, to)`
+ * is stored, for the machines given (default: every machine the definitions
+ * apply to). Idempotent; after the first call over a range the cost is one
+ * indexed count: instances follow deterministically from the definitions, so
+ * when the stored count equals the planned count nothing is missing.
+ *
+ * @param db Drizzle client.
+ * @param companyId the company.
+ * @param from inclusive lower bound of instance starts, ms.
+ * @param to exclusive upper bound of instance starts, ms.
+ * @param onlyMachines restrict to these machine ids (others are left as they are).
+ */
+export async function ensureInstances(
+  db: Database,
+  companyId: number,
+  from: number,
+  to: number,
+  onlyMachines?: readonly number[],
+): Promise<void> {
+  if (to <= from) return;
+  const machineSet = onlyMachines ? new Set(onlyMachines) : undefined;
+  const machineCondition = onlyMachines
+    ? sql`${shiftInstances.machineId} IN (SELECT value FROM json_each(${JSON.stringify(onlyMachines)}))`
+    : undefined;
+  // Stored instances of live definitions and machines: a subset of the planned ones.
+  const storedCount = db
+    .select({ count: sql<number>`count(*)` })
+    .from(shiftInstances)
+    .innerJoin(
+      shiftDefinitions,
+      and(
+        eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId),
+        isNull(shiftDefinitions.deletedAt),
+      ),
+    )
+    .innerJoin(machines, and(eq(machines.id, shiftInstances.machineId), isNull(machines.deletedAt)))
+    .where(
+      and(
+        eq(shiftInstances.companyId, companyId),
+        gte(shiftInstances.start, from),
+        lt(shiftInstances.start, to),
+        machineCondition,
+      ),
+    );
+  const [company, defs, links, machineRows, stored] = await db.batch([
+    companyQuery(db, companyId),
+    definitionsQuery(db, companyId),
+    definitionMachinesQuery(db, companyId),
+    machineIdsQuery(db, companyId),
+    storedCount,
+  ] as const);
+  const plan = toPlan(companyId, company, defs, links, machineRows);
+  if (!plan) return;
+  if (Number(stored[0]?.count ?? 0) >= plannedCount(plan, from, to, machineSet)) return;
+  const planned = plannedInstances(plan, from, to, machineSet);
+  const [first, ...rest] = insertStatements(db, companyId, planned);
+  if (first) await db.batch([first, ...rest]);
+}
