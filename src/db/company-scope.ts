@@ -20,11 +20,15 @@ export type CompanyTable = SQLiteTable & { companyId: Column };
 /** A company's table with soft delete (`deletedAt` and `updatedAt`, ms since the epoch). */
 export type SoftDeleteTable = CompanyTable & { deletedAt: Column; updatedAt: Column };
 
-/** The company a request acts for, with the database it reads. */
-export interface CompanyScope {
-  readonly db: Database;
-  /** The caller's company id (from its credential; never from the request body). */
+/** The company a request acts for. */
+export interface CompanyRef {
+  /** The caller's company id (from its credential or the operator path; never from a body). */
   readonly companyId: number;
+}
+
+/** The company a request acts for, with the database it reads. */
+export interface CompanyScope extends CompanyRef {
+  readonly db: Database;
 }
 
 /**
@@ -46,7 +50,7 @@ export function companyScope(db: Database, companyId: number): CompanyScope {
  * @returns one SQL condition for `.where()` or a join's `on`.
  */
 export function owned(
-  scope: CompanyScope,
+  scope: CompanyRef,
   table: CompanyTable,
   ...conditions: (SQL | undefined)[]
 ): SQL {
@@ -60,11 +64,21 @@ export function owned(
  * @returns one SQL condition for `.where()` or a join's `on`.
  */
 export function live(
-  scope: CompanyScope,
+  scope: CompanyRef,
   table: CompanyTable & { deletedAt: Column },
   ...conditions: (SQL | undefined)[]
 ): SQL {
   return owned(scope, table, isNull(table.deletedAt), ...conditions);
+}
+
+/**
+ * The join condition "same company": a row of `joined` belongs to the company of the
+ * row of `base` it is joined to (with the base row itself scoped by {@link owned}).
+ *
+ * @returns `joined.company_id = base.company_id`.
+ */
+export function sameCompany(joined: CompanyTable, base: CompanyTable): SQL {
+  return eq(joined.companyId, base.companyId);
 }
 
 /**

@@ -22,9 +22,11 @@
  * own logs and stops by binary search. Nothing is cached: a change to a stop
  * or a log shows in the next call.
  */
+
 import { and, asc, count, eq, gte, isNull, lt, type SQL } from "drizzle-orm";
 import type { Principal } from "../auth/principal";
 import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
 import { dateConditions, dateRange, inIntegerList, resolveMachines } from "../http/filters";
 import { type Page, type PageRequest, paginate } from "../http/pagination";
@@ -102,7 +104,7 @@ export async function metricsReport(
   await ensureInstances(db, companyId, from, to, machineIds);
 
   const conditions: (SQL | undefined)[] = [
-    eq(shiftInstances.companyId, companyId),
+    owned({ companyId }, shiftInstances),
     gte(shiftInstances.start, from),
     lt(shiftInstances.start, to),
     inIntegerList(shiftInstances.machineId, machineIds),

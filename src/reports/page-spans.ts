@@ -21,8 +21,10 @@
  * (a window function) made SQLite materialize and sort the rows, which cost
  * more than it saved.
  */
+
 import { and, type Column, eq, gt, gte, isNull, lt, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
 import { machines, productionLogs, stopClassifications, stops } from "../db/schema";
 import { inIntegerList } from "../http/filters";
 import type { LogSpan, StopSpan } from "./oee";
@@ -178,10 +180,7 @@ export async function loadPageSpans(
     isIncludedInAvailability: stops.isIncludedInAvailability,
     isClassified: sql<number>`${stopClassifications.id} IS NOT NULL`,
   };
-  const pageMachineRows = and(
-    eq(machines.companyId, companyId),
-    inIntegerList(machines.id, machineIds),
-  );
+  const pageMachineRows = owned({ companyId }, machines, inIntegerList(machines.id, machineIds));
   // Per machine: the logs that start before the span and reach into it (from the
   // machine's longest log before it), then the span cut into slices.
   const windows: [number, number | null, number][] = [];

@@ -22,6 +22,7 @@ import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Principal } from "../auth/principal";
 import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
 import { machines, stopCauses, stopClassifications, stops } from "../db/schema";
 import {
   DateComparisonFilter,
@@ -207,7 +208,7 @@ export async function findStopWithClassification(
       and(
         eq(stops.id, stopId),
         isNull(stops.deletedAt),
-        companyId === null ? undefined : eq(stops.companyId, companyId),
+        companyId === null ? undefined : owned({ companyId }, stops),
       ),
     )
     .get();
@@ -237,7 +238,7 @@ export async function stopsReport(
     return { totalCount: 0, totalPages: 0, currentPage: page.page, rows: [] };
   }
   const conditions: (SQL | undefined)[] = [
-    eq(stops.companyId, companyId),
+    owned({ companyId }, stops),
     ...syncConditions(stops, filters),
     eq(stops.isIncludedInStops, true),
     inIntegerList(

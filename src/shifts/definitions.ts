@@ -8,9 +8,11 @@
  * may match [the shift a machine is running now]; overlapping definitions for
  * the same machine are rejected when they are created."
  */
+
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
+import { live } from "../db/company-scope";
 import { machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { type InstanceWindow, instancesBetween } from "./instances";
@@ -161,9 +163,9 @@ export async function createShiftDefinitions(
             .select({ id: machines.id })
             .from(machines)
             .where(
-              and(
-                eq(machines.companyId, companyId),
-                isNull(machines.deletedAt),
+              live(
+                { companyId },
+                machines,
                 inArray(
                   machines.id,
                   sql`(SELECT value FROM json_each(${JSON.stringify(requested)}))`,

@@ -4,9 +4,11 @@
  * (definition, machine, start)), and afterwards a range costs one indexed
  * count (`ensureInstances`).
  */
+
 import { and, eq, gte, isNull, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
 import {
   companyQuery,
@@ -87,8 +89,9 @@ export async function ensureInstances(
     )
     .innerJoin(machines, and(eq(machines.id, shiftInstances.machineId), isNull(machines.deletedAt)))
     .where(
-      and(
-        eq(shiftInstances.companyId, companyId),
+      owned(
+        { companyId },
+        shiftInstances,
         gte(shiftInstances.start, from),
         lt(shiftInstances.start, to),
         machineCondition,

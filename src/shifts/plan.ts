@@ -5,8 +5,10 @@
  * range. Nothing here writes; `./materialize.ts` stores instances and
  * `./queries.ts` finds the stored ones.
  */
+
 import { and, asc, eq, isNull } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { live, owned } from "../db/company-scope";
 import { companies, machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
 import { type InstanceWindow, instancesBetween } from "./instances";
 
@@ -104,7 +106,7 @@ export function definitionsQuery(db: Database, companyId: number) {
       allMachines: shiftDefinitions.allMachines,
     })
     .from(shiftDefinitions)
-    .where(and(eq(shiftDefinitions.companyId, companyId), isNull(shiftDefinitions.deletedAt)))
+    .where(live({ companyId }, shiftDefinitions))
     .orderBy(asc(shiftDefinitions.id));
 }
 
@@ -115,7 +117,7 @@ export function definitionMachinesQuery(db: Database, companyId: number) {
       machineId: shiftDefinitionMachines.machineId,
     })
     .from(shiftDefinitionMachines)
-    .where(eq(shiftDefinitionMachines.companyId, companyId))
+    .where(owned({ companyId }, shiftDefinitionMachines))
     .orderBy(asc(shiftDefinitionMachines.machineId));
 }
 
@@ -130,7 +132,7 @@ export function machineIdsQuery(db: Database, companyId: number) {
   return db
     .select({ id: machines.id })
     .from(machines)
-    .where(and(eq(machines.companyId, companyId), isNull(machines.deletedAt)))
+    .where(live({ companyId }, machines))
     .orderBy(asc(machines.id));
 }
 

@@ -16,9 +16,11 @@
  * `./plan.ts`; writing the instances of a whole range (the metrics report's
  * window) is `./materialize.ts`.
  */
+
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
 import { shiftInstances } from "../db/schema";
 import type { InstanceWindow } from "./instances";
 import { insertStatements } from "./materialize";
@@ -115,7 +117,7 @@ export async function instancesContaining(
     .from(shiftInstances)
     .where(
       and(
-        eq(shiftInstances.companyId, plan.companyId),
+        owned(plan, shiftInstances),
         sql`(${shiftInstances.shiftDefinitionId}, ${shiftInstances.machineId}, ${shiftInstances.start})
           IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
               FROM json_each(${keys}))`,

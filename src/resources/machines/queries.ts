@@ -2,8 +2,8 @@
  * Machine queries; every one is scoped to a company.
  */
 
-import { asc, eq, isNull } from "drizzle-orm";
-import { type CompanyScope, live, owned } from "../../db/company-scope";
+import { asc, eq } from "drizzle-orm";
+import { type CompanyScope, live } from "../../db/company-scope";
 import { machines } from "../../db/schema";
 
 export interface MachineRow {
@@ -40,7 +40,7 @@ export function findMachineByUuid(
   return scope.db
     .select(machineColumns)
     .from(machines)
-    .where(owned(scope, machines, eq(machines.uuid, uuid), isNull(machines.deletedAt)))
+    .where(live(scope, machines, eq(machines.uuid, uuid)))
     .get();
 }
 
@@ -49,6 +49,6 @@ export function findMachineById(scope: CompanyScope, id: number): Promise<Machin
   return scope.db
     .select(machineColumns)
     .from(machines)
-    .where(owned(scope, machines, eq(machines.id, id), isNull(machines.deletedAt)))
+    .where(live(scope, machines, eq(machines.id, id)))
     .get();
 }

@@ -4,9 +4,9 @@
  * unique index `nominal_speeds_active_pair_unique`).
  */
 
-import { and, asc, count, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
+import { asc, count, eq, ne, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { type CompanyScope, live, owned } from "../../db/company-scope";
+import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { machines, nominalSpeeds, skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -181,7 +181,7 @@ export async function findNominalSpeed(
   id: string,
 ): Promise<NominalSpeedRow | undefined> {
   const row = await selectJoined(scope.db)
-    .where(owned(scope, nominalSpeeds, eq(nominalSpeeds.id, id), isNull(nominalSpeeds.deletedAt)))
+    .where(live(scope, nominalSpeeds, eq(nominalSpeeds.id, id)))
     .get();
   return row ? nest(row) : undefined;
 }
@@ -201,7 +201,7 @@ export async function updateNominalSpeed(
   const updated = await scope.db
     .update(nominalSpeeds)
     .set({ ...set, updatedAt: Date.now() })
-    .where(owned(scope, nominalSpeeds, eq(nominalSpeeds.id, id), isNull(nominalSpeeds.deletedAt)))
+    .where(live(scope, nominalSpeeds, eq(nominalSpeeds.id, id)))
     .returning({ id: nominalSpeeds.id });
   return updated.length > 0;
 }
@@ -212,13 +212,7 @@ export async function updateNominalSpeed(
  * @returns false when it does not exist for this company (or is already deleted).
  */
 export async function softDeleteNominalSpeed(scope: CompanyScope, id: string): Promise<boolean> {
-  const now = Date.now();
-  const deleted = await scope.db
-    .update(nominalSpeeds)
-    .set({ deletedAt: now, updatedAt: now })
-    .where(owned(scope, nominalSpeeds, eq(nominalSpeeds.id, id), isNull(nominalSpeeds.deletedAt)))
-    .returning({ id: nominalSpeeds.id });
-  return deleted.length > 0;
+  return (await softDelete(scope, nominalSpeeds, eq(nominalSpeeds.id, id))) > 0;
 }
 
 /**
@@ -231,13 +225,12 @@ export async function filterNominalSpeeds(
   page: PageRequest,
 ): Promise<Page<NominalSpeedRow>> {
   const conditions: (SQL | undefined)[] = [
-    eq(nominalSpeeds.companyId, scope.companyId),
     ...syncConditions(nominalSpeeds, filters),
     ...idListConditions(nominalSpeeds.machineId, filters.machines),
     ...idListConditions(nominalSpeeds.skuId, filters.skus),
     ...numericConditions(nominalSpeeds.nominalSpeed, filters.nominalSpeed),
   ];
-  const where = and(...conditions);
+  const where = owned(scope, nominalSpeeds, ...conditions);
   const result = await paginate(
     page,
     scope.db.select({ count: count() }).from(nominalSpeeds).where(where),

@@ -6,9 +6,11 @@
  * rows with repeated names. Every read is scoped to a company and ignores
  * deleted logs.
  */
+
 import { and, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Principal } from "../../auth/principal";
 import type { Database } from "../../db/client";
+import { live, sameCompany } from "../../db/company-scope";
 import {
   machines,
   operators,
@@ -84,20 +86,14 @@ export function selectExpanded(db: Database) {
     .from(productionLogs)
     .innerJoin(
       machines,
-      and(
-        eq(machines.id, productionLogs.machineId),
-        eq(machines.companyId, productionLogs.companyId),
-      ),
+      and(eq(machines.id, productionLogs.machineId), sameCompany(machines, productionLogs)),
     )
-    .leftJoin(
-      skus,
-      and(eq(skus.id, productionLogs.skuId), eq(skus.companyId, productionLogs.companyId)),
-    )
+    .leftJoin(skus, and(eq(skus.id, productionLogs.skuId), sameCompany(skus, productionLogs)))
     .leftJoin(
       shiftInstances,
       and(
         eq(shiftInstances.id, productionLogs.shiftInstanceId),
-        eq(shiftInstances.companyId, productionLogs.companyId),
+        sameCompany(shiftInstances, productionLogs),
       ),
     )
     .leftJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
@@ -105,22 +101,19 @@ export function selectExpanded(db: Database) {
       operators,
       and(
         eq(operators.id, productionLogs.operatorId),
-        eq(operators.companyId, productionLogs.companyId),
+        sameCompany(operators, productionLogs),
         isNull(operators.deletedAt),
       ),
     )
     .leftJoin(
       workOrders,
-      and(
-        eq(workOrders.id, productionLogs.workOrderId),
-        eq(workOrders.companyId, productionLogs.companyId),
-      ),
+      and(eq(workOrders.id, productionLogs.workOrderId), sameCompany(workOrders, productionLogs)),
     )
     .leftJoin(
       simpleWorkOrders,
       and(
         eq(simpleWorkOrders.id, productionLogs.simpleWorkOrderId),
-        eq(simpleWorkOrders.companyId, productionLogs.companyId),
+        sameCompany(simpleWorkOrders, productionLogs),
         isNull(simpleWorkOrders.deletedAt),
       ),
     );
@@ -207,8 +200,7 @@ export function toOut(row: ExpandedRow, principal: Principal): ProductionLogOut 
 }
 
 /** The company's logs that are not deleted. */
-export const liveLog = (companyId: number) =>
-  and(eq(productionLogs.companyId, companyId), isNull(productionLogs.deletedAt));
+export const liveLog = (companyId: number) => live({ companyId }, productionLogs);
 
 /**
  * The company's live logs with these ids, expanded, in the order of `ids`

@@ -3,8 +3,10 @@
  * the insert of every log of a call in a constant number of statements
  * (docs/bounded-work.md).
  */
+
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { live } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { nominalSpeeds, operators, productionLogs, workOrders } from "../../db/schema";
 import { idListConditions } from "../../http/search";
@@ -32,9 +34,9 @@ export async function pairNominalSpeeds(
     })
     .from(nominalSpeeds)
     .where(
-      and(
-        eq(nominalSpeeds.companyId, companyId),
-        isNull(nominalSpeeds.deletedAt),
+      live(
+        { companyId },
+        nominalSpeeds,
         ...idListConditions(nominalSpeeds.machineId, {
           include: [...new Set(pairs.map((p) => p.machineId))],
         }),

@@ -3,9 +3,11 @@
  * the company's live logs matching every filter, expanded. Every filter and
  * the order have an index behind them (docs/bounded-work.md).
  */
+
 import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
 import type { Principal } from "../../auth/principal";
 import type { Database } from "../../db/client";
+import { owned } from "../../db/company-scope";
 import { machines, productionLogs, skus } from "../../db/schema";
 import { dateConditions } from "../../http/filters";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -28,7 +30,7 @@ async function machineIdsMatching(
   const rows = await db
     .select({ id: machines.id, name: machines.name })
     .from(machines)
-    .where(eq(machines.companyId, companyId))
+    .where(owned({ companyId }, machines))
     .all();
   const wanted = normalizeForSearch(term);
   return rows.filter((m) => normalizeForSearch(m.name).includes(wanted)).map((m) => m.id);
@@ -49,7 +51,7 @@ export async function filterLogs(
   const machineSearch = filters.machines?.search;
   const skuSearch = filters.skus?.search;
   const conditions: (SQL | undefined)[] = [
-    eq(productionLogs.companyId, companyId),
+    owned({ companyId }, productionLogs),
     ...syncConditions(productionLogs, filters),
     ...idListConditions(productionLogs.machineId, filters.machines),
     machineSearch

@@ -4,10 +4,12 @@
  * order found or created in the same batch) and the soft delete. Every one is
  * scoped to a company and ignores deleted logs.
  */
+
 import { and, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { Database } from "../../db/client";
+import { companyScope, owned, softDelete } from "../../db/company-scope";
 import { machines, productionLogs } from "../../db/schema";
 import { liveLog } from "./expanded";
 import {
@@ -69,7 +71,7 @@ export async function machineOfLog(
   const row = await db
     .select({ machineId: productionLogs.machineId })
     .from(productionLogs)
-    .where(and(eq(productionLogs.companyId, companyId), eq(productionLogs.id, id)))
+    .where(owned({ companyId }, productionLogs, eq(productionLogs.id, id)))
     .get();
   return row?.machineId;
 }
@@ -133,11 +135,7 @@ export async function updateLog(
  * @returns false when it does not exist for this company (or is already deleted).
  */
 export async function softDeleteLog(db: Database, companyId: number, id: string): Promise<boolean> {
-  const now = Date.now();
-  const deleted = await db
-    .update(productionLogs)
-    .set({ deletedAt: now, updatedAt: now })
-    .where(and(liveLog(companyId), eq(productionLogs.id, id)))
-    .returning({ id: productionLogs.id });
-  return deleted.length > 0;
+  return (
+    (await softDelete(companyScope(db, companyId), productionLogs, eq(productionLogs.id, id))) > 0
+  );
 }

@@ -2,8 +2,10 @@
  * Sums of a machine's `count` signal over windows, read from the machine's `SignalStore`:
  * the sensor pulses of live production logs (and of logs created without a count).
  */
+
 import { and, asc, eq, isNull } from "drizzle-orm";
 import { createDb } from "../../db/client";
+import { owned } from "../../db/company-scope";
 import { signals } from "../../db/schema";
 import type { Env } from "../../env";
 import { signalStore } from "./store";
@@ -36,7 +38,7 @@ export async function sumCountSignal(
     .from(signals)
     .where(
       and(
-        eq(signals.companyId, machine.companyId),
+        owned(machine, signals),
         eq(signals.machineId, machine.machineId),
         eq(signals.name, COUNT_SIGNAL_NAME),
         isNull(signals.deletedAt),

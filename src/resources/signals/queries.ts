@@ -1,8 +1,10 @@
 /**
  * Signal queries; every one is scoped to a company.
  */
+
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { owned } from "../../db/company-scope";
 import { companies, machines, signals } from "../../db/schema";
 
 export interface SignalRow {
@@ -36,8 +38,9 @@ export function listMachineSignals(
     .select(signalColumns)
     .from(signals)
     .where(
-      and(
-        eq(signals.companyId, companyId),
+      owned(
+        { companyId },
+        signals,
         eq(signals.machineId, machineId),
         isNull(signals.deletedAt),
         isNotNull(signals.kind),
@@ -64,12 +67,13 @@ export function findSignalByMachineUuid(
     .from(signals)
     .innerJoin(machines, eq(machines.id, signals.machineId))
     .where(
-      and(
-        eq(signals.companyId, companyId),
+      owned(
+        { companyId },
+        signals,
         eq(signals.publicId, publicId),
         isNull(signals.deletedAt),
         isNotNull(signals.kind),
-        eq(machines.companyId, companyId),
+        owned({ companyId }, machines),
         eq(machines.uuid, machineUuid),
         isNull(machines.deletedAt),
       ),
