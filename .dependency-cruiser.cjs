@@ -1,0 +1,51 @@
+/**
+ * The layers of src/ (docs/architecture.md), checked by `npm run lint`:
+ * app -> routes -> domain -> storage, with a shared kernel (http/, auth/) that
+ * every layer may use and that uses only storage. No cycles.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "Import cycles make the layers meaningless (type-only cycles included).",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "routes-are-leaves",
+      severity: "error",
+      comment: "Only the app mounts route modules; nothing below them imports one.",
+      from: { path: "^src/", pathNot: "^src/(app|index)\\.ts$|^src/operator/index\\.ts$" },
+      to: { path: "(^src/.*/routes\\.ts$)|(^src/operator/(?!index\\.ts$)[^/]+-routes\\.ts$)" },
+    },
+    {
+      name: "public-api-not-on-operator",
+      severity: "error",
+      comment: "The public API and the layers below never import the operator API.",
+      from: { path: "^src/", pathNot: "^src/(operator/|app\\.ts$|index\\.ts$)" },
+      to: { path: "^src/operator/" },
+    },
+    {
+      name: "storage-at-the-bottom",
+      severity: "error",
+      comment: "db/ knows nothing of the layers above it.",
+      from: { path: "^src/db/" },
+      to: { path: "^src/", pathNot: "^src/db/" },
+    },
+    {
+      name: "kernel-below-domain",
+      severity: "error",
+      comment: "http/ and auth/ serve every layer, so they import only each other and storage.",
+      from: { path: "^src/(http|auth)/" },
+      to: { path: "^src/", pathNot: "^src/(http|auth|db)/|^src/(app-env|env)\\.ts$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    exclude: { path: "\\.client\\.js$" },
+  },
+};
