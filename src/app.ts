@@ -2,7 +2,6 @@
  * Builds the app: middleware order, route mounting, the OpenAPI document and
  * the one error path.
  */
-import { OpenAPIHono } from "@hono/zod-openapi";
 import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
@@ -23,7 +22,7 @@ import {
   OPERATOR_MAX_BODY_BYTES,
   PUBLIC_MAX_BODY_BYTES,
 } from "./http/json-body";
-import { validationHook } from "./http/validation";
+import { createRouter } from "./http/openapi";
 import { createOperatorApp } from "./operator";
 import { realtimeRoutes } from "./realtime/routes";
 import { reportsRoutes } from "./reports/routes";
@@ -76,7 +75,7 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
 
 /** Creates the Worker's HTTP app. */
 export function createApp() {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const app = createRouter();
 
   // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
   app.get("/healthz", (c) => c.body(null, 204));

@@ -1,18 +1,17 @@
 /**
  * Operator routes for companies, API keys and the webhook signing secret.
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { asc, eq } from "drizzle-orm";
-import type { AppEnv } from "../app-env";
 import { generateApiKey, randomToken } from "../auth/api-keys";
 import { forgetCredential } from "../auth/middleware";
 import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
 import { apiKeys, companies } from "../db/schema";
 import { notFound } from "../http/errors";
-import { jsonResponse } from "../http/openapi";
-import { validationHook } from "../http/validation";
+import { createRouter, jsonResponse } from "../http/openapi";
+import { arrayBody, IntId, objectBody } from "../http/schemas";
 import { requireCompany } from "./lookups";
-import { arrayBody, IntId, objectBody, operatorRoute } from "./schemas";
+import { operatorRoute } from "./schemas";
 
 /** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
 export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
@@ -78,7 +77,7 @@ const SignalRetention = z
   .strict()
   .openapi("SignalRetention");
 
-export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const operatorCompaniesRoutes = createRouter()
   .openapi(
     operatorRoute({
       method: "put",

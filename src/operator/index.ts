@@ -1,9 +1,4 @@
-/**
- * The operator API under `/operator/v1`, with its own OpenAPI document.
- */
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app-env";
-import { validationHook } from "../http/validation";
+import { createRouter } from "../http/openapi";
 import { operatorAuth } from "./auth";
 import { operatorCompaniesRoutes } from "./companies";
 import { operatorDiagnosticsRoutes } from "./diagnostics";
@@ -14,7 +9,7 @@ import { operatorWebhooksRoutes } from "./webhooks";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`); its document needs the operator token too. */
 export function createOperatorApp() {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const app = createRouter();
   app.openAPIRegistry.registerComponent("securitySchemes", "OperatorToken", {
     type: "http",
     scheme: "bearer",

@@ -2,19 +2,18 @@
  * Operator routes for machines, signals and signal samples.
  */
 
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
-import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
 import { companies, machines, signals } from "../db/schema";
 import { nudgeLive } from "../events/publish";
 import { ApiError, notFound, unprocessable } from "../http/errors";
-import { jsonResponse } from "../http/openapi";
-import { validationHook } from "../http/validation";
+import { createRouter, jsonResponse } from "../http/openapi";
+import { arrayBody, IntId, objectBody, UuidId } from "../http/schemas";
 import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
 import { requireCompany, requireMachine } from "./lookups";
-import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
+import { operatorRoute } from "./schemas";
 import { SignalCreate } from "./signal-input";
 
 const MachineCreate = z
@@ -97,7 +96,7 @@ const SamplesBody = z
     }
   });
 
-export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const operatorMachinesRoutes = createRouter()
   .openapi(
     operatorRoute({
       method: "post",

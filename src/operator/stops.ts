@@ -10,19 +10,18 @@
  * classification change costs four D1 round trips (the stop, its shift plan,
  * the batch, and recording the messages sent).
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { AppEnv } from "../app-env";
 import type { Database } from "../db/client";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { stopClassified, stopEvent } from "../events/payloads";
 import { publish } from "../events/publish";
 import { notFound, unprocessable } from "../http/errors";
 import { DateTimeMs } from "../http/filters";
-import { jsonResponse } from "../http/openapi";
-import { validationHook } from "../http/validation";
+import { createRouter, jsonResponse } from "../http/openapi";
+import { arrayBody, IntId, objectBody } from "../http/schemas";
 import {
   ClassificationSchema,
   type StopRow,
@@ -43,7 +42,7 @@ import {
   dispatchDeliveries,
 } from "../webhooks/events";
 import { requireMachine } from "./lookups";
-import { arrayBody, IntId, objectBody, operatorRoute } from "./schemas";
+import { operatorRoute } from "./schemas";
 
 const StopFlags = {
   isIncludedInAvailability: z.boolean().optional().openapi({
@@ -171,7 +170,7 @@ function lastTwo<D, Q>(results: readonly [...unknown[], D, Q]): [D, Q] {
   return [results[results.length - 2], results[results.length - 1]] as [D, Q];
 }
 
-export const operatorStopsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const operatorStopsRoutes = createRouter()
   .openapi(
     operatorRoute({
       method: "post",

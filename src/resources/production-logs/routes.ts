@@ -2,20 +2,20 @@
  * Production logs: `POST /v1/production-logs`, `POST /v1/production-logs/filters`,
  * and `GET`, `PATCH`, `DELETE /v1/production-logs/{production_log_id}`.
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import type { AppEnv } from "../../app-env";
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import {
   BARRIER_RESPONSE,
+  createRouter,
   jsonResponse,
   NOT_FOUND_RESPONSE,
-  publicRoute,
 } from "../../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
-import { validationHook } from "../../http/validation";
-import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { syncPendingMachines } from "../../realtime/barrier";
 import {
   type ResolvedMachine,
@@ -264,7 +264,7 @@ const deleteRoute = publicRoute("production_logs.delete", {
   responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
 
-export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const productionLogsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
     const { db, principal } = c.var;

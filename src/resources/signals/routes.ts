@@ -2,14 +2,13 @@
  * `GET /v1/machines/{machine_uuid}/signals` and
  * `GET /v1/machines/{machine_uuid}/signals/{public_id}` (snake_case bodies, as the spec says).
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import { notFound, unprocessable } from "../../http/errors";
 import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID, EXAMPLE_WINDOW } from "../../http/examples";
 import { isoInstant } from "../../http/instants";
-import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { queryBoolean } from "../../http/query";
-import { validationHook } from "../../http/validation";
 import { findMachineByUuid } from "../machines/queries";
 import { AGG_FUNCTIONS } from "./aggregate";
 import { describe, findSignalByMachineUuid, listMachineSignals } from "./queries";
@@ -167,7 +166,7 @@ const signalDataRoute = publicRoute("signals.read", {
   },
 });
 
-export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const signalsRoutes = createRouter()
   .openapi(listSignalsRoute, async (c) => {
     const { machine_uuid } = c.req.valid("param");
     const { language } = c.req.valid("query");
