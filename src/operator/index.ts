@@ -4,6 +4,7 @@ import { operatorCompaniesRoutes } from "./companies";
 import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
 import { operatorShiftsRoutes } from "./shifts";
+import { operatorStopClassificationsRoutes } from "./stop-classifications";
 import { operatorStopsRoutes } from "./stops";
 import { operatorWebhooksRoutes } from "./webhooks";
 
@@ -20,6 +21,7 @@ export function createOperatorApp() {
   app.route("/", operatorDiagnosticsRoutes);
   app.route("/", operatorShiftsRoutes);
   app.route("/", operatorStopsRoutes);
+  app.route("/", operatorStopClassificationsRoutes);
   app.route("/", operatorWebhooksRoutes);
   // The list of operator routes is for the operator only, like the routes themselves.
   app.use("/openapi.json", operatorAuth());
