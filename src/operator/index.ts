@@ -3,6 +3,7 @@ import { operatorAuth } from "./auth";
 import { operatorCompaniesRoutes } from "./companies";
 import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
+import { operatorRecordIdsRoutes } from "./record-ids";
 import { operatorShiftsRoutes } from "./shifts";
 import { operatorStopClassificationsRoutes } from "./stop-classifications";
 import { operatorStopsRoutes } from "./stops";
@@ -22,6 +23,7 @@ export function createOperatorApp() {
   app.route("/", operatorShiftsRoutes);
   app.route("/", operatorStopsRoutes);
   app.route("/", operatorStopClassificationsRoutes);
+  app.route("/", operatorRecordIdsRoutes);
   app.route("/", operatorWebhooksRoutes);
   // The list of operator routes is for the operator only, like the routes themselves.
   app.use("/openapi.json", operatorAuth());
