@@ -16,6 +16,7 @@ import {
   serveDocsAsset,
 } from "./http/docs-page";
 import { ApiError } from "./http/errors";
+import { withOperationExamples } from "./http/examples";
 import {
   declaredBodyLimit,
   jsonBody,
@@ -117,7 +118,7 @@ export function createApp() {
   // sub-apps); the operator API has its own document at /operator/v1/openapi.json.
   app.route("/", new Hono<AppEnv>().route("/operator/v1", createOperatorApp()));
 
-  app.doc31("/openapi.json", {
+  const documentConfig = {
     openapi: "3.1.0",
     info: {
       title: "Production Monitoring Public API",
@@ -137,6 +138,13 @@ export function createApp() {
       { name: "Reports", description: "OEE metrics per machine and shift, and stops." },
       { name: "Realtime", description: "What a machine runs now, written and read live." },
     ],
+  };
+  // Generated once per isolate (the routes do not change), with the examples that make
+  // "Try it out" on /docs work with the demo key (src/http/examples.ts).
+  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  app.get("/openapi.json", (c) => {
+    document ??= withOperationExamples(app.getOpenAPI31Document(documentConfig));
+    return c.json(document);
   });
   app.get("/", (c) => c.html(landingPageHtml("Production Monitoring Public API", API_VERSION)));
   app.get("/docs", (c) =>

@@ -5,6 +5,7 @@
  * operator API. Called by ./demo-seed.ts once the machines exist.
  */
 import { mapWithConcurrency } from "./concurrency";
+import { DOCS_RECORDS } from "./demo-ids";
 import {
   type DerivedFleetStop,
   FLEET_B_SHIFT,
@@ -35,6 +36,45 @@ export const DEMO_WORK_ORDERS = [
   { name: "WO-2022-W37" },
   { name: "WO-2022-W38" },
 ] as const;
+
+/**
+ * The records made for the DELETE examples of `/docs` (docs/demo-data.md): deleting them
+ * leaves the data's records, which the GET and PATCH examples name, in place.
+ */
+export const DOCS_DISPOSABLE = {
+  operator: { firstName: "Docs", lastName: "Example" },
+  sku: {
+    sku: "DOCS-DELETE-ME",
+    name: "Disposable product",
+    description: "Made for the DELETE example of /docs",
+    unit: "pieces",
+  },
+  simpleWorkOrder: { name: "WO-DOCS-DELETE-ME" },
+  /** The manual packing bench's nominal speed and production log are of SKU P00. */
+  machine: "Manual packing bench",
+  nominalSpeed: 1,
+  productionLog: { start: "2022-09-05T10:00:00Z", end: "2022-09-05T11:00:00Z", count: 60 },
+} as const;
+
+/** One record to move to its fixed id (POST /operator/v1/companies/{id}/record-ids). */
+interface RecordIdChange {
+  type: "sku" | "simpleWorkOrder" | "nominalSpeed" | "productionLog";
+  id: string | undefined;
+  newId: string;
+}
+
+/** Gives records of the company their fixed ids; throws when a record was not created. */
+async function fixRecordIds(
+  client: OperatorClient,
+  companyId: number,
+  changes: readonly RecordIdChange[],
+): Promise<void> {
+  for (const change of changes) {
+    if (!change.id)
+      throw new Error(`The demo's ${change.type} for ${change.newId} was not created`);
+  }
+  await client.request("POST", `/companies/${companyId}/record-ids`, changes);
+}
 
 /** Progress lines go here. */
 export type Log = (line: string) => void;
@@ -82,36 +122,83 @@ export async function loadPlantAOperations(
     .sort((a, b) => a - b)
     .map((asset) => assetMachine(asset).id);
 
-  const skus = ok(
+  const created = ok(
     "POST",
     await api.POST("/v1/skus", {
-      body: ops.products.map((product) => ({
-        sku: skuCode(product),
-        name: `Product ${product}`,
-        description: `Product id ${product} of the SME data set (column \`product\`)`,
-        unit: "pieces",
-      })),
+      body: [
+        ...ops.products.map((product) => ({
+          sku: skuCode(product),
+          name: `Product ${product}`,
+          description: `Product id ${product} of the SME data set (column \`product\`)`,
+          unit: "pieces",
+        })),
+        DOCS_DISPOSABLE.sku,
+      ],
     }),
   );
+  // The examples of /docs name P00 (Asset 0 has a nominal speed for it) and the disposable SKU.
+  const skuIdOf = (code: string) => created.find((sku) => sku.sku === code)?.id;
+  await fixRecordIds(client, companyId, [
+    { type: "sku", id: skuIdOf(skuCode(0)), newId: DOCS_RECORDS.sku },
+    { type: "sku", id: skuIdOf(DOCS_DISPOSABLE.sku.sku), newId: DOCS_RECORDS.disposableSku },
+  ]);
+  const skus = created.slice(0, ops.products.length);
   const skuId = new Map(skus.map((sku) => [sku.sku, sku.id]));
+  skuId.set(skuCode(0), DOCS_RECORDS.sku);
   const skuOf = (product: number) => {
     const id = skuId.get(skuCode(product));
     if (!id) throw new Error(`SKU ${skuCode(product)} was not created`);
     return id;
   };
-  ok("POST", await api.POST("/v1/operators", { body: [...DEMO_OPERATORS] }));
-  ok("POST", await api.POST("/v1/simple-work-orders", { body: [...DEMO_WORK_ORDERS] }));
   ok(
     "POST",
-    await api.POST("/v1/nominal-speeds", {
-      body: ops.nominalSpeeds.map((speed) => ({
-        nominalSpeed: speed.nominalSpeed,
-        countingFactor: 1,
-        machine: { id: assetMachine(speed.asset).id },
-        sku: { id: skuOf(speed.product) },
-      })),
+    await api.POST("/v1/operators", { body: [...DEMO_OPERATORS, DOCS_DISPOSABLE.operator] }),
+  );
+  const orders = ok(
+    "POST",
+    await api.POST("/v1/simple-work-orders", {
+      body: [...DEMO_WORK_ORDERS, DOCS_DISPOSABLE.simpleWorkOrder],
     }),
   );
+  const orderIdOf = (name: string) => orders.find((order) => order.name === name)?.id;
+  await fixRecordIds(client, companyId, [
+    {
+      type: "simpleWorkOrder",
+      id: orderIdOf(DEMO_WORK_ORDERS[0].name),
+      newId: DOCS_RECORDS.simpleWorkOrder,
+    },
+    {
+      type: "simpleWorkOrder",
+      id: orderIdOf(DOCS_DISPOSABLE.simpleWorkOrder.name),
+      newId: DOCS_RECORDS.disposableSimpleWorkOrder,
+    },
+  ]);
+  const bench = machineNamed(machines, DOCS_DISPOSABLE.machine);
+  const speeds = ok(
+    "POST",
+    await api.POST("/v1/nominal-speeds", {
+      body: [
+        ...ops.nominalSpeeds.map((speed) => ({
+          nominalSpeed: speed.nominalSpeed,
+          countingFactor: 1,
+          machine: { id: assetMachine(speed.asset).id },
+          sku: { id: skuOf(speed.product) },
+        })),
+        {
+          nominalSpeed: DOCS_DISPOSABLE.nominalSpeed,
+          countingFactor: 1,
+          machine: { id: bench.id },
+          sku: { id: DOCS_RECORDS.sku },
+        },
+      ],
+    }),
+  );
+  const speedOf = (machineId: number) =>
+    speeds.find((s) => s.machine.id === machineId && s.sku.id === DOCS_RECORDS.sku)?.id;
+  await fixRecordIds(client, companyId, [
+    { type: "nominalSpeed", id: speedOf(assetMachine(0).id), newId: DOCS_RECORDS.nominalSpeed },
+    { type: "nominalSpeed", id: speedOf(bench.id), newId: DOCS_RECORDS.disposableNominalSpeed },
+  ]);
   log(
     `  Demo Plant A: ${skus.length} SKUs, ${DEMO_OPERATORS.length} operators, ` +
       `${DEMO_WORK_ORDERS.length} work orders, ${ops.nominalSpeeds.length} nominal speeds`,
@@ -130,9 +217,38 @@ export async function loadPlantAOperations(
     machine: { id: assetMachine(entry.asset).id },
     sku: { id: skuOf(entry.product) },
   }));
-  for (const chunk of chunks(logs, MAX_ITEMS_PER_CALL)) {
-    ok("POST", await api.POST("/v1/production-logs", { body: chunk }));
+  const [firstLog] = ops.productionLogs;
+  if (firstLog?.asset !== 0 || firstLog.product !== 0) {
+    throw new Error(
+      "The demo's first production log is no longer Asset 0's P00 (docs/demo-data.md)",
+    );
   }
+  const logIds: (string | undefined)[] = [];
+  for (const chunk of chunks(logs, MAX_ITEMS_PER_CALL)) {
+    const rows = ok("POST", await api.POST("/v1/production-logs", { body: chunk }));
+    logIds.push(...rows.map((row) => row.id));
+  }
+  const [disposableLog] = ok(
+    "POST",
+    await api.POST("/v1/production-logs", {
+      body: [
+        {
+          ...DOCS_DISPOSABLE.productionLog,
+          type: "total",
+          machine: { id: bench.id },
+          sku: { id: DOCS_RECORDS.sku },
+        },
+      ],
+    }),
+  );
+  await fixRecordIds(client, companyId, [
+    { type: "productionLog", id: logIds[0], newId: DOCS_RECORDS.productionLog },
+    {
+      type: "productionLog",
+      id: disposableLog?.id,
+      newId: DOCS_RECORDS.disposableProductionLog,
+    },
+  ]);
 
   const stopsByMachine = new Map<number, StopInput[]>();
   for (const stop of ops.stops) {

@@ -46,20 +46,25 @@ type PublicRouteConfig = Omit<RouteConfig, "security" | "middleware" | "operatio
 };
 type Responses = RouteConfig["responses"];
 
-/** The `Idempotency-Key` request header, documented on every route that creates or changes. */
+/**
+ * The `Idempotency-Key` request header, documented on every route that creates or changes.
+ * Its example is in the description, not in `example`: Swagger UI fills a parameter's
+ * `example` into "Try it out", and one key sent with every operation is the 422 of a key
+ * reused with another request from the second operation on.
+ */
 const IDEMPOTENCY_PARAMETER = {
   name: IDEMPOTENCY_HEADER,
   in: "header" as const,
   required: false,
   schema: { type: "string" as const, minLength: 1, maxLength: MAX_KEY_LENGTH },
-  example: "3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21",
   description:
     "Makes retries safe (Stripe's convention): the first response for a key is stored for " +
     `${IDEMPOTENCY_TTL_MS / 3_600_000} hours per credential; a retry with the same key and the ` +
     `same request (method, path, query, JSON body) gets it again with \`${REPLAYED_HEADER}: true\` ` +
     "and changes nothing; the same key with another request is a 422; a retry while the first " +
     "is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). " +
-    `1 to ${MAX_KEY_LENGTH} printable ASCII characters; a UUID per logical operation is ideal.`,
+    `1 to ${MAX_KEY_LENGTH} printable ASCII characters; a UUID per logical operation is ideal ` +
+    "(for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`).",
 };
 
 const REPLAYED_RESPONSE_HEADER = {

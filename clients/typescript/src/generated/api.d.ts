@@ -2118,12 +2118,14 @@ export interface components {
             } | null;
         };
         RealtimeOperatorWrite: {
-            /** @description An operator of the company (integer id). */
+            /**
+             * @description An operator of the company (integer id).
+             * @example 1
+             */
             operatorId: number;
             /**
              * Format: date-time
              * @description When the assignment begins; inside the running shift instance.
-             * @example 2026-03-02T06:00:00Z
              */
             start: string;
         };
@@ -2649,10 +2651,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2660,6 +2659,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "sku": "P-NEW",
+                 *         "name": "New product",
+                 *         "unit": "pieces"
+                 *       }
+                 *     ]
+                 */
                 "application/json": components["schemas"]["SkuCreate"][];
             };
         };
@@ -3031,6 +3039,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example a1000000-0000-4000-8000-000000000001 */
                 sku_id: string;
             };
             cookie?: never;
@@ -3175,13 +3184,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example a1000000-0000-4000-8000-000000000002 */
                 sku_id: string;
             };
             cookie?: never;
@@ -3366,19 +3373,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example a1000000-0000-4000-8000-000000000001 */
                 sku_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "unit": "pieces"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SkuPatch"];
             };
         };
@@ -3601,10 +3611,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3612,6 +3619,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "firstName": "Ana",
+                 *         "lastName": "Costa"
+                 *       }
+                 *     ]
+                 */
                 "application/json": components["schemas"]["OperatorCreate"][];
             };
         };
@@ -4127,13 +4142,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 4 */
                 operator_id: number;
             };
             cookie?: never;
@@ -4318,19 +4331,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example 1 */
                 operator_id: number;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "lastName": "Rossi"
+                 *     }
+                 */
                 "application/json": components["schemas"]["OperatorPatch"];
             };
         };
@@ -4553,10 +4569,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4564,6 +4577,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "name": "WO-2022-W39"
+                 *       }
+                 *     ]
+                 */
                 "application/json": components["schemas"]["SimpleWorkOrderCreate"][];
             };
         };
@@ -4935,6 +4955,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example a2000000-0000-4000-8000-000000000001 */
                 simple_work_order_id: string;
             };
             cookie?: never;
@@ -5079,13 +5100,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example a2000000-0000-4000-8000-000000000002 */
                 simple_work_order_id: string;
             };
             cookie?: never;
@@ -5270,19 +5289,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example a2000000-0000-4000-8000-000000000001 */
                 simple_work_order_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "WO-2022-W35"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SimpleWorkOrderPatch"];
             };
         };
@@ -5505,10 +5527,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5516,6 +5535,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "nominalSpeed": 1.5,
+                 *         "countingFactor": 1,
+                 *         "machine": {
+                 *           "id": 2
+                 *         },
+                 *         "sku": {
+                 *           "id": "a1000000-0000-4000-8000-000000000001"
+                 *         }
+                 *       }
+                 *     ]
+                 */
                 "application/json": components["schemas"]["NominalSpeedCreate"][];
             };
         };
@@ -5887,6 +5920,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example a3000000-0000-4000-8000-000000000001 */
                 nominal_speed_id: string;
             };
             cookie?: never;
@@ -6031,13 +6065,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example a3000000-0000-4000-8000-000000000002 */
                 nominal_speed_id: string;
             };
             cookie?: never;
@@ -6222,19 +6254,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example a3000000-0000-4000-8000-000000000001 */
                 nominal_speed_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "countingFactor": 1
+                 *     }
+                 */
                 "application/json": components["schemas"]["NominalSpeedPatch"];
             };
         };
@@ -6457,10 +6492,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6468,6 +6500,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "start": "2022-09-05T08:00:00Z",
+                 *         "end": "2022-09-05T09:00:00Z",
+                 *         "count": 90,
+                 *         "nominalSpeed": 1.6,
+                 *         "machine": {
+                 *           "id": 4
+                 *         },
+                 *         "sku": {
+                 *           "id": "a1000000-0000-4000-8000-000000000001"
+                 *         }
+                 *       }
+                 *     ]
+                 */
                 "application/json": components["schemas"]["ProductionLogCreate"][];
             };
         };
@@ -6855,6 +6903,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example a4000000-0000-4000-8000-000000000001 */
                 production_log_id: string;
             };
             cookie?: never;
@@ -7015,13 +7064,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example a4000000-0000-4000-8000-000000000002 */
                 production_log_id: string;
             };
             cookie?: never;
@@ -7222,19 +7269,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example a4000000-0000-4000-8000-000000000001 */
                 production_log_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "isReviewed": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["ProductionLogPatch"];
             };
         };
@@ -8308,10 +8358,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8321,6 +8368,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "skuId": "a1000000-0000-4000-8000-000000000001"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RealtimeSkuWrite"];
             };
         };
@@ -8543,10 +8595,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal.
-                 * @example 3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21
-                 */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
