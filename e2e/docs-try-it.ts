@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { chromium, type Page, type Response } from "playwright-core";
 import { DEMO_PLANT_A } from "../scripts/lib/demo-data";
 import { readDemoKeys, seedDemo } from "../scripts/lib/demo-seed";
-import { OperatorClient } from "../scripts/lib/operator-client";
+import { connectOperator } from "../scripts/lib/operator-api";
 import { type Stack, startStack, stopStack } from "./stack";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -78,7 +78,7 @@ async function tryOperation(page: Page, index: number): Promise<Outcome> {
 
 async function seededWorker(): Promise<{ stack: Stack; key: string }> {
   const stack = await startStack({});
-  const client = new OperatorClient({ baseUrl: stack.workerUrl, token: stack.operatorToken });
+  const client = connectOperator(stack.workerUrl, stack.operatorToken);
   console.log(`Loading ${DEMO_PLANT_A} into ${stack.workerUrl} ...`);
   const { keys } = await seedDemo(client, () => {}, {
     companies: [DEMO_PLANT_A],

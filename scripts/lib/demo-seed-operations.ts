@@ -4,6 +4,8 @@
  * full-access key (the path a partner integration takes), shifts and stops through the
  * operator API. Called by ./demo-seed.ts once the machines exist.
  */
+
+import { createClient } from "../../clients/typescript/src/index";
 import { mapWithConcurrency } from "./concurrency";
 import { DOCS_RECORDS } from "./demo-ids";
 import {
@@ -13,8 +15,8 @@ import {
   type PlantAOperations,
   skuCode,
 } from "./demo-operations";
-import type { Machine, OperatorClient, StopInput } from "./operator-client";
-import { ok, publicClient } from "./public-client";
+import { ok } from "./http";
+import type { Machine, OperatorConnection, StopInput } from "./operator-api";
 
 /** Most items the API takes in one create call (public and operator). */
 const MAX_ITEMS_PER_CALL = 1000;
@@ -65,15 +67,21 @@ interface RecordIdChange {
 
 /** Gives records of the company their fixed ids; throws when a record was not created. */
 async function fixRecordIds(
-  client: OperatorClient,
+  client: OperatorConnection,
   companyId: number,
   changes: readonly RecordIdChange[],
 ): Promise<void> {
-  for (const change of changes) {
-    if (!change.id)
-      throw new Error(`The demo's ${change.type} for ${change.newId} was not created`);
-  }
-  await client.request("POST", `/companies/${companyId}/record-ids`, changes);
+  const body = changes.map(({ type, id, newId }) => {
+    if (!id) throw new Error(`The demo's ${type} for ${newId} was not created`);
+    return { type, id, newId };
+  });
+  ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/record-ids", {
+      params: { path: { company_id: companyId } },
+      body,
+    }),
+  );
 }
 
 /** Progress lines go here. */
@@ -100,7 +108,7 @@ function machineNamed(machines: readonly Machine[], name: string): Machine {
  * API), its three shifts (operator API, the three assets only), its production logs
  * (public API, calls of 1,000, one after the other) and its alarm stops (operator API).
  *
- * @param client an operator API client.
+ * @param client the operator API of the Worker.
  * @param companyId the company's id.
  * @param machines the company's machines as created ("Asset 0" ..).
  * @param apiKey a key of the company with the create scopes.
@@ -109,14 +117,15 @@ function machineNamed(machines: readonly Machine[], name: string): Machine {
  * @throws HttpError from the API; Error when a machine of the data is missing.
  */
 export async function loadPlantAOperations(
-  client: OperatorClient,
+  client: OperatorConnection,
   companyId: number,
   machines: readonly Machine[],
   apiKey: string,
   ops: PlantAOperations,
   log: Log,
 ): Promise<void> {
-  const api = publicClient(client.baseUrl, apiKey);
+  // No retries: a failure shows at once, and every call runs exactly once.
+  const api = createClient({ baseUrl: client.baseUrl, apiKey, maxRetries: 0 });
   const assetMachine = (asset: number) => machineNamed(machines, `Asset ${asset}`);
   const assetIds = [...new Set(ops.productionLogs.map((l) => l.asset))]
     .sort((a, b) => a - b)
@@ -204,9 +213,12 @@ export async function loadPlantAOperations(
       `${DEMO_WORK_ORDERS.length} work orders, ${ops.nominalSpeeds.length} nominal speeds`,
   );
 
-  await client.createShifts(
-    companyId,
-    PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+  ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/shifts", {
+      params: { path: { company_id: companyId } },
+      body: PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+    }),
   );
 
   const logs = ops.productionLogs.map((entry) => ({
@@ -258,8 +270,15 @@ export async function loadPlantAOperations(
     stopsByMachine.set(id, list);
   }
   for (const [machineId, stops] of stopsByMachine) {
-    for (const chunk of chunks(stops, MAX_ITEMS_PER_CALL))
-      await client.createStops(machineId, chunk);
+    for (const chunk of chunks(stops, MAX_ITEMS_PER_CALL)) {
+      ok(
+        "POST",
+        await client.api.POST("/machines/{machine_id}/stops", {
+          params: { path: { machine_id: machineId } },
+          body: chunk,
+        }),
+      );
+    }
   }
   log(
     `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${logs.length} production logs, ` +
@@ -271,7 +290,7 @@ export async function loadPlantAOperations(
  * Loads Fleet B's 24-hour shift (not considered in the metrics report) and its
  * failure and maintenance stops, each classified with its component and general cause.
  *
- * @param client an operator API client.
+ * @param client the operator API of the Worker.
  * @param companyId the company's id.
  * @param machines the company's machines as created ("Machine 1" ..).
  * @param stops the derived stops (./demo-operations.ts).
@@ -279,13 +298,19 @@ export async function loadPlantAOperations(
  * @throws HttpError from the API; Error when a machine of the data is missing.
  */
 export async function loadFleetBOperations(
-  client: OperatorClient,
+  client: OperatorConnection,
   companyId: number,
   machines: readonly Machine[],
   stops: readonly DerivedFleetStop[],
   log: Log,
 ): Promise<void> {
-  await client.createShifts(companyId, [FLEET_B_SHIFT]);
+  ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/shifts", {
+      params: { path: { company_id: companyId } },
+      body: [FLEET_B_SHIFT],
+    }),
+  );
   const byMachine = new Map<number, DerivedFleetStop[]>();
   for (const stop of stops) {
     const id = machineNamed(machines, `Machine ${stop.machine}`).id;
@@ -296,13 +321,16 @@ export async function loadFleetBOperations(
   const created = await mapWithConcurrency([...byMachine], 4, async ([machineId, list]) => {
     const out: { id: number; stop: DerivedFleetStop }[] = [];
     for (const chunk of chunks(list, MAX_ITEMS_PER_CALL)) {
-      const rows = await client.createStops(
-        machineId,
-        chunk.map((stop) => ({
-          startTime: iso(stop.start),
-          endTime: iso(stop.end),
-          isProgrammed: stop.isProgrammed,
-        })),
+      const rows = ok(
+        "POST",
+        await client.api.POST("/machines/{machine_id}/stops", {
+          params: { path: { machine_id: machineId } },
+          body: chunk.map((stop) => ({
+            startTime: iso(stop.start),
+            endTime: iso(stop.end),
+            isProgrammed: stop.isProgrammed,
+          })),
+        }),
       );
       rows.forEach((row, i) => {
         const stop = chunk[i];
@@ -311,11 +339,14 @@ export async function loadFleetBOperations(
     }
     return out;
   });
-  await mapWithConcurrency(created.flat(), CALL_CONCURRENCY, ({ id, stop }) =>
-    client.classifyStop(id, {
-      component: { name: stop.component },
-      generalCause: { name: stop.generalCause },
-    }),
+  await mapWithConcurrency(created.flat(), CALL_CONCURRENCY, async ({ id, stop }) =>
+    ok(
+      "PUT",
+      await client.api.PUT("/stops/{stop_id}/classification", {
+        params: { path: { stop_id: id } },
+        body: { component: { name: stop.component }, generalCause: { name: stop.generalCause } },
+      }),
+    ),
   );
   const programmed = stops.filter((stop) => stop.isProgrammed).length;
   log(
