@@ -1,10 +1,12 @@
 import { createRouter } from "../http/openapi";
+import { operatorApiKeysRoutes } from "./api-keys";
 import { operatorAuth } from "./auth";
 import { operatorCompaniesRoutes } from "./companies";
 import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
 import { operatorRecordIdsRoutes } from "./record-ids";
 import { operatorShiftsRoutes } from "./shifts";
+import { operatorSignalsRoutes } from "./signals";
 import { operatorStopClassificationsRoutes } from "./stop-classifications";
 import { operatorStopsRoutes } from "./stops";
 import { operatorWebhooksRoutes } from "./webhooks";
@@ -18,7 +20,9 @@ export function createOperatorApp() {
     description: "The OPERATOR_TOKEN secret of the Worker.",
   });
   app.route("/", operatorCompaniesRoutes);
+  app.route("/", operatorApiKeysRoutes);
   app.route("/", operatorMachinesRoutes);
+  app.route("/", operatorSignalsRoutes);
   app.route("/", operatorDiagnosticsRoutes);
   app.route("/", operatorShiftsRoutes);
   app.route("/", operatorStopsRoutes);
