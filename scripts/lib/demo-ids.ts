@@ -4,7 +4,7 @@
  * order, a nominal speed and a production log of the data, and one of each for the DELETE
  * examples), so that the README's commands, the request collection (requests/), the client
  * examples and "Try it out" work as pasted. docs/demo-data.md lists them all; a test
- * (test/clients/demo-ids.test.ts) keeps that table equal to this module.
+ * (test/scripts/demo-ids.test.ts) keeps those tables equal to this module.
  *
  * The pattern is readable on purpose: `{company}{kind}000000-0000-4000-8000-{machine}{signal}`
  * with company `a` (Demo Plant A) or `b` (Fleet B), kind `0` for a machine and `5` for a
