@@ -23,7 +23,8 @@ import { rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OperatorClient, type StopInput } from "../scripts/lib/operator-client";
+import { ok } from "../scripts/lib/http";
+import { connectOperator, type StopInput } from "../scripts/lib/operator-api";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
 import {
@@ -152,31 +153,58 @@ async function main(): Promise<void> {
   }
   try {
     await waitForHealthz(BASE, child);
-    const client = new OperatorClient({ baseUrl: BASE, token: TOKEN });
-    const [company] = await client.createCompanies([{ name: "Bench Bounded", timezone: "UTC" }]);
+    const { api: client } = connectOperator(BASE, TOKEN);
+    const [company] = ok(
+      "POST",
+      await client.POST("/companies", { body: [{ name: "Bench Bounded", timezone: "UTC" }] }),
+    );
     if (!company) throw new Error("no company");
-    const [apiKey] = await client.createApiKeys(company.id, [
-      {
-        name: "bench-bounded",
-        scopes: ["production_logs.create", "production_logs.read", "reports.read", "skus.create"],
-        rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-      },
-    ]);
+    const [apiKey] = ok(
+      "POST",
+      await client.POST("/companies/{company_id}/api-keys", {
+        params: { path: { company_id: company.id } },
+        body: [
+          {
+            name: "bench-bounded",
+            scopes: [
+              "production_logs.create",
+              "production_logs.read",
+              "reports.read",
+              "skus.create",
+            ],
+            rateLimit: { requests: 1_000_000, periodSeconds: 60 },
+          },
+        ],
+      }),
+    );
     if (!apiKey) throw new Error("no key");
     const key = apiKey.key;
-    const yearMachines = await client.createMachines(
-      company.id,
-      Array.from({ length: YEAR_MACHINES }, (_, i) => ({ name: `Year ${i + 1}` })),
+    const companyPath = { params: { path: { company_id: company.id } } };
+    const yearMachines = ok(
+      "POST",
+      await client.POST("/companies/{company_id}/machines", {
+        ...companyPath,
+        body: Array.from({ length: YEAR_MACHINES }, (_, i) => ({ name: `Year ${i + 1}` })),
+      }),
     );
-    const heavyMachines = await client.createMachines(
-      company.id,
-      HEAVY_SIZES.map((n) => ({ name: `Heavy ${n}` })),
+    const heavyMachines = ok(
+      "POST",
+      await client.POST("/companies/{company_id}/machines", {
+        ...companyPath,
+        body: HEAVY_SIZES.map((n) => ({ name: `Heavy ${n}` })),
+      }),
     );
-    await client.createShifts(company.id, [
-      { name: "Night", startTime: "00:00", endTime: "08:00" },
-      { name: "Morning", startTime: "08:00", endTime: "16:00" },
-      { name: "Evening", startTime: "16:00", endTime: "00:00" },
-    ]);
+    ok(
+      "POST",
+      await client.POST("/companies/{company_id}/shifts", {
+        ...companyPath,
+        body: [
+          { name: "Night", startTime: "00:00", endTime: "08:00" },
+          { name: "Morning", startTime: "08:00", endTime: "16:00" },
+          { name: "Evening", startTime: "16:00", endTime: "00:00" },
+        ],
+      }),
+    );
     const { body: skus } = await post<{ id: string }[]>("/v1/skus", key, [{ sku: "BENCH-1" }]);
     const skuId = skus[0]?.id;
     if (!skuId) throw new Error("no sku");
@@ -187,7 +215,13 @@ async function main(): Promise<void> {
       const machine = heavyMachines[i];
       if (!machine) throw new Error("no machine");
       await createLogs(key, heavyShiftLogs(machine.id, skuId, n));
-      await client.createStops(machine.id, heavyShiftStops());
+      ok(
+        "POST",
+        await client.POST("/machines/{machine_id}/stops", {
+          params: { path: { machine_id: machine.id } },
+          body: heavyShiftStops(),
+        }),
+      );
     }
     // 100,000 logs over the year: 5,000 per machine, one hour each, interleaved so that
     // every create call spans machines and months.

@@ -28,7 +28,8 @@ import {
   wallClockInstants,
 } from "../scripts/lib/demo-operations";
 import { seedDemo } from "../scripts/lib/demo-seed";
-import { OperatorClient } from "../scripts/lib/operator-client";
+import { ok } from "../scripts/lib/http";
+import { connectOperator } from "../scripts/lib/operator-api";
 import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
@@ -151,7 +152,7 @@ async function main(): Promise<void> {
   }
   try {
     await waitForHealthz(BASE, child);
-    const client = new OperatorClient({ baseUrl: BASE, token: TOKEN });
+    const client = connectOperator(BASE, TOKEN);
     const seedStarted = performance.now();
     await seedDemo(client, (line) => console.log(line), {
       companies: [DEMO_PLANT_A],
@@ -160,16 +161,24 @@ async function main(): Promise<void> {
     console.log(
       `Seeded Demo Plant A in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s.`,
     );
-    const company = (await client.listCompanies()).find((c) => c.name === DEMO_PLANT_A);
+    const company = ok("GET", await client.api.GET("/companies")).find(
+      (c) => c.name === DEMO_PLANT_A,
+    );
     if (!company) throw new Error(`No company "${DEMO_PLANT_A}" after the seed`);
-    const [apiKey] = await client.createApiKeys(company.id, [
-      {
-        name: "bench-reports",
-        scopes: ["reports.read"],
-        // The bench measures the report, not waits on the rate limiter.
-        rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-      },
-    ]);
+    const [apiKey] = ok(
+      "POST",
+      await client.api.POST("/companies/{company_id}/api-keys", {
+        params: { path: { company_id: company.id } },
+        body: [
+          {
+            name: "bench-reports",
+            scopes: ["reports.read"],
+            // The bench measures the report, not waits on the rate limiter.
+            rateLimit: { requests: 1_000_000, periodSeconds: 60 },
+          },
+        ],
+      }),
+    );
     if (!apiKey) throw new Error("No API key issued");
     const key = apiKey.key;
 

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { OperatorClient } from "../scripts/lib/operator-client";
+import { ok } from "../scripts/lib/http";
+import { connectOperator } from "../scripts/lib/operator-api";
 import { ALL_SCOPES, READ_SCOPES } from "../scripts/lib/scopes";
 import { type PublicClient, publicClient, type ViolationRecorder } from "./public-client";
 
@@ -91,31 +92,46 @@ async function seed(
   operatorToken: string,
   recorder: ViolationRecorder,
 ): Promise<World> {
-  const operator = new OperatorClient({ baseUrl: workerUrl, token: operatorToken });
+  const { api: operator } = connectOperator(workerUrl, operatorToken);
   const runId = randomUUID().slice(0, 8);
   const now = Date.now();
-  const [company] = await operator.createCompanies([
-    { name: `E2E Plant ${runId}`, timezone: "Europe/Madrid" },
-  ]);
+  const [company] = ok(
+    "POST",
+    await operator.POST("/companies", {
+      body: [{ name: `E2E Plant ${runId}`, timezone: "Europe/Madrid" }],
+    }),
+  );
   assert.ok(company, "no company created");
-  const [fullKey, readKey, limitedKey] = await operator.createApiKeys(company.id, [
-    { name: "e2e-full", scopes: ALL_SCOPES },
-    { name: "e2e-read-only", scopes: READ_SCOPES },
-    {
-      name: "e2e-limited",
-      scopes: ["machines.read"],
-      rateLimit: { requests: 2, periodSeconds: 60 },
-    },
-  ]);
+  const [fullKey, readKey, limitedKey] = ok(
+    "POST",
+    await operator.POST("/companies/{company_id}/api-keys", {
+      params: { path: { company_id: company.id } },
+      body: [
+        { name: "e2e-full", scopes: [...ALL_SCOPES] },
+        { name: "e2e-read-only", scopes: [...READ_SCOPES] },
+        {
+          name: "e2e-limited",
+          scopes: ["machines.read"],
+          rateLimit: { requests: 2, periodSeconds: 60 },
+        },
+      ],
+    }),
+  );
   assert.ok(fullKey && readKey && limitedKey, "keys not created");
 
-  const created = await operator.createMachines(company.id, [
-    { name: "Line 1 filler", externalName: "FIL-01", isCountEnabled: true },
-    { name: "Line 2 capper", externalName: "CAP-02", isCountEnabled: true },
-    { name: "Packer (no shifts)" },
-    // No uuid: listed, but without signals access (a nullable field of the document).
-    { name: "Legacy labeler", uuid: null },
-  ]);
+  const created = ok(
+    "POST",
+    await operator.POST("/companies/{company_id}/machines", {
+      params: { path: { company_id: company.id } },
+      body: [
+        { name: "Line 1 filler", externalName: "FIL-01", isCountEnabled: true },
+        { name: "Line 2 capper", externalName: "CAP-02", isCountEnabled: true },
+        { name: "Packer (no shifts)" },
+        // No uuid: listed, but without signals access (a nullable field of the document).
+        { name: "Legacy labeler", uuid: null },
+      ],
+    }),
+  );
   const [line1, line2, packer] = created.map((m) => ({
     id: m.id,
     uuid: m.uuid ?? "",
@@ -123,61 +139,99 @@ async function seed(
   }));
   assert.ok(line1?.uuid && line2?.uuid && packer?.uuid, "machines not created with uuids");
 
-  const signals = await operator.createSignals(line1.id, [
-    {
-      name: "power",
-      displayName: "Main motor power",
-      kind: "analog",
-      description: { en: "Active power of the main motor, kW", es: "Potencia activa, kW" },
-    },
-    { name: "count", displayName: "Bottle counter", kind: "counter" },
-  ]);
+  const signals = ok(
+    "POST",
+    await operator.POST("/machines/{machine_id}/signals", {
+      params: { path: { machine_id: line1.id } },
+      body: [
+        {
+          name: "power",
+          displayName: "Main motor power",
+          kind: "analog",
+          description: { en: "Active power of the main motor, kW", es: "Potencia activa, kW" },
+        },
+        { name: "count", displayName: "Bottle counter", kind: "counter" },
+      ],
+    }),
+  );
   const power = signals.find((s) => s.name === "power")?.publicId;
   const count = signals.find((s) => s.name === "count")?.publicId;
   assert.ok(power && count, "signals not created");
   const start = Math.floor((now - 3 * HOUR) / MINUTE) * MINUTE;
   const minutes = Array.from({ length: 180 }, (_, i) => start + i * MINUTE);
-  await operator.addSamples(
+  const addSamples = async (publicId: string, samples: { timestamp: string; value: number }[]) =>
+    ok(
+      "POST",
+      await operator.POST("/signals/{public_id}/samples", {
+        params: { path: { public_id: publicId } },
+        body: { samples },
+      }),
+    );
+  await addSamples(
     power,
     minutes.map((t, i) => ({ timestamp: iso(t), value: 40 + 5 * Math.sin(i / 10) })),
   );
-  await operator.addSamples(
+  await addSamples(
     count,
     minutes.map((t) => ({ timestamp: iso(t), value: 12 })),
   );
 
   // A 24-hour shift (start = end) on the two lines: they always run a shift instance.
-  await operator.createShifts(company.id, [
-    { name: "All day", startTime: "00:00", endTime: "00:00", machineIds: [line1.id, line2.id] },
-  ]);
+  ok(
+    "POST",
+    await operator.POST("/companies/{company_id}/shifts", {
+      params: { path: { company_id: company.id } },
+      body: [
+        { name: "All day", startTime: "00:00", endTime: "00:00", machineIds: [line1.id, line2.id] },
+      ],
+    }),
+  );
   const yesterday = now - DAY;
-  const [stop] = await operator.createStops(line1.id, [
-    {
-      startTime: iso(yesterday),
-      endTime: iso(yesterday + 25 * MINUTE),
-      isProgrammed: false,
-    },
-    {
-      startTime: iso(yesterday + 2 * HOUR),
-      endTime: iso(yesterday + 2 * HOUR + 10 * MINUTE),
-      isProgrammed: true,
-    },
-  ]);
+  const [stop] = ok(
+    "POST",
+    await operator.POST("/machines/{machine_id}/stops", {
+      params: { path: { machine_id: line1.id } },
+      body: [
+        {
+          startTime: iso(yesterday),
+          endTime: iso(yesterday + 25 * MINUTE),
+          isProgrammed: false,
+        },
+        {
+          startTime: iso(yesterday + 2 * HOUR),
+          endTime: iso(yesterday + 2 * HOUR + 10 * MINUTE),
+          isProgrammed: true,
+        },
+      ],
+    }),
+  );
   assert.ok(stop, "stops not created");
-  await operator.classifyStop(stop.id, {
-    description: "Jam at the infeed star wheel",
-    component: { name: "Infeed star wheel" },
-    specificCause: { name: "Bottle jam" },
-    generalCause: { name: "Mechanical" },
-  });
+  ok(
+    "PUT",
+    await operator.PUT("/stops/{stop_id}/classification", {
+      params: { path: { stop_id: stop.id } },
+      body: {
+        description: "Jam at the infeed star wheel",
+        component: { name: "Infeed star wheel" },
+        specificCause: { name: "Bottle jam" },
+        generalCause: { name: "Mechanical" },
+      },
+    }),
+  );
   // A stop of a machine without shifts: the stops report shows it with `shift: null`.
-  await operator.createStops(packer.id, [
-    {
-      startTime: iso(yesterday + HOUR),
-      endTime: iso(yesterday + HOUR + 5 * MINUTE),
-      isProgrammed: false,
-    },
-  ]);
+  ok(
+    "POST",
+    await operator.POST("/machines/{machine_id}/stops", {
+      params: { path: { machine_id: packer.id } },
+      body: [
+        {
+          startTime: iso(yesterday + HOUR),
+          endTime: iso(yesterday + HOUR + 5 * MINUTE),
+          isProgrammed: false,
+        },
+      ],
+    }),
+  );
 
   return {
     full: publicClient(prismUrl, fullKey.key, recorder),

@@ -16,11 +16,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { createClient } from "../clients/typescript/src/index";
 import { parseCsv, toIsoUtc } from "./lib/csv";
 import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
 import { readDemoKeys } from "./lib/demo-seed";
+import { ok } from "./lib/http";
 import { DEFAULT_BASE_URL, PROJECT_ROOT } from "./lib/project";
-import { ok, publicClient } from "./lib/public-client";
 
 const TOLERANCE = 1e-6;
 const FIVE_MINUTES = 300_000;
@@ -170,7 +171,7 @@ async function main(): Promise<void> {
   const key = readDemoKeys(baseUrl).find((k) => k.company === DEMO_PLANT_A);
   if (!key) throw new Error(`No Demo Plant A key for ${baseUrl} in .wrangler/demo-keys.json`);
   const report: ReportRow[] = [];
-  const api = publicClient(baseUrl, key.key);
+  const api = createClient({ baseUrl, apiKey: key.key, maxRetries: 0 });
   for (let page = 1; ; page++) {
     const answer = ok(
       "POST",

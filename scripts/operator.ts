@@ -10,9 +10,16 @@ import { parseArgs } from "node:util";
 import { parseSamplesCsv } from "./lib/csv";
 import { demoEnvLines } from "./lib/demo-env";
 import { getDemoKeys, PartialSeedError, seedDemo } from "./lib/demo-seed";
-import { HttpError } from "./lib/http";
+import { HttpError, ok, requestJson } from "./lib/http";
+import {
+  connectOperator,
+  loadSamples,
+  type MachineInput,
+  OPERATOR_PREFIX,
+  type OperatorConnection,
+  type RateLimit,
+} from "./lib/operator-api";
 import { checkSignal, parseScopes, UsageError } from "./lib/operator-checks";
-import { type MachineInput, OperatorClient, type RateLimit } from "./lib/operator-client";
 import { DEFAULT_BASE_URL, resolveOperatorToken } from "./lib/project";
 
 type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string }>;
@@ -27,7 +34,7 @@ interface Command {
   options: OptionSpec;
   /** Number of positional arguments after the command name. */
   positionals?: number;
-  run: (client: OperatorClient, values: Values, positionals: string[]) => Promise<unknown>;
+  run: (client: OperatorConnection, values: Values, positionals: string[]) => Promise<unknown>;
 }
 
 const COMMON_OPTIONS: OptionSpec = {
@@ -40,15 +47,20 @@ const COMMANDS: Record<string, Command> = {
     usage: "companies:list",
     summary: "List the companies (no secrets).",
     options: {},
-    run: (client) => client.listCompanies(),
+    run: async (client) => ok("GET", await client.api.GET("/companies")),
   },
   "companies:create": {
     usage: "companies:create --name N --timezone TZ",
     summary: "Create a company.",
     details: "Prints its id and webhook secret. TZ is an IANA name, for example Europe/Rome.",
     options: { name: { type: "string" }, timezone: { type: "string" } },
-    run: (client, v) =>
-      client.createCompanies([{ name: required(v, "name"), timezone: required(v, "timezone") }]),
+    run: async (client, v) =>
+      ok(
+        "POST",
+        await client.api.POST("/companies", {
+          body: [{ name: required(v, "name"), timezone: required(v, "timezone") }],
+        }),
+      ),
   },
   "api-keys:create": {
     usage: "api-keys:create --company ID --name N --scopes a.read,b.read [--rate-limit 100/60]",
@@ -63,17 +75,22 @@ const COMMANDS: Record<string, Command> = {
       scopes: { type: "string" },
       "rate-limit": { type: "string" },
     },
-    run: (client, v) => {
+    run: async (client, v) => {
       const rateLimitText = optional(v, "rate-limit");
       const { scopes, warnings } = parseScopes(required(v, "scopes"));
       for (const warning of warnings) console.error(warning);
-      return client.createApiKeys(requiredId(v, "company"), [
-        {
-          name: required(v, "name"),
-          scopes,
-          ...(rateLimitText ? { rateLimit: parseRateLimit(rateLimitText) } : {}),
-        },
-      ]);
+      const key = {
+        name: required(v, "name"),
+        scopes: [...scopes],
+        ...(rateLimitText ? { rateLimit: parseRateLimit(rateLimitText) } : {}),
+      };
+      return ok(
+        "POST",
+        await client.api.POST("/companies/{company_id}/api-keys", {
+          params: { path: { company_id: requiredId(v, "company") } },
+          body: [key],
+        }),
+      );
     },
   },
   "api-keys:revoke": {
@@ -82,7 +99,12 @@ const COMMANDS: Record<string, Command> = {
     options: { id: { type: "string" } },
     run: async (client, v) => {
       const id = requiredId(v, "id");
-      await client.revokeApiKey(id);
+      ok(
+        "DELETE",
+        await client.api.DELETE("/api-keys/{api_key_id}", {
+          params: { path: { api_key_id: id } },
+        }),
+      );
       return { revoked: id };
     },
   },
@@ -99,7 +121,7 @@ const COMMANDS: Record<string, Command> = {
       "no-uuid": { type: "boolean" },
       "external-name": { type: "string" },
     },
-    run: (client, v) => {
+    run: async (client, v) => {
       const uuid = optional(v, "uuid");
       if (uuid !== undefined && v["no-uuid"] === true) {
         throw new UsageError("--uuid and --no-uuid exclude each other");
@@ -110,7 +132,13 @@ const COMMANDS: Record<string, Command> = {
         ...(v["no-uuid"] === true ? { uuid: null } : uuid !== undefined ? { uuid } : {}),
         ...(externalName !== undefined ? { externalName } : {}),
       };
-      return client.createMachines(requiredId(v, "company"), [machine]);
+      return ok(
+        "POST",
+        await client.api.POST("/companies/{company_id}/machines", {
+          params: { path: { company_id: requiredId(v, "company") } },
+          body: [machine],
+        }),
+      );
     },
   },
   "signals:create": {
@@ -134,7 +162,7 @@ const COMMANDS: Record<string, Command> = {
       "description-en": { type: "string" },
       "description-es": { type: "string" },
     },
-    run: (client, v) => {
+    run: async (client, v) => {
       const en = optional(v, "description-en");
       const es = optional(v, "description-es");
       if ((en === undefined) !== (es === undefined)) {
@@ -153,7 +181,13 @@ const COMMANDS: Record<string, Command> = {
         kind: kind ?? null,
         ...(en !== undefined && es !== undefined ? { description: { en, es } } : {}),
       });
-      return client.createSignals(machine, [signal]);
+      return ok(
+        "POST",
+        await client.api.POST("/machines/{machine_id}/signals", {
+          params: { path: { machine_id: machine } },
+          body: [signal],
+        }),
+      );
     },
   },
   "signals:delete": {
@@ -162,7 +196,12 @@ const COMMANDS: Record<string, Command> = {
     options: { "public-id": { type: "string" } },
     run: async (client, v) => {
       const publicId = required(v, "public-id");
-      await client.deleteSignal(publicId);
+      ok(
+        "DELETE",
+        await client.api.DELETE("/signals/{public_id}", {
+          params: { path: { public_id: publicId } },
+        }),
+      );
       return { deleted: publicId };
     },
   },
@@ -175,7 +214,7 @@ const COMMANDS: Record<string, Command> = {
     options: { "public-id": { type: "string" }, file: { type: "string" } },
     run: async (client, v) => {
       const samples = parseSamplesCsv(readFileSync(required(v, "file"), "utf8"));
-      return { accepted: await client.loadSamples(required(v, "public-id"), samples) };
+      return { accepted: await loadSamples(client, required(v, "public-id"), samples) };
     },
   },
   request: {
@@ -197,7 +236,13 @@ const COMMANDS: Record<string, Command> = {
         }
       }
       if (!path.startsWith("/")) throw new UsageError("PATH must start with /");
-      return client.request<unknown>(method, path, body);
+      // A path known only now: plain JSON over fetch, not the typed client.
+      const fullPath = path.startsWith("/operator/") ? path : `${OPERATOR_PREFIX}${path}`;
+      return requestJson<unknown>(`${client.baseUrl}${fullPath}`, {
+        method: method.toUpperCase(),
+        headers: { authorization: `Bearer ${client.token}` },
+        body,
+      });
     },
   },
   seed: {
@@ -338,10 +383,10 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    const client = new OperatorClient({
-      baseUrl: optional(values, "url") ?? DEFAULT_BASE_URL,
-      token: resolveOperatorToken(),
-    });
+    const client = connectOperator(
+      optional(values, "url") ?? DEFAULT_BASE_URL,
+      resolveOperatorToken(),
+    );
     const result = await command.run(client, values, positionals);
     if (result !== undefined) console.log(JSON.stringify(result, null, 2));
     return 0;

@@ -23,7 +23,7 @@ import { DEMO_PLANT_A } from "./lib/demo-data";
 import { ASSET_0_POWER_ID, ASSET_0_UUID } from "./lib/demo-ids";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
-import { OperatorClient } from "./lib/operator-client";
+import { connectOperator } from "./lib/operator-api";
 import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } from "./lib/project";
 import { startReplay } from "./lib/replay";
 
@@ -263,7 +263,7 @@ async function main(): Promise<void> {
   try {
     // The token wrangler dev just read, even when the shell has another OPERATOR_TOKEN.
     const token = resolveOperatorToken({ preferDevVars: true });
-    const client = new OperatorClient({ baseUrl: BASE_URL, token });
+    const client = connectOperator(BASE_URL, token);
     if (!verbose) console.log(`Loading the demo data if needed (progress in ${LOG_NAME}) ...`);
     const log = verbose ? console.log : (line: string) => appendFileSync(LOG_PATH, `${line}\n`);
     const { seeded, keys } = await seedDemo(client, log);

@@ -2,7 +2,7 @@
  * Minimal CSV reading for the plain data files of `data/` (comma-separated, no quoted
  * fields, a header line) and for `timestamp,value` sample files.
  */
-import type { Sample } from "./operator-client";
+import type { Sample } from "./operator-api";
 
 /** A parsed CSV file: the header and the data rows, each row as named fields. */
 export interface CsvTable {

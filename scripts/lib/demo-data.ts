@@ -10,13 +10,7 @@
  */
 import { latestPerTimestamp, parseCsv, toIsoUtc, toNumber } from "./csv";
 import { demoMachineUuid, demoSignalId } from "./demo-ids";
-import type {
-  ApiKeyInput,
-  CompanyInput,
-  MachineInput,
-  Sample,
-  SignalInput,
-} from "./operator-client";
+import type { ApiKeyInput, CompanyInput, MachineInput, Sample, SignalInput } from "./operator-api";
 import { ALL_SCOPES, READ_SCOPES } from "./scopes";
 
 /** One signal to create, with its samples (time-ordered, one per instant). */

@@ -1,8 +1,10 @@
 /**
- * The fixed ids of the demo data: every fresh install gets the same machine uuids and
- * signal public ids, so that the README's commands, the request collection (requests/)
- * and the client examples work as pasted. docs/demo-data.md lists them all; a test
- * (test/clients/demo-ids.test.ts) keeps that table equal to this module.
+ * The fixed ids of the demo data: every fresh install gets the same machine uuids, signal
+ * public ids, and ids of the records the examples of `/docs` name (a SKU, a simple work
+ * order, a nominal speed and a production log of the data, and one of each for the DELETE
+ * examples), so that the README's commands, the request collection (requests/), the client
+ * examples and "Try it out" work as pasted. docs/demo-data.md lists them all; a test
+ * (test/scripts/demo-ids.test.ts) keeps those tables equal to this module.
  *
  * The pattern is readable on purpose: `{company}{kind}000000-0000-4000-8000-{machine}{signal}`
  * with company `a` (Demo Plant A) or `b` (Fleet B), kind `0` for a machine and `5` for a
@@ -53,3 +55,50 @@ export const ASSET_0_UUID = demoMachineUuid("a", 1);
 export const ASSET_0_POWER_ID = demoSignalId("a", 1, 1);
 /** Asset 0's `count` signal (pieces per 5 minutes). */
 export const ASSET_0_COUNT_ID = demoSignalId("a", 1, 2);
+
+/** The record kinds with fixed ids, and their digit in the id. */
+export const DEMO_RECORD_KINDS = {
+  sku: 1,
+  simpleWorkOrder: 2,
+  nominalSpeed: 3,
+  productionLog: 4,
+} as const;
+export type DemoRecordKind = keyof typeof DEMO_RECORD_KINDS;
+
+/**
+ * The id of a demo record of the public API: `{company}{kind}000000-0000-4000-8000-{n}`
+ * with the kind's digit (1 SKU, 2 simple work order, 3 nominal speed, 4 production log)
+ * and the record's number in twelve digits.
+ *
+ * @param company `a` or `b`, as for {@link demoMachineUuid}.
+ * @param kind the record's kind.
+ * @param n the record's number, 1 to 999,999.
+ * @returns for example `a1000000-0000-4000-8000-000000000001` for the example SKU.
+ * @throws RangeError when `n` is not an integer from 1 to 999,999.
+ */
+export function demoRecordId(company: DemoCompanyLetter, kind: DemoRecordKind, n: number): string {
+  return `${company}${DEMO_RECORD_KINDS[kind]}000000-0000-4000-8000-000000${six(n)}`;
+}
+
+/**
+ * Demo Plant A's records named by the examples of `/docs`: number 1 of each kind is a record
+ * of the data (GET and PATCH examples), number 2 one made for the DELETE example.
+ */
+export const DOCS_RECORDS = {
+  /** SKU P00, which Asset 0 has a nominal speed for (the realtime SKU write's example). */
+  sku: demoRecordId("a", "sku", 1),
+  /** SKU `DOCS-DELETE-ME`. */
+  disposableSku: demoRecordId("a", "sku", 2),
+  /** Simple work order WO-2022-W35. */
+  simpleWorkOrder: demoRecordId("a", "simpleWorkOrder", 1),
+  /** Simple work order `WO-DOCS-DELETE-ME`. */
+  disposableSimpleWorkOrder: demoRecordId("a", "simpleWorkOrder", 2),
+  /** Asset 0's nominal speed for P00. */
+  nominalSpeed: demoRecordId("a", "nominalSpeed", 1),
+  /** The manual packing bench's nominal speed for P00. */
+  disposableNominalSpeed: demoRecordId("a", "nominalSpeed", 2),
+  /** The first production log of the data (Asset 0, P00). */
+  productionLog: demoRecordId("a", "productionLog", 1),
+  /** A production log of the manual packing bench. */
+  disposableProductionLog: demoRecordId("a", "productionLog", 2),
+} as const;

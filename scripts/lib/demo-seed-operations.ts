@@ -4,7 +4,10 @@
  * full-access key (the path a partner integration takes), shifts and stops through the
  * operator API. Called by ./demo-seed.ts once the machines exist.
  */
+
+import { createClient } from "../../clients/typescript/src/index";
 import { mapWithConcurrency } from "./concurrency";
+import { DOCS_RECORDS } from "./demo-ids";
 import {
   type DerivedFleetStop,
   FLEET_B_SHIFT,
@@ -12,8 +15,8 @@ import {
   type PlantAOperations,
   skuCode,
 } from "./demo-operations";
-import type { Machine, OperatorClient, StopInput } from "./operator-client";
-import { ok, publicClient } from "./public-client";
+import { ok } from "./http";
+import type { Machine, OperatorConnection, StopInput } from "./operator-api";
 
 /** Most items the API takes in one create call (public and operator). */
 const MAX_ITEMS_PER_CALL = 1000;
@@ -35,6 +38,51 @@ export const DEMO_WORK_ORDERS = [
   { name: "WO-2022-W37" },
   { name: "WO-2022-W38" },
 ] as const;
+
+/**
+ * The records made for the DELETE examples of `/docs` (docs/demo-data.md): deleting them
+ * leaves the data's records, which the GET and PATCH examples name, in place.
+ */
+export const DOCS_DISPOSABLE = {
+  operator: { firstName: "Docs", lastName: "Example" },
+  sku: {
+    sku: "DOCS-DELETE-ME",
+    name: "Disposable product",
+    description: "Made for the DELETE example of /docs",
+    unit: "pieces",
+  },
+  simpleWorkOrder: { name: "WO-DOCS-DELETE-ME" },
+  /** The manual packing bench's nominal speed and production log are of SKU P00. */
+  machine: "Manual packing bench",
+  nominalSpeed: 1,
+  productionLog: { start: "2022-09-05T10:00:00Z", end: "2022-09-05T11:00:00Z", count: 60 },
+} as const;
+
+/** One record to move to its fixed id (POST /operator/v1/companies/{id}/record-ids). */
+interface RecordIdChange {
+  type: "sku" | "simpleWorkOrder" | "nominalSpeed" | "productionLog";
+  id: string | undefined;
+  newId: string;
+}
+
+/** Gives records of the company their fixed ids; throws when a record was not created. */
+async function fixRecordIds(
+  client: OperatorConnection,
+  companyId: number,
+  changes: readonly RecordIdChange[],
+): Promise<void> {
+  const body = changes.map(({ type, id, newId }) => {
+    if (!id) throw new Error(`The demo's ${type} for ${newId} was not created`);
+    return { type, id, newId };
+  });
+  ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/record-ids", {
+      params: { path: { company_id: companyId } },
+      body,
+    }),
+  );
+}
 
 /** Progress lines go here. */
 export type Log = (line: string) => void;
@@ -60,7 +108,7 @@ function machineNamed(machines: readonly Machine[], name: string): Machine {
  * API), its three shifts (operator API, the three assets only), its production logs
  * (public API, calls of 1,000, one after the other) and its alarm stops (operator API).
  *
- * @param client an operator API client.
+ * @param client the operator API of the Worker.
  * @param companyId the company's id.
  * @param machines the company's machines as created ("Asset 0" ..).
  * @param apiKey a key of the company with the create scopes.
@@ -69,57 +117,108 @@ function machineNamed(machines: readonly Machine[], name: string): Machine {
  * @throws HttpError from the API; Error when a machine of the data is missing.
  */
 export async function loadPlantAOperations(
-  client: OperatorClient,
+  client: OperatorConnection,
   companyId: number,
   machines: readonly Machine[],
   apiKey: string,
   ops: PlantAOperations,
   log: Log,
 ): Promise<void> {
-  const api = publicClient(client.baseUrl, apiKey);
+  // No retries: a failure shows at once, and every call runs exactly once.
+  const api = createClient({ baseUrl: client.baseUrl, apiKey, maxRetries: 0 });
   const assetMachine = (asset: number) => machineNamed(machines, `Asset ${asset}`);
   const assetIds = [...new Set(ops.productionLogs.map((l) => l.asset))]
     .sort((a, b) => a - b)
     .map((asset) => assetMachine(asset).id);
 
-  const skus = ok(
+  const created = ok(
     "POST",
     await api.POST("/v1/skus", {
-      body: ops.products.map((product) => ({
-        sku: skuCode(product),
-        name: `Product ${product}`,
-        description: `Product id ${product} of the SME data set (column \`product\`)`,
-        unit: "pieces",
-      })),
+      body: [
+        ...ops.products.map((product) => ({
+          sku: skuCode(product),
+          name: `Product ${product}`,
+          description: `Product id ${product} of the SME data set (column \`product\`)`,
+          unit: "pieces",
+        })),
+        DOCS_DISPOSABLE.sku,
+      ],
     }),
   );
+  // The examples of /docs name P00 (Asset 0 has a nominal speed for it) and the disposable SKU.
+  const skuIdOf = (code: string) => created.find((sku) => sku.sku === code)?.id;
+  await fixRecordIds(client, companyId, [
+    { type: "sku", id: skuIdOf(skuCode(0)), newId: DOCS_RECORDS.sku },
+    { type: "sku", id: skuIdOf(DOCS_DISPOSABLE.sku.sku), newId: DOCS_RECORDS.disposableSku },
+  ]);
+  const skus = created.slice(0, ops.products.length);
   const skuId = new Map(skus.map((sku) => [sku.sku, sku.id]));
+  skuId.set(skuCode(0), DOCS_RECORDS.sku);
   const skuOf = (product: number) => {
     const id = skuId.get(skuCode(product));
     if (!id) throw new Error(`SKU ${skuCode(product)} was not created`);
     return id;
   };
-  ok("POST", await api.POST("/v1/operators", { body: [...DEMO_OPERATORS] }));
-  ok("POST", await api.POST("/v1/simple-work-orders", { body: [...DEMO_WORK_ORDERS] }));
   ok(
     "POST",
-    await api.POST("/v1/nominal-speeds", {
-      body: ops.nominalSpeeds.map((speed) => ({
-        nominalSpeed: speed.nominalSpeed,
-        countingFactor: 1,
-        machine: { id: assetMachine(speed.asset).id },
-        sku: { id: skuOf(speed.product) },
-      })),
+    await api.POST("/v1/operators", { body: [...DEMO_OPERATORS, DOCS_DISPOSABLE.operator] }),
+  );
+  const orders = ok(
+    "POST",
+    await api.POST("/v1/simple-work-orders", {
+      body: [...DEMO_WORK_ORDERS, DOCS_DISPOSABLE.simpleWorkOrder],
     }),
   );
+  const orderIdOf = (name: string) => orders.find((order) => order.name === name)?.id;
+  await fixRecordIds(client, companyId, [
+    {
+      type: "simpleWorkOrder",
+      id: orderIdOf(DEMO_WORK_ORDERS[0].name),
+      newId: DOCS_RECORDS.simpleWorkOrder,
+    },
+    {
+      type: "simpleWorkOrder",
+      id: orderIdOf(DOCS_DISPOSABLE.simpleWorkOrder.name),
+      newId: DOCS_RECORDS.disposableSimpleWorkOrder,
+    },
+  ]);
+  const bench = machineNamed(machines, DOCS_DISPOSABLE.machine);
+  const speeds = ok(
+    "POST",
+    await api.POST("/v1/nominal-speeds", {
+      body: [
+        ...ops.nominalSpeeds.map((speed) => ({
+          nominalSpeed: speed.nominalSpeed,
+          countingFactor: 1,
+          machine: { id: assetMachine(speed.asset).id },
+          sku: { id: skuOf(speed.product) },
+        })),
+        {
+          nominalSpeed: DOCS_DISPOSABLE.nominalSpeed,
+          countingFactor: 1,
+          machine: { id: bench.id },
+          sku: { id: DOCS_RECORDS.sku },
+        },
+      ],
+    }),
+  );
+  const speedOf = (machineId: number) =>
+    speeds.find((s) => s.machine.id === machineId && s.sku.id === DOCS_RECORDS.sku)?.id;
+  await fixRecordIds(client, companyId, [
+    { type: "nominalSpeed", id: speedOf(assetMachine(0).id), newId: DOCS_RECORDS.nominalSpeed },
+    { type: "nominalSpeed", id: speedOf(bench.id), newId: DOCS_RECORDS.disposableNominalSpeed },
+  ]);
   log(
     `  Demo Plant A: ${skus.length} SKUs, ${DEMO_OPERATORS.length} operators, ` +
       `${DEMO_WORK_ORDERS.length} work orders, ${ops.nominalSpeeds.length} nominal speeds`,
   );
 
-  await client.createShifts(
-    companyId,
-    PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+  ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/shifts", {
+      params: { path: { company_id: companyId } },
+      body: PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+    }),
   );
 
   const logs = ops.productionLogs.map((entry) => ({
@@ -130,9 +229,38 @@ export async function loadPlantAOperations(
     machine: { id: assetMachine(entry.asset).id },
     sku: { id: skuOf(entry.product) },
   }));
-  for (const chunk of chunks(logs, MAX_ITEMS_PER_CALL)) {
-    ok("POST", await api.POST("/v1/production-logs", { body: chunk }));
+  const [firstLog] = ops.productionLogs;
+  if (firstLog?.asset !== 0 || firstLog.product !== 0) {
+    throw new Error(
+      "The demo's first production log is no longer Asset 0's P00 (docs/demo-data.md)",
+    );
   }
+  const logIds: (string | undefined)[] = [];
+  for (const chunk of chunks(logs, MAX_ITEMS_PER_CALL)) {
+    const rows = ok("POST", await api.POST("/v1/production-logs", { body: chunk }));
+    logIds.push(...rows.map((row) => row.id));
+  }
+  const [disposableLog] = ok(
+    "POST",
+    await api.POST("/v1/production-logs", {
+      body: [
+        {
+          ...DOCS_DISPOSABLE.productionLog,
+          type: "total",
+          machine: { id: bench.id },
+          sku: { id: DOCS_RECORDS.sku },
+        },
+      ],
+    }),
+  );
+  await fixRecordIds(client, companyId, [
+    { type: "productionLog", id: logIds[0], newId: DOCS_RECORDS.productionLog },
+    {
+      type: "productionLog",
+      id: disposableLog?.id,
+      newId: DOCS_RECORDS.disposableProductionLog,
+    },
+  ]);
 
   const stopsByMachine = new Map<number, StopInput[]>();
   for (const stop of ops.stops) {
@@ -142,8 +270,15 @@ export async function loadPlantAOperations(
     stopsByMachine.set(id, list);
   }
   for (const [machineId, stops] of stopsByMachine) {
-    for (const chunk of chunks(stops, MAX_ITEMS_PER_CALL))
-      await client.createStops(machineId, chunk);
+    for (const chunk of chunks(stops, MAX_ITEMS_PER_CALL)) {
+      ok(
+        "POST",
+        await client.api.POST("/machines/{machine_id}/stops", {
+          params: { path: { machine_id: machineId } },
+          body: chunk,
+        }),
+      );
+    }
   }
   log(
     `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${logs.length} production logs, ` +
@@ -155,7 +290,7 @@ export async function loadPlantAOperations(
  * Loads Fleet B's 24-hour shift (not considered in the metrics report) and its
  * failure and maintenance stops, each classified with its component and general cause.
  *
- * @param client an operator API client.
+ * @param client the operator API of the Worker.
  * @param companyId the company's id.
  * @param machines the company's machines as created ("Machine 1" ..).
  * @param stops the derived stops (./demo-operations.ts).
@@ -163,13 +298,19 @@ export async function loadPlantAOperations(
  * @throws HttpError from the API; Error when a machine of the data is missing.
  */
 export async function loadFleetBOperations(
-  client: OperatorClient,
+  client: OperatorConnection,
   companyId: number,
   machines: readonly Machine[],
   stops: readonly DerivedFleetStop[],
   log: Log,
 ): Promise<void> {
-  await client.createShifts(companyId, [FLEET_B_SHIFT]);
+  ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/shifts", {
+      params: { path: { company_id: companyId } },
+      body: [FLEET_B_SHIFT],
+    }),
+  );
   const byMachine = new Map<number, DerivedFleetStop[]>();
   for (const stop of stops) {
     const id = machineNamed(machines, `Machine ${stop.machine}`).id;
@@ -180,13 +321,16 @@ export async function loadFleetBOperations(
   const created = await mapWithConcurrency([...byMachine], 4, async ([machineId, list]) => {
     const out: { id: number; stop: DerivedFleetStop }[] = [];
     for (const chunk of chunks(list, MAX_ITEMS_PER_CALL)) {
-      const rows = await client.createStops(
-        machineId,
-        chunk.map((stop) => ({
-          startTime: iso(stop.start),
-          endTime: iso(stop.end),
-          isProgrammed: stop.isProgrammed,
-        })),
+      const rows = ok(
+        "POST",
+        await client.api.POST("/machines/{machine_id}/stops", {
+          params: { path: { machine_id: machineId } },
+          body: chunk.map((stop) => ({
+            startTime: iso(stop.start),
+            endTime: iso(stop.end),
+            isProgrammed: stop.isProgrammed,
+          })),
+        }),
       );
       rows.forEach((row, i) => {
         const stop = chunk[i];
@@ -195,11 +339,14 @@ export async function loadFleetBOperations(
     }
     return out;
   });
-  await mapWithConcurrency(created.flat(), CALL_CONCURRENCY, ({ id, stop }) =>
-    client.classifyStop(id, {
-      component: { name: stop.component },
-      generalCause: { name: stop.generalCause },
-    }),
+  await mapWithConcurrency(created.flat(), CALL_CONCURRENCY, async ({ id, stop }) =>
+    ok(
+      "PUT",
+      await client.api.PUT("/stops/{stop_id}/classification", {
+        params: { path: { stop_id: id } },
+        body: { component: { name: stop.component }, generalCause: { name: stop.generalCause } },
+      }),
+    ),
   );
   const programmed = stops.filter((stop) => stop.isProgrammed).length;
   log(

@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { createClient as createPublicClient } from "../../clients/typescript/src/index";
 import { mapWithConcurrency } from "./concurrency";
 import {
   buildDemoCompanies,
@@ -18,17 +19,20 @@ import {
 } from "./demo-data";
 import { deriveFleetStops, derivePlantAOperations } from "./demo-operations";
 import { loadFleetBOperations, loadPlantAOperations } from "./demo-seed-operations";
-import { HttpError } from "./http";
-import type {
-  ApiKeyInput,
-  Company,
-  CreatedCompany,
-  Machine,
-  OperatorClient,
-  Sample,
-} from "./operator-client";
+import type { components } from "./generated/operator-api";
+import { HttpError, ok } from "./http";
+import {
+  type ApiKeyInput,
+  loadSamples,
+  type Machine,
+  type OperatorConnection,
+  type Sample,
+} from "./operator-api";
 import { PROJECT_ROOT } from "./project";
-import { ok, publicClient } from "./public-client";
+
+type Company = components["schemas"]["Company"];
+/** A created company, with its webhook signing secret. */
+type CreatedCompany = Company & { webhookSecret: string };
 
 /** Where the demo keys are kept (git-ignored with the rest of `.wrangler/`). */
 export const DEMO_KEYS_PATH = join(PROJECT_ROOT, ".wrangler", "demo-keys.json");
@@ -105,7 +109,7 @@ const PLANT_A_LOADER_KEY = "demo-full-access";
  * for at most 4 signals at a time; the chunks of one signal go one after the other.
  * The keys are saved as soon as they are issued, before any sample is sent.
  *
- * @param client an operator API client.
+ * @param client the operator API of the Worker.
  * @param log where progress lines go.
  * @param options the companies to load and whether to save the keys (default: both, saved).
  * @returns whether data was loaded, and the demo keys.
@@ -114,16 +118,19 @@ const PLANT_A_LOADER_KEY = "demo-full-access";
  *   later runs will not complete that demo (they see "Demo Plant A" and stop).
  */
 export async function seedDemo(
-  client: OperatorClient,
+  client: OperatorConnection,
   log: Log = console.log,
   options: SeedOptions = {},
 ): Promise<SeedResult> {
-  const existing = await client.listCompanies();
+  const existing = ok("GET", await client.api.GET("/companies"));
   if (existing.some((company) => company.name === DEMO_PLANT_A)) {
     return { seeded: false, keys: await getDemoKeys(client, existing) };
   }
   const demo = buildDemoCompanies(readDataFile, options.companies ?? DEMO_COMPANY_NAMES);
-  const companies = await client.createCompanies(demo.map((company) => company.input));
+  const companies = ok(
+    "POST",
+    await client.api.POST("/companies", { body: demo.map((company) => company.input) }),
+  );
   try {
     const keys = await loadCompanies(client, demo, companies, log, options.saveKeys ?? true);
     return { seeded: true, keys };
@@ -137,7 +144,7 @@ export async function seedDemo(
  * signals, sends the samples, then loads the operational records of each company.
  */
 async function loadCompanies(
-  client: OperatorClient,
+  client: OperatorConnection,
   demo: DemoCompany[],
   companies: CreatedCompany[],
   log: Log,
@@ -158,17 +165,23 @@ async function loadCompanies(
   for (const [i, company] of companies.entries()) {
     const definition = demo[i];
     if (!definition) continue;
-    const machines = await client.createMachines(
-      company.id,
-      definition.machines.map((machine) => machine.input),
+    const machines = ok(
+      "POST",
+      await client.api.POST("/companies/{company_id}/machines", {
+        params: { path: { company_id: company.id } },
+        body: definition.machines.map((machine) => machine.input),
+      }),
     );
     machinesOf.set(company.name, machines);
     for (const [j, machine] of machines.entries()) {
       const signals = definition.machines[j]?.signals ?? [];
       if (signals.length === 0) continue;
-      const created = await client.createSignals(
-        machine.id,
-        signals.map((signal) => signal.input),
+      const created = ok(
+        "POST",
+        await client.api.POST("/machines/{machine_id}/signals", {
+          params: { path: { machine_id: machine.id } },
+          body: signals.map((signal) => signal.input),
+        }),
       );
       created.forEach((signal, k) => {
         uploads.push({
@@ -180,7 +193,7 @@ async function loadCompanies(
     }
   }
   await mapWithConcurrency(uploads, SAMPLE_CONCURRENCY, async (upload) => {
-    const accepted = await client.loadSamples(upload.publicId, upload.samples);
+    const accepted = await loadSamples(client, upload.publicId, upload.samples);
     log(`  ${upload.label}: ${accepted} samples`);
   });
   log(`Loaded ${uploads.length} signals; loading shifts, catalog, production logs and stops ...`);
@@ -196,7 +209,7 @@ async function loadCompanies(
  * samples already built.
  */
 async function loadOperations(
-  client: OperatorClient,
+  client: OperatorConnection,
   demo: DemoCompany[],
   companies: CreatedCompany[],
   machinesOf: Map<string, Machine[]>,
@@ -237,16 +250,16 @@ async function loadOperations(
  * keys for the existing demo companies and saves them. Old keys are not revoked
  * (their ids are not known).
  *
- * @param client an operator API client.
+ * @param client the operator API of the Worker.
  * @param companies the company list when the caller already has it (saves a GET).
  * @returns the keys, full-access key of Demo Plant A first.
  * @throws Error when no demo company exists (run the seed first); HttpError from the API.
  */
 export async function getDemoKeys(
-  client: OperatorClient,
+  client: OperatorConnection,
   companies?: Company[],
 ): Promise<DemoKey[]> {
-  const list = companies ?? (await client.listCompanies());
+  const list = companies ?? ok("GET", await client.api.GET("/companies"));
   const saved = readDemoKeys(client.baseUrl);
   if (saved.length > 0 && (await keysStillValid(client.baseUrl, saved, list))) return saved;
 
@@ -266,12 +279,18 @@ export async function getDemoKeys(
 
 /** Issues a company's demo keys and returns them in the keys-file shape. */
 async function issueKeys(
-  client: OperatorClient,
+  client: OperatorConnection,
   company: Company,
   definitions: readonly ApiKeyInput[],
 ): Promise<DemoKey[]> {
   if (definitions.length === 0) return [];
-  const issued = await client.createApiKeys(company.id, definitions);
+  const issued = ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/api-keys", {
+      params: { path: { company_id: company.id } },
+      body: definitions.map((key) => ({ ...key, scopes: [...key.scopes] })),
+    }),
+  );
   return issued.map((k) => ({
     name: k.name,
     company: company.name,
@@ -332,7 +351,9 @@ async function keysStillValid(
   const first = keys[0];
   if (!sameCompanies || !first) return false;
   try {
-    ok("GET", await publicClient(baseUrl, first.key).GET("/v1/machines"));
+    // No retries: a refused key must show at once.
+    const api = createPublicClient({ baseUrl, apiKey: first.key, maxRetries: 0 });
+    ok("GET", await api.GET("/v1/machines"));
     return true;
   } catch (error) {
     // Only a refused key proves the file stale; other failures are not ours to fix here.

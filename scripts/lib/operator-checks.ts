@@ -7,7 +7,7 @@
  */
 import { isKnownScope } from "../../src/auth/scopes";
 import { SignalCreate } from "../../src/operator/signal-input";
-import type { SignalInput } from "./operator-client";
+import type { SignalInput } from "./operator-api";
 import { ALL_SCOPES, READ_SCOPES } from "./scopes";
 
 /** A mistake in the command line (the CLI exits with 2 and prints the command's usage). */

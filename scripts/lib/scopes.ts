@@ -1,7 +1,7 @@
 /**
  * The scopes a key issued by the scripts can carry: exactly those that public routes
  * require, read from the API's own document (each operation's `x-required-scope`, which
- * `publicRoute(scope, ...)` in src/http/openapi.ts writes). The document is the committed
+ * `publicRoute(scope, ...)` in src/app-chain/public-route.ts writes). The document is the committed
  * `clients/typescript/src/generated/openapi.json`, which `npm test` keeps equal to the one
  * the Worker serves. The Worker knows a few more scopes (src/auth/scopes.ts: every section
  * with read, create, update and delete) that no route asks for; granting them gives nothing.

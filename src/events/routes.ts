@@ -6,14 +6,19 @@
  * (`./machine-events.ts`); the Worker authenticates, counts the connection and hands the
  * request to the stream.
  */
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
+import { publicRoute } from "../app-chain/public-route";
 import type { AppEnv } from "../app-env";
 import { authenticate, DEFAULT_RESOLVERS, requireScope } from "../auth/middleware";
 import { readSettings } from "../env";
 import { ApiError, notAuthenticated } from "../http/errors";
-import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute, RATE_LIMIT_HEADERS } from "../http/openapi";
-import { validationHook } from "../http/validation";
+import {
+  createRouter,
+  jsonResponse,
+  NOT_FOUND_RESPONSE,
+  RATE_LIMIT_HEADERS,
+} from "../http/openapi";
 import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
 import { findMachine } from "../realtime/queries";
 import { MachineIdParam } from "../realtime/schemas";
@@ -224,7 +229,7 @@ async function subscribe(
   }
 }
 
-export const eventsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const eventsRoutes = createRouter()
   .openapi(companyEventsRoute, async (c) => {
     const { since } = c.req.valid("query");
     return subscribe(c, companyStream(c.var.principal.companyId), resumeFrom(c, since));

@@ -1,19 +1,16 @@
 /**
- * Operator routes for companies, API keys and the webhook signing secret.
+ * Operator routes for companies: create and list them, their signal retention and their
+ * webhook signing secret. Their API keys are in ./api-keys.ts.
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { asc, eq } from "drizzle-orm";
-import type { AppEnv } from "../app-env";
-import { generateApiKey, randomToken } from "../auth/api-keys";
-import { forgetCredential } from "../auth/middleware";
-import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
-import { apiKeys, companies } from "../db/schema";
+import { randomToken } from "../auth/api-keys";
+import { companies } from "../db/schema";
 import { notFound } from "../http/errors";
-import { jsonResponse } from "../http/openapi";
-import { validationHook } from "../http/validation";
+import { createRouter, jsonResponse } from "../http/openapi";
+import { arrayBody, IntId, objectBody } from "../http/schemas";
 import { forgetCompanySignals } from "../resources/signals/signal-lookup";
-import { requireCompany } from "./lookups";
-import { arrayBody, IntId, objectBody, operatorRoute } from "./schemas";
+import { operatorRoute } from "./schemas";
 
 /** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
 export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
@@ -46,27 +43,6 @@ const CompanyCreate = z
   })
   .strict();
 
-const RateLimitSchema = z
-  .object({
-    requests: z.number().int().positive().max(1_000_000),
-    periodSeconds: z.number().int().positive().max(86_400),
-  })
-  .strict();
-
-const ApiKeyCreate = z
-  .object({
-    name: z.string().trim().min(1).max(200),
-    scopes: z
-      .array(
-        z.string().refine(isKnownScope, {
-          message: `Unknown scope; known scopes: ${ALL_SCOPES.join(", ")}`,
-        }),
-      )
-      .max(ALL_SCOPES.length * 2),
-    rateLimit: RateLimitSchema.optional(),
-  })
-  .strict();
-
 const companyParam = z.object({ company_id: IntId("company_id") });
 
 const SignalRetention = z
@@ -79,7 +55,7 @@ const SignalRetention = z
   .strict()
   .openapi("SignalRetention");
 
-export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const operatorCompaniesRoutes = createRouter()
   .openapi(
     operatorRoute({
       method: "put",
@@ -161,92 +137,6 @@ export const operatorCompaniesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: va
         .orderBy(asc(companies.id))
         .all();
       return c.json(rows, 200);
-    },
-  )
-  .openapi(
-    operatorRoute({
-      method: "post",
-      path: "/companies/{company_id}/api-keys",
-      tags: ["API keys"],
-      summary: "Issue API keys",
-      description: "`key` is shown in this response only; the service stores its SHA-256 hash.",
-      request: { params: companyParam, body: arrayBody(ApiKeyCreate) },
-      responses: {
-        201: jsonResponse(
-          z.array(
-            z.object({
-              id: z.number().int(),
-              name: z.string(),
-              key: z.string(),
-              prefix: z.string(),
-              scopes: z.array(z.string()),
-              rateLimit: RateLimitSchema.nullable(),
-            }),
-          ),
-          "Issued keys.",
-        ),
-      },
-    }),
-    async (c) => {
-      const { company_id } = c.req.valid("param");
-      const items = c.req.valid("json");
-      await requireCompany(c.var.db, company_id);
-      const db = c.var.db;
-      const generated = await Promise.all(items.map(() => generateApiKey()));
-      const inserts = items.map((item, i) => {
-        const g = generated[i];
-        if (!g) throw new Error("unreachable: one key per item");
-        return db
-          .insert(apiKeys)
-          .values({
-            companyId: company_id,
-            name: item.name,
-            prefix: g.prefix,
-            keyHash: g.hash,
-            scopes: [...new Set(item.scopes)],
-            rateLimitRequests: item.rateLimit?.requests ?? null,
-            rateLimitPeriodSeconds: item.rateLimit?.periodSeconds ?? null,
-          })
-          .returning({ id: apiKeys.id });
-      });
-      const [first, ...rest] = inserts;
-      if (!first) return c.json([], 201);
-      const results = await db.batch([first, ...rest]);
-      return c.json(
-        results.map(([row], i) => ({
-          id: row?.id ?? 0,
-          name: items[i]?.name ?? "",
-          key: generated[i]?.key ?? "",
-          prefix: generated[i]?.prefix ?? "",
-          scopes: [...new Set(items[i]?.scopes ?? [])],
-          rateLimit: items[i]?.rateLimit ?? null,
-        })),
-        201,
-      );
-    },
-  )
-  .openapi(
-    operatorRoute({
-      method: "delete",
-      path: "/api-keys/{api_key_id}",
-      tags: ["API keys"],
-      summary: "Revoke an API key",
-      description: "The key stops working at once.",
-      request: { params: z.object({ api_key_id: IntId("api_key_id") }) },
-      responses: { 204: { description: "Revoked." } },
-    }),
-    async (c) => {
-      const { api_key_id } = c.req.valid("param");
-      const row = await c.var.db
-        .update(apiKeys)
-        .set({ revokedAt: Date.now() })
-        .where(eq(apiKeys.id, api_key_id))
-        .returning({ id: apiKeys.id })
-        .get();
-      if (!row) throw notFound("API key not found");
-      // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS.
-      forgetCredential(`key:${row.id}`);
-      return c.body(null, 204);
     },
   )
   .openapi(

@@ -1,30 +1,33 @@
-/**
- * The operator API under `/operator/v1`, with its own OpenAPI document.
- */
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app-env";
-import { validationHook } from "../http/validation";
+import { createRouter } from "../http/openapi";
+import { operatorApiKeysRoutes } from "./api-keys";
 import { operatorAuth } from "./auth";
 import { operatorCompaniesRoutes } from "./companies";
 import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
+import { operatorRecordIdsRoutes } from "./record-ids";
 import { operatorShiftsRoutes } from "./shifts";
+import { operatorSignalsRoutes } from "./signals";
+import { operatorStopClassificationsRoutes } from "./stop-classifications";
 import { operatorStopsRoutes } from "./stops";
 import { operatorWebhooksRoutes } from "./webhooks";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`); its document needs the operator token too. */
 export function createOperatorApp() {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const app = createRouter();
   app.openAPIRegistry.registerComponent("securitySchemes", "OperatorToken", {
     type: "http",
     scheme: "bearer",
     description: "The OPERATOR_TOKEN secret of the Worker.",
   });
   app.route("/", operatorCompaniesRoutes);
+  app.route("/", operatorApiKeysRoutes);
   app.route("/", operatorMachinesRoutes);
+  app.route("/", operatorSignalsRoutes);
   app.route("/", operatorDiagnosticsRoutes);
   app.route("/", operatorShiftsRoutes);
   app.route("/", operatorStopsRoutes);
+  app.route("/", operatorStopClassificationsRoutes);
+  app.route("/", operatorRecordIdsRoutes);
   app.route("/", operatorWebhooksRoutes);
   // The list of operator routes is for the operator only, like the routes themselves.
   app.use("/openapi.json", operatorAuth());

@@ -1,24 +1,15 @@
 /**
- * Operator routes for machines, signals and signal samples.
+ * Operator route that creates the machines of a company. Their signals and samples are in
+ * ./signals.ts.
  */
 
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq, isNull, sql } from "drizzle-orm";
-import type { AppEnv } from "../app-env";
-import type { Database } from "../db/client";
-import { machines, signals } from "../db/schema";
-import { readSettings } from "../env";
-import { nudgeLive } from "../events/publish";
-import { ApiError, notFound, unprocessable } from "../http/errors";
-import { jsonResponse } from "../http/openapi";
-import { validationHook } from "../http/validation";
-import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
-import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
-import { forgetSignal, lookupIngestTarget } from "../resources/signals/signal-lookup";
-import { requireCompany, requireMachine } from "./lookups";
-import { SamplesBody } from "./samples-input";
-import { arrayBody, IntId, objectBody, operatorRoute, UuidId } from "./schemas";
-import { SignalCreate } from "./signal-input";
+import { z } from "@hono/zod-openapi";
+import { machines } from "../db/schema";
+import { ApiError } from "../http/errors";
+import { createRouter, jsonResponse } from "../http/openapi";
+import { arrayBody, IntId } from "../http/schemas";
+import { requireCompany } from "./lookups";
+import { operatorRoute } from "./schemas";
 
 const MachineCreate = z
   .object({
@@ -41,238 +32,54 @@ const MachineOut = z
   })
   .openapi("OperatorMachine");
 
-const SignalOut = z
-  .object({
-    publicId: z.string(),
-    machineId: z.number().int(),
-    name: z.string(),
-    displayName: z.string(),
-    kind: z.string().nullable(),
-    description: z.object({ en: z.string().nullable(), es: z.string().nullable() }),
-  })
-  .openapi("OperatorSignal");
-
-export const operatorMachinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  .openapi(
-    operatorRoute({
-      method: "post",
-      path: "/companies/{company_id}/machines",
-      tags: ["Machines"],
-      summary: "Create machines",
-      request: {
-        params: z.object({ company_id: IntId("company_id") }),
-        body: arrayBody(MachineCreate),
-      },
-      responses: {
-        201: jsonResponse(z.array(MachineOut), "Created machines."),
-        409: jsonResponse(z.object({ detail: z.string() }), "A uuid is already used."),
-      },
-    }),
-    async (c) => {
-      const { company_id } = c.req.valid("param");
-      const items = c.req.valid("json");
-      const db = c.var.db;
-      await requireCompany(db, company_id);
-      const rows = items.map((m) => ({
-        companyId: company_id,
-        name: m.name,
-        uuid:
-          m.uuid === undefined
-            ? crypto.randomUUID()
-            : m.uuid === null
-              ? null
-              : m.uuid.toLowerCase(),
-        externalName: m.externalName ?? null,
-        isCountEnabled: m.isCountEnabled ?? true,
-      }));
-      const uuids = rows.map((r) => r.uuid).filter((u): u is string => u !== null);
-      if (new Set(uuids).size !== uuids.length)
-        throw new ApiError(409, "The same uuid is given twice");
-      const out = {
-        id: machines.id,
-        uuid: machines.uuid,
-        name: machines.name,
-        externalName: machines.externalName,
-        isCountEnabled: machines.isCountEnabled,
-      };
-      const [first, ...rest] = rows.map((r) => db.insert(machines).values(r).returning(out));
-      if (!first) return c.json([], 201);
-      try {
-        const results = await db.batch([first, ...rest]);
-        return c.json(results.flat(), 201);
-      } catch (error) {
-        if (String(error).includes("UNIQUE constraint failed: machines.uuid")) {
-          throw new ApiError(409, "A machine with one of these uuids already exists");
-        }
-        throw error;
+export const operatorMachinesRoutes = createRouter().openapi(
+  operatorRoute({
+    method: "post",
+    path: "/companies/{company_id}/machines",
+    tags: ["Machines"],
+    summary: "Create machines",
+    request: {
+      params: z.object({ company_id: IntId("company_id") }),
+      body: arrayBody(MachineCreate),
+    },
+    responses: {
+      201: jsonResponse(z.array(MachineOut), "Created machines."),
+      409: jsonResponse(z.object({ detail: z.string() }), "A uuid is already used."),
+    },
+  }),
+  async (c) => {
+    const { company_id } = c.req.valid("param");
+    const items = c.req.valid("json");
+    const db = c.var.db;
+    await requireCompany(db, company_id);
+    const rows = items.map((m) => ({
+      companyId: company_id,
+      name: m.name,
+      uuid:
+        m.uuid === undefined ? crypto.randomUUID() : m.uuid === null ? null : m.uuid.toLowerCase(),
+      externalName: m.externalName ?? null,
+      isCountEnabled: m.isCountEnabled ?? true,
+    }));
+    const uuids = rows.map((r) => r.uuid).filter((u): u is string => u !== null);
+    if (new Set(uuids).size !== uuids.length)
+      throw new ApiError(409, "The same uuid is given twice");
+    const out = {
+      id: machines.id,
+      uuid: machines.uuid,
+      name: machines.name,
+      externalName: machines.externalName,
+      isCountEnabled: machines.isCountEnabled,
+    };
+    const [first, ...rest] = rows.map((r) => db.insert(machines).values(r).returning(out));
+    if (!first) return c.json([], 201);
+    try {
+      const results = await db.batch([first, ...rest]);
+      return c.json(results.flat(), 201);
+    } catch (error) {
+      if (String(error).includes("UNIQUE constraint failed: machines.uuid")) {
+        throw new ApiError(409, "A machine with one of these uuids already exists");
       }
-    },
-  )
-  .openapi(
-    operatorRoute({
-      method: "post",
-      path: "/machines/{machine_id}/signals",
-      tags: ["Signals"],
-      summary: "Create signals of a machine",
-      request: {
-        params: z.object({ machine_id: IntId("machine_id") }),
-        body: arrayBody(SignalCreate),
-      },
-      description:
-        "All or none. A signal is refused with 409 when its `publicId` is used (by any signal, " +
-        "deleted ones included) or given twice, or when the machine already has a live signal " +
-        "with the same `name` and `displayName` (or the call gives that pair twice): the public " +
-        "API tells signals of one name apart by their display name only.",
-      responses: {
-        201: jsonResponse(z.array(SignalOut), "Created signals with their `publicId`."),
-        409: jsonResponse(
-          z.object({ detail: z.string() }),
-          "A public id is already used, or a name and display name repeat on the machine.",
-        ),
-      },
-    }),
-    async (c) => {
-      const { machine_id } = c.req.valid("param");
-      const items = c.req.valid("json");
-      const db = c.var.db;
-      const machine = await requireMachine(db, machine_id);
-      const rows = items.map((s) => ({
-        publicId: s.publicId?.toLowerCase() ?? crypto.randomUUID(),
-        companyId: machine.companyId,
-        machineId: machine.id,
-        name: s.name,
-        displayName: s.displayName,
-        kind: s.kind,
-        descriptionEn: s.description?.en ?? null,
-        descriptionEs: s.description?.es ?? null,
-      }));
-      await refuseDuplicateSignals(db, machine.id, rows);
-      const [first, ...rest] = rows.map((r) => db.insert(signals).values(r));
-      try {
-        if (first) await db.batch([first, ...rest]);
-      } catch (error) {
-        if (String(error).includes("UNIQUE constraint failed: signals.public_id")) {
-          throw new ApiError(409, "A signal with one of these publicIds already exists");
-        }
-        throw error;
-      }
-      return c.json(
-        rows.map((r) => ({
-          publicId: r.publicId,
-          machineId: r.machineId,
-          name: r.name,
-          displayName: r.displayName,
-          kind: r.kind,
-          description: { en: r.descriptionEn, es: r.descriptionEs },
-        })),
-        201,
-      );
-    },
-  )
-  .openapi(
-    operatorRoute({
-      method: "delete",
-      path: "/signals/{public_id}",
-      tags: ["Signals"],
-      summary: "Delete a signal (soft)",
-      request: { params: z.object({ public_id: UuidId("public_id") }) },
-      responses: { 204: { description: "Deleted; no longer listed or readable." } },
-    }),
-    async (c) => {
-      const { public_id } = c.req.valid("param");
-      const row = await c.var.db
-        .update(signals)
-        .set({ deletedAt: Date.now() })
-        .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
-        .returning({ id: signals.id })
-        .get();
-      if (!row) throw notFound("Signal not found");
-      forgetSignal(public_id);
-      return c.body(null, 204);
-    },
-  )
-  .openapi(
-    operatorRoute({
-      method: "post",
-      path: "/signals/{public_id}/samples",
-      tags: ["Signals"],
-      summary: "Ingest samples",
-      description:
-        `At most ${MAX_SAMPLES_PER_CALL} samples a call, as \`samples\` or as parallel \`timestamps\`/\`values\`. ` +
-        "A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.",
-      request: {
-        params: z.object({ public_id: UuidId("public_id") }),
-        body: objectBody(SamplesBody),
-      },
-      responses: { 200: jsonResponse(z.object({ accepted: z.number().int() }), "Samples stored.") },
-    }),
-    async (c) => {
-      const { public_id } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const signal = await lookupIngestTarget(
-        c.var.db,
-        readSettings(c.env).credentialCacheSeconds,
-        public_id,
-      );
-      if (!signal) throw notFound("Signal not found");
-      const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
-      const result = await ingestSamples(c.env, { ...signal, retentionMs }, body);
-      if (result.refused !== undefined) throw unprocessable(["body"], result.refused);
-      // Production changed: the machine's live stream recomputes it (at most once a second).
-      if (signal.name === COUNT_SIGNAL_NAME) {
-        await nudgeLive(c.env, signal.companyId, signal.machineId);
-      }
-      return c.json({ accepted: result.accepted }, 200);
-    },
-  );
-
-/**
- * Refuses a signal create whose rows repeat a public id or a (name, display name) pair
- * among themselves, or a pair of a live signal of the machine (a used public id is left
- * to the unique index: it also covers deleted signals and other machines).
- *
- * @param db the database.
- * @param machineId the machine the signals are created on.
- * @param rows the rows about to be inserted (public ids already lower case).
- * @throws ApiError 409 naming the first repeated id or pair.
- */
-async function refuseDuplicateSignals(
-  db: Database,
-  machineId: number,
-  rows: readonly { publicId: string; name: string; displayName: string }[],
-): Promise<void> {
-  const ids = new Set<string>();
-  const pairs = new Set<string>();
-  for (const row of rows) {
-    if (ids.has(row.publicId)) {
-      throw new ApiError(409, `The publicId ${row.publicId} is given twice`);
+      throw error;
     }
-    ids.add(row.publicId);
-    const pair = JSON.stringify([row.name, row.displayName]);
-    if (pairs.has(pair)) {
-      throw new ApiError(409, `The signal "${row.name}" / "${row.displayName}" is given twice`);
-    }
-    pairs.add(pair);
-  }
-  // One query whatever the number of rows: the names are bound as one JSON array (D1
-  // takes at most 100 bound parameters, a call up to 1,000 signals).
-  const names = JSON.stringify([...new Set(rows.map((row) => row.name))]);
-  const existing = await db
-    .select({ name: signals.name, displayName: signals.displayName })
-    .from(signals)
-    .where(
-      and(
-        eq(signals.machineId, machineId),
-        isNull(signals.deletedAt),
-        sql`${signals.name} IN (SELECT value FROM json_each(${names}))`,
-      ),
-    )
-    .all();
-  const taken = existing.find((row) => pairs.has(JSON.stringify([row.name, row.displayName])));
-  if (taken) {
-    throw new ApiError(
-      409,
-      `The machine already has a signal "${taken.name}" / "${taken.displayName}"`,
-    );
-  }
-}
+  },
+);

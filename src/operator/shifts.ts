@@ -1,12 +1,11 @@
 /**
  * Operator routes for shift definitions (docs/metrics.md, "Shifts").
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app-env";
-import { jsonResponse } from "../http/openapi";
-import { validationHook } from "../http/validation";
+import { z } from "@hono/zod-openapi";
+import { createRouter, jsonResponse } from "../http/openapi";
+import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../http/schemas";
 import { createShiftDefinitions, listShiftDefinitions } from "../shifts/definitions";
-import { arrayBody, IntId, MAX_CREATE_ITEMS, operatorRoute } from "./schemas";
+import { operatorRoute } from "./schemas";
 
 const ALL_WEEKDAYS = [1, 2, 3, 4, 5, 6, 7];
 
@@ -63,7 +62,7 @@ const ShiftDefinitionOut = z
 
 const CompanyParam = z.object({ company_id: IntId("company_id") });
 
-export const operatorShiftsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const operatorShiftsRoutes = createRouter()
   .openapi(
     operatorRoute({
       method: "post",

@@ -4,17 +4,16 @@
  * machine is running now, through the machine's `RealtimeMachine` Durable Object.
  */
 
-import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { publicRoute } from "../app-chain/public-route";
 import type { AppEnv } from "../app-env";
 import { readSettings } from "../env";
 import { operatorAssigned, segmentChanged, segmentUpdated } from "../events/payloads";
 import { publish } from "../events/publish";
 import { ApiError, unprocessable } from "../http/errors";
 import { isoInstant as iso } from "../http/instants";
-import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../http/openapi";
-import { validationHook } from "../http/validation";
-import { objectBody } from "../operator/schemas";
+import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../http/openapi";
+import { objectBody } from "../http/schemas";
 import { runningInstance } from "../shifts/queries";
 import {
   findMachine,
@@ -309,7 +308,7 @@ async function updateRunningSegment(
   await publish(c.env, principal.companyId, machineId, segmentUpdated(result.revision, update));
 }
 
-export const realtimeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const realtimeRoutes = createRouter()
   .openapi(skuRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const body = c.req.valid("json");

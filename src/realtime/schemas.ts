@@ -4,7 +4,7 @@
 import { z } from "@hono/zod-openapi";
 import { EXAMPLE_MACHINE_ID } from "../http/examples";
 import { DateTimeMs } from "../http/filters";
-import { IntId } from "../operator/schemas";
+import { IntId } from "../http/schemas";
 import { MAX_WORK_ORDER_NAME } from "../resources/simple-work-orders/schemas";
 
 /** Largest `custom` object accepted, in characters of its JSON. */

@@ -1,11 +1,6 @@
-/**
- * Reports: `POST /v1/reports/metrics` and `POST /v1/reports/stops`, scope `reports.read`.
- */
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app-env";
-import { BARRIER_RESPONSE, jsonResponse, publicRoute } from "../http/openapi";
+import { publicRoute } from "../app-chain/public-route";
+import { BARRIER_RESPONSE, createRouter, jsonResponse } from "../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
-import { validationHook } from "../http/validation";
 import { syncPendingMachines } from "../realtime/barrier";
 import { metricsReport } from "./metrics-report";
 import { MetricsReportFiltersSchema, MetricsReportRowSchema } from "./metrics-schemas";
@@ -72,7 +67,7 @@ const stopsRoute = publicRoute("reports.read", {
   },
 });
 
-export const reportsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const reportsRoutes = createRouter()
   .openapi(metricsRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;

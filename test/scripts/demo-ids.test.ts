@@ -11,7 +11,9 @@ import {
   ASSET_0_COUNT_ID,
   ASSET_0_POWER_ID,
   ASSET_0_UUID,
+  DOCS_RECORDS,
   demoMachineUuid,
+  demoRecordId,
   demoSignalId,
 } from "../../scripts/lib/demo-ids";
 
@@ -35,6 +37,21 @@ function documentedMachines() {
 }
 
 describe("the demo's fixed ids", () => {
+  it("of the records the /docs examples name are uuids, distinct, and listed in docs/demo-data.md", () => {
+    const ids = Object.values(DOCS_RECORDS);
+    for (const id of ids) expect(id).toMatch(UUID);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(DOCS_RECORDS.sku).toBe("a1000000-0000-4000-8000-000000000001");
+    expect(demoRecordId("a", "productionLog", 2)).toBe("a4000000-0000-4000-8000-000000000002");
+    expect(() => demoRecordId("a", "sku", 0)).toThrow(RangeError);
+    const documented = [
+      ...doc.matchAll(
+        /^\| (?:SKU|Simple work order|Nominal speed|Production log) \| `([0-9a-f-]+)` \|/gm,
+      ),
+    ].map((m) => m[1]);
+    expect(documented.sort()).toEqual([...ids].sort());
+  });
+
   it("are version-4 uuids, distinct, and refused outside 1..999,999", () => {
     const ids = [
       ...[1, 2, 3].flatMap((n) => [demoMachineUuid("a", n), demoSignalId("a", n, 1)]),

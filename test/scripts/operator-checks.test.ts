@@ -4,8 +4,8 @@
  * takes it.
  */
 import { describe, expect, it } from "vitest";
+import type { SignalInput } from "../../scripts/lib/operator-api";
 import { checkSignal, parseScopes, UsageError } from "../../scripts/lib/operator-checks";
-import type { SignalInput } from "../../scripts/lib/operator-client";
 import { ALL_SCOPES as KNOWN_SCOPES } from "../../src/auth/scopes";
 import { call, createCompany, createMachines, operator } from "../harness";
 

@@ -1,11 +1,10 @@
 /**
  * `GET /v1/machines`.
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import { companyScope } from "../../db/company-scope";
-import { jsonResponse, publicRoute } from "../../http/openapi";
-import { validationHook } from "../../http/validation";
+import { createRouter, jsonResponse } from "../../http/openapi";
 import { listMachines } from "./queries";
 
 export const MachineSchema = z
@@ -36,7 +35,6 @@ const listMachinesRoute = publicRoute("machines.read", {
   responses: { 200: jsonResponse(z.array(MachineSchema), "The company's machines.") },
 });
 
-export const machinesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(
-  listMachinesRoute,
-  async (c) => c.json(await listMachines(companyScope(c.var.db, c.var.principal.companyId)), 200),
+export const machinesRoutes = createRouter().openapi(listMachinesRoute, async (c) =>
+  c.json(await listMachines(companyScope(c.var.db, c.var.principal.companyId)), 200),
 );

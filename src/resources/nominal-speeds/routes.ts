@@ -3,15 +3,14 @@
  * and `GET`, `PATCH`, `DELETE /v1/nominal-speeds/{nominal_speed_id}`.
  */
 
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import { companyScope } from "../../db/company-scope";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
-import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
-import { validationHook } from "../../http/validation";
-import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import {
   filterNominalSpeeds,
   findNominalSpeed,
@@ -170,7 +169,7 @@ const deleteRoute = publicRoute("nominal_speeds.delete", {
   responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE },
 });
 
-export const nominalSpeedsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const nominalSpeedsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
     const { db, principal } = c.var;

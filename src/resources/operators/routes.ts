@@ -3,17 +3,16 @@
  * `PATCH`, `DELETE /v1/operators/{operator_id}`.
  */
 
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import type { Principal } from "../../auth/principal";
 import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_OPERATOR_ID } from "../../http/examples";
 import { isoInstant as iso } from "../../http/instants";
-import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
-import { validationHook } from "../../http/validation";
-import { arrayBody, IntId, MAX_CREATE_ITEMS, objectBody } from "../../operator/schemas";
+import { arrayBody, IntId, MAX_CREATE_ITEMS, objectBody } from "../../http/schemas";
 import {
   filterOperators,
   findOperator,
@@ -126,7 +125,7 @@ const deleteRoute = publicRoute("operators.delete", {
   responses: { 204: { description: "Removed." }, ...NOT_FOUND_RESPONSE },
 });
 
-export const operatorsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const operatorsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
     const { db, principal } = c.var;

@@ -4,7 +4,7 @@
  * (docs/bounded-work.md).
  */
 
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { live } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";

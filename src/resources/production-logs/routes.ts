@@ -2,20 +2,19 @@
  * Production logs: `POST /v1/production-logs`, `POST /v1/production-logs/filters`,
  * and `GET`, `PATCH`, `DELETE /v1/production-logs/{production_log_id}`.
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import type { Database } from "../../db/client";
 import type { Env } from "../../env";
 import { notFound } from "../../http/errors";
 import {
   BARRIER_RESPONSE,
+  createRouter,
   jsonResponse,
   NOT_FOUND_RESPONSE,
-  publicRoute,
 } from "../../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
-import { validationHook } from "../../http/validation";
-import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { syncPendingMachines } from "../../realtime/barrier";
 import { createLogs } from "./create";
 import { findExpandedLogs } from "./expanded";
@@ -179,7 +178,7 @@ const deleteRoute = publicRoute("production_logs.delete", {
   responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
 
-export const productionLogsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const productionLogsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const { db, principal } = c.var;
     return c.json(await createLogs(c.env, db, principal, c.req.valid("json")), 200);

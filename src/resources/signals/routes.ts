@@ -2,15 +2,14 @@
  * `GET /v1/machines/{machine_uuid}/signals` and
  * `GET /v1/machines/{machine_uuid}/signals/{public_id}` (snake_case bodies, as the spec says).
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import { companyScope } from "../../db/company-scope";
 import { readSettings } from "../../env";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID } from "../../http/examples";
-import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { queryBoolean } from "../../http/query";
-import { validationHook } from "../../http/validation";
 import { findMachineByUuid } from "../machines/queries";
 import { AGG_FUNCTIONS } from "./aggregate";
 import { describe, listMachineSignals } from "./queries";
@@ -122,7 +121,7 @@ const signalDataRoute = publicRoute("signals.read", {
   },
 });
 
-export const signalsRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const signalsRoutes = createRouter()
   .openapi(listSignalsRoute, async (c) => {
     const { machine_uuid } = c.req.valid("param");
     const { language } = c.req.valid("query");

@@ -3,16 +3,15 @@
  * and `GET`, `PATCH`, `DELETE /v1/simple-work-orders/{simple_work_order_id}`.
  */
 
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import type { Principal } from "../../auth/principal";
 import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
-import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
-import { validationHook } from "../../http/validation";
-import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import {
   filterSimpleWorkOrders,
   findSimpleWorkOrder,
@@ -139,7 +138,7 @@ const deleteRoute = publicRoute("simple_work_orders.delete", {
   responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE },
 });
 
-export const simpleWorkOrdersRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const simpleWorkOrdersRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
     const { db, principal } = c.var;

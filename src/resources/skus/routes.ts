@@ -2,16 +2,15 @@
  * SKUs: `POST /v1/skus`, `POST /v1/skus/filters`, `GET`, `PATCH` and `DELETE /v1/skus/{sku_id}`.
  */
 
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
+import { publicRoute } from "../../app-chain/public-route";
 import type { Principal } from "../../auth/principal";
 import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
-import { jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../../http/openapi";
+import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { pagedResponseSchema, pageRequest } from "../../http/pagination";
-import { validationHook } from "../../http/validation";
-import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../operator/schemas";
+import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { filterSkus, findSku, insertSkus, type SkuRow, softDeleteSku, updateSku } from "./queries";
 import {
   SkuCreateSchema,
@@ -116,7 +115,7 @@ const deleteRoute = publicRoute("skus.delete", {
   responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE },
 });
 
-export const skusRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const skusRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
     const { db, principal } = c.var;

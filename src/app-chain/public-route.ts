@@ -1,0 +1,191 @@
+/**
+ * The security chain of every public route, and `publicRoute`, which makes a
+ * `createRoute` for a public endpoint with that chain, its one scope and every status it
+ * can return. Kept apart from the OpenAPI utilities (src/http/openapi.ts) because it
+ * wires authentication (src/auth/), the rate limiter (src/rate-limit/), body reading and
+ * idempotency (src/http/) together: the app's composition, not a shared utility.
+ */
+import { createRoute, type RouteConfig } from "@hono/zod-openapi";
+import { authenticate, requireScope } from "../auth/middleware";
+import {
+  IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_TTL_MS,
+  idempotency,
+  MAX_KEY_LENGTH,
+  REPLAYED_HEADER,
+} from "../http/idempotency";
+import { jsonBody, PUBLIC_MAX_BODY_BYTES } from "../http/json-body";
+import {
+  BODY_ERROR_RESPONSES,
+  ErrorSchema,
+  jsonResponse as json,
+  RATE_LIMIT_HEADERS,
+  STANDARD_ERROR_RESPONSES,
+  stringHeader,
+  ValidationErrorSchema,
+} from "../http/openapi";
+import { registerRequestSchemas } from "../http/validation";
+import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
+
+/** An error body `{detail}` as a response example. */
+const detail = (text: string) => ({ detail: text });
+
+/** True for the methods whose requests carry a body. */
+function takesBody(method: string): boolean {
+  return ["post", "put", "patch"].includes(method.toLowerCase());
+}
+
+export const SECURITY: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+
+/**
+ * A public route's definition; `operationId` (lowerCamelCase verb + resource, for example
+ * `createSkus`, `getSku`) is required: client generators name their methods after it.
+ */
+type PublicRouteConfig = Omit<RouteConfig, "security" | "middleware" | "operationId"> & {
+  operationId: string;
+};
+type Responses = RouteConfig["responses"];
+
+/**
+ * The `Idempotency-Key` request header, documented on every route that creates or changes.
+ * Its example is in the description, not in `example`: Swagger UI fills a parameter's
+ * `example` into "Try it out", and one key sent with every operation is the 422 of a key
+ * reused with another request from the second operation on.
+ */
+const IDEMPOTENCY_PARAMETER = {
+  name: IDEMPOTENCY_HEADER,
+  in: "header" as const,
+  required: false,
+  schema: { type: "string" as const, minLength: 1, maxLength: MAX_KEY_LENGTH },
+  description:
+    "Makes retries safe (Stripe's convention): the first response for a key is stored for " +
+    `${IDEMPOTENCY_TTL_MS / 3_600_000} hours per credential; a retry with the same key and the ` +
+    `same request (method, path, query, JSON body) gets it again with \`${REPLAYED_HEADER}: true\` ` +
+    "and changes nothing; the same key with another request is a 422; a retry while the first " +
+    "is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). " +
+    `1 to ${MAX_KEY_LENGTH} printable ASCII characters; a UUID per logical operation is ideal ` +
+    "(for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`).",
+};
+
+const REPLAYED_RESPONSE_HEADER = {
+  [REPLAYED_HEADER]: stringHeader(
+    "`true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise).",
+    "true",
+  ),
+};
+
+const IDEMPOTENCY_CONFLICT =
+  "A request with the same `Idempotency-Key` is still running (`Retry-After: 1`).";
+
+/** The standard responses of a route that creates or changes, with the idempotency cases. */
+const CHANGING_ROUTE_RESPONSES = {
+  ...STANDARD_ERROR_RESPONSES,
+  409: json(
+    ErrorSchema,
+    IDEMPOTENCY_CONFLICT,
+    detail("A request with this Idempotency-Key is still being processed: retry later"),
+  ),
+  422: json(
+    ValidationErrorSchema,
+    "Invalid path, query or body; or an `Idempotency-Key` reused with another request " +
+      '(`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`).',
+    {
+      detail: [
+        { loc: ["body", 0, "sku"], msg: "Field required", type: "missing" },
+        {
+          loc: ["body", 1, "colour"],
+          msg: "Extra inputs are not permitted",
+          type: "extra_forbidden",
+        },
+      ],
+    },
+  ),
+} as const;
+
+/**
+ * Adds the rate-limit header fields (and `extra`) to every response that
+ * declares no headers of its own.
+ */
+function withStandardHeaders<T extends Responses>(
+  responses: T,
+  extra: Record<string, ReturnType<typeof stringHeader>> = {},
+): T {
+  const out: Responses = {};
+  for (const [status, response] of Object.entries(responses)) {
+    out[status] =
+      "$ref" in response || response.headers !== undefined
+        ? response
+        : { ...response, headers: { ...RATE_LIMIT_HEADERS, ...extra } };
+  }
+  return out as T;
+}
+
+/** A route's own 409 (if any) keeps its text and gains the idempotency case. */
+function mergeConflict(responses: Responses): Responses {
+  const own = responses[409];
+  if (!own || "$ref" in own) return responses;
+  return {
+    ...responses,
+    409: { ...own, description: `${own.description} Or: ${IDEMPOTENCY_CONFLICT}` },
+  };
+}
+
+/** True for the scopes of calls that create or change something (not `*.read`). */
+export function changesSomething(scope: string): boolean {
+  return !scope.endsWith(".read");
+}
+
+/**
+ * Defines a public route: authenticated (API key or Bearer token), rate-limited,
+ * needing `scope`.
+ *
+ * Middleware order: failed authentications per client address, authentication,
+ * the credential's rate limit, the scope (so a 403 counts against the limit),
+ * on POST, PUT and PATCH the body (read, size-limited and parsed only now, so an
+ * anonymous caller gets a 401 whatever it sent), then, on routes that create or change something (every scope but `*.read`),
+ * `Idempotency-Key` handling (src/http/idempotency.ts; documented as a header
+ * parameter, a 409, a 422 case and the `Idempotent-Replayed` response header).
+ * The scope is published in the operation's description and as the extension
+ * `x-required-scope`; the standard 401/403/422/429/500 responses are added (and
+ * 413/415 on POST, PUT and PATCH, from src/http/json-body.ts), and every response documents the `RateLimit` and `RateLimit-Policy` fields.
+ *
+ * @param scope `section.action`.
+ * @param route the route without security or middleware.
+ */
+export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R) {
+  registerRequestSchemas(route.method, route.path, route.request);
+  const changes = changesSomething(scope);
+  const bodyErrors = takesBody(route.method) ? BODY_ERROR_RESPONSES : {};
+  const description = [
+    route.description,
+    changes
+      ? "**Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the " +
+        `first response again (\`${REPLAYED_HEADER}: true\`) and changes nothing.`
+      : undefined,
+    `**Required scope:** \`${scope}\``,
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+  return createRoute({
+    ...route,
+    description,
+    security: SECURITY,
+    "x-required-scope": scope,
+    ...(changes ? { parameters: [IDEMPOTENCY_PARAMETER] } : {}),
+    middleware: [
+      limitFailedAuthentications(),
+      authenticate(),
+      rateLimit(),
+      requireScope(scope),
+      ...(takesBody(route.method) ? [jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES })] : []),
+      // Last: a 401, 403 or 429 takes no key; a passthrough when the header is absent.
+      ...(changes ? [idempotency()] : []),
+    ] as const,
+    responses: changes
+      ? withStandardHeaders(
+          { ...CHANGING_ROUTE_RESPONSES, ...bodyErrors, ...mergeConflict(route.responses) },
+          REPLAYED_RESPONSE_HEADER,
+        )
+      : withStandardHeaders({ ...STANDARD_ERROR_RESPONSES, ...bodyErrors, ...route.responses }),
+  });
+}

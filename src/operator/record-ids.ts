@@ -1,0 +1,204 @@
+/**
+ * Operator route that gives records of a company ids the operator chooses:
+ * `POST /companies/{company_id}/record-ids`.
+ *
+ * The public API generates the uuid of every SKU, simple work order, nominal speed and
+ * production log it creates. Two things need known ids instead: the demo, whose records
+ * the examples of `/docs` name (scripts/lib/demo-ids.ts, docs/demo-data.md), and a plant
+ * moving from another system that keeps its ids. A record takes its fixed id right after
+ * its creation, before anything refers to it: a changed id must never leave a reference
+ * to the old one behind, so a record that is referred to is refused.
+ */
+import { z } from "@hono/zod-openapi";
+import { and, eq, inArray, isNull } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client";
+import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
+import { ApiError, unprocessable } from "../http/errors";
+import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
+import { arrayBody, IntId } from "../http/schemas";
+import { requireCompany } from "./lookups";
+import { operatorRoute } from "./schemas";
+
+const RECORD_TYPES = ["sku", "simpleWorkOrder", "nominalSpeed", "productionLog"] as const;
+type RecordType = (typeof RECORD_TYPES)[number];
+
+const Uuid = z.guid().transform((id) => id.toLowerCase());
+
+const RecordIdChange = z
+  .object({
+    type: z.enum(RECORD_TYPES),
+    id: Uuid.openapi({ description: "The record's current id." }),
+    newId: Uuid.openapi({ description: "The id it takes; unused by any record of its type." }),
+  })
+  .strict()
+  .openapi("OperatorRecordIdChange");
+
+const RecordIdOut = z
+  .object({ type: z.enum(RECORD_TYPES), id: z.string().openapi({ format: "uuid" }) })
+  .openapi("OperatorRecordId");
+
+/** A type's table, with the columns the checks read. */
+interface TypeTable {
+  table: SQLiteTable;
+  id: SQLiteColumn;
+  companyId: SQLiteColumn;
+  deletedAt: SQLiteColumn;
+  /** The ids among `ids` that something refers to. */
+  references: (db: Database, ids: string[]) => Promise<string[]>;
+  /** The statement that gives record `id` the id `newId`. */
+  rename: (db: Database, id: string, newId: string) => BatchItem<"sqlite">;
+}
+
+/** The ids among `ids` that a column of another table refers to. */
+async function referredTo(db: Database, column: SQLiteColumn, ids: string[]): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ id: column })
+    .from(column.table)
+    .where(inArray(column, ids))
+    .all();
+  return rows.map((row) => String(row.id));
+}
+
+const TYPES: Record<RecordType, TypeTable> = {
+  sku: {
+    table: skus,
+    id: skus.id,
+    companyId: skus.companyId,
+    deletedAt: skus.deletedAt,
+    references: async (db, ids) => [
+      ...(await referredTo(db, nominalSpeeds.skuId, ids)),
+      ...(await referredTo(db, productionLogs.skuId, ids)),
+    ],
+    rename: (db, id, newId) => db.update(skus).set({ id: newId }).where(eq(skus.id, id)),
+  },
+  simpleWorkOrder: {
+    table: simpleWorkOrders,
+    id: simpleWorkOrders.id,
+    companyId: simpleWorkOrders.companyId,
+    deletedAt: simpleWorkOrders.deletedAt,
+    references: (db, ids) => referredTo(db, productionLogs.simpleWorkOrderId, ids),
+    rename: (db, id, newId) =>
+      db.update(simpleWorkOrders).set({ id: newId }).where(eq(simpleWorkOrders.id, id)),
+  },
+  // Nothing refers to a nominal speed by id: logs copy its values.
+  nominalSpeed: {
+    table: nominalSpeeds,
+    id: nominalSpeeds.id,
+    companyId: nominalSpeeds.companyId,
+    deletedAt: nominalSpeeds.deletedAt,
+    references: async () => [],
+    rename: (db, id, newId) =>
+      db.update(nominalSpeeds).set({ id: newId }).where(eq(nominalSpeeds.id, id)),
+  },
+  // A live log is a segment of a machine's realtime timeline, which names it by id.
+  productionLog: {
+    table: productionLogs,
+    id: productionLogs.id,
+    companyId: productionLogs.companyId,
+    deletedAt: productionLogs.deletedAt,
+    references: async (db, ids) => {
+      const rows = await db
+        .select({ id: productionLogs.id })
+        .from(productionLogs)
+        .where(and(inArray(productionLogs.id, ids), eq(productionLogs.live, true)))
+        .all();
+      return rows.map((row) => row.id);
+    },
+    rename: (db, id, newId) =>
+      db.update(productionLogs).set({ id: newId }).where(eq(productionLogs.id, id)),
+  },
+};
+
+/**
+ * Checks a list of id changes and writes them in one batch, all or none.
+ *
+ * @param changes `{type, id, newId}` with lowercase uuids.
+ * @throws ApiError 422 at `["body", i, ...]` for an unknown or deleted record of another
+ *   company, a repeated id, or a `newId` used by another record; 409 when something
+ *   refers to a record (a SKU with nominal speeds or logs, a work order on logs, a live log).
+ */
+async function changeRecordIds(
+  db: Database,
+  companyId: number,
+  changes: readonly { type: RecordType; id: string; newId: string }[],
+): Promise<void> {
+  const seen = new Set<string>();
+  changes.forEach((change, i) => {
+    for (const field of ["id", "newId"] as const) {
+      const key = `${change.type} ${change[field]}`;
+      if (seen.has(key)) throw unprocessable(["body", i, field], "Each id may appear once");
+      seen.add(key);
+    }
+  });
+  const updates: BatchItem<"sqlite">[] = [];
+  for (const type of RECORD_TYPES) {
+    const mine = changes.map((change, i) => ({ change, i })).filter((x) => x.change.type === type);
+    if (mine.length === 0) continue;
+    const t = TYPES[type];
+    const ids = mine.map((x) => x.change.id);
+    const newIds = mine.map((x) => x.change.newId);
+    const found = await db
+      .select({ id: t.id })
+      .from(t.table)
+      .where(and(inArray(t.id, ids), eq(t.companyId, companyId), isNull(t.deletedAt)))
+      .all();
+    const foundIds = new Set(found.map((row) => String(row.id)));
+    const taken = await db.select({ id: t.id }).from(t.table).where(inArray(t.id, newIds)).all();
+    const takenIds = new Set(taken.map((row) => String(row.id)));
+    for (const { change, i } of mine) {
+      if (!foundIds.has(change.id)) {
+        throw unprocessable(["body", i, "id"], `No ${change.type} ${change.id} in the company`);
+      }
+      if (takenIds.has(change.newId)) {
+        throw unprocessable(["body", i, "newId"], `Another ${change.type} has id ${change.newId}`);
+      }
+    }
+    const referred = await t.references(db, ids);
+    if (referred.length > 0) {
+      throw new ApiError(
+        409,
+        `${type} ${referred[0]} is already referred to: give a fixed id before any use`,
+      );
+    }
+    for (const { change } of mine) {
+      updates.push(t.rename(db, change.id, change.newId));
+    }
+  }
+  const [first, ...rest] = updates;
+  if (first) await db.batch([first, ...rest]);
+}
+
+export const operatorRecordIdsRoutes = createRouter().openapi(
+  operatorRoute({
+    method: "post",
+    path: "/companies/{company_id}/record-ids",
+    tags: ["Record ids"],
+    summary: "Give records fixed ids",
+    description:
+      "Changes the ids of SKUs, simple work orders, nominal speeds and production logs of the " +
+      "company, all or none: for ids known in advance (the demo's, or those of a system the " +
+      "plant leaves). Only before the record is used: a SKU that nominal speeds or logs refer " +
+      "to, a work order on logs, or a live log is a 409.",
+    request: {
+      params: z.object({ company_id: IntId("company_id") }),
+      body: arrayBody(RecordIdChange),
+    },
+    responses: {
+      200: jsonResponse(z.array(RecordIdOut), "The records with their new ids, in order."),
+      409: jsonResponse(ErrorSchema, "A record is already referred to."),
+    },
+  }),
+  async (c) => {
+    const { company_id } = c.req.valid("param");
+    const changes = c.req.valid("json");
+    const db = c.var.db;
+    await requireCompany(db, company_id);
+    await changeRecordIds(db, company_id, changes);
+    return c.json(
+      changes.map((change) => ({ type: change.type, id: change.newId })),
+      200,
+    );
+  },
+);

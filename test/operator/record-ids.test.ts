@@ -1,0 +1,112 @@
+/**
+ * `POST /operator/v1/companies/{company_id}/record-ids` (src/operator/record-ids.ts): a
+ * record takes the id the operator gives it, before anything refers to it, all or none.
+ */
+import { describe, expect, it } from "vitest";
+import { api, createCompany, createMachines, operator } from "../harness";
+
+async function json<T>(res: Response | Promise<Response>): Promise<T> {
+  const answer = await res;
+  if (!answer.ok) throw new Error(`${answer.status}: ${await answer.text()}`);
+  return (await answer.json()) as T;
+}
+
+describe("fixed record ids", () => {
+  it("moves a SKU, a work order, a nominal speed and a log to the ids given", async () => {
+    const co = await createCompany();
+    const [machine] = await createMachines(co.id, [{ name: "Press" }]);
+    const [sku] = await json<{ id: string }[]>(
+      api(co.key, "/v1/skus", { method: "POST", json: [{ sku: "P-1" }] }),
+    );
+    const [order] = await json<{ id: string }[]>(
+      api(co.key, "/v1/simple-work-orders", { method: "POST", json: [{ name: "WO-1" }] }),
+    );
+    const skuId = crypto.randomUUID();
+    const orderId = crypto.randomUUID();
+    const changed = await operator("POST", `/companies/${co.id}/record-ids`, [
+      { type: "sku", id: sku?.id, newId: skuId.toUpperCase() },
+      { type: "simpleWorkOrder", id: order?.id, newId: orderId },
+    ]);
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toEqual([
+      { type: "sku", id: skuId },
+      { type: "simpleWorkOrder", id: orderId },
+    ]);
+    expect((await api(co.key, `/v1/skus/${skuId}`)).status).toBe(200);
+    expect((await api(co.key, `/v1/skus/${sku?.id}`)).status).toBe(404);
+    expect((await api(co.key, `/v1/simple-work-orders/${orderId}`)).status).toBe(200);
+
+    // The SKU under its new id carries its nominal speed and log.
+    const [speed] = await json<{ id: string }[]>(
+      api(co.key, "/v1/nominal-speeds", {
+        method: "POST",
+        json: [{ nominalSpeed: 10, machine: { id: machine?.id }, sku: { id: skuId } }],
+      }),
+    );
+    const [log] = await json<{ id: string }[]>(
+      api(co.key, "/v1/production-logs", {
+        method: "POST",
+        json: [
+          {
+            start: "2026-03-02T08:00:00Z",
+            end: "2026-03-02T09:00:00Z",
+            count: 500,
+            machine: { id: machine?.id },
+            sku: { id: skuId },
+          },
+        ],
+      }),
+    );
+    const speedId = crypto.randomUUID();
+    const logId = crypto.randomUUID();
+    expect(
+      (
+        await operator("POST", `/companies/${co.id}/record-ids`, [
+          { type: "nominalSpeed", id: speed?.id, newId: speedId },
+          { type: "productionLog", id: log?.id, newId: logId },
+        ])
+      ).status,
+    ).toBe(200);
+    const read = await json<{ sku: { id: string }; count: number }>(
+      api(co.key, `/v1/production-logs/${logId}`),
+    );
+    expect(read).toMatchObject({ sku: { id: skuId }, count: 500 });
+    expect((await api(co.key, `/v1/nominal-speeds/${speedId}`)).status).toBe(200);
+
+    // Referred to now: refused, and nothing of the call is applied.
+    const refused = await operator("POST", `/companies/${co.id}/record-ids`, [
+      { type: "simpleWorkOrder", id: orderId, newId: crypto.randomUUID() },
+      { type: "sku", id: skuId, newId: crypto.randomUUID() },
+    ]);
+    expect(refused.status).toBe(409);
+    expect((await api(co.key, `/v1/simple-work-orders/${orderId}`)).status).toBe(200);
+  });
+
+  it("refuses unknown records, records of another company and ids in use, with a 422", async () => {
+    const co = await createCompany();
+    const other = await createCompany();
+    const [mine, second] = await json<{ id: string }[]>(
+      api(co.key, "/v1/skus", { method: "POST", json: [{ sku: "A" }, { sku: "B" }] }),
+    );
+    const [theirs] = await json<{ id: string }[]>(
+      api(other.key, "/v1/skus", { method: "POST", json: [{ sku: "C" }] }),
+    );
+    const cases = [
+      [{ type: "sku", id: crypto.randomUUID(), newId: crypto.randomUUID() }, ["body", 0, "id"]],
+      [{ type: "sku", id: theirs?.id, newId: crypto.randomUUID() }, ["body", 0, "id"]],
+      [{ type: "sku", id: mine?.id, newId: second?.id }, ["body", 0, "newId"]],
+      [{ type: "sku", id: mine?.id, newId: theirs?.id }, ["body", 0, "newId"]],
+      [{ type: "operator", id: mine?.id, newId: crypto.randomUUID() }, ["body", 0, "type"]],
+    ] as const;
+    for (const [change, loc] of cases) {
+      const res = await operator("POST", `/companies/${co.id}/record-ids`, [change]);
+      expect(res.status, JSON.stringify(change)).toBe(422);
+      const body = (await res.json()) as { detail: { loc: unknown[] }[] };
+      expect(body.detail[0]?.loc).toEqual(loc);
+    }
+    expect((await operator("POST", "/companies/999999/record-ids", [cases[0][0]])).status).toBe(
+      404,
+    );
+    expect((await api(co.key, `/v1/skus/${mine?.id}`)).status).toBe(200);
+  });
+});
