@@ -10,7 +10,7 @@ import { operatorDiagnosticsRoutes } from "./diagnostics";
 import { operatorMachinesRoutes } from "./machines";
 import { operatorShiftsRoutes } from "./shifts";
 import { operatorStopsRoutes } from "./stops";
-import { operatorWebhooksRoutes } from "./webhooks";
+import { operatorWebhooksRoutes } from "./webhooks/routes";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`); its document needs the operator token too. */
 export function createOperatorApp() {

@@ -1,14 +1,16 @@
 /**
  * The webhook deliverer of one registration (`WebhookEndpoint`, one object per
  * webhook id): it holds that endpoint's pending deliveries, makes their
- * attempts and schedules their retries with its own alarm. The Queue only
- * hands deliveries over (./consumer.ts), so an endpoint that hangs holds its
- * own object's alarm for up to the 10 s attempt limit, and no other endpoint's
- * delivery waits for it: not the other messages of a Queue batch, not the
- * batches behind it (docs/webhook-delivery.md: why, and what was measured).
+ * attempts and schedules their retries with its own alarm. The change that
+ * made a delivery hands it over directly (./events.ts) and through the Queue,
+ * durably (./consumer.ts); neither makes an attempt, so an endpoint that hangs
+ * holds only its own object's alarm, for up to the 10 s attempt limit, and no
+ * other endpoint's delivery waits for it: not the other messages of a Queue
+ * batch, not the batches behind it (docs/webhook-delivery.md: why, and what
+ * was measured).
  *
  * State: one SQLite table, `due` (delivery id, instant of its next attempt).
- * A delivery enters when the Queue hands it over (due at once; a delivery
+ * A delivery enters when it is handed over (due at once; a delivery
  * already held keeps its instant, so a duplicate hand-over changes nothing)
  * and leaves when it is delivered, failed for good, or no longer pending.
  * Where the delivery stands in its rounds is read from D1 at every attempt
@@ -19,7 +21,9 @@
  * The alarm is the earliest due instant. An alarm takes up to 100 due
  * deliveries, attempts them concurrently (./deliver.ts), and sets the next
  * alarm; alarms of one object never overlap, and calls of `runDue` are chained
- * so that a test's call never overlaps an alarm either.
+ * so that a test's call never overlaps an alarm either. Runs one after the
+ * other, rather than one per hand-over, is what keeps D1 busy with few, large
+ * reads and writes (docs/webhook-delivery.md: both were measured).
  */
 import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../db/client";
