@@ -30,6 +30,11 @@ export interface ReceiverOptions {
   toleranceSeconds: number;
   /** Answer 503 during the first `failForSeconds` after start. */
   failForSeconds: number;
+  /**
+   * Never answer during the first `hangForSeconds` after start (the sender's time
+   * limit ends the request; nothing is recorded). Default 0.
+   */
+  hangForSeconds?: number;
   /** Called for every delivery accepted (duplicates included, flagged). */
   onDelivery?: (delivery: ReceivedDelivery) => void;
   /** Print each delivery (default true). */
@@ -106,6 +111,7 @@ export function startReceiver(options: ReceiverOptions): Promise<Server> {
       if (log) console.error(`[${new Date().toISOString()}] rejected: bad signature`);
       return answer(response, 401, "bad signature\n");
     }
+    if (Date.now() - started < (options.hangForSeconds ?? 0) * 1000) return;
     if (Date.now() - started < options.failForSeconds * 1000) {
       return answer(response, 503, "failing on purpose (--fail-for)\n");
     }

@@ -12,6 +12,7 @@ export { MachineEvents } from "./events/machine-events";
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";
 export { SignalStore } from "./resources/signals/store";
+export { WebhookEndpoint } from "./webhooks/endpoint-deliverer";
 
 const app = createApp();
 

@@ -9,7 +9,7 @@ import { operatorShiftsRoutes } from "./shifts";
 import { operatorSignalsRoutes } from "./signals";
 import { operatorStopClassificationsRoutes } from "./stop-classifications";
 import { operatorStopsRoutes } from "./stops";
-import { operatorWebhooksRoutes } from "./webhooks";
+import { operatorWebhooksRoutes } from "./webhooks/routes";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`); its document needs the operator token too. */
 export function createOperatorApp() {

@@ -11,7 +11,9 @@ import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
 import { webhookDeliveries, webhookEvents } from "../db/schema";
+import type { Env } from "../env";
 import type { ClassificationOut, ReportShift, StopOut } from "../reports/schemas";
+import { endpointDeliverer } from "./endpoint-deliverer";
 import { type OutboxBindings, sendDeliveries } from "./outbox";
 
 /** The event types a registration can name (docs/webhooks.md). */
@@ -62,7 +64,7 @@ export interface OutboxWrite {
   deliveries: DeliveriesInsert;
 }
 
-/** An INSERT of deliveries returning their ids. */
+/** An INSERT of deliveries returning their ids and registrations. */
 export type DeliveriesInsert = ReturnType<typeof deliveriesStatement>;
 
 /** ISO 8601 UTC with milliseconds of an integer ms column, as `Date#toISOString` writes it. */
@@ -90,7 +92,7 @@ function deliveriesStatement(db: Database, companyId: number, eventId: string, e
     FROM webhooks w
     WHERE ${matchingRegistrations(companyId, eventType)}
       AND EXISTS (SELECT 1 FROM webhook_events e WHERE e.id = ${eventId})`)
-    .returning({ id: webhookDeliveries.id });
+    .returning({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId });
 }
 
 /**
@@ -220,28 +222,37 @@ export function pingEventStatements(
     deliveries: db
       .insert(webhookDeliveries)
       .values({ id: deliveryId, companyId: webhook.companyId, eventId, webhookId: webhook.id })
-      .returning({ id: webhookDeliveries.id }),
+      .returning({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId }),
   };
 }
 
 /**
  * Sends the Queue messages of an event's deliveries (one `sendBatch`) and
  * records them sent (`sendDeliveries`), once the batch that wrote them has
- * committed. Never throws: a failure is logged and left to the outbox sweeper,
- * because the change itself is already saved.
+ * committed; then hands them straight to their registrations' deliverers
+ * (one `accept` per registration, concurrently), so that the first attempt
+ * does not wait for the Queue: a local Queue hands out one batch at a time,
+ * a deployed one waits up to `max_batch_timeout` (docs/webhook-delivery.md).
+ * The Queue message stays the durable way in: when it arrives, the delivery
+ * is held already (or done) and the message is acked.
  *
- * @param env the Queue binding.
+ * Never throws: a failure is logged and left to the Queue message or, failing
+ * that, to the outbox sweeper, because the change itself is already saved.
+ *
+ * @param env the Queue and deliverer bindings.
  * @param db Drizzle client.
  * @param eventId the event, for the log.
  * @param deliveries the result of the event's `deliveries` statement.
  */
 export async function dispatchDeliveries(
-  env: OutboxBindings,
+  env: OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT">,
   db: Database,
   eventId: string,
-  deliveries: readonly { id: string }[],
+  deliveries: readonly { id: string; webhookId: string }[],
 ): Promise<void> {
   if (deliveries.length === 0) return;
+  const fail = (msg: string, error: unknown) =>
+    console.error(JSON.stringify({ level: "error", msg, eventId, error: String(error) }));
   try {
     await sendDeliveries(
       env,
@@ -250,13 +261,16 @@ export async function dispatchDeliveries(
       Date.now(),
     );
   } catch (error) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        msg: "webhook dispatch failed",
-        eventId,
-        error: String(error),
-      }),
-    );
+    fail("webhook dispatch failed", error);
   }
+  const byWebhook = new Map<string, string[]>();
+  for (const d of deliveries)
+    byWebhook.set(d.webhookId, [...(byWebhook.get(d.webhookId) ?? []), d.id]);
+  await Promise.all(
+    [...byWebhook].map(([webhookId, ids]) =>
+      endpointDeliverer(env.WEBHOOK_ENDPOINT, webhookId)
+        .accept(ids)
+        .catch((error: unknown) => fail("webhook hand-over failed", error)),
+    ),
+  );
 }

@@ -13,6 +13,8 @@
  * (64:ff9b::/96) addresses are judged by the IPv4 address they carry.
  */
 
+import ipaddr from "ipaddr.js";
+
 /** The longest accepted URL, in characters. */
 export const MAX_URL_LENGTH = 255;
 
@@ -279,105 +281,83 @@ export async function resolveHost(
 }
 
 // ---------------------------------------------------------------------------
-// Address ranges
+// Address ranges: parsing and matching by ipaddr.js; the table of refused ranges is ours.
 
-/** Parses dotted-quad IPv4 (`1.2.3.4`, each part 0-255, no leading zeros beyond one digit). */
+/** Parses strict dotted-quad IPv4 (`1.2.3.4`: four decimal parts 0-255, no leading zeros). */
 export function parseIPv4(text: string): number[] | null {
-  const parts = text.split(".");
-  if (parts.length !== 4) return null;
-  const bytes: number[] = [];
-  for (const part of parts) {
-    if (!/^(0|[1-9]\d{0,2})$/.test(part)) return null;
-    const n = Number(part);
-    if (n > 255) return null;
-    bytes.push(n);
-  }
-  return bytes;
+  // isValidFourPartDecimal refuses the forms `inet_aton` takes (`127.1`, `0x7f.0.0.1`, `010.0.0.1`).
+  return ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text).toByteArray() : null;
 }
 
-/** Parses IPv6 text (with `::` and an optional dotted IPv4 tail) into 16 bytes. */
+/**
+ * Parses IPv6 text (with `::` and an optional dotted IPv4 tail) into 16 bytes;
+ * a zone (`%eth0`) is refused.
+ */
 export function parseIPv6(text: string): number[] | null {
-  if (!text.includes(":") || text.includes("%")) return null;
-  let head = text;
-  let tail: number[] = [];
-  const lastColon = text.lastIndexOf(":");
-  if (text.slice(lastColon + 1).includes(".")) {
-    const v4 = parseIPv4(text.slice(lastColon + 1));
+  if (text.includes("%")) return null;
+  // ipaddr.js reads an IPv4 tail after `::` (`::1.2.3.4`, IPv4-compatible) as IPv4-mapped
+  // (`::ffff:1.2.3.4`), which would judge it by its IPv4 address: the tail is written as two
+  // hexadecimal groups first, so the address keeps its own bytes.
+  const tail = /^(.*:)([^:]*\.[^:]*)$/.exec(text);
+  let hex = text;
+  if (tail) {
+    const v4 = parseIPv4(tail[2] ?? "");
     if (!v4) return null;
-    tail = v4;
-    // Keep "::" whole ("::ffff:1.2.3.4" -> "::ffff", "::1.2.3.4" -> "::").
-    head = text.slice(0, lastColon + 1);
-    if (!head.endsWith("::")) head = head.slice(0, -1);
+    const [a = 0, b = 0, c = 0, d = 0] = v4;
+    hex = `${tail[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const halves = head.split("::");
-  if (halves.length > 2) return null;
-  const groups = (s: string) => (s === "" ? [] : s.split(":"));
-  const left = groups(halves[0] ?? "");
-  const right = halves.length === 2 ? groups(halves[1] ?? "") : [];
-  const wanted = 8 - tail.length / 2;
-  for (const g of [...left, ...right]) if (!/^[0-9a-f]{1,4}$/i.test(g)) return null;
-  let all: string[];
-  if (halves.length === 2) {
-    const missing = wanted - left.length - right.length;
-    if (missing < 1) return null;
-    all = [...left, ...Array<string>(missing).fill("0"), ...right];
-  } else {
-    all = left;
-  }
-  if (all.length !== wanted) return null;
-  const bytes: number[] = [];
-  for (const g of all) {
-    const n = Number.parseInt(g, 16);
-    bytes.push(n >> 8, n & 0xff);
-  }
-  return [...bytes, ...tail];
+  return ipaddr.IPv6.isValid(hex) ? ipaddr.IPv6.parse(hex).toByteArray() : null;
 }
 
-type Range = readonly [prefix: number[], bits: number, name: string];
+/** A refused range: its CIDR and the name given in refusals. */
+type Range = readonly [cidr: string, name: string];
 
 const IPV4_REFUSED: readonly Range[] = [
-  [[0, 0, 0, 0], 8, "unspecified (0.0.0.0/8)"],
-  [[10, 0, 0, 0], 8, "private (10.0.0.0/8)"],
-  [[100, 64, 0, 0], 10, "CGNAT (100.64.0.0/10)"],
-  [[127, 0, 0, 0], 8, "loopback (127.0.0.0/8)"],
-  [[169, 254, 0, 0], 16, "link-local (169.254.0.0/16)"],
-  [[172, 16, 0, 0], 12, "private (172.16.0.0/12)"],
-  [[192, 0, 0, 0], 24, "reserved (192.0.0.0/24)"],
-  [[192, 0, 2, 0], 24, "documentation (192.0.2.0/24)"],
-  [[192, 88, 99, 0], 24, "reserved (192.88.99.0/24)"],
-  [[192, 168, 0, 0], 16, "private (192.168.0.0/16)"],
-  [[198, 18, 0, 0], 15, "reserved (198.18.0.0/15)"],
-  [[198, 51, 100, 0], 24, "documentation (198.51.100.0/24)"],
-  [[203, 0, 113, 0], 24, "documentation (203.0.113.0/24)"],
-  [[224, 0, 0, 0], 4, "multicast (224.0.0.0/4)"],
-  [[240, 0, 0, 0], 4, "reserved (240.0.0.0/4)"],
+  ["0.0.0.0/8", "unspecified (0.0.0.0/8)"],
+  ["10.0.0.0/8", "private (10.0.0.0/8)"],
+  ["100.64.0.0/10", "CGNAT (100.64.0.0/10)"],
+  ["127.0.0.0/8", "loopback (127.0.0.0/8)"],
+  ["169.254.0.0/16", "link-local (169.254.0.0/16)"],
+  ["172.16.0.0/12", "private (172.16.0.0/12)"],
+  ["192.0.0.0/24", "reserved (192.0.0.0/24)"],
+  ["192.0.2.0/24", "documentation (192.0.2.0/24)"],
+  ["192.88.99.0/24", "reserved (192.88.99.0/24)"],
+  ["192.168.0.0/16", "private (192.168.0.0/16)"],
+  ["198.18.0.0/15", "reserved (198.18.0.0/15)"],
+  ["198.51.100.0/24", "documentation (198.51.100.0/24)"],
+  ["203.0.113.0/24", "documentation (203.0.113.0/24)"],
+  ["224.0.0.0/4", "multicast (224.0.0.0/4)"],
+  ["240.0.0.0/4", "reserved (240.0.0.0/4)"],
 ];
-
-const v6 = (text: string): number[] => parseIPv6(text) ?? [];
 
 const IPV6_REFUSED: readonly Range[] = [
-  [v6("::"), 128, "unspecified (::/128)"],
-  [v6("::1"), 128, "loopback (::1/128)"],
-  [v6("fc00::"), 7, "unique-local (fc00::/7)"],
-  [v6("fe80::"), 10, "link-local (fe80::/10)"],
-  [v6("fec0::"), 10, "site-local (fec0::/10)"],
-  [v6("ff00::"), 8, "multicast (ff00::/8)"],
-  [v6("2001:db8::"), 32, "documentation (2001:db8::/32)"],
-  [v6("3fff::"), 20, "documentation (3fff::/20)"],
-  [v6("2001::"), 23, "reserved (2001::/23)"],
-  [v6("2002::"), 16, "reserved (6to4, 2002::/16)"],
-  [v6("64:ff9b:1::"), 48, "reserved (64:ff9b:1::/48)"],
-  [v6("100::"), 64, "reserved (discard, 100::/64)"],
+  ["::/128", "unspecified (::/128)"],
+  ["::1/128", "loopback (::1/128)"],
+  ["fc00::/7", "unique-local (fc00::/7)"],
+  ["fe80::/10", "link-local (fe80::/10)"],
+  ["fec0::/10", "site-local (fec0::/10)"],
+  ["ff00::/8", "multicast (ff00::/8)"],
+  ["2001:db8::/32", "documentation (2001:db8::/32)"],
+  ["3fff::/20", "documentation (3fff::/20)"],
+  ["2001::/23", "reserved (2001::/23)"],
+  ["2002::/16", "reserved (6to4, 2002::/16)"],
+  ["64:ff9b:1::/48", "reserved (64:ff9b:1::/48)"],
+  ["100::/64", "reserved (discard, 100::/64)"],
 ];
 
-function inRange(bytes: readonly number[], [prefix, bits]: Range): boolean {
-  for (let i = 0; i < bits; i += 8) {
-    const take = Math.min(8, bits - i);
-    const mask = (0xff << (8 - take)) & 0xff;
-    const index = i / 8;
-    if (((bytes[index] ?? 0) & mask) !== ((prefix[index] ?? 0) & mask)) return false;
-  }
-  return true;
+const IPV4_RANGES = IPV4_REFUSED.map(
+  ([cidr, name]) => [ipaddr.IPv4.parseCIDR(cidr), name] as const,
+);
+const IPV6_RANGES = IPV6_REFUSED.map(
+  ([cidr, name]) => [ipaddr.IPv6.parseCIDR(cidr), name] as const,
+);
+/** IPv6 ranges that carry an IPv4 address in their last 32 bits: IPv4-mapped and NAT64. */
+const EMBEDDING_IPV4 = ["::ffff:0:0/96", "64:ff9b::/96"].map((c) => ipaddr.IPv6.parseCIDR(c));
+/** Global unicast: the only public IPv6 space. */
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR("2000::/3");
+
+function refusedIPv4(address: ipaddr.IPv4): string | undefined {
+  return IPV4_RANGES.find(([range]) => address.match(range))?.[1];
 }
 
 /**
@@ -390,21 +370,22 @@ function inRange(bytes: readonly number[], [prefix, bits]: Range): boolean {
  */
 export function nonPublicRange(text: string): string | null | undefined {
   const v4 = parseIPv4(text);
-  if (v4) return IPV4_REFUSED.find((r) => inRange(v4, r))?.[2];
+  if (v4) return refusedIPv4(ipaddr.IPv4.parse(text));
   if (!text.includes(":")) {
     // A name made of digits and dots that is not a dotted quad is not a host name either.
     return /^[\d.]+$/.test(text) ? null : undefined;
   }
   const bytes = parseIPv6(text);
   if (!bytes) return null;
-  const embedded = bytes.slice(12);
-  if (inRange(bytes, [v6("::ffff:0:0"), 96, ""]) || inRange(bytes, [v6("64:ff9b::"), 96, ""])) {
-    const name = IPV4_REFUSED.find((r) => inRange(embedded, r))?.[2];
+  const address = new ipaddr.IPv6(
+    Array.from({ length: 8 }, (_, i) => ((bytes[2 * i] ?? 0) << 8) | (bytes[2 * i + 1] ?? 0)),
+  );
+  if (EMBEDDING_IPV4.some((range) => address.match(range))) {
+    const name = refusedIPv4(new ipaddr.IPv4(bytes.slice(12)));
     return name === undefined ? undefined : `${name}, embedded in ${text}`;
   }
-  const named = IPV6_REFUSED.find((r) => inRange(bytes, r))?.[2];
+  const named = IPV6_RANGES.find(([range]) => address.match(range))?.[1];
   if (named) return named;
-  // Only global unicast (2000::/3) is public.
-  if (!inRange(bytes, [v6("2000::"), 3, ""])) return "reserved (outside 2000::/3)";
+  if (!address.match(GLOBAL_UNICAST)) return "reserved (outside 2000::/3)";
   return undefined;
 }

@@ -1,12 +1,15 @@
 /**
- * The Queue consumer (docs/webhooks.md "Delivery"): signature, headers and
- * envelope, the verdict of every kind of answer, rounds and their delays, the
- * dead-letter queue, the check before every attempt, concurrency in a batch,
- * replay.
+ * Delivery (docs/webhooks.md "Delivery"; docs/webhook-delivery.md): the Queue
+ * consumer handing deliveries to each registration's deliverer, and the
+ * deliverer's attempts: signature, headers and envelope, the verdict of every
+ * kind of answer, rounds and their delays, the check before every attempt, a
+ * hanging endpoint kept to itself, replay.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { verify } from "@octokit/webhooks-methods";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { endpointDeliverer } from "../../src/webhooks/endpoint-deliverer";
 import type { WebhookMessage } from "../../src/webhooks/outbox";
 import { createCompany, operator, operatorJson } from "../harness";
 import {
@@ -18,12 +21,13 @@ import {
   sequence,
 } from "./fake-network";
 import {
-  type Delivery,
   delaysOf,
   deliveryOf,
+  heldBy,
   howOf,
   ping,
   register,
+  runDeliverer,
   runHandlings,
   runMessages,
   type Webhook,
@@ -52,6 +56,21 @@ async function setUp(eventType = "MachineStopClassificationCreated") {
   return { company, secret: company.webhookSecret, url: endpoint.url, hook };
 }
 
+/** The test's bindings with a D1 that fails every statement. */
+function unavailableDb(): Cloudflare.Env {
+  const unavailable = new Proxy(env.DB, {
+    get(target, property) {
+      if (property === "prepare" || property === "batch") {
+        return () => {
+          throw new Error("D1_ERROR: database unavailable");
+        };
+      }
+      return Reflect.get(target, property, target);
+    },
+  });
+  return { ...env, DB: unavailable };
+}
+
 /** Pings `hook` and returns the captured message of the new delivery. */
 async function pingMessage(hook: Webhook) {
   const before = net.sent.length;
@@ -68,8 +87,9 @@ describe("a delivered attempt", () => {
     const { eventId, deliveryId, message } = await pingMessage(hook);
 
     const result = await runMessages([message]);
-    expect(result.explicitAcks).toEqual(["m0"]);
-    expect(result.retryMessages).toEqual([]);
+    expect(result.acked).toEqual(["m0"]);
+    expect(result.retried).toEqual([]);
+    expect(delaysOf([result])).toEqual(["done"]);
 
     const [got] = net.at(url);
     if (!got) throw new Error("no request received");
@@ -150,27 +170,31 @@ describe("a delivered attempt", () => {
     const { message } = await pingMessage(hook);
     await runMessages([message]);
     const again = await runMessages([message]);
-    expect(again.explicitAcks).toEqual(["m0"]);
+    expect(again.acked).toEqual(["m0"]);
+    expect(again.steps).toEqual([]);
     expect(net.at(url)).toHaveLength(1);
   });
 });
 
 describe("a round", () => {
-  it("tries 3 times on 5XX, the waits of 1 s and 2 s being Queue delays, then retries the message after about 1 minute", async () => {
+  it("tries 3 times on 5XX, waiting 1 s and 2 s, then schedules round 2 about 1 minute later", async () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, answers(503));
     const { deliveryId, eventId, message } = await pingMessage(hook);
     const outcomes = await runHandlings(message, [1, 2, 3]);
 
-    // No sleeping in the consumer: each handling is one attempt, then a new
-    // message delayed by the wait of the round (1 s, 2 s), then the message's
-    // retry for the next round.
+    // No sleeping: each run of the deliverer is one attempt, then the wait of
+    // the round (1 s, 2 s), then the wait before the next round.
     const [first, second, third] = delaysOf(outcomes);
     expect([first, second]).toEqual([1, 2]);
     expect(third).toBeGreaterThanOrEqual(60);
     expect(third).toBeLessThanOrEqual(66);
-    expect(howOf(outcomes)).toEqual(["next message", "next message", "retry"]);
-    expect(net.sent.filter((m) => m.deliveryId === deliveryId)).toHaveLength(3);
+    expect(howOf(outcomes)).toEqual(["next attempt", "next attempt", "next round"]);
+    // The waits are the deliverer's, not Queue messages: only the ping's own message was sent.
+    expect(net.sent.filter((m) => m.deliveryId === deliveryId)).toHaveLength(1);
+    const [held] = await heldBy(hook.id);
+    expect(held?.deliveryId).toBe(deliveryId);
+    expect(held?.dueAt).toBeGreaterThanOrEqual(Date.now() + 55_000);
 
     const got = net.at(url);
     expect(got).toHaveLength(3);
@@ -204,7 +228,7 @@ describe("a round", () => {
     net.endpoints.set(url, sequence(answers(status), answers(status), answers(200)));
     const { deliveryId, message } = await pingMessage(hook);
     const outcomes = await runHandlings(message, [1, 2, 3]);
-    expect(delaysOf(outcomes)).toEqual([1, 2, "ack"]);
+    expect(delaysOf(outcomes)).toEqual([1, 2, "done"]);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("delivered");
     expect(delivery.attempts.map((x) => x.statusCode)).toEqual([status, status, 200]);
@@ -223,7 +247,7 @@ describe("a round", () => {
     const { deliveryId, message } = await pingMessage(hook);
     const outcomes = await runHandlings(message, [1, 2, 3]);
     // Retry-After: 10 replaced the 1 s wait, Retry-After: 0 the 2 s wait.
-    expect(delaysOf(outcomes)).toEqual([10, 0, "ack"]);
+    expect(delaysOf(outcomes)).toEqual([10, 0, "done"]);
     expect((await deliveryOf(hook.id, deliveryId)).attempts.map((x) => x.statusCode)).toEqual([
       429, 429, 200,
     ]);
@@ -245,13 +269,15 @@ describe("a round", () => {
     expect(delay).toBeLessThanOrEqual(5);
   });
 
-  it("ends at a Retry-After longer than 10 s and retries the message no sooner; the next handling opens round 2", async () => {
+  it("ends at a Retry-After longer than 10 s and waits no less; the next attempt opens round 2", async () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, sequence(answers(429, { "Retry-After": "600" }), answers(503)));
     const { deliveryId, message } = await pingMessage(hook);
     const result = await runMessages([message]);
     expect(net.at(url)).toHaveLength(1);
-    expect(result.retryMessages).toEqual([{ msgId: "m0", delaySeconds: 600 }]);
+    expect(result.steps).toEqual([
+      { msgId: "m0", step: { kind: "next-round", rounds: 1, delaySeconds: 600 } },
+    ]);
     // Round 2 has its own 3 attempts, then round 3 comes after about 5 minutes.
     const [a, b, c] = delaysOf(await runHandlings(message, [2, 3, 4]));
     expect([a, b]).toEqual([1, 2]);
@@ -319,8 +345,7 @@ describe("a round", () => {
       net.endpoints.set(elsewhere.url, answers(200));
       const { deliveryId, message } = await pingMessage(hook);
       const result = await runMessages([message]);
-      expect(result.explicitAcks).toEqual(["m0"]);
-      expect(result.retryMessages).toEqual([]);
+      expect(delaysOf([result])).toEqual(["done"]);
       expect(net.at(url)).toHaveLength(1);
       expect(net.at(elsewhere.url)).toHaveLength(0);
       const delivery = await deliveryOf(hook.id, deliveryId);
@@ -336,7 +361,7 @@ describe("a round", () => {
     net.endpoints.set(url, sequence(answers(503), answers(status)));
     const { deliveryId, message } = await pingMessage(hook);
     // Even as the 2nd attempt of a round.
-    expect(delaysOf(await runHandlings(message, [1, 2]))).toEqual([1, "ack"]);
+    expect(delaysOf(await runHandlings(message, [1, 2]))).toEqual([1, "done"]);
     expect(net.at(url)).toHaveLength(2);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("failed");
@@ -344,8 +369,8 @@ describe("a round", () => {
   });
 });
 
-describe("rounds through the Queue", () => {
-  it("follow 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h, then fail and dead-letter", async () => {
+describe("rounds", () => {
+  it("follow 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h, then fail; the deliverer lets go", async () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, answers(500));
     const { deliveryId, message } = await pingMessage(hook);
@@ -355,23 +380,23 @@ describe("rounds through the Queue", () => {
       const [a, b, c] = delaysOf(await runHandlings(message, handlings));
       expect([a, b]).toEqual([1, 2]);
       expect(c).toBeGreaterThanOrEqual(base);
-      // Up to 10 % jitter, capped at the Queues maximum delay (24 h).
+      // Up to 10 % jitter, capped at 24 h.
       expect(c).toBeLessThanOrEqual(Math.min(86_400, Math.floor(base * 1.1) + 1));
       expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
     }
     // The 8th round: its first two attempts are retried as usual...
     expect(delaysOf(await runHandlings(message, [22, 23]))).toEqual([1, 2]);
-    // ...and when the last fails, the delivery is failed and the message is retried
-    // past max_retries (23), which moves it to the dead-letter queue.
+    // ...and when the last fails, the delivery is failed and nothing is left to do.
     const last = await runMessages([message], { attempts: 24 });
-    expect(last.retryMessages).toEqual([{ msgId: "m0" }]);
+    expect(last.steps).toEqual([{ msgId: "m0", step: { kind: "exhausted", rounds: 8 } }]);
+    expect(await heldBy(hook.id)).toEqual([]);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("failed");
     expect(delivery.attempts).toHaveLength(24);
     expect(net.at(url)).toHaveLength(24);
   });
 
-  it("reach the dead-letter queue after the last round even when long Retry-Afters shortened the rounds", async () => {
+  it("end after the 8th even when long Retry-Afters shortened them to one attempt each", async () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, answers(429, { "Retry-After": "3600" }));
     const { deliveryId, message } = await pingMessage(hook);
@@ -379,28 +404,13 @@ describe("rounds through the Queue", () => {
     // One attempt per round; the Retry-After raises the short delays of the schedule.
     expect(rounds.slice(0, 3)).toEqual([3600, 3600, 3600]);
     expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
-    // The 8th round fails: failed first, then the message spends its remaining
-    // handlings at once (no more attempts) and goes to the dead-letter queue.
-    expect(delaysOf(await runHandlings(message, [8]))).toEqual([0]);
+    expect(delaysOf(await runHandlings(message, [8]))).toEqual(["done"]);
     expect((await deliveryOf(hook.id, deliveryId)).status).toBe("failed");
-    const rest = Array.from({ length: 15 }, (_, i) => 9 + i);
-    expect(delaysOf(await runHandlings(message, rest))).toEqual(rest.map(() => 0));
-    expect(delaysOf(await runHandlings(message, [24]))).toEqual(["retry"]);
+    expect(await heldBy(hook.id)).toEqual([]);
+    // A late message of the failed delivery is acked, without an attempt.
+    const late = await runMessages([message], { attempts: 9 });
+    expect(late).toEqual({ acked: ["m0"], retried: [], steps: [] });
     expect(net.at(url)).toHaveLength(8);
-  });
-
-  it("continue with a new message when the message's own retries are spent while pending", async () => {
-    const { url, hook } = await setUp();
-    net.endpoints.set(url, answers(503));
-    const { deliveryId, message } = await pingMessage(hook);
-    const sentBefore = net.sent.length;
-    // The Queue's 24th handling of this message, for a delivery still in its first
-    // round (handlings lost to errors): retrying would dead-letter a pending delivery.
-    const result = await runMessages([message], { attempts: 24 });
-    expect(result.explicitAcks).toEqual(["m0"]);
-    expect(net.sent.slice(sentBefore)).toEqual([{ deliveryId }]);
-    expect(net.sentDelays.slice(sentBefore)).toEqual([1]);
-    expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
   });
 });
 
@@ -411,7 +421,7 @@ describe("the destination check before every attempt", () => {
     net.dns.set(new URL(url).hostname, { A: ["10.1.2.3"] });
     const { deliveryId, message } = await pingMessage(hook);
     const result = await runMessages([message]);
-    expect(result.explicitAcks).toEqual(["m0"]);
+    expect(delaysOf([result])).toEqual(["done"]);
     expect(net.at(url)).toHaveLength(0);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("failed");
@@ -438,7 +448,7 @@ describe("the destination check before every attempt", () => {
     const hook = await register(company.id, url);
     net.endpoints.set(url, answers(200));
     const { deliveryId, message } = await pingMessage(hook);
-    await runMessages([message], { env: { ...env, ENVIRONMENT: "production" } });
+    await runMessages([message], { environment: "production" });
     expect(net.at(url)).toHaveLength(0);
     expect((await deliveryOf(hook.id, deliveryId)).attempts[0]?.error).toBe("unsafe destination");
     // In test (as in development) the same origin is exempt.
@@ -448,79 +458,91 @@ describe("the destination check before every attempt", () => {
   });
 });
 
-describe("a batch", () => {
-  it("handles its messages concurrently: a timing-out endpoint does not delay another", async () => {
+describe("a hanging endpoint", () => {
+  it("is not on the first attempt's way: the deliverer holds a new delivery before the Queue hands it over", async () => {
+    const { hook } = await setUp();
+    const { deliveryId } = await pingMessage(hook);
+    // No Queue message handled yet: the ping handed its delivery over directly.
+    expect((await heldBy(hook.id)).map((h) => h.deliveryId)).toEqual([deliveryId]);
+  });
+
+  it("holds no Queue batch: the consumer hands every delivery over without an attempt", async () => {
     const slow = await setUp();
     const fast = await setUp();
     net.endpoints.set(slow.url, neverAnswers);
     net.endpoints.set(fast.url, answers(200));
     const a = await pingMessage(slow.hook);
     const b = await pingMessage(fast.hook);
-    const started = Date.now();
-    const before = net.received.length;
-    const result = await runMessages([a.message, b.message], {
-      timing: { attemptTimeoutMs: 1500 },
+    const result = await runMessages([a.message, b.message], { deliver: false });
+    // Acked once stored by the deliverers; no request was made while the batch ran.
+    expect(result.acked.sort()).toEqual(["m0", "m1"]);
+    expect(net.received.filter((r) => r.url === slow.url || r.url === fast.url)).toEqual([]);
+    expect((await heldBy(slow.hook.id)).map((h) => h.deliveryId)).toEqual([a.deliveryId]);
+    expect((await heldBy(fast.hook.id)).map((h) => h.deliveryId)).toEqual([b.deliveryId]);
+  });
+
+  it("does not delay another endpoint's delivery: it is delivered while the hanging attempt still waits", async () => {
+    const slow = await setUp();
+    const fast = await setUp();
+    // The slow endpoint answers only when the test lets it (no timer involved).
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
     });
-    const total = Date.now() - started;
-    // One attempt of the slow endpoint (no waiting inside the batch), then a Queue retry.
-    expect(total).toBeGreaterThanOrEqual(1400);
-    expect(total).toBeLessThan(4000);
-    const fastGot = net.at(fast.url)[0];
-    const firstSlow = net.received.slice(before).find((r) => r.url === slow.url);
-    if (!fastGot || !firstSlow) throw new Error("both endpoints must be called");
-    // The fast endpoint is called with the slow attempt, not after it.
-    expect(Math.abs(fastGot.at - firstSlow.at)).toBeLessThan(500);
-    expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
-    // The slow one's 2nd attempt of the round: a new message in 1 s.
-    expect(result.nextMessages).toEqual([{ msgId: "m0", delaySeconds: 1 }]);
-    expect((await deliveryOf(fast.hook.id, b.deliveryId)).status).toBe("delivered");
-  }, 20_000);
-
-  it("records a fast endpoint's attempt while a timing-out one in the same batch still waits", async () => {
-    const slow = await setUp();
-    const fast = await setUp();
-    net.endpoints.set(slow.url, neverAnswers);
+    net.endpoints.set(slow.url, async () => {
+      await released;
+      return new Response("late", { status: 503 });
+    });
     net.endpoints.set(fast.url, answers(200));
     const a = await pingMessage(slow.hook);
     const b = await pingMessage(fast.hook);
-    const started = Date.now();
-    const running = runMessages([a.message, b.message], { timing: { attemptTimeoutMs: 3000 } });
-    let seen: Delivery | undefined;
-    while (!seen && Date.now() - started < 2500) {
-      const delivery = await deliveryOf(fast.hook.id, b.deliveryId);
-      if (delivery.status === "delivered") seen = delivery;
-      else await new Promise((done) => setTimeout(done, 50));
-    }
-    const seenAfter = Date.now() - started;
-    const result = await running;
-    // Delivered and recorded, with its attempt, before the slow attempt's 3 s limit.
-    expect(seen?.attempts.map((x) => x.statusCode)).toEqual([200]);
-    expect(seenAfter).toBeLessThan(2500);
-    expect(result.nextMessages).toEqual([{ msgId: "m0", delaySeconds: 1 }]);
-    const slowDelivery = await deliveryOf(slow.hook.id, a.deliveryId);
-    expect(slowDelivery.attempts.map((x) => x.error)).toEqual(["timeout"]);
-  }, 20_000);
+    await runMessages([a.message, b.message], { deliver: false });
+    let slowEnded = false;
+    const slowRun = runDeliverer(slow.hook.id).then((steps) => {
+      slowEnded = true;
+      return steps;
+    });
+    // The fast endpoint's deliverer delivers while the slow attempt is still waiting.
+    const fastSteps = await runDeliverer(fast.hook.id);
+    expect(fastSteps.get(b.deliveryId)).toEqual({ kind: "done", status: "delivered", rounds: 1 });
+    expect(slowEnded).toBe(false);
+    expect(net.at(slow.url)).toHaveLength(1);
+    expect(net.at(fast.url)).toHaveLength(1);
+    expect((await deliveryOf(fast.hook.id, b.deliveryId)).status).toBe("delivered");
+    expect((await deliveryOf(slow.hook.id, a.deliveryId)).attempts).toEqual([]);
+    release();
+    expect((await slowRun).get(a.deliveryId)).toEqual({ kind: "next-attempt", delaySeconds: 1 });
+    expect(
+      (await deliveryOf(slow.hook.id, a.deliveryId)).attempts.map((x) => x.statusCode),
+    ).toEqual([503]);
+  });
+});
 
+describe("a batch", () => {
   it("retries every message after 60 s, without a request, when D1 cannot be read; acks a malformed one", async () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, answers(200));
     const { deliveryId, message } = await pingMessage(hook);
-    const unavailable = new Proxy(env.DB, {
-      get(target, property) {
-        if (property === "prepare" || property === "batch") {
-          return () => {
-            throw new Error("D1_ERROR: database unavailable");
-          };
-        }
-        return Reflect.get(target, property, target);
-      },
-    });
     vi.spyOn(console, "error").mockImplementation(() => undefined);
     const malformed = { deliveryID: deliveryId } as unknown as WebhookMessage;
-    const result = await runMessages([message, malformed], { env: { ...env, DB: unavailable } });
-    expect(result.retryMessages).toEqual([{ msgId: "m0", delaySeconds: 60 }]);
-    expect(result.explicitAcks).toEqual(["m1"]);
+    const result = await runMessages([message, malformed], { env: unavailableDb() });
+    expect(result.retried).toEqual([{ msgId: "m0", delaySeconds: 60 }]);
+    expect(result.acked).toEqual(["m1"]);
+    expect(result.steps).toEqual([]);
     expect(net.at(url)).toHaveLength(0);
+    expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
+  });
+
+  it("continues with a new message when a message's own retries are spent while pending", async () => {
+    const { hook } = await setUp();
+    const { deliveryId, message } = await pingMessage(hook);
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const sentBefore = net.sent.length;
+    // The Queue's 24th handling of this message: retrying would dead-letter a pending delivery.
+    const result = await runMessages([message], { attempts: 24, env: unavailableDb() });
+    expect(result.acked).toEqual(["m0"]);
+    expect(net.sent.slice(sentBefore)).toEqual([{ deliveryId }]);
+    expect(net.sentDelays.slice(sentBefore)).toEqual([60]);
     expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
   });
 
@@ -529,11 +551,22 @@ describe("a batch", () => {
     net.endpoints.set(url, answers(200));
     const { deliveryId, message } = await pingMessage(hook);
     const result = await runMessages([message, message]);
-    expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
+    expect(result.acked.sort()).toEqual(["m0", "m1"]);
     expect(net.at(url)).toHaveLength(1);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("delivered");
     expect(delivery.attempts).toHaveLength(1);
+  });
+
+  it("keeps the due instant of a delivery handed over again (the sweeper's duplicate)", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(503));
+    const { message } = await pingMessage(hook);
+    await runMessages([message]);
+    const [before] = await heldBy(hook.id);
+    await runMessages([message], { deliver: false });
+    expect(await heldBy(hook.id)).toEqual([before]);
+    expect(net.at(url)).toHaveLength(1);
   });
 
   it("handles many deliveries of one batch, each recorded with its own outcome", async () => {
@@ -550,16 +583,20 @@ describe("a batch", () => {
       pings.push({ hook: gone.hook, ...(await pingMessage(gone.hook)) });
     }
     const result = await runMessages(pings.map((p) => p.message));
-    // Every message acked; the failing endpoint's each followed by a new message in 1 s.
-    expect(result.explicitAcks).toHaveLength(pings.length);
-    expect(result.retryMessages).toEqual([]);
-    const byId = (x: { msgId: string }, y: { msgId: string }) => x.msgId.localeCompare(y.msgId);
-    expect(result.nextMessages.sort(byId)).toEqual(
+    // Every message acked; the failing endpoint's each followed by its next attempt in 1 s.
+    expect(result.acked).toHaveLength(pings.length);
+    expect(result.retried).toEqual([]);
+    expect(
+      result.steps
+        .filter((s) => s.step.kind === "next-attempt")
+        .map((s) => s.msgId)
+        .sort(),
+    ).toEqual(
       pings
         .map((p, i) => ({ hook: p.hook, msgId: `m${i}` }))
         .filter((p) => p.hook === failing.hook)
-        .map(({ msgId }) => ({ msgId, delaySeconds: 1 }))
-        .sort(byId),
+        .map(({ msgId }) => msgId)
+        .sort(),
     );
     for (const p of pings) {
       const delivery = await deliveryOf(p.hook.id, p.deliveryId);
@@ -569,6 +606,22 @@ describe("a batch", () => {
       expect(delivery.attempts).toHaveLength(1);
     }
   }, 20_000);
+});
+
+describe("the deliverer's alarm", () => {
+  it("attempts what is due now and leaves what is not", async () => {
+    const { url, hook } = await setUp();
+    net.endpoints.set(url, answers(503));
+    const { deliveryId, message } = await pingMessage(hook);
+    await runMessages([message], { deliver: false });
+    const stub = endpointDeliverer(env.WEBHOOK_ENDPOINT, hook.id);
+    await runInDurableObject(stub, (instance) => instance.alarm());
+    expect(net.at(url)).toHaveLength(1);
+    // The next attempt is due in 1 s: an alarm now does nothing.
+    await runInDurableObject(stub, (instance) => instance.alarm());
+    expect(net.at(url)).toHaveLength(1);
+    expect((await heldBy(hook.id)).map((h) => h.deliveryId)).toEqual([deliveryId]);
+  });
 });
 
 describe("ping and replay", () => {
@@ -604,7 +657,7 @@ describe("ping and replay", () => {
     expect((await operator("POST", `/deliveries/${deliveryId}/replay`)).status).toBe(409);
 
     const result = await runMessages([{ deliveryId }]);
-    expect(result.explicitAcks).toEqual(["m0"]);
+    expect(delaysOf([result])).toEqual(["done"]);
     const [first, second] = net.at(url);
     expect(second?.body).toBe(first?.body);
     expect(second?.headers.get("x-service-event-id")).toBe(eventId);
@@ -635,8 +688,9 @@ describe("ping and replay", () => {
     const { deliveryId, message } = await pingMessage(hook);
     expect((await operator("DELETE", `/webhooks/${hook.id}`)).status).toBe(204);
     const result = await runMessages([message]);
-    expect(result.explicitAcks).toEqual(["m0"]);
+    expect(result.steps).toEqual([{ msgId: "m0", step: { kind: "registration-deleted" } }]);
     expect(net.at(url)).toHaveLength(0);
     expect(await deliveryOf(hook.id, deliveryId)).toMatchObject({ status: "failed", attempts: [] });
+    expect(await heldBy(hook.id)).toEqual([]);
   });
 });

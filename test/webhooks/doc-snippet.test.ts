@@ -24,7 +24,7 @@ afterEach(() => {
 async function deliveredPing(webhookId: string, url: string) {
   const { deliveryId } = await ping(webhookId);
   const result = await runMessages([{ deliveryId }]);
-  expect(result.explicitAcks).toEqual(["m0"]);
+  expect(result.acked).toEqual(["m0"]);
   const got = net.at(url).at(-1);
   if (!got) throw new Error("no request received");
   return got;

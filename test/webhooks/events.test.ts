@@ -6,6 +6,7 @@
 import {
   createExecutionContext,
   createScheduledController,
+  runInDurableObject,
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -14,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
+import { endpointDeliverer } from "../../src/webhooks/endpoint-deliverer";
 import {
   api,
   createKey,
@@ -373,9 +375,13 @@ describe("through the real Queue", () => {
     net.sendBatch.mockRestore();
     const res = await operator("PUT", `/stops/${stopId}/classification`, { description: "Jam" });
     expect(res.status).toBe(200);
+    // The real Queue hands the delivery to the registration's deliverer; the tests set
+    // no alarms (vitest.config.ts), so the deliverer's alarm is run here once it holds it.
+    const deliverer = endpointDeliverer(env.WEBHOOK_ENDPOINT, hooks.created.hook.id);
     const deadline = Date.now() + 10_000;
     while (net.at(hooks.created.url).length === 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
+      await runInDurableObject(deliverer, (instance) => instance.alarm());
     }
     const [got] = net.at(hooks.created.url);
     if (!got) throw new Error("not delivered through the Queue within 10 s");

@@ -1,14 +1,24 @@
 /**
- * Helpers of the webhook tests: registrations, the consumer run on chosen
- * messages (`createMessageBatch` / `getQueueResult`), deliveries as the
+ * Helpers of the webhook tests: registrations, a "handling" (the consumer run
+ * on chosen messages with `createMessageBatch` / `getQueueResult`, then the
+ * deliverer of each registration run on what it holds), deliveries as the
  * operator lists them.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  getQueueResult,
+  runInDurableObject,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
+import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
-import { type ConsumerOptions, webhookQueueHandler } from "../../src/webhooks/consumer";
+import type { DeliveryStep } from "../../src/webhooks/deliver";
+import { loadRoutes } from "../../src/webhooks/delivery-records";
+import { endpointDeliverer, type RunOverrides } from "../../src/webhooks/endpoint-deliverer";
 import type { WebhookMessage } from "../../src/webhooks/outbox";
+import type { RetryPolicy } from "../../src/webhooks/retry-policy";
 import { operator, operatorJson } from "../harness";
 
 export interface Webhook {
@@ -67,33 +77,63 @@ export async function deliveryOf(webhookId: string, deliveryId: string): Promise
   return found;
 }
 
-/** Which messages of a batch were acked and which retried (with the delay asked for). */
-export interface BatchOutcome {
-  explicitAcks: string[];
-  retryMessages: { msgId: string; delaySeconds?: number }[];
-  /**
-   * Acked messages followed by a new message for the same delivery, sent in
-   * the same run (the next attempt of a round), with that message's delay.
-   */
-  nextMessages: { msgId: string; delaySeconds?: number }[];
+/** What the consumer did with each message, and what the deliverers did next. */
+export interface HandlingOutcome {
+  /** Messages the consumer acked (handed over, or nothing left to do). */
+  acked: string[];
+  /** Messages the consumer retried, with the delay asked for. */
+  retried: { msgId: string; delaySeconds?: number }[];
+  /** What the deliverer did with each handed-over message's delivery, in message order. */
+  steps: { msgId: string; step: DeliveryStep }[];
+}
+
+/** An instant after every due one: a deliverer run at it stands for "the wait is over". */
+export const LATER = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Runs the deliverer of registration `webhookId` on what it holds, as its
+ * alarm would once the waits are over (`now` = {@link LATER} by default).
+ */
+export function runDeliverer(
+  webhookId: string,
+  overrides: RunOverrides = {},
+  now = LATER,
+): Promise<Map<string, DeliveryStep>> {
+  const stub = endpointDeliverer(env.WEBHOOK_ENDPOINT, webhookId);
+  return runInDurableObject(stub, (instance) => instance.runDue(now, overrides));
+}
+
+/** The deliveries a registration's deliverer holds, with their due instants. */
+export function heldBy(webhookId: string): Promise<{ deliveryId: string; dueAt: number }[]> {
+  const stub = endpointDeliverer(env.WEBHOOK_ENDPOINT, webhookId);
+  return runInDurableObject(stub, (instance) => instance.held());
 }
 
 /**
- * Runs the Worker's queue handler (or one with shorter timing) on a batch of
- * messages and returns which were acked and retried.
+ * One handling of messages: the Worker's queue handler on a batch of them
+ * (which hands their deliveries to the deliverers), then, unless `deliver` is
+ * false, one run of the deliverer of each registration concerned (one
+ * attempt per delivery due).
  *
  * `getQueueResult` reports retried messages without their delay, so the
  * delay is read from a spy on each message's `retry`.
  *
  * @param bodies the message bodies, one message each, ids `m0`, `m1`, ...
  * @param options `attempts` (how many times the Queue has delivered each message),
- *   `timing` (consumer option overrides; default: the Worker's own handler),
- *   `env` (bindings to pass instead of the test's).
+ *   `timing` (retry-policy overrides of the deliverers' run), `environment`
+ *   (the deliverers judge URLs as in that environment), `env` (bindings for the
+ *   consumer instead of the test's).
  */
 export async function runMessages(
   bodies: readonly WebhookMessage[],
-  options: { attempts?: number; timing?: Partial<ConsumerOptions>; env?: Cloudflare.Env } = {},
-): Promise<BatchOutcome> {
+  options: {
+    attempts?: number;
+    timing?: Partial<RetryPolicy>;
+    environment?: string;
+    env?: Cloudflare.Env;
+    deliver?: boolean;
+  } = {},
+): Promise<HandlingOutcome> {
   const batch = createMessageBatch<WebhookMessage>(
     "webhook-deliveries-dev",
     bodies.map((body, index) => ({
@@ -112,73 +152,80 @@ export async function runMessages(
     });
   }
   const ctx = createExecutionContext();
-  const bindings = options.env ?? env;
-  // The fake network (fake-network.ts) captures sends with a spy.
-  const sendBatch = bindings.WEBHOOK_QUEUE.sendBatch;
-  const sendsBefore = vi.isMockFunction(sendBatch) ? sendBatch.mock.calls.length : 0;
-  if (options.timing) await webhookQueueHandler(options.timing)(batch, bindings);
-  else await worker.queue(batch, bindings);
+  await worker.queue(batch, options.env ?? env);
   const result = await getQueueResult(batch, ctx);
-  const sends = vi.isMockFunction(sendBatch)
-    ? sendBatch.mock.calls.slice(sendsBefore).flatMap(([messages]) => [...messages])
-    : [];
-  const nextMessages: BatchOutcome["nextMessages"] = [];
-  for (const message of batch.messages) {
-    if (!result.explicitAcks.includes(message.id)) continue;
-    const sent = sends.find((m) => m.body.deliveryId === message.body.deliveryId);
-    if (!sent) continue;
-    nextMessages.push(
-      sent.delaySeconds === undefined
-        ? { msgId: message.id }
-        : { msgId: message.id, delaySeconds: sent.delaySeconds },
-    );
+  const acked: string[] = result.explicitAcks;
+  const steps: HandlingOutcome["steps"] = [];
+  if (options.deliver !== false) {
+    const handed = batch.messages.filter((m) => acked.includes(m.id));
+    const ids = [...new Set(handed.map((m) => m.body.deliveryId))];
+    const routes = await loadRoutes(createDb(env.DB), ids);
+    const webhookIds = new Set([...routes.values()].map((r) => r.webhookId));
+    const overrides: RunOverrides = {
+      ...(options.timing ? { policy: options.timing } : {}),
+      ...(options.environment ? { urlOptions: { environment: options.environment } } : {}),
+    };
+    const byDelivery = new Map<string, DeliveryStep>();
+    for (const webhookId of webhookIds) {
+      for (const [id, step] of await runDeliverer(webhookId, overrides)) byDelivery.set(id, step);
+    }
+    for (const message of handed) {
+      const step = byDelivery.get(message.body.deliveryId);
+      if (step) steps.push({ msgId: message.id, step });
+    }
   }
   return {
-    explicitAcks: result.explicitAcks,
-    retryMessages: result.retryMessages.map(({ msgId }: { msgId: string }) => {
+    acked,
+    retried: result.retryMessages.map(({ msgId }: { msgId: string }) => {
       const delaySeconds = delays.get(msgId);
       return delaySeconds === undefined ? { msgId } : { msgId, delaySeconds };
     }),
-    nextMessages,
+    steps,
   };
 }
 
 /**
- * Runs the consumer on one message as the Queue would deliver it for the
- * `attempts`-th time, for each of `attempts` in turn (one attempt per
- * handling), and returns the outcome of each handling.
+ * Runs one handling of a message per entry of `attempts` (how many times the
+ * Queue has delivered it: the consumer's budget), in turn, one attempt each,
+ * and returns the outcome of each.
  */
 export async function runHandlings(
   body: WebhookMessage,
   attempts: readonly number[],
-  options: { timing?: Partial<ConsumerOptions> } = {},
-): Promise<BatchOutcome[]> {
-  const outcomes: BatchOutcome[] = [];
+  options: { timing?: Partial<RetryPolicy> } = {},
+): Promise<HandlingOutcome[]> {
+  const outcomes: HandlingOutcome[] = [];
   for (const n of attempts) outcomes.push(await runMessages([body], { ...options, attempts: n }));
   return outcomes;
 }
 
+/** The step of the first message of a handling. */
+function firstStep(outcome: HandlingOutcome): DeliveryStep {
+  const step = outcome.steps[0]?.step;
+  if (!step) throw new Error("the delivery was not attempted");
+  return step;
+}
+
 /**
- * The wait asked for by each handling: a number (the delay of the next
- * message of the round, or of the message's retry for the next round), "ack"
- * (done), or "retry" without delay. `howOf` tells which way.
+ * The wait after each handling's attempt, seconds (the next attempt of the
+ * round, or the next round), or "done" when the delivery ended (delivered,
+ * failed for good, every round failed, or nothing to do).
  */
-export function delaysOf(outcomes: readonly BatchOutcome[]): (number | "ack" | "retry")[] {
+export function delaysOf(outcomes: readonly HandlingOutcome[]): (number | "done")[] {
   return outcomes.map((o) => {
-    const next = o.nextMessages[0];
-    if (next) return next.delaySeconds ?? 0;
-    if (o.explicitAcks.length > 0) return "ack";
-    const retried = o.retryMessages[0];
-    if (!retried) throw new Error("neither acked nor retried");
-    return retried.delaySeconds ?? "retry";
+    const step = firstStep(o);
+    return step.kind === "next-attempt" || step.kind === "next-round" ? step.delaySeconds : "done";
   });
 }
 
-/** How each handling went on: a new message, a retry of the message, or done (acked). */
-export function howOf(outcomes: readonly BatchOutcome[]): ("next message" | "retry" | "ack")[] {
+/** How each handling went on: the next attempt of the round, the next round, or done. */
+export function howOf(
+  outcomes: readonly HandlingOutcome[],
+): ("next attempt" | "next round" | "done")[] {
   return outcomes.map((o) => {
-    if (o.nextMessages.length > 0) return "next message";
-    if (o.retryMessages.length > 0) return "retry";
-    return "ack";
+    const step = firstStep(o);
+    if (step.kind === "next-attempt") return "next attempt";
+    if (step.kind === "next-round") return "next round";
+    return "done";
   });
 }

@@ -1,0 +1,210 @@
+/**
+ * D1 queries of the operator's webhook routes (./routes.ts): registrations,
+ * deliveries with their attempts, the replay's reset.
+ */
+import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../../db/schema";
+import { isoInstant as iso } from "../../http/instants";
+import { paginate } from "../../http/pagination";
+import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/events";
+import type { DELIVERY_STATUSES } from "./schemas";
+
+export const webhookColumns = {
+  id: webhooks.id,
+  name: webhooks.name,
+  url: webhooks.url,
+  eventType: webhooks.eventType,
+  createdAt: webhooks.createdAt,
+};
+
+/** A stored registration as the API shows it. */
+export function toWebhookOut(row: {
+  id: string;
+  name: string;
+  url: string;
+  eventType: string;
+  createdAt: number;
+}) {
+  const eventType = CLASSIFICATION_EVENT_TYPES.find((t) => t === row.eventType);
+  if (!eventType) throw new Error(`unknown event type ${row.eventType} stored`);
+  return { ...row, eventType, createdAt: iso(row.createdAt) };
+}
+
+/** A registration to create. */
+export interface WebhookInput {
+  name: string;
+  url: string;
+  eventType: (typeof CLASSIFICATION_EVENT_TYPES)[number];
+}
+
+/**
+ * Creates registrations, all in one batch (all or none).
+ *
+ * @returns them as the API shows them, in order.
+ */
+export async function insertWebhooks(
+  db: Database,
+  companyId: number,
+  items: readonly WebhookInput[],
+) {
+  const [first, ...rest] = items.map((item) =>
+    db
+      .insert(webhooks)
+      .values({
+        id: crypto.randomUUID(),
+        companyId,
+        name: item.name,
+        url: item.url,
+        eventType: item.eventType,
+      })
+      .returning(webhookColumns),
+  );
+  if (!first) return [];
+  const results = await db.batch([first, ...rest]);
+  return results.flat().map(toWebhookOut);
+}
+
+/** A company's registrations not deleted, oldest first, as the API shows them. */
+export async function listWebhooks(db: Database, companyId: number) {
+  const rows = await db
+    .select(webhookColumns)
+    .from(webhooks)
+    .where(and(eq(webhooks.companyId, companyId), isNull(webhooks.deletedAt)))
+    .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+    .all();
+  return rows.map(toWebhookOut);
+}
+
+/**
+ * Marks a registration deleted.
+ *
+ * @param now ms since the epoch.
+ * @returns false when there is no such registration not already deleted.
+ */
+export async function deleteWebhook(
+  db: Database,
+  webhookId: string,
+  now: number,
+): Promise<boolean> {
+  const row = await db
+    .update(webhooks)
+    .set({ deletedAt: now })
+    .where(and(eq(webhooks.id, webhookId), isNull(webhooks.deletedAt)))
+    .returning({ id: webhooks.id })
+    .get();
+  return row !== undefined;
+}
+
+/** A registration not deleted (id and company), or undefined. */
+export function liveWebhook(db: Database, webhookId: string) {
+  return db
+    .select({ id: webhooks.id, companyId: webhooks.companyId })
+    .from(webhooks)
+    .where(and(eq(webhooks.id, webhookId), isNull(webhooks.deletedAt)))
+    .get();
+}
+
+/** True when the registration exists, deleted or not. */
+export async function webhookExists(db: Database, webhookId: string): Promise<boolean> {
+  const row = await db
+    .select({ id: webhooks.id })
+    .from(webhooks)
+    .where(eq(webhooks.id, webhookId))
+    .get();
+  return row !== undefined;
+}
+
+/** One recorded attempt; `at` in ms since the epoch. */
+export interface AttemptRow {
+  requestId: string;
+  at: number;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+}
+
+/**
+ * One page of a registration's deliveries, newest first, and their attempts,
+ * oldest first (two queries besides the count).
+ *
+ * @returns the page and, by delivery id, its attempts.
+ */
+export async function deliveriesPage(
+  db: Database,
+  webhookId: string,
+  query: { status?: (typeof DELIVERY_STATUSES)[number]; page: number; limit: number },
+) {
+  const where: SQL | undefined = and(
+    eq(webhookDeliveries.webhookId, webhookId),
+    query.status === undefined ? undefined : eq(webhookDeliveries.status, query.status),
+  );
+  const page = await paginate(
+    { page: query.page, limit: query.limit },
+    db.select({ count: count() }).from(webhookDeliveries).where(where),
+    ({ limit, offset }) =>
+      db
+        .select({
+          id: webhookDeliveries.id,
+          eventId: webhookDeliveries.eventId,
+          eventType: webhookEvents.eventType,
+          status: webhookDeliveries.status,
+        })
+        .from(webhookDeliveries)
+        .innerJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
+        .where(where)
+        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .limit(limit)
+        .offset(offset),
+  );
+  const ids = page.rows.map((r) => r.id);
+  const rows =
+    ids.length === 0
+      ? []
+      : await db
+          .select({
+            deliveryId: webhookAttempts.deliveryId,
+            requestId: webhookAttempts.requestId,
+            at: webhookAttempts.at,
+            durationMs: webhookAttempts.durationMs,
+            statusCode: webhookAttempts.statusCode,
+            error: webhookAttempts.error,
+          })
+          .from(webhookAttempts)
+          .where(
+            sql`${webhookAttempts.deliveryId} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
+          )
+          .orderBy(asc(webhookAttempts.at), asc(webhookAttempts.id))
+          .all();
+  const attempts = new Map<string, AttemptRow[]>();
+  for (const { deliveryId, ...attempt } of rows) {
+    attempts.set(deliveryId, [...(attempts.get(deliveryId) ?? []), attempt]);
+  }
+  return { page, attempts };
+}
+
+/** A delivery's status and whether its registration was deleted, or undefined. */
+export function deliveryForReplay(db: Database, deliveryId: string) {
+  return db
+    .select({ status: webhookDeliveries.status, webhookDeletedAt: webhooks.deletedAt })
+    .from(webhookDeliveries)
+    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+    .where(eq(webhookDeliveries.id, deliveryId))
+    .get();
+}
+
+/**
+ * Resets a delivery that has ended to pending, with a fresh set of rounds,
+ * guarded on its status so that two replays at once queue one message.
+ *
+ * @param now ms since the epoch.
+ * @returns the row reset, or undefined when the delivery is pending.
+ */
+export function resetForReplay(db: Database, deliveryId: string, now: number) {
+  return db
+    .update(webhookDeliveries)
+    .set({ status: "pending", rounds: 0, enqueuedAt: null, updatedAt: now })
+    .where(and(eq(webhookDeliveries.id, deliveryId), sql`${webhookDeliveries.status} <> 'pending'`))
+    .returning({ id: webhookDeliveries.id })
+    .get();
+}

@@ -1,0 +1,82 @@
+/**
+ * Request and response schemas of the operator's webhook routes (./routes.ts).
+ */
+import { z } from "@hono/zod-openapi";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "../../http/pagination";
+import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/events";
+import { MAX_URL_LENGTH } from "../../webhooks/url-safety";
+import { IntId, UuidId } from "../schemas";
+
+/** An ISO 8601 instant in the OpenAPI document. */
+const dateTime = () => z.string().openapi({ format: "date-time" });
+
+export const WebhookCreate = z
+  .object({
+    name: z.string().trim().min(1).max(200).openapi({ description: "A label." }),
+    url: z.string().openapi({
+      description:
+        `https:// only, at most ${MAX_URL_LENGTH} characters, no credentials, no #fragment; the ` +
+        "host must resolve only to public addresses.",
+      example: "https://hooks.example.com/production-monitoring",
+    }),
+    eventType: z.enum(CLASSIFICATION_EVENT_TYPES),
+  })
+  .strict();
+
+export const WebhookSchema = z
+  .object({
+    id: z.string().openapi({ format: "uuid" }),
+    name: z.string(),
+    url: z.string(),
+    eventType: z.enum(CLASSIFICATION_EVENT_TYPES),
+    createdAt: dateTime(),
+  })
+  .openapi("Webhook");
+
+export const AttemptSchema = z
+  .object({
+    requestId: z.string().openapi({ description: "`X-Service-Request-Id` of the attempt." }),
+    at: dateTime().openapi({ description: "When the attempt started." }),
+    durationMs: z.number().int(),
+    statusCode: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "null when no response came (time-out, network, refused)." }),
+    error: z.string().nullable().openapi({
+      description: "`timeout`, `network error: ...`, `unsafe destination`, a DNS error, ...",
+    }),
+  })
+  .openapi("WebhookAttempt");
+
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+
+export const DeliverySchema = z
+  .object({
+    id: z.string().openapi({ format: "uuid" }),
+    eventId: z.string().openapi({ format: "uuid" }),
+    eventType: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.array(AttemptSchema).openapi({ description: "Oldest first." }),
+  })
+  .openapi("WebhookDelivery");
+
+export const DeliveriesQuery = z.object({
+  status: z.enum(DELIVERY_STATUSES).optional(),
+  page: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1)
+    .openapi({ type: "integer", description: "Page number, from 1." }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_LIMIT)
+    .default(DEFAULT_LIMIT)
+    .openapi({ type: "integer", description: `Rows per page, 1 to ${MAX_LIMIT}.` }),
+});
+
+export const companyParam = z.object({ company_id: IntId("company_id") });
+export const webhookParam = z.object({ webhook_id: UuidId("webhook_id") });

@@ -1,0 +1,153 @@
+/**
+ * The D1 side of delivering: where a delivery stands, read for many at once,
+ * and the statements that record an attempt and the end of a round or of the
+ * delivery.
+ *
+ * Where a delivery stands is read from D1, not kept by the deliverer: `rounds`
+ * of the delivery is the rounds completed, and the attempts of the current
+ * round are the recorded attempts (`webhook_attempts`) made at or after the
+ * delivery's `updated_at`, which is set when the delivery is (re)sent to the
+ * Queue and when a round ends, and not between the attempts of a round. So a
+ * delivery handed over twice (the sweeper re-sent it, a replay) goes on from
+ * where the records say.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "../db/client";
+import {
+  companies,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEvents,
+  webhooks,
+} from "../db/schema";
+import type { AttemptResult, AttemptTarget } from "./attempt";
+import type { RoundState } from "./retry-policy";
+
+/** What a round needs about its delivery. */
+export interface DeliveryContext extends AttemptTarget, RoundState {
+  id: string;
+  companyId: number;
+  webhookId: string;
+  status: "pending" | "delivered" | "failed";
+  webhookDeletedAt: number | null;
+}
+
+/**
+ * Deliveries by id, in one query (one D1 round trip for all of them).
+ *
+ * @param deliveryIds the deliveries (one bound parameter for the whole list:
+ *   D1 allows at most 100 per statement).
+ * @returns the deliveries found, by id (an unknown id is absent).
+ * @throws what D1 throws.
+ */
+export async function loadDeliveries(
+  db: Database,
+  deliveryIds: readonly string[],
+): Promise<Map<string, DeliveryContext>> {
+  if (deliveryIds.length === 0) return new Map();
+  const rows = await db
+    .select({
+      id: webhookDeliveries.id,
+      companyId: webhookDeliveries.companyId,
+      webhookId: webhookDeliveries.webhookId,
+      status: webhookDeliveries.status,
+      rounds: webhookDeliveries.rounds,
+      // The round began at `updated_at` (see the module comment); the index
+      // webhook_attempts_delivery_idx (delivery_id, at) answers this.
+      attemptsInRound: sql<number>`(SELECT count(*) FROM ${webhookAttempts} a
+        WHERE a.delivery_id = ${webhookDeliveries.id} AND a.at >= ${webhookDeliveries.updatedAt})`,
+      url: webhooks.url,
+      webhookDeletedAt: webhooks.deletedAt,
+      eventId: webhookEvents.id,
+      eventType: webhookEvents.eventType,
+      body: webhookEvents.body,
+      eventTimestamp: webhookEvents.eventTimestamp,
+      webhookSecret: companies.webhookSecret,
+      previousWebhookSecret: companies.previousWebhookSecret,
+      previousWebhookSecretExpiresAt: companies.previousWebhookSecretExpiresAt,
+    })
+    .from(webhookDeliveries)
+    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+    .innerJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
+    .innerJoin(companies, eq(companies.id, webhookDeliveries.companyId))
+    .where(
+      sql`${webhookDeliveries.id} IN (SELECT value FROM json_each(${JSON.stringify(deliveryIds)}))`,
+    )
+    .all();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/**
+ * The registration and status of each delivery, in one query: what the Queue
+ * consumer needs to hand a delivery to its endpoint's deliverer.
+ *
+ * @returns by delivery id (an unknown id is absent).
+ * @throws what D1 throws.
+ */
+export async function loadRoutes(
+  db: Database,
+  deliveryIds: readonly string[],
+): Promise<Map<string, { webhookId: string; status: DeliveryContext["status"] }>> {
+  if (deliveryIds.length === 0) return new Map();
+  const rows = await db
+    .select({
+      id: webhookDeliveries.id,
+      webhookId: webhookDeliveries.webhookId,
+      status: webhookDeliveries.status,
+    })
+    .from(webhookDeliveries)
+    .where(
+      sql`${webhookDeliveries.id} IN (SELECT value FROM json_each(${JSON.stringify(deliveryIds)}))`,
+    )
+    .all();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/**
+ * The statement that records one attempt.
+ *
+ * @param at start of the attempt, ms since the epoch.
+ * @param durationMs how long it took, ms.
+ */
+export function attemptStatement(
+  db: Database,
+  delivery: DeliveryContext,
+  requestId: string,
+  at: number,
+  durationMs: number,
+  result: AttemptResult,
+): BatchItem<"sqlite"> {
+  return db.insert(webhookAttempts).values({
+    companyId: delivery.companyId,
+    deliveryId: delivery.id,
+    requestId,
+    at,
+    durationMs,
+    statusCode: result.statusCode,
+    error: result.error,
+  });
+}
+
+/**
+ * The write that records the end of a delivery or of a round, guarded on the
+ * delivery still being pending (a duplicate must not overwrite an outcome).
+ *
+ * `updated_at` opens the next round (see the module comment): it is set after
+ * the last attempt's `at`, so that attempt is not counted in the next round.
+ *
+ * @param lastAttemptAt `at` of the attempt that ended the round, ms since the epoch.
+ */
+export function outcomeStatement(
+  db: Database,
+  deliveryId: string,
+  status: "pending" | "delivered" | "failed",
+  rounds: number,
+  lastAttemptAt: number | null,
+): BatchItem<"sqlite"> {
+  const updatedAt = Math.max(Date.now(), (lastAttemptAt ?? 0) + 1);
+  return db
+    .update(webhookDeliveries)
+    .set({ status, rounds, updatedAt })
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")));
+}

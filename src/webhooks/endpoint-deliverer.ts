@@ -1,0 +1,189 @@
+/**
+ * The webhook deliverer of one registration (`WebhookEndpoint`, one object per
+ * webhook id): it holds that endpoint's pending deliveries, makes their
+ * attempts and schedules their retries with its own alarm. The change that
+ * made a delivery hands it over directly (./events.ts) and through the Queue,
+ * durably (./consumer.ts); neither makes an attempt, so an endpoint that hangs
+ * holds only its own object's alarm, for up to the 10 s attempt limit, and no
+ * other endpoint's delivery waits for it: not the other messages of a Queue
+ * batch, not the batches behind it (docs/webhook-delivery.md: why, and what
+ * was measured).
+ *
+ * State: one SQLite table, `due` (delivery id, instant of its next attempt).
+ * A delivery enters when it is handed over (due at once; a delivery
+ * already held keeps its instant, so a duplicate hand-over changes nothing)
+ * and leaves when it is delivered, failed for good, or no longer pending.
+ * Where the delivery stands in its rounds is read from D1 at every attempt
+ * (./delivery-records.ts), so the records stay the single truth the operator
+ * API, the replay and the outbox sweeper read. A handling that fails on D1 is
+ * tried again after 60 s.
+ *
+ * The alarm is the earliest due instant. An alarm takes up to 100 due
+ * deliveries, attempts them concurrently (./deliver.ts), and sets the next
+ * alarm; alarms of one object never overlap, and calls of `runDue` are chained
+ * so that a test's call never overlaps an alarm either. Runs one after the
+ * other, rather than one per hand-over, is what keeps D1 busy with few, large
+ * reads and writes (docs/webhook-delivery.md: both were measured).
+ */
+import { DurableObject } from "cloudflare:workers";
+import { createDb } from "../db/client";
+import { namedStub } from "../durable/named-stub";
+import { type Env, readSettings } from "../env";
+import { type DeliveryStep, deliverDue } from "./deliver";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy";
+import type { UrlSafetyOptions } from "./url-safety";
+
+/** Most deliveries one alarm attempts (one D1 read: at most 100 ids per statement). */
+export const MAX_DUE_PER_RUN = 100;
+/** Wait after a handling that failed on D1, ms. */
+export const ERROR_RETRY_MS = 60_000;
+
+/**
+ * The bindings the object reads. `WEBHOOK_DELIVERY_ALARMS = "off"` (the tests
+ * only, vitest.config.ts) sets no alarm: the test runs `runDue` itself, so
+ * that it counts attempts without racing a timer.
+ */
+export interface DelivererEnv extends Env {
+  WEBHOOK_DELIVERY_ALARMS?: string;
+}
+
+/** Overrides of one run (tests: shorter attempt limit, a fixed jitter, another environment). */
+export interface RunOverrides {
+  policy?: Partial<RetryPolicy>;
+  urlOptions?: Partial<UrlSafetyOptions>;
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS due (delivery_id TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
+  CREATE INDEX IF NOT EXISTS due_at_idx ON due (due_at);`;
+
+/** The Durable Object class; its name is the webhook id (see {@link endpointDeliverer}). */
+export class WebhookEndpoint extends DurableObject<DelivererEnv> {
+  private readonly sql: SqlStorage;
+  /** The run in progress, if any: the next one starts after it. */
+  #running: Promise<unknown> = Promise.resolve();
+
+  constructor(ctx: DurableObjectState, env: DelivererEnv) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(SCHEMA);
+  }
+
+  /**
+   * Takes deliveries over: each is due now, unless already held (a duplicate
+   * hand-over keeps the instant it had). Persisted before it returns, so the
+   * Queue message can be acked.
+   *
+   * @param deliveryIds deliveries of this object's registration.
+   * @returns how many were new.
+   */
+  async accept(deliveryIds: readonly string[]): Promise<number> {
+    const now = Date.now();
+    let added = 0;
+    for (const id of deliveryIds) {
+      added += this.sql.exec(
+        "INSERT INTO due (delivery_id, due_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        id,
+        now,
+      ).rowsWritten;
+    }
+    await this.#schedule();
+    return added;
+  }
+
+  /** The deliveries held, with their next attempt's instant (ms since the epoch), soonest first. */
+  held(): { deliveryId: string; dueAt: number }[] {
+    return this.sql
+      .exec<{ delivery_id: string; due_at: number }>(
+        "SELECT delivery_id, due_at FROM due ORDER BY due_at, delivery_id",
+      )
+      .toArray()
+      .map((r) => ({ deliveryId: r.delivery_id, dueAt: r.due_at }));
+  }
+
+  override async alarm(): Promise<void> {
+    await this.runDue(Date.now());
+  }
+
+  /**
+   * Makes one attempt of every delivery due at `now` (up to
+   * {@link MAX_DUE_PER_RUN}), records them, and schedules what follows: the
+   * next attempt of the round, the next round, or nothing (delivery ended).
+   *
+   * @param now ms since the epoch: deliveries due at or before it are attempted
+   *   (a test passes a later instant to stand for the wait).
+   * @returns what became of each delivery attempted, by id.
+   */
+  runDue(now: number, overrides: RunOverrides = {}): Promise<Map<string, DeliveryStep>> {
+    const run = this.#running.then(() => this.#run(now, overrides));
+    this.#running = run.catch(() => undefined);
+    return run;
+  }
+
+  async #run(now: number, overrides: RunOverrides): Promise<Map<string, DeliveryStep>> {
+    const ids = this.sql
+      .exec<{ delivery_id: string }>(
+        "SELECT delivery_id FROM due WHERE due_at <= ? ORDER BY due_at LIMIT ?",
+        now,
+        MAX_DUE_PER_RUN,
+      )
+      .toArray()
+      .map((r) => r.delivery_id);
+    const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...overrides.policy };
+    const settings = readSettings(this.env);
+    const urlOptions: UrlSafetyOptions = {
+      environment: settings.environment,
+      dohUrl: settings.webhooks.dohUrl,
+      exemptOrigins: settings.webhooks.exemptOrigins,
+      ...overrides.urlOptions,
+    };
+    const steps =
+      ids.length === 0
+        ? new Map<string, DeliveryStep>()
+        : await deliverDue(createDb(this.env.DB), ids, urlOptions, policy);
+    // Waits count from the end of the attempt, as the Queue's delays did.
+    const ended = Date.now();
+    for (const [id, step] of steps) {
+      const wait =
+        step.kind === "next-attempt" || step.kind === "next-round"
+          ? step.delaySeconds * 1000
+          : step.kind === "error"
+            ? ERROR_RETRY_MS
+            : null;
+      if (wait === null) this.sql.exec("DELETE FROM due WHERE delivery_id = ?", id);
+      else this.sql.exec("UPDATE due SET due_at = ? WHERE delivery_id = ?", ended + wait, id);
+      if (step.kind === "error") {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            msg: "webhook delivery failed",
+            deliveryId: id,
+            error: String(step.error),
+          }),
+        );
+      }
+    }
+    await this.#schedule();
+    return steps;
+  }
+
+  /** Sets the alarm to the earliest due instant (none when nothing is held). */
+  async #schedule(): Promise<void> {
+    if (this.env.WEBHOOK_DELIVERY_ALARMS === "off") return;
+    const next = this.sql.exec<{ at: number | null }>("SELECT min(due_at) AS at FROM due").one().at;
+    if (next === null) {
+      await this.ctx.storage.deleteAlarm();
+      return;
+    }
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > next) await this.ctx.storage.setAlarm(next);
+  }
+}
+
+/** The stub of the deliverer of registration `webhookId` (id cached per isolate). */
+export function endpointDeliverer(
+  ns: DurableObjectNamespace<WebhookEndpoint>,
+  webhookId: string,
+): DurableObjectStub<WebhookEndpoint> {
+  return namedStub(ns, webhookId);
+}

@@ -1,0 +1,150 @@
+/**
+ * The retry policy of a delivery (docs/webhooks.md "Delivery and retries"), as
+ * pure functions: no I/O, no clock of its own (instants and randomness come in
+ * as arguments), so every rule is unit-tested without D1, a Queue or a timer
+ * (test/webhooks/retry-policy.test.ts).
+ *
+ * A round is "up to 3 attempts in quick succession with exponential backoff"
+ * (the spec's words): attempts at 0 s, then 1 s, then 2 s; a `Retry-After` of
+ * at most 10 s replaces the wait, a longer one ends the round. 2XX =
+ * delivered; time-out, network error, 408, 429, 5XX = retryable; 3XX and any
+ * other 4XX = failed for good. A failed round is followed by the next after
+ * 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h (plus up to 10 % jitter, raised to
+ * a longer `Retry-After`, capped at 24 h); after the 8th round the delivery is
+ * failed.
+ */
+import { ROUND_DELAYS_SECONDS } from "./outbox";
+
+/** Timing of rounds and attempts; the defaults are the contract's. */
+export interface RetryPolicy {
+  /** Time limit of one attempt, DNS included, ms. */
+  attemptTimeoutMs: number;
+  /**
+   * Delay before each attempt of a round, seconds (the first is 0). Its
+   * length is the number of attempts in a round.
+   */
+  attemptDelaysSeconds: readonly number[];
+  /** Longest `Retry-After` honoured inside a round, seconds; a longer one ends the round. */
+  maxInRoundRetryAfterSeconds: number;
+  /** Delay before round 2, 3, ..., seconds. */
+  roundDelaysSeconds: readonly number[];
+  /** Longest wait before a round, seconds (24 h: the Queues maximum `delaySeconds`, kept). */
+  maxDelaySeconds: number;
+  /** Largest jitter, as a fraction of the delay. */
+  jitter: number;
+  /** Source of jitter, in [0, 1). */
+  random: () => number;
+}
+
+/** The contract's policy. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  attemptTimeoutMs: 10_000,
+  attemptDelaysSeconds: [0, 1, 2],
+  maxInRoundRetryAfterSeconds: 10,
+  roundDelaysSeconds: ROUND_DELAYS_SECONDS,
+  maxDelaySeconds: 86_400,
+  jitter: 0.1,
+  random: Math.random,
+};
+
+/** The verdict of one attempt. */
+export type Verdict = "delivered" | "retryable" | "failed";
+
+/** Rounds of a delivery: the first plus one per scheduled delay. */
+export function maxRounds(policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
+  return 1 + policy.roundDelaysSeconds.length;
+}
+
+/**
+ * Parses `Retry-After` (RFC 9110 section 10.2.3): delta-seconds or an HTTP-date.
+ *
+ * @param value the header value, or null.
+ * @param now ms since the epoch (for an HTTP-date).
+ * @returns whole seconds to wait (>= 0), or null when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null, now: number): number | null {
+  if (value === null) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * The verdict of an HTTP status: 2XX delivered; 408, 429, 5XX retryable; 3XX
+ * (redirects are not followed) and any other status failed for good.
+ */
+export function verdictOf(status: number): Verdict {
+  if (status >= 200 && status < 300) return "delivered";
+  if (status === 408 || status === 429 || status >= 500) return "retryable";
+  return "failed";
+}
+
+/**
+ * The delay before the next round, seconds: the schedule's delay for the
+ * rounds done, with up to `jitter` added, raised to a long `Retry-After`, and
+ * capped at `maxDelaySeconds`.
+ *
+ * @param roundsDone rounds completed, 1 or more.
+ * @param retryAfterSeconds the last response's `Retry-After`, if any.
+ */
+export function nextRoundDelaySeconds(
+  roundsDone: number,
+  retryAfterSeconds: number | null,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): number {
+  const schedule = policy.roundDelaysSeconds;
+  const base = schedule[Math.min(roundsDone, schedule.length) - 1] ?? 0;
+  const jittered = Math.round(base * (1 + policy.jitter * policy.random()));
+  return Math.min(policy.maxDelaySeconds, Math.max(jittered, retryAfterSeconds ?? 0));
+}
+
+/** Where a delivery stands when an attempt is made. */
+export interface RoundState {
+  /** Rounds completed before this attempt. */
+  rounds: number;
+  /** Attempts already made in the current round (0 = this attempt opens it). */
+  attemptsInRound: number;
+}
+
+/** What follows an attempt. */
+export type NextStep =
+  /** Delivered or failed for good; `rounds` = rounds completed, this one included. */
+  | { kind: "done"; status: "delivered" | "failed"; rounds: number }
+  /** The next attempt of the same round, after `delaySeconds`; nothing to record. */
+  | { kind: "next-attempt"; delaySeconds: number }
+  /** The round failed; the next one starts after `delaySeconds`. */
+  | { kind: "next-round"; rounds: number; delaySeconds: number }
+  /** The last round failed: the delivery is failed. */
+  | { kind: "exhausted"; rounds: number };
+
+/**
+ * What follows an attempt whose verdict and `Retry-After` are known.
+ *
+ * @param state rounds completed and attempts already made in the current round.
+ * @param verdict the attempt's verdict.
+ * @param retryAfterSeconds the response's `Retry-After`, seconds, or null.
+ */
+export function nextStep(
+  state: RoundState,
+  verdict: Verdict,
+  retryAfterSeconds: number | null,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): NextStep {
+  if (verdict !== "retryable") return { kind: "done", status: verdict, rounds: state.rounds + 1 };
+  const nextDelay = policy.attemptDelaysSeconds[state.attemptsInRound + 1];
+  if (
+    nextDelay !== undefined &&
+    (retryAfterSeconds === null || retryAfterSeconds <= policy.maxInRoundRetryAfterSeconds)
+  ) {
+    return { kind: "next-attempt", delaySeconds: retryAfterSeconds ?? nextDelay };
+  }
+  const rounds = state.rounds + 1;
+  if (rounds >= maxRounds(policy)) return { kind: "exhausted", rounds };
+  return {
+    kind: "next-round",
+    rounds,
+    delaySeconds: nextRoundDelaySeconds(rounds, retryAfterSeconds, policy),
+  };
+}
