@@ -37,6 +37,7 @@ import {
   STATE_KEY_OF,
   type StreamName,
 } from "./names";
+import { OrderedBatches } from "./ordered-batches";
 
 /** Events kept at least (whatever their age). */
 export const KEEP_EVENTS = 10_000;
@@ -93,6 +94,24 @@ interface SseSubscriber {
 
 const encoder = new TextEncoder();
 
+/**
+ * Whether an event makes the stream recompute the live figures. Not the figures' own
+ * events, and not the realtime writes': a write reaches the figures only through the
+ * production logs in D1, which its object writes behind it (up to 2 s later), and the
+ * object nudges the stream after each flush that wrote logs. Recomputing on every write
+ * instead cost a busy plant one metrics report per machine and second, for figures read
+ * from logs that did not show the write yet.
+ */
+function marksFiguresStale(type: EventInput["type"]): boolean {
+  return !(
+    type === "production" ||
+    type === "oee" ||
+    type === "segment.changed" ||
+    type === "segment.updated" ||
+    type === "operator.assigned"
+  );
+}
+
 /** One event in the Server-Sent Events framing (an `id`, an `event` name, one `data` line). */
 export function sseFrame(event: LiveEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -108,8 +127,14 @@ export class MachineEvents extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly sse = new Set<SseSubscriber>();
   private heartbeat: ReturnType<typeof setInterval> | undefined;
-  /** Forwarding to the company stream, in order. */
-  private forwarding: Promise<void> = Promise.resolve();
+  /** Forwarding to the company stream, in order, in batches (a machine stream only). */
+  private forwarding: OrderedBatches<EventInput> | null = null;
+  /** This object's name, parsed (undefined: not read yet). */
+  private streamName: StreamName | null | undefined = undefined;
+  /** The newest event id (null: not read yet); only `record` adds events. */
+  private lastId: number | null = null;
+  /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
+  private tickPending = false;
   /** One live computation at a time. */
   private ticking: Promise<void> | null = null;
 
@@ -123,11 +148,14 @@ export class MachineEvents extends DurableObject<Env> {
 
   /** Keeps this object's name (a stream needs it to forward and to compute; ids hide it). */
   private remember(stream: string): void {
-    if (stream !== "" && this.meta("name") === null) this.setMeta("name", stream);
+    if (stream === "" || this.stream() !== null) return;
+    if (this.meta("name") === null) this.setMeta("name", stream);
+    this.streamName = undefined;
   }
 
   private stream(): StreamName | null {
-    return parseStreamName(this.meta("name") ?? "");
+    this.streamName ??= parseStreamName(this.meta("name") ?? "");
+    return this.streamName;
   }
 
   private meta(key: string): string | null {
@@ -163,15 +191,31 @@ export class MachineEvents extends DurableObject<Env> {
   async append(stream: string, input: EventInput): Promise<LiveEvent> {
     this.remember(stream);
     const event = this.record(input);
-    if (input.type !== "production" && input.type !== "oee") this.markDirty();
+    if (marksFiguresStale(input.type)) this.markDirty();
     return event;
+  }
+
+  /**
+   * Appends events in order, as `append` does each (a publisher's batch: one call for the
+   * events that queued while its previous call was in flight).
+   *
+   * @param stream this object's name, kept on first use.
+   * @param inputs the events, in order.
+   * @returns the id of the last one (0 for none).
+   */
+  async appendMany(stream: string, inputs: EventInput[]): Promise<number> {
+    this.remember(stream);
+    let last = 0;
+    for (const input of inputs) last = this.record(input).id;
+    if (inputs.some((i) => marksFiguresStale(i.type))) this.markDirty();
+    return last;
   }
 
   /** Synchronous append + fan-out (see the file comment: nothing interleaves). */
   private record(input: EventInput): LiveEvent {
     const now = Date.now();
-    const { last } = this.bounds();
-    const id = last + 1;
+    this.lastId ??= this.bounds().last;
+    const id = this.lastId + 1;
     const name = this.stream();
     const event: LiveEvent = {
       id,
@@ -189,32 +233,34 @@ export class MachineEvents extends DurableObject<Env> {
       input.type,
       body,
     );
+    this.lastId = id;
     this.keepState(input);
     if (id % 100 === 0) {
       this.sql.exec("DELETE FROM events WHERE id <= ? AND at < ?", id - KEEP_EVENTS, now - KEEP_MS);
     }
     this.fanOut(event, body);
     if (name?.kind === "machine") {
-      const company = this.env.MACHINE_EVENTS.get(
-        this.env.MACHINE_EVENTS.idFromName(companyStream(name.companyId)),
-      );
-      const forwarded: EventInput = { ...input, machineEventId: id };
-      this.forwarding = this.forwarding
-        .then(() => company.append(companyStream(name.companyId), forwarded))
-        .then(
-          () => undefined,
-          (error: unknown) =>
-            console.error(
-              JSON.stringify({
-                level: "error",
-                event: "company_stream_forward",
-                error: String(error),
-              }),
-            ),
-        );
-      this.ctx.waitUntil(this.forwarding);
+      this.forwarding ??= this.companyForwarding(companyStream(name.companyId));
+      this.ctx.waitUntil(this.forwarding.push({ ...input, machineEventId: id }));
     }
     return event;
+  }
+
+  /** The company stream's batches: in the machine's order, one call in flight at a time. */
+  private companyForwarding(company: string): OrderedBatches<EventInput> {
+    const stub = this.env.MACHINE_EVENTS.get(this.env.MACHINE_EVENTS.idFromName(company));
+    return new OrderedBatches<EventInput>(
+      (batch) => stub.appendMany(company, batch),
+      (error, batch) =>
+        console.error(
+          JSON.stringify({
+            level: "error",
+            event: "company_stream_forward",
+            events: batch.length,
+            error: String(error),
+          }),
+        ),
+    );
   }
 
   /** The latest payload of each kind of state, for `reset`. */
@@ -418,6 +464,10 @@ export class MachineEvents extends DurableObject<Env> {
   private markDirty(): void {
     const name = this.stream();
     if (name?.kind !== "machine") return;
+    // Marked and scheduled already: a busy machine's every write would otherwise cost a
+    // storage write and two alarm calls.
+    if (this.tickPending) return;
+    this.tickPending = true;
     this.setMeta("dirty", "1");
     void this.scheduleTick();
   }
@@ -450,6 +500,7 @@ export class MachineEvents extends DurableObject<Env> {
     if (name?.kind !== "machine") return;
     const now = Date.now();
     this.setMeta("lastTick", String(now));
+    this.tickPending = false;
     this.setMeta("dirty", null);
     const previous = this.meta("figures");
     const result = await computeLive(this.env, name.companyId, name.machineId, {

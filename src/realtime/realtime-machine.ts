@@ -45,6 +45,8 @@ import { DurableObject } from "cloudflare:workers";
 import { createDb } from "../db/client";
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
+import { operatorAssigned, segmentChanged, segmentUpdated } from "../events/payloads";
+import { MachinePublisher, nudgeLive, type Publishable } from "../events/publish";
 import { sumCountSignal } from "../resources/signals/count-sums";
 import { runningInstance } from "../shifts/queries";
 import {
@@ -296,6 +298,8 @@ export class RealtimeMachine extends DurableObject<Env> {
   private timeline: StoredSegment[] | null = null;
   /** The `assignments` table in memory, by `start` then operator id (null: not loaded). */
   private crew: Assignment[] | null = null;
+  /** The machine's event stream, fed in the order of the writes (see `publishLater`). */
+  private publisher: MachinePublisher | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -399,6 +403,18 @@ export class RealtimeMachine extends DurableObject<Env> {
         }),
       );
     }
+  }
+
+  /**
+   * Publishes a write's event to the machine's live stream without making the write wait
+   * for it: called inside the queue of operations, so the events go out in the order of
+   * the revisions; batched while the stream is busy (`MachinePublisher`).
+   */
+  private publishLater(key: MachineKey, event: Publishable): void {
+    if (!this.publisher?.isFor(key.companyId, key.machineId)) {
+      this.publisher = new MachinePublisher(this.env, key.companyId, key.machineId);
+    }
+    this.ctx.waitUntil(this.publisher.publish(event));
   }
 
   /** The `meta` row (from memory once loaded); null before the object's first operation. */
@@ -758,6 +774,11 @@ export class RealtimeMachine extends DurableObject<Env> {
     }
     for (const u of updates) this.markProjected(u.segment, u.hasLog, u.projected);
     this.afterFlush(options.mark);
+    // D1 shows changed logs: the machine's live figures (its stream's OEE) are stale. The
+    // stream recomputes them at most once a second, however often this runs.
+    if (updates.length > 0) {
+      this.ctx.waitUntil(nudgeLive(this.env, meta.company_id, meta.machine_id));
+    }
     return counts;
   }
 
@@ -813,6 +834,7 @@ export class RealtimeMachine extends DurableObject<Env> {
       });
       const revision = this.bumpRevision();
       await this.afterWrite(now);
+      this.publishLater(write, segmentChanged(revision, write));
       return { ok: true, revision };
     });
   }
@@ -841,6 +863,7 @@ export class RealtimeMachine extends DurableObject<Env> {
       });
       const revision = this.bumpRevision();
       await this.afterWrite(now);
+      this.publishLater(update, segmentUpdated(revision, update));
       return { ok: true, revision };
     });
   }
@@ -866,6 +889,7 @@ export class RealtimeMachine extends DurableObject<Env> {
       });
       const revision = this.bumpRevision();
       await this.afterWrite(now);
+      this.publishLater(write, operatorAssigned(revision, write));
       return { ok: true, revision };
     });
   }

@@ -8,8 +8,6 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
 import { readSettings } from "../env";
-import { operatorAssigned, segmentChanged, segmentUpdated } from "../events/payloads";
-import { publish } from "../events/publish";
 import { ApiError, unprocessable } from "../http/errors";
 import { isoInstant as iso } from "../http/instants";
 import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../http/openapi";
@@ -252,8 +250,8 @@ async function applySkuWrite(
     machineId: machine_id,
     ...write,
   });
+  // The object publishes the write's event (segment.changed) itself, in revision order.
   if (!result.ok) throw refusal(machine_id, result);
-  await publish(c.env, principal.companyId, machine_id, segmentChanged(result.revision, write));
 }
 
 /**
@@ -306,7 +304,6 @@ async function updateRunningSegment(
     ...update,
   });
   if (!result.ok) throw refusal(machineId, result);
-  await publish(c.env, principal.companyId, machineId, segmentUpdated(result.revision, update));
 }
 
 export const realtimeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
@@ -342,12 +339,6 @@ export const realtimeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationH
       ...assignment,
     });
     if (!result.ok) throw refusal(machine_id, result);
-    await publish(
-      c.env,
-      principal.companyId,
-      machine_id,
-      operatorAssigned(result.revision, assignment),
-    );
     return c.body(null, 204);
   })
   .openapi(getRoute, async (c) => {

@@ -71,6 +71,22 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
     expect(sub.of("shift.started")).toHaveLength(1);
   });
 
+  it("gives concurrent writes' events in the order of their revisions", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    const sub = await sse(p.co.key, `/v1/realtime/${m.id}/events`);
+    expect((await postSku(p.co, m.id, { sku: "Apple juice" })).status).toBe(204);
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => postSku(p.co, m.id, { quantity: i + 1 })),
+    );
+    expect(statuses.map((r) => r.status)).toEqual(Array(12).fill(204));
+    const events = await sub.waitFor((e) => WRITE_TYPES.includes(e.type), 13);
+    // The object publishes inside its queue of writes: revision order is stream order.
+    expect(events.map((e) => e.data.revision)).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+    strictlyIncreasing(events);
+  });
+
   it("a reconnect with Last-Event-ID (or ?since=) gets exactly the events it missed", async () => {
     const p = await plant();
     const m = p.machines[0];
