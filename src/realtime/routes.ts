@@ -14,13 +14,14 @@ import { ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE, publicRoute } from "../h
 import { validationHook } from "../http/validation";
 import { objectBody } from "../operator/schemas";
 import { runningInstance } from "../shifts/queries";
+import { machineObject } from "./machine-stub";
+import type { RealtimeRefusal, SegmentView } from "./machine-types";
 import {
   findMachine,
   resolveOperatorWrite,
   resolveSegmentUpdate,
   resolveSkuWrite,
 } from "./queries";
-import { machineObject, type RealtimeRefusal, type SegmentView } from "./realtime-machine";
 import {
   MachineIdParam,
   RealtimeOperatorBodySchema,
