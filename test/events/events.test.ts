@@ -6,6 +6,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { HEARTBEAT_MS } from "../../src/events/connection-leases";
 import { api, call, createKey } from "../harness";
 import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
 import { type LiveEvent, SseSubscriber, WsSubscriber } from "./subscriber";
@@ -187,6 +188,39 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
     // The open ones lived through a heartbeat meanwhile.
     expect(subs[1]?.comments).toContain("heartbeat");
   }, 60_000);
+});
+
+describe("the connection limit", () => {
+  it("gives an SSE connection's place back as soon as its client aborts the request, not at the next heartbeat", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    const path = `/v1/realtime/${m.id}/events`;
+    const client = new AbortController();
+    const leaving = await api(p.co.key, path, { signal: client.signal });
+    expect(leaving.status).toBe(200);
+    const subs: SseSubscriber[] = [];
+    for (let i = 1; i < 20; i += 1) subs.push(await sse(p.co.key, path));
+    expect((await api(p.co.key, path)).status).toBe(429);
+
+    // An aborted request cancels the stream object's response body, whose cancel handler
+    // releases the lease. (A reader that only cancels the body is seen at the next write
+    // to it, the heartbeat: see the 429 test above.)
+    const leftAt = Date.now();
+    client.abort();
+    // The release is one call after the abort: allow it a moment, far below a heartbeat.
+    let status = 429;
+    while (status === 429 && Date.now() - leftAt < 3_000) {
+      await new Promise((r) => setTimeout(r, 50));
+      const res = await api(p.co.key, path);
+      status = res.status;
+      if (status === 200) open.push(new SseSubscriber(res));
+    }
+    expect(status).toBe(200);
+    expect(Date.now() - leftAt).toBeLessThan(HEARTBEAT_MS);
+    // No heartbeat went out meanwhile: the place came back from the client leaving.
+    expect(subs[0]?.comments).not.toContain("heartbeat");
+  });
 });
 
 describe("the OpenAPI document", () => {
