@@ -2,7 +2,7 @@
  * The events of the realtime writes and of the stops, built from what the writers already
  * hold, so that each call site stays a one-line `publish(...)`. Shapes: `./schemas.ts`.
  */
-import type { OperatorWrite, SegmentUpdate, SkuWrite } from "../realtime/realtime-machine";
+import type { OperatorWrite, SegmentUpdate, SkuWrite } from "../realtime/machine-types";
 import type { EventInput } from "./names";
 
 type Publishable = Omit<EventInput, "machineId" | "machineEventId">;

@@ -10,6 +10,10 @@ import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import type { MachineEvents } from "./machine-events";
 import { type EventInput, machineStream } from "./names";
+import { OrderedBatches } from "./ordered-batches";
+
+/** An event as a publisher gives it: the machine comes from the stream. */
+export type Publishable = Omit<EventInput, "machineId" | "machineEventId">;
 
 /** The stub of a stream (or other `MachineEvents`) object by name. */
 export function eventsObject(
@@ -39,7 +43,7 @@ export async function publish(
   env: Pick<Env, "MACHINE_EVENTS">,
   companyId: number,
   machineId: number,
-  event: Omit<EventInput, "machineId" | "machineEventId">,
+  event: Publishable,
 ): Promise<void> {
   const name = machineStream(companyId, machineId);
   try {
@@ -65,5 +69,57 @@ export async function nudgeLive(
     await eventsObject(env, name).nudge(name);
   } catch (error) {
     logFailure("events_nudge", companyId, machineId, error);
+  }
+}
+
+/**
+ * The events of one machine, published in the background: in the order given, in batches
+ * (one call to the machine's stream in flight at a time, see `OrderedBatches`), without
+ * making the caller wait for the stream.
+ *
+ * The realtime object publishes its writes' events through one of these, from inside its
+ * queue of operations, so that the events reach the stream in the order of the writes'
+ * revisions while the write's answer does not wait for the stream (it cost the write more
+ * than the write itself). A client that saw a write's answer and then subscribes with its
+ * last event id still gets the write's event: the stream either has it already (the
+ * replay) or appends it after the subscription (a live event).
+ */
+export class MachinePublisher {
+  private readonly batches: OrderedBatches<Publishable>;
+
+  /**
+   * @param env the bindings holding `MACHINE_EVENTS`.
+   * @param companyId the machine's company; `machineId` the machine (internal ids).
+   */
+  constructor(
+    env: Pick<Env, "MACHINE_EVENTS">,
+    private readonly companyId: number,
+    private readonly machineId: number,
+  ) {
+    const name = machineStream(companyId, machineId);
+    this.batches = new OrderedBatches<Publishable>(
+      (batch) =>
+        eventsObject(env, name).appendMany(
+          name,
+          batch.map((event) => ({ ...event, machineId })),
+        ),
+      (error, batch) =>
+        logFailure(`events_publish (${batch.length} events)`, companyId, machineId, error),
+    );
+  }
+
+  /** True when this publisher is the one of `companyId`/`machineId`. */
+  isFor(companyId: number, machineId: number): boolean {
+    return this.companyId === companyId && this.machineId === machineId;
+  }
+
+  /**
+   * Queues one event.
+   *
+   * @returns settled once the stream stored it (or the failure was logged), for
+   *   `ctx.waitUntil`; never rejects.
+   */
+  publish(event: Publishable): Promise<void> {
+    return this.batches.push(event);
   }
 }

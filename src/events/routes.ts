@@ -22,16 +22,11 @@ import {
 import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
 import { findMachine } from "../realtime/queries";
 import { MachineIdParam } from "../realtime/schemas";
-import {
-  connectionCounter,
-  SSE_LEASE_MS,
-  TICKET_TTL_MS,
-  type TicketPrincipal,
-  WS_LEASE_MS,
-} from "./machine-events";
+import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "./connection-leases";
 import { companyStream, machineStream, ticketStore } from "./names";
 import { eventsObject } from "./publish";
 import { LiveEventSchema, TicketSchema } from "./schemas";
+import { TICKET_TTL_MS, type TicketPrincipal } from "./tickets";
 
 const SCOPE = "realtime.read";
 

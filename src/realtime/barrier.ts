@@ -15,7 +15,7 @@
  */
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
-import { machineObject } from "./realtime-machine";
+import { machineObject } from "./machine-stub";
 
 /** Most Durable Object flushes in flight at once for one read. */
 export const BARRIER_CONCURRENCY = 8;

@@ -11,7 +11,7 @@ import { companyScope } from "../db/company-scope";
 import { machines, nominalSpeeds, operators, simpleWorkOrders, skus } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { upsertSimpleWorkOrders } from "../resources/simple-work-orders/queries";
-import type { SkuWrite } from "./realtime-machine";
+import type { SkuWrite } from "./machine-types";
 import type { RealtimeSkuBody } from "./schemas";
 import type { SegmentSku } from "./timeline";
 

@@ -8,20 +8,19 @@ import type { Context } from "hono";
 import { publicRoute } from "../app-chain/public-route";
 import type { AppEnv } from "../app-env";
 import { readSettings } from "../env";
-import { operatorAssigned, segmentChanged, segmentUpdated } from "../events/payloads";
-import { publish } from "../events/publish";
 import { ApiError, unprocessable } from "../http/errors";
 import { isoInstant as iso } from "../http/instants";
 import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../http/openapi";
 import { objectBody } from "../http/schemas";
 import { runningInstance } from "../shifts/queries";
+import { machineObject } from "./machine-stub";
+import type { RealtimeRefusal, SegmentView } from "./machine-types";
 import {
   findMachine,
   resolveOperatorWrite,
   resolveSegmentUpdate,
   resolveSkuWrite,
 } from "./queries";
-import { machineObject, type RealtimeRefusal, type SegmentView } from "./realtime-machine";
 import {
   MachineIdParam,
   RealtimeOperatorBodySchema,
@@ -251,8 +250,8 @@ async function applySkuWrite(
     machineId: machine_id,
     ...write,
   });
+  // The object publishes the write's event (segment.changed) itself, in revision order.
   if (!result.ok) throw refusal(machine_id, result);
-  await publish(c.env, principal.companyId, machine_id, segmentChanged(result.revision, write));
 }
 
 /**
@@ -305,7 +304,6 @@ async function updateRunningSegment(
     ...update,
   });
   if (!result.ok) throw refusal(machineId, result);
-  await publish(c.env, principal.companyId, machineId, segmentUpdated(result.revision, update));
 }
 
 export const realtimeRoutes = createRouter()
@@ -341,12 +339,6 @@ export const realtimeRoutes = createRouter()
       ...assignment,
     });
     if (!result.ok) throw refusal(machine_id, result);
-    await publish(
-      c.env,
-      principal.companyId,
-      machine_id,
-      operatorAssigned(result.revision, assignment),
-    );
     return c.body(null, 204);
   })
   .openapi(getRoute, async (c) => {

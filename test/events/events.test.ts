@@ -6,6 +6,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { HEARTBEAT_MS } from "../../src/events/connection-leases";
 import { api, call, createKey } from "../harness";
 import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
 import { type LiveEvent, SseSubscriber, WsSubscriber } from "./subscriber";
@@ -69,6 +70,22 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
     // The live figures follow the writes: the shift that runs, its production and OEE.
     await sub.waitFor((e) => e.type === "oee");
     expect(sub.of("shift.started")).toHaveLength(1);
+  });
+
+  it("gives concurrent writes' events in the order of their revisions", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    const sub = await sse(p.co.key, `/v1/realtime/${m.id}/events`);
+    expect((await postSku(p.co, m.id, { sku: "Apple juice" })).status).toBe(204);
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => postSku(p.co, m.id, { quantity: i + 1 })),
+    );
+    expect(statuses.map((r) => r.status)).toEqual(Array(12).fill(204));
+    const events = await sub.waitFor((e) => WRITE_TYPES.includes(e.type), 13);
+    // The object publishes inside its queue of writes: revision order is stream order.
+    expect(events.map((e) => e.data.revision)).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+    strictlyIncreasing(events);
   });
 
   it("a reconnect with Last-Event-ID (or ?since=) gets exactly the events it missed", async () => {
@@ -171,6 +188,39 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
     // The open ones lived through a heartbeat meanwhile.
     expect(subs[1]?.comments).toContain("heartbeat");
   }, 60_000);
+});
+
+describe("the connection limit", () => {
+  it("gives an SSE connection's place back as soon as its client aborts the request, not at the next heartbeat", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    const path = `/v1/realtime/${m.id}/events`;
+    const client = new AbortController();
+    const leaving = await api(p.co.key, path, { signal: client.signal });
+    expect(leaving.status).toBe(200);
+    const subs: SseSubscriber[] = [];
+    for (let i = 1; i < 20; i += 1) subs.push(await sse(p.co.key, path));
+    expect((await api(p.co.key, path)).status).toBe(429);
+
+    // An aborted request cancels the stream object's response body, whose cancel handler
+    // releases the lease. (A reader that only cancels the body is seen at the next write
+    // to it, the heartbeat: see the 429 test above.)
+    const leftAt = Date.now();
+    client.abort();
+    // The release is one call after the abort: allow it a moment, far below a heartbeat.
+    let status = 429;
+    while (status === 429 && Date.now() - leftAt < 3_000) {
+      await new Promise((r) => setTimeout(r, 50));
+      const res = await api(p.co.key, path);
+      status = res.status;
+      if (status === 200) open.push(new SseSubscriber(res));
+    }
+    expect(status).toBe(200);
+    expect(Date.now() - leftAt).toBeLessThan(HEARTBEAT_MS);
+    // No heartbeat went out meanwhile: the place came back from the client leaving.
+    expect(subs[0]?.comments).not.toContain("heartbeat");
+  });
 });
 
 describe("the OpenAPI document", () => {

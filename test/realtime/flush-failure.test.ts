@@ -6,7 +6,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
-import { realtimeObjectName } from "../../src/realtime/realtime-machine";
+import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { getState, machineLogs, plant, postSku } from "./plant";
 
 function stubOf(companyId: number, machineId: number) {

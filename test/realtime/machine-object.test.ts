@@ -5,11 +5,9 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  MAX_HELD_WRITES,
-  RealtimeMachine,
-  realtimeObjectName,
-} from "../../src/realtime/realtime-machine";
+import { MAX_HELD_WRITES } from "../../src/realtime/machine-lifecycle";
+import { realtimeObjectName } from "../../src/realtime/machine-stub";
+import { RealtimeMachine } from "../../src/realtime/realtime-machine";
 import { api as directApi } from "../hardening/client";
 import { api } from "../harness";
 import { getState, machineLogs, plant, postOperator, postSku, recentStartInShift } from "./plant";

@@ -1,0 +1,97 @@
+/**
+ * Connection leases (the `k:<credentialId>` objects of `MachineEvents`): how many event
+ * connections a credential holds open. A lease expires unless renewed (an SSE connection's
+ * heartbeat renews it), so a connection that vanished without a word frees its place.
+ */
+import type { Env } from "../env";
+import type { MachineEvents } from "./machine-events";
+
+/** A comment line to every Server-Sent Events subscriber this often (ms). */
+export const HEARTBEAT_MS = 15_000;
+/** How long an SSE connection's lease lives without a heartbeat renewing it (ms). */
+export const SSE_LEASE_MS = 3 * HEARTBEAT_MS;
+/** How long a WebSocket's lease lives (ms): released on close; this bounds a lost close. */
+export const WS_LEASE_MS = 24 * 3_600_000;
+
+/** Who a subscriber is, for its connection lease. */
+export interface SubscriberLease {
+  /** The `k:` object counting the credential's connections. */
+  credentialId: string;
+  /** This connection's lease id. */
+  leaseId: string;
+}
+
+/** The answer of `acquire`. */
+export type LeaseDecision = { ok: true } | { ok: false; retryAfterMs: number };
+
+/** The `leases` table of a `k:` object. */
+export class LeaseTable {
+  /** Creates the table when it is missing. */
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires INTEGER NOT NULL)");
+  }
+
+  /**
+   * Takes a connection lease when fewer than `limit` are open.
+   *
+   * @param leaseId a fresh id.
+   * @param limit most open connections of the credential.
+   * @param ttlMs how long the lease lives unless renewed.
+   * @returns ok, or the ms until the oldest lease may expire.
+   */
+  async acquire(leaseId: string, limit: number, ttlMs: number): Promise<LeaseDecision> {
+    const now = Date.now();
+    this.sql.exec("DELETE FROM leases WHERE expires <= ?", now);
+    const open = this.sql
+      .exec<{ n: number; soonest: number | null }>(
+        "SELECT count(*) AS n, min(expires) AS soonest FROM leases",
+      )
+      .toArray()[0];
+    if ((open?.n ?? 0) >= limit) {
+      return { ok: false, retryAfterMs: Math.min(HEARTBEAT_MS, (open?.soonest ?? now) - now) };
+    }
+    this.sql.exec(
+      "INSERT OR REPLACE INTO leases (id, expires) VALUES (?, ?)",
+      leaseId,
+      now + ttlMs,
+    );
+    return { ok: true };
+  }
+
+  /** Renews open leases (the SSE heartbeat). */
+  async renew(leaseIds: string[], ttlMs: number): Promise<void> {
+    const expires = Date.now() + ttlMs;
+    for (const id of leaseIds)
+      this.sql.exec("UPDATE leases SET expires = ? WHERE id = ?", expires, id);
+  }
+
+  /** Ends a lease (the connection closed). */
+  async release(leaseId: string): Promise<void> {
+    this.sql.exec("DELETE FROM leases WHERE id = ?", leaseId);
+  }
+
+  /** Open leases now (tests and diagnostics). */
+  async openLeases(): Promise<number> {
+    this.sql.exec("DELETE FROM leases WHERE expires <= ?", Date.now());
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM leases").one().n;
+  }
+}
+
+/** The `k:` object counting a credential's connections. */
+export function connectionCounter(
+  env: Pick<Env, "MACHINE_EVENTS">,
+  credentialId: string,
+): DurableObjectStub<MachineEvents> {
+  return env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(`k:${credentialId}`));
+}
+
+export async function releaseLease(
+  env: Pick<Env, "MACHINE_EVENTS">,
+  lease: SubscriberLease,
+): Promise<void> {
+  try {
+    await connectionCounter(env, lease.credentialId).release(lease.leaseId);
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", event: "lease_release", error: String(error) }));
+  }
+}

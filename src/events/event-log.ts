@@ -1,0 +1,177 @@
+/**
+ * A stream's log (the `m:` and `c:` objects of `MachineEvents`) in SQLite: the events
+ * (`events`, id = a strictly increasing integer, never reused: the newest row is never
+ * pruned, so the next id only grows), at least the last `KEEP_EVENTS` and every event of the
+ * last `KEEP_MS`; the latest payload of each kind of state (`state`) for the `reset` event;
+ * and the object's own settings (`meta`: its name, the live figures' bookkeeping).
+ */
+import {
+  type EventInput,
+  type LiveEvent,
+  parseStreamName,
+  STATE_KEY_OF,
+  type StreamName,
+} from "./names";
+
+/** Events kept at least (whatever their age). */
+export const KEEP_EVENTS = 10_000;
+/** Age (ms) under which events are kept (whatever their number). */
+export const KEEP_MS = 24 * 3_600_000;
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY, at INTEGER NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, data TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+/** One stream's log; synchronous, so that an append and its fan-out make one step. */
+export class EventLog {
+  /** This object's name, parsed (undefined: not read yet). */
+  private streamName: StreamName | null | undefined = undefined;
+  /** The newest event id (null: not read yet); only `append` adds events. */
+  private lastId: number | null = null;
+
+  /** Creates the tables when they are missing. */
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(SCHEMA);
+  }
+
+  /** Keeps this object's name (a stream needs it to forward and to compute; ids hide it). */
+  remember(stream: string): void {
+    if (stream === "" || this.stream() !== null) return;
+    if (this.meta("name") === null) this.setMeta("name", stream);
+    this.streamName = undefined;
+  }
+
+  stream(): StreamName | null {
+    this.streamName ??= parseStreamName(this.meta("name") ?? "");
+    return this.streamName;
+  }
+
+  meta(key: string): string | null {
+    const row = this.sql
+      .exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key)
+      .toArray()[0];
+    return row?.value ?? null;
+  }
+
+  setMeta(key: string, value: string | null): void {
+    if (value === null) this.sql.exec("DELETE FROM meta WHERE key = ?", key);
+    else this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, value);
+  }
+
+  /** The newest id (0 when the stream never had an event) and the oldest id kept. */
+  private bounds(): { last: number; first: number | null } {
+    const row = this.sql
+      .exec<{ last: number | null; first: number | null }>(
+        "SELECT max(id) AS last, min(id) AS first FROM events",
+      )
+      .toArray()[0];
+    return { last: row?.last ?? 0, first: row?.first ?? null };
+  }
+
+  /**
+   * Stores one event with the next id, and the state it carries for `reset`; prunes the
+   * log every 100 events.
+   *
+   * @returns the event as subscribers get it, and its JSON.
+   */
+  append(input: EventInput): { event: LiveEvent; body: string } {
+    const now = Date.now();
+    this.lastId ??= this.bounds().last;
+    const id = this.lastId + 1;
+    const event: LiveEvent = {
+      id,
+      type: input.type,
+      at: new Date(input.at ?? now).toISOString(),
+      machineId: input.machineId,
+      ...(input.machineEventId !== undefined ? { machineEventId: input.machineEventId } : {}),
+      data: input.data,
+    };
+    const body = JSON.stringify(event);
+    this.sql.exec(
+      "INSERT INTO events (id, at, type, body) VALUES (?, ?, ?, ?)",
+      id,
+      now,
+      input.type,
+      body,
+    );
+    this.lastId = id;
+    this.keepState(input);
+    if (id % 100 === 0) {
+      this.sql.exec("DELETE FROM events WHERE id <= ? AND at < ?", id - KEEP_EVENTS, now - KEEP_MS);
+    }
+    return { event, body };
+  }
+
+  /** The latest payload of each kind of state, for `reset`. */
+  private keepState(input: EventInput): void {
+    const key = STATE_KEY_OF[input.type];
+    if (key === undefined) return;
+    const scoped = `${input.machineId}:${key}`;
+    if (key === "operators") {
+      const row = this.sql
+        .exec<{ data: string }>("SELECT data FROM state WHERE key = ?", scoped)
+        .toArray()[0];
+      const list = row ? (JSON.parse(row.data) as { operator: { id: number } }[]) : [];
+      const added = input.data as { operator: { id: number } };
+      const next = [...list.filter((o) => o.operator.id !== added.operator.id), added];
+      this.sql.exec(
+        "INSERT OR REPLACE INTO state (key, data) VALUES (?, ?)",
+        scoped,
+        JSON.stringify(next),
+      );
+      return;
+    }
+    if (input.type === "shift.started") {
+      // A new shift has its own crew, segments and figures.
+      this.sql.exec(
+        "DELETE FROM state WHERE key IN (?, ?, ?)",
+        `${input.machineId}:operators`,
+        `${input.machineId}:production`,
+        `${input.machineId}:oee`,
+      );
+    }
+    this.sql.exec(
+      "INSERT OR REPLACE INTO state (key, data) VALUES (?, ?)",
+      scoped,
+      JSON.stringify(input.data),
+    );
+  }
+
+  /** The events after `since` in order, or null when the log no longer reaches back there. */
+  missed(since: number): LiveEvent[] | null {
+    const { last, first } = this.bounds();
+    if (since > last) return null; // an id this stream never gave
+    if (since === last) return [];
+    if (first === null || since < first - 1) return null;
+    return this.sql
+      .exec<{ body: string }>("SELECT body FROM events WHERE id > ? ORDER BY id", since)
+      .toArray()
+      .map((r) => JSON.parse(r.body) as LiveEvent);
+  }
+
+  /** The `reset` event: the newest id and the current state; the client goes on from there. */
+  resetEvent(): LiveEvent {
+    const { last } = this.bounds();
+    const state: Record<string, unknown> = {};
+    for (const row of this.sql
+      .exec<{ key: string; data: string }>("SELECT key, data FROM state ORDER BY key")
+      .toArray()) {
+      const [machine, key] = row.key.split(":");
+      if (machine === undefined || key === undefined) continue;
+      const byMachine = (state[machine] ?? {}) as Record<string, unknown>;
+      byMachine[key] = JSON.parse(row.data) as unknown;
+      state[machine] = byMachine;
+    }
+    const name = this.stream();
+    return {
+      id: last,
+      type: "reset",
+      at: new Date().toISOString(),
+      machineId: name?.kind === "machine" ? name.machineId : null,
+      data: { lastEventId: last, machines: state },
+    };
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Browser tickets (the `t:<companyId>` objects of `MachineEvents`): one use, valid
+ * `TICKET_TTL_MS`, kept as SHA-256 hashes (a ticket never sits in storage).
+ */
+
+/** How long a ticket is valid (ms). */
+export const TICKET_TTL_MS = 60_000;
+
+/** A principal as a ticket keeps it (scopes as an array). */
+export interface TicketPrincipal {
+  companyId: number;
+  companyName: string;
+  timezone: string;
+  credentialId: string;
+  kind: "api_key" | "access_token";
+  scopes: string[];
+  rateLimit: { requests: number; periodSeconds: number } | null;
+}
+
+const encoder = new TextEncoder();
+
+/** SHA-256 of a ticket, hex: the object keeps hashes, not tickets. */
+async function hashTicket(ticket: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(ticket));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The `tickets` table of a `t:` object. */
+export class TicketTable {
+  /** Creates the table when it is missing. */
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS tickets (hash TEXT PRIMARY KEY, principal TEXT NOT NULL, expires INTEGER NOT NULL)",
+    );
+  }
+
+  /** Stores a ticket (by its hash) for `TICKET_TTL_MS`. */
+  async issueTicket(ticket: string, principal: TicketPrincipal): Promise<void> {
+    const now = Date.now();
+    this.sql.exec("DELETE FROM tickets WHERE expires <= ?", now);
+    this.sql.exec(
+      "INSERT INTO tickets (hash, principal, expires) VALUES (?, ?, ?)",
+      await hashTicket(ticket),
+      JSON.stringify(principal),
+      now + TICKET_TTL_MS,
+    );
+  }
+
+  /** Takes a ticket: its principal once, while valid; null when unknown, used or expired. */
+  async redeemTicket(ticket: string): Promise<TicketPrincipal | null> {
+    const hash = await hashTicket(ticket);
+    const row = this.sql
+      .exec<{ principal: string; expires: number }>(
+        "DELETE FROM tickets WHERE hash = ? RETURNING principal, expires",
+        hash,
+      )
+      .toArray()[0];
+    if (!row || row.expires <= Date.now()) return null;
+    return JSON.parse(row.principal) as TicketPrincipal;
+  }
+}

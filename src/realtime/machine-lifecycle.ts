@@ -1,0 +1,171 @@
+/**
+ * The realtime object's lifecycle: the shift instance it works for (taken from D1 when the
+ * stored one has ended, after closing that one), the alarm (the instance's end, the next
+ * refresh of the live counts, the write-behind interval), and what follows a write (flush
+ * at once after a quiet spell, else hold up to `MAX_HELD_WRITES`).
+ */
+import { createDb } from "../db/client";
+import type { Env } from "../env";
+import { runningInstance } from "../shifts/queries";
+import type { MachineFlush } from "./machine-flush";
+import type { MachineStore, StoredSegment } from "./machine-store";
+import { realtimeObjectName } from "./machine-stub";
+import type { MachineKey, RealtimeInstance } from "./machine-types";
+import { currentSegment } from "./timeline";
+
+/** How often the live logs of a running instance are refreshed from the samples. */
+export const REFRESH_MS = 60_000;
+/** Longest a write waits in the object before D1 shows it without a reader asking. */
+export const WRITE_BEHIND_MS = 2_000;
+/**
+ * Most writes held before the next one flushes them itself, whatever the write rate: each
+ * held write is a log or two to write, and one flush (one D1 batch, in one invocation) must
+ * stay well under D1's 1,000 queries per invocation. Not lower: every flush projects the
+ * whole timeline, so flushing more often costs CPU on a busy line.
+ */
+export const MAX_HELD_WRITES = 200;
+
+/** When a realtime object flushes, closes its instance and wakes up. */
+export class MachineLifecycle {
+  /**
+   * @param storage the object's storage (its alarm).
+   * @param bindings the object's bindings (`DB` for the running instance), read at each use.
+   * @param store the object's tables; `flusher` its flush.
+   */
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly bindings: () => Env,
+    private readonly store: MachineStore,
+    private readonly flusher: MachineFlush,
+  ) {}
+
+  private get env(): Env {
+    return this.bindings();
+  }
+
+  /** Sets the alarm to `at` unless it is already set no later (`force`: set it anyway). */
+  private alarmBy(at: number, force = false): void {
+    const { alarm_at } = this.store.syncState();
+    if (!force && alarm_at !== null && alarm_at <= at && alarm_at > Date.now()) return;
+    this.store.setSync({ alarm_at: at });
+    void this.storage.setAlarm(at);
+  }
+
+  /**
+   * After a write was applied to the timeline: the first write after a quiet spell is
+   * flushed at once with the machine's `realtime_pending` mark; later ones are held (the
+   * object is dirty) for the alarm or a reader's `sync`, up to `MAX_HELD_WRITES`. Dirty and
+   * the alarm are set first, so that a failed flush is retried by the alarm.
+   *
+   * A flush that fails here does not fail the write: the write is applied and stored in
+   * this object (a second attempt without `start` would add a second segment), only D1's
+   * copy is late. The failure is logged and the object stays dirty: the alarm, set above
+   * and retried by the platform while it throws, or the next write or read pushes it.
+   */
+  async afterWrite(now: number): Promise<void> {
+    this.store.setSync({ dirty: 1 });
+    this.alarmBy(now + WRITE_BEHIND_MS);
+    try {
+      if (this.store.syncState().marked === 0) {
+        await this.flusher.flush(false, { mark: "add" });
+      } else {
+        this.store.heldWrites += 1;
+        if (this.store.heldWrites >= MAX_HELD_WRITES) await this.flusher.flush(false);
+      }
+    } catch (error) {
+      // flush changes nothing in storage or memory before D1 has answered.
+      const meta = this.store.meta();
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "realtime_flush_failed",
+          machine: meta ? realtimeObjectName(meta.company_id, meta.machine_id) : null,
+          error: String(error),
+        }),
+      );
+    }
+  }
+
+  /**
+   * Sets the alarm to the first of: the instance's end, the next refresh, and (while a
+   * write may not be in D1 yet, or the mark is still there) the write-behind interval.
+   */
+  scheduleAlarm(instance: RealtimeInstance | null, now: number): void {
+    const sync = this.store.syncState();
+    const candidates: number[] = [];
+    if (instance) candidates.push(instance.end, sync.refresh_at ?? now + REFRESH_MS);
+    if (sync.dirty === 1 || sync.marked === 1) candidates.push(now + WRITE_BEHIND_MS);
+    if (candidates.length === 0) return;
+    this.alarmBy(Math.max(now + 1, Math.min(...candidates)), true);
+  }
+
+  /**
+   * The instance the object works for at `now`: the stored one while it runs;
+   * otherwise closes the stored one (if any) and takes the machine's running
+   * instance from D1. Null when the machine runs no shift now.
+   */
+  async ensureInstance(key: MachineKey, now: number): Promise<RealtimeInstance | null> {
+    let meta = this.store.meta();
+    if (!meta) {
+      meta = this.store.createMeta(key.companyId, key.machineId);
+    } else if (meta.company_id !== key.companyId || meta.machine_id !== key.machineId) {
+      // The name is derived from both ids: reaching another machine's object is a bug.
+      throw new Error(
+        `RealtimeMachine ${meta.company_id}:${meta.machine_id} called for ${key.companyId}:${key.machineId}`,
+      );
+    }
+    const stored = this.store.instanceOf(meta);
+    if (stored && stored.start <= now && now < stored.end) return stored;
+    // A clock behind the instance's start (it never goes back in production): keep the
+    // timeline, answer "not running" rather than close an instance that has not ended.
+    if (stored && now < stored.start) return null;
+
+    let carried: StoredSegment | null = null;
+    if (stored) {
+      const segments = this.store.segments();
+      const last = currentSegment(segments, stored, stored.end - 1);
+      carried = segments.find((s) => s.logId === last?.logId) ?? null;
+      await this.flusher.flush(true, { closing: stored });
+      this.store.clearTimeline();
+      this.store.setMeta({
+        instance_id: null,
+        instance_name: null,
+        instance_start: null,
+        instance_end: null,
+        instance_considered: null,
+        revision: 0,
+      });
+    }
+    const next = await runningInstance(createDb(this.env.DB), key.companyId, key.machineId, now);
+    if (!next) return null;
+    this.store.setMeta({
+      instance_id: next.id,
+      instance_name: next.name,
+      instance_start: next.start,
+      instance_end: next.end,
+      instance_considered: next.isConsidered ? 1 : 0,
+      revision: 0,
+    });
+    const instance: RealtimeInstance = {
+      id: next.id,
+      name: next.name,
+      start: next.start,
+      end: next.end,
+      isConsidered: next.isConsidered,
+    };
+    const carriedEnd = carried?.end ?? null;
+    if (
+      carried &&
+      stored &&
+      next.start === stored.end &&
+      (carriedEnd === null || carriedEnd > next.start)
+    ) {
+      this.store.putSegment({ ...carried, start: next.start, end: carriedEnd });
+      // The carried segment's log is shown at once, as the closed ones are.
+      await this.flusher.flush(false);
+    }
+    this.store.setSync({ refresh_at: now + REFRESH_MS });
+    this.scheduleAlarm(instance, now);
+    return instance;
+  }
+}

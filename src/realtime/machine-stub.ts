@@ -1,0 +1,26 @@
+/**
+ * How the Worker reaches a machine's realtime object: its name and its stub.
+ */
+import { namedStub } from "../durable/named-stub";
+import type { Env } from "../env";
+import type { RealtimeMachine } from "./realtime-machine";
+
+/** The Durable Object name of a machine: deterministic, so every isolate reaches the same object. */
+export function realtimeObjectName(companyId: number, machineId: number): string {
+  return `${companyId}:${machineId}`;
+}
+
+/**
+ * The stub of a machine's object (`<companyId>:<machineId>`), for the realtime routes and
+ * the read barrier.
+ *
+ * @param env the bindings holding `REALTIME_MACHINE`.
+ * @returns a stub; creating it makes no call.
+ */
+export function machineObject(
+  env: Pick<Env, "REALTIME_MACHINE">,
+  companyId: number,
+  machineId: number,
+): DurableObjectStub<RealtimeMachine> {
+  return namedStub(env.REALTIME_MACHINE, realtimeObjectName(companyId, machineId));
+}
