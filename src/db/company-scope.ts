@@ -82,6 +82,24 @@ export function sameCompany(joined: CompanyTable, base: CompanyTable): SQL {
 }
 
 /**
+ * The columns a soft delete sets: `deletedAt` now, and `updatedAt` now where the table
+ * has one (pull sync finds a deletion by its `updatedAt`). For the operator API, whose
+ * routes address rows by their global id; a company's request uses {@link softDelete}.
+ *
+ * @param table the table whose rows are deleted.
+ * @param now ms since the epoch (default: the current time).
+ * @returns the object for drizzle's `.set()`.
+ */
+export function softDeleted<T extends SQLiteTable & { deletedAt: Column }>(
+  table: T,
+  now: number = Date.now(),
+): Partial<T["$inferInsert"]> {
+  const stamp: Record<string, number> = { deletedAt: now };
+  if ("updatedAt" in table) stamp.updatedAt = now;
+  return stamp as Partial<T["$inferInsert"]>;
+}
+
+/**
  * Soft-deletes the company's live rows of `table` that match `conditions`:
  * sets `deletedAt` and `updatedAt` to now (one statement).
  *
@@ -94,11 +112,9 @@ export async function softDelete<T extends SoftDeleteTable>(
   table: T,
   ...conditions: SQL[]
 ): Promise<number> {
-  const now = Date.now();
-  const stamp = { deletedAt: now, updatedAt: now } as Partial<T["$inferInsert"]>;
   const result = await scope.db
     .update(table)
-    .set(stamp)
+    .set(softDeleted(table))
     .where(live(scope, table, ...conditions));
   return result.meta.changes ?? 0;
 }

@@ -9,11 +9,13 @@
  * its creation, before anything refers to it: a changed id must never leave a reference
  * to the old one behind, so a record that is referred to is refused.
  */
+
 import { z } from "@hono/zod-openapi";
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
+import { live, type SoftDeleteTable } from "../db/company-scope";
 import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
 import { ApiError, unprocessable } from "../http/errors";
 import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
@@ -41,7 +43,7 @@ const RecordIdOut = z
 
 /** A type's table, with the columns the checks read. */
 interface TypeTable {
-  table: SQLiteTable;
+  table: SoftDeleteTable;
   id: SQLiteColumn;
   companyId: SQLiteColumn;
   deletedAt: SQLiteColumn;
@@ -142,7 +144,7 @@ async function changeRecordIds(
     const found = await db
       .select({ id: t.id })
       .from(t.table)
-      .where(and(inArray(t.id, ids), eq(t.companyId, companyId), isNull(t.deletedAt)))
+      .where(live({ companyId }, t.table, inArray(t.id, ids)))
       .all();
     const foundIds = new Set(found.map((row) => String(row.id)));
     const taken = await db.select({ id: t.id }).from(t.table).where(inArray(t.id, newIds)).all();

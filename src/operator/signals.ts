@@ -6,6 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { softDeleted } from "../db/company-scope";
 import { signals } from "../db/schema";
 import { readSettings } from "../env";
 import { nudgeLive } from "../events/publish";
@@ -106,7 +107,7 @@ export const operatorSignalsRoutes = createRouter()
       const { public_id } = c.req.valid("param");
       const row = await c.var.db
         .update(signals)
-        .set({ deletedAt: Date.now() })
+        .set(softDeleted(signals))
         .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
         .returning({ id: signals.id })
         .get();

@@ -10,11 +10,13 @@
  * classification change costs four D1 round trips (the stop, its shift plan,
  * the batch, and recording the messages sent).
  */
+
 import { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { stopClassified } from "../events/payloads";
 import { publish } from "../events/publish";
@@ -112,9 +114,7 @@ function classificationQuery(db: Database, stopId: number, companyId: number) {
     .leftJoin(componentCause, eq(componentCause.id, stopClassifications.componentId))
     .leftJoin(specificCause, eq(specificCause.id, stopClassifications.specificCauseId))
     .leftJoin(generalCause, eq(generalCause.id, stopClassifications.generalCauseId))
-    .where(
-      and(eq(stopClassifications.stopId, stopId), eq(stopClassifications.companyId, companyId)),
-    );
+    .where(and(eq(stopClassifications.stopId, stopId), owned({ companyId }, stopClassifications)));
 }
 
 /**

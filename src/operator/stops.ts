@@ -2,8 +2,10 @@
  * Operator routes for machine stops: create, edit (close, reopen) and delete. Their
  * classifications are in ./stop-classifications.ts.
  */
+
 import { z } from "@hono/zod-openapi";
 import { and, eq, isNull, sql } from "drizzle-orm";
+import { softDeleted } from "../db/company-scope";
 import { stops } from "../db/schema";
 import { stopEvent } from "../events/payloads";
 import { publish } from "../events/publish";
@@ -173,8 +175,7 @@ export const operatorStopsRoutes = createRouter()
       const { stop_id } = c.req.valid("param");
       const row = await c.var.db
         .update(stops)
-        // updatedAt too: pull sync finds a deletion by its updatedAt.
-        .set({ deletedAt: Date.now(), updatedAt: Date.now() })
+        .set(softDeleted(stops))
         .where(and(eq(stops.id, stop_id), isNull(stops.deletedAt)))
         .returning({ ...stopColumns, companyId: stops.companyId })
         .get();

@@ -5,9 +5,9 @@
  * request are one D1 batch, in parallel across requests (the object then only
  * orders and applies).
  */
-import { and, asc, eq, isNull, or, sql } from "drizzle-orm";
+import { asc, eq, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { companyScope } from "../db/company-scope";
+import { companyScope, live, owned } from "../db/company-scope";
 import { machines, nominalSpeeds, operators, simpleWorkOrders, skus } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { upsertSimpleWorkOrders } from "../resources/simple-work-orders/queries";
@@ -30,13 +30,7 @@ function machineQuery(db: Database, companyId: number, machineId: number) {
   return db
     .select({ id: machines.id, name: machines.name })
     .from(machines)
-    .where(
-      and(
-        eq(machines.companyId, companyId),
-        eq(machines.id, machineId),
-        isNull(machines.deletedAt),
-      ),
-    );
+    .where(owned({ companyId }, machines, eq(machines.id, machineId), isNull(machines.deletedAt)));
 }
 
 /**
@@ -145,9 +139,9 @@ async function resolveCatalog(
   const skuName = body.sku ?? null;
   const workOrderId = body.simpleWorkOrderId?.toLowerCase() ?? null;
   const workOrderName = body.simpleWorkOrderName ?? null;
-  const skuMatch = and(
-    eq(skus.companyId, companyId),
-    isNull(skus.deletedAt),
+  const skuMatch = live(
+    { companyId },
+    skus,
     or(
       skuId === null ? undefined : eq(skus.id, skuId),
       skuName === null ? undefined : or(eq(skus.name, skuName), eq(skus.sku, skuName)),
@@ -171,8 +165,9 @@ async function resolveCatalog(
       })
       .from(nominalSpeeds)
       .where(
-        and(
-          eq(nominalSpeeds.companyId, companyId),
+        owned(
+          { companyId },
+          nominalSpeeds,
           eq(nominalSpeeds.machineId, machineId),
           isNull(nominalSpeeds.deletedAt),
           sql`${nominalSpeeds.skuId} IN (SELECT ${skus.id} FROM ${skus} WHERE ${skuMatch})`,
@@ -287,8 +282,9 @@ function workOrderByIdQuery(db: Database, companyId: number, workOrderId: string
     .select({ id: simpleWorkOrders.id, name: simpleWorkOrders.name })
     .from(simpleWorkOrders)
     .where(
-      and(
-        eq(simpleWorkOrders.companyId, companyId),
+      owned(
+        { companyId },
+        simpleWorkOrders,
         eq(simpleWorkOrders.id, workOrderId ?? ""),
         isNull(simpleWorkOrders.deletedAt),
       ),
@@ -345,11 +341,7 @@ export async function resolveOperatorWrite(
       .select({ id: operators.id, firstName: operators.firstName, lastName: operators.lastName })
       .from(operators)
       .where(
-        and(
-          eq(operators.companyId, companyId),
-          eq(operators.id, operatorId),
-          isNull(operators.deletedAt),
-        ),
+        owned({ companyId }, operators, eq(operators.id, operatorId), isNull(operators.deletedAt)),
       ),
   ] as const);
   const machine = machineRows[0];

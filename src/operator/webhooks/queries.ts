@@ -2,8 +2,10 @@
  * D1 queries of the operator's webhook routes (./routes.ts): registrations,
  * deliveries with their attempts, the replay's reset.
  */
+
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { live, softDeleted } from "../../db/company-scope";
 import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../../db/schema";
 import { isoInstant as iso } from "../../http/instants";
 import { paginate } from "../../http/pagination";
@@ -70,7 +72,7 @@ export async function listWebhooks(db: Database, companyId: number) {
   const rows = await db
     .select(webhookColumns)
     .from(webhooks)
-    .where(and(eq(webhooks.companyId, companyId), isNull(webhooks.deletedAt)))
+    .where(live({ companyId }, webhooks))
     .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
     .all();
   return rows.map(toWebhookOut);
@@ -89,7 +91,7 @@ export async function deleteWebhook(
 ): Promise<boolean> {
   const row = await db
     .update(webhooks)
-    .set({ deletedAt: now })
+    .set(softDeleted(webhooks, now))
     .where(and(eq(webhooks.id, webhookId), isNull(webhooks.deletedAt)))
     .returning({ id: webhooks.id })
     .get();
