@@ -7,7 +7,6 @@
  * plain strings; `readSettings` validates and types them once per isolate.
  */
 import { z } from "zod";
-import { DEFAULT_STALLED_MARGIN_SECONDS } from "./webhooks/outbox";
 
 declare global {
   namespace Cloudflare {
@@ -22,6 +21,13 @@ declare global {
 }
 
 /** The Worker's bindings, vars and secrets (see the file comment). */
+/**
+ * Default margin past a delivery's next scheduled handling after which its
+ * message is taken for lost, s: ten minutes, far above the Queue's own delivery
+ * delays. `WEBHOOK_STALLED_MARGIN_SECONDS` overrides it.
+ */
+export const DEFAULT_STALLED_MARGIN_SECONDS = 600;
+
 export type Env = Cloudflare.Env;
 
 const booleanSetting = z.enum(["true", "false"]).transform((value) => value === "true");

@@ -4,7 +4,7 @@
  * heartbeat renews it), so a connection that vanished without a word frees its place.
  */
 import type { Env } from "../env";
-import type { MachineEvents } from "./machine-events";
+import type { LeaseDecision, MachineEventsRpc } from "./events-rpc";
 
 /** A comment line to every Server-Sent Events subscriber this often (ms). */
 export const HEARTBEAT_MS = 15_000;
@@ -20,9 +20,6 @@ export interface SubscriberLease {
   /** This connection's lease id. */
   leaseId: string;
 }
-
-/** The answer of `acquire`. */
-export type LeaseDecision = { ok: true } | { ok: false; retryAfterMs: number };
 
 /** The `leases` table of a `k:` object. */
 export class LeaseTable {
@@ -81,7 +78,7 @@ export class LeaseTable {
 export function connectionCounter(
   env: Pick<Env, "MACHINE_EVENTS">,
   credentialId: string,
-): DurableObjectStub<MachineEvents> {
+): DurableObjectStub<MachineEventsRpc> {
   return env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(`k:${credentialId}`));
 }
 

@@ -29,18 +29,19 @@
  * `./event-log.ts` a stream's log in SQLite, `./connection-leases.ts` the `k:` objects'
  * leases, `./tickets.ts` the `t:` objects' tickets.
  */
+
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import {
   connectionCounter,
   HEARTBEAT_MS,
-  type LeaseDecision,
   LeaseTable,
   releaseLease,
   SSE_LEASE_MS,
   type SubscriberLease,
 } from "./connection-leases";
 import { EventLog } from "./event-log";
+import type { LeaseDecision, MachineEventsRpc } from "./events-rpc";
 import { computeLive, type LiveFigures } from "./live";
 import { companyStream, type EventInput, type EventKind, type LiveEvent } from "./names";
 import { OrderedBatches } from "./ordered-batches";
@@ -81,7 +82,7 @@ export function sseFrame(event: LiveEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-export class MachineEvents extends DurableObject<Env> {
+export class MachineEvents extends DurableObject<Env> implements MachineEventsRpc {
   /** The stream's log (`m:` and `c:` objects). */
   private readonly log: EventLog;
   private readonly sse = new Set<SseSubscriber>();
@@ -380,7 +381,6 @@ export class MachineEvents extends DurableObject<Env> {
   }
 
   // ---- tickets (t: objects): see ./tickets.ts ----------------------------------------
-
   /** Stores a ticket (by its hash) for `TICKET_TTL_MS`. */
   async issueTicket(ticket: string, principal: TicketPrincipal): Promise<void> {
     return this.tickets().issueTicket(ticket, principal);

@@ -1,67 +1,12 @@
 /**
- * The events of the realtime writes and of the stops, built from what the writers already
- * hold, so that each call site stays a one-line `publish(...)`. Shapes: `./schemas.ts`.
+ * The events of the stops, built from what the writers already hold, so that each call
+ * site stays a one-line `publish(...)` (the realtime writes' own are in
+ * src/realtime/event-payloads.ts). Shapes: `./schemas.ts`.
  */
-import type { OperatorWrite, SegmentUpdate, SkuWrite } from "../realtime/machine-types";
-import type { EventInput } from "./names";
-
-type Publishable = Omit<EventInput, "machineId" | "machineEventId">;
+import type { Publishable } from "./publish";
 
 const isoOrNull = (ms: number | null): string | null =>
   ms === null ? null : new Date(ms).toISOString();
-
-/** `segment.changed`: a SKU write the machine's object applied at `revision`. */
-export function segmentChanged(
-  revision: number,
-  write: Omit<SkuWrite, "companyId" | "machineId">,
-): Publishable {
-  return {
-    type: "segment.changed",
-    ...(write.start === null ? {} : { at: write.start }),
-    data: {
-      revision,
-      sku: write.sku,
-      simpleWorkOrder: write.simpleWorkOrder,
-      quantity: write.quantity,
-      custom: write.customJson === null ? null : (JSON.parse(write.customJson) as unknown),
-      start: isoOrNull(write.start),
-      end: isoOrNull(write.end),
-    },
-  };
-}
-
-/** `segment.updated`: a write without a SKU, with only the fields it changed. */
-export function segmentUpdated(
-  revision: number,
-  update: Omit<SegmentUpdate, "companyId" | "machineId">,
-): Publishable {
-  return {
-    type: "segment.updated",
-    data: {
-      revision,
-      ...(update.simpleWorkOrder ? { simpleWorkOrder: update.simpleWorkOrder } : {}),
-      ...(update.quantity !== undefined ? { quantity: update.quantity } : {}),
-      ...(update.customJson !== undefined
-        ? { custom: JSON.parse(update.customJson) as unknown }
-        : {}),
-    },
-  };
-}
-
-/** `operator.assigned`. */
-export function operatorAssigned(
-  revision: number,
-  write: Omit<OperatorWrite, "companyId" | "machineId">,
-): Publishable {
-  return {
-    type: "operator.assigned",
-    data: {
-      revision,
-      operator: { id: write.operatorId, firstName: write.firstName, lastName: write.lastName },
-      start: new Date(write.start).toISOString(),
-    },
-  };
-}
 
 /** A stop as its events carry it; instants in ms. */
 export interface StopFacts {

@@ -8,7 +8,7 @@
 
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
-import type { MachineEvents } from "./machine-events";
+import type { MachineEventsRpc } from "./events-rpc";
 import { type EventInput, machineStream } from "./names";
 import { OrderedBatches } from "./ordered-batches";
 
@@ -19,7 +19,7 @@ export type Publishable = Omit<EventInput, "machineId" | "machineEventId">;
 export function eventsObject(
   env: Pick<Env, "MACHINE_EVENTS">,
   name: string,
-): DurableObjectStub<MachineEvents> {
+): DurableObjectStub<MachineEventsRpc> {
   return namedStub(env.MACHINE_EVENTS, name);
 }
 

@@ -3,7 +3,7 @@
  */
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
-import type { RealtimeMachine } from "./realtime-machine";
+import type { RealtimeMachineRpc } from "./machine-rpc";
 
 /** The Durable Object name of a machine: deterministic, so every isolate reaches the same object. */
 export function realtimeObjectName(companyId: number, machineId: number): string {
@@ -21,6 +21,6 @@ export function machineObject(
   env: Pick<Env, "REALTIME_MACHINE">,
   companyId: number,
   machineId: number,
-): DurableObjectStub<RealtimeMachine> {
+): DurableObjectStub<RealtimeMachineRpc> {
   return namedStub(env.REALTIME_MACHINE, realtimeObjectName(companyId, machineId));
 }

@@ -48,10 +48,11 @@
 
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { operatorAssigned, segmentChanged, segmentUpdated } from "../events/payloads";
 import { MachinePublisher, type Publishable } from "../events/publish";
+import { operatorAssigned, segmentChanged, segmentUpdated } from "./event-payloads";
 import { MachineFlush } from "./machine-flush";
 import { MachineLifecycle, REFRESH_MS } from "./machine-lifecycle";
+import type { RealtimeMachineRpc } from "./machine-rpc";
 import { MachineStore } from "./machine-store";
 import type {
   MachineKey,
@@ -64,7 +65,7 @@ import type {
 } from "./machine-types";
 import { currentSegment, projectTimeline } from "./timeline";
 
-export class RealtimeMachine extends DurableObject<Env> {
+export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachineRpc {
   /** Tail of the FIFO queue of operations. */
   private tail: Promise<unknown> = Promise.resolve();
   /** The tables, in storage and in memory. */

@@ -5,9 +5,11 @@
  * the commit and the send, or the send failed) keeps `enqueued_at` null; the
  * sweeper (cron trigger) sends it.
  */
+
 import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
+import { DEFAULT_STALLED_MARGIN_SECONDS } from "../env";
 
 /** The body of a Queue message: the delivery to attempt. */
 export interface WebhookMessage {
@@ -63,13 +65,6 @@ export async function sendDeliveries(
       );
   }
 }
-
-/**
- * Default margin past a delivery's next scheduled handling after which its
- * message is taken for lost, s: ten minutes, far above the Queue's own delivery
- * delays. `WEBHOOK_STALLED_MARGIN_SECONDS` overrides it (src/env.ts).
- */
-export const DEFAULT_STALLED_MARGIN_SECONDS = 600;
 
 /** Options of {@link sweepOutbox}. */
 export interface SweepOptions {
