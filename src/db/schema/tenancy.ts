@@ -1,0 +1,58 @@
+/**
+ * Companies and their API keys. Part of the data model (src/db/schema.ts).
+ */
+import {
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+import { createdAt } from "./columns";
+
+/** A customer company; every credential acts for exactly one. */
+export const companies = sqliteTable("companies", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull(),
+  /** IANA time zone name, for example `Europe/Rome`; shifts are wall-clock times in it. */
+  timezone: text("timezone").notNull(),
+  /** Webhook signing secret, `whsec_` + 32 random bytes in base64url. */
+  webhookSecret: text("webhook_secret").notNull(),
+  /** The secret before the last rotation, still signed with until `previousWebhookSecretExpiresAt`. */
+  previousWebhookSecret: text("previous_webhook_secret"),
+  previousWebhookSecretExpiresAt: integer("previous_webhook_secret_expires_at"),
+  /**
+   * Days of raw signal samples each machine's signal store keeps; older samples are
+   * removed by the store's alarm, their hour and minute rollups stay. Null = kept forever.
+   */
+  signalRetentionDays: integer("signal_retention_days"),
+  createdAt: createdAt(),
+});
+
+/** API keys (`x-api-key`); only the SHA-256 hash of a key is stored. */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    companyId: integer("company_id")
+      .notNull()
+      .references(() => companies.id),
+    name: text("name").notNull(),
+    /** The first characters of the key, safe to display (for example `pm_4f3a9c1b`). */
+    prefix: text("prefix").notNull(),
+    /** Lowercase hex SHA-256 of the whole key. */
+    keyHash: text("key_hash").notNull(),
+    /** JSON array of `section.action` scopes. */
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    /** Requests allowed per `rateLimitPeriodSeconds`; null = the default from settings. */
+    rateLimitRequests: integer("rate_limit_requests"),
+    rateLimitPeriodSeconds: integer("rate_limit_period_seconds"),
+    createdAt: createdAt(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [
+    uniqueIndex("api_keys_key_hash_unique").on(t.keyHash),
+    index("api_keys_company_idx").on(t.companyId),
+  ],
+);
