@@ -1,7 +1,10 @@
 /**
- * The layering rules of docs/architecture.md that a reader can check by import lines:
- * no public-API code imports from src/operator/ (the operator API is mounted by src/app.ts
- * only), and every router of a public route is made by `createRouter()`.
+ * The house rules of docs/architecture.md that a reader can check in the sources: no
+ * public-API code imports from src/operator/ (the operator API is mounted by src/app.ts
+ * only); every router of a public route is made by `createRouter()`; tenant isolation and
+ * soft delete are written in one module (src/db/company-scope.ts); no source file is over
+ * 400 lines. The layers and the absence of cycles are checked by dependency-cruiser in
+ * `npm run lint` (`.dependency-cruiser.cjs`).
  */
 import { describe, expect, it } from "vitest";
 
@@ -43,5 +46,44 @@ describe("the layers", () => {
     for (const [file, text] of publicRouters) {
       expect(text, file).not.toMatch(/new OpenAPIHono/);
     }
+  });
+});
+
+/** "path:line: text" of every source line matching `pattern`, outside the files `except`. */
+function linesMatching(pattern: RegExp, except: string[]): string[] {
+  const out: string[] = [];
+  for (const [file, text] of Object.entries(sources)) {
+    if (except.includes(file)) continue;
+    text.split("\n").forEach((line, i) => {
+      if (pattern.test(line)) out.push(`${file}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  return out;
+}
+
+const SCOPE_MODULE = "../src/db/company-scope.ts";
+
+describe("tenant isolation in one place", () => {
+  it("builds every company condition in src/db/company-scope.ts", () => {
+    expect(Object.keys(sources)).toContain(SCOPE_MODULE);
+    // `eq(<table>.companyId, …)` anywhere else is a query with a tenant rule of its own.
+    expect(linesMatching(/\beq\(\s*\w+\.companyId\b/, [SCOPE_MODULE])).toEqual([]);
+  });
+
+  it("soft-deletes through its helpers only", () => {
+    // A `deletedAt` set by hand is a second soft-delete rule (and forgets `updatedAt`).
+    expect(linesMatching(/\.set\(\{[^}]*\bdeletedAt:\s*(?!null)/, [SCOPE_MODULE])).toEqual([]);
+  });
+});
+
+describe("one job per file", () => {
+  it("keeps every source file at 400 lines or fewer", () => {
+    const long = Object.entries(sources)
+      .map(([file, text]) => ({
+        file,
+        lines: text.split("\n").length - (text.endsWith("\n") ? 1 : 0),
+      }))
+      .filter((f) => f.lines > 400);
+    expect(long).toEqual([]);
   });
 });

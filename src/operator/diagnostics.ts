@@ -7,18 +7,17 @@
  * naive design). Both must give the same points; the benchmark times them
  * side by side. Not part of the public API.
  */
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { and, eq, isNull } from "drizzle-orm";
-import type { AppEnv } from "../app-env";
 import { signals } from "../db/schema";
 import { notFound } from "../http/errors";
 import { isoInstant } from "../http/instants";
-import { jsonResponse } from "../http/openapi";
-import { validationHook } from "../http/validation";
+import { createRouter, jsonResponse } from "../http/openapi";
+import { UuidId } from "../http/schemas";
 import { planWindow, readMode } from "../resources/signals/aggregate";
 import { signalStore } from "../resources/signals/store";
 import { checkWindow, signalWindowQueryShape } from "../resources/signals/window";
-import { operatorRoute, UuidId } from "./schemas";
+import { operatorRoute } from "./schemas";
 
 const AggregateQuery = z.object({
   ...signalWindowQueryShape,
@@ -67,9 +66,7 @@ const aggregateRoute = operatorRoute({
   responses: { 200: jsonResponse(AggregateOut, "The points and how they were computed.") },
 });
 
-export const operatorDiagnosticsRoutes = new OpenAPIHono<AppEnv>({
-  defaultHook: validationHook,
-}).openapi(aggregateRoute, async (c) => {
+export const operatorDiagnosticsRoutes = createRouter().openapi(aggregateRoute, async (c) => {
   const { public_id } = c.req.valid("param");
   const q = c.req.valid("query");
   const window = checkWindow(q);

@@ -40,7 +40,3 @@ export function operatorRoute<R extends Omit<RouteConfig, "security" | "middlewa
     responses: { ...OPERATOR_ERRORS, ...bodyErrors, ...route.responses },
   });
 }
-
-// The operator route files owned elsewhere (webhooks.ts, diagnostics.ts) still import these
-// from here; they live in src/http/schemas.ts, where every other route imports them from.
-export { arrayBody, IntId, UuidId } from "../http/schemas";

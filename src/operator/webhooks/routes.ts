@@ -5,18 +5,17 @@
  * D1 queries in ./queries.ts.
  */
 
-import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app-env";
+import { z } from "@hono/zod-openapi";
 import { readSettings } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
-import { ErrorSchema, jsonResponse } from "../../http/openapi";
-import { validationHook } from "../../http/validation";
+import { createRouter, ErrorSchema, jsonResponse } from "../../http/openapi";
+import { arrayBody, UuidId } from "../../http/schemas";
 import { dispatchDeliveries, pingEventStatements } from "../../webhooks/events";
 import { sendDeliveries } from "../../webhooks/outbox";
 import { checkEndpoint } from "../../webhooks/url-safety";
 import { requireCompany } from "../lookups";
-import { arrayBody, operatorRoute, UuidId } from "../schemas";
+import { operatorRoute } from "../schemas";
 import {
   deleteWebhook,
   deliveriesPage,
@@ -39,7 +38,7 @@ import {
 /** Time allowed to resolve the hosts of one registration call (the attempt limit). */
 const REGISTRATION_CHECK_TIMEOUT_MS = 10_000;
 
-export const operatorWebhooksRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+export const operatorWebhooksRoutes = createRouter()
   .openapi(
     operatorRoute({
       method: "post",
