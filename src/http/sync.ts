@@ -9,6 +9,23 @@ import { z } from "@hono/zod-openapi";
 import { asc, type Column, isNull, type SQL, sql } from "drizzle-orm";
 import { type DateComparison, DateComparisonFilter, DateTimeMs, dateConditions } from "./filters";
 
+/**
+ * The answer fields of pull sync, spread into a row schema of a resource whose spec shape
+ * has no instants of its own (operators, simple work orders): when the row was created and
+ * last changed, and when it was deleted (only rows asked for with `includeDeleted`).
+ */
+export const SyncStampFields = {
+  createdAt: z.string().openapi({ format: "date-time" }),
+  updatedAt: z.string().openapi({
+    format: "date-time",
+    description: "The last change (a soft delete is a change): the pull-sync key.",
+  }),
+  deletedAt: z.string().nullable().openapi({
+    format: "date-time",
+    description: "Set only on rows returned with `includeDeleted: true`.",
+  }),
+};
+
 /** The request fields of pull sync, spread into a search's filter schema. */
 export const SyncFilterFields = {
   updatedAt: DateComparisonFilter.openapi({

@@ -4,7 +4,7 @@
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
 import { FuzzySearchFilter } from "../../http/search";
-import { SyncFilterFields } from "../../http/sync";
+import { SyncFilterFields, SyncStampFields } from "../../http/sync";
 import { CompanyRefSchema } from "../skus/schemas";
 
 /** Longest first or last name accepted. */
@@ -21,15 +21,7 @@ export const OperatorSchema = z
       .nullable()
       .openapi({ description: "Null until completed by a PATCH.", example: "José" }),
     lastName: z.string().nullable().openapi({ example: "Muñoz" }),
-    createdAt: z.string().openapi({ format: "date-time" }),
-    updatedAt: z.string().openapi({
-      format: "date-time",
-      description: "The last change (a soft delete is a change): the pull-sync key.",
-    }),
-    deletedAt: z.string().nullable().openapi({
-      format: "date-time",
-      description: "Set only on rows returned with `includeDeleted: true`.",
-    }),
+    ...SyncStampFields,
   })
   .openapi("Operator");
 

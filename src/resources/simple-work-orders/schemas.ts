@@ -5,7 +5,7 @@ import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
 import { unchangedWhenNull } from "../../http/patch";
 import { LikePattern, MAX_SEARCH_BYTES, stringIdListFields } from "../../http/search";
-import { SyncFilterFields } from "../../http/sync";
+import { SyncFilterFields, SyncStampFields } from "../../http/sync";
 import { CompanyRefSchema } from "../skus/schemas";
 
 /** Longest work order name accepted (after trimming). */
@@ -18,15 +18,7 @@ export const SimpleWorkOrderSchema = z
     id: z.string().openapi({ format: "uuid" }),
     company: CompanyRefSchema,
     name: z.string().openapi({ example: "WO-2024-001" }),
-    createdAt: z.string().openapi({ format: "date-time" }),
-    updatedAt: z.string().openapi({
-      format: "date-time",
-      description: "The last change (a soft delete is a change): the pull-sync key.",
-    }),
-    deletedAt: z.string().nullable().openapi({
-      format: "date-time",
-      description: "Set only on rows returned with `includeDeleted: true`.",
-    }),
+    ...SyncStampFields,
   })
   .openapi("SimpleWorkOrder");
 
