@@ -64,6 +64,8 @@ export class RealtimeMachine extends DurableObject<FloorEnv> {}
 export class RateLimiter extends DurableObject<FloorEnv> {}
 /** Unused here; declared because the project's configuration binds the class. */
 export class MachineEvents extends DurableObject<FloorEnv> {}
+/** Unused here; declared because the project's configuration binds the class. */
+export class WebhookEndpoint extends DurableObject<FloorEnv> {}
 
 /** Answers built so far, by size: the floor serves them with no work but sending. */
 const answers = new Map<number, string>();
