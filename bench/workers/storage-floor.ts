@@ -39,6 +39,12 @@ export class RateLimiter extends DurableObject<StorageFloorEnv> {}
 /** Unused here; declared because the project's configuration binds the class. */
 export class SignalStore extends DurableObject<StorageFloorEnv> {}
 
+/** Bound by wrangler.toml; unused here. */
+export class MachineEvents extends DurableObject<StorageFloorEnv> {}
+
+/** Bound by wrangler.toml; unused here. */
+export class WebhookEndpoint extends DurableObject<StorageFloorEnv> {}
+
 export default {
   async fetch(request: Request, env: StorageFloorEnv): Promise<Response> {
     const url = new URL(request.url);
