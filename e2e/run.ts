@@ -48,6 +48,17 @@ async function fetchDocument(
   return (await response.json()) as OpenAPI3;
 }
 
+/**
+ * Operations the scenarios do not call through Prism, and why: the two live-event streams
+ * never end, and Prism's proxy validates a response body once it has ended. They are
+ * checked in workerd by test/events/*.test.ts (SSE, WebSocket, resume, tickets) and by
+ * `bench/events.ts`.
+ */
+const NOT_THROUGH_PRISM = new Set([
+  "GET /v1/realtime/{machine_id}/events",
+  "GET /v1/realtime/events",
+]);
+
 /** Every operation of the document as `METHOD /path`. */
 function documentedOperations(document: OpenAPI3): string[] {
   const operations: string[] = [];
@@ -107,7 +118,9 @@ async function e2e(): Promise<number> {
     problems.push(`Scenario failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 
-  const missed = documentedOperations(document).filter((op) => !recorder.operationsSeen.has(op));
+  const missed = documentedOperations(document).filter(
+    (op) => !recorder.operationsSeen.has(op) && !NOT_THROUGH_PRISM.has(op),
+  );
   if (missed.length > 0) {
     problems.push(`Operations of the document never called:\n  ${missed.join("\n  ")}`);
   }
