@@ -9,7 +9,7 @@
  * the same machine are rejected when they are created."
  */
 
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
 import { live } from "../db/company-scope";

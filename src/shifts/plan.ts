@@ -6,7 +6,7 @@
  * `./queries.ts` finds the stored ones.
  */
 
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { live, owned } from "../db/company-scope";
 import { companies, machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";

@@ -17,7 +17,7 @@
  * window) is `./materialize.ts`.
  */
 
-import { and, eq, sql } from "drizzle-orm";
+import { and, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
 import { owned } from "../db/company-scope";

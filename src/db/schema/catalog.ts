@@ -2,15 +2,7 @@
  * The catalog of a company: machines and their signals, SKUs, operators, work orders, nominal speeds. Part of the data model (src/db/schema.ts).
  */
 import { sql } from "drizzle-orm";
-import {
-  index,
-  integer,
-  primaryKey,
-  real,
-  sqliteTable,
-  text,
-  uniqueIndex,
-} from "drizzle-orm/sqlite-core";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, updatedAt } from "./columns";
 import { companies } from "./tenancy";
 

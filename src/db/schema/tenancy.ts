@@ -1,14 +1,7 @@
 /**
  * Companies and their API keys. Part of the data model (src/db/schema.ts).
  */
-import {
-  index,
-  integer,
-  primaryKey,
-  sqliteTable,
-  text,
-  uniqueIndex,
-} from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt } from "./columns";
 
 /** A customer company; every credential acts for exactly one. */

@@ -1,7 +1,7 @@
 /**
  * Webhook registrations, the outbox of events, deliveries and their attempts. Part of the data model (src/db/schema.ts).
  */
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAt, updatedAt } from "./columns";
 import { companies } from "./tenancy";
 
