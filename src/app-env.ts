@@ -2,8 +2,11 @@
  * The Hono environment of the app, typed once: bindings and per-request variables.
  * Middleware set the variables; handlers only read them.
  */
+
+import type { Context } from "hono";
 import type { Principal } from "./auth/principal";
 import type { Database } from "./db/client";
+import { type CompanyScope, companyScope } from "./db/company-scope";
 import type { Env } from "./env";
 
 export interface AppEnv {
@@ -16,4 +19,14 @@ export interface AppEnv {
     /** `X-Request-Id` of this request (set by Hono's `requestId`). */
     requestId: string;
   };
+}
+
+/**
+ * The company scope of a public request: its database and the company of its credential
+ * (src/db/company-scope.ts), derived from the `db` and `principal` variables.
+ *
+ * @param c a context past `authenticate` (the `principal` variable is set).
+ */
+export function scopeOf(c: Context<AppEnv>): CompanyScope {
+  return companyScope(c.var.db, c.var.principal.companyId);
 }

@@ -12,7 +12,7 @@
 import { z } from "@hono/zod-openapi";
 import { asc, type Column, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { companyScope, live } from "../db/company-scope";
+import { live } from "../db/company-scope";
 import { machines } from "../db/schema";
 import {
   idListConditions,
@@ -214,7 +214,7 @@ export async function resolveMachines(
   const rows = await db
     .select({ id: machines.id, name: machines.name })
     .from(machines)
-    .where(live(companyScope(db, companyId), machines))
+    .where(live({ companyId }, machines))
     .orderBy(asc(machines.id))
     .all();
   const term = filter?.search ? normalizeForSearch(filter.search) : "";

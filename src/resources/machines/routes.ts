@@ -1,9 +1,10 @@
 /**
  * `GET /v1/machines`.
  */
+
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
-import { companyScope } from "../../db/company-scope";
+import { scopeOf } from "../../app-env";
 import { createRouter, jsonResponse } from "../../http/openapi";
 import { listMachines } from "./queries";
 
@@ -36,5 +37,5 @@ const listMachinesRoute = publicRoute("machines.read", {
 });
 
 export const machinesRoutes = createRouter().openapi(listMachinesRoute, async (c) =>
-  c.json(await listMachines(companyScope(c.var.db, c.var.principal.companyId)), 200),
+  c.json(await listMachines(scopeOf(c)), 200),
 );

@@ -5,7 +5,7 @@
 
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
-import { companyScope } from "../../db/company-scope";
+import { scopeOf } from "../../app-env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
@@ -171,12 +171,9 @@ const deleteRoute = publicRoute("nominal_speeds.delete", {
 
 export const nominalSpeedsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
+    const scope = scopeOf(c);
     const items = c.req.valid("json");
-    const { db, principal } = c.var;
-    const [machineResolutions, skuResolutions] = await resolveItemReferences(
-      companyScope(db, principal.companyId),
-      items,
-    );
+    const [machineResolutions, skuResolutions] = await resolveItemReferences(scope, items);
     const issues: ValidationIssue[] = [];
     const rows: NewNominalSpeed[] = [];
     const firstIndexOfPair = new Map<string, number>();
@@ -215,15 +212,15 @@ export const nominalSpeedsRoutes = createRouter()
       `machine "${machinesById.get(h.machineId)?.name ?? h.machineId}" (id ${h.machineId}) and ` +
       `SKU "${skusById.get(h.skuId)?.sku ?? h.skuId}" (id ${h.skuId})`;
     const pairs = rows.map((r) => ({ machineId: r.machine.id, skuId: r.sku.id }));
-    const holders = await findPairHolders(companyScope(db, principal.companyId), pairs);
+    const holders = await findPairHolders(scope, pairs);
     if (holders.length > 0) throw pairConflict(holders, describe);
     try {
-      const created = await insertNominalSpeeds(companyScope(db, principal.companyId), rows);
+      const created = await insertNominalSpeeds(scope, rows);
       return c.json(created.map(toNominalSpeedOut), 200);
     } catch (error) {
       // Another request took a pair between the check and the insert.
       if (isPairConflict(error)) {
-        const raced = await findPairHolders(companyScope(db, principal.companyId), pairs);
+        const raced = await findPairHolders(scope, pairs);
         if (raced.length > 0) throw pairConflict(raced, describe);
       }
       throw error;
@@ -231,12 +228,7 @@ export const nominalSpeedsRoutes = createRouter()
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { db, principal } = c.var;
-    const page = await filterNominalSpeeds(
-      companyScope(db, principal.companyId),
-      filters,
-      pageRequest(filters),
-    );
+    const page = await filterNominalSpeeds(scopeOf(c), filters, pageRequest(filters));
     return c.json(
       {
         totalCount: page.totalCount,
@@ -249,29 +241,21 @@ export const nominalSpeedsRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { nominal_speed_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    const row = await findNominalSpeed(
-      companyScope(db, principal.companyId),
-      nominal_speed_id.toLowerCase(),
-    );
+    const row = await findNominalSpeed(scopeOf(c), nominal_speed_id.toLowerCase());
     if (!row) throw notFound("Nominal speed not found");
     return c.json(toNominalSpeedOut(row), 200);
   })
   .openapi(patchRoute, async (c) => {
+    const scope = scopeOf(c);
     const { nominal_speed_id } = c.req.valid("param");
     const id = nominal_speed_id.toLowerCase();
     const patch = c.req.valid("json");
-    const { db, principal } = c.var;
-    const current = await findNominalSpeed(companyScope(db, principal.companyId), id);
+    const current = await findNominalSpeed(scope, id);
     if (!current) throw notFound("Nominal speed not found");
     const issues: ValidationIssue[] = [];
     const [machineResolution, skuResolution] = await Promise.all([
-      patch.machine
-        ? resolveOne(resolveMachines, companyScope(db, principal.companyId), patch.machine)
-        : undefined,
-      patch.sku
-        ? resolveOne(resolveSkus, companyScope(db, principal.companyId), patch.sku)
-        : undefined,
+      patch.machine ? resolveOne(resolveMachines, scope, patch.machine) : undefined,
+      patch.sku ? resolveOne(resolveSkus, scope, patch.sku) : undefined,
     ]);
     const machine =
       machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);
@@ -285,7 +269,7 @@ export const nominalSpeedsRoutes = createRouter()
       target.machine.id !== current.machine.id || target.sku.id !== current.sku.id;
     const pair = [{ machineId: target.machine.id, skuId: target.sku.id }];
     if (pairChanges) {
-      const holders = await findPairHolders(companyScope(db, principal.companyId), pair, id);
+      const holders = await findPairHolders(scope, pair, id);
       if (holders.length > 0) throw pairConflict(holders, describe);
     }
     const set: {
@@ -299,12 +283,12 @@ export const nominalSpeedsRoutes = createRouter()
     if (patch.nominalSpeed !== undefined) set.nominalSpeed = patch.nominalSpeed;
     if (patch.countingFactor !== undefined) set.countingFactor = patch.countingFactor;
     try {
-      if (!(await updateNominalSpeed(companyScope(db, principal.companyId), id, set))) {
+      if (!(await updateNominalSpeed(scope, id, set))) {
         throw notFound("Nominal speed not found");
       }
     } catch (error) {
       if (isPairConflict(error)) {
-        const raced = await findPairHolders(companyScope(db, principal.companyId), pair, id);
+        const raced = await findPairHolders(scope, pair, id);
         if (raced.length > 0) throw pairConflict(raced, describe);
       }
       throw error;
@@ -313,13 +297,7 @@ export const nominalSpeedsRoutes = createRouter()
   })
   .openapi(deleteRoute, async (c) => {
     const { nominal_speed_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    if (
-      !(await softDeleteNominalSpeed(
-        companyScope(db, principal.companyId),
-        nominal_speed_id.toLowerCase(),
-      ))
-    ) {
+    if (!(await softDeleteNominalSpeed(scopeOf(c), nominal_speed_id.toLowerCase()))) {
       throw notFound("Nominal speed not found");
     }
     return c.body(null, 204);

@@ -5,8 +5,8 @@
 
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
+import { scopeOf } from "../../app-env";
 import type { Principal } from "../../auth/principal";
-import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_OPERATOR_ID } from "../../http/examples";
 import { isoInstant as iso } from "../../http/instants";
@@ -128,9 +128,9 @@ const deleteRoute = publicRoute("operators.delete", {
 export const operatorsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
-    const { db, principal } = c.var;
+    const { principal } = c.var;
     const rows = await insertOperators(
-      companyScope(db, principal.companyId),
+      scopeOf(c),
       items.map((item) => ({ firstName: item.firstName ?? null, lastName: item.lastName ?? null })),
     );
     return c.json(
@@ -140,12 +140,8 @@ export const operatorsRoutes = createRouter()
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { db, principal } = c.var;
-    const page = await filterOperators(
-      companyScope(db, principal.companyId),
-      filters,
-      pageRequest(filters),
-    );
+    const { principal } = c.var;
+    const page = await filterOperators(scopeOf(c), filters, pageRequest(filters));
     return c.json(
       {
         totalCount: page.totalCount,
@@ -158,24 +154,22 @@ export const operatorsRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { operator_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    const row = await findOperator(companyScope(db, principal.companyId), operator_id);
+    const { principal } = c.var;
+    const row = await findOperator(scopeOf(c), operator_id);
     if (!row) throw notFound("Operator not found");
     return c.json(toOperatorOut(row, principal), 200);
   })
   .openapi(patchRoute, async (c) => {
     const { operator_id } = c.req.valid("param");
     const patch = c.req.valid("json");
-    const { db, principal } = c.var;
-    if (!(await updateOperator(companyScope(db, principal.companyId), operator_id, patch))) {
+    if (!(await updateOperator(scopeOf(c), operator_id, patch))) {
       throw notFound("Operator not found");
     }
     return c.body(null, 204);
   })
   .openapi(deleteRoute, async (c) => {
     const { operator_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    if (!(await softDeleteOperator(companyScope(db, principal.companyId), operator_id))) {
+    if (!(await softDeleteOperator(scopeOf(c), operator_id))) {
       throw notFound("Operator not found");
     }
     return c.body(null, 204);

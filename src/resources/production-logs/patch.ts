@@ -36,15 +36,14 @@ export async function patchLog(
   id: string,
   patch: ProductionLogPatch,
 ): Promise<void> {
+  const scope = companyScope(db, principal.companyId);
   const current = await findLogCore(db, principal.companyId, id);
   if (!current) throw notFound("Production log not found");
 
   const issues: ValidationIssue[] = [];
   const [machineResolution, skuResolution] = await Promise.all([
-    patch.machine
-      ? resolveOne(resolveMachines, companyScope(db, principal.companyId), patch.machine)
-      : null,
-    patch.sku ? resolveOne(resolveSkus, companyScope(db, principal.companyId), patch.sku) : null,
+    patch.machine ? resolveOne(resolveMachines, scope, patch.machine) : null,
+    patch.sku ? resolveOne(resolveSkus, scope, patch.sku) : null,
   ]);
   const machine =
     machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);

@@ -2,9 +2,10 @@
  * `GET /v1/machines/{machine_uuid}/signals` and
  * `GET /v1/machines/{machine_uuid}/signals/{public_id}` (snake_case bodies, as the spec says).
  */
+
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
-import { companyScope } from "../../db/company-scope";
+import { scopeOf } from "../../app-env";
 import { readSettings } from "../../env";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID } from "../../http/examples";
@@ -126,7 +127,7 @@ export const signalsRoutes = createRouter()
     const { machine_uuid } = c.req.valid("param");
     const { language } = c.req.valid("query");
     const { db, principal } = c.var;
-    const machine = await findMachineByUuid(companyScope(db, principal.companyId), machine_uuid);
+    const machine = await findMachineByUuid(scopeOf(c), machine_uuid);
     if (!machine) throw notFound("Machine not found");
     const rows = await listMachineSignals(db, principal.companyId, machine.id);
     return c.json(
@@ -155,7 +156,7 @@ export const signalsRoutes = createRouter()
     );
     if (!signal) {
       // Only on the error path: tell an unknown machine from an unknown signal.
-      const machine = await findMachineByUuid(companyScope(db, principal.companyId), machine_uuid);
+      const machine = await findMachineByUuid(scopeOf(c), machine_uuid);
       throw notFound(machine ? "Signal not found" : "Machine not found");
     }
     const series = await signalStore(c.env, principal.companyId, signal.machineId).aggregate(

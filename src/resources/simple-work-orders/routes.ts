@@ -5,8 +5,8 @@
 
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
+import { scopeOf } from "../../app-env";
 import type { Principal } from "../../auth/principal";
-import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
@@ -141,9 +141,9 @@ const deleteRoute = publicRoute("simple_work_orders.delete", {
 export const simpleWorkOrdersRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
-    const { db, principal } = c.var;
+    const { principal } = c.var;
     const names = [...new Set(items.map((item) => item.name))];
-    const rows = await upsertSimpleWorkOrders(companyScope(db, principal.companyId), names);
+    const rows = await upsertSimpleWorkOrders(scopeOf(c), names);
     return c.json(
       rows.map((r) => toSimpleWorkOrderOut(r, principal)),
       200,
@@ -151,12 +151,8 @@ export const simpleWorkOrdersRoutes = createRouter()
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { db, principal } = c.var;
-    const page = await filterSimpleWorkOrders(
-      companyScope(db, principal.companyId),
-      filters,
-      pageRequest(filters),
-    );
+    const { principal } = c.var;
+    const page = await filterSimpleWorkOrders(scopeOf(c), filters, pageRequest(filters));
     return c.json(
       {
         totalCount: page.totalCount,
@@ -169,33 +165,21 @@ export const simpleWorkOrdersRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { simple_work_order_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    const row = await findSimpleWorkOrder(
-      companyScope(db, principal.companyId),
-      simple_work_order_id.toLowerCase(),
-    );
+    const { principal } = c.var;
+    const row = await findSimpleWorkOrder(scopeOf(c), simple_work_order_id.toLowerCase());
     if (!row) throw notFound("Simple work order not found");
     return c.json(toSimpleWorkOrderOut(row, principal), 200);
   })
   .openapi(patchRoute, async (c) => {
     const { simple_work_order_id } = c.req.valid("param");
     const { name } = c.req.valid("json");
-    const { db, principal } = c.var;
-    const found = await renameSimpleWorkOrder(
-      companyScope(db, principal.companyId),
-      simple_work_order_id.toLowerCase(),
-      name,
-    );
+    const found = await renameSimpleWorkOrder(scopeOf(c), simple_work_order_id.toLowerCase(), name);
     if (!found) throw notFound("Simple work order not found");
     return c.body(null, 204);
   })
   .openapi(deleteRoute, async (c) => {
     const { simple_work_order_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    const deleted = await softDeleteSimpleWorkOrder(
-      companyScope(db, principal.companyId),
-      simple_work_order_id.toLowerCase(),
-    );
+    const deleted = await softDeleteSimpleWorkOrder(scopeOf(c), simple_work_order_id.toLowerCase());
     if (!deleted) throw notFound("Simple work order not found");
     return c.body(null, 204);
   });

@@ -4,8 +4,8 @@
 
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
+import { scopeOf } from "../../app-env";
 import type { Principal } from "../../auth/principal";
-import { companyScope } from "../../db/company-scope";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
@@ -118,9 +118,9 @@ const deleteRoute = publicRoute("skus.delete", {
 export const skusRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
-    const { db, principal } = c.var;
+    const { principal } = c.var;
     const rows = await insertSkus(
-      companyScope(db, principal.companyId),
+      scopeOf(c),
       items.map((item) => ({
         sku: item.sku,
         name: item.name ?? null,
@@ -136,12 +136,8 @@ export const skusRoutes = createRouter()
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { db, principal } = c.var;
-    const page = await filterSkus(
-      companyScope(db, principal.companyId),
-      filters,
-      pageRequest(filters),
-    );
+    const { principal } = c.var;
+    const page = await filterSkus(scopeOf(c), filters, pageRequest(filters));
     return c.json(
       {
         totalCount: page.totalCount,
@@ -154,24 +150,22 @@ export const skusRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { sku_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    const row = await findSku(companyScope(db, principal.companyId), sku_id.toLowerCase());
+    const { principal } = c.var;
+    const row = await findSku(scopeOf(c), sku_id.toLowerCase());
     if (!row) throw notFound("SKU not found");
     return c.json(toSkuOut(row, principal), 200);
   })
   .openapi(patchRoute, async (c) => {
     const { sku_id } = c.req.valid("param");
     const patch = c.req.valid("json");
-    const { db, principal } = c.var;
-    if (!(await updateSku(companyScope(db, principal.companyId), sku_id.toLowerCase(), patch))) {
+    if (!(await updateSku(scopeOf(c), sku_id.toLowerCase(), patch))) {
       throw notFound("SKU not found");
     }
     return c.body(null, 204);
   })
   .openapi(deleteRoute, async (c) => {
     const { sku_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    if (!(await softDeleteSku(companyScope(db, principal.companyId), sku_id.toLowerCase()))) {
+    if (!(await softDeleteSku(scopeOf(c), sku_id.toLowerCase()))) {
       throw notFound("SKU not found");
     }
     return c.body(null, 204);
