@@ -126,12 +126,6 @@ export function dateRange(filter: DateComparison): InstantRange {
   return range;
 }
 
-/** True when a date filter has at least one operator. */
-export function hasDateOperator(filter: DateComparison): boolean {
-  const range = dateRange(filter);
-  return range.from !== undefined || range.to !== undefined;
-}
-
 const finiteNumber = z.number().refine(Number.isFinite, { message: "Must be a finite number" });
 
 /**

@@ -43,12 +43,3 @@ export function findMachineByUuid(
     .where(live(scope, machines, eq(machines.uuid, uuid)))
     .get();
 }
-
-/** The company's machine with this integer id, or undefined (also for another company's id). */
-export function findMachineById(scope: CompanyScope, id: number): Promise<MachineRow | undefined> {
-  return scope.db
-    .select(machineColumns)
-    .from(machines)
-    .where(live(scope, machines, eq(machines.id, id)))
-    .get();
-}
