@@ -430,6 +430,12 @@ describe("GET /v1/machines/{machine_uuid}/signals/{public_id}: errors", () => {
       ["empty transpose", { ...ok, transpose: "" }, "transpose"],
       ["transpose 2", { ...ok, transpose: "2" }, "transpose"],
       ["missing start_time", { end_time: ok.end_time }, "start_time"],
+      ["start_time before 1970", { ...ok, start_time: "1969-12-31T23:59:59Z" }, "start_time"],
+      [
+        "start_time before 1970, no offset",
+        { ...ok, start_time: "1969-12-31T23:59:59" },
+        "start_time",
+      ],
     ];
     for (const [label, params, field] of cases) {
       const res = await api(f.co.key, dataPath(f, params));
@@ -447,6 +453,14 @@ describe("GET /v1/machines/{machine_uuid}/signals/{public_id}: errors", () => {
         expect(typeof d.type, label).toBe("string");
       }
     }
+    const early = await api(f.co.key, dataPath(f, { ...ok, start_time: "1969-12-31T23:59:59" }));
+    const earlyBody = (await early.json()) as { detail: { loc: unknown[]; msg: string }[] };
+    expect(earlyBody.detail).toContainEqual(
+      expect.objectContaining({
+        loc: ["query", "start_time"],
+        msg: "Must be a date-time on or after 1970-01-01T00:00:00Z",
+      }),
+    );
     const missing = await api(f.co.key, dataPath(f, { end_time: ok.end_time }));
     const missingBody = (await missing.json()) as { detail: { loc: unknown[]; type: string }[] };
     expect(missingBody.detail).toEqual([

@@ -14,6 +14,7 @@ import { asc, type Column, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { live } from "../db/company-scope";
 import { machines } from "../db/schema";
+import { epochMsOf } from "./instants";
 import {
   idListConditions,
   integerIdListFields,
@@ -28,17 +29,7 @@ import {
  */
 export const DateTimeMs = z.iso
   .datetime({ offset: true })
-  .transform((s, ctx) => {
-    const ms = Date.parse(s);
-    if (!Number.isFinite(ms) || ms < 0) {
-      ctx.addIssue({
-        code: "custom",
-        message: "Must be a date-time on or after 1970-01-01T00:00:00Z",
-      });
-      return z.NEVER;
-    }
-    return ms;
-  })
+  .transform(epochMsOf)
   .openapi({ type: "string", format: "date-time", example: "2026-03-02T06:00:00Z" });
 
 /**

@@ -1,8 +1,31 @@
 /**
  * Instants (integer ms since the Unix epoch) as the API writes them: ISO 8601
  * in UTC with milliseconds, exactly as `Date.prototype.toISOString` does
- * (`2022-09-05T13:04:05.000Z`).
+ * (`2022-09-05T13:04:05.000Z`); and as it reads them, with one rule for
+ * instants before 1970.
  */
+import { z } from "@hono/zod-openapi";
+
+/** The refusal of an instant before 1970 (every stored instant is after it). */
+export const BEFORE_EPOCH = "Must be a date-time on or after 1970-01-01T00:00:00Z";
+
+/**
+ * Reads a date-time that zod has already checked (ISO 8601) as ms since the epoch,
+ * for a zod `.transform`: one without an offset is read as UTC, and one before 1970
+ * adds the {@link BEFORE_EPOCH} issue.
+ *
+ * @param s the date-time text.
+ * @param ctx the transform's context, which receives the issue.
+ * @returns integer ms since the epoch, or `z.NEVER` after an issue.
+ */
+export function epochMsOf(s: string, ctx: z.RefinementCtx): number {
+  const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? s : `${s}Z`);
+  if (!Number.isFinite(ms) || ms < 0) {
+    ctx.addIssue({ code: "custom", message: BEFORE_EPOCH });
+    return z.NEVER;
+  }
+  return ms;
+}
 
 const DAY_MS = 86_400_000;
 

@@ -12,12 +12,12 @@
  * (`["timestamps", 3]`, `["samples", 3, "timestamp"]`).
  */
 import { z } from "@hono/zod-openapi";
+import { BEFORE_EPOCH } from "../http/instants";
 import { MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
 
 /** zod's regex of `z.iso.datetime({ offset: true })`: `Z` or `±HH:MM` required. */
 const DATE_TIME = z.regexes.datetime({ offset: true });
 const INVALID_DATE_TIME = "Invalid ISO datetime";
-const BEFORE_EPOCH = "Must be a date-time on or after 1970-01-01T00:00:00Z";
 
 const digit = (s: string, i: number) => s.charCodeAt(i) - 48;
 const two = (s: string, i: number) => digit(s, i) * 10 + digit(s, i + 1);

@@ -7,6 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { unprocessable } from "../../http/errors";
 import { EXAMPLE_WINDOW } from "../../http/examples";
+import { epochMsOf } from "../../http/instants";
 import { AGG_FUNCTIONS, type AggFunction } from "./aggregate";
 
 /** Longest window of one signal-data query. */
@@ -21,18 +22,8 @@ export const AGG_UNITS = ["s", "m", "h", "d"] as const;
 const isoDateTime = z.iso
   .datetime({ offset: true, local: true })
   .openapi({ format: "date-time", example: "2022-09-05T00:00:00Z" })
-  .transform((s, ctx) => {
-    // A date-time without an offset is read as UTC.
-    const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? s : `${s}Z`);
-    if (!Number.isFinite(ms) || ms < 0) {
-      ctx.addIssue({
-        code: "custom",
-        message: "Must be a date-time on or after 1970-01-01T00:00:00Z",
-      });
-      return z.NEVER;
-    }
-    return ms;
-  });
+  // A date-time without an offset is read as UTC.
+  .transform(epochMsOf);
 
 /** The query parameters of a signal-data window: `start_time`, `end_time` (ms once parsed) and the bucket. */
 export const signalWindowQueryShape = {
