@@ -2,7 +2,7 @@
  * What the per-machine realtime object (`./realtime-machine.ts`) takes and answers: the
  * writes as the Worker resolved them, the refusals, and the snapshot of the GET.
  */
-import type { Assignment, SegmentSku } from "./timeline";
+import type { Assignment, Segment, SegmentSku } from "./timeline";
 
 /** The machine an operation is for (checked by the Worker: it exists and is the company's). */
 export interface MachineKey {
@@ -10,19 +10,13 @@ export interface MachineKey {
   machineId: number;
 }
 
-/** `POST /v1/realtime/{machine_id}/sku`, resolved by the Worker. */
-export interface SkuWrite extends MachineKey {
-  sku: SegmentSku;
-  nominalSpeed: number;
-  countingFactor: number;
-  simpleWorkOrder: { id: string; name: string } | null;
-  quantity: number | null;
-  /** The `custom` object as JSON text, or null. */
-  customJson: string | null;
+/**
+ * `POST /v1/realtime/{machine_id}/sku`, resolved by the Worker: the segment it starts
+ * (its log id is the object's to give).
+ */
+export interface SkuWrite extends MachineKey, Omit<Segment, "logId" | "start"> {
   /** ms; null = when the object applies the write. */
   start: number | null;
-  /** ms; null = open. */
-  end: number | null;
 }
 
 /**
