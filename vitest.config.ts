@@ -47,7 +47,9 @@ export default defineConfig(async () => {
   return {
     plugins: [
       markdownSnippets(),
-      textModules(/(swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)|\.client\.js)$/),
+      textModules(
+        /(swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)|\.client\.js|\/docs\/metrics\.md)$/,
+      ),
       cloudflareTest({
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },

@@ -24,6 +24,7 @@ import {
   PUBLIC_MAX_BODY_BYTES,
 } from "./http/json-body";
 import { createRouter } from "./http/openapi";
+import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
 import { realtimeRoutes } from "./realtime/routes";
 import { reportsRoutes } from "./reports/routes";
@@ -142,10 +143,13 @@ export function createApp() {
   // Generated once per isolate (the routes do not change), with the examples that make
   // "Try it out" on /docs work with the demo key (src/http/examples.ts).
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
-  app.get("/openapi.json", (c) => {
+  const openApiDocument = () => {
     document ??= withOperationExamples(app.getOpenAPI31Document(documentConfig));
-    return c.json(document);
-  });
+    return document;
+  };
+  app.get("/openapi.json", (c) => c.json(openApiDocument()));
+  // The MCP endpoint (docs/mcp.md): a plain Hono app, so it stays out of /openapi.json.
+  app.route("/", mcpRoutes(openApiDocument));
   app.get("/", (c) => c.html(landingPageHtml("Production Monitoring Public API", API_VERSION)));
   app.get("/docs", (c) =>
     c.html(docsPageHtml("Production Monitoring Public API", "/openapi.json")),

@@ -12,3 +12,7 @@ declare module "*.client.js" {
   const text: string;
   export default text;
 }
+declare module "*.md" {
+  const text: string;
+  export default text;
+}

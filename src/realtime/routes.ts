@@ -14,7 +14,7 @@ import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../
 import { objectBody } from "../http/schemas";
 import { runningInstance } from "../shifts/queries";
 import { machineObject } from "./machine-stub";
-import type { RealtimeRefusal, SegmentView } from "./machine-types";
+import type { RealtimeRefusal } from "./machine-types";
 import {
   findMachine,
   resolveOperatorWrite,
@@ -26,14 +26,9 @@ import {
   RealtimeOperatorBodySchema,
   type RealtimeSkuBody,
   RealtimeSkuBodySchema,
-  type RealtimeStateOut,
   RealtimeStateSchema,
 } from "./schemas";
-
-/** 409 of a machine that runs no shift now (the issue's exact wording). */
-export function notRunning(machineId: number): ApiError {
-  return new ApiError(409, `Machine ${machineId} is not running a shift now`);
-}
+import { notRunning, readRealtimeState } from "./state";
 
 /** Turns the object's refusal into the API's error. */
 function refusal(machineId: number, refused: RealtimeRefusal): ApiError {
@@ -183,22 +178,6 @@ const getRoute = publicRoute("realtime.read", {
   },
 });
 
-function segmentOut(v: SegmentView): RealtimeStateOut["production"]["segments"][number] {
-  return {
-    productionLogId: v.productionLogId,
-    sku: v.sku,
-    simpleWorkOrder: v.simpleWorkOrder,
-    quantity: v.quantity,
-    custom: v.customJson === null ? null : (JSON.parse(v.customJson) as Record<string, unknown>),
-    nominalSpeed: v.nominalSpeed,
-    countingFactor: v.countingFactor,
-    start: iso(v.start),
-    end: v.end === null ? null : iso(v.end),
-    sensorCount: v.sensorCount,
-    count: v.count,
-  };
-}
-
 /**
  * A SKU write: a new segment of this SKU from `start` (default: now).
  *
@@ -344,36 +323,5 @@ export const realtimeRoutes = createRouter()
   .openapi(getRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const { db, principal } = c.var;
-    const machine = await findMachine(db, principal.companyId, machine_id);
-    const state = await machineObject(c.env, principal.companyId, machine_id).snapshot({
-      companyId: principal.companyId,
-      machineId: machine_id,
-    });
-    if (!state.ok) throw notRunning(machine_id);
-    const segments = state.segments.map(segmentOut);
-    const out: RealtimeStateOut = {
-      machine,
-      shift: {
-        id: state.instance.id,
-        name: state.instance.name,
-        start: iso(state.instance.start),
-        end: iso(state.instance.end),
-        isConsidered: state.instance.isConsidered,
-      },
-      current: state.current === null ? null : segmentOut(state.current),
-      operators: state.operators.map((o) => ({
-        id: o.operatorId,
-        firstName: o.firstName,
-        lastName: o.lastName,
-        start: iso(o.start),
-      })),
-      production: {
-        sensorCount: segments.reduce((sum, s) => sum + s.sensorCount, 0),
-        count: segments.reduce((sum, s) => sum + s.count, 0),
-        segments,
-      },
-      revision: state.revision,
-      at: iso(state.at),
-    };
-    return c.json(out, 200);
+    return c.json(await readRealtimeState(c.env, db, principal.companyId, machine_id), 200);
   });

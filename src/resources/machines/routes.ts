@@ -7,22 +7,7 @@ import { publicRoute } from "../../app-chain/public-route";
 import { scopeOf } from "../../app-env";
 import { createRouter, jsonResponse } from "../../http/openapi";
 import { listMachines } from "./queries";
-
-export const MachineSchema = z
-  .object({
-    id: z
-      .number()
-      .int()
-      .openapi({ description: "Used by production logs, nominal speeds, realtime and reports." }),
-    uuid: z.string().nullable().openapi({
-      format: "uuid",
-      description: "Stable public id for the signals endpoints; null = no signals.",
-    }),
-    name: z.string(),
-    externalName: z.string().nullable(),
-    isCountEnabled: z.boolean(),
-  })
-  .openapi("Machine");
+import { MachineSchema } from "./schemas";
 
 const listMachinesRoute = publicRoute("machines.read", {
   method: "get",

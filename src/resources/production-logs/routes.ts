@@ -21,24 +21,12 @@ import { findExpandedLogs } from "./expanded";
 import { patchLog } from "./patch";
 import {
   ProductionLogCreateSchema,
-  type ProductionLogFilters,
   ProductionLogFiltersSchema,
   ProductionLogPatchSchema,
   ProductionLogSchema,
 } from "./schemas";
-import { filterLogs } from "./search";
+import { filterLogs, machinesFilterCanTouch } from "./search";
 import { machineOfLog, softDeleteLog } from "./update";
-
-/**
- * The machines a search can touch, for the read barrier: its `machines.include`
- * list less `exclude` when it names one, else every machine (undefined).
- */
-function machinesFilterCanTouch(filters: ProductionLogFilters): number[] | undefined {
-  const include = filters.machines?.include;
-  if (!include || include.length === 0) return undefined;
-  const exclude = new Set(filters.machines?.exclude ?? []);
-  return include.filter((id) => !exclude.has(id));
-}
 
 /**
  * The read barrier for one log: flushes its machine's realtime object. A log D1

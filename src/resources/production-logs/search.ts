@@ -94,3 +94,14 @@ export async function filterLogs(
   );
   return { ...result, rows: result.rows.map((r) => toOut(r, principal)) };
 }
+
+/**
+ * The machines a search can touch, for the read barrier: its `machines.include`
+ * list less `exclude` when it names one, else every machine (undefined).
+ */
+export function machinesFilterCanTouch(filters: ProductionLogFilters): number[] | undefined {
+  const include = filters.machines?.include;
+  if (!include || include.length === 0) return undefined;
+  const exclude = new Set(filters.machines?.exclude ?? []);
+  return include.filter((id) => !exclude.has(id));
+}

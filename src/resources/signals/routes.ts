@@ -6,24 +6,15 @@
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
 import { scopeOf } from "../../app-env";
-import { readSettings } from "../../env";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID } from "../../http/examples";
 import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { queryBoolean } from "../../http/query";
 import { findMachineByUuid } from "../machines/queries";
-import { AGG_FUNCTIONS } from "./aggregate";
+import { SignalDataSchema, signalDataJson, Uuid } from "./data";
 import { describe, listMachineSignals } from "./queries";
-import { jsonText, seriesJson } from "./series-json";
-import { lookupSignal } from "./signal-lookup";
-import { signalStore } from "./store";
-import { checkWindow, signalWindowQueryShape } from "./window";
-
-// Path ids are matched case-insensitively: stored uuids are lowercase.
-const Uuid = z
-  .guid()
-  .transform((s) => s.toLowerCase())
-  .openapi({ type: "string", format: "uuid" });
+import { jsonText } from "./series-json";
+import { signalWindowQueryShape } from "./window";
 
 const MachineUuidParam = z.object({
   machine_uuid: Uuid.openapi({
@@ -70,31 +61,6 @@ const SignalDataQuery = z.object({
   ...signalWindowQueryShape,
   transpose: queryBoolean(false, "true: parallel `timestamps` and `values` instead of `data`."),
 });
-
-const SignalDataSchema = z
-  .object({
-    machine_uuid: z.string().openapi({ format: "uuid" }),
-    public_id: z.string().openapi({ format: "uuid" }),
-    name: z.string(),
-    agg_unit: z.enum(["s", "m", "h", "d"]),
-    agg_period: z.number().int(),
-    agg_function: z.enum(AGG_FUNCTIONS),
-    data: z
-      .array(
-        z.object({ timestamp: z.string().openapi({ format: "date-time" }), value: z.number() }),
-      )
-      .optional()
-      .openapi({ description: "Default form: one point per non-empty bucket, ascending." }),
-    timestamps: z
-      .array(z.string().openapi({ format: "date-time" }))
-      .optional()
-      .openapi({ description: "With `transpose=true`." }),
-    values: z
-      .array(z.number())
-      .optional()
-      .openapi({ description: "With `transpose=true`; `values[i]` belongs to `timestamps[i]`." }),
-  })
-  .openapi("SignalData");
 
 const signalDataRoute = publicRoute("signals.read", {
   method: "get",
@@ -145,33 +111,7 @@ export const signalsRoutes = createRouter()
   .openapi(signalDataRoute, async (c) => {
     const { machine_uuid, public_id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const window = checkWindow(q);
-    const { db, principal } = c.var;
-    const signal = await lookupSignal(
-      db,
-      readSettings(c.env).credentialCacheSeconds,
-      principal.companyId,
-      machine_uuid,
-      public_id,
-    );
-    if (!signal) {
-      // Only on the error path: tell an unknown machine from an unknown signal.
-      const machine = await findMachineByUuid(scopeOf(c), machine_uuid);
-      throw notFound(machine ? "Signal not found" : "Machine not found");
-    }
-    const series = await signalStore(c.env, principal.companyId, signal.machineId).aggregate(
-      signal.id,
-      window,
-      q.agg_function,
-    );
-    const head = {
-      machine_uuid,
-      public_id: signal.publicId,
-      name: signal.name,
-      agg_unit: q.agg_unit,
-      agg_period: q.agg_period,
-      agg_function: q.agg_function,
-    };
+    const text = await signalDataJson(c.env, scopeOf(c), machine_uuid, public_id, q);
     // The text directly (series-json.ts): the schema above documents it, nothing re-validates it.
-    return jsonText<z.output<typeof SignalDataSchema>>(c, seriesJson(head, series, q.transpose));
+    return jsonText<z.output<typeof SignalDataSchema>>(c, text);
   });

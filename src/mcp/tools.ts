@@ -1,0 +1,208 @@
+/**
+ * The MCP tools: one declaration each, on the REST twin's own schemas and functions. A new
+ * read is one more `defineTool({...})` in `MCP_TOOLS` (docs/mcp.md, "Adding a tool").
+ *
+ * Every description states the units an assistant must not guess: durations in minutes,
+ * ratios as fractions (0..1, not percent), instants in ISO 8601 UTC, shifts defined in the
+ * company's local time (its time zone is in the server's instructions).
+ */
+import { z } from "@hono/zod-openapi";
+import { companyScope } from "../db/company-scope";
+import { pagedResponseSchema, pageRequest } from "../http/pagination";
+import { syncPendingMachines } from "../realtime/barrier";
+import { MachineIdParam } from "../realtime/schemas";
+import { metricsReport } from "../reports/metrics-report";
+import { MetricsReportFiltersSchema, MetricsReportRowSchema } from "../reports/metrics-schemas";
+import {
+  StopsReportFiltersSchema,
+  StopsReportRowSchema,
+  stopsReport,
+} from "../reports/stops-report";
+import { listMachines } from "../resources/machines/queries";
+import { MachineSchema } from "../resources/machines/schemas";
+import {
+  ProductionLogFiltersSchema,
+  ProductionLogSchema,
+} from "../resources/production-logs/schemas";
+import { filterLogs, machinesFilterCanTouch } from "../resources/production-logs/search";
+import { SignalDataSchema, signalDataJson, Uuid } from "../resources/signals/data";
+import { MAX_POINTS, MAX_WINDOW_MS, signalWindowQueryShape } from "../resources/signals/window";
+import { MachineNowSchema, machineNow } from "./machine-now";
+import { defineTool, type McpTool, type ToolContext } from "./tool";
+
+const UNITS =
+  "Instants are ISO 8601 in UTC; shifts follow the company's local time (its time zone is in " +
+  "the server instructions).";
+
+const PAGING =
+  "Paged: `page` from 1, `limit` 1 to 100 (default 10); the answer gives totalCount and " +
+  "totalPages, so ask for the next page rather than a larger window.";
+
+const scope = (ctx: ToolContext) => companyScope(ctx.db, ctx.principal.companyId);
+
+/** `totalCount` rows, `n` on this page: the words of every paged summary. */
+function pageSummary(
+  what: string,
+  page: { totalCount: number; currentPage: number; totalPages: number },
+  n: number,
+): string {
+  return `${n} ${what} on page ${page.currentPage} of ${page.totalPages} (${page.totalCount} in all).`;
+}
+
+/** Every tool of the server, in the order `tools/list` shows them. */
+export const MCP_TOOLS: readonly McpTool[] = [
+  defineTool({
+    name: "list_machines",
+    title: "List machines",
+    scope: "machines.read",
+    description:
+      "Every machine of the company, by id (as GET /v1/machines). `id` is what the reports, " +
+      "machine_now and production logs take; `uuid` is what signal_data takes (null: the " +
+      "machine has no signals).",
+    input: z.object({}).strict(),
+    output: z.object({ machines: z.array(MachineSchema) }),
+    run: async (ctx) => ({ machines: await listMachines(scope(ctx)) }),
+    summary: ({ machines }) =>
+      `${machines.length} machines: ${machines.map((m) => `${m.name} (id ${m.id})`).join(", ")}.`,
+  }),
+  defineTool({
+    name: "machine_now",
+    title: "What a machine is doing now",
+    scope: "realtime.read",
+    description:
+      "The shift instance a machine is running now, its current SKU and work order, the " +
+      "operators assigned, the pieces counted so far (as GET /v1/realtime/{machine_id}); with " +
+      "reports.read also the running shift's live OEE row (times in minutes; availability, " +
+      "effectiveness, quality, OEE as fractions 0..1, computed up to now) and the stop in " +
+      `progress. A machine that runs no shift now is an error (409). ${UNITS}`,
+    input: MachineIdParam,
+    output: MachineNowSchema,
+    run: (ctx, { machine_id }) => machineNow(ctx, machine_id),
+    summary: ({ realtime, metrics, currentStop }) => {
+      const parts = [
+        `${realtime.machine.name} runs shift "${realtime.shift.name}" (${realtime.shift.start} to ${realtime.shift.end})`,
+        realtime.current
+          ? `SKU ${realtime.current.sku.sku}${realtime.current.simpleWorkOrder ? `, work order ${realtime.current.simpleWorkOrder.name}` : ""}`
+          : "no SKU running",
+        `${realtime.operators.length} operators`,
+        `count ${realtime.production.count}`,
+      ];
+      if (metrics) parts.push(`OEE so far ${metrics.productionMetrics.oee.toFixed(3)}`);
+      if (currentStop) parts.push(`stopped since ${currentStop.stop.startTime}`);
+      return `${parts.join("; ")}.`;
+    },
+  }),
+  defineTool({
+    name: "metrics_report",
+    title: "OEE per machine and shift",
+    scope: "reports.read",
+    description:
+      "One row per machine x shift instance considered for OEE (as POST /v1/reports/metrics): " +
+      "shiftIndicators (availableTime, downtimes, runTime parts, in minutes) and " +
+      "productionMetrics (availability, netAvailability, effectiveness, quality, oee, netOee as " +
+      "fractions 0..1, 0 when a denominator is 0; effectiveness may exceed 1; minutes lost by " +
+      "low speed and low quality). The definitions are in the resource docs://metrics. Without " +
+      "a date filter: the instances started in the last 7 days; filters `machines` (ids or " +
+      `fuzzy name), \`shifts\`, \`startDate\`/\`endDate\` (after, before, between, equal). ${PAGING} ${UNITS}`,
+    input: MetricsReportFiltersSchema,
+    output: pagedResponseSchema("metrics", MetricsReportRowSchema, "MetricsReportPage"),
+    run: async (ctx, filters) => {
+      const { env, db, principal } = ctx;
+      const page = await metricsReport(
+        db,
+        principal,
+        filters,
+        pageRequest(filters),
+        Date.now(),
+        (ids) => syncPendingMachines(env, principal.companyId, ids),
+      );
+      const { totalCount, totalPages, currentPage } = page;
+      return { totalCount, totalPages, currentPage, metrics: page.rows };
+    },
+    summary: (page) => pageSummary("machine x shift rows", page, page.metrics.length),
+  }),
+  defineTool({
+    name: "stops_report",
+    title: "Stops",
+    scope: "reports.read",
+    description:
+      "One row per stop (as POST /v1/reports/stops), ordered by start: startTime, endTime (null " +
+      "while open), durationInMinutes (to now when open), isProgrammed, whether it counts in " +
+      "availability, its classification (general cause, specific cause, component; null fields " +
+      "when unclassified), machine and the shift instance containing its start. Filters " +
+      `\`machines\`, \`stopId\`, \`startDate\`/\`endDate\`. ${PAGING} ${UNITS}`,
+    input: StopsReportFiltersSchema,
+    output: pagedResponseSchema("stops", StopsReportRowSchema, "StopsReportPage"),
+    run: async (ctx, filters) => {
+      const page = await stopsReport(
+        ctx.db,
+        ctx.principal,
+        filters,
+        pageRequest(filters),
+        Date.now(),
+      );
+      const { totalCount, totalPages, currentPage } = page;
+      return { totalCount, totalPages, currentPage, stops: page.rows };
+    },
+    summary: (page) => {
+      const minutes = page.stops.reduce((sum, row) => sum + row.stop.durationInMinutes, 0);
+      return `${pageSummary("stops", page, page.stops.length)} ${minutes.toFixed(1)} minutes of stops on this page.`;
+    },
+  }),
+  defineTool({
+    name: "signal_data",
+    title: "Aggregated samples of a signal",
+    scope: "signals.read",
+    description:
+      "The samples of one signal of a machine in [start_time, end_time), reduced by " +
+      "agg_function (avg, max, min, sum, count) in buckets agg_period x agg_unit wide (s, m, h, " +
+      "d; aligned to the Unix epoch in UTC), as GET /v1/machines/{machine_uuid}/signals/" +
+      "{public_id}. Each point's timestamp is its bucket's start; empty buckets are left out. " +
+      `The window is at most ${MAX_WINDOW_MS / 86_400_000} days and ${MAX_POINTS.toLocaleString("en")} ` +
+      "buckets (an error above, never truncated): widen the bucket for a longer look. The " +
+      "machine's uuid comes from list_machines; a signal's public_id from GET " +
+      `/v1/machines/{machine_uuid}/signals. Values are in the signal's own unit. ${UNITS}`,
+    input: z.object({
+      machine_uuid: Uuid.openapi({ description: "The machine's uuid (list_machines)." }),
+      public_id: Uuid.openapi({ description: "The signal's public id." }),
+      ...signalWindowQueryShape,
+    }),
+    output: SignalDataSchema,
+    run: async (ctx, { machine_uuid, public_id, ...window }) =>
+      JSON.parse(
+        await signalDataJson(ctx.env, scope(ctx), machine_uuid, public_id, {
+          ...window,
+          transpose: false,
+        }),
+      ) as z.input<typeof SignalDataSchema>,
+    summary: (out) => {
+      const points = out.data ?? [];
+      const first = points[0];
+      const last = points[points.length - 1];
+      return first && last
+        ? `${points.length} ${out.agg_function} points of ${out.name}, ${first.timestamp} to ${last.timestamp}.`
+        : `No samples of ${out.name} in the window.`;
+    },
+  }),
+  defineTool({
+    name: "search_production_logs",
+    title: "Search production logs",
+    scope: "production_logs.read",
+    description:
+      "Production logs (as POST /v1/production-logs/filters): counts produced by a machine over " +
+      "[start, end), with SKU, work order, type (total, correct, defects), nominalSpeed (items " +
+      "per minute), countingFactor, sensorCount and whether the log is live (the running shift) " +
+      "or reviewed. Filters `machines`, `skus` (ids or fuzzy), `start`/`end`, `count`, `type`, " +
+      `\`isReviewed\`. Ordered by start. ${PAGING} ${UNITS}`,
+    input: ProductionLogFiltersSchema,
+    output: pagedResponseSchema("productionLogs", ProductionLogSchema, "ProductionLogPage"),
+    run: async (ctx, filters) => {
+      const { env, db, principal } = ctx;
+      await syncPendingMachines(env, principal.companyId, machinesFilterCanTouch(filters));
+      const page = await filterLogs(db, principal, filters, pageRequest(filters));
+      const { totalCount, totalPages, currentPage } = page;
+      return { totalCount, totalPages, currentPage, productionLogs: page.rows };
+    },
+    summary: (page) => pageSummary("production logs", page, page.productionLogs.length),
+  }),
+];

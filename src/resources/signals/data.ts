@@ -1,0 +1,94 @@
+/**
+ * A signal's aggregated samples, as `GET /v1/machines/{machine_uuid}/signals/{public_id}` and
+ * the `signal_data` MCP tool give them: one function, so that both doors apply the same
+ * window ceilings and give the same answer.
+ */
+import { z } from "@hono/zod-openapi";
+import type { CompanyScope } from "../../db/company-scope";
+import { type Env, readSettings } from "../../env";
+import { notFound } from "../../http/errors";
+import { findMachineByUuid } from "../machines/queries";
+import { AGG_FUNCTIONS } from "./aggregate";
+import { seriesJson } from "./series-json";
+import { lookupSignal } from "./signal-lookup";
+import { signalStore } from "./store";
+import { checkWindow, type SignalWindowQuery } from "./window";
+
+// Ids are matched case-insensitively: stored uuids are lowercase.
+export const Uuid = z
+  .guid()
+  .transform((s) => s.toLowerCase())
+  .openapi({ type: "string", format: "uuid" });
+
+export const SignalDataSchema = z
+  .object({
+    machine_uuid: z.string().openapi({ format: "uuid" }),
+    public_id: z.string().openapi({ format: "uuid" }),
+    name: z.string(),
+    agg_unit: z.enum(["s", "m", "h", "d"]),
+    agg_period: z.number().int(),
+    agg_function: z.enum(AGG_FUNCTIONS),
+    data: z
+      .array(
+        z.object({ timestamp: z.string().openapi({ format: "date-time" }), value: z.number() }),
+      )
+      .optional()
+      .openapi({ description: "Default form: one point per non-empty bucket, ascending." }),
+    timestamps: z
+      .array(z.string().openapi({ format: "date-time" }))
+      .optional()
+      .openapi({ description: "With `transpose=true`." }),
+    values: z
+      .array(z.number())
+      .optional()
+      .openapi({ description: "With `transpose=true`; `values[i]` belongs to `timestamps[i]`." }),
+  })
+  .openapi("SignalData");
+
+/**
+ * The JSON text of one signal's samples in `[start_time, end_time)`, reduced by
+ * `agg_function` in buckets `agg_period x agg_unit` wide (src/resources/signals/series-json.ts).
+ *
+ * @param scope the credential's company.
+ * @param machineUuid the machine's uuid, lowercase.
+ * @param publicId the signal's public id, lowercase.
+ * @param q the parsed window (instants in ms) and the form (`transpose`).
+ * @returns JSON text of the shape `SignalDataSchema`.
+ * @throws ApiError 422 past the window ceilings (`checkWindow`: 14 days, 10,000 points);
+ *   404 `Machine not found` or `Signal not found` (also for another company's ids).
+ */
+export async function signalDataJson(
+  env: Env,
+  scope: CompanyScope,
+  machineUuid: string,
+  publicId: string,
+  q: SignalWindowQuery & { transpose: boolean },
+): Promise<string> {
+  const window = checkWindow(q);
+  const signal = await lookupSignal(
+    scope.db,
+    readSettings(env).credentialCacheSeconds,
+    scope.companyId,
+    machineUuid,
+    publicId,
+  );
+  if (!signal) {
+    // Only on the error path: tell an unknown machine from an unknown signal.
+    const machine = await findMachineByUuid(scope, machineUuid);
+    throw notFound(machine ? "Signal not found" : "Machine not found");
+  }
+  const series = await signalStore(env, scope.companyId, signal.machineId).aggregate(
+    signal.id,
+    window,
+    q.agg_function,
+  );
+  const head = {
+    machine_uuid: machineUuid,
+    public_id: signal.publicId,
+    name: signal.name,
+    agg_unit: q.agg_unit,
+    agg_period: q.agg_period,
+    agg_function: q.agg_function,
+  };
+  return seriesJson(head, series, q.transpose);
+}

@@ -1,0 +1,350 @@
+/**
+ * /mcp through the official SDK client against the Worker in workerd: the front door (401,
+ * revoked key, rate limit, request ids, malformed bodies), tools/list per scope, every tool
+ * against its REST twin, another company's ids, the resources.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import metricsMarkdown from "../../docs/metrics.md?raw";
+import { api, createKey, ingest, operator, operatorJson } from "../harness";
+import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
+import { connect, rawPost } from "./mcp-client";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const FULL_TOOLS = [
+  "list_machines",
+  "machine_now",
+  "metrics_report",
+  "stops_report",
+  "signal_data",
+  "search_production_logs",
+];
+
+interface ToolAnswer {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content: { type: string; text?: string }[];
+}
+
+async function callTool(client: Client, name: string, args: Record<string, unknown> = {}) {
+  return (await client.callTool({ name, arguments: args })) as ToolAnswer;
+}
+
+/** The REST answer's JSON, failing on a non-200. */
+async function rest(key: string, path: string, json?: unknown): Promise<unknown> {
+  const res = await api(key, path, json === undefined ? {} : { method: "POST", json });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return res.json();
+}
+
+/** The `detail` of a tool error. */
+function errorDetail(answer: ToolAnswer): unknown {
+  expect(answer.isError).toBe(true);
+  return (JSON.parse(answer.content[0]?.text ?? "{}") as { detail: unknown }).detail;
+}
+
+let p: Plant;
+let other: Plant;
+let full: Client;
+let uuid: string;
+const midnight = Math.floor(Date.now() / DAY) * DAY;
+const yesterday = midnight - DAY;
+
+beforeAll(async () => {
+  p = await plant(1);
+  other = await plant(1);
+  const machine = p.machines[0];
+  if (!machine?.uuid) throw new Error("the plant's machine has no uuid");
+  uuid = machine.uuid;
+  // Yesterday (an ended shift instance, so its figures no longer move): a production log,
+  // a closed stop, count samples. Now: a SKU running, an operator, an open stop.
+  const logs = await api(p.co.key, "/v1/production-logs", {
+    method: "POST",
+    json: [
+      {
+        machine: { id: machine.id },
+        sku: { id: p.a.id },
+        start: new Date(yesterday + 6 * HOUR).toISOString(),
+        end: new Date(yesterday + 14 * HOUR).toISOString(),
+        count: 6000,
+      },
+    ],
+  });
+  expect(logs.status, await logs.clone().text()).toBeLessThan(300);
+  await operatorJson("POST", `/machines/${machine.id}/stops`, [
+    {
+      startTime: new Date(yesterday + 8 * HOUR).toISOString(),
+      endTime: new Date(yesterday + 9 * HOUR).toISOString(),
+      isProgrammed: false,
+    },
+    { startTime: new Date(Date.now() - 10 * 60_000).toISOString(), isProgrammed: false },
+  ]);
+  const samples: [number, number][] = [];
+  for (let t = yesterday + 6 * HOUR; t < yesterday + 14 * HOUR; t += 5 * 60_000) {
+    samples.push([t, 10]);
+  }
+  await ingest(p.countSignals[0] ?? "", samples);
+  expect((await postSku(p.co, machine.id, { skuId: p.b.id })).status).toBe(204);
+  const assign = await postOperator(p.co, machine.id, {
+    operatorId: p.operators[0]?.id,
+    start: new Date(Date.now() - HOUR).toISOString(),
+  });
+  expect(assign.status, await assign.clone().text()).toBe(204);
+  full = await connect({ "x-api-key": p.co.key });
+});
+
+describe("the front door", () => {
+  it("refuses a request without a credential before reading it: 401, WWW-Authenticate, request id", async () => {
+    const res = await rawPost("not even JSON");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toContain("Bearer");
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+    expect(await res.json()).toEqual({ detail: "Not authenticated" });
+    await expect(connect({})).rejects.toThrow(/401|Unauthorized|authenticated/i);
+  });
+
+  it("refuses a revoked key at once", async () => {
+    const [issued] = await operatorJson<{ id: number; key: string }[]>(
+      "POST",
+      `/companies/${p.co.id}/api-keys`,
+      [{ name: "mcp-revoked", scopes: ["machines.read"] }],
+    );
+    if (!issued) throw new Error("no key");
+    const client = await connect({ "x-api-key": issued.key });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["list_machines"]);
+    expect((await operator("DELETE", `/api-keys/${issued.id}`)).status).toBe(204);
+    await expect(client.listTools()).rejects.toThrow(/401|authenticated/i);
+  });
+
+  it("counts every request against the credential's rate limit: 429 with Retry-After", async () => {
+    const [issued] = await operatorJson<{ key: string }[]>(
+      "POST",
+      `/companies/${p.co.id}/api-keys`,
+      [
+        {
+          name: "mcp-limited",
+          scopes: ["machines.read"],
+          rateLimit: { requests: 2, periodSeconds: 60 },
+        },
+      ],
+    );
+    const headers = { "x-api-key": issued?.key ?? "" };
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    expect((await rawPost(list, headers)).status).toBe(200);
+    expect((await rawPost(list, headers)).status).toBe(200);
+    const limited = await rawPost(list, headers);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toEqual({ detail: "Rate limit exceeded" });
+  });
+
+  it("answers a malformed body, a batch and a GET with JSON-RPC errors", async () => {
+    const headers = { "x-api-key": p.co.key };
+    const malformed = await rawPost('{"jsonrpc": "2.0", "id": 1, "method": ', headers);
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get("x-request-id")).toBeTruthy();
+    expect(malformed.headers.get("ratelimit-policy")).toBeTruthy();
+    expect(await malformed.json()).toMatchObject({
+      jsonrpc: "2.0",
+      error: { code: -32700 },
+      id: null,
+    });
+    const notRpc = await rawPost('{"hello": "world"}', headers);
+    expect(notRpc.status).toBe(400);
+    expect(await notRpc.json()).toMatchObject({ error: { code: -32700 } });
+    const batch = await rawPost(
+      JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "tools/list" }]),
+      headers,
+    );
+    expect(batch.status).toBe(400);
+    expect(await batch.json()).toMatchObject({ error: { code: -32600 } });
+    const get = await api(p.co.key, "/mcp", { headers: { accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+  });
+});
+
+describe("initialize and tools/list", () => {
+  it("negotiates the current revision and tells the company's time zone", async () => {
+    const [issued] = await operatorJson<{ key: string }[]>(
+      "POST",
+      `/companies/${p.co.id}/api-keys`,
+      [{ name: "mcp-read", scopes: ["machines.read"] }],
+    );
+    const client = await connect({ "x-api-key": issued?.key ?? "" });
+    expect(client.getServerVersion()?.name).toBe("production-monitoring");
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+    expect(client.getInstructions()).toContain("UTC");
+    expect(LATEST_PROTOCOL_VERSION).toBe("2025-11-25");
+  });
+
+  it("lists every tool for a full key, read-only, each input and output an object schema", async () => {
+    const { tools } = await full.listTools();
+    expect(tools.map((t) => t.name)).toEqual(FULL_TOOLS);
+    for (const tool of tools) {
+      expect(tool.annotations?.readOnlyHint).toBe(true);
+      expect(tool.inputSchema.type).toBe("object");
+      expect(tool.outputSchema?.type).toBe("object");
+    }
+    const metrics = tools.find((t) => t.name === "metrics_report");
+    expect(metrics?.description).toMatch(/minutes/);
+    expect(metrics?.description).toMatch(/fractions 0\.\.1/);
+  });
+
+  it("lists only list_machines for a machines.read key; a hidden tool's call names the missing scope", async () => {
+    const key = await createKey(p.co.id, ["machines.read"]);
+    const client = await connect({ "x-api-key": key });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["list_machines"]);
+    const refused = await callTool(client, "metrics_report", {});
+    expect(errorDetail(refused)).toBe("Not enough permissions. Missing scope: reports.read");
+    expect((await callTool(client, "list_machines")).isError).toBeFalsy();
+  });
+});
+
+describe("every tool answers as its REST twin", () => {
+  it("list_machines", async () => {
+    const answer = await callTool(full, "list_machines");
+    expect(answer.structuredContent).toEqual({ machines: await rest(p.co.key, "/v1/machines") });
+    expect(answer.content[0]?.text).toContain("M1");
+  });
+
+  it("machine_now: the realtime state, the running shift's metrics row and the open stop", async () => {
+    const machine = p.machines[0];
+    if (!machine) throw new Error("no machine");
+    const answer = await callTool(full, "machine_now", { machine_id: machine.id });
+    expect(answer.isError, answer.content[0]?.text).toBeFalsy();
+    const out = answer.structuredContent as {
+      realtime: { at: string; shift: { id: number; start: string } };
+      metrics: { shift: { id: number } } | null;
+      currentStop: { stop: { id: number; endTime: string | null } } | null;
+      reportsShown: boolean;
+    };
+    const state = (await rest(p.co.key, `/v1/realtime/${machine.id}`)) as { at: string };
+    expect({ ...out.realtime, at: "" }).toEqual({ ...state, at: "" });
+    const rows = (await rest(p.co.key, "/v1/reports/metrics", {
+      machines: { include: [machine.id] },
+      startDate: { equal: out.realtime.shift.start },
+    })) as { metrics: { shift: { id: number }; productionMetrics: unknown }[] };
+    expect(out.metrics?.shift.id).toBe(rows.metrics[0]?.shift.id);
+    expect(out.reportsShown).toBe(true);
+    expect(out.currentStop?.stop.endTime).toBeNull();
+    expect(answer.content[0]?.text).toContain("stopped since");
+
+    // Without reports.read: the realtime state alone.
+    const key = await createKey(p.co.id, ["realtime.read"]);
+    const narrow = await connect({ "x-api-key": key });
+    const alone = (await callTool(narrow, "machine_now", { machine_id: machine.id }))
+      .structuredContent as { metrics: unknown; currentStop: unknown; reportsShown: boolean };
+    expect(alone).toMatchObject({ metrics: null, currentStop: null, reportsShown: false });
+  });
+
+  it("metrics_report, on an ended shift", async () => {
+    const body = { startDate: { equal: new Date(yesterday).toISOString() } };
+    const answer = await callTool(full, "metrics_report", body);
+    const expected = (await rest(p.co.key, "/v1/reports/metrics", body)) as { metrics: unknown[] };
+    expect(expected.metrics).toHaveLength(1);
+    expect(answer.structuredContent).toEqual(expected);
+    expect(answer.content[0]?.text).toBe("1 machine x shift rows on page 1 of 1 (1 in all).");
+  });
+
+  it("stops_report, on closed stops", async () => {
+    const body = { endDate: { before: new Date(midnight).toISOString() } };
+    const answer = await callTool(full, "stops_report", body);
+    const expected = (await rest(p.co.key, "/v1/reports/stops", body)) as { stops: unknown[] };
+    expect(expected.stops).toHaveLength(1);
+    expect(answer.structuredContent).toEqual(expected);
+    expect(answer.content[0]?.text).toContain("60.0 minutes");
+  });
+
+  it("signal_data, and its REST ceilings", async () => {
+    const window = {
+      start_time: new Date(yesterday).toISOString(),
+      end_time: new Date(midnight).toISOString(),
+      agg_unit: "h",
+      agg_function: "sum",
+    };
+    const signal = p.countSignals[0] ?? "";
+    const answer = await callTool(full, "signal_data", {
+      machine_uuid: uuid,
+      public_id: signal,
+      ...window,
+    });
+    const query = new URLSearchParams(window).toString();
+    const expected = (await rest(p.co.key, `/v1/machines/${uuid}/signals/${signal}?${query}`)) as {
+      data: unknown[];
+    };
+    expect(expected.data).toHaveLength(8);
+    expect(answer.structuredContent).toEqual(expected);
+    const tooLong = await callTool(full, "signal_data", {
+      machine_uuid: uuid,
+      public_id: signal,
+      start_time: new Date(midnight - 15 * DAY).toISOString(),
+      end_time: new Date(midnight).toISOString(),
+      agg_unit: "h",
+    });
+    expect(errorDetail(tooLong)).toEqual([
+      {
+        loc: ["arguments", "end_time"],
+        msg: "The window between start_time and end_time exceeds 14 days",
+        type: expect.any(String),
+      },
+    ]);
+    const badArgs = await callTool(full, "signal_data", { machine_uuid: uuid, public_id: signal });
+    expect(errorDetail(badArgs)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ loc: ["arguments", "start_time"] })]),
+    );
+  });
+
+  it("search_production_logs", async () => {
+    const body = { machines: { include: [p.machines[0]?.id] }, limit: 5 };
+    const answer = await callTool(full, "search_production_logs", body);
+    const expected = (await rest(p.co.key, "/v1/production-logs/filters", body)) as {
+      productionLogs: unknown[];
+    };
+    expect(expected.productionLogs.length).toBeGreaterThanOrEqual(2);
+    expect(answer.structuredContent).toEqual(expected);
+  });
+});
+
+describe("another company's ids", () => {
+  it("are not found, as on REST", async () => {
+    const theirs = other.machines[0];
+    if (!theirs?.uuid) throw new Error("no machine");
+    const restAnswer = await api(p.co.key, `/v1/realtime/${theirs.id}`);
+    expect(restAnswer.status).toBe(404);
+    expect(errorDetail(await callTool(full, "machine_now", { machine_id: theirs.id }))).toBe(
+      ((await restAnswer.json()) as { detail: string }).detail,
+    );
+    const signal = await callTool(full, "signal_data", {
+      machine_uuid: theirs.uuid,
+      public_id: other.countSignals[0],
+      start_time: new Date(yesterday).toISOString(),
+      end_time: new Date(midnight).toISOString(),
+      agg_unit: "h",
+    });
+    expect(errorDetail(signal)).toBe("Machine not found");
+    const metrics = await callTool(full, "metrics_report", { machines: { include: [theirs.id] } });
+    expect(metrics.structuredContent).toMatchObject({ totalCount: 0, metrics: [] });
+    const logs = await callTool(full, "search_production_logs", {
+      machines: { include: [theirs.id] },
+    });
+    expect(logs.structuredContent).toMatchObject({ totalCount: 0, productionLogs: [] });
+  });
+});
+
+describe("resources", () => {
+  it("serve docs/metrics.md and the public OpenAPI document, which leaves /mcp out", async () => {
+    const { resources } = await full.listResources();
+    expect(resources.map((r) => r.uri)).toEqual(["docs://metrics", "docs://openapi"]);
+    const metrics = await full.readResource({ uri: "docs://metrics" });
+    expect(metrics.contents[0]).toMatchObject({ mimeType: "text/markdown", text: metricsMarkdown });
+    const openapi = await full.readResource({ uri: "docs://openapi" });
+    const text = (openapi.contents[0] as { text: string }).text;
+    const served = await (await api(p.co.key, "/openapi.json")).json();
+    expect(JSON.parse(text)).toEqual(served);
+    expect(Object.keys((served as { paths: object }).paths)).not.toContain("/mcp");
+    await expect(full.readResource({ uri: "docs://nothing" })).rejects.toThrow(/not found/i);
+  });
+});
