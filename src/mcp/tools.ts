@@ -46,6 +46,7 @@ function pageSummary(
   page: { totalCount: number; currentPage: number; totalPages: number },
   n: number,
 ): string {
+  if (page.totalCount === 0) return `No ${what} match.`;
   return `${n} ${what} on page ${page.currentPage} of ${page.totalPages} (${page.totalCount} in all).`;
 }
 

@@ -5,8 +5,10 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { importJWK, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import metricsMarkdown from "../../docs/metrics.md?raw";
+import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
 import { api, createKey, ingest, operator, operatorJson } from "../harness";
 import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
 import { connect, rawPost } from "./mcp-client";
@@ -103,6 +105,34 @@ describe("the front door", () => {
     expect(res.headers.get("x-request-id")).toBeTruthy();
     expect(await res.json()).toEqual({ detail: "Not authenticated" });
     await expect(connect({})).rejects.toThrow(/401|Unauthorized|authenticated/i);
+  });
+
+  it("takes a Bearer access token, whose scopes decide the tools", async () => {
+    const jwk = privateKeys.rsa;
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({
+      iss: "https://idp.test/",
+      aud: "https://api.test/v1",
+      iat: now,
+      exp: now + 600,
+      sub: "assistant-user",
+      company_id: p.co.id,
+      scope: "machines.read reports.read",
+    })
+      .setProtectedHeader({ alg: "RS256", kid: jwk.kid, typ: "JWT" })
+      .sign(await importJWK(jwk, "RS256"));
+    const client = await connect({ authorization: `Bearer ${token}` });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+      "list_machines",
+      "metrics_report",
+      "stops_report",
+    ]);
+    const machines = await callTool(client, "list_machines");
+    expect(machines.structuredContent).toEqual({ machines: await rest(p.co.key, "/v1/machines") });
+    // Both credentials at once is a 401, as on /v1.
+    await expect(
+      connect({ authorization: `Bearer ${token}`, "x-api-key": p.co.key }),
+    ).rejects.toThrow(/401|authenticated/i);
   });
 
   it("refuses a revoked key at once", async () => {
