@@ -25,7 +25,8 @@ import {
   ProductionLogSchema,
 } from "../resources/production-logs/schemas";
 import { filterLogs, machinesFilterCanTouch } from "../resources/production-logs/search";
-import { SignalDataSchema, signalDataJson, Uuid } from "../resources/signals/data";
+import { SignalDataSchema, signalData, Uuid } from "../resources/signals/data";
+import { seriesJson } from "../resources/signals/series-json";
 import { MAX_POINTS, MAX_WINDOW_MS, signalWindowQueryShape } from "../resources/signals/window";
 import { MachineNowSchema, machineNow } from "./machine-now";
 import { defineTool, type McpTool, type ToolContext } from "./tool";
@@ -169,13 +170,17 @@ export const MCP_TOOLS: readonly McpTool[] = [
       ...signalWindowQueryShape,
     }),
     output: SignalDataSchema,
-    run: async (ctx, { machine_uuid, public_id, ...window }) =>
-      JSON.parse(
-        await signalDataJson(ctx.env, scope(ctx), machine_uuid, public_id, {
-          ...window,
-          transpose: false,
-        }),
-      ) as z.input<typeof SignalDataSchema>,
+    run: async (ctx, { machine_uuid, public_id, ...window }) => {
+      const { head, series } = await signalData(
+        ctx.env,
+        scope(ctx),
+        machine_uuid,
+        public_id,
+        window,
+      );
+      // The REST answer's own text, read back: the same bytes, the same numbers.
+      return JSON.parse(seriesJson(head, series, false)) as z.input<typeof SignalDataSchema>;
+    },
     summary: (out) => {
       const points = out.data ?? [];
       const first = points[0];

@@ -206,8 +206,27 @@ describe("initialize and tools/list", () => {
     const client = await connect({ "x-api-key": issued?.key ?? "" });
     expect(client.getServerVersion()?.name).toBe("production-monitoring");
     expect(client.getServerCapabilities()?.tools).toBeDefined();
-    expect(client.getInstructions()).toContain("UTC");
+    expect(client.getInstructions()).toContain(`time zone UTC`);
+    // The revision a client asks for with the SDK's own constant is the one answered.
     expect(LATEST_PROTOCOL_VERSION).toBe("2025-11-25");
+    const init = await rawPost(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" },
+        },
+      }),
+      { "x-api-key": issued?.key ?? "" },
+    );
+    expect(init.status).toBe(200);
+    expect(init.headers.get("mcp-session-id")).toBeNull();
+    expect(await init.json()).toMatchObject({
+      result: { protocolVersion: "2025-11-25", serverInfo: { name: "production-monitoring" } },
+    });
   });
 
   it("lists every tool for a full key, read-only, each input and output an object schema", async () => {

@@ -1,15 +1,14 @@
 /**
  * A signal's aggregated samples, as `GET /v1/machines/{machine_uuid}/signals/{public_id}` and
  * the `signal_data` MCP tool give them: one function, so that both doors apply the same
- * window ceilings and give the same answer.
+ * window ceilings and give the same answer (written by `seriesJson`, series-json.ts).
  */
 import { z } from "@hono/zod-openapi";
 import type { CompanyScope } from "../../db/company-scope";
 import { type Env, readSettings } from "../../env";
 import { notFound } from "../../http/errors";
 import { findMachineByUuid } from "../machines/queries";
-import { AGG_FUNCTIONS } from "./aggregate";
-import { seriesJson } from "./series-json";
+import { AGG_FUNCTIONS, type Series } from "./aggregate";
 import { lookupSignal } from "./signal-lookup";
 import { signalStore } from "./store";
 import { checkWindow, type SignalWindowQuery } from "./window";
@@ -45,25 +44,35 @@ export const SignalDataSchema = z
   })
   .openapi("SignalData");
 
+/** The scalar fields of a signal-data answer, in the order the JSON gives them. */
+export interface SignalDataHead {
+  machine_uuid: string;
+  public_id: string;
+  name: string;
+  agg_unit: SignalWindowQuery["agg_unit"];
+  agg_period: number;
+  agg_function: SignalWindowQuery["agg_function"];
+}
+
 /**
- * The JSON text of one signal's samples in `[start_time, end_time)`, reduced by
- * `agg_function` in buckets `agg_period x agg_unit` wide (src/resources/signals/series-json.ts).
+ * One signal's samples in `[start_time, end_time)`, reduced by `agg_function` in buckets
+ * `agg_period x agg_unit` wide; `seriesJson(head, series, transpose)` writes the answer.
  *
  * @param scope the credential's company.
  * @param machineUuid the machine's uuid, lowercase.
  * @param publicId the signal's public id, lowercase.
- * @param q the parsed window (instants in ms) and the form (`transpose`).
- * @returns JSON text of the shape `SignalDataSchema`.
+ * @param q the parsed window (instants in ms).
+ * @returns the answer's scalar fields and the bucket starts (ms) with their values.
  * @throws ApiError 422 past the window ceilings (`checkWindow`: 14 days, 10,000 points);
  *   404 `Machine not found` or `Signal not found` (also for another company's ids).
  */
-export async function signalDataJson(
+export async function signalData(
   env: Env,
   scope: CompanyScope,
   machineUuid: string,
   publicId: string,
-  q: SignalWindowQuery & { transpose: boolean },
-): Promise<string> {
+  q: SignalWindowQuery,
+): Promise<{ head: SignalDataHead; series: Series }> {
   const window = checkWindow(q);
   const signal = await lookupSignal(
     scope.db,
@@ -90,5 +99,5 @@ export async function signalDataJson(
     agg_period: q.agg_period,
     agg_function: q.agg_function,
   };
-  return seriesJson(head, series, q.transpose);
+  return { head, series };
 }

@@ -11,9 +11,9 @@ import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID } from "../../http/examples";
 import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { queryBoolean } from "../../http/query";
 import { findMachineByUuid } from "../machines/queries";
-import { SignalDataSchema, signalDataJson, Uuid } from "./data";
+import { SignalDataSchema, signalData, Uuid } from "./data";
 import { describe, listMachineSignals } from "./queries";
-import { jsonText } from "./series-json";
+import { jsonText, seriesJson } from "./series-json";
 import { signalWindowQueryShape } from "./window";
 
 const MachineUuidParam = z.object({
@@ -111,7 +111,7 @@ export const signalsRoutes = createRouter()
   .openapi(signalDataRoute, async (c) => {
     const { machine_uuid, public_id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const text = await signalDataJson(c.env, scopeOf(c), machine_uuid, public_id, q);
+    const { head, series } = await signalData(c.env, scopeOf(c), machine_uuid, public_id, q);
     // The text directly (series-json.ts): the schema above documents it, nothing re-validates it.
-    return jsonText<z.output<typeof SignalDataSchema>>(c, text);
+    return jsonText<z.output<typeof SignalDataSchema>>(c, seriesJson(head, series, q.transpose));
   });
