@@ -7,7 +7,6 @@
  * at once). Not in /openapi.json (one JSON-RPC endpoint is not a REST operation); described
  * in docs/mcp.md.
  */
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { StatusCode } from "hono/utils/http-status";
@@ -16,9 +15,6 @@ import { authenticate } from "../auth/middleware";
 import { ApiError } from "../http/errors";
 import { PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "../http/json-body";
 import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
-import { mcpResources } from "./resources";
-import { createMcpServer } from "./server";
-import { MCP_TOOLS } from "./tools";
 
 export const MCP_PATH = "/mcp";
 
@@ -48,7 +44,6 @@ function relay(c: Context<AppEnv>, response: Response): Response {
  * @param openApiDocument the public OpenAPI document (the `docs://openapi` resource).
  */
 export function mcpRoutes(openApiDocument: () => unknown) {
-  const resources = mcpResources(openApiDocument);
   return new Hono<AppEnv>().all(
     MCP_PATH,
     limitFailedAuthentications(),
@@ -86,16 +81,6 @@ export function mcpRoutes(openApiDocument: () => unknown) {
           jsonRpcError(400, -32600, "Invalid Request: send one JSON-RPC message per request"),
         );
       }
-      const server = createMcpServer(
-        { env: c.env, db: c.var.db, principal: c.var.principal, requestId: c.var.requestId },
-        MCP_TOOLS,
-        resources,
-      );
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      await server.connect(transport);
       // The body is read once, here; the transport checks Accept, Content-Type and the
       // protocol version, and answers unreadable JSON with a JSON-RPC parse error.
       const request = new Request(c.req.url, {
@@ -103,11 +88,13 @@ export function mcpRoutes(openApiDocument: () => unknown) {
         headers: c.req.raw.headers,
         body: text,
       });
-      const response = await transport.handleRequest(
+      const { handleMcp } = await import("./handle");
+      const response = await handleMcp(
+        { env: c.env, db: c.var.db, principal: c.var.principal, requestId: c.var.requestId },
         request,
-        parsedOk ? { parsedBody: parsed } : undefined,
+        parsedOk ? parsed : undefined,
+        openApiDocument,
       );
-      await server.close();
       return relay(c, response);
     },
   );

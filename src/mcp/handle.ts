@@ -1,0 +1,41 @@
+/**
+ * Answers one JSON-RPC message of `/mcp` with a server built for this request (stateless),
+ * through the SDK's web-standard Streamable HTTP transport. Loaded by `routes.ts` on the
+ * first `/mcp` request only: evaluating the SDK costs 30 to 45 ms of CPU (docs/mcp.md), which
+ * a cold start of any other route should not pay.
+ */
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { mcpResources } from "./resources";
+import { createMcpServer } from "./server";
+import type { ToolContext } from "./tool";
+import { MCP_TOOLS } from "./tools";
+
+/**
+ * The transport's answer to one request: JSON (never an SSE stream), a JSON-RPC error for
+ * a wrong `Accept`, `Content-Type` or protocol version, or unreadable JSON (`-32700`).
+ *
+ * @param ctx the request's credential, database and bindings.
+ * @param request the HTTP request, its body not yet read.
+ * @param parsedBody the body parsed as JSON, or undefined when it is not JSON (the
+ *   transport then reads it and answers the parse error).
+ * @param openApiDocument the public OpenAPI document (the `docs://openapi` resource).
+ */
+export async function handleMcp(
+  ctx: ToolContext,
+  request: Request,
+  parsedBody: unknown,
+  openApiDocument: () => unknown,
+): Promise<Response> {
+  const server = createMcpServer(ctx, MCP_TOOLS, mcpResources(openApiDocument));
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  const response = await transport.handleRequest(
+    request,
+    parsedBody === undefined ? undefined : { parsedBody },
+  );
+  await server.close();
+  return response;
+}
