@@ -18,6 +18,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSmeRows, type SmeRow } from "./demo-operations";
+import { pause } from "./pause";
 import { PROJECT_ROOT } from "./project";
 import { type ReplayEvent, replayEvents, skusRunningAt } from "./replay-plan";
 
@@ -349,14 +350,7 @@ async function loop(
 ): Promise<void> {
   let last = from;
   while (!signal?.aborted) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, TICK_MS);
-      signal?.addEventListener("abort", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    if (signal?.aborted) break;
+    if (!(await pause(TICK_MS, signal))) break;
     const now = Date.now();
     try {
       await replay.play(last, now);
