@@ -17,6 +17,7 @@ import {
 } from "./http/docs-page";
 import { ApiError } from "./http/errors";
 import { withOperationExamples } from "./http/examples";
+import { NO_OFFSET_IS_UTC } from "./http/instants";
 import {
   declaredBodyLimit,
   jsonBody,
@@ -40,7 +41,8 @@ export const API_VERSION = "0.1.0";
 const SCOPE_TABLE_INTRO =
   "Every request acts for the company of its credential: `x-api-key: <API_KEY>` or " +
   "`Authorization: Bearer <ACCESS_TOKEN>` (exactly one of them). Each operation needs one scope " +
-  "`section.action`, named in its description and in `x-required-scope`.";
+  "`section.action`, named in its description and in `x-required-scope`. Date-times are " +
+  `ISO 8601, in a path, a query or a body alike: ${NO_OFFSET_IS_UTC}`;
 
 /**
  * Renders any thrown error as the spec's body.

@@ -13,13 +13,13 @@ function countedSignal() {
   const live = new Set<unknown>();
   const add = signal.addEventListener.bind(signal);
   const remove = signal.removeEventListener.bind(signal);
-  signal.addEventListener = ((type: string, listener: EventListener, options?: unknown) => {
-    if (type === "abort") live.add(listener);
-    add(type, listener, options as AddEventListenerOptions);
+  signal.addEventListener = ((...args: Parameters<typeof add>) => {
+    if (args[0] === "abort") live.add(args[1]);
+    add(...args);
   }) as typeof signal.addEventListener;
-  signal.removeEventListener = ((type: string, listener: EventListener, options?: unknown) => {
-    if (type === "abort") live.delete(listener);
-    remove(type, listener, options as EventListenerOptions);
+  signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+    if (args[0] === "abort") live.delete(args[1]);
+    remove(...args);
   }) as typeof signal.removeEventListener;
   return { controller, signal, live };
 }
