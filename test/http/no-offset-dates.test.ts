@@ -65,9 +65,12 @@ describe("a date-time without an offset is read as UTC", () => {
         },
       ],
     });
-    expect({ status: created.status, body: created.status === 200 ? null : await created.text() }).toEqual({ status: 200, body: null });
+    expect({
+      status: created.status,
+      body: created.status === 200 ? null : await created.text(),
+    }).toEqual({ status: 200, body: null });
     const [log] = (await created.json()) as { id: string; start: string; end: string }[];
-    // Europe/New_York is the company's zone: the rule is UTC, not the company's clock.
+    // America/New_York is the company's zone: the rule is UTC, not the company's clock.
     expect(log?.start).toBe("2022-09-05T06:00:00.000Z");
     expect(log?.end).toBe("2022-09-05T07:00:00.500Z");
     const found = await api(co.key, "/v1/production-logs/filters", {
