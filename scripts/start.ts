@@ -176,7 +176,7 @@ function banner(keys: DemoKey[], verbose: boolean, replay: boolean): string {
   lines.push(
     "",
     replay
-      ? `Demo Plant A plays its recorded week at the current time of day (every minute; npm start -- --no-replay to switch off).\nPlant board: ${BASE_URL}/board (enter the demo-full-access key)`
+      ? `Demo Plant A plays its recorded week at the current time of day: the last 7 days are filled in, the running shift plays live (every minute; npm start -- --no-replay to switch off).\nPlant board: ${BASE_URL}/board (enter the demo-full-access key)`
       : `Plant board: ${BASE_URL}/board (the replay is off: no machine runs a shift now)`,
   );
   if (!verbose) lines.push("", `Request log: ${LOG_NAME} (or: npm start -- --verbose)`);
@@ -270,8 +270,9 @@ async function main(): Promise<void> {
     console.log(seeded ? "Demo data loaded." : "Demo data already loaded.");
     const replayKey = keys.find((k) => k.company === DEMO_PLANT_A && k.name === "demo-full-access");
     if (replay && replayKey) {
-      // The replay's first pass (the last 24 hours) before the banner, so that a machine
-      // runs a shift with live production when the curl commands are pasted.
+      // The replay's first pass (the last 7 days, then the running shift) before the banner,
+      // so that the week's report has figures and a machine runs a shift with live
+      // production when the curl commands are pasted (about 2 s on a laptop).
       const controller = new AbortController();
       for (const signal of ["SIGINT", "SIGTERM"] as const)
         process.on(signal, () => controller.abort());
