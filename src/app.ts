@@ -6,7 +6,12 @@ import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
-import { BOARD_SCRIPT_PATH, boardPageHtml, serveBoardScript } from "./board/board-page";
+import {
+  BOARD_SCRIPT_PATH,
+  boardPageHtml,
+  serveBoardScript,
+  serveFavicon,
+} from "./board/board-page";
 import { createDb } from "./db/client";
 import { eventsRoutes } from "./events/routes";
 import {
@@ -162,6 +167,8 @@ export function createApp() {
   app.get(`${DOCS_ASSETS_PREFIX}:file`, (c) => serveDocsAsset(c, c.req.param("file")));
   app.get("/board", (c) => c.html(boardPageHtml()));
   app.get(BOARD_SCRIPT_PATH, (c) => serveBoardScript(c));
+  app.get("/favicon.svg", (c) => serveFavicon(c));
+  app.get("/favicon.ico", (c) => serveFavicon(c));
 
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
   app.onError(renderError);
