@@ -69,7 +69,7 @@ form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;max-width:40rem}
 form p{flex-basis:100%;color:var(--muted);font-size:.9rem;margin:0}
 input{font:inherit;padding:.4rem;min-width:16rem;max-width:100%}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,20rem),1fr));gap:1rem}
-.card{text-align:left;border:1px solid #8884;border-radius:8px;padding:.75rem 1rem;background:Canvas;color:CanvasText;width:100%}
+.card{display:flex;flex-direction:column;justify-content:flex-start;text-align:left;border:1px solid #8884;border-radius:8px;padding:.75rem 1rem;background:Canvas;color:CanvasText;width:100%}
 .card.selected{border-color:var(--accent);box-shadow:0 0 0 2px var(--accent)}
 .card h2{font-size:1.1rem;margin:0 0 .25rem}
 .card dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:.5rem 0}
