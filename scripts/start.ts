@@ -19,13 +19,14 @@ import { appendFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from
 import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { DEMO_PLANT_A } from "./lib/demo-data";
+import { DEMO_FILES, DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
 import { ASSET_0_POWER_ID, ASSET_0_UUID } from "./lib/demo-ids";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
 import { connectOperator } from "./lib/operator-api";
 import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } from "./lib/project";
-import { startReplay } from "./lib/replay";
+import { Replay, startReplay } from "./lib/replay";
+import { type FleetFiles, fillFleetWeek } from "./lib/replay-fleet";
 
 const BASE_URL = DEFAULT_BASE_URL;
 const READY_PATH = "/openapi.json";
@@ -184,6 +185,17 @@ function banner(keys: DemoKey[], verbose: boolean, replay: boolean): string {
   return lines.join("\n");
 }
 
+/** Fleet B's source files (data/azure-pdm/), for its demo week. */
+function readFleetFiles(): FleetFiles {
+  const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), "utf8");
+  return {
+    telemetry: read(DEMO_FILES.azureTelemetry),
+    machines: read(DEMO_FILES.azureMachines),
+    failures: read(DEMO_FILES.azureFailures),
+    maintenance: read(DEMO_FILES.azureMaint),
+  };
+}
+
 function nextDay(day: string): string {
   const date = new Date(`${day}T00:00:00Z`);
   date.setUTCDate(date.getUTCDate() + 1);
@@ -287,6 +299,19 @@ async function main(): Promise<void> {
         running.catch((error: unknown) => log(`Replay stopped: ${describe(error)}`));
       } catch (error) {
         console.error(`The demo replay could not start: ${describe(error)}`);
+      }
+      const fleetKey = keys.find((k) => k.company === FLEET_B);
+      if (fleetKey) {
+        try {
+          const fleet = new Replay({ ...target, key: fleetKey.key }, log);
+          const sent = await fillFleetWeek(fleet, readFleetFiles(), Date.now());
+          console.log(
+            `Replay: Fleet B's recorded week (from Monday 2015-01-19) on the last 7 days: ` +
+              `${sent.samples} samples, ${sent.stops} classified stops created.`,
+          );
+        } catch (error) {
+          console.error(`Fleet B's demo week could not be filled: ${describe(error)}`);
+        }
       }
     }
     console.log(banner(keys, verbose, replay));
