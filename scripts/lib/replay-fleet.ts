@@ -13,9 +13,16 @@
  */
 import { buildFleetB } from "./demo-data";
 import { type DerivedFleetStop, deriveFleetStops } from "./demo-operations";
-import type { Replay } from "./replay";
 
 const DAY_MS = 24 * 3_600_000;
+
+/**
+ * What sending needs of a replay (scripts/lib/replay.ts `Replay.call`): one call to the
+ * public API with the key, or to the operator API with `operator: true`, JSON in and out.
+ */
+export interface ApiCaller {
+  call<T>(path: string, init?: { method?: string; body?: unknown; operator?: boolean }): Promise<T>;
+}
 /** The recorded week of Fleet B that plays again: Monday 2015-01-19, 00:00 UTC. */
 export const FLEET_SOURCE_MONDAY = Date.UTC(2015, 0, 19);
 
@@ -104,7 +111,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * @throws CallError on an answer other than 2XX.
  */
 export async function fillFleetWeek(
-  replay: Replay,
+  replay: ApiCaller,
   files: FleetFiles,
   now: number,
 ): Promise<{ samples: number; stops: number }> {
