@@ -3,15 +3,18 @@
  * Chromium driven by playwright-core (no browser download: `/usr/bin/chromium`, installed
  * with `apt-get install chromium` when missing; `CHROMIUM_PATH` overrides the path).
  *
- * Against its own local Worker (fresh state, see stack.ts), it builds a plant through the
- * operator and public APIs: two machines running a 24-hour shift, with `power` and
- * `count` samples over the last 24 hours, a SKU write and an operator on the first, an
- * open stop on the second. Then it loads the board, enters the key, and checks what a
- * person would: every machine is shown with its shift, SKU, operator, production, OEE
- * and stop; a realtime write through the API shows on the board within 5 s (it follows the
- * company's live events); the
- * keyboard opens a machine, whose power and count plots and OEE per shift are drawn; the
- * page fits 390 px and 1,400 px without horizontal scrolling. It saves screenshots to
+ * Against its own local Worker (fresh state, see stack.ts), it builds a plant in
+ * Europe/Rome through the operator and public APIs: two machines running a 24-hour shift,
+ * with `power` and `count` samples over the last 24 hours, a SKU write and an operator on
+ * the first, an open stop on the second, and a bench that runs no shift. The browser runs
+ * in another zone (America/New_York). Then it loads the board, enters the key, and checks
+ * what a person would: every time is the plant's (the update, the stop, the charts), not
+ * the browser's; every machine is shown with its shift (a 24-hour one as such), SKU,
+ * operator, production, OEE and stop; the bench is not polled into an error every round; a
+ * realtime write through the API shows on the board within 5 s (it follows the company's
+ * live events); the keyboard opens a machine, whose power and count plots and OEE per
+ * shift are drawn; the page fits 390 px and 1,400 px without horizontal scrolling, and no
+ * figure breaks across lines; the icon answers; a company without machines says so. It saves screenshots to
  * `docs/board.png` (1,400 px) and `docs/board-phone.png` (390 px).
  */
 /// <reference lib="dom" />
@@ -22,6 +25,20 @@ import { PROJECT_ROOT, type Stack, startStack, stopStack } from "./stack";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const HOUR = 3_600_000;
+const PLANT_ZONE = "Europe/Rome";
+/** The browser's zone: not the plant's, so that a time in the browser's zone shows. */
+const BROWSER_ZONE = "America/New_York";
+
+/** `14:05` (or with `weekday`, `Thu 14:05`) of instant `ms` in `zone`, as the board writes it. */
+function wallClock(ms: number, zone: string, weekday = false): string {
+  return new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone,
+    hourCycle: "h23",
+    hour: "2-digit",
+    minute: "2-digit",
+    ...(weekday ? { weekday: "short" } : {}),
+  }).format(ms);
+}
 
 async function call<T>(
   stack: Stack,
@@ -45,13 +62,34 @@ async function call<T>(
 interface Plant {
   key: string;
   machines: { id: number; uuid: string; name: string }[];
+  /** A machine that runs no shift. */
+  bench: { id: number; name: string };
   skus: { id: string; sku: string }[];
+  /** When the second machine's stop began, ms. */
+  stopStart: number;
+}
+
+/** A company of its own with a key and no machine at all. */
+async function emptyCompany(stack: Stack): Promise<string> {
+  const [company] = await call<{ id: number }[]>(stack, "/operator/v1/companies", {
+    body: [{ name: "Board Empty Plant", timezone: "Europe/Berlin" }],
+  });
+  if (!company) throw new Error("no company");
+  const [apiKey] = await call<{ key: string }[]>(
+    stack,
+    `/operator/v1/companies/${company.id}/api-keys`,
+    {
+      body: [{ name: "board", scopes: ["machines.read", "production_logs.read", "realtime.read"] }],
+    },
+  );
+  if (!apiKey) throw new Error("no key");
+  return apiKey.key;
 }
 
 /** A company with two running machines, their signals, a SKU write, an operator and a stop. */
 async function buildPlant(stack: Stack): Promise<Plant> {
   const [company] = await call<{ id: number }[]>(stack, "/operator/v1/companies", {
-    body: [{ name: "Board Test Plant", timezone: "Europe/Rome" }],
+    body: [{ name: "Board Test Plant", timezone: PLANT_ZONE }],
   });
   if (!company) throw new Error("no company");
   const [apiKey] = await call<{ key: string }[]>(
@@ -79,14 +117,18 @@ async function buildPlant(stack: Stack): Promise<Plant> {
   );
   if (!apiKey) throw new Error("no key");
   const key = apiKey.key;
-  const machines = await call<{ id: number; uuid: string; name: string }[]>(
+  const [press, filler, bench] = await call<{ id: number; uuid: string; name: string }[]>(
     stack,
     `/operator/v1/companies/${company.id}/machines`,
-    { body: [{ name: "Press 1" }, { name: "Filler 2" }] },
+    { body: [{ name: "Press 1" }, { name: "Filler 2" }, { name: "Bench 3" }] },
   );
-  // 24-hour shifts: the instance of today runs now, whatever the hour.
+  if (!press || !filler || !bench) throw new Error("no machines");
+  const machines = [press, filler];
+  // 24-hour shifts: the instance of today runs now, whatever the hour; the bench has none.
   await call(stack, `/operator/v1/companies/${company.id}/shifts`, {
-    body: [{ name: "Day", startTime: "00:00", endTime: "00:00" }],
+    body: [
+      { name: "Day", startTime: "00:00", endTime: "00:00", machineIds: [press.id, filler.id] },
+    ],
   });
   const now = Date.now();
   for (const machine of machines) {
@@ -140,17 +182,18 @@ async function buildPlant(stack: Stack): Promise<Plant> {
     key,
     body: { operatorId: operator.id, start: hourAgo },
   });
+  const stopStart = now - 10 * 60_000;
   await call(stack, `/operator/v1/machines/${second.id}/stops`, {
     body: [
       {
-        startTime: new Date(now - 10 * 60_000).toISOString(),
+        startTime: new Date(stopStart).toISOString(),
         isProgrammed: false,
         isIncludedInAvailability: true,
         isIncludedInStops: true,
       },
     ],
   });
-  return { key, machines, skus };
+  return { key, machines, bench, skus, stopStart };
 }
 
 function check(condition: unknown, message: string): asserts condition {
@@ -187,9 +230,22 @@ async function main(): Promise<void> {
     const plant = await buildPlant(stack);
     const [first, second] = plant.machines;
     if (!first || !second) throw new Error("no machines");
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await browser.newPage({
+      viewport: { width: 1400, height: 900 },
+      timezoneId: BROWSER_ZONE,
+    });
+    check(
+      (await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone)) ===
+        BROWSER_ZONE,
+      `the browser runs in ${BROWSER_ZONE}, the plant in ${PLANT_ZONE}`,
+    );
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(String(e)));
+    let benchNoShift = 0;
+    page.on("response", (response) => {
+      if (response.url().endsWith(`/v1/realtime/${plant.bench.id}`) && response.status() === 409)
+        benchNoShift += 1;
+    });
     await page.goto(`${stack.workerUrl}/`);
     await page.getByRole("link", { name: "Plant board" }).click();
     check(page.url().endsWith("/board"), "the landing page links the board");
@@ -200,21 +256,44 @@ async function main(): Promise<void> {
       !(await page.evaluate(() => location.href)).includes(plant.key),
       "the key is not in the URL",
     );
+    check(
+      (await page.locator("#time-zone").innerText()).includes(PLANT_ZONE),
+      "the header names the plant's zone",
+    );
+    const status = await page.locator("#status").innerText();
+    const shown = /(\d\d:\d\d):\d\d/.exec(status)?.[1];
+    const nowMs = Date.now();
+    check(
+      shown === wallClock(nowMs, PLANT_ZONE) || shown === wallClock(nowMs - 60_000, PLANT_ZONE),
+      `"${status}" is the plant's time (${wallClock(nowMs, PLANT_ZONE)} in ${PLANT_ZONE}, ` +
+        `${wallClock(nowMs, BROWSER_ZONE)} in the browser's)`,
+    );
     const one = await cardText(page, first.id);
     check(one.includes("Press 1") && one.includes("Day"), "machine 1 shows its running shift");
+    check(
+      /Day, 24\sh from \w{3} 00:00/.test(one) && !one.includes("00:00–00:00"),
+      "a 24-hour shift reads as such (24 h from 00:00 of the plant's day)",
+    );
     check(
       one.includes("BOT-500") && one.includes("WO-7"),
       "machine 1 shows its SKU and work order",
     );
     check(one.includes("Ada Rossi"), "machine 1 shows its operator");
-    check(/OEE \d+(\.\d)? %/.test(one), "machine 1 shows a live OEE in percent");
+    check(/OEE \d+(\.\d)?\s%/.test(one), "machine 1 shows a live OEE in percent");
     check(/Availability \d/.test(one) && /Quality \d/.test(one), "with its three factors");
-    check(/\d+ bottles of \d+ at nominal speed/.test(one), "production against the nominal speed");
+    check(/\d+\sbottles of \d+ at nominal speed/.test(one), "production against the nominal speed");
     const two = await cardText(page, second.id);
-    check(/Stopped since \d\d:\d\d/.test(two), "machine 2 shows its open stop");
     check(
-      (await page.locator("[data-machine-id]").count()) === plant.machines.length,
+      two.includes(`Stopped since ${wallClock(plant.stopStart, PLANT_ZONE)}`),
+      `machine 2 shows its open stop since ${wallClock(plant.stopStart, PLANT_ZONE)}, the plant's time`,
+    );
+    check(
+      (await page.locator("[data-machine-id]").count()) === plant.machines.length + 1,
       "every machine is on the board",
+    );
+    check(
+      (await cardText(page, plant.bench.id)).includes("No shift running now"),
+      "the bench says it runs no shift",
     );
     check(await page.locator("#key-form").isHidden(), "the key form is hidden once the key is in");
 
@@ -239,6 +318,12 @@ async function main(): Promise<void> {
       "the board received the write as a live event",
     );
 
+    // A polling round (every 15 s) passes: the bench, which runs no shift, is not asked again.
+    await page.waitForTimeout(16_000);
+    check(benchNoShift <= 1, `the bench is not polled into a 409 every round (${benchNoShift})`);
+    const icon = await page.request.get(`${stack.workerUrl}/favicon.ico`);
+    check(icon.status() === 200, "the icon answers (/favicon.ico)");
+
     // Keyboard: focus the first card, open it with Enter; its plots are drawn.
     await page.locator(`[data-machine-id="${first.id}"]`).focus();
     await page.keyboard.press("Enter");
@@ -248,6 +333,15 @@ async function main(): Promise<void> {
     check((power?.split(" ").length ?? 0) >= 90, "the power plot is drawn (24 h at 15 min)");
     check((count?.split(" ").length ?? 0) >= 90, "the count plot is drawn");
     check((await page.locator('[data-chart="oee"] rect').count()) >= 1, "OEE per shift is drawn");
+    const axisEnd =
+      (await page.locator('[data-chart="power"] text[data-time="end"]').textContent()) ?? "";
+    const lastBuckets = [0, 1, 2].map((k) =>
+      wallClock((Math.floor(Date.now() / 900_000) - k) * 900_000, PLANT_ZONE, true),
+    );
+    check(
+      lastBuckets.includes(axisEnd),
+      `the power chart ends at ${axisEnd}, the plant's time (one of ${lastBuckets.join(", ")})`,
+    );
     await page.screenshot({ path: join(PROJECT_ROOT, "docs", "board.png"), fullPage: true });
     await page.keyboard.press("Escape");
     check(await page.locator("#detail").isHidden(), "Escape closes the machine");
@@ -255,7 +349,34 @@ async function main(): Promise<void> {
 
     await page.setViewportSize({ width: 390, height: 844 });
     check(await fitsWidth(page), "fits 390 px without horizontal scrolling");
+    const broken = await page.evaluate(() =>
+      Array.from(document.querySelectorAll(".fig"))
+        .filter((node) => node.getClientRects().length > 1)
+        .map((node) => node.textContent),
+    );
+    check(
+      (await page.locator(".fig").count()) > 0 && broken.length === 0,
+      `no figure breaks across lines at 390 px${broken.length ? `: ${broken.join(", ")}` : ""}`,
+    );
     await page.screenshot({ path: join(PROJECT_ROOT, "docs", "board-phone.png") });
+
+    // A company without machines: the board says so.
+    const empty = await browser.newPage({
+      viewport: { width: 390, height: 844 },
+      timezoneId: BROWSER_ZONE,
+    });
+    await empty.goto(`${stack.workerUrl}/board`);
+    await empty.getByLabel("API key").fill(await emptyCompany(stack));
+    await empty.getByRole("button", { name: "Show the plant" }).click();
+    await empty.locator('[data-field="no-machines"]').waitFor();
+    check(
+      (await empty.locator("#machines").innerText()).includes("no machines"),
+      "a company without machines says so",
+    );
+    check(
+      !(await empty.locator("#time-zone").innerText()).includes(BROWSER_ZONE),
+      "and does not pass the browser's zone off as the plant's",
+    );
     check(errors.length === 0, `no script error${errors.length ? `: ${errors.join("; ")}` : ""}`);
     console.log("Board: every check passed.");
   } finally {

@@ -10,18 +10,28 @@
  * by low speed, and compares them to 1e-6. It also checks that each instance starts at
  * 06:00, 14:00 or 22:00 Europe/Rome and ends at the next of those wall-clock times.
  *
+ * `--replayed` checks the demo week instead (what the replay of `npm start` filled in for
+ * the last 7 days, scripts/lib/replay-week.ts): the report rows of the closed shift instances
+ * since the one running 7 days ago, against the same computation on the CSV rows moved to
+ * the real dates they play on (the recorded day of the same weekday, same time of day).
+ * Shift instances that the replay played live (realtime logs, `isAutomated`) are counted
+ * and left out: their logs are the realtime segments, not the CSV's runs.
+ *
  * Needs a running Worker with the demo loaded (`npm start`) and its keys in
  * `.wrangler/demo-keys.json`. Exits 1 on any difference.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { TZDate } from "@date-fns/tz";
 import { createClient } from "../clients/typescript/src/index";
 import { parseCsv, toIsoUtc } from "./lib/csv";
 import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
 import { readDemoKeys } from "./lib/demo-seed";
 import { ok } from "./lib/http";
 import { DEFAULT_BASE_URL, PROJECT_ROOT } from "./lib/project";
+import { replayOffset } from "./lib/replay-plan";
+import { weekWindow } from "./lib/replay-week-plan";
 
 const TOLERANCE = 1e-6;
 const FIVE_MINUTES = 300_000;
@@ -77,6 +87,42 @@ function loadRows(): Map<number, Row[]> {
         return { ts, end, kind, product: Number(raw.product), items, rate };
       }),
     );
+  }
+  return out;
+}
+
+/**
+ * The rows as the replay plays them between `from` and `to`: each local date (Europe/Rome)
+ * gets the recorded day of its weekday (`replayOffset`), moved by whole local days, each
+ * row's interval cut at that day's end.
+ */
+function replayedRows(rows: Map<number, Row[]>, from: number, to: number): Map<number, Row[]> {
+  const out = new Map<number, Row[]>();
+  const first = new TZDate(from, "Europe/Rome");
+  for (let d = -1; ; d++) {
+    const day = new TZDate(
+      first.getFullYear(),
+      first.getMonth(),
+      first.getDate() + d,
+      "Europe/Rome",
+    );
+    if (day.getTime() >= to) break;
+    const next = new TZDate(
+      first.getFullYear(),
+      first.getMonth(),
+      first.getDate() + d + 1,
+      "Europe/Rome",
+    );
+    const { sourceStart, offset } = replayOffset(day.getTime());
+    const sourceEnd = sourceStart + (next.getTime() - day.getTime());
+    for (const [asset, list] of rows) {
+      const moved = out.get(asset) ?? [];
+      for (const row of list) {
+        if (row.ts < sourceStart || row.ts >= sourceEnd) continue;
+        moved.push({ ...row, ts: row.ts + offset, end: Math.min(row.end, sourceEnd) + offset });
+      }
+      out.set(asset, moved);
+    }
   }
   return out;
 }
@@ -165,8 +211,12 @@ async function main(): Promise<void> {
       url: { type: "string", default: DEFAULT_BASE_URL },
       start: { type: "string", default: "2022-08-31T00:00:00Z" },
       end: { type: "string", default: "2022-09-22T00:00:00Z" },
+      replayed: { type: "boolean", default: false },
     },
   });
+  const week = values.replayed ? weekWindow(Date.now()) : null;
+  const start = week ? new Date(week.from).toISOString() : values.start;
+  const end = week ? new Date(week.until - 1).toISOString() : values.end;
   const baseUrl = values.url ?? DEFAULT_BASE_URL;
   const key = readDemoKeys(baseUrl).find((k) => k.company === DEMO_PLANT_A);
   if (!key) throw new Error(`No Demo Plant A key for ${baseUrl} in .wrangler/demo-keys.json`);
@@ -177,7 +227,7 @@ async function main(): Promise<void> {
       "POST",
       await api.POST("/v1/reports/metrics", {
         body: {
-          startDate: { between: { start: values.start, end: values.end } },
+          startDate: { between: { start, end } },
           limit: 100,
           page,
         },
@@ -186,11 +236,38 @@ async function main(): Promise<void> {
     report.push(...answer.metrics);
     if (page >= answer.totalPages) break;
   }
-  const rows = loadRows();
-  const speeds = nominalSpeeds(rows);
+  const recorded = loadRows();
+  const speeds = nominalSpeeds(recorded);
+  const rows = week ? replayedRows(recorded, week.from, week.until) : recorded;
+  // Shift instances played live by an earlier replay: their logs are realtime segments.
+  const live = new Set<string>();
+  if (week) {
+    for (let page = 1; ; page++) {
+      const answer = ok(
+        "POST",
+        await api.POST("/v1/production-logs/filters", {
+          body: { start: { between: { start, end } }, limit: 100, page },
+        }),
+      );
+      for (const log of answer.productionLogs) {
+        if (log.isAutomated && log.shift) live.add(`${log.machine.id}:${log.shift.start}`);
+      }
+      if (page >= answer.totalPages) break;
+    }
+  }
+  const compared = report.filter(
+    (row) => !live.has(`${row.machine.id}:${new Date(row.shift.startTime).toISOString()}`),
+  );
+  if (week) {
+    console.log(
+      `The demo week from ${start}: ${report.length} report rows of closed shifts, ` +
+        `${report.length - compared.length} played live by the replay (not compared), ` +
+        `${compared.filter((r) => (r.productionMetrics.oee ?? 0) > 0).length} of the compared with production.`,
+    );
+  }
   const problems: string[] = [];
   let worst = 0;
-  for (const row of report) {
+  for (const row of compared) {
     const asset = Number(row.machine.name.replace("Asset ", ""));
     const w0 = Date.parse(row.shift.startTime);
     const w1 = Date.parse(row.shift.endTime);
@@ -207,7 +284,7 @@ async function main(): Promise<void> {
         problems.push(`${where} ${field}: CSV ${value}, report ${got[field]}`);
     }
   }
-  const sample = report.find((r) => r.productionMetrics.oee && r.productionMetrics.oee > 0);
+  const sample = compared.find((r) => r.productionMetrics.oee && r.productionMetrics.oee > 0);
   if (sample) {
     const asset = Number(sample.machine.name.replace("Asset ", ""));
     const want = expected(
@@ -227,7 +304,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `Compared ${report.length} report rows (${Object.keys(expected([], speeds, 0, 0, 1)).length} fields each); ` +
+    `Compared ${compared.length} report rows (${Object.keys(expected([], speeds, 0, 0, 1)).length} fields each); ` +
       `largest difference ${worst.toExponential(2)}.`,
   );
   if (report.length === 0) problems.push("The report has no rows: is the demo loaded?");

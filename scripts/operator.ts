@@ -19,7 +19,7 @@ import {
   type OperatorConnection,
   type RateLimit,
 } from "./lib/operator-api";
-import { checkSignal, parseScopes, UsageError } from "./lib/operator-checks";
+import { checkSignal, parseRateLimitPolicy, parseScopes, UsageError } from "./lib/operator-checks";
 import { DEFAULT_BASE_URL, resolveOperatorToken } from "./lib/project";
 
 type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string }>;
@@ -41,6 +41,32 @@ const COMMON_OPTIONS: OptionSpec = {
   url: { type: "string" },
   help: { type: "boolean", short: "h" },
 };
+
+/**
+ * A new key as the operator API answered it, with the limit its answers will carry: a key
+ * without its own limit (`rateLimit: null`) gets the deployment's default, which only the
+ * Worker knows, so one request with the key (`GET /v1/machines`; a 403 for a key without
+ * that scope carries the field too) reads it from `RateLimit-Policy`. That request counts
+ * against the key's quota. When it cannot be read, `rateLimit` stays null with a note.
+ */
+async function withEffectiveRateLimit<T extends { key: string; rateLimit: unknown }>(
+  baseUrl: string,
+  row: T,
+): Promise<T & { rateLimitSource: string }> {
+  if (row.rateLimit !== null) return { ...row, rateLimitSource: "the key's own" };
+  try {
+    const res = await fetch(`${baseUrl}/v1/machines`, {
+      headers: { "x-api-key": row.key },
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.body?.cancel();
+    const policy = parseRateLimitPolicy(res.headers.get("ratelimit-policy"));
+    if (policy) return { ...row, rateLimit: policy, rateLimitSource: "the deployment's default" };
+  } catch {
+    // unreachable: said below
+  }
+  return { ...row, rateLimitSource: "the deployment's default (could not be read)" };
+}
 
 const COMMANDS: Record<string, Command> = {
   "companies:list": {
@@ -84,13 +110,14 @@ const COMMANDS: Record<string, Command> = {
         scopes: [...scopes],
         ...(rateLimitText ? { rateLimit: parseRateLimit(rateLimitText) } : {}),
       };
-      return ok(
+      const issued = ok(
         "POST",
         await client.api.POST("/companies/{company_id}/api-keys", {
           params: { path: { company_id: requiredId(v, "company") } },
           body: [key],
         }),
       );
+      return Promise.all(issued.map((row) => withEffectiveRateLimit(client.baseUrl, row)));
     },
   },
   "api-keys:revoke": {

@@ -1,13 +1,15 @@
 /**
- * `npm run replay`: plays Demo Plant A's recorded week at the current time of day against
- * a deployment (scripts/lib/replay.ts), until Ctrl-C.
+ * `npm run replay`: fills the last 7 days of Demo Plant A from its recorded week, then plays
+ * the running shift at the current time of day against a deployment (scripts/lib/replay.ts),
+ * until Ctrl-C.
  *
  *   npm run replay -- [--url URL] [--key KEY] [--operator-token TOKEN] [--once]
  *
  * Defaults: the local server (`npm start`), the "demo-full-access" key that `npm start`
  * saved for it, and the operator token of `OPERATOR_TOKEN` or `.dev.vars`. Against another
  * deployment, give its URL, a key of its Demo Plant A and its operator token. `--once`
- * plays the last 24 hours and exits. (`npm start` runs the replay itself unless given
+ * fills the week and plays the running shift so far, then exits. Every pass is idempotent
+ * (docs/demo-data.md, "The demo week"). (`npm start` runs the replay itself unless given
  * `--no-replay`.)
  */
 import { parseArgs } from "node:util";

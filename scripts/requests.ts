@@ -3,14 +3,20 @@
  * the files given) against the local Worker, as VS Code's REST Client would, and fails on
  * the first answer that is not 2XX. The key is `$PM_KEY`, else the demo's full-access key of
  * Demo Plant A (`.wrangler/demo-keys.json`); the Worker is `$PM_URL`, else the local one.
+ *
+ * It leaves the demo as it found it (scripts/lib/requests-restore.ts): Asset 0 back on the
+ * SKU it was making, and the records the run left deleted; then prints one summary line.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readDemoKeys } from "./lib/demo-seed";
 import { parseHttpFile, runHttpFile } from "./lib/http-files";
 import { DEFAULT_BASE_URL, PROJECT_ROOT } from "./lib/project";
+import { restore, takeSnapshot } from "./lib/requests-restore";
 
 const REQUESTS_DIR = join(PROJECT_ROOT, "requests");
+/** The machine the collection's realtime writes address: Asset 0 (requests/realtime.http). */
+const REALTIME_MACHINE_ID = 1;
 
 async function main(files: string[]): Promise<number> {
   const baseUrl = process.env.PM_URL ?? DEFAULT_BASE_URL;
@@ -29,7 +35,10 @@ async function main(files: string[]): Promise<number> {
           .filter((name) => name.endsWith(".http"))
           .sort()
           .map((name) => join(REQUESTS_DIR, name));
-  let failed = false;
+  const target = { baseUrl, key };
+  const before = await takeSnapshot(target, REALTIME_MACHINE_ID);
+  let failed = 0;
+  let sent = 0;
   for (const path of paths) {
     console.log(path);
     const results = await runHttpFile(parseHttpFile(readFileSync(path, "utf8")), fetch, {
@@ -38,10 +47,16 @@ async function main(files: string[]): Promise<number> {
     });
     for (const result of results) {
       console.log(`  ${result.status} ${result.method} ${result.url}  (${result.title})`);
-      if (result.status < 200 || result.status > 299) failed = true;
+      sent += 1;
+      if (result.status < 200 || result.status > 299) failed += 1;
     }
   }
-  return failed ? 1 : 0;
+  const undone = await restore(target, before);
+  console.log(
+    `Requests: ${sent} sent from ${paths.length} files, ` +
+      `${failed === 0 ? "every answer 2XX" : `${failed} not 2XX`}; the demo left as found (${undone}).`,
+  );
+  return failed > 0 ? 1 : 0;
 }
 
 process.exitCode = await main(process.argv.slice(2));

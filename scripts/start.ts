@@ -19,13 +19,14 @@ import { appendFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from
 import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { DEMO_PLANT_A } from "./lib/demo-data";
+import { DEMO_FILES, DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
 import { ASSET_0_POWER_ID, ASSET_0_UUID } from "./lib/demo-ids";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
 import { connectOperator } from "./lib/operator-api";
 import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } from "./lib/project";
-import { startReplay } from "./lib/replay";
+import { Replay, startReplay } from "./lib/replay";
+import { type FleetFiles, fillFleetWeek } from "./lib/replay-fleet";
 
 const BASE_URL = DEFAULT_BASE_URL;
 const READY_PATH = "/openapi.json";
@@ -176,12 +177,23 @@ function banner(keys: DemoKey[], verbose: boolean, replay: boolean): string {
   lines.push(
     "",
     replay
-      ? `Demo Plant A plays its recorded week at the current time of day (every minute; npm start -- --no-replay to switch off).\nPlant board: ${BASE_URL}/board (enter the demo-full-access key)`
+      ? `Demo Plant A plays its recorded week at the current time of day: the last 7 days are filled in, the running shift plays live (every minute; npm start -- --no-replay to switch off).\nPlant board: ${BASE_URL}/board (enter the demo-full-access key)`
       : `Plant board: ${BASE_URL}/board (the replay is off: no machine runs a shift now)`,
   );
   if (!verbose) lines.push("", `Request log: ${LOG_NAME} (or: npm start -- --verbose)`);
   lines.push("", "Press Ctrl-C to stop.", "=".repeat(72), "");
   return lines.join("\n");
+}
+
+/** Fleet B's source files (data/azure-pdm/), for its demo week. */
+function readFleetFiles(): FleetFiles {
+  const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), "utf8");
+  return {
+    telemetry: read(DEMO_FILES.azureTelemetry),
+    machines: read(DEMO_FILES.azureMachines),
+    failures: read(DEMO_FILES.azureFailures),
+    maintenance: read(DEMO_FILES.azureMaint),
+  };
 }
 
 function nextDay(day: string): string {
@@ -270,8 +282,9 @@ async function main(): Promise<void> {
     console.log(seeded ? "Demo data loaded." : "Demo data already loaded.");
     const replayKey = keys.find((k) => k.company === DEMO_PLANT_A && k.name === "demo-full-access");
     if (replay && replayKey) {
-      // The replay's first pass (the last 24 hours) before the banner, so that a machine
-      // runs a shift with live production when the curl commands are pasted.
+      // The replay's first pass (the last 7 days, then the running shift) before the banner,
+      // so that the week's report has figures and a machine runs a shift with live
+      // production when the curl commands are pasted (about 2 s on a laptop).
       const controller = new AbortController();
       for (const signal of ["SIGINT", "SIGTERM"] as const)
         process.on(signal, () => controller.abort());
@@ -286,6 +299,19 @@ async function main(): Promise<void> {
         running.catch((error: unknown) => log(`Replay stopped: ${describe(error)}`));
       } catch (error) {
         console.error(`The demo replay could not start: ${describe(error)}`);
+      }
+      const fleetKey = keys.find((k) => k.company === FLEET_B);
+      if (fleetKey) {
+        try {
+          const fleet = new Replay({ ...target, key: fleetKey.key }, log);
+          const sent = await fillFleetWeek(fleet, readFleetFiles(), Date.now());
+          console.log(
+            `Replay: Fleet B's recorded week (from Monday 2015-01-19) on the last 7 days: ` +
+              `${sent.samples} samples, ${sent.stops} classified stops created.`,
+          );
+        } catch (error) {
+          console.error(`Fleet B's demo week could not be filled: ${describe(error)}`);
+        }
       }
     }
     console.log(banner(keys, verbose, replay));

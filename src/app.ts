@@ -6,7 +6,12 @@ import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
-import { BOARD_SCRIPT_PATH, boardPageHtml, serveBoardScript } from "./board/board-page";
+import {
+  BOARD_SCRIPT_PATH,
+  boardPageHtml,
+  serveBoardScript,
+  serveFavicon,
+} from "./board/board-page";
 import { createDb } from "./db/client";
 import { eventsRoutes } from "./events/routes";
 import {
@@ -17,6 +22,7 @@ import {
 } from "./http/docs-page";
 import { ApiError } from "./http/errors";
 import { withOperationExamples } from "./http/examples";
+import { NO_OFFSET_IS_UTC } from "./http/instants";
 import {
   declaredBodyLimit,
   jsonBody,
@@ -41,7 +47,8 @@ export const API_VERSION = "0.1.0";
 const SCOPE_TABLE_INTRO =
   "Every request acts for the company of its credential: `x-api-key: <API_KEY>` or " +
   "`Authorization: Bearer <ACCESS_TOKEN>` (exactly one of them). Each operation needs one scope " +
-  "`section.action`, named in its description and in `x-required-scope`.";
+  "`section.action`, named in its description and in `x-required-scope`. Date-times are " +
+  `ISO 8601, in a path, a query or a body alike: ${NO_OFFSET_IS_UTC}`;
 
 /**
  * Renders any thrown error as the spec's body.
@@ -164,6 +171,8 @@ export function createApp() {
   app.get(`${DOCS_ASSETS_PREFIX}:file`, (c) => serveDocsAsset(c, c.req.param("file")));
   app.get("/board", (c) => c.html(boardPageHtml()));
   app.get(BOARD_SCRIPT_PATH, (c) => serveBoardScript(c));
+  app.get("/favicon.svg", (c) => serveFavicon(c));
+  app.get("/favicon.ico", (c) => serveFavicon(c));
 
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
   app.onError(renderError);

@@ -76,9 +76,17 @@ describe("tenant isolation in one place", () => {
   });
 });
 
+/** The board's browser script, shipped as text modules (src/board/*.client.js). */
+const boardScripts = import.meta.glob<string>("../src/**/*.client.js", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+
 describe("one job per file", () => {
-  it("keeps every source file at 400 lines or fewer", () => {
-    const long = Object.entries(sources)
+  it("keeps every source file at 400 lines or fewer, the board's JavaScript included", () => {
+    expect(Object.keys(boardScripts).length).toBeGreaterThan(1);
+    const long = Object.entries({ ...sources, ...boardScripts })
       .map(([file, text]) => ({
         file,
         lines: text.split("\n").length - (text.endsWith("\n") ? 1 : 0),

@@ -254,7 +254,13 @@ describe("the OpenAPI document and the docs page", () => {
     expect(res.status).toBe(200);
     const html = await res.text();
     const refs = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1] ?? "");
-    expect(refs).toEqual(["/board/board.js"]);
+    expect(refs).toEqual(["/favicon.svg", "/board/board.js"]);
+    for (const path of ["/favicon.svg", "/favicon.ico"]) {
+      const icon = await call(path);
+      expect(icon.status, path).toBe(200);
+      expect(icon.headers.get("content-type")).toBe("image/svg+xml");
+      expect(await icon.text()).toContain("<svg");
+    }
     const script = await call("/board/board.js");
     expect(script.status).toBe(200);
     expect(script.headers.get("content-type")).toMatch(/javascript/);

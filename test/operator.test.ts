@@ -429,10 +429,10 @@ describe("operator samples", () => {
       samples: [{ timestamp: iso(t0), value: "high" }],
     });
     expect(badValue.status).toBe(422);
-    const noOffset = await operator("POST", `/signals/${publicId}/samples`, {
-      samples: [{ timestamp: "2024-04-01T10:00:00", value: 1 }],
+    const noSeparator = await operator("POST", `/signals/${publicId}/samples`, {
+      samples: [{ timestamp: "2024-04-01 10:00:00Z", value: 1 }],
     });
-    expect(noOffset.status).toBe(422);
+    expect(noSeparator.status).toBe(422);
 
     const unknown = await operator("POST", `/signals/${crypto.randomUUID()}/samples`, {
       samples: [{ timestamp: iso(t0), value: 1 }],

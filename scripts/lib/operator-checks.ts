@@ -73,3 +73,22 @@ export function checkSignal(input: SignalInput): SignalInput {
   });
   throw new UsageError(problems.join("; "));
 }
+
+/**
+ * Reads the quota of a `RateLimit-Policy` field as the Worker writes it
+ * (`"default";q=600;w=60`, draft-ietf-httpapi-ratelimit-headers: `q` requests per `w`
+ * seconds), so that the CLI can say a new key's effective limit when the key has none of
+ * its own (the operator API answers `rateLimit: null` for "the deployment's default").
+ *
+ * @param field the field's value, or null when the answer had none.
+ * @returns `{requests, periodSeconds}`, or null when the field is absent or has no `q`/`w`.
+ */
+export function parseRateLimitPolicy(
+  field: string | null,
+): { requests: number; periodSeconds: number } | null {
+  if (!field) return null;
+  const q = /;\s*q=(\d+)/.exec(field)?.[1];
+  const w = /;\s*w=(\d+)/.exec(field)?.[1];
+  if (q === undefined || w === undefined) return null;
+  return { requests: Number(q), periodSeconds: Number(w) };
+}

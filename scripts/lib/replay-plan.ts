@@ -66,7 +66,7 @@ export function replayOffset(instant: number): { sourceStart: number; offset: nu
  * time, with one local day of context before `from` (so that runs that began earlier
  * are whole).
  */
-function playedRows(
+export function playedRows(
   rowsByAsset: ReadonlyMap<number, readonly SmeRow[]>,
   from: number,
   to: number,

@@ -8,9 +8,11 @@
  * - operators at each shift start: `POST /v1/realtime/{machine_id}/operator`;
  * - alarms: unplanned stops through the operator API, opened and then closed.
  *
- * It first plays the last 24 hours at once (realtime writes only inside the running
- * shift; the SKU a machine was making when the shift began is set at the shift's start),
- * then every minute what became due. Everything it sends is idempotent on a restart: a
+ * It first fills the last 7 days before the running shift as the plant's systems would have
+ * recorded them (scripts/lib/replay-week.ts: samples, the closed shifts' production logs
+ * through the public API, stops), then plays the running shift so far as realtime writes
+ * (the SKU a machine was making when the shift began is set at the shift's start), then
+ * every minute what became due. Everything it sends is idempotent on a restart: a
  * sample at an existing instant replaces it, a realtime write with the same `start`
  * replaces it, an assignment with the same start changes nothing, and a stop is looked up
  * by its start (stops report) before one is opened.
@@ -18,8 +20,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSmeRows, type SmeRow } from "./demo-operations";
+import { pause } from "./pause";
 import { PROJECT_ROOT } from "./project";
 import { type ReplayEvent, replayEvents, skusRunningAt } from "./replay-plan";
+import { fillWeek } from "./replay-week";
 
 /** Where and as whom the replay sends. */
 export interface ReplayTarget {
@@ -35,17 +39,16 @@ export interface ReplayTarget {
 export type ReplayLog = (line: string) => void;
 
 const TICK_MS = 60_000;
-const DAY_MS = 24 * 3_600_000;
 const SME_FILE = "data/sme-manufacturing-atzeni2023/company_A_labelled_subset.csv";
 
-interface Machine {
+export interface Machine {
   id: number;
   powerId: string;
   countId: string;
 }
 
 /** A failed call; `status` 0 for a network error. */
-class CallError extends Error {
+export class CallError extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -68,10 +71,13 @@ export interface ReplayCounts {
  * once, then plays windows of time.
  */
 export class Replay {
-  private machines = new Map<number, Machine>();
+  /** The "Asset N" machines by asset number, once `resolve` has run. */
+  readonly machines = new Map<number, Machine>();
   private operatorIds: number[] = [];
-  private openStops = new Map<string, number>();
-  private readonly rows: Map<number, SmeRow[]>;
+  /** Open stops the replay created, by `machineId:startMs`, for closing them later. */
+  readonly openStops = new Map<string, number>();
+  /** The recorded rows by asset. */
+  readonly rows: Map<number, SmeRow[]>;
 
   constructor(
     private readonly target: ReplayTarget,
@@ -81,7 +87,13 @@ export class Replay {
     this.rows = parseSmeRows(smeCsv);
   }
 
-  private async call<T>(
+  /**
+   * One call: the public API with the key, or the operator API with `operator: true`;
+   * JSON in and out.
+   *
+   * @throws CallError with the status (0 for a network error) on an answer other than 2XX.
+   */
+  async call<T>(
     path: string,
     init: { method?: string; body?: unknown; operator?: boolean } = {},
   ): Promise<T> {
@@ -318,8 +330,10 @@ export class Replay {
 }
 
 /**
- * Starts the replay: resolves the plant, plays the last 24 hours at once, then returns
- * while it goes on playing every minute until `signal` aborts.
+ * Starts the replay: resolves the plant, fills the last 7 days (scripts/lib/replay-week.ts:
+ * samples, the closed shifts' production logs, stops), plays the running shift so far as
+ * live realtime writes, then returns while it goes on playing every minute until `signal`
+ * aborts.
  *
  * @returns once the first pass is done: the promise of the rest (resolves when aborted).
  */
@@ -331,11 +345,17 @@ export async function startReplay(
   const replay = new Replay(target, log);
   await replay.resolve();
   const now = Date.now();
-  const first = await replay.play(now - DAY_MS, now, { startOfShift: true });
+  const { counts: week, plan } = await fillWeek(replay, now);
+  // From just before the running shift's start, so that its operators are assigned.
+  const first = await replay.play(plan.until - 1, now, { startOfShift: true });
   log(
-    `Replay: Demo Plant A's recorded week plays at the current time of day: the last 24 h sent ` +
-      `(${first.samples} samples, ${first.skuWrites} SKU writes, ${first.operatorWrites} operator ` +
-      `writes, ${first.stopsOpened} stops opened, ${first.stopsClosed} closed).`,
+    `Replay: Demo Plant A's recorded week plays at the current time of day. The last 7 days ` +
+      `(from ${new Date(plan.from).toISOString()}): ${week.samples} samples, ` +
+      `${week.productionLogs} production logs of closed shifts` +
+      (week.shiftsKept > 0 ? ` (${week.shiftsKept} machine shifts already had theirs)` : "") +
+      `, ${week.stopsCreated} stops created, ${week.stopsClosed} closed; the running shift: ` +
+      `${first.skuWrites} SKU writes, ${first.operatorWrites} operator writes, ` +
+      `${first.stopsOpened} stops opened, ${first.stopsClosed} closed.`,
   );
   return { running: loop(replay, now, log, options.signal) };
 }
@@ -349,14 +369,7 @@ async function loop(
 ): Promise<void> {
   let last = from;
   while (!signal?.aborted) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, TICK_MS);
-      signal?.addEventListener("abort", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    if (signal?.aborted) break;
+    if (!(await pause(TICK_MS, signal))) break;
     const now = Date.now();
     try {
       await replay.play(last, now);

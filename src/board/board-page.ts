@@ -5,9 +5,11 @@
  * speed, the current stop; and, for a selected machine, its `power` and `count` signals
  * over the last 24 hours and its OEE per shift over the last 7 days.
  *
- * The page is served by the Worker itself, with its script (`board.client.js`) shipped
- * as a text module like the /docs files: no CDN, no chart library (the charts are small
- * SVG drawings). The script calls only the public API with the key, which stays in the
+ * The page is served by the Worker itself, with its script shipped as text modules like
+ * the /docs files (`board-format.client.js`: times in the company's zone and figures;
+ * `board-charts.client.js`; `board-detail.client.js`; `board-live.client.js`; and
+ * `board.client.js`, the cards and polling), served as one file: no CDN, no chart library
+ * (the charts are small SVG drawings). The script calls only the public API with the key, which stays in the
  * tab's session storage and is sent as `x-api-key`, never in a URL. It follows the
  * company's live events (`GET /v1/realtime/events`, opened with a one-use ticket from
  * `POST /v1/realtime/tickets`) and refreshes a machine when it has one; it also polls
@@ -18,7 +20,35 @@ import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
 import { EVENT_KINDS } from "../events/names";
 import { serveText } from "../http/docs-page";
-import boardScript from "./board.client.js";
+import boardMainScript from "./board.client.js";
+import boardChartsScript from "./board-charts.client.js";
+import boardDetailScript from "./board-detail.client.js";
+import boardFormatScript from "./board-format.client.js";
+import boardLiveScript from "./board-live.client.js";
+
+/** The board's script: its parts in the order they build on each other. */
+const boardScript = [
+  boardFormatScript,
+  boardChartsScript,
+  boardDetailScript,
+  boardLiveScript,
+  boardMainScript,
+].join("\n");
+
+/** The icon of the Worker's pages (a gauge), served at /favicon.svg and /favicon.ico. */
+export const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">' +
+  '<circle cx="16" cy="16" r="15" fill="#1f6feb"/>' +
+  '<path d="M7 21a9 9 0 1 1 18 0" fill="none" stroke="#fff" stroke-width="3" stroke-linecap="round"/>' +
+  '<path d="M16 21l6-7" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>';
+
+/** Serves the icon (an SVG, which browsers take at /favicon.ico too). */
+export function serveFavicon(c: Context<AppEnv>): Response {
+  return c.body(FAVICON_SVG, 200, {
+    "content-type": "image/svg+xml",
+    "cache-control": "public, max-age=86400",
+  });
+}
 
 const escapeAttribute = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;");
 
@@ -39,11 +69,12 @@ form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;max-width:40rem}
 form p{flex-basis:100%;color:var(--muted);font-size:.9rem;margin:0}
 input{font:inherit;padding:.4rem;min-width:16rem;max-width:100%}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,20rem),1fr));gap:1rem}
-.card{text-align:left;border:1px solid #8884;border-radius:8px;padding:.75rem 1rem;background:Canvas;color:CanvasText;width:100%}
+.card{display:flex;flex-direction:column;justify-content:flex-start;text-align:left;border:1px solid #8884;border-radius:8px;padding:.75rem 1rem;background:Canvas;color:CanvasText;width:100%}
 .card.selected{border-color:var(--accent);box-shadow:0 0 0 2px var(--accent)}
 .card h2{font-size:1.1rem;margin:0 0 .25rem}
 .card dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:.5rem 0}
-.card dt{color:var(--muted)}.card dd{margin:0;overflow-wrap:anywhere}
+.card dt{color:var(--muted)}.card dd{margin:0;overflow-wrap:break-word}
+.fig{white-space:nowrap}
 .shift,.idle{color:var(--muted);margin:0}
 .stopped{color:var(--bad);font-weight:600}
 .oee{display:flex;flex-direction:column}.oee .big{font-size:1.5rem;font-weight:700}
@@ -62,6 +93,7 @@ export function boardPageHtml(): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Plant board · Production Monitoring</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
 <style>${STYLE}</style>
 <script src="${BOARD_SCRIPT_PATH}" defer></script>
 </head>

@@ -1,18 +1,23 @@
-// The plant board's script: runs in the browser, served by the Worker as a text module
-// (src/board/board-page.ts). It uses only the public API, with the key the person enters,
-// kept in this tab's session storage and sent as the x-api-key header, never in a URL.
+// The plant board's script: runs in the browser, served by the Worker together with
+// board-format.client.js and board-charts.client.js (src/board/board-page.ts). It uses only
+// the public API, with the key the person enters, kept in this tab's session storage and
+// sent as the x-api-key header, never in a URL.
 
 (() => {
+  const { format } = globalThis.PMBoard;
+  const { el, percent, number, fig, HOUR } = format;
   const KEY_STORAGE = "pm-board-key";
-  const HOUR = 3_600_000;
+  /** How long a machine that runs no shift is left alone before it is asked again. */
+  const NO_SHIFT_RETRY_MS = 10 * 60_000;
   const $ = (id) => document.getElementById(id);
   const state = {
     key: sessionStorage.getItem(KEY_STORAGE) || "",
     machines: [],
     realtime: new Map(),
+    /** Machines that answered 409 (no shift now): when to ask again, ms. */
+    noShift: new Map(),
     metrics: new Map(),
     stops: new Map(),
-    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
     selected: null,
     timer: null,
     slowTimer: null,
@@ -21,9 +26,6 @@
     pending: new Set(),
     flushTimer: null,
   };
-
-  /** The event kinds of the live streams, as the Worker lists them (src/events/names.ts). */
-  const EVENT_KINDS = JSON.parse(document.body.dataset.eventKinds || "[]");
 
   /** A request to the public API with the key; JSON in and out; throws with the status. */
   async function api(path, body) {
@@ -43,41 +45,12 @@
     return { status: res.status, body: await res.json() };
   }
 
-  const percent = (x) => (typeof x === "number" ? `${(x * 100).toFixed(1)} %` : "–");
-  const number = (x, digits = 0) =>
-    typeof x === "number"
-      ? x.toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: 0 })
-      : "–";
-  const clock = (iso) =>
-    new Intl.DateTimeFormat(undefined, {
-      timeZone: state.timeZone,
-      hour: "2-digit",
-      minute: "2-digit",
-    }).format(new Date(iso));
-  const dayClock = (ms) =>
-    new Intl.DateTimeFormat(undefined, {
-      timeZone: state.timeZone,
-      weekday: "short",
-      hour: "2-digit",
-      minute: "2-digit",
-    }).format(new Date(ms));
-
-  /** An element with attributes and children (strings become text nodes: never HTML). */
-  function el(tag, attributes, ...children) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes || {})) {
-      if (value !== undefined && value !== null) node.setAttribute(name, String(value));
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined) continue;
-      node.append(typeof child === "string" ? document.createTextNode(child) : child);
-    }
-    return node;
-  }
-
   function setStatus(text) {
     $("status").textContent = text;
   }
+
+  /** `Updated 14:05:09` in the company's zone. */
+  const updated = (prefix) => `${prefix} ${format.clockSeconds(Date.now())}`;
 
   /** Production of the running shift against what the nominal speeds allow so far. */
   function productionAgainstNominal(rt) {
@@ -91,6 +64,51 @@
     return { count: rt.production.count, target };
   }
 
+  /** What the card says about production: figures, or plainly why there are none. */
+  function productionText(machine, rt) {
+    const current = rt.current;
+    if (!current && rt.production.segments.length === 0) {
+      return machine.isCountEnabled === false
+        ? "Not measured: no SKU set this shift and no count signal"
+        : "No SKU set this shift";
+    }
+    const production = productionAgainstNominal(rt);
+    const unit = current?.sku.unit ? current.sku.unit : "units";
+    return [
+      fig(`${number(production.count)} ${unit}`),
+      " of ",
+      fig(number(production.target)),
+      " at nominal speed",
+    ];
+  }
+
+  /** The OEE block: the running shift's figures, or why the reports have none. */
+  function oeeBlock(rt, row) {
+    const m = row ? row.productionMetrics : null;
+    if (!m && rt.shift.isConsidered === false) {
+      return el(
+        "div",
+        { class: "oee", "data-field": "oee" },
+        el("span", {}, "No OEE: this shift is not counted in the reports"),
+      );
+    }
+    return el(
+      "div",
+      { class: "oee", "data-field": "oee" },
+      el("span", { class: "big" }, "OEE ", fig(percent(m?.oee))),
+      el(
+        "span",
+        {},
+        "Availability ",
+        fig(percent(m?.availability)),
+        " · Performance ",
+        fig(percent(m?.effectiveness)),
+        " · Quality ",
+        fig(percent(m?.quality)),
+      ),
+    );
+  }
+
   function machineCard(machine) {
     const rt = state.realtime.get(machine.id);
     const selected = state.selected && state.selected.id === machine.id;
@@ -101,23 +119,15 @@
       "aria-pressed": selected ? "true" : "false",
     });
     card.append(el("h2", {}, machine.name));
+    card.addEventListener("click", () => openDetail(machine));
     if (!rt) {
-      card.append(el("p", { class: "idle" }, "No shift running"));
-      card.addEventListener("click", () => openDetail(machine));
+      card.append(el("p", { class: "idle" }, "No shift running now"));
       return card;
     }
-    const row = state.metrics.get(`${machine.id}:${rt.shift.id}`);
-    const m = row ? row.productionMetrics : null;
     const current = rt.current;
     const stop = state.stops.get(machine.id);
-    const production = productionAgainstNominal(rt);
-    const unit = current?.sku.unit ? current.sku.unit : "units";
     card.append(
-      el(
-        "p",
-        { class: "shift" },
-        `${rt.shift.name}, ${clock(rt.shift.start)}–${clock(rt.shift.end)}`,
-      ),
+      el("p", { class: "shift", "data-field": "shift" }, format.shiftSpan(rt.shift)),
       el(
         "dl",
         {},
@@ -144,44 +154,38 @@
             : "–",
         ),
         el("dt", {}, "Production"),
-        el(
-          "dd",
-          { "data-field": "production" },
-          `${number(production.count)} ${unit} of ${number(production.target)} at nominal speed`,
-        ),
+        el("dd", { "data-field": "production" }, productionText(machine, rt)),
         el("dt", {}, "Stop"),
         el(
           "dd",
           { "data-field": "stop", class: stop ? "stopped" : "" },
           stop
-            ? `Stopped since ${clock(stop.stop.startTime)}${
+            ? `Stopped since ${format.clock(stop.stop.startTime)}${
                 stop.classification.generalCause.name
                   ? ` (${stop.classification.generalCause.name})`
                   : " (unclassified)"
               }`
-            : "Running",
+            : "No open stop",
         ),
       ),
-      el(
-        "div",
-        { class: "oee", "data-field": "oee" },
-        el("span", { class: "big" }, `OEE ${percent(m?.oee)}`),
-        el(
-          "span",
-          {},
-          `Availability ${percent(m?.availability)} · Performance ${percent(
-            m?.effectiveness,
-          )} · Quality ${percent(m?.quality)}`,
-        ),
-      ),
+      oeeBlock(rt, state.metrics.get(`${machine.id}:${rt.shift.id}`)),
     );
-    card.addEventListener("click", () => openDetail(machine));
     return card;
   }
 
   function render() {
     const grid = $("machines");
-    grid.replaceChildren(...state.machines.map(machineCard));
+    grid.replaceChildren(
+      ...(state.machines.length === 0
+        ? [
+            el(
+              "p",
+              { class: "idle", "data-field": "no-machines" },
+              "This company has no machines yet.",
+            ),
+          ]
+        : state.machines.map(machineCard)),
+    );
     grid.setAttribute("aria-busy", "false");
   }
 
@@ -193,12 +197,34 @@
     return out;
   }
 
-  async function refreshRealtime() {
-    await inBatches(state.machines, 6, async (machine) => {
+  /**
+   * The realtime state of each machine. A machine that runs no shift (409) is asked again
+   * only after NO_SHIFT_RETRY_MS, or at once when one of its events arrives: a machine
+   * without shifts is not polled into an error every round.
+   */
+  async function refreshRealtime(machines = state.machines) {
+    const now = Date.now();
+    const due = machines.filter((m) => !(state.noShift.get(m.id) > now));
+    await inBatches(due, 6, async (machine) => {
       const { status, body } = await api(`/v1/realtime/${machine.id}`);
-      if (status === 409) state.realtime.delete(machine.id);
-      else state.realtime.set(machine.id, body);
+      if (status === 409) {
+        state.realtime.delete(machine.id);
+        state.noShift.set(machine.id, Date.now() + NO_SHIFT_RETRY_MS);
+      } else {
+        state.noShift.delete(machine.id);
+        state.realtime.set(machine.id, body);
+      }
     });
+  }
+
+  async function allPages(path, body, list) {
+    const rows = [];
+    for (let page = 1; page <= 10; page += 1) {
+      const answer = await api(path, { ...body, page, limit: 100 });
+      rows.push(...answer.body[list]);
+      if (page >= answer.body.totalPages) break;
+    }
+    return rows;
   }
 
   /** The running shifts' metrics rows and the open stops of every machine. */
@@ -206,28 +232,15 @@
     const ids = state.machines.map((m) => m.id);
     if (ids.length === 0) return;
     const after = new Date(Date.now() - 2 * 24 * HOUR).toISOString();
+    const body = { machines: { include: ids }, startDate: { after } };
     const metrics = new Map();
-    for (let page = 1; page <= 10; page += 1) {
-      const { body } = await api("/v1/reports/metrics", {
-        machines: { include: ids },
-        startDate: { after },
-        page,
-        limit: 100,
-      });
-      for (const row of body.metrics) metrics.set(`${row.machine.id}:${row.shift.id}`, row);
-      if (page >= body.totalPages) break;
+    for (const row of await allPages("/v1/reports/metrics", body, "metrics")) {
+      metrics.set(`${row.machine.id}:${row.shift.id}`, row);
     }
     state.metrics = metrics;
     const stops = new Map();
-    for (let page = 1; page <= 10; page += 1) {
-      const { body } = await api("/v1/reports/stops", {
-        machines: { include: ids },
-        startDate: { after },
-        page,
-        limit: 100,
-      });
-      for (const row of body.stops) if (row.stop.endTime === null) stops.set(row.machine.id, row);
-      if (page >= body.totalPages) break;
+    for (const row of await allPages("/v1/reports/stops", body, "stops")) {
+      if (row.stop.endTime === null) stops.set(row.machine.id, row);
     }
     state.stops = stops;
   }
@@ -237,181 +250,16 @@
       await refreshRealtime();
       if (withReports) await refreshReports();
       render();
-      setStatus(`Updated ${new Date().toLocaleTimeString()}`);
+      setStatus(updated("Updated"));
     } catch (error) {
       setStatus(`Could not refresh: ${error.message}`);
       if (error.status === 401) forgetKey();
     }
   }
 
-  /** A line chart of `points` ([ms, value]) as an SVG element, with its range labelled. */
-  function lineChart(points, label, unit) {
-    const width = 600;
-    const height = 160;
-    const pad = 28;
-    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    svg.setAttribute("role", "img");
-    svg.setAttribute("class", "chart");
-    if (points.length === 0) {
-      svg.setAttribute("aria-label", `${label}: no samples in the last 24 hours`);
-      const text = document.createElementNS(svg.namespaceURI, "text");
-      text.setAttribute("x", "20");
-      text.setAttribute("y", "80");
-      text.textContent = "No samples in the last 24 hours";
-      svg.append(text);
-      return svg;
-    }
-    const t0 = points[0][0];
-    const t1 = points[points.length - 1][0];
-    const values = points.map((p) => p[1]);
-    const lo = Math.min(0, ...values);
-    const hi = Math.max(...values, lo + 1);
-    const x = (t) => pad + ((t - t0) / Math.max(t1 - t0, 1)) * (width - 2 * pad);
-    const y = (v) => height - pad - ((v - lo) / (hi - lo)) * (height - 2 * pad);
-    const line = document.createElementNS(svg.namespaceURI, "polyline");
-    line.setAttribute(
-      "points",
-      points.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" "),
-    );
-    line.setAttribute("fill", "none");
-    line.setAttribute("stroke", "currentColor");
-    line.setAttribute("stroke-width", "2");
-    svg.append(line);
-    const labels = [
-      [pad, 14, `${number(hi, 2)} ${unit}`],
-      [pad, height - pad + 14, `${number(lo, 2)} ${unit}`],
-      [pad, height - 2, dayClock(t0)],
-      [width - pad - 90, height - 2, dayClock(t1)],
-    ];
-    for (const [tx, ty, content] of labels) {
-      const text = document.createElementNS(svg.namespaceURI, "text");
-      text.setAttribute("x", String(tx));
-      text.setAttribute("y", String(ty));
-      text.setAttribute("font-size", "12");
-      text.textContent = content;
-      svg.append(text);
-    }
-    svg.setAttribute(
-      "aria-label",
-      `${label}: ${points.length} points from ${dayClock(t0)} to ${dayClock(t1)}, between ${number(lo, 2)} and ${number(hi, 2)} ${unit}`,
-    );
-    return svg;
-  }
-
-  /** OEE per shift as bars (one per shift instance), with each value in its title. */
-  function oeeChart(rows) {
-    const width = 600;
-    const height = 160;
-    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    svg.setAttribute("role", "img");
-    svg.setAttribute("class", "chart");
-    svg.setAttribute("aria-label", `OEE of ${rows.length} shifts in the last 7 days`);
-    const left = 44;
-    const step = (width - left - 10) / Math.max(rows.length, 1);
-    for (const [text, y] of [
-      ["100 %", 16],
-      ["0 %", height - 20],
-    ]) {
-      const label = document.createElementNS(svg.namespaceURI, "text");
-      label.setAttribute("x", "0");
-      label.setAttribute("y", String(y));
-      label.setAttribute("font-size", "12");
-      label.textContent = text;
-      svg.append(label);
-    }
-    rows.forEach((row, i) => {
-      const oee = row.productionMetrics.oee || 0;
-      const bar = document.createElementNS(svg.namespaceURI, "rect");
-      const h = Math.max(1, oee * (height - 30));
-      if (step >= 34) {
-        const value = document.createElementNS(svg.namespaceURI, "text");
-        value.setAttribute("x", String(left + i * step));
-        value.setAttribute("y", String(height - 24 - h));
-        value.setAttribute("font-size", "11");
-        value.textContent = percent(oee);
-        svg.append(value);
-      }
-      bar.setAttribute("x", String(left + i * step));
-      bar.setAttribute("y", String(height - 20 - h));
-      bar.setAttribute("width", String(Math.max(step - 2, 1)));
-      bar.setAttribute("height", String(h));
-      bar.setAttribute("fill", "currentColor");
-      const title = document.createElementNS(svg.namespaceURI, "title");
-      title.textContent = `${row.shift.name} ${dayClock(Date.parse(row.shift.startTime))}: OEE ${percent(oee)}`;
-      bar.append(title);
-      svg.append(bar);
-    });
-    return svg;
-  }
-
-  async function openDetail(machine) {
-    state.selected = machine;
-    render();
-    const detail = $("detail");
-    detail.hidden = false;
-    $("detail-title").textContent = machine.name;
-    const charts = $("detail-charts");
-    charts.replaceChildren(el("p", {}, "Loading…"));
-    const now = Date.now();
-    const figures = [];
-    if (machine.uuid) {
-      const { body } = await api(`/v1/machines/${machine.uuid}/signals`);
-      for (const [name, fn, unit] of [
-        ["power", "avg", "kW"],
-        ["count", "sum", "pieces"],
-      ]) {
-        const signal = body.signals.find((s) => s.name === name);
-        if (!signal) continue;
-        const query = new URLSearchParams({
-          start_time: new Date(now - 24 * HOUR).toISOString(),
-          end_time: new Date(now).toISOString(),
-          agg_unit: "m",
-          agg_period: "15",
-          agg_function: fn,
-        });
-        const data = await api(`/v1/machines/${machine.uuid}/signals/${signal.public_id}?${query}`);
-        const points = data.body.data.map((p) => [Date.parse(p.timestamp), p.value]);
-        const label = `${signal.display_name || name}, ${fn} per 15 min`;
-        figures.push(
-          el(
-            "figure",
-            { "data-chart": name },
-            el("figcaption", {}, `${label} (${unit}), last 24 hours`),
-            lineChart(points, label, unit),
-          ),
-        );
-      }
-    }
-    const { body } = await api("/v1/reports/metrics", {
-      machines: { include: [machine.id] },
-      startDate: { after: new Date(now - 7 * 24 * HOUR).toISOString() },
-      limit: 100,
-    });
-    const rows = [...body.metrics].sort(
-      (a, b) => Date.parse(a.shift.startTime) - Date.parse(b.shift.startTime),
-    );
-    figures.push(
-      el(
-        "figure",
-        { "data-chart": "oee" },
-        el("figcaption", {}, "OEE per shift, last 7 days"),
-        oeeChart(rows),
-      ),
-    );
-    if (state.selected === machine) charts.replaceChildren(...figures);
-    $("close-detail").focus();
-  }
-
-  function closeDetail() {
-    const machine = state.selected;
-    state.selected = null;
-    $("detail").hidden = true;
-    render();
-    const card = machine && document.querySelector(`[data-machine-id="${machine.id}"]`);
-    if (card) card.focus();
-  }
+  const ctx = { state, api, render, setStatus, updated, refreshRealtime, refreshReports };
+  const { openDetail, closeDetail } = globalThis.PMBoard.detail(ctx);
+  const { listen } = globalThis.PMBoard.live(ctx);
 
   function forgetKey() {
     sessionStorage.removeItem(KEY_STORAGE);
@@ -422,83 +270,20 @@
     state.events = null;
     $("key-form").hidden = false;
     $("change-key").hidden = true;
+    $("time-zone").textContent = "";
     $("machines").replaceChildren();
     $("detail").hidden = true;
     $("key").focus();
   }
 
-  /** Refreshes the machines that had events, at most every half second. */
-  function machineChanged(machineId) {
-    if (machineId === null || machineId === undefined) {
-      for (const m of state.machines) state.pending.add(m.id);
-    } else {
-      state.pending.add(machineId);
-    }
-    if (state.flushTimer) return;
-    state.flushTimer = setTimeout(async () => {
-      state.flushTimer = null;
-      const ids = new Set(state.pending);
-      state.pending.clear();
-      try {
-        await inBatches(
-          state.machines.filter((m) => ids.has(m.id)),
-          6,
-          async (machine) => {
-            const { status, body } = await api(`/v1/realtime/${machine.id}`);
-            if (status === 409) state.realtime.delete(machine.id);
-            else state.realtime.set(machine.id, body);
-          },
-        );
-        await refreshReports();
-        render();
-        setStatus(`Live · updated ${new Date().toLocaleTimeString()}`);
-      } catch (error) {
-        setStatus(`Could not refresh: ${error.message}`);
-      }
-    }, 500);
-  }
-
   /**
-   * Listens to the company's live events: a one-use ticket (asked for with the key in a
-   * header) opens an EventSource, so the key never goes in a URL. A ticket serves one
-   * connection: when it drops, a new ticket resumes after the last event seen.
+   * The company's time zone. The public API states it with each production log
+   * (`company.timezone`); a company without any log yet has no answer that carries it, and
+   * the board says so rather than pass the browser's zone or UTC off as the plant's.
    */
-  async function listen() {
-    if (state.events) state.events.close();
-    state.events = null;
-    if (!state.key || typeof EventSource === "undefined") return;
-    try {
-      const { body } = await api("/v1/realtime/tickets", {});
-      const query = new URLSearchParams({ ticket: body.ticket });
-      if (state.lastEventId !== null) query.set("since", state.lastEventId);
-      const source = new EventSource(`/v1/realtime/events?${query}`);
-      state.events = source;
-      for (const kind of EVENT_KINDS) {
-        source.addEventListener(kind, (message) => {
-          state.lastEventId = message.lastEventId || state.lastEventId;
-          let event = null;
-          try {
-            event = JSON.parse(message.data);
-          } catch {
-            return;
-          }
-          // How many events arrived: shown to tests and to a curious person's dev tools.
-          document.body.dataset.liveEvents = String(
-            Number(document.body.dataset.liveEvents || 0) + 1,
-          );
-          machineChanged(kind === "reset" ? null : event.machineId);
-        });
-      }
-      source.addEventListener("error", () => {
-        if (state.events !== source) return;
-        source.close();
-        state.events = null;
-        setTimeout(listen, 5_000);
-      });
-    } catch (error) {
-      setStatus(`Live events unavailable (${error.message}); polling`);
-      setTimeout(listen, 30_000);
-    }
+  async function companyZone() {
+    const logs = await api("/v1/production-logs/filters", { limit: 1 });
+    return logs.body.productionLogs[0]?.company.timezone ?? null;
   }
 
   async function start() {
@@ -508,10 +293,12 @@
     try {
       const machines = await api("/v1/machines");
       state.machines = machines.body;
-      const logs = await api("/v1/production-logs/filters", { limit: 1 });
-      const log = logs.body.productionLogs[0];
-      if (log?.company.timezone) state.timeZone = log.company.timezone;
-      $("time-zone").textContent = `Times in ${state.timeZone}`;
+      const zone = await companyZone();
+      format.setZone(zone ?? "UTC");
+      document.body.dataset.timeZone = zone ?? "";
+      $("time-zone").textContent = zone
+        ? `Times in ${zone} (the plant's)`
+        : "Times in UTC: the company's zone is not known yet (the API gives it with production logs)";
     } catch (error) {
       setStatus(error.status === 401 ? "That key is not valid." : `Error: ${error.message}`);
       if (error.status === 401) forgetKey();

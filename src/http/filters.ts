@@ -14,7 +14,7 @@ import { asc, type Column, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { live } from "../db/company-scope";
 import { machines } from "../db/schema";
-import { epochMsOf } from "./instants";
+import { epochMsOf, NO_OFFSET_IS_UTC } from "./instants";
 import {
   idListConditions,
   integerIdListFields,
@@ -24,13 +24,20 @@ import {
 } from "./search";
 
 /**
- * An ISO 8601 date-time with a `Z` or an offset, parsed to ms since the epoch.
+ * An ISO 8601 date-time, parsed to ms since the epoch: with a `Z` or an offset, or without
+ * one, which is read as UTC (`2022-09-05T00:00:00` is `2022-09-05T00:00:00Z`), the one rule
+ * of every date-time a request carries, in a body as in a query (docs/decisions.md).
  * Instants before 1970 are refused (every stored instant is after it).
  */
 export const DateTimeMs = z.iso
-  .datetime({ offset: true })
+  .datetime({ offset: true, local: true })
   .transform(epochMsOf)
-  .openapi({ type: "string", format: "date-time", example: "2026-03-02T06:00:00Z" });
+  .openapi({
+    type: "string",
+    format: "date-time",
+    example: "2026-03-02T06:00:00Z",
+    description: `ISO 8601. ${NO_OFFSET_IS_UTC}`,
+  });
 
 /**
  * The date operators. Every operator given applies (AND):

@@ -6,6 +6,13 @@
  */
 import { z } from "@hono/zod-openapi";
 
+/**
+ * The rule for a date-time without an offset, as the OpenAPI descriptions state it: the
+ * same in a path, a query and a body.
+ */
+export const NO_OFFSET_IS_UTC =
+  "A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.";
+
 /** The refusal of an instant before 1970 (every stored instant is after it). */
 export const BEFORE_EPOCH = "Must be a date-time on or after 1970-01-01T00:00:00Z";
 

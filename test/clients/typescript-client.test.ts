@@ -42,8 +42,11 @@ function clientOf(key: string, options: Partial<ClientOptions> = {}) {
   return { client, waits };
 }
 
-/** The 24 hourly means of the power samples: hour h has samples h*10 + i for i = 0..11. */
-const HOURS = Array.from({ length: 24 }, (_, h) => h);
+/**
+ * The hours with power samples, as in the recording of Asset 0 on 2022-09-05: none before
+ * 05:00 UTC, then every hour (hour h has samples h*10 + i for i = 0..11).
+ */
+const HOURS = Array.from({ length: 19 }, (_, i) => i + 5);
 const hourStart = (h: number) => Date.UTC(2022, 8, 5, h);
 
 let plant: TestCompany;
@@ -83,6 +86,9 @@ describe("the client's examples against the Worker", () => {
     const { client } = clientOf(plant.key);
     const points = await hourlyPower(client, ASSET_0_UUID, ASSET_0_POWER_ID);
     expect(points).toEqual(HOURS.map((h) => [new Date(hourStart(h)).toISOString(), h * 10 + 5.5]));
+    // The README says what a user sees: one point per hour with samples, the first and last.
+    expect(readme).toContain(`${points.length} of them`);
+    expect(readme).toContain(`from\n\`${points[0]?.[0]}\` to \`${points.at(-1)?.[0]}\``);
   });
 
   it("2. creates SKUs once, though the first answer is lost and the call retried", async () => {

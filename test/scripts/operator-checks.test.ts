@@ -5,9 +5,14 @@
  */
 import { describe, expect, it } from "vitest";
 import type { SignalInput } from "../../scripts/lib/operator-api";
-import { checkSignal, parseScopes, UsageError } from "../../scripts/lib/operator-checks";
+import {
+  checkSignal,
+  parseRateLimitPolicy,
+  parseScopes,
+  UsageError,
+} from "../../scripts/lib/operator-checks";
 import { ALL_SCOPES as KNOWN_SCOPES } from "../../src/auth/scopes";
-import { call, createCompany, createMachines, operator } from "../harness";
+import { call, createCompany, createKey, createMachines, operator } from "../harness";
 
 interface Document {
   paths: Record<string, Record<string, { "x-required-scope"?: string }>>;
@@ -90,5 +95,25 @@ describe("operator CLI: signals:create", () => {
       /--public-id: .*; --display-name: /,
     );
     expect(checkSignal({ ...base, name: "  power " }).name).toBe("power");
+  });
+});
+
+describe("operator CLI: api-keys:create says the effective rate limit", () => {
+  it("reads the quota a key without its own limit gets from the Worker's RateLimit-Policy", async () => {
+    const co = await createCompany();
+    // A key without the scope of GET /v1/machines: its 403 carries the field too.
+    const key = await createKey(co.id, ["skus.read"]);
+    const res = await call("/v1/machines", { headers: { "x-api-key": key } });
+    expect(res.status).toBe(403);
+    expect(parseRateLimitPolicy(res.headers.get("ratelimit-policy"))).toEqual({
+      requests: 600,
+      periodSeconds: 60,
+    });
+  });
+
+  it("reads a key's own limit, and nothing from an absent or foreign field", () => {
+    expect(parseRateLimitPolicy('"key";q=100;w=30')).toEqual({ requests: 100, periodSeconds: 30 });
+    expect(parseRateLimitPolicy(null)).toBeNull();
+    expect(parseRateLimitPolicy("100;window=30")).toBeNull();
   });
 });

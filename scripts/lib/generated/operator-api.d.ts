@@ -976,7 +976,7 @@ export interface paths {
                         samples?: {
                             /**
                              * Format: date-time
-                             * @description With an offset.
+                             * @description A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                              * @example 2024-01-01T00:00:00Z
                              */
                             timestamp: string;
@@ -1392,6 +1392,7 @@ export interface paths {
                     "application/json": {
                         /**
                          * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         startTime: string;
@@ -1593,6 +1594,7 @@ export interface paths {
                     "application/json": {
                         /**
                          * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         startTime?: string;

@@ -1023,11 +1023,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1045,6 +1047,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
+                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1145,11 +1148,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1167,6 +1172,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
+                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1254,11 +1260,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1276,6 +1284,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
+                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1397,11 +1406,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1419,6 +1430,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
+                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1629,11 +1641,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1663,11 +1677,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1712,11 +1728,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1734,6 +1752,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
+                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1922,11 +1941,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1956,11 +1977,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2097,11 +2120,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2131,11 +2156,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2165,11 +2192,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2187,6 +2216,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
+                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;

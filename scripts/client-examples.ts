@@ -1,0 +1,71 @@
+/**
+ * `npm run client:examples`: runs the three examples of clients/typescript/README.md
+ * against a running Worker (`npm start`), through the package import the README shows
+ * (`@production-monitoring/client`, an npm workspace of this repository), and prints what
+ * each one answered.
+ *
+ * The Worker is `$PM_URL`, else the local one; the key `$PM_KEY`, else the demo's
+ * "demo-full-access" key of Demo Plant A (`.wrangler/demo-keys.json`). Example 2 creates
+ * two SKUs with codes of its own (`EXAMPLE-<time>-A`, `-B`), example 3 finds them, and the
+ * script deletes them at the end, so the demo is left as it was. Exits 1 on an error.
+ */
+import { createClient, unwrap } from "@production-monitoring/client";
+import { allSkuCodes } from "../clients/typescript/examples/all-skus";
+import { createSkus } from "../clients/typescript/examples/create-skus";
+import { hourlyPower } from "../clients/typescript/examples/hourly-power";
+import { ASSET_0_POWER_ID, ASSET_0_UUID } from "./lib/demo-ids";
+import { readDemoKeys } from "./lib/demo-seed";
+import { DEFAULT_BASE_URL } from "./lib/project";
+
+async function main(): Promise<number> {
+  const baseUrl = (process.env.PM_URL ?? DEFAULT_BASE_URL).replace(/\/$/, "");
+  const apiKey =
+    process.env.PM_KEY ??
+    readDemoKeys(baseUrl).find((k) => k.company === "Demo Plant A" && k.name === "demo-full-access")
+      ?.key;
+  if (!apiKey) {
+    console.error('No key: set PM_KEY (eval "$(npm run --silent demo-env)") or run npm start.');
+    return 2;
+  }
+  const client = createClient({ baseUrl, apiKey });
+  const uuid = process.env.PM_MACHINE_UUID ?? ASSET_0_UUID;
+  const powerId = process.env.PM_POWER_ID ?? ASSET_0_POWER_ID;
+
+  const points = await hourlyPower(client, uuid, powerId);
+  const first = points[0];
+  const last = points[points.length - 1];
+  console.log(
+    `1. hourlyPower: ${points.length} hourly averages on 2022-09-05` +
+      (first && last
+        ? `, ${first[0]} (${first[1].toFixed(2)} kW) to ${last[0]} (${last[1].toFixed(2)} kW)`
+        : ""),
+  );
+
+  const prefix = `EXAMPLE-${Date.now()}`;
+  const ids = await createSkus(client, [`${prefix}-A`, `${prefix}-B`]);
+  try {
+    console.log(
+      `2. createSkus: created ${ids.length} SKUs (${prefix}-A, ${prefix}-B): ${ids.join(", ")}`,
+    );
+    const codes = await allSkuCodes(client, prefix);
+    console.log(`3. allSkuCodes("${prefix}"): ${codes.join(", ")}`);
+  } finally {
+    for (const id of ids) {
+      unwrap(await client.DELETE("/v1/skus/{sku_id}", { params: { path: { sku_id: id } } }));
+    }
+  }
+  console.log(
+    `Done: 3 examples ran against ${baseUrl}; the ${ids.length} SKUs of example 2 were deleted again.`,
+  );
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  },
+);
