@@ -8,7 +8,7 @@ import type { EventInput, LiveEvent } from "./names";
 import type { TicketPrincipal } from "./tickets";
 
 /** The answer of `acquire`. */
-export type LeaseDecision = { ok: true } | { ok: false; retryAfterMs: number };
+export type LeaseDecision = { ok: true } | { ok: false; revoked: boolean; retryAfterMs: number };
 
 /** The RPC methods of `MachineEvents` (src/events/machine-events.ts documents each). */
 export interface MachineEventsRpc extends Rpc.DurableObjectBranded {
@@ -18,8 +18,12 @@ export interface MachineEventsRpc extends Rpc.DurableObjectBranded {
   appendMany(stream: string, inputs: EventInput[]): Promise<number>;
   /** The stream's live figures may have changed: recompute them (at most once a second). */
   nudge(stream: string): Promise<void>;
-  /** Opens a connection lease under `limit`, or says when to retry. */
-  acquire(leaseId: string, limit: number, ttlMs: number): Promise<LeaseDecision>;
+  /** Opens a connection lease under `limit` for `stream`, or says when to retry (or revoked). */
+  acquire(leaseId: string, limit: number, ttlMs: number, stream?: string): Promise<LeaseDecision>;
+  /** Marks the credential revoked; returns the streams holding its open connections. */
+  revoke(): Promise<string[]>;
+  /** Closes every connection of a revoked credential on this stream; returns how many. */
+  closeCredential(stream: string, credentialId: string): Promise<number>;
   /** Renews open leases (the SSE heartbeat). */
   renew(leaseIds: string[], ttlMs: number): Promise<void>;
   /** Ends a lease (the connection closed). */

@@ -60,15 +60,31 @@ function authenticateOrTicket(): MiddlewareHandler<AppEnv> {
     if (!match) throw notAuthenticated();
     const principal = await eventsObject(c.env, ticketStore(Number(match[1]))).redeemTicket(ticket);
     if (!principal) throw notAuthenticated();
-    c.set("principal", { ...principal, scopes: new Set(principal.scopes) });
+    const { expiresAt, ...rest } = principal;
+    c.set("principal", {
+      ...rest,
+      scopes: new Set(principal.scopes),
+      ...(typeof expiresAt === "number" ? { expiresAt } : {}),
+    });
     await next();
   };
 }
 
 const EVENTS_QUERY = z.object({
-  since: z.coerce.number().int().min(0).optional().openapi({
-    description: "Resume after this event id (as `Last-Event-ID`, which wins when both are given).",
-  }),
+  // A string checked by pattern, not `z.coerce.number()`: coercion reads "" (and " ") as 0,
+  // which would replay the whole retained log to a client that meant something else.
+  since: z
+    .string()
+    .regex(/^\d{1,15}$/, "since must be a non-negative integer (an event id)")
+    .transform(Number)
+    .optional()
+    .openapi({
+      type: "integer",
+      minimum: 0,
+      description:
+        "Resume after this event id (as `Last-Event-ID`, which wins when both are given): " +
+        "a non-negative integer; anything else (empty included) is a 422.",
+    }),
   ticket: z
     .string()
     .optional()
@@ -202,7 +218,10 @@ async function subscribe(
     leaseId,
     readSettings(c.env).eventsMaxConnections,
     websocket ? WS_LEASE_MS : SSE_LEASE_MS,
+    stream,
   );
+  // Revoked since this isolate cached it, or since its ticket was issued.
+  if (!decision.ok && decision.revoked) throw notAuthenticated();
   if (!decision.ok) {
     throw new ApiError(429, "Too many open event connections for this credential", {
       "Retry-After": String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))),
@@ -216,12 +235,19 @@ async function subscribe(
     "x-lease-id": leaseId,
   });
   if (websocket) headers.set("upgrade", "websocket");
+  if (principal.expiresAt !== undefined) headers.set("x-closes-at", String(principal.expiresAt));
+  let response: Response;
   try {
-    return await eventsObject(c.env, stream).fetch(url, { headers });
+    response = await eventsObject(c.env, stream).fetch(url, { headers });
   } catch (error) {
     await counter.release(leaseId);
     throw error;
   }
+  if (response.status === 401) {
+    await counter.release(leaseId);
+    throw notAuthenticated();
+  }
+  return response;
 }
 
 export const eventsRoutes = createRouter()
@@ -247,6 +273,7 @@ export const eventsRoutes = createRouter()
       kind: p.kind,
       scopes: [...p.scopes],
       rateLimit: p.rateLimit,
+      expiresAt: p.expiresAt ?? null,
     };
     await eventsObject(c.env, ticketStore(p.companyId)).issueTicket(ticket, principal);
     return c.json({ ticket, expiresAt: new Date(Date.now() + TICKET_TTL_MS).toISOString() }, 201);

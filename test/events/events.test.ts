@@ -150,6 +150,21 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
     }
   });
 
+  it("refuses a ?since= that is not a non-negative integer (422), empty included", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    for (const since of ["", "%20", "-1", "1.5", "abc", "1e3", "0x10"]) {
+      for (const path of [`/v1/realtime/${m.id}/events`, "/v1/realtime/events"]) {
+        const res = await api(p.co.key, `${path}?since=${since}`);
+        expect(res.status, `${path}?since=${since}`).toBe(422);
+        const body = (await res.json()) as { detail: { loc: unknown[] }[] };
+        expect(body.detail[0]?.loc).toEqual(["query", "since"]);
+      }
+    }
+    expect((await sse(p.co.key, `/v1/realtime/${m.id}/events?since=0`)).response.status).toBe(200);
+  });
+
   it("needs realtime.read, a machine of the company, and a credential", async () => {
     const p = await plant();
     const m = p.machines[0];
