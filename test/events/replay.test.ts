@@ -5,7 +5,6 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { REPLAY_PAGE } from "../../src/events/subscribers";
 import { api } from "../harness";
 import { plant, postSku } from "../realtime/plant";
 import { SseSubscriber, WsSubscriber } from "./subscriber";
