@@ -107,6 +107,16 @@ export class EventLog {
 
   /** The latest payload of each kind of state, for `reset`. */
   private keepState(input: EventInput): void {
+    if (input.type === "stop.unclassified") {
+      // The classification shown is the latest one written: gone if it was this stop's.
+      const { stopId } = input.data as { stopId: number };
+      this.sql.exec(
+        "DELETE FROM state WHERE key = ? AND json_extract(data, '$.stopId') = ?",
+        `${input.machineId}:classification`,
+        stopId,
+      );
+      return;
+    }
     const key = STATE_KEY_OF[input.type];
     if (key === undefined) return;
     const scoped = `${input.machineId}:${key}`;

@@ -143,7 +143,8 @@ const machineEventsRoute = createRoute({
       "The machine's events as they happen: segment changes (`segment.changed`, " +
       "`segment.updated`), operator assignments, `production` from the `count` signal (at " +
       "most one a second), stops (`stop.started`, `stop.ended`, `stop.updated`, " +
-      "`stop.deleted`) and their classification (`stop.classified`), `shift.started` and " +
+      "`stop.deleted`) and their classification (`stop.classified`, `stop.unclassified`), " +
+      "`shift.started` and " +
       "`shift.ended`, and the running shift's `oee` (at most one a second, as the metrics " +
       `report computes it; the last one of a shift has \`final: true\`).\n\n${STREAM_TEXT}`,
     request: { params: MachineIdParam, query: EVENTS_QUERY, headers: EVENTS_HEADERS },
