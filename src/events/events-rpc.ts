@@ -5,6 +5,7 @@
  * not import the class (no import cycle, type-only ones included).
  */
 import type { EventInput, LiveEvent } from "./names";
+import type { Delivery } from "./outbox";
 import type { TicketPrincipal } from "./tickets";
 
 /** The answer of `acquire`. */
@@ -14,8 +15,11 @@ export type LeaseDecision = { ok: true } | { ok: false; revoked: boolean; retryA
 export interface MachineEventsRpc extends Rpc.DurableObjectBranded {
   /** Appends one event to the stream and fans it out; returns it with its id. */
   append(stream: string, input: EventInput): Promise<LiveEvent>;
-  /** Appends events in order; returns the last id (0 for none). */
-  appendMany(stream: string, inputs: EventInput[]): Promise<number>;
+  /**
+   * Appends events in order, each once per `delivery` sequence number (a resent batch adds
+   * nothing twice); returns the last id (0 for none).
+   */
+  appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number>;
   /** The stream's live figures may have changed: recompute them (at most once a second). */
   nudge(stream: string): Promise<void>;
   /** Opens a connection lease under `limit` for `stream`, or says when to retry (or revoked). */

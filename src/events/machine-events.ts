@@ -37,7 +37,7 @@ import { EventLog } from "./event-log";
 import type { LeaseDecision, MachineEventsRpc } from "./events-rpc";
 import { computeLive, type LiveFigures } from "./live";
 import { companyStream, type EventInput, type EventKind, type LiveEvent } from "./names";
-import { OrderedBatches } from "./ordered-batches";
+import { type Delivery, Outbox } from "./outbox";
 import { type Holder, Subscribers } from "./subscribers";
 import { type TicketPrincipal, TicketTable } from "./tickets";
 
@@ -67,8 +67,8 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   private readonly log: EventLog;
   /** The stream's SSE and WebSocket subscribers (`./subscribers.ts`). */
   private readonly subscribers: Subscribers;
-  /** Forwarding to the company stream, in order, in batches (a machine stream only). */
-  private forwarding: OrderedBatches<EventInput> | null = null;
+  /** Forwarding to the company stream: durable, in order, in batches (a machine stream only). */
+  private forwarding: Outbox<EventInput> | null = null;
   /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
   private tickPending = false;
   /** One live computation at a time. */
@@ -81,6 +81,9 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
     super(ctx, env);
     this.log = new EventLog(ctx.storage.sql);
     this.subscribers = new Subscribers(ctx, env, this.log);
+    // Forwards left unsent by a failure or a restart go out now.
+    const forwarding = this.companyForwarding();
+    if (forwarding && forwarding.pending() > 0) ctx.waitUntil(forwarding.drain());
     // A client that pings keeps its socket alive without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
@@ -106,13 +109,23 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
    *
    * @param stream this object's name, kept on first use.
    * @param inputs the events, in order.
+   * @param delivery the sender's outbox and each event's sequence number there: an event at
+   *   or below the last number stored from that sender was stored already (a resent batch
+   *   whose answer was lost) and is skipped, in the same synchronous step as the appends.
    * @returns the id of the last one (0 for none).
    */
-  async appendMany(stream: string, inputs: EventInput[]): Promise<number> {
+  async appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number> {
     this.log.remember(stream);
+    let fresh = inputs;
+    if (delivery) {
+      const key = `delivered:${delivery.source}`;
+      const upTo = Number(this.log.meta(key) ?? 0);
+      fresh = inputs.filter((_, i) => (delivery.seqs[i] ?? 0) > upTo);
+      this.log.setMeta(key, String(Math.max(upTo, ...delivery.seqs)));
+    }
     let last = 0;
-    for (const input of inputs) last = this.record(input).id;
-    if (inputs.some((i) => marksFiguresStale(i.type))) this.markDirty();
+    for (const input of fresh) last = this.record(input).id;
+    if (fresh.some((i) => marksFiguresStale(i.type))) this.markDirty();
     return last;
   }
 
@@ -120,29 +133,45 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   private record(input: EventInput): LiveEvent {
     const { event, body } = this.log.append(input);
     this.fanOut(event, body);
-    const name = this.log.stream();
-    if (name?.kind === "machine") {
-      this.forwarding ??= this.companyForwarding(companyStream(name.companyId));
-      this.ctx.waitUntil(this.forwarding.push({ ...input, machineEventId: event.id }));
+    const forwarding = this.companyForwarding();
+    if (forwarding) {
+      // Staged with the append (one storage step), sent after: a failed or interrupted
+      // forward is retried from storage, never dropped.
+      forwarding.stage({ ...input, machineEventId: event.id });
+      this.ctx.waitUntil(forwarding.drain());
     }
     return event;
   }
 
-  /** The company stream's batches: in the machine's order, one call in flight at a time. */
-  private companyForwarding(company: string): OrderedBatches<EventInput> {
+  /**
+   * The company stream's forwarding outbox (a machine stream only; null otherwise): in the
+   * machine's order, one call in flight at a time; a failure is logged and retried (the
+   * object's alarm covers an eviction meanwhile).
+   */
+  private companyForwarding(): Outbox<EventInput> | null {
+    if (this.forwarding) return this.forwarding;
+    const name = this.log.stream();
+    if (name?.kind !== "machine") return null;
+    const company = companyStream(name.companyId);
     const stub = this.env.MACHINE_EVENTS.get(this.env.MACHINE_EVENTS.idFromName(company));
-    return new OrderedBatches<EventInput>(
-      (batch) => stub.appendMany(company, batch),
-      (error, batch) =>
+    this.forwarding = new Outbox<EventInput>(
+      this.ctx.storage.sql,
+      "forward_outbox",
+      (batch, delivery) => stub.appendMany(company, batch, delivery),
+      (error, retryAt) => {
         console.error(
-          JSON.stringify({
-            level: "error",
-            event: "company_stream_forward",
-            events: batch.length,
-            error: String(error),
-          }),
-        ),
+          JSON.stringify({ level: "error", event: "company_stream_forward", error: String(error) }),
+        );
+        this.ctx.waitUntil(this.wakeBy(retryAt));
+      },
     );
+    return this.forwarding;
+  }
+
+  /** Sets the alarm to `at` unless it is set no later already. */
+  private async wakeBy(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 
   private fanOut(event: LiveEvent, body: string): void {
@@ -193,9 +222,7 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   /** Wakes the object (its alarm) when the next connection's credential expires. */
   private async scheduleClosing(): Promise<void> {
     const at = this.subscribers.nextClosing();
-    if (at === null) return;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    if (at !== null) await this.wakeBy(at);
   }
 
   override async webSocketMessage(): Promise<void> {
@@ -241,8 +268,11 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   }
 
   override async alarm(): Promise<void> {
-    // The alarm also ends connections whose access token expired (`scheduleClosing`).
+    // The alarm also ends connections whose access token expired (`scheduleClosing`), and
+    // retries forwards that failed.
     this.subscribers.closeExpired(Date.now());
+    const forwarding = this.companyForwarding();
+    if (forwarding && forwarding.pending() > 0) this.ctx.waitUntil(forwarding.drain());
     this.ticking ??= this.tick().finally(() => {
       this.ticking = null;
     });

@@ -84,6 +84,28 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
     const bindings = () => this.env;
     this.flusher = new MachineFlush(bindings, this.store, (promise) => ctx.waitUntil(promise));
     this.lifecycle = new MachineLifecycle(ctx.storage, bindings, this.store, this.flusher);
+    // Events of answered writes that a restart kept from their stream go out now.
+    const meta = this.store.meta();
+    if (meta) this.drainEvents({ companyId: meta.company_id, machineId: meta.machine_id });
+  }
+
+  /** The machine's publisher (its outbox lives in this object's storage). */
+  private publisherFor(key: MachineKey): MachinePublisher {
+    if (!this.publisher?.isFor(key.companyId, key.machineId)) {
+      this.publisher = new MachinePublisher(
+        this.env,
+        this.ctx.storage.sql,
+        key.companyId,
+        key.machineId,
+      );
+    }
+    return this.publisher;
+  }
+
+  /** Sends the stored events that their stream has not acknowledged yet, if any. */
+  private drainEvents(key: MachineKey): void {
+    const publisher = this.publisherFor(key);
+    if (publisher.pending() > 0) this.ctx.waitUntil(publisher.drain());
   }
 
   /**
@@ -107,14 +129,15 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
 
   /**
    * Publishes a write's event to the machine's live stream without making the write wait
-   * for it: called inside the queue of operations, so the events go out in the order of
-   * the revisions; batched while the stream is busy (`MachinePublisher`).
+   * for it: stored in this object's outbox before the write is answered (the output gate
+   * holds the answer until storage has it), then sent; called inside the queue of
+   * operations, so the events go out in the order of the revisions; batched while the
+   * stream is busy, retried when it fails (`MachinePublisher`).
    */
   private publishLater(key: MachineKey, event: Publishable): void {
-    if (!this.publisher?.isFor(key.companyId, key.machineId)) {
-      this.publisher = new MachinePublisher(this.env, key.companyId, key.machineId);
-    }
-    this.ctx.waitUntil(this.publisher.publish(event));
+    const publisher = this.publisherFor(key);
+    publisher.stage(event);
+    this.ctx.waitUntil(publisher.drain());
   }
 
   /**
@@ -274,6 +297,7 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
     await this.enqueue(async () => {
       const meta = this.store.meta();
       if (!meta) return;
+      this.drainEvents({ companyId: meta.company_id, machineId: meta.machine_id });
       const now = Date.now();
       const instance = await this.lifecycle.ensureInstance(
         { companyId: meta.company_id, machineId: meta.machine_id },

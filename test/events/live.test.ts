@@ -82,7 +82,8 @@ describe("a classification deleted", () => {
     const resetOf = async () => {
       const later = await sse(p.co.key, `/v1/realtime/${m.id}/events?since=999999999`);
       const [reset] = await later.waitFor((e) => e.type === "reset");
-      return (reset?.data.machines as Record<string, Record<string, unknown>>)[String(m.id)];
+      if (!reset) throw new Error("no reset");
+      return (reset.data.machines as Record<string, Record<string, unknown>>)[String(m.id)];
     };
     expect((await resetOf())?.classification).toMatchObject({ stopId: stop.id });
 
