@@ -48,7 +48,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { MachinePublisher, type Publishable } from "../events/publish";
+import { MachinePublisher, nudgeLive, type Publishable } from "../events/publish";
 import { operatorAssigned, segmentChanged, segmentUpdated } from "./event-payloads";
 import { MachineFlush } from "./machine-flush";
 import { MachineLifecycle, REFRESH_MS } from "./machine-lifecycle";
@@ -288,21 +288,46 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   }
 
   /**
+   * Starts the object's clock for a machine that may never be written to: takes the running
+   * instance (or sets the alarm to the next one's start) and sets the alarm to its end, so
+   * that every shift boundary of the machine wakes the object (the operator API calls it
+   * when machines or shifts are created). Does nothing more when the clock runs already.
+   */
+  async arm(key: MachineKey): Promise<void> {
+    await this.enqueue(async () => {
+      const before = this.store.meta()?.instance_id ?? null;
+      const now = Date.now();
+      const instance = await this.lifecycle.ensureInstance(key, now);
+      if (instance) this.lifecycle.scheduleAlarm(instance, now);
+      this.boundaryCrossed(key, before, instance?.id ?? null);
+    });
+  }
+
+  /**
+   * The running instance changed (a shift ended, or one started): the machine's stream
+   * recomputes its live figures at once, which publishes `shift.ended` (after the final
+   * `oee`) and `shift.started` within a second or two of the boundary.
+   */
+  private boundaryCrossed(key: MachineKey, before: number | null, after: number | null): void {
+    if (before !== after) this.ctx.waitUntil(nudgeLive(this.env, key.companyId, key.machineId));
+  }
+
+  /**
    * Alarm: at the instance's end, closes it and moves to the next; before it, pushes
    * writes still waiting to D1, refreshes the live counts every `REFRESH_MS`, and
-   * removes the machine's mark once a whole interval passed without writes.
-   * Reschedules itself while an instance runs or the mark is there.
+   * removes the machine's mark once a whole interval passed without writes; at a shift
+   * boundary, has the machine's stream publish it. Reschedules itself while an instance
+   * runs or the mark is there, and between shifts for the next one's start.
    */
   override async alarm(): Promise<void> {
     await this.enqueue(async () => {
       const meta = this.store.meta();
       if (!meta) return;
-      this.drainEvents({ companyId: meta.company_id, machineId: meta.machine_id });
+      const key = { companyId: meta.company_id, machineId: meta.machine_id };
+      this.drainEvents(key);
       const now = Date.now();
-      const instance = await this.lifecycle.ensureInstance(
-        { companyId: meta.company_id, machineId: meta.machine_id },
-        now,
-      );
+      const instance = await this.lifecycle.ensureInstance(key, now);
+      this.boundaryCrossed(key, meta.instance_id, instance?.id ?? null);
       const sync = this.store.syncState();
       if (instance && now >= (sync.refresh_at ?? 0)) {
         await this.flusher.flush(true);

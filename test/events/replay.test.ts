@@ -39,10 +39,15 @@ describe("a resume 50,000 events behind", () => {
     if (!m) throw new Error("no machine");
     const name = `m:${p.co.id}:${m.id}`;
     const stub = env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(name));
-    // 50,000 stored events, as a busy day of a machine leaves them.
-    await runInDurableObject(stub, (_instance, state) => {
+    // 50,000 stored events after those the stream has (its shift.started), as a busy day
+    // of a machine leaves them.
+    let base = 0;
+    await runInDurableObject(stub, (instance, state) => {
       const at = Date.now();
-      for (let id = 1; id <= BEHIND; id += 1) {
+      base =
+        state.storage.sql.exec<{ last: number | null }>("SELECT max(id) AS last FROM events").one()
+          .last ?? 0;
+      for (let id = base + 1; id <= base + BEHIND; id += 1) {
         const body = JSON.stringify({
           id,
           type: "segment.updated",
@@ -57,14 +62,16 @@ describe("a resume 50,000 events behind", () => {
           body,
         );
       }
+      // The log reads its newest id again (it keeps it in memory).
+      (instance as unknown as { log: { lastId: number | null } }).log.lastId = null;
     });
 
     // The lagging client: subscribed from the start, not reading yet.
-    const behind = await api(p.co.key, `/v1/realtime/${m.id}/events?since=0`);
+    const behind = await api(p.co.key, `/v1/realtime/${m.id}/events?since=${base}`);
     expect(behind.status).toBe(200);
     const live = new SseSubscriber(await api(p.co.key, `/v1/realtime/${m.id}/events`));
     open.push(live);
-    const wsBehind = await api(p.co.key, `/v1/realtime/${m.id}/events?since=0`, {
+    const wsBehind = await api(p.co.key, `/v1/realtime/${m.id}/events?since=${base}`, {
       headers: { upgrade: "websocket" },
     });
     const ws = new WsSubscriber(wsBehind);
@@ -90,7 +97,7 @@ describe("a resume 50,000 events behind", () => {
     open.push(reader);
     const all = await arrived(reader, BEHIND + 1);
     expect(all.slice(0, BEHIND).map((e) => e.id)).toEqual(
-      Array.from({ length: BEHIND }, (_, i) => i + 1),
+      Array.from({ length: BEHIND }, (_, i) => base + i + 1),
     );
     expect(all[BEHIND]?.type).toBe("segment.changed");
     const overWs = await arrived(ws, BEHIND + 1);
