@@ -25,9 +25,11 @@
  * recomputes the running shift's production and OEE and emits what changed, and an alarm at
  * the instance's end emits `shift.ended` (with the shift's final OEE) and `shift.started`.
  *
- * Files: this one is the object (subscribers, fan-out, forwarding, the live figures);
- * `./event-log.ts` a stream's log in SQLite, `./connection-leases.ts` the `k:` objects'
- * leases, `./tickets.ts` the `t:` objects' tickets.
+ * Files: this one is the object (appends, forwarding, the live figures, the alarm);
+ * `./subscribers.ts` the SSE and WebSocket subscribers (paged catch-up, closing with their
+ * credential), `./event-log.ts` a stream's log in SQLite, `./outbox.ts` the durable
+ * forwarding to the company stream, `./connection-leases.ts` the `k:` objects' leases and
+ * revocation, `./tickets.ts` the `t:` objects' tickets.
  */
 
 import { DurableObject } from "cloudflare:workers";

@@ -104,9 +104,13 @@ const STREAM_TEXT =
   "`LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path " +
   "with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to " +
   "get `pong`.\n\n**Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events " +
-  "after that id, then the live ones. The stream keeps at least 24 hours and at least the " +
+  "after that id, then the live ones (`since`: a non-negative integer; anything else, empty " +
+  "included, is a 422). The stream keeps at least 24 hours and at least the " +
   "last 10,000 events; a client further behind (or with an id the stream never gave) gets " +
-  "one `reset` event with the current state, then the live events.\n\n**Browsers**: " +
+  "one `reset` event with the current state, then the live events.\n\n**Credentials**: " +
+  "revoking the API key closes its connections; a connection opened with an access token " +
+  "closes at the token's `exp` plus 60 s of leeway; a ticket opens a stream only while its " +
+  "credential is valid.\n\n**Browsers**: " +
   "`EventSource` and `WebSocket` cannot set headers; get a ticket from " +
   "`POST /v1/realtime/tickets` and pass it as `?ticket=` (one use, 60 s). An API key never " +
   "goes in a URL.\n\n**Limits**: a connection counts once against the rate limit; a " +
