@@ -14,7 +14,8 @@
  * (the company's machines with held writes flush them), then reads the references; and the
  * batch that renames re-checks them inside its own transaction, so a realtime flush that
  * commits between the check and the batch makes the batch fail (409) instead of leaving a
- * live log on an id that no longer exists.
+ * live log on an id that no longer exists. Not covered: a realtime write looked up before
+ * the rename that reaches its machine after it (docs/operator-api.md says so).
  */
 
 import { z } from "@hono/zod-openapi";
@@ -234,7 +235,8 @@ export const operatorRecordIdsRoutes = createRouter().openapi(
       "plant leaves). Only before the record is used: a SKU that nominal speeds or logs refer " +
       "to, a work order on logs, or a live log is a 409, and so is a SKU or work order that " +
       "a running machine holds in realtime writes not yet written to D1 (they are flushed " +
-      "first), or one that a realtime write comes to refer to while the ids change.",
+      "first), or one that a realtime write written to D1 comes to refer to while the ids " +
+      "change.",
     request: {
       params: z.object({ company_id: IntId("company_id") }),
       body: arrayBody(RecordIdChange),
