@@ -239,5 +239,6 @@ export async function principalFromAccessToken(
     kind: "access_token",
     scopes: grant.scopes,
     rateLimit: null,
+    expiresAt: ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000,
   };
 }

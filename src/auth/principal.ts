@@ -12,4 +12,10 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   /** Requests per period for this credential; null = the default from settings. */
   rateLimit: { requests: number; periodSeconds: number } | null;
+  /**
+   * When the credential stops being accepted (ms since the epoch): an access token's `exp`
+   * plus the verification leeway. Absent for API keys (they last until revoked). An event
+   * stream opened with the credential closes then.
+   */
+  expiresAt?: number;
 }

@@ -26,6 +26,31 @@ export class LeaseTable {
   /** Creates the table when it is missing. */
   constructor(private readonly sql: SqlStorage) {
     sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires INTEGER NOT NULL)");
+    // Which stream holds each connection (added later: objects made before lack the column),
+    // and whether the credential was revoked.
+    const columns = sql.exec<{ name: string }>("PRAGMA table_info(leases)").toArray();
+    if (!columns.some((c) => c.name === "stream")) {
+      sql.exec("ALTER TABLE leases ADD COLUMN stream TEXT NOT NULL DEFAULT ''");
+    }
+    sql.exec("CREATE TABLE IF NOT EXISTS revoked (at INTEGER NOT NULL)");
+  }
+
+  /** True once the credential was revoked: it opens no connection again. */
+  private revoked(): boolean {
+    return this.sql.exec("SELECT 1 FROM revoked LIMIT 1").toArray().length > 0;
+  }
+
+  /**
+   * Marks the credential revoked and names the streams holding its open connections.
+   *
+   * @returns the stream names (`m:...`, `c:...`), each once.
+   */
+  async revoke(): Promise<string[]> {
+    if (!this.revoked()) this.sql.exec("INSERT INTO revoked (at) VALUES (?)", Date.now());
+    return this.sql
+      .exec<{ stream: string }>("SELECT DISTINCT stream FROM leases WHERE stream != ''")
+      .toArray()
+      .map((r) => r.stream);
   }
 
   /**
@@ -34,9 +59,16 @@ export class LeaseTable {
    * @param leaseId a fresh id.
    * @param limit most open connections of the credential.
    * @param ttlMs how long the lease lives unless renewed.
-   * @returns ok, or the ms until the oldest lease may expire.
+   * @param stream the stream the connection is for (to close it if the credential is revoked).
+   * @returns ok; or the ms until the oldest lease may expire; or revoked.
    */
-  async acquire(leaseId: string, limit: number, ttlMs: number): Promise<LeaseDecision> {
+  async acquire(
+    leaseId: string,
+    limit: number,
+    ttlMs: number,
+    stream = "",
+  ): Promise<LeaseDecision> {
+    if (this.revoked()) return { ok: false, revoked: true, retryAfterMs: 0 };
     const now = Date.now();
     this.sql.exec("DELETE FROM leases WHERE expires <= ?", now);
     const open = this.sql
@@ -45,12 +77,17 @@ export class LeaseTable {
       )
       .toArray()[0];
     if ((open?.n ?? 0) >= limit) {
-      return { ok: false, retryAfterMs: Math.min(HEARTBEAT_MS, (open?.soonest ?? now) - now) };
+      return {
+        ok: false,
+        revoked: false,
+        retryAfterMs: Math.min(HEARTBEAT_MS, (open?.soonest ?? now) - now),
+      };
     }
     this.sql.exec(
-      "INSERT OR REPLACE INTO leases (id, expires) VALUES (?, ?)",
+      "INSERT OR REPLACE INTO leases (id, expires, stream) VALUES (?, ?, ?)",
       leaseId,
       now + ttlMs,
+      stream,
     );
     return { ok: true };
   }
@@ -91,4 +128,30 @@ export async function releaseLease(
   } catch (error) {
     console.error(JSON.stringify({ level: "error", event: "lease_release", error: String(error) }));
   }
+}
+
+/**
+ * Revokes a credential's event connections: from now on it opens none, and every stream
+ * holding one of its open connections closes them (SSE and WebSocket).
+ *
+ * @param env the bindings holding `MACHINE_EVENTS`.
+ * @param credentialId `key:<id>` for an API key.
+ * @returns how many connections were closed.
+ * @throws when a stream cannot be reached (the caller logs it: the credential is already
+ *   refused by authentication, and the streams refuse it once told).
+ */
+export async function closeCredentialConnections(
+  env: Pick<Env, "MACHINE_EVENTS">,
+  credentialId: string,
+): Promise<number> {
+  const streams = await connectionCounter(env, credentialId).revoke();
+  const closed = await Promise.all(
+    streams.map((stream) =>
+      env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(stream)).closeCredential(
+        stream,
+        credentialId,
+      ),
+    ),
+  );
+  return closed.reduce((sum, n) => sum + n, 0);
 }

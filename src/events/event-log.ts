@@ -107,6 +107,16 @@ export class EventLog {
 
   /** The latest payload of each kind of state, for `reset`. */
   private keepState(input: EventInput): void {
+    if (input.type === "stop.unclassified") {
+      // The classification shown is the latest one written: gone if it was this stop's.
+      const { stopId } = input.data as { stopId: number };
+      this.sql.exec(
+        "DELETE FROM state WHERE key = ? AND json_extract(data, '$.stopId') = ?",
+        `${input.machineId}:classification`,
+        stopId,
+      );
+      return;
+    }
     const key = STATE_KEY_OF[input.type];
     if (key === undefined) return;
     const scoped = `${input.machineId}:${key}`;
@@ -140,16 +150,35 @@ export class EventLog {
     );
   }
 
-  /** The events after `since` in order, or null when the log no longer reaches back there. */
-  missed(since: number): LiveEvent[] | null {
+  /**
+   * Whether a client that saw every event up to `since` can resume from the log: "ok", or
+   * "reset" when the log no longer reaches back there or `since` is an id this stream never
+   * gave.
+   */
+  reaches(since: number): "ok" | "reset" {
     const { last, first } = this.bounds();
-    if (since > last) return null; // an id this stream never gave
-    if (since === last) return [];
-    if (first === null || since < first - 1) return null;
-    return this.sql
-      .exec<{ body: string }>("SELECT body FROM events WHERE id > ? ORDER BY id", since)
-      .toArray()
-      .map((r) => JSON.parse(r.body) as LiveEvent);
+    if (since > last) return "reset";
+    if (since === last) return "ok";
+    return first === null || since < first - 1 ? "reset" : "ok";
+  }
+
+  /**
+   * At most `limit` events after `since`, in order (a page of a replay), or null when the log
+   * no longer reaches back there (pruned meanwhile).
+   */
+  after(since: number, limit: number): LiveEvent[] | null {
+    const rows = this.sql
+      .exec<{ id: number; body: string }>(
+        "SELECT id, body FROM events WHERE id > ? ORDER BY id LIMIT ?",
+        since,
+        limit,
+      )
+      .toArray();
+    const firstId = rows[0]?.id;
+    if (firstId !== undefined && firstId !== since + 1 && this.reaches(since) === "reset") {
+      return null;
+    }
+    return rows.map((r) => JSON.parse(r.body) as LiveEvent);
   }
 
   /** The `reset` event: the newest id and the current state; the client goes on from there. */

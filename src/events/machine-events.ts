@@ -25,39 +25,26 @@
  * recomputes the running shift's production and OEE and emits what changed, and an alarm at
  * the instance's end emits `shift.ended` (with the shift's final OEE) and `shift.started`.
  *
- * Files: this one is the object (subscribers, fan-out, forwarding, the live figures);
- * `./event-log.ts` a stream's log in SQLite, `./connection-leases.ts` the `k:` objects'
- * leases, `./tickets.ts` the `t:` objects' tickets.
+ * Files: this one is the object (appends, forwarding, the live figures, the alarm);
+ * `./subscribers.ts` the SSE and WebSocket subscribers (paged catch-up, closing with their
+ * credential), `./event-log.ts` a stream's log in SQLite, `./outbox.ts` the durable
+ * forwarding to the company stream, `./connection-leases.ts` the `k:` objects' leases and
+ * revocation, `./tickets.ts` the `t:` objects' tickets.
  */
 
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import {
-  connectionCounter,
-  HEARTBEAT_MS,
-  LeaseTable,
-  releaseLease,
-  SSE_LEASE_MS,
-  type SubscriberLease,
-} from "./connection-leases";
+import { LeaseTable } from "./connection-leases";
 import { EventLog } from "./event-log";
 import type { LeaseDecision, MachineEventsRpc } from "./events-rpc";
 import { computeLive, type LiveFigures } from "./live";
 import { companyStream, type EventInput, type EventKind, type LiveEvent } from "./names";
-import { OrderedBatches } from "./ordered-batches";
+import { type Delivery, Outbox } from "./outbox";
+import { type Holder, Subscribers } from "./subscribers";
 import { type TicketPrincipal, TicketTable } from "./tickets";
 
 /** Production and OEE are recomputed at most this often (ms). */
 export const TICK_MS = 1_000;
-/** Chunks a slow SSE subscriber may have queued before it is dropped (it resumes by id). */
-const MAX_QUEUED_CHUNKS = 5_000;
-
-interface SseSubscriber {
-  controller: ReadableStreamDefaultController<Uint8Array>;
-  lease: SubscriberLease | null;
-}
-
-const encoder = new TextEncoder();
 
 /**
  * Whether an event makes the stream recompute the live figures. Not the figures' own
@@ -77,18 +64,13 @@ function marksFiguresStale(type: EventInput["type"]): boolean {
   );
 }
 
-/** One event in the Server-Sent Events framing (an `id`, an `event` name, one `data` line). */
-export function sseFrame(event: LiveEvent): string {
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
-}
-
 export class MachineEvents extends DurableObject<Env> implements MachineEventsRpc {
   /** The stream's log (`m:` and `c:` objects). */
   private readonly log: EventLog;
-  private readonly sse = new Set<SseSubscriber>();
-  private heartbeat: ReturnType<typeof setInterval> | undefined;
-  /** Forwarding to the company stream, in order, in batches (a machine stream only). */
-  private forwarding: OrderedBatches<EventInput> | null = null;
+  /** The stream's SSE and WebSocket subscribers (`./subscribers.ts`). */
+  private readonly subscribers: Subscribers;
+  /** Forwarding to the company stream: durable, in order, in batches (a machine stream only). */
+  private forwarding: Outbox<EventInput> | null = null;
   /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
   private tickPending = false;
   /** One live computation at a time. */
@@ -100,6 +82,10 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.log = new EventLog(ctx.storage.sql);
+    this.subscribers = new Subscribers(ctx, env, this.log);
+    // Forwards left unsent by a failure or a restart go out now.
+    const forwarding = this.companyForwarding();
+    if (forwarding && forwarding.pending() > 0) ctx.waitUntil(forwarding.drain());
     // A client that pings keeps its socket alive without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
@@ -125,13 +111,23 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
    *
    * @param stream this object's name, kept on first use.
    * @param inputs the events, in order.
+   * @param delivery the sender's outbox and each event's sequence number there: an event at
+   *   or below the last number stored from that sender was stored already (a resent batch
+   *   whose answer was lost) and is skipped, in the same synchronous step as the appends.
    * @returns the id of the last one (0 for none).
    */
-  async appendMany(stream: string, inputs: EventInput[]): Promise<number> {
+  async appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number> {
     this.log.remember(stream);
+    let fresh = inputs;
+    if (delivery) {
+      const key = `delivered:${delivery.source}`;
+      const upTo = Number(this.log.meta(key) ?? 0);
+      fresh = inputs.filter((_, i) => (delivery.seqs[i] ?? 0) > upTo);
+      this.log.setMeta(key, String(Math.max(upTo, ...delivery.seqs)));
+    }
     let last = 0;
-    for (const input of inputs) last = this.record(input).id;
-    if (inputs.some((i) => marksFiguresStale(i.type))) this.markDirty();
+    for (const input of fresh) last = this.record(input).id;
+    if (fresh.some((i) => marksFiguresStale(i.type))) this.markDirty();
     return last;
   }
 
@@ -139,73 +135,58 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   private record(input: EventInput): LiveEvent {
     const { event, body } = this.log.append(input);
     this.fanOut(event, body);
-    const name = this.log.stream();
-    if (name?.kind === "machine") {
-      this.forwarding ??= this.companyForwarding(companyStream(name.companyId));
-      this.ctx.waitUntil(this.forwarding.push({ ...input, machineEventId: event.id }));
+    const forwarding = this.companyForwarding();
+    if (forwarding) {
+      // Staged with the append (one storage step), sent after: a failed or interrupted
+      // forward is retried from storage, never dropped.
+      forwarding.stage({ ...input, machineEventId: event.id });
+      this.ctx.waitUntil(forwarding.drain());
     }
     return event;
   }
 
-  /** The company stream's batches: in the machine's order, one call in flight at a time. */
-  private companyForwarding(company: string): OrderedBatches<EventInput> {
+  /**
+   * The company stream's forwarding outbox (a machine stream only; null otherwise): in the
+   * machine's order, one call in flight at a time; a failure is logged and retried (the
+   * object's alarm covers an eviction meanwhile).
+   */
+  private companyForwarding(): Outbox<EventInput> | null {
+    if (this.forwarding) return this.forwarding;
+    const name = this.log.stream();
+    if (name?.kind !== "machine") return null;
+    const company = companyStream(name.companyId);
     const stub = this.env.MACHINE_EVENTS.get(this.env.MACHINE_EVENTS.idFromName(company));
-    return new OrderedBatches<EventInput>(
-      (batch) => stub.appendMany(company, batch),
-      (error, batch) =>
+    this.forwarding = new Outbox<EventInput>(
+      this.ctx.storage.sql,
+      "forward_outbox",
+      (batch, delivery) => stub.appendMany(company, batch, delivery),
+      (error, retryAt) => {
         console.error(
-          JSON.stringify({
-            level: "error",
-            event: "company_stream_forward",
-            events: batch.length,
-            error: String(error),
-          }),
-        ),
+          JSON.stringify({ level: "error", event: "company_stream_forward", error: String(error) }),
+        );
+        this.ctx.waitUntil(this.wakeBy(retryAt));
+      },
     );
+    return this.forwarding;
+  }
+
+  /** Sets the alarm to `at` unless it is set no later already. */
+  private async wakeBy(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 
   private fanOut(event: LiveEvent, body: string): void {
-    if (this.sse.size > 0) {
-      const chunk = encoder.encode(sseFrame(event));
-      for (const sub of this.sse) this.send(sub, chunk);
-    }
-    for (const ws of this.ctx.getWebSockets()) {
-      try {
-        ws.send(body);
-      } catch {
-        // A socket closing now: its close handler releases it.
-      }
-    }
-  }
-
-  private send(sub: SseSubscriber, chunk: Uint8Array): void {
-    try {
-      if ((sub.controller.desiredSize ?? 0) < -MAX_QUEUED_CHUNKS) {
-        // Too slow to keep up: dropped, it resumes with Last-Event-ID and misses nothing.
-        sub.controller.close();
-        this.dropSse(sub);
-        return;
-      }
-      sub.controller.enqueue(chunk);
-    } catch {
-      this.dropSse(sub);
-    }
-  }
-
-  private dropSse(sub: SseSubscriber): void {
-    if (!this.sse.delete(sub)) return;
-    if (sub.lease) this.ctx.waitUntil(releaseLease(this.env, sub.lease));
-    if (this.sse.size === 0 && this.heartbeat !== undefined) {
-      clearInterval(this.heartbeat);
-      this.heartbeat = undefined;
-    }
+    this.subscribers.fanOut(event, body);
   }
 
   /**
    * Subscribes a client: `GET /subscribe?since=<id>` with `Upgrade: websocket` for a
    * WebSocket, else a Server-Sent Events stream. Sends the missed events (or `reset`),
    * then the live ones. The lease headers name the credential's connection lease, released
-   * when the connection ends.
+   * when the connection ends; `x-closes-at` (ms) is when the credential expires (an access
+   * token), at which the connection is closed. A credential revoked while this stream
+   * served it gets 401.
    */
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -214,60 +195,36 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
     const since = sinceText === null ? null : Number(sinceText);
     const credentialId = request.headers.get("x-lease-credential");
     const leaseId = request.headers.get("x-lease-id");
-    const lease = credentialId && leaseId ? { credentialId, leaseId } : null;
-    const backlog = since === null ? [] : this.log.missed(since);
-    const first = backlog ?? [this.log.resetEvent()];
-
-    if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
-      const pair = new WebSocketPair();
-      const [client, server] = [pair[0], pair[1]];
-      this.ctx.acceptWebSocket(server);
-      server.serializeAttachment(lease);
-      for (const event of first) server.send(JSON.stringify(event));
-      return new Response(null, { status: 101, webSocket: client });
+    const closesAtText = request.headers.get("x-closes-at");
+    const holder: Holder = {
+      lease: credentialId && leaseId ? { credentialId, leaseId } : null,
+      credentialId,
+      closesAt: closesAtText === null ? null : Number(closesAtText),
+    };
+    if (this.subscribers.isRevoked(credentialId)) {
+      return Response.json({ detail: "Not authenticated" }, { status: 401 });
     }
-
-    let sub: SseSubscriber | undefined;
-    const stream = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        sub = { controller, lease };
-        controller.enqueue(encoder.encode(`retry: 2000\n: connected\n\n`));
-        for (const event of first) controller.enqueue(encoder.encode(sseFrame(event)));
-        this.sse.add(sub);
-      },
-      cancel: () => {
-        if (sub) this.dropSse(sub);
-      },
-    });
-    this.heartbeat ??= setInterval(() => this.beat(), HEARTBEAT_MS);
-    return new Response(stream, {
-      headers: {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache, no-transform",
-        "x-accel-buffering": "no",
-      },
-    });
+    const websocket = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+    const response = this.subscribers.open(since, holder, websocket);
+    if (holder.closesAt !== null) await this.scheduleClosing();
+    return response;
   }
 
-  /** The heartbeat: a comment to every SSE subscriber, and their leases renewed. */
-  private beat(): void {
-    const chunk = encoder.encode(": heartbeat\n\n");
-    const renew = new Map<string, string[]>();
-    for (const sub of [...this.sse]) {
-      this.send(sub, chunk);
-      if (sub.lease && this.sse.has(sub)) {
-        const ids = renew.get(sub.lease.credentialId) ?? [];
-        ids.push(sub.lease.leaseId);
-        renew.set(sub.lease.credentialId, ids);
-      }
-    }
-    for (const [credentialId, ids] of renew) {
-      this.ctx.waitUntil(
-        connectionCounter(this.env, credentialId)
-          .renew(ids, SSE_LEASE_MS)
-          .catch(() => undefined),
-      );
-    }
+  /**
+   * Closes every connection of a revoked credential on this stream, and refuses it from
+   * now on.
+   *
+   * @returns how many connections were closed.
+   */
+  async closeCredential(stream: string, credentialId: string): Promise<number> {
+    this.log.remember(stream);
+    return this.subscribers.closeCredential(credentialId);
+  }
+
+  /** Wakes the object (its alarm) when the next connection's credential expires. */
+  private async scheduleClosing(): Promise<void> {
+    const at = this.subscribers.nextClosing();
+    if (at !== null) await this.wakeBy(at);
   }
 
   override async webSocketMessage(): Promise<void> {
@@ -275,18 +232,11 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    const lease = ws.deserializeAttachment() as SubscriberLease | null;
-    if (lease) await releaseLease(this.env, lease);
-    try {
-      ws.close(code === 1005 ? 1000 : code, "closed");
-    } catch {
-      // already closed
-    }
+    await this.subscribers.closed(ws, code);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
-    const lease = ws.deserializeAttachment() as SubscriberLease | null;
-    if (lease) await releaseLease(this.env, lease);
+    await this.subscribers.failed(ws);
   }
 
   // ---- live figures (machine streams) -----------------------------------------------
@@ -320,10 +270,16 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   }
 
   override async alarm(): Promise<void> {
+    // The alarm also ends connections whose access token expired (`scheduleClosing`), and
+    // retries forwards that failed.
+    this.subscribers.closeExpired(Date.now());
+    const forwarding = this.companyForwarding();
+    if (forwarding && forwarding.pending() > 0) this.ctx.waitUntil(forwarding.drain());
     this.ticking ??= this.tick().finally(() => {
       this.ticking = null;
     });
     await this.ticking;
+    await this.scheduleClosing();
   }
 
   private async tick(): Promise<void> {
@@ -356,8 +312,21 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
    * @param ttlMs how long the lease lives unless renewed.
    * @returns ok, or the ms until the oldest lease may expire.
    */
-  async acquire(leaseId: string, limit: number, ttlMs: number): Promise<LeaseDecision> {
-    return this.leases().acquire(leaseId, limit, ttlMs);
+  async acquire(
+    leaseId: string,
+    limit: number,
+    ttlMs: number,
+    stream = "",
+  ): Promise<LeaseDecision> {
+    return this.leases().acquire(leaseId, limit, ttlMs, stream);
+  }
+
+  /**
+   * Marks the credential revoked (every later `acquire` is refused) and names the streams
+   * that hold its open connections, for the caller to close them.
+   */
+  async revoke(): Promise<string[]> {
+    return this.leases().revoke();
   }
 
   /** Renews open leases (the SSE heartbeat). */

@@ -15,6 +15,7 @@ export const EVENT_KINDS = [
   "stop.updated",
   "stop.deleted",
   "stop.classified",
+  "stop.unclassified",
   "shift.started",
   "shift.ended",
   "oee",

@@ -55,3 +55,8 @@ export function stopEvent(
 export function stopClassified(stopId: number, classification: unknown): Publishable {
   return { type: "stop.classified", data: { stopId, classification } };
 }
+
+/** `stop.unclassified`: the stop's classification was deleted. */
+export function stopUnclassified(stopId: number): Publishable {
+  return { type: "stop.unclassified", data: { stopId } };
+}

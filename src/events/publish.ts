@@ -10,7 +10,7 @@ import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import type { MachineEventsRpc } from "./events-rpc";
 import { type EventInput, machineStream } from "./names";
-import { OrderedBatches } from "./ordered-batches";
+import { Outbox } from "./outbox";
 
 /** An event as a publisher gives it: the machine comes from the stream. */
 export type Publishable = Omit<EventInput, "machineId" | "machineEventId">;
@@ -73,38 +73,43 @@ export async function nudgeLive(
 }
 
 /**
- * The events of one machine, published in the background: in the order given, in batches
- * (one call to the machine's stream in flight at a time, see `OrderedBatches`), without
- * making the caller wait for the stream.
+ * The events of one machine's realtime object, published durably: each is staged in the
+ * object's SQLite (an `Outbox`) before the write is answered, then sent in order, in
+ * batches, one call to the machine's stream in flight at a time, without making the write
+ * wait for the stream. A call that fails is retried (nothing is dropped); the stream
+ * appends each event once, however often it is resent (`Delivery`).
  *
- * The realtime object publishes its writes' events through one of these, from inside its
- * queue of operations, so that the events reach the stream in the order of the writes'
- * revisions while the write's answer does not wait for the stream (it cost the write more
- * than the write itself). A client that saw a write's answer and then subscribes with its
- * last event id still gets the write's event: the stream either has it already (the
- * replay) or appends it after the subscription (a live event).
+ * Why from the object, inside its queue of operations: the events reach the stream in the
+ * order of the writes' revisions while the write's answer does not wait for the stream (it
+ * cost the write more than the write itself). A client that saw a write's answer and then
+ * subscribes with its last event id still gets the write's event: the stream either has it
+ * already (the replay) or appends it after the subscription (a live event).
  */
 export class MachinePublisher {
-  private readonly batches: OrderedBatches<Publishable>;
+  private readonly outbox: Outbox<Publishable>;
 
   /**
    * @param env the bindings holding `MACHINE_EVENTS`.
+   * @param sql the realtime object's SQLite (the outbox's table).
    * @param companyId the machine's company; `machineId` the machine (internal ids).
    */
   constructor(
     env: Pick<Env, "MACHINE_EVENTS">,
+    sql: SqlStorage,
     private readonly companyId: number,
     private readonly machineId: number,
   ) {
     const name = machineStream(companyId, machineId);
-    this.batches = new OrderedBatches<Publishable>(
-      (batch) =>
+    this.outbox = new Outbox<Publishable>(
+      sql,
+      "event_outbox",
+      (batch, delivery) =>
         eventsObject(env, name).appendMany(
           name,
           batch.map((event) => ({ ...event, machineId })),
+          delivery,
         ),
-      (error, batch) =>
-        logFailure(`events_publish (${batch.length} events)`, companyId, machineId, error),
+      (error) => logFailure("events_publish (retried)", companyId, machineId, error),
     );
   }
 
@@ -113,13 +118,23 @@ export class MachinePublisher {
     return this.companyId === companyId && this.machineId === machineId;
   }
 
+  /** Stores one event to publish (synchronous, with the write's other storage). */
+  stage(event: Publishable): void {
+    this.outbox.stage(event);
+  }
+
+  /** Events stored and not yet acknowledged by the stream. */
+  pending(): number {
+    return this.outbox.pending();
+  }
+
   /**
-   * Queues one event.
+   * Sends what is stored.
    *
-   * @returns settled once the stream stored it (or the failure was logged), for
-   *   `ctx.waitUntil`; never rejects.
+   * @returns settled once the stream stored it, or the failure was logged and a retry
+   *   planned (for `ctx.waitUntil`); never rejects.
    */
-  publish(event: Publishable): Promise<void> {
-    return this.batches.push(event);
+  drain(): Promise<void> {
+    return this.outbox.drain();
   }
 }

@@ -60,15 +60,31 @@ function authenticateOrTicket(): MiddlewareHandler<AppEnv> {
     if (!match) throw notAuthenticated();
     const principal = await eventsObject(c.env, ticketStore(Number(match[1]))).redeemTicket(ticket);
     if (!principal) throw notAuthenticated();
-    c.set("principal", { ...principal, scopes: new Set(principal.scopes) });
+    const { expiresAt, ...rest } = principal;
+    c.set("principal", {
+      ...rest,
+      scopes: new Set(principal.scopes),
+      ...(typeof expiresAt === "number" ? { expiresAt } : {}),
+    });
     await next();
   };
 }
 
 const EVENTS_QUERY = z.object({
-  since: z.coerce.number().int().min(0).optional().openapi({
-    description: "Resume after this event id (as `Last-Event-ID`, which wins when both are given).",
-  }),
+  // A string checked by pattern, not `z.coerce.number()`: coercion reads "" (and " ") as 0,
+  // which would replay the whole retained log to a client that meant something else.
+  since: z
+    .string()
+    .regex(/^\d{1,15}$/, "since must be a non-negative integer (an event id)")
+    .transform(Number)
+    .optional()
+    .openapi({
+      type: "integer",
+      minimum: 0,
+      description:
+        "Resume after this event id (as `Last-Event-ID`, which wins when both are given): " +
+        "a non-negative integer; anything else (empty included) is a 422.",
+    }),
   ticket: z
     .string()
     .optional()
@@ -88,9 +104,13 @@ const STREAM_TEXT =
   "`LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path " +
   "with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to " +
   "get `pong`.\n\n**Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events " +
-  "after that id, then the live ones. The stream keeps at least 24 hours and at least the " +
+  "after that id, then the live ones (`since`: a non-negative integer; anything else, empty " +
+  "included, is a 422). The stream keeps at least 24 hours and at least the " +
   "last 10,000 events; a client further behind (or with an id the stream never gave) gets " +
-  "one `reset` event with the current state, then the live events.\n\n**Browsers**: " +
+  "one `reset` event with the current state, then the live events.\n\n**Credentials**: " +
+  "revoking the API key closes its connections; a connection opened with an access token " +
+  "closes at the token's `exp` plus 60 s of leeway; a ticket opens a stream only while its " +
+  "credential is valid.\n\n**Browsers**: " +
   "`EventSource` and `WebSocket` cannot set headers; get a ticket from " +
   "`POST /v1/realtime/tickets` and pass it as `?ticket=` (one use, 60 s). An API key never " +
   "goes in a URL.\n\n**Limits**: a connection counts once against the rate limit; a " +
@@ -127,7 +147,8 @@ const machineEventsRoute = createRoute({
       "The machine's events as they happen: segment changes (`segment.changed`, " +
       "`segment.updated`), operator assignments, `production` from the `count` signal (at " +
       "most one a second), stops (`stop.started`, `stop.ended`, `stop.updated`, " +
-      "`stop.deleted`) and their classification (`stop.classified`), `shift.started` and " +
+      "`stop.deleted`) and their classification (`stop.classified`, `stop.unclassified`), " +
+      "`shift.started` and " +
       "`shift.ended`, and the running shift's `oee` (at most one a second, as the metrics " +
       `report computes it; the last one of a shift has \`final: true\`).\n\n${STREAM_TEXT}`,
     request: { params: MachineIdParam, query: EVENTS_QUERY, headers: EVENTS_HEADERS },
@@ -202,7 +223,10 @@ async function subscribe(
     leaseId,
     readSettings(c.env).eventsMaxConnections,
     websocket ? WS_LEASE_MS : SSE_LEASE_MS,
+    stream,
   );
+  // Revoked since this isolate cached it, or since its ticket was issued.
+  if (!decision.ok && decision.revoked) throw notAuthenticated();
   if (!decision.ok) {
     throw new ApiError(429, "Too many open event connections for this credential", {
       "Retry-After": String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))),
@@ -216,12 +240,19 @@ async function subscribe(
     "x-lease-id": leaseId,
   });
   if (websocket) headers.set("upgrade", "websocket");
+  if (principal.expiresAt !== undefined) headers.set("x-closes-at", String(principal.expiresAt));
+  let response: Response;
   try {
-    return await eventsObject(c.env, stream).fetch(url, { headers });
+    response = await eventsObject(c.env, stream).fetch(url, { headers });
   } catch (error) {
     await counter.release(leaseId);
     throw error;
   }
+  if (response.status === 401) {
+    await counter.release(leaseId);
+    throw notAuthenticated();
+  }
+  return response;
 }
 
 export const eventsRoutes = createRouter()
@@ -247,6 +278,7 @@ export const eventsRoutes = createRouter()
       kind: p.kind,
       scopes: [...p.scopes],
       rateLimit: p.rateLimit,
+      expiresAt: p.expiresAt ?? null,
     };
     await eventsObject(c.env, ticketStore(p.companyId)).issueTicket(ticket, principal);
     return c.json({ ticket, expiresAt: new Date(Date.now() + TICKET_TTL_MS).toISOString() }, 201);

@@ -92,6 +92,13 @@ export const StopClassifiedSchema = z
     description: "`stop.classified`: the classification as `PUT .../classification` returns it.",
   });
 
+export const StopUnclassifiedSchema = z
+  .object({ stopId: z.number().int() })
+  .openapi("StopUnclassifiedEvent", {
+    description:
+      "`stop.unclassified`: the stop's classification was deleted (`reset` no longer shows it).",
+  });
+
 export const ShiftEventSchema = z
   .object({ shift: LiveShiftSchema })
   .openapi("ShiftEvent", { description: "`shift.started`, `shift.ended`." });
@@ -146,6 +153,7 @@ export const LiveEventSchema = z
       ProductionSchema,
       StopEventSchema,
       StopClassifiedSchema,
+      StopUnclassifiedSchema,
       ShiftEventSchema,
       OeeEventSchema,
       ResetEventSchema,

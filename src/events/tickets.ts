@@ -15,6 +15,8 @@ export interface TicketPrincipal {
   kind: "api_key" | "access_token";
   scopes: string[];
   rateLimit: { requests: number; periodSeconds: number } | null;
+  /** When the credential expires (ms; an access token's `exp` plus leeway), null for a key. */
+  expiresAt?: number | null;
 }
 
 const encoder = new TextEncoder();
@@ -46,7 +48,10 @@ export class TicketTable {
     );
   }
 
-  /** Takes a ticket: its principal once, while valid; null when unknown, used or expired. */
+  /**
+   * Takes a ticket: its principal once, while valid; null when unknown, used or expired, or
+   * when the credential it stands for has expired.
+   */
   async redeemTicket(ticket: string): Promise<TicketPrincipal | null> {
     const hash = await hashTicket(ticket);
     const row = this.sql
@@ -56,6 +61,10 @@ export class TicketTable {
       )
       .toArray()[0];
     if (!row || row.expires <= Date.now()) return null;
-    return JSON.parse(row.principal) as TicketPrincipal;
+    const principal = JSON.parse(row.principal) as TicketPrincipal;
+    // A ticket stands for its credential: it opens nothing once the credential has expired
+    // (a revoked key is refused when the stream takes its connection lease).
+    if (typeof principal.expiresAt === "number" && principal.expiresAt <= Date.now()) return null;
+    return principal;
   }
 }

@@ -7,6 +7,7 @@ import { generateApiKey } from "../auth/api-keys";
 import { forgetCredential } from "../auth/middleware";
 import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
 import { apiKeys } from "../db/schema";
+import { closeCredentialConnections } from "../events/connection-leases";
 import { notFound } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
@@ -105,7 +106,9 @@ export const operatorApiKeysRoutes = createRouter()
       path: "/api-keys/{api_key_id}",
       tags: ["API keys"],
       summary: "Revoke an API key",
-      description: "The key stops working at once.",
+      description:
+        "The key stops working at once: requests with it get 401, and its open live-event " +
+        "connections (SSE and WebSocket) are closed.",
       request: { params: z.object({ api_key_id: IntId("api_key_id") }) },
       responses: { 204: { description: "Revoked." } },
     }),
@@ -118,8 +121,17 @@ export const operatorApiKeysRoutes = createRouter()
         .returning({ id: apiKeys.id })
         .get();
       if (!row) throw notFound("API key not found");
-      // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS.
+      // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS, and their
+      // event connections are refused by the credential's lease object from now on.
       forgetCredential(`key:${row.id}`);
+      // Its open event streams close now, not at their client's next reconnect.
+      try {
+        await closeCredentialConnections(c.env, `key:${row.id}`);
+      } catch (error) {
+        console.error(
+          JSON.stringify({ level: "error", event: "revoke_close_streams", error: String(error) }),
+        );
+      }
       return c.body(null, 204);
     },
   );

@@ -8,6 +8,7 @@ import { machines } from "../db/schema";
 import { ApiError } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
+import { armMachines } from "../realtime/arm";
 import { requireCompany } from "./lookups";
 import { operatorRoute } from "./schemas";
 
@@ -73,8 +74,14 @@ export const operatorMachinesRoutes = createRouter().openapi(
     const [first, ...rest] = rows.map((r) => db.insert(machines).values(r).returning(out));
     if (!first) return c.json([], 201);
     try {
-      const results = await db.batch([first, ...rest]);
-      return c.json(results.flat(), 201);
+      const created = (await db.batch([first, ...rest])).flat();
+      // Shifts for all machines apply to new machines too: their boundaries are published.
+      await armMachines(
+        c.env,
+        company_id,
+        created.map((m) => m.id),
+      );
+      return c.json(created, 201);
     } catch (error) {
       if (String(error).includes("UNIQUE constraint failed: machines.uuid")) {
         throw new ApiError(409, "A machine with one of these uuids already exists");

@@ -8,18 +8,28 @@
  * moving from another system that keeps its ids. A record takes its fixed id right after
  * its creation, before anything refers to it: a changed id must never leave a reference
  * to the old one behind, so a record that is referred to is refused.
+ *
+ * "Referred to" includes what a running machine holds: a realtime object keeps writes
+ * behind D1 for up to 2 s (its write-behind), so the check first runs the read barrier
+ * (the company's machines with held writes flush them), then reads the references; and the
+ * batch that renames re-checks them inside its own transaction, so a realtime flush that
+ * commits between the check and the batch makes the batch fail (409) instead of leaving a
+ * live log on an id that no longer exists. Not covered: a realtime write looked up before
+ * the rename that reaches its machine after it (docs/operator-api.md says so).
  */
 
 import { z } from "@hono/zod-openapi";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { live, type SoftDeleteTable } from "../db/company-scope";
 import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
+import type { Env } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
 import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
+import { syncPendingMachines } from "../realtime/barrier";
 import { requireCompany } from "./lookups";
 import { operatorRoute } from "./schemas";
 
@@ -51,6 +61,24 @@ interface TypeTable {
   references: (db: Database, ids: string[]) => Promise<string[]>;
   /** The statement that gives record `id` the id `newId`. */
   rename: (db: Database, id: string, newId: string) => BatchItem<"sqlite">;
+  /** The columns of other tables that refer to this type's id (for the batch's re-check). */
+  referringColumns: SQLiteColumn[];
+}
+
+/** Marks the error of a batch refused by `guard` (a reference appeared meanwhile). */
+const GUARD_MARK = "record-ids: referred to";
+
+/**
+ * A statement that fails (and so rolls back the whole batch, a D1 batch being one
+ * transaction) when `column` of `table` refers to one of `ids`: `json()` of text that is
+ * not JSON raises an error, evaluated only for a row that exists.
+ */
+function guard(db: Database, column: SQLiteColumn, ids: string[]): BatchItem<"sqlite"> {
+  return db
+    .select({ refused: sql`json(${GUARD_MARK})` })
+    .from(column.table)
+    .where(inArray(column, ids))
+    .limit(1);
 }
 
 /** The ids among `ids` that a column of another table refers to. */
@@ -74,6 +102,7 @@ const TYPES: Record<RecordType, TypeTable> = {
       ...(await referredTo(db, productionLogs.skuId, ids)),
     ],
     rename: (db, id, newId) => db.update(skus).set({ id: newId }).where(eq(skus.id, id)),
+    referringColumns: [nominalSpeeds.skuId, productionLogs.skuId],
   },
   simpleWorkOrder: {
     table: simpleWorkOrders,
@@ -83,6 +112,7 @@ const TYPES: Record<RecordType, TypeTable> = {
     references: (db, ids) => referredTo(db, productionLogs.simpleWorkOrderId, ids),
     rename: (db, id, newId) =>
       db.update(simpleWorkOrders).set({ id: newId }).where(eq(simpleWorkOrders.id, id)),
+    referringColumns: [productionLogs.simpleWorkOrderId],
   },
   // Nothing refers to a nominal speed by id: logs copy its values.
   nominalSpeed: {
@@ -93,6 +123,7 @@ const TYPES: Record<RecordType, TypeTable> = {
     references: async () => [],
     rename: (db, id, newId) =>
       db.update(nominalSpeeds).set({ id: newId }).where(eq(nominalSpeeds.id, id)),
+    referringColumns: [],
   },
   // A live log is a segment of a machine's realtime timeline, which names it by id.
   productionLog: {
@@ -110,18 +141,24 @@ const TYPES: Record<RecordType, TypeTable> = {
     },
     rename: (db, id, newId) =>
       db.update(productionLogs).set({ id: newId }).where(eq(productionLogs.id, id)),
+    // A live log's own row is its reference (the realtime timeline names it): checked by
+    // `references`; the realtime flush upserts by id, so a renamed log would come back.
+    referringColumns: [],
   },
 };
 
 /**
  * Checks a list of id changes and writes them in one batch, all or none.
  *
+ * @param env the bindings (`DB`, and the realtime objects for the read barrier).
  * @param changes `{type, id, newId}` with lowercase uuids.
  * @throws ApiError 422 at `["body", i, ...]` for an unknown or deleted record of another
  *   company, a repeated id, or a `newId` used by another record; 409 when something
- *   refers to a record (a SKU with nominal speeds or logs, a work order on logs, a live log).
+ *   refers to a record (a SKU with nominal speeds or logs, a work order on logs, a live log),
+ *   a running machine's held writes included; 503 when the barrier times out.
  */
 async function changeRecordIds(
+  env: Pick<Env, "DB" | "REALTIME_MACHINE">,
   db: Database,
   companyId: number,
   changes: readonly { type: RecordType; id: string; newId: string }[],
@@ -134,6 +171,10 @@ async function changeRecordIds(
       seen.add(key);
     }
   });
+  // What running machines hold reaches D1 first, so that the references below include it.
+  if (changes.some((change) => change.type !== "nominalSpeed")) {
+    await syncPendingMachines(env, companyId);
+  }
   const updates: BatchItem<"sqlite">[] = [];
   for (const type of RECORD_TYPES) {
     const mine = changes.map((change, i) => ({ change, i })).filter((x) => x.change.type === type);
@@ -164,12 +205,22 @@ async function changeRecordIds(
         `${type} ${referred[0]} is already referred to: give a fixed id before any use`,
       );
     }
+    for (const column of t.referringColumns) updates.push(guard(db, column, ids));
     for (const { change } of mine) {
       updates.push(t.rename(db, change.id, change.newId));
     }
   }
   const [first, ...rest] = updates;
-  if (first) await db.batch([first, ...rest]);
+  if (!first) return;
+  try {
+    await db.batch([first, ...rest]);
+  } catch (error) {
+    if (!/malformed JSON|FOREIGN KEY/i.test(String(error))) throw error;
+    throw new ApiError(
+      409,
+      "A record was referred to while its id changed (a realtime write): give a fixed id before any use",
+    );
+  }
 }
 
 export const operatorRecordIdsRoutes = createRouter().openapi(
@@ -182,7 +233,10 @@ export const operatorRecordIdsRoutes = createRouter().openapi(
       "Changes the ids of SKUs, simple work orders, nominal speeds and production logs of the " +
       "company, all or none: for ids known in advance (the demo's, or those of a system the " +
       "plant leaves). Only before the record is used: a SKU that nominal speeds or logs refer " +
-      "to, a work order on logs, or a live log is a 409.",
+      "to, a work order on logs, or a live log is a 409, and so is a SKU or work order that " +
+      "a running machine holds in realtime writes not yet written to D1 (they are flushed " +
+      "first), or one that a realtime write written to D1 comes to refer to while the ids " +
+      "change.",
     request: {
       params: z.object({ company_id: IntId("company_id") }),
       body: arrayBody(RecordIdChange),
@@ -197,7 +251,7 @@ export const operatorRecordIdsRoutes = createRouter().openapi(
     const changes = c.req.valid("json");
     const db = c.var.db;
     await requireCompany(db, company_id);
-    await changeRecordIds(db, company_id, changes);
+    await changeRecordIds(c.env, db, company_id, changes);
     return c.json(
       changes.map((change) => ({ type: change.type, id: change.newId })),
       200,

@@ -14,7 +14,13 @@
  */
 import { z } from "@hono/zod-openapi";
 import { BEFORE_EPOCH, NO_OFFSET_IS_UTC } from "../http/instants";
-import { MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { MAX_ABS_SAMPLE_VALUE, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+
+/** A sample value: finite, within the bound that keeps every bucket's sum finite. */
+const sampleValue = z
+  .number()
+  .min(-MAX_ABS_SAMPLE_VALUE, "A sample value must lie between -1e300 and 1e300")
+  .max(MAX_ABS_SAMPLE_VALUE, "A sample value must lie between -1e300 and 1e300");
 
 /**
  * zod's regex of `z.iso.datetime({ offset: true, local: true })`, as `DateTimeMs` of the
@@ -83,11 +89,11 @@ export interface ParsedSamples {
 export const SamplesBody = z
   .object({
     samples: z
-      .array(z.object({ timestamp: dateTimeString, value: z.number() }).strict())
+      .array(z.object({ timestamp: dateTimeString, value: sampleValue }).strict())
       .max(MAX_SAMPLES_PER_CALL)
       .optional(),
     timestamps: z.array(dateTimeString).max(MAX_SAMPLES_PER_CALL).optional(),
-    values: z.array(z.number()).max(MAX_SAMPLES_PER_CALL).optional(),
+    values: z.array(sampleValue).max(MAX_SAMPLES_PER_CALL).optional(),
   })
   .strict()
   .transform((b, ctx): ParsedSamples => {

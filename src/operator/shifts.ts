@@ -4,7 +4,9 @@
 import { z } from "@hono/zod-openapi";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../http/schemas";
+import { armMachines } from "../realtime/arm";
 import { createShiftDefinitions, listShiftDefinitions } from "../shifts/definitions";
+import { machineIdsQuery } from "../shifts/plan";
 import { operatorRoute } from "./schemas";
 
 const ALL_WEEKDAYS = [1, 2, 3, 4, 5, 6, 7];
@@ -72,7 +74,9 @@ export const operatorShiftsRoutes = createRouter()
       description:
         "All or none. A definition whose instances would overlap those of another definition " +
         "(existing, or earlier in the same array) on a machine both apply to is a 422 naming it; " +
-        "a definition for all machines shares every machine. Unknown machine ids are a 422.",
+        "a definition for all machines shares every machine. Unknown machine ids are a 422. " +
+        "The machines' live streams publish `shift.started` and `shift.ended` at every " +
+        "boundary of the new shifts from then on, whether or not anything is written to them.",
       request: { params: CompanyParam, body: arrayBody(ShiftCreate) },
       responses: {
         201: jsonResponse(z.array(ShiftDefinitionOut), "The created definitions, in order."),
@@ -93,6 +97,12 @@ export const operatorShiftsRoutes = createRouter()
           machineIds: item.machineIds ?? null,
         })),
       );
+      // The machines' realtime objects wake at every boundary of the new shifts, so that
+      // their streams publish shift.started / shift.ended even when nothing is written.
+      const machineIds = items.some((item) => item.machineIds == null)
+        ? (await machineIdsQuery(c.var.db, company_id).all()).map((m) => m.id)
+        : [...new Set(items.flatMap((item) => item.machineIds ?? []))];
+      await armMachines(c.env, company_id, machineIds);
       return c.json(created, 201);
     },
   )

@@ -124,6 +124,7 @@ export const operatorSignalsRoutes = createRouter()
       summary: "Ingest samples",
       description:
         `At most ${MAX_SAMPLES_PER_CALL} samples a call, as \`samples\` or as parallel \`timestamps\`/\`values\`. ` +
+        "Each `value` must be finite and within ±1e300 (422 at the value otherwise), so that every bucket's `sum` and `avg` stay finite. " +
         "A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.",
       request: {
         params: z.object({ public_id: UuidId("public_id") }),

@@ -18,7 +18,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { owned } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
-import { stopClassified } from "../events/payloads";
+import { stopClassified, stopUnclassified } from "../events/payloads";
 import { publish } from "../events/publish";
 import { notFound } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
@@ -217,7 +217,8 @@ export const operatorStopClassificationsRoutes = createRouter()
       tags: ["Stops"],
       summary: "Delete a stop's classification",
       description:
-        "Emits `MachineStopClassificationDeleted`. A stop without a classification is a 404.",
+        "Emits `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (live " +
+        "events). A stop without a classification is a 404.",
       request: { params: StopParam },
       responses: { 204: { description: "Deleted." } },
     }),
@@ -235,6 +236,7 @@ export const operatorStopClassificationsRoutes = createRouter()
         event.deliveries,
       ]);
       await dispatchDeliveries(c.env, db, event.eventId, deliveries);
+      await publish(c.env, found.companyId, found.stop.machineId, stopUnclassified(stop_id));
       return c.body(null, 204);
     },
   );

@@ -6,12 +6,16 @@
  */
 import { createDb } from "../db/client";
 import type { Env } from "../env";
-import { runningInstance } from "../shifts/queries";
+import { plannedInstances } from "../shifts/plan";
+import { loadShiftPlan, runningInstance } from "../shifts/queries";
 import type { MachineFlush } from "./machine-flush";
 import type { MachineStore, StoredSegment } from "./machine-store";
 import { realtimeObjectName } from "./machine-stub";
 import type { MachineKey, RealtimeInstance } from "./machine-types";
 import { currentSegment } from "./timeline";
+
+/** How far ahead an idle machine looks for its next shift instance (a week and a day). */
+const NEXT_START_HORIZON_MS = 8 * 86_400_000;
 
 /** How often the live logs of a running instance are refreshed from the samples. */
 export const REFRESH_MS = 60_000;
@@ -93,10 +97,33 @@ export class MachineLifecycle {
   scheduleAlarm(instance: RealtimeInstance | null, now: number): void {
     const sync = this.store.syncState();
     const candidates: number[] = [];
-    if (instance) candidates.push(instance.end, sync.refresh_at ?? now + REFRESH_MS);
+    // The instance's end always (its boundary is published even on an idle machine); the
+    // refresh only when the timeline has logs to refresh.
+    if (instance) candidates.push(instance.end);
+    if (instance && this.store.segments().length > 0) {
+      candidates.push(sync.refresh_at ?? now + REFRESH_MS);
+    }
     if (sync.dirty === 1 || sync.marked === 1) candidates.push(now + WRITE_BEHIND_MS);
     if (candidates.length === 0) return;
     this.alarmBy(Math.max(now + 1, Math.min(...candidates)), true);
+  }
+
+  /**
+   * Between shifts: sets the alarm to the start of the machine's next instance (within
+   * `NEXT_START_HORIZON_MS`), so that the object takes it and its stream publishes
+   * `shift.started` then, whether or not anything is written to the machine.
+   */
+  private async wakeAtNextStart(key: MachineKey, now: number): Promise<void> {
+    const plan = await loadShiftPlan(createDb(this.env.DB), key.companyId);
+    if (!plan) return;
+    const upcoming = plannedInstances(
+      plan,
+      now + 1,
+      now + NEXT_START_HORIZON_MS,
+      new Set([key.machineId]),
+    );
+    const next = Math.min(...upcoming.map((i) => i.start));
+    if (Number.isFinite(next)) this.alarmBy(next);
   }
 
   /**
@@ -137,7 +164,10 @@ export class MachineLifecycle {
       });
     }
     const next = await runningInstance(createDb(this.env.DB), key.companyId, key.machineId, now);
-    if (!next) return null;
+    if (!next) {
+      await this.wakeAtNextStart(key, now);
+      return null;
+    }
     this.store.setMeta({
       instance_id: next.id,
       instance_name: next.name,

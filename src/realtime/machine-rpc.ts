@@ -26,4 +26,6 @@ export interface RealtimeMachineRpc extends Rpc.DurableObjectBranded {
   snapshot(key: MachineKey): Promise<SnapshotResult>;
   /** Flushes held writes to D1 before a reader reads (the read barrier). */
   sync(key: MachineKey): Promise<void>;
+  /** Starts the shift-boundary clock of a machine that may never be written to. */
+  arm(key: MachineKey): Promise<void>;
 }

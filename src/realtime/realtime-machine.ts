@@ -48,7 +48,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { MachinePublisher, type Publishable } from "../events/publish";
+import { MachinePublisher, nudgeLive, type Publishable } from "../events/publish";
 import { operatorAssigned, segmentChanged, segmentUpdated } from "./event-payloads";
 import { MachineFlush } from "./machine-flush";
 import { MachineLifecycle, REFRESH_MS } from "./machine-lifecycle";
@@ -84,6 +84,28 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
     const bindings = () => this.env;
     this.flusher = new MachineFlush(bindings, this.store, (promise) => ctx.waitUntil(promise));
     this.lifecycle = new MachineLifecycle(ctx.storage, bindings, this.store, this.flusher);
+    // Events of answered writes that a restart kept from their stream go out now.
+    const meta = this.store.meta();
+    if (meta) this.drainEvents({ companyId: meta.company_id, machineId: meta.machine_id });
+  }
+
+  /** The machine's publisher (its outbox lives in this object's storage). */
+  private publisherFor(key: MachineKey): MachinePublisher {
+    if (!this.publisher?.isFor(key.companyId, key.machineId)) {
+      this.publisher = new MachinePublisher(
+        this.env,
+        this.ctx.storage.sql,
+        key.companyId,
+        key.machineId,
+      );
+    }
+    return this.publisher;
+  }
+
+  /** Sends the stored events that their stream has not acknowledged yet, if any. */
+  private drainEvents(key: MachineKey): void {
+    const publisher = this.publisherFor(key);
+    if (publisher.pending() > 0) this.ctx.waitUntil(publisher.drain());
   }
 
   /**
@@ -107,14 +129,15 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
 
   /**
    * Publishes a write's event to the machine's live stream without making the write wait
-   * for it: called inside the queue of operations, so the events go out in the order of
-   * the revisions; batched while the stream is busy (`MachinePublisher`).
+   * for it: stored in this object's outbox before the write is answered (the output gate
+   * holds the answer until storage has it), then sent; called inside the queue of
+   * operations, so the events go out in the order of the revisions; batched while the
+   * stream is busy, retried when it fails (`MachinePublisher`).
    */
   private publishLater(key: MachineKey, event: Publishable): void {
-    if (!this.publisher?.isFor(key.companyId, key.machineId)) {
-      this.publisher = new MachinePublisher(this.env, key.companyId, key.machineId);
-    }
-    this.ctx.waitUntil(this.publisher.publish(event));
+    const publisher = this.publisherFor(key);
+    publisher.stage(event);
+    this.ctx.waitUntil(publisher.drain());
   }
 
   /**
@@ -265,20 +288,46 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   }
 
   /**
+   * Starts the object's clock for a machine that may never be written to: takes the running
+   * instance (or sets the alarm to the next one's start) and sets the alarm to its end, so
+   * that every shift boundary of the machine wakes the object (the operator API calls it
+   * when machines or shifts are created). Does nothing more when the clock runs already.
+   */
+  async arm(key: MachineKey): Promise<void> {
+    await this.enqueue(async () => {
+      const before = this.store.meta()?.instance_id ?? null;
+      const now = Date.now();
+      const instance = await this.lifecycle.ensureInstance(key, now);
+      if (instance) this.lifecycle.scheduleAlarm(instance, now);
+      this.boundaryCrossed(key, before, instance?.id ?? null);
+    });
+  }
+
+  /**
+   * The running instance changed (a shift ended, or one started): the machine's stream
+   * recomputes its live figures at once, which publishes `shift.ended` (after the final
+   * `oee`) and `shift.started` within a second or two of the boundary.
+   */
+  private boundaryCrossed(key: MachineKey, before: number | null, after: number | null): void {
+    if (before !== after) this.ctx.waitUntil(nudgeLive(this.env, key.companyId, key.machineId));
+  }
+
+  /**
    * Alarm: at the instance's end, closes it and moves to the next; before it, pushes
    * writes still waiting to D1, refreshes the live counts every `REFRESH_MS`, and
-   * removes the machine's mark once a whole interval passed without writes.
-   * Reschedules itself while an instance runs or the mark is there.
+   * removes the machine's mark once a whole interval passed without writes; at a shift
+   * boundary, has the machine's stream publish it. Reschedules itself while an instance
+   * runs or the mark is there, and between shifts for the next one's start.
    */
   override async alarm(): Promise<void> {
     await this.enqueue(async () => {
       const meta = this.store.meta();
       if (!meta) return;
+      const key = { companyId: meta.company_id, machineId: meta.machine_id };
+      this.drainEvents(key);
       const now = Date.now();
-      const instance = await this.lifecycle.ensureInstance(
-        { companyId: meta.company_id, machineId: meta.machine_id },
-        now,
-      );
+      const instance = await this.lifecycle.ensureInstance(key, now);
+      this.boundaryCrossed(key, meta.instance_id, instance?.id ?? null);
       const sync = this.store.syncState();
       if (instance && now >= (sync.refresh_at ?? 0)) {
         await this.flusher.flush(true);

@@ -67,9 +67,12 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
     expect(events[2]?.data).toMatchObject({ operator: { id: p.operators[0]?.id } });
     expect(events.every((e) => e.machineId === m.id)).toBe(true);
     strictlyIncreasing(sub.events);
-    // The live figures follow the writes: the shift that runs, its production and OEE.
+    // The live figures follow the writes: the shift that runs (published once, when the
+    // shift was defined), its production and OEE.
     await sub.waitFor((e) => e.type === "oee");
-    expect(sub.of("shift.started")).toHaveLength(1);
+    const history = await sse(p.co.key, `/v1/realtime/${m.id}/events?since=0`);
+    await history.waitFor((e) => e.type === "oee");
+    expect(history.of("shift.started")).toHaveLength(1);
   });
 
   it("gives concurrent writes' events in the order of their revisions", async () => {
@@ -148,6 +151,21 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
       expect(state?.operators).toHaveLength(1);
       expect(reset.data.lastEventId).toBe(reset.id);
     }
+  });
+
+  it("refuses a ?since= that is not a non-negative integer (422), empty included", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    for (const since of ["", "%20", "-1", "1.5", "abc", "1e3", "0x10"]) {
+      for (const path of [`/v1/realtime/${m.id}/events`, "/v1/realtime/events"]) {
+        const res = await api(p.co.key, `${path}?since=${since}`);
+        expect(res.status, `${path}?since=${since}`).toBe(422);
+        const body = (await res.json()) as { detail: { loc: unknown[] }[] };
+        expect(body.detail[0]?.loc).toEqual(["query", "since"]);
+      }
+    }
+    expect((await sse(p.co.key, `/v1/realtime/${m.id}/events?since=0`)).response.status).toBe(200);
   });
 
   it("needs realtime.read, a machine of the company, and a credential", async () => {

@@ -63,6 +63,39 @@ describe("stops and classifications", () => {
   });
 });
 
+describe("a classification deleted", () => {
+  it("publishes stop.unclassified, and reset no longer shows the classification", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    const sub = await sse(p.co.key, `/v1/realtime/${m.id}/events`);
+    const [stop] = await operatorJson<{ id: number }[]>("POST", `/machines/${m.id}/stops`, [
+      {
+        startTime: new Date(Date.now() - 5 * 60_000).toISOString(),
+        endTime: new Date(Date.now() - 60_000).toISOString(),
+        isProgrammed: false,
+      },
+    ]);
+    if (!stop) throw new Error("no stop");
+    await operatorJson("PUT", `/stops/${stop.id}/classification`, { description: "jam" });
+    await sub.waitFor((e) => e.type === "stop.classified");
+    const resetOf = async () => {
+      const later = await sse(p.co.key, `/v1/realtime/${m.id}/events?since=999999999`);
+      const [reset] = await later.waitFor((e) => e.type === "reset");
+      if (!reset) throw new Error("no reset");
+      return (reset.data.machines as Record<string, Record<string, unknown>>)[String(m.id)];
+    };
+    expect((await resetOf())?.classification).toMatchObject({ stopId: stop.id });
+
+    expect((await operator("DELETE", `/stops/${stop.id}/classification`)).status).toBe(204);
+    const [gone] = await sub.waitFor((e) => e.type === "stop.unclassified");
+    expect(gone?.data).toEqual({ stopId: stop.id });
+    expect((await resetOf())?.classification).toBeUndefined();
+    // The stop itself is still shown.
+    expect((await resetOf())?.stop).toMatchObject({ stop: { id: stop.id } });
+  });
+});
+
 describe("production from the count signal", () => {
   it("new count samples arrive as production events, at most about one a second", async () => {
     const p = await plant();

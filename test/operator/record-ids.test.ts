@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { api, createCompany, createMachines, operator } from "../harness";
+import { getState, plant, postSku } from "../realtime/plant";
 
 async function json<T>(res: Response | Promise<Response>): Promise<T> {
   const answer = await res;
@@ -108,5 +109,38 @@ describe("fixed record ids", () => {
       404,
     );
     expect((await api(co.key, `/v1/skus/${mine?.id}`)).status).toBe(200);
+  });
+});
+
+describe("fixed record ids and a running machine", () => {
+  it("refuses (409) a work order that a realtime write gave the machine, while the object still holds it", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    // The first write after a quiet spell is written to D1 at once; the next is held.
+    expect((await postSku(p.co, m.id, { sku: "Apple juice" })).status).toBe(204);
+    const [held, unused] = await json<{ id: string }[]>(
+      api(p.co.key, "/v1/simple-work-orders", {
+        method: "POST",
+        json: [{ name: "WO-held" }, { name: "WO-unused" }],
+      }),
+    );
+    if (!held || !unused) throw new Error("no work orders");
+    expect((await postSku(p.co, m.id, { simpleWorkOrderId: held.id })).status).toBe(204);
+
+    const refused = await operator("POST", `/companies/${p.co.id}/record-ids`, [
+      { type: "simpleWorkOrder", id: held.id, newId: crypto.randomUUID() },
+    ]);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { detail: string }).detail).toContain(held.id);
+    // The machine's live log still names a work order that exists.
+    const state = await getState(p.co, m.id);
+    expect(state.current?.simpleWorkOrder?.id).toBe(held.id);
+    expect((await api(p.co.key, `/v1/simple-work-orders/${held.id}`)).status).toBe(200);
+    // A work order no machine holds still moves.
+    const moved = await operator("POST", `/companies/${p.co.id}/record-ids`, [
+      { type: "simpleWorkOrder", id: unused.id, newId: crypto.randomUUID() },
+    ]);
+    expect(moved.status).toBe(200);
   });
 });

@@ -78,3 +78,62 @@ describe("signal lookup", () => {
     expect((await api(co.key, path)).status).toBe(404);
   });
 });
+
+describe("the edges of signal data", () => {
+  it("counts the epoch-aligned buckets a window touches: 10,000.0 s from an unaligned start is 10,001, refused", async () => {
+    const { co, machine, publicId } = await setup();
+    const t0 = Date.UTC(2024, 0, 1);
+    await ingest(
+      publicId,
+      Array.from({ length: 10_001 }, (_, i) => [t0 + 500 + i * 1000, 1] as const),
+    );
+    const path = (from: number, to: number) =>
+      `/v1/machines/${machine.uuid}/signals/${publicId}?start_time=${new Date(from).toISOString()}&end_time=${new Date(to).toISOString()}&agg_unit=s&transpose=true`;
+    const unaligned = await api(co.key, path(t0 + 500, t0 + 500 + 10_000_000));
+    expect(unaligned.status).toBe(422);
+    const body = (await unaligned.json()) as { detail: { loc: unknown[]; msg: string }[] };
+    expect(body.detail[0]?.loc).toEqual(["query", "agg_period"]);
+    expect(body.detail[0]?.msg).toContain("10001 points");
+    // The same length on bucket boundaries touches 10,000 buckets and is answered whole.
+    const aligned = await api(co.key, path(t0, t0 + 10_000_000));
+    expect(aligned.status).toBe(200);
+    const points = (await aligned.json()) as { timestamps: string[] };
+    expect(points.timestamps).toHaveLength(10_000);
+    // One millisecond shorter from the unaligned start touches 10,000 too.
+    expect((await api(co.key, path(t0 + 500, t0 + 10_000_000))).status).toBe(200);
+  });
+
+  it("refuses a sample beyond ±1e300 with a 422 naming the bound, so every sum and avg is a finite number", async () => {
+    const { co, machine, publicId } = await setup();
+    const t0 = Date.UTC(2024, 0, 1);
+    for (const body of [
+      { samples: [{ timestamp: new Date(t0).toISOString(), value: 1.7e308 }] },
+      { timestamps: [new Date(t0).toISOString()], values: [-1.7e308] },
+    ]) {
+      const res = await operator("POST", `/signals/${publicId}/samples`, body);
+      expect(res.status).toBe(422);
+      const detail = ((await res.json()) as { detail: { loc: unknown[]; msg: string }[] }).detail;
+      expect(detail[0]?.loc).toEqual(
+        "samples" in body ? ["body", "samples", 0, "value"] : ["body", "values", 0],
+      );
+      expect(detail[0]?.msg).toContain("1e300");
+    }
+    // The bound itself: two samples in one bucket sum to a finite number.
+    await ingest(publicId, [
+      [t0, 1e300],
+      [t0 + 1000, 1e300],
+      [t0 + 2000, -1e300],
+    ]);
+    for (const fn of ["sum", "avg", "max", "min", "count"]) {
+      const res = await api(
+        co.key,
+        `/v1/machines/${machine.uuid}/signals/${publicId}?start_time=${new Date(t0).toISOString()}&end_time=${new Date(t0 + 60_000).toISOString()}&agg_unit=m&agg_function=${fn}`,
+      );
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).not.toContain("null");
+      const [point] = (JSON.parse(text) as { data: { value: number }[] }).data;
+      expect(Number.isFinite(point?.value)).toBe(true);
+    }
+  });
+});

@@ -533,7 +533,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description The key stops working at once.
+         * @description The key stops working at once: requests with it get 401, and its open live-event connections (SSE and WebSocket) are closed.
          */
         delete: {
             parameters: {
@@ -959,7 +959,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest samples
-         * @description At most 10000 samples a call, as `samples` or as parallel `timestamps`/`values`. A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.
+         * @description At most 10000 samples a call, as `samples` or as parallel `timestamps`/`values`. Each `value` must be finite and within ±1e300 (422 at the value otherwise), so that every bucket's `sum` and `avg` stay finite. A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.
          */
         post: {
             parameters: {
@@ -1249,7 +1249,7 @@ export interface paths {
         put?: never;
         /**
          * Create shift definitions
-         * @description All or none. A definition whose instances would overlap those of another definition (existing, or earlier in the same array) on a machine both apply to is a 422 naming it; a definition for all machines shares every machine. Unknown machine ids are a 422.
+         * @description All or none. A definition whose instances would overlap those of another definition (existing, or earlier in the same array) on a machine both apply to is a 422 naming it; a definition for all machines shares every machine. Unknown machine ids are a 422. The machines' live streams publish `shift.started` and `shift.ended` at every boundary of the new shifts from then on, whether or not anything is written to them.
          */
         post: {
             parameters: {
@@ -1806,7 +1806,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a stop's classification
-         * @description Emits `MachineStopClassificationDeleted`. A stop without a classification is a 404.
+         * @description Emits `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (live events). A stop without a classification is a 404.
          */
         delete: {
             parameters: {
@@ -1890,7 +1890,7 @@ export interface paths {
         put?: never;
         /**
          * Give records fixed ids
-         * @description Changes the ids of SKUs, simple work orders, nominal speeds and production logs of the company, all or none: for ids known in advance (the demo's, or those of a system the plant leaves). Only before the record is used: a SKU that nominal speeds or logs refer to, a work order on logs, or a live log is a 409.
+         * @description Changes the ids of SKUs, simple work orders, nominal speeds and production logs of the company, all or none: for ids known in advance (the demo's, or those of a system the plant leaves). Only before the record is used: a SKU that nominal speeds or logs refer to, a work order on logs, or a live log is a 409, and so is a SKU or work order that a running machine holds in realtime writes not yet written to D1 (they are flushed first), or one that a realtime write written to D1 comes to refer to while the ids change.
          */
         post: {
             parameters: {

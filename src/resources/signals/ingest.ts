@@ -7,6 +7,15 @@ import { signalStore } from "./store";
 /** At most this many samples in one ingestion call. */
 export const MAX_SAMPLES_PER_CALL = 10_000;
 
+/**
+ * Largest magnitude of a sample value. Why a bound: a bucket's `sum` (and the `avg` computed
+ * from it) must be a finite float64, and two samples of 1.7e308 already sum to Infinity (no
+ * compensated sum helps: the exact sum is not representable). A bucket holds at most
+ * 14 days x 24 hours x `MAX_SAMPLES_PER_BLOCK` (180,000) = 60,480,000 samples, and
+ * 60,480,000 x 1e300 = 6.05e307 stays below float64's largest finite value (1.8e308).
+ */
+export const MAX_ABS_SAMPLE_VALUE = 1e300;
+
 /** Samples of one signal as parallel arrays: `values[i]` (finite) at `ts[i]` (ms since the epoch). */
 export interface SampleArrays {
   ts: readonly number[];

@@ -72,7 +72,7 @@ const signalDataRoute = publicRoute("signals.read", {
     "Samples with `start_time <= t < end_time`, reduced by `agg_function` in buckets `agg_period x agg_unit` wide, " +
     "aligned to multiples of that width since the Unix epoch (UTC). A point's `timestamp` is its bucket's start; " +
     "buckets without samples are left out; points are in ascending time. Rejected with 422 (never truncated) when " +
-    "`end_time <= start_time`, the window exceeds 14 days, or `ceil(window / width)` exceeds 10,000 points.",
+    "`end_time <= start_time`, the window exceeds 14 days, or the window touches more than 10,000 buckets (buckets are aligned to multiples of their width since the epoch, so an unaligned window can touch one more than `ceil(window / width)`).",
   request: {
     params: MachineUuidParam.extend({
       public_id: Uuid.openapi({

@@ -56,6 +56,19 @@ export const signalWindowQueryShape = {
   agg_function: z.enum(AGG_FUNCTIONS).default("avg"),
 };
 
+/**
+ * How many buckets a window touches: buckets are aligned to multiples of their width since
+ * the epoch, so a window that does not start on a bucket boundary can touch one bucket
+ * more than `ceil(window / width)` (10,000.0 s from 00:00:00.5 touches 10,001 one-second
+ * buckets). That is the most points the answer can hold.
+ *
+ * @param from window start, ms (inclusive); `to` its end, ms (exclusive, > from).
+ * @param width the bucket width, ms.
+ */
+export function bucketsTouched(from: number, to: number, width: number): number {
+  return Math.floor((to - 1) / width) - Math.floor(from / width) + 1;
+}
+
 /** A parsed window query. */
 export interface SignalWindowQuery {
   start_time: number;
@@ -71,8 +84,8 @@ export interface SignalWindowQuery {
  * @param q the parsed query parameters (instants in ms).
  * @returns the window `[from, to)` in ms and the bucket width in ms.
  * @throws ApiError 422 at `["query", "end_time"]` when `end_time <= start_time` or the
- *   window exceeds 14 days, at `["query", "agg_period"]` when `ceil(window / width)`
- *   exceeds `MAX_POINTS`.
+ *   window exceeds 14 days, at `["query", "agg_period"]` when the window touches more than
+ *   `MAX_POINTS` buckets (`bucketsTouched`).
  */
 export function checkWindow(q: SignalWindowQuery): {
   from: number;
@@ -89,7 +102,7 @@ export function checkWindow(q: SignalWindowQuery): {
       "The window between start_time and end_time exceeds 14 days",
     );
   }
-  const pointCount = Math.ceil((q.end_time - q.start_time) / width);
+  const pointCount = bucketsTouched(q.start_time, q.end_time, width);
   if (pointCount > MAX_POINTS) {
     throw unprocessable(
       ["query", "agg_period"],

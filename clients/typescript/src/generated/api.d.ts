@@ -57,7 +57,7 @@ export interface paths {
         };
         /**
          * Read aggregated signal data
-         * @description Samples with `start_time <= t < end_time`, reduced by `agg_function` in buckets `agg_period x agg_unit` wide, aligned to multiples of that width since the Unix epoch (UTC). A point's `timestamp` is its bucket's start; buckets without samples are left out; points are in ascending time. Rejected with 422 (never truncated) when `end_time <= start_time`, the window exceeds 14 days, or `ceil(window / width)` exceeds 10,000 points.
+         * @description Samples with `start_time <= t < end_time`, reduced by `agg_function` in buckets `agg_period x agg_unit` wide, aligned to multiples of that width since the Unix epoch (UTC). A point's `timestamp` is its bucket's start; buckets without samples are left out; points are in ascending time. Rejected with 422 (never truncated) when `end_time <= start_time`, the window exceeds 14 days, or the window touches more than 10,000 buckets (buckets are aligned to multiples of their width since the epoch, so an unaligned window can touch one more than `ceil(window / width)`).
          *
          *     **Required scope:** `signals.read`
          */
@@ -567,7 +567,9 @@ export interface paths {
          *
          *     **Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly increasing within the stream), an `event:` line (the type) and one `data:` line (the `LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to get `pong`.
          *
-         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones. The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the live events.
+         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones (`since`: a non-negative integer; anything else, empty included, is a 422). The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the live events.
+         *
+         *     **Credentials**: revoking the API key closes its connections; a connection opened with an access token closes at the token's `exp` plus 60 s of leeway; a ticket opens a stream only while its credential is valid.
          *
          *     **Browsers**: `EventSource` and `WebSocket` cannot set headers; get a ticket from `POST /v1/realtime/tickets` and pass it as `?ticket=` (one use, 60 s). An API key never goes in a URL.
          *
@@ -593,11 +595,13 @@ export interface paths {
         };
         /**
          * A machine's events, live (SSE or WebSocket)
-         * @description The machine's events as they happen: segment changes (`segment.changed`, `segment.updated`), operator assignments, `production` from the `count` signal (at most one a second), stops (`stop.started`, `stop.ended`, `stop.updated`, `stop.deleted`) and their classification (`stop.classified`), `shift.started` and `shift.ended`, and the running shift's `oee` (at most one a second, as the metrics report computes it; the last one of a shift has `final: true`).
+         * @description The machine's events as they happen: segment changes (`segment.changed`, `segment.updated`), operator assignments, `production` from the `count` signal (at most one a second), stops (`stop.started`, `stop.ended`, `stop.updated`, `stop.deleted`) and their classification (`stop.classified`, `stop.unclassified`), `shift.started` and `shift.ended`, and the running shift's `oee` (at most one a second, as the metrics report computes it; the last one of a shift has `final: true`).
          *
          *     **Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly increasing within the stream), an `event:` line (the type) and one `data:` line (the `LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to get `pong`.
          *
-         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones. The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the live events.
+         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones (`since`: a non-negative integer; anything else, empty included, is a 422). The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the live events.
+         *
+         *     **Credentials**: revoking the API key closes its connections; a connection opened with an access token closes at the token's `exp` plus 60 s of leeway; a ticket opens a stream only while its credential is valid.
          *
          *     **Browsers**: `EventSource` and `WebSocket` cannot set headers; get a ticket from `POST /v1/realtime/tickets` and pass it as `?ticket=` (one use, 60 s). An API key never goes in a URL.
          *
@@ -726,13 +730,13 @@ export interface components {
              * @description Also the SSE `event:` line.
              * @enum {string}
              */
-            type: "segment.changed" | "segment.updated" | "operator.assigned" | "production" | "stop.started" | "stop.ended" | "stop.updated" | "stop.deleted" | "stop.classified" | "shift.started" | "shift.ended" | "oee" | "reset";
+            type: "segment.changed" | "segment.updated" | "operator.assigned" | "production" | "stop.started" | "stop.ended" | "stop.updated" | "stop.deleted" | "stop.classified" | "stop.unclassified" | "shift.started" | "shift.ended" | "oee" | "reset";
             /** Format: date-time */
             at: string;
             machineId: number | null;
             /** @description On the company stream: the event's id in its machine's stream. */
             machineEventId?: number;
-            data: components["schemas"]["SegmentChangedEvent"] | components["schemas"]["SegmentUpdatedEvent"] | components["schemas"]["OperatorAssignedEvent"] | components["schemas"]["ProductionEvent"] | components["schemas"]["StopEvent"] | components["schemas"]["StopClassifiedEvent"] | components["schemas"]["ShiftEvent"] | components["schemas"]["OeeEvent"] | components["schemas"]["ResetEvent"];
+            data: components["schemas"]["SegmentChangedEvent"] | components["schemas"]["SegmentUpdatedEvent"] | components["schemas"]["OperatorAssignedEvent"] | components["schemas"]["ProductionEvent"] | components["schemas"]["StopEvent"] | components["schemas"]["StopClassifiedEvent"] | components["schemas"]["StopUnclassifiedEvent"] | components["schemas"]["ShiftEvent"] | components["schemas"]["OeeEvent"] | components["schemas"]["ResetEvent"];
         };
         /** @description `segment.changed`: a SKU write. */
         SegmentChangedEvent: {
@@ -806,6 +810,10 @@ export interface components {
             classification: {
                 [key: string]: unknown;
             };
+        };
+        /** @description `stop.unclassified`: the stop's classification was deleted (`reset` no longer shows it). */
+        StopUnclassifiedEvent: {
+            stopId: number;
         };
         /** @description `shift.started`, `shift.ended`. */
         ShiftEvent: {
@@ -8010,8 +8018,8 @@ export interface operations {
     streamCompanyEvents: {
         parameters: {
             query?: {
-                /** @description Resume after this event id (as `Last-Event-ID`, which wins when both are given). */
-                since?: number | null;
+                /** @description Resume after this event id (as `Last-Event-ID`, which wins when both are given): a non-negative integer; anything else (empty included) is a 422. */
+                since?: number;
                 /** @description A ticket from `POST /v1/realtime/tickets`, instead of a header. */
                 ticket?: string;
             };
@@ -8172,8 +8180,8 @@ export interface operations {
     streamMachineEvents: {
         parameters: {
             query?: {
-                /** @description Resume after this event id (as `Last-Event-ID`, which wins when both are given). */
-                since?: number | null;
+                /** @description Resume after this event id (as `Last-Event-ID`, which wins when both are given): a non-negative integer; anything else (empty included) is a 422. */
+                since?: number;
                 /** @description A ticket from `POST /v1/realtime/tickets`, instead of a header. */
                 ticket?: string;
             };
