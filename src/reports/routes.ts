@@ -2,12 +2,20 @@ import { publicRoute } from "../app-chain/public-route";
 import { BARRIER_RESPONSE, createRouter, jsonResponse } from "../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
 import { syncPendingMachines } from "../realtime/barrier";
+import { downtimeReport } from "./downtime-report";
+import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "./downtime-schemas";
+import { kpiReport } from "./kpi-report";
+import { KpiReportFiltersSchema, KpiReportRowSchema } from "./kpi-schemas";
 import { metricsReport } from "./metrics-report";
 import { MetricsReportFiltersSchema, MetricsReportRowSchema } from "./metrics-schemas";
 import { StopsReportFiltersSchema, StopsReportRowSchema, stopsReport } from "./stops-report";
 
 const optionalBody = <
-  T extends typeof MetricsReportFiltersSchema | typeof StopsReportFiltersSchema,
+  T extends
+    | typeof MetricsReportFiltersSchema
+    | typeof StopsReportFiltersSchema
+    | typeof DowntimeReportFiltersSchema
+    | typeof KpiReportFiltersSchema,
 >(
   schema: T,
 ) => ({ required: false, content: { "application/json": { schema, example: {} } } });
@@ -67,6 +75,57 @@ const stopsRoute = publicRoute("reports.read", {
   },
 });
 
+const downtimeRoute = publicRoute("reports.read", {
+  method: "post",
+  path: "/v1/reports/downtime",
+  operationId: "getDowntimeReport",
+  tags: ["Reports"],
+  summary: "Downtime report (a Pareto of stops by cause, machine, shift or day)",
+  description:
+    "The stops that `POST /v1/reports/stops` returns for the same `machines`, `startDate` and " +
+    "`endDate` (plus an optional `isProgrammed`), grouped by `groupBy`, an ordered list of " +
+    "`generalCause`, `specificCause`, `component`, `machine`, `shift` (the definition name of the " +
+    "instance containing the stop's start) and `day` (its local date in the company's zone); " +
+    'default `["generalCause"]`. Each row has its keys (`{id, name}` for causes and machines, ' +
+    "null when unclassified or outside every shift), `stops`, `minutes` (the sum of their " +
+    "`durationInMinutes`; an open stop runs to now), `share` of all minutes and " +
+    "`cumulativeShare`, ranked by minutes, largest first (ties: more stops, then keys). " +
+    `\`limit\` is 1 to ${MAX_LIMIT}.`,
+  request: { body: optionalBody(DowntimeReportFiltersSchema) },
+  responses: {
+    200: jsonResponse(
+      pagedResponseSchema("downtime", DowntimeReportRowSchema, "DowntimeReportPage"),
+      "One page of ranked groups.",
+    ),
+  },
+});
+
+const kpisRoute = publicRoute("reports.read", {
+  method: "post",
+  path: "/v1/reports/kpis",
+  operationId: "getKpiReport",
+  tags: ["Reports"],
+  summary: "KPI report (OEE and its factors grouped by any dimension)",
+  description:
+    "The shift instances that `POST /v1/reports/metrics` covers for the same filters, grouped " +
+    "by `groupBy`, an ordered list of `machine`, `shift` (name), `day`, `week` (ISO), `month` " +
+    "(of the instance's start, local), `sku`, `operator` and `simpleWorkOrder`; default " +
+    '`["machine"]`. Each row carries its keys, summed `minutes` and `counts`, and availability, ' +
+    "effectiveness, quality, OEE, their net forms, TEEP, MTBF, MTTR and the scrap ratio, each " +
+    "computed from the group's sums, never as an average of per-shift ratios. Time is attributed " +
+    "to a SKU, operator or work order by the production log covering it (null where none does), " +
+    "so the groups of one machine add up to the machine's row. Rows are ordered by their keys " +
+    `(nulls last). \`limit\` is 1 to ${MAX_LIMIT}.`,
+  request: { body: optionalBody(KpiReportFiltersSchema) },
+  responses: {
+    200: jsonResponse(
+      pagedResponseSchema("kpis", KpiReportRowSchema, "KpiReportPage"),
+      "One page of groups.",
+    ),
+    ...BARRIER_RESPONSE,
+  },
+});
+
 export const reportsRoutes = createRouter()
   .openapi(metricsRoute, async (c) => {
     const filters = c.req.valid("json");
@@ -100,6 +159,47 @@ export const reportsRoutes = createRouter()
         totalPages: page.totalPages,
         currentPage: page.currentPage,
         stops: page.rows,
+      },
+      200,
+    );
+  })
+  .openapi(downtimeRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    const page = await downtimeReport(
+      db,
+      principal.companyId,
+      filters,
+      pageRequest(filters),
+      Date.now(),
+    );
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        downtime: page.rows,
+      },
+      200,
+    );
+  })
+  .openapi(kpisRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    const page = await kpiReport(
+      db,
+      principal.companyId,
+      filters,
+      pageRequest(filters),
+      Date.now(),
+      (ids) => syncPendingMachines(c.env, principal.companyId, ids),
+    );
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        kpis: page.rows,
       },
       200,
     );

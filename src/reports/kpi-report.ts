@@ -1,0 +1,311 @@
+/**
+ * The KPI report (`POST /v1/reports/kpis`): the shift instances that the
+ * metrics report covers for the same filters, grouped by an ordered `groupBy`
+ * (machine, shift name, local day, ISO week, month, SKU, operator, simple work
+ * order), with each group's figures computed from its summed times and counts
+ * (docs/metrics.md, "KPIs by any dimension"): a group's availability is its
+ * run time over its available time, never the average of its rows'.
+ *
+ * Which instances: `reportInstancesWhere` of the metrics report. Their figures:
+ * `instanceFigures` (`./kpi-figures.ts`), which calls the metrics report's own
+ * pure functions. Rows are ordered by their keys (ascending, nulls last) and
+ * paged in memory.
+ *
+ * Work: the instances are read in slices of `SLICE_INSTANCES` in start order;
+ * each slice's logs and stops are read around its span (`loadPageSpans`), so
+ * memory holds one slice's records and one entry per group.
+ */
+import { asc, type Column, eq, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
+import {
+  machines,
+  operators,
+  shiftDefinitions,
+  shiftInstances,
+  simpleWorkOrders,
+  skus,
+} from "../db/schema";
+import type { Page, PageRequest } from "../http/pagination";
+import { companyQuery } from "../shifts/plan";
+import { isoWeekOf, LocalCalendar, monthOf } from "./calendar";
+import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
+import { addFigures, type Figures, instanceFigures, zeroFigures } from "./kpi-figures";
+import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
+import { reportInstancesWhere } from "./metrics-report";
+import { ratio } from "./oee";
+import { loadPageSpans, type SpanLog } from "./page-spans";
+
+/** Instances read and computed together (about a week of 20 machines x 3 shifts). */
+export const SLICE_INSTANCES = 420;
+const MS_PER_MINUTE = 60_000;
+
+interface Group {
+  keys: GroupKey[];
+  figures: Figures;
+  instances: number;
+  /** Calendar ms per `machine:date` the group touches. */
+  days: Map<string, number>;
+}
+
+type Attributed = "sku" | "operator" | "simpleWorkOrder";
+const attributionOf: Record<Attributed, (l: SpanLog) => string | number | null> = {
+  sku: (l) => l.skuId ?? null,
+  operator: (l) => l.operatorId ?? null,
+  simpleWorkOrder: (l) => l.simpleWorkOrderId ?? null,
+};
+const isAttributed = (k: KpiKey): k is Attributed =>
+  k === "sku" || k === "operator" || k === "simpleWorkOrder";
+
+/** `column IN (values)`, the values bound as one JSON parameter. */
+const inJson = (column: Column, values: string): SQL =>
+  sql`${column} IN (SELECT value FROM json_each(${values}))`;
+
+/** Names of the SKUs, operators and work orders the groups refer to. */
+async function referenceNames(
+  db: Database,
+  companyId: number,
+  ids: Record<Attributed, Set<string | number>>,
+): Promise<Record<Attributed, Map<string | number, string>>> {
+  const json = (values: Set<string | number>) => JSON.stringify([...values]);
+  const [skuRows, operatorRows, workOrderRows] = await Promise.all([
+    ids.sku.size === 0
+      ? []
+      : db
+          .select({ id: skus.id, name: skus.sku })
+          .from(skus)
+          .where(owned({ companyId }, skus, inJson(skus.id, json(ids.sku)))),
+    ids.operator.size === 0
+      ? []
+      : db
+          .select({ id: operators.id, first: operators.firstName, last: operators.lastName })
+          .from(operators)
+          .where(owned({ companyId }, operators, inJson(operators.id, json(ids.operator)))),
+    ids.simpleWorkOrder.size === 0
+      ? []
+      : db
+          .select({ id: simpleWorkOrders.id, name: simpleWorkOrders.name })
+          .from(simpleWorkOrders)
+          .where(
+            owned(
+              { companyId },
+              simpleWorkOrders,
+              inJson(simpleWorkOrders.id, json(ids.simpleWorkOrder)),
+            ),
+          ),
+  ]);
+  return {
+    sku: new Map(skuRows.map((r) => [r.id, r.name])),
+    operator: new Map(
+      operatorRows.map((r) => [r.id, [r.first, r.last].filter((p) => p).join(" ")]),
+    ),
+    simpleWorkOrder: new Map(workOrderRows.map((r) => [r.id, r.name])),
+  };
+}
+
+/** The figures of a group as a row: its keys, minutes, counts and ratios of sums. */
+function toRow(groupBy: readonly KpiKey[], g: Group): KpiReportRow {
+  const f = g.figures;
+  const m = (x: number) => x / MS_PER_MINUTE;
+  const runTime = f.availableTime - f.programmedDowntime - f.unavailableTime;
+  const plannedTime = f.availableTime - f.programmedDowntime;
+  const calendarTime = [...g.days.values()].reduce((sum, d) => sum + d, 0);
+  const availability = ratio(runTime, f.availableTime);
+  const netAvailability = ratio(runTime, plannedTime);
+  const effectiveness = ratio(f.idealTime, runTime);
+  const quality = ratio(f.good, f.total);
+  const oee = availability * effectiveness * quality;
+  const keys: Record<string, unknown> = {};
+  groupBy.forEach((k, i) => {
+    keys[k] = g.keys[i] ?? null;
+  });
+  return {
+    ...keys,
+    instances: g.instances,
+    minutes: {
+      calendarTime: m(calendarTime),
+      availableTime: m(f.availableTime),
+      plannedTime: m(plannedTime),
+      runTime: m(runTime),
+      idealTime: m(f.idealTime),
+      programmedDowntime: m(f.programmedDowntime),
+      nonProgrammedDowntime: m(f.nonProgrammedDowntime),
+      otherStopsTime: m(f.otherStopsTime),
+      lateStartTime: m(f.lateStartTime),
+      earlyStopTime: m(f.earlyStopTime),
+      noDataTime: m(f.noDataTime),
+      unavailableTime: m(f.unavailableTime),
+      annotatedDowntime: m(f.annotatedDowntime),
+    },
+    counts: {
+      total: f.total,
+      good: f.good,
+      defects: f.defects,
+      unplannedStops: f.unplannedStops,
+    },
+    availability,
+    netAvailability,
+    effectiveness,
+    quality,
+    oee,
+    netOee: netAvailability * effectiveness * quality,
+    teep: ratio(oee * f.availableTime, calendarTime),
+    mtbf: m(ratio(runTime, f.unplannedStops)),
+    mttr: m(ratio(f.nonProgrammedDowntime, f.unplannedStops)),
+    scrapRatio: ratio(f.defects, f.total),
+  } as KpiReportRow;
+}
+
+const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
+
+/**
+ * Every group of the KPI report, ordered by their keys; no paging.
+ *
+ * @param db Drizzle client.
+ * @param companyId the caller's company (every row read is of it).
+ * @param filters the parsed body.
+ * @param now the current instant, ms.
+ * @param beforeRead awaited with the machines whose logs are about to be read
+ *   (the realtime read barrier, `src/realtime/barrier.ts`).
+ * @returns one row per group; each has only the keys of `groupBy`.
+ */
+export async function kpiGroups(
+  db: Database,
+  companyId: number,
+  filters: KpiReportFilters,
+  now: number,
+  beforeRead: (machineIds: readonly number[]) => Promise<void>,
+): Promise<KpiReportRow[]> {
+  const groupBy: readonly KpiKey[] = filters.groupBy ?? ["machine"];
+  const where = await reportInstancesWhere(db, companyId, filters, now);
+  if (where === null) return [];
+  const [instances, company] = await Promise.all([
+    db
+      .select({
+        id: shiftInstances.id,
+        machineId: shiftInstances.machineId,
+        machineName: machines.name,
+        start: shiftInstances.start,
+        end: shiftInstances.end,
+        name: shiftDefinitions.name,
+      })
+      .from(shiftInstances)
+      .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
+      .innerJoin(machines, eq(machines.id, shiftInstances.machineId))
+      .where(where)
+      .orderBy(asc(shiftInstances.start), asc(shiftInstances.machineId), asc(shiftInstances.id)),
+    companyQuery(db, companyId),
+  ]);
+  const timezone = company[0]?.timezone;
+  if (instances.length === 0 || timezone === undefined) return [];
+  await beforeRead([...new Set(instances.map((i) => i.machineId))]);
+  const calendar = new LocalCalendar(
+    timezone,
+    instances[0]?.start ?? 0,
+    instances[instances.length - 1]?.start ?? 0,
+  );
+
+  const attributed = groupBy.filter(isAttributed);
+  const split =
+    attributed.length === 0
+      ? undefined
+      : {
+          keyOf: (l: SpanLog) => JSON.stringify(attributed.map((k) => attributionOf[k](l))),
+          nullKey: JSON.stringify(attributed.map(() => null)),
+        };
+  const groups = new Map<string, Group>();
+  for (let i = 0; i < instances.length; i += SLICE_INSTANCES) {
+    const slice = instances.slice(i, i + SLICE_INSTANCES);
+    const spanFrom = Math.min(...slice.map((x) => x.start));
+    const spanTo = Math.max(...slice.map((x) => x.end));
+    const sliceMachines = [...new Set(slice.map((x) => x.machineId))];
+    const spans = await loadPageSpans(db, companyId, sliceMachines, spanFrom, spanTo, !!split);
+    for (const inst of slice) {
+      const { machineId, start, end } = inst;
+      const day = calendar.dayOf(start);
+      const parts = instanceFigures(
+        { start, end },
+        spans.stopsOverlapping(machineId, start, end),
+        spans.logsOverlapping(machineId, start, end),
+        spans.logsStartingIn(machineId, start, end),
+        now,
+        split,
+      );
+      for (const [partKey, figures] of parts) {
+        if (split && isZero(figures)) continue;
+        const attributedKeys = split ? (JSON.parse(partKey) as (string | number | null)[]) : [];
+        const keys: GroupKey[] = groupBy.map((k) => {
+          switch (k) {
+            case "machine":
+              return { id: machineId, name: inst.machineName };
+            case "shift":
+              return inst.name;
+            case "day":
+              return day.date;
+            case "week":
+              return isoWeekOf(day.date);
+            case "month":
+              return monthOf(day.date);
+            default:
+              return attributedKeys[attributed.indexOf(k)] ?? null;
+          }
+        });
+        const id = groupId(keys);
+        let group = groups.get(id);
+        if (!group) {
+          group = { keys, figures: zeroFigures(), instances: 0, days: new Map() };
+          groups.set(id, group);
+        }
+        addFigures(group.figures, figures);
+        group.instances += 1;
+        group.days.set(`${machineId}:${day.date}`, day.end - day.start);
+      }
+    }
+  }
+  const ids: Record<Attributed, Set<string | number>> = {
+    sku: new Set(),
+    operator: new Set(),
+    simpleWorkOrder: new Set(),
+  };
+  for (const g of groups.values()) {
+    groupBy.forEach((k, i) => {
+      const key = g.keys[i];
+      if (isAttributed(k) && key !== null && key !== undefined && typeof key !== "object") {
+        ids[k].add(key);
+      }
+    });
+  }
+  const names = await referenceNames(db, companyId, ids);
+  for (const g of groups.values()) {
+    g.keys = g.keys.map((key, i) => {
+      const k = groupBy[i];
+      return k && isAttributed(k) && key !== null && typeof key !== "object"
+        ? { id: key, name: names[k].get(key) ?? "" }
+        : key;
+    });
+  }
+  return [...groups.values()]
+    .sort((a, b) => compareKeys(a.keys, b.keys))
+    .map((g) => toRow(groupBy, g));
+}
+
+/**
+ * One page of the KPI report (see `kpiGroups`).
+ *
+ * @param db Drizzle client.
+ * @param companyId the caller's company.
+ * @param filters the parsed body.
+ * @param page page and limit.
+ * @param now the current instant, ms.
+ * @param beforeRead the realtime read barrier.
+ */
+export async function kpiReport(
+  db: Database,
+  companyId: number,
+  filters: KpiReportFilters,
+  page: PageRequest,
+  now: number,
+  beforeRead: (machineIds: readonly number[]) => Promise<void>,
+): Promise<Page<KpiReportRow>> {
+  return pageOf(await kpiGroups(db, companyId, filters, now, beforeRead), page);
+}
