@@ -1,7 +1,10 @@
+import type { z } from "@hono/zod-openapi";
 import { publicRoute } from "../app-chain/public-route";
-import { BARRIER_RESPONSE, createRouter, jsonResponse } from "../http/openapi";
+import { checkCsvSize, csvContent, csvResponse, wantsCsv } from "../http/csv";
+import { BARRIER_RESPONSE, createRouter } from "../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
 import { syncPendingMachines } from "../realtime/barrier";
+import { type CsvExport, downtimeCsv, kpiCsv, metricsCsv, stopsCsv } from "./csv-export";
 import { downtimeReport } from "./downtime-report";
 import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "./downtime-schemas";
 import { kpiReport } from "./kpi-report";
@@ -19,6 +22,18 @@ const optionalBody = <
 >(
   schema: T,
 ) => ({ required: false, content: { "application/json": { schema, example: {} } } });
+
+/** A 200 of a report: one JSON page, or with `Accept: text/csv` every row as CSV. */
+const pageOrCsv = <T extends z.ZodType>(schema: T, description: string) => ({
+  description: `${description} With \`Accept: text/csv\`: every matching row as CSV.`,
+  content: { "application/json": { schema }, ...csvContent },
+});
+
+/** The CSV answer of an export, refused with a 422 above the maximum. */
+function csvAnswer(exported: CsvExport, filename: string): Response {
+  checkCsvSize(exported.count);
+  return csvResponse(exported.columns, exported.batches, filename);
+}
 
 const metricsRoute = publicRoute("reports.read", {
   method: "post",
@@ -42,7 +57,7 @@ const metricsRoute = publicRoute("reports.read", {
     "production log shows in the next call.",
   request: { body: optionalBody(MetricsReportFiltersSchema) },
   responses: {
-    200: jsonResponse(
+    200: pageOrCsv(
       pagedResponseSchema("metrics", MetricsReportRowSchema, "MetricsReportPage"),
       "One page of report rows.",
     ),
@@ -68,7 +83,7 @@ const stopsRoute = publicRoute("reports.read", {
     `\`limit\` is 1 to ${MAX_LIMIT}.`,
   request: { body: optionalBody(StopsReportFiltersSchema) },
   responses: {
-    200: jsonResponse(
+    200: pageOrCsv(
       pagedResponseSchema("stops", StopsReportRowSchema, "StopsReportPage"),
       "One page of report rows.",
     ),
@@ -93,7 +108,7 @@ const downtimeRoute = publicRoute("reports.read", {
     `\`limit\` is 1 to ${MAX_LIMIT}.`,
   request: { body: optionalBody(DowntimeReportFiltersSchema) },
   responses: {
-    200: jsonResponse(
+    200: pageOrCsv(
       pagedResponseSchema("downtime", DowntimeReportRowSchema, "DowntimeReportPage"),
       "One page of ranked groups.",
     ),
@@ -118,7 +133,7 @@ const kpisRoute = publicRoute("reports.read", {
     `(nulls last). \`limit\` is 1 to ${MAX_LIMIT}.`,
   request: { body: optionalBody(KpiReportFiltersSchema) },
   responses: {
-    200: jsonResponse(
+    200: pageOrCsv(
       pagedResponseSchema("kpis", KpiReportRowSchema, "KpiReportPage"),
       "One page of groups.",
     ),
@@ -130,6 +145,14 @@ export const reportsRoutes = createRouter()
   .openapi(metricsRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
+    if (wantsCsv(c.req.header("accept"))) {
+      const barrier = (ids: readonly number[]) =>
+        syncPendingMachines(c.env, principal.companyId, ids);
+      return csvAnswer(
+        await metricsCsv(db, principal, filters, Date.now(), barrier),
+        "metrics.csv",
+      );
+    }
     // The realtime barrier asks only the page's machines (see metricsReport).
     const page = await metricsReport(
       db,
@@ -152,6 +175,9 @@ export const reportsRoutes = createRouter()
   .openapi(stopsRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
+    if (wantsCsv(c.req.header("accept"))) {
+      return csvAnswer(await stopsCsv(db, principal, filters, Date.now()), "stops.csv");
+    }
     const page = await stopsReport(db, principal, filters, pageRequest(filters), Date.now());
     return c.json(
       {
@@ -166,6 +192,12 @@ export const reportsRoutes = createRouter()
   .openapi(downtimeRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
+    if (wantsCsv(c.req.header("accept"))) {
+      return csvAnswer(
+        await downtimeCsv(db, principal.companyId, filters, Date.now()),
+        "downtime.csv",
+      );
+    }
     const page = await downtimeReport(
       db,
       principal.companyId,
@@ -186,6 +218,14 @@ export const reportsRoutes = createRouter()
   .openapi(kpisRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
+    if (wantsCsv(c.req.header("accept"))) {
+      const barrier = (ids: readonly number[]) =>
+        syncPendingMachines(c.env, principal.companyId, ids);
+      return csvAnswer(
+        await kpiCsv(db, principal.companyId, filters, Date.now(), barrier),
+        "kpis.csv",
+      );
+    }
     const page = await kpiReport(
       db,
       principal.companyId,
