@@ -177,7 +177,11 @@ export const signalsRoutes = createRouter()
         timestamp: isoInstant(t),
         value: series.values[i],
       }));
-      return csvResponse(["timestamp", "value"], inBatches(points), `signal-${signal.publicId}.csv`);
+      return csvResponse(
+        ["timestamp", "value"],
+        inBatches(points),
+        `signal-${signal.publicId}.csv`,
+      );
     }
     const head = {
       machine_uuid,
