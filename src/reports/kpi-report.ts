@@ -29,6 +29,14 @@ import {
 import type { Page, PageRequest } from "../http/pagination";
 import { companyQuery } from "../shifts/plan";
 import { isoWeekOf, LocalCalendar, monthOf } from "./calendar";
+import {
+  type Attribution,
+  keep,
+  machineWriteCounts,
+  type Part,
+  readKept,
+  type ToKeep,
+} from "./figure-cache";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
 import { addFigures, type Figures, instanceFigures, zeroFigures } from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
@@ -49,11 +57,11 @@ interface Group {
 }
 
 type Attributed = "sku" | "operator" | "simpleWorkOrder";
-const attributionOf: Record<Attributed, (l: SpanLog) => string | number | null> = {
-  sku: (l) => l.skuId ?? null,
-  operator: (l) => l.operatorId ?? null,
-  simpleWorkOrder: (l) => l.simpleWorkOrderId ?? null,
-};
+/** Where each attributed key sits in a part's (SKU, operator, work order) key. */
+const ATTRIBUTION_INDEX = { sku: 0, operator: 1, simpleWorkOrder: 2 } as const;
+const attributionKey = (l: SpanLog): string =>
+  JSON.stringify([l.skuId ?? null, l.operatorId ?? null, l.simpleWorkOrderId ?? null]);
+const NULL_ATTRIBUTION = JSON.stringify([null, null, null]);
 const isAttributed = (k: KpiKey): k is Attributed =>
   k === "sku" || k === "operator" || k === "simpleWorkOrder";
 
@@ -198,70 +206,100 @@ export async function kpiGroups(
   ]);
   const timezone = company[0]?.timezone;
   if (instances.length === 0 || timezone === undefined) return [];
-  await beforeRead([...new Set(instances.map((i) => i.machineId))]);
-  const calendar = new LocalCalendar(
-    timezone,
-    instances[0]?.start ?? 0,
-    instances[instances.length - 1]?.start ?? 0,
-  );
+  const machineIds = [...new Set(instances.map((i) => i.machineId))];
+  await beforeRead(machineIds);
+  // Counted before any record is read: see figure-cache.ts.
+  const writeCounts = await machineWriteCounts(db, machineIds);
+  const first = instances[0]?.start ?? 0;
+  const last = instances[instances.length - 1]?.start ?? 0;
+  const calendar = new LocalCalendar(timezone, first, last);
+  const kept = await readKept(db, companyId, machineIds, first, last + 1);
 
   const attributed = groupBy.filter(isAttributed);
-  const split =
-    attributed.length === 0
-      ? undefined
-      : {
-          keyOf: (l: SpanLog) => JSON.stringify(attributed.map((k) => attributionOf[k](l))),
-          nullKey: JSON.stringify(attributed.map(() => null)),
-        };
   const groups = new Map<string, Group>();
-  for (let i = 0; i < instances.length; i += SLICE_INSTANCES) {
-    const slice = instances.slice(i, i + SLICE_INSTANCES);
+  const add = (inst: (typeof instances)[number], parts: readonly Part[]) => {
+    const day = calendar.dayOf(inst.start);
+    // The instance's parts projected on the requested attribution keys, merged first so
+    // that an instance counts once per group.
+    const projected = new Map<string, { keys: GroupKey[]; figures: Figures }>();
+    for (const part of parts) {
+      const keys: GroupKey[] = groupBy.map((k) => {
+        switch (k) {
+          case "machine":
+            return { id: inst.machineId, name: inst.machineName };
+          case "shift":
+            return inst.name;
+          case "day":
+            return day.date;
+          case "week":
+            return isoWeekOf(day.date);
+          case "month":
+            return monthOf(day.date);
+          default:
+            return part.key[ATTRIBUTION_INDEX[k]];
+        }
+      });
+      const id = groupId(keys);
+      const entry = projected.get(id) ?? { keys, figures: zeroFigures() };
+      addFigures(entry.figures, part.figures);
+      projected.set(id, entry);
+    }
+    if (attributed.length === 0 && projected.size === 0) {
+      projected.set("", { keys: [], figures: zeroFigures() });
+    }
+    for (const [id, { keys, figures }] of projected) {
+      let group = groups.get(id);
+      if (!group) {
+        group = { keys, figures: zeroFigures(), instances: 0, days: new Map() };
+        groups.set(id, group);
+      }
+      addFigures(group.figures, figures);
+      group.instances += 1;
+      group.days.set(`${inst.machineId}:${day.date}`, day.end - day.start);
+    }
+  };
+
+  const missing = instances.filter((i) => !kept.has(i.id));
+  const toKeep: ToKeep[] = [];
+  for (let i = 0; i < missing.length; i += SLICE_INSTANCES) {
+    const slice = missing.slice(i, i + SLICE_INSTANCES);
     const spanFrom = Math.min(...slice.map((x) => x.start));
     const spanTo = Math.max(...slice.map((x) => x.end));
     const sliceMachines = [...new Set(slice.map((x) => x.machineId))];
-    const spans = await loadPageSpans(db, companyId, sliceMachines, spanFrom, spanTo, !!split);
+    const spans = await loadPageSpans(db, companyId, sliceMachines, spanFrom, spanTo, true);
     for (const inst of slice) {
       const { machineId, start, end } = inst;
-      const day = calendar.dayOf(start);
-      const parts = instanceFigures(
-        { start, end },
-        spans.stopsOverlapping(machineId, start, end),
-        spans.logsOverlapping(machineId, start, end),
-        spans.logsStartingIn(machineId, start, end),
-        now,
-        split,
-      );
-      for (const [partKey, figures] of parts) {
-        if (split && isZero(figures)) continue;
-        const attributedKeys = split ? (JSON.parse(partKey) as (string | number | null)[]) : [];
-        const keys: GroupKey[] = groupBy.map((k) => {
-          switch (k) {
-            case "machine":
-              return { id: machineId, name: inst.machineName };
-            case "shift":
-              return inst.name;
-            case "day":
-              return day.date;
-            case "week":
-              return isoWeekOf(day.date);
-            case "month":
-              return monthOf(day.date);
-            default:
-              return attributedKeys[attributed.indexOf(k)] ?? null;
-          }
+      const parts = [
+        ...instanceFigures(
+          { start, end },
+          spans.stopsOverlapping(machineId, start, end),
+          spans.logsOverlapping(machineId, start, end),
+          spans.logsStartingIn(machineId, start, end),
+          now,
+          { keyOf: attributionKey, nullKey: NULL_ATTRIBUTION },
+        ),
+      ]
+        .filter(([, figures]) => !isZero(figures))
+        .map(([key, figures]) => ({ key: JSON.parse(key) as Attribution, figures }));
+      add(inst, parts);
+      if (end <= now) {
+        toKeep.push({
+          instanceId: inst.id,
+          machineId,
+          start,
+          end,
+          parts,
+          writeCount: writeCounts.get(machineId) ?? 0,
         });
-        const id = groupId(keys);
-        let group = groups.get(id);
-        if (!group) {
-          group = { keys, figures: zeroFigures(), instances: 0, days: new Map() };
-          groups.set(id, group);
-        }
-        addFigures(group.figures, figures);
-        group.instances += 1;
-        group.days.set(`${machineId}:${day.date}`, day.end - day.start);
       }
     }
   }
+  await keep(db, companyId, toKeep);
+  for (const inst of instances) {
+    const parts = kept.get(inst.id);
+    if (parts) add(inst, parts);
+  }
+
   const ids: Record<Attributed, Set<string | number>> = {
     sku: new Set(),
     operator: new Set(),
