@@ -11,9 +11,12 @@
  * pure functions. Rows are ordered by their keys (ascending, nulls last) and
  * paged in memory.
  *
- * Work: the instances are read in slices of `SLICE_INSTANCES` in start order;
- * each slice's logs and stops are read around its span (`loadPageSpans`), so
- * memory holds one slice's records and one entry per group.
+ * Work: the figures of instances that have ended are kept once computed
+ * (`./figure-cache.ts`) and read back packed; only the others (running ones,
+ * and those whose records were written since) are computed, in slices of
+ * `SLICE_INSTANCES` in start order, each slice's logs and stops read around its
+ * span (`loadPageSpans`), so memory holds one slice's records and one entry per
+ * group.
  */
 import { asc, type Column, eq, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
