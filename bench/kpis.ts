@@ -252,7 +252,7 @@ async function main(): Promise<void> {
             body: JSON.stringify({ generalCause: { name: CAUSES[(i + j) % CAUSES.length] } }),
           });
           if (!res.ok) throw new Error(`classify ${id} -> ${res.status}`);
-          await res.body?.cancel();
+          await res.text();
         }),
       );
     }

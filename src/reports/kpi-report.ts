@@ -18,7 +18,7 @@
  * span (`loadPageSpans`), so memory holds one slice's records and one entry per
  * group.
  */
-import { asc, type Column, eq, type SQL, sql } from "drizzle-orm";
+import { type Column, eq, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { owned } from "../db/company-scope";
 import {
@@ -46,6 +46,18 @@ import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
 import { reportInstancesWhere } from "./metrics-report";
 import { ratio } from "./oee";
 import { loadPageSpans, type SpanLog } from "./page-spans";
+
+/** Instances listed per JSON text: a machine's instances starting within 30 days. */
+const LISTING_CHUNK_MS = 30 * 86_400_000;
+
+/** A listed shift instance: id, machine, window (ms) and definition name. */
+interface ListedInstance {
+  id: number;
+  machineId: number;
+  start: number;
+  end: number;
+  name: string;
+}
 
 /** Instances read and computed together (about a week of 20 machines x 3 shifts). */
 export const SLICE_INSTANCES = 420;
@@ -190,23 +202,30 @@ export async function kpiGroups(
   const groupBy: readonly KpiKey[] = filters.groupBy ?? ["machine"];
   const where = await reportInstancesWhere(db, companyId, filters, now);
   if (where === null) return [];
-  const [instances, company] = await Promise.all([
+  // The instances travel packed, one JSON text per machine and 30 days (page-spans.ts says
+  // why): 21,900 result rows cost the Worker far more than 240 texts.
+  const [chunks, company, machineRows] = await Promise.all([
     db
       .select({
-        id: shiftInstances.id,
-        machineId: shiftInstances.machineId,
-        machineName: machines.name,
-        start: shiftInstances.start,
-        end: shiftInstances.end,
-        name: shiftDefinitions.name,
+        packed: sql<string>`json_group_array(json_array(${shiftInstances.id},
+          ${shiftInstances.machineId}, ${shiftInstances.start}, ${shiftInstances.end},
+          ${shiftDefinitions.name}))`,
       })
       .from(shiftInstances)
       .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
-      .innerJoin(machines, eq(machines.id, shiftInstances.machineId))
       .where(where)
-      .orderBy(asc(shiftInstances.start), asc(shiftInstances.machineId), asc(shiftInstances.id)),
+      .groupBy(shiftInstances.machineId, sql`${shiftInstances.start} / ${LISTING_CHUNK_MS}`),
     companyQuery(db, companyId),
+    db
+      .select({ id: machines.id, name: machines.name })
+      .from(machines)
+      .where(owned({ companyId }, machines)),
   ]);
+  const machineRefs = new Map(machineRows.map((m) => [m.id, { id: m.id, name: m.name }]));
+  const instances: ListedInstance[] = chunks
+    .flatMap((c) => JSON.parse(c.packed) as [number, number, number, number, string][])
+    .map(([id, machineId, start, end, name]) => ({ id, machineId, start, end, name }))
+    .sort((a, b) => a.start - b.start || a.machineId - b.machineId || a.id - b.id);
   const timezone = company[0]?.timezone;
   if (instances.length === 0 || timezone === undefined) return [];
   const machineIds = [...new Set(instances.map((i) => i.machineId))];
@@ -220,36 +239,54 @@ export async function kpiGroups(
 
   const attributed = groupBy.filter(isAttributed);
   const groups = new Map<string, Group>();
-  const add = (inst: (typeof instances)[number], parts: readonly Part[]) => {
+  // The keys an instance gives every part (machine, shift, day, week, month), built once per
+  // machine, shift name and day: an instance's work is then a few map lookups per part.
+  const instanceKeys = new Map<string, { keys: GroupKey[]; id: string }>();
+  const keysOf = (inst: ListedInstance, date: string) => {
+    const cacheKey = `${inst.machineId}\u0000${inst.name}\u0000${date}`;
+    let found = instanceKeys.get(cacheKey);
+    if (!found) {
+      const keys = groupBy.map((k): GroupKey => {
+        switch (k) {
+          case "machine":
+            return machineRefs.get(inst.machineId) ?? { id: inst.machineId, name: "" };
+          case "shift":
+            return inst.name;
+          case "day":
+            return date;
+          case "week":
+            return isoWeekOf(date);
+          case "month":
+            return monthOf(date);
+          default:
+            return null; // filled per part
+        }
+      });
+      found = { keys, id: groupId(keys) };
+      instanceKeys.set(cacheKey, found);
+    }
+    return found;
+  };
+  const attributedAt = attributed.map((k) => [groupBy.indexOf(k), ATTRIBUTION_INDEX[k]] as const);
+  const add = (inst: ListedInstance, parts: readonly Part[]) => {
     const day = calendar.dayOf(inst.start);
+    const base = keysOf(inst, day.date);
     // The instance's parts projected on the requested attribution keys, merged first so
     // that an instance counts once per group.
     const projected = new Map<string, { keys: GroupKey[]; figures: Figures }>();
     for (const part of parts) {
-      const keys: GroupKey[] = groupBy.map((k) => {
-        switch (k) {
-          case "machine":
-            return { id: inst.machineId, name: inst.machineName };
-          case "shift":
-            return inst.name;
-          case "day":
-            return day.date;
-          case "week":
-            return isoWeekOf(day.date);
-          case "month":
-            return monthOf(day.date);
-          default:
-            return part.key[ATTRIBUTION_INDEX[k]];
-        }
-      });
-      const id = groupId(keys);
-      const entry = projected.get(id) ?? { keys, figures: zeroFigures() };
-      addFigures(entry.figures, part.figures);
-      projected.set(id, entry);
+      let id = base.id;
+      let keys = base.keys;
+      if (attributedAt.length > 0) {
+        keys = [...base.keys];
+        for (const [at, from] of attributedAt) keys[at] = part.key[from];
+        id = groupId(keys);
+      }
+      const entry = projected.get(id);
+      if (entry) addFigures(entry.figures, part.figures);
+      else projected.set(id, { keys, figures: { ...part.figures } });
     }
-    if (attributed.length === 0 && projected.size === 0) {
-      projected.set("", { keys: [], figures: zeroFigures() });
-    }
+    if (projected.size === 0) projected.set(base.id, { keys: base.keys, figures: zeroFigures() });
     for (const [id, { keys, figures }] of projected) {
       let group = groups.get(id);
       if (!group) {
