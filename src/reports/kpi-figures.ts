@@ -66,7 +66,22 @@ export const FIGURE_FIELDS = [
 
 /** All-zero figures. */
 export function zeroFigures(): Figures {
-  return Object.fromEntries(FIGURE_FIELDS.map((f) => [f, 0])) as unknown as Figures;
+  return {
+    availableTime: 0,
+    programmedDowntime: 0,
+    nonProgrammedDowntime: 0,
+    otherStopsTime: 0,
+    lateStartTime: 0,
+    earlyStopTime: 0,
+    noDataTime: 0,
+    unavailableTime: 0,
+    annotatedDowntime: 0,
+    idealTime: 0,
+    total: 0,
+    good: 0,
+    defects: 0,
+    unplannedStops: 0,
+  };
 }
 
 /** Adds `b` into `a` (`sign` -1 subtracts). */

@@ -7,8 +7,11 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { keep, machineWriteCounts, readKept } from "../../src/reports/figure-cache";
-import { zeroFigures } from "../../src/reports/kpi-figures";
+import { FIGURE_FIELDS, zeroFigures } from "../../src/reports/kpi-figures";
 import { api, createCompany, createMachines, operator, operatorJson } from "../harness";
+
+/** A distinct value per figure, so that a field read back in the wrong place shows. */
+const FIELD_VALUES = Object.fromEntries(FIGURE_FIELDS.map((f, i) => [f, i + 1]));
 
 const at = (hhmm: string) => `2026-03-02T${hhmm}:00+01:00`;
 const MORNING = { startDate: { equal: "2026-03-02T05:00:00Z" } };
@@ -154,11 +157,19 @@ describe("kept figures of closed shift instances", () => {
       machineId,
       start: instance.start,
       end: instance.end,
-      parts: [{ key: [null, null, null] as [null, null, null], figures: zeroFigures() }],
+      parts: [
+        { key: [null, null, null] as [null, null, null], figures: zeroFigures() },
+        {
+          key: ["00000000-0000-4000-8000-000000000001", 7, null] as [string, number, null],
+          figures: { ...zeroFigures(), ...FIELD_VALUES },
+        },
+      ],
     };
     await keep(db, co.id, [{ ...item, writeCount: before }]);
     expect((await readKept(db, co.id, [machineId], instance.start, instance.end)).size).toBe(0);
     await keep(db, co.id, [{ ...item, writeCount: before + 1 }]);
-    expect((await readKept(db, co.id, [machineId], instance.start, instance.end)).size).toBe(1);
+    const read = await readKept(db, co.id, [machineId], instance.start, instance.end);
+    expect(read.size).toBe(1);
+    expect(read.get(instance.id)).toEqual(item.parts);
   });
 });
