@@ -5,6 +5,7 @@ CREATE TABLE `instance_figures` (
 	`start` integer NOT NULL,
 	`end` integer NOT NULL,
 	`parts` text NOT NULL,
+	`whole` text NOT NULL,
 	FOREIGN KEY (`shift_instance_id`) REFERENCES `shift_instances`(`id`) ON UPDATE no action ON DELETE no action,
 	FOREIGN KEY (`company_id`) REFERENCES `companies`(`id`) ON UPDATE no action ON DELETE no action,
 	FOREIGN KEY (`machine_id`) REFERENCES `machines`(`id`) ON UPDATE no action ON DELETE no action

@@ -21,7 +21,7 @@ import type { Database } from "../db/client";
 import { owned } from "../db/company-scope";
 import { instanceFigures, machineWrites } from "../db/schema";
 import { inIntegerList } from "../http/filters";
-import { FIGURE_FIELDS, type Figures } from "./kpi-figures";
+import { addFigures, FIGURE_FIELDS, type Figures, zeroFigures } from "./kpi-figures";
 
 /** SKU id, operator id, simple work order id: the key of a kept part. */
 export type Attribution = [string | null, number | null, string | null];
@@ -68,6 +68,13 @@ export function decodeParts(packed: readonly PackedPart[]): Part[] {
   }));
 }
 
+/** The figures of parts added up. */
+function sumOf(parts: readonly Part[]): Figures {
+  const out = zeroFigures();
+  for (const p of parts) addFigures(out, p.figures);
+  return out;
+}
+
 /**
  * The write counts of machines (0 for a machine never written).
  *
@@ -90,6 +97,8 @@ export async function machineWriteCounts(
  * The kept parts of the instances of `machineIds` starting in `[from, to)`, by instance id.
  *
  * @param companyId the caller's company (every row read is of it).
+ * @param wholeOnly read each instance's parts summed into one part of null keys (for a
+ *   grouping without SKU, operator or work order: less to carry and to add).
  */
 export async function readKept(
   db: Database,
@@ -97,13 +106,15 @@ export async function readKept(
   machineIds: readonly number[],
   from: number,
   to: number,
+  wholeOnly = false,
 ): Promise<Map<number, Part[]>> {
+  const column = wholeOnly ? instanceFigures.whole : instanceFigures.parts;
   const chunks = await db
     .select({
       // Concatenated as text: the stored parts are JSON already, and json() would make
       // SQLite parse and write every one of them again.
       packed: sql<string>`'[' || group_concat('[' || ${instanceFigures.shiftInstanceId} || ','
-        || ${instanceFigures.parts} || ']') || ']'`,
+        || ${column} || ']') || ']'`,
     })
     .from(instanceFigures)
     .where(
@@ -159,6 +170,7 @@ export async function keep(
         k.end,
         JSON.stringify(encodeParts(k.parts)),
         k.writeCount,
+        JSON.stringify(encodeParts([{ key: [null, null, null], figures: sumOf(k.parts) }])),
       ]);
     // Every column in table order; a row whose machine was written meanwhile is left out.
     statements.push(
@@ -166,14 +178,19 @@ export async function keep(
         .insert(instanceFigures)
         .select(
           sql`SELECT e.value ->> 0, CAST(${companyId} AS INTEGER), e.value ->> 1, e.value ->> 2,
-                e.value ->> 3, e.value ->> 4
+                e.value ->> 3, e.value ->> 4, e.value ->> 6
               FROM json_each(${JSON.stringify(rows)}) AS e
               WHERE ifnull((SELECT w.count FROM ${machineWrites} AS w
                 WHERE w.machine_id = e.value ->> 1), 0) = e.value ->> 5`,
         )
         .onConflictDoUpdate({
           target: instanceFigures.shiftInstanceId,
-          set: { parts: sql`excluded.parts`, start: sql`excluded.start`, end: sql`excluded."end"` },
+          set: {
+            parts: sql`excluded.parts`,
+            whole: sql`excluded.whole`,
+            start: sql`excluded.start`,
+            end: sql`excluded."end"`,
+          },
         }),
     );
   }

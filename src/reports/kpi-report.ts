@@ -235,9 +235,9 @@ export async function kpiGroups(
   const first = instances[0]?.start ?? 0;
   const last = instances[instances.length - 1]?.start ?? 0;
   const calendar = new LocalCalendar(timezone, first, last);
-  const kept = await readKept(db, companyId, machineIds, first, last + 1);
 
   const attributed = groupBy.filter(isAttributed);
+  const kept = await readKept(db, companyId, machineIds, first, last + 1, attributed.length === 0);
   const groups = new Map<string, Group>();
   // The keys an instance gives every part (machine, shift, day, week, month), built once per
   // machine, shift name and day: an instance's work is then a few map lookups per part.

@@ -171,5 +171,9 @@ describe("kept figures of closed shift instances", () => {
     const read = await readKept(db, co.id, [machineId], instance.start, instance.end);
     expect(read.size).toBe(1);
     expect(read.get(instance.id)).toEqual(item.parts);
+    const whole = await readKept(db, co.id, [machineId], instance.start, instance.end, true);
+    expect(whole.get(instance.id)).toEqual([
+      { key: [null, null, null], figures: { ...zeroFigures(), ...FIELD_VALUES } },
+    ]);
   });
 });

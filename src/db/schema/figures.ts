@@ -28,6 +28,8 @@ export const instanceFigures = sqliteTable(
     end: integer("end").notNull(),
     /** JSON: `[[skuId, operatorId, simpleWorkOrderId, ...figures], ...]` (src/reports/figure-cache.ts). */
     parts: text("parts").notNull(),
+    /** The parts summed, as one part of null keys: what a grouping without SKU, operator or work order reads. */
+    whole: text("whole").notNull(),
   },
   (t) => [index("instance_figures_machine_start_idx").on(t.machineId, t.start)],
 );
