@@ -17,6 +17,7 @@ const BENCHES = [
   "realtime.ts",
   "reports.ts",
   "bounded.ts",
+  "kpis.ts",
   "webhooks.ts",
   "events.ts",
 ];

@@ -36,7 +36,7 @@ export interface Violation {
 const PRISM_ERROR_TYPE = "https://stoplight.io/prism/errors#";
 
 /** The public client, typed by the generated `paths`. */
-export type PublicClient = Client<paths>;
+export type PublicClient = Client<paths, "application/json">;
 
 /** Collects the violations of a run; `step` names the scenario step being run. */
 export class ViolationRecorder {
@@ -124,7 +124,10 @@ export function publicClient(
   apiKey: string,
   recorder: ViolationRecorder,
 ): PublicClient {
-  const client = createClient<paths>({ baseUrl: prismUrl, headers: { "x-api-key": apiKey } });
+  const client = createClient<paths, "application/json">({
+    baseUrl: prismUrl,
+    headers: { "x-api-key": apiKey },
+  });
   client.use({
     async onResponse({ request, response, schemaPath }) {
       await recorder.inspect(request, response, schemaPath);

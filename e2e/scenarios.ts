@@ -626,7 +626,7 @@ const STEPS: Step[] = [
     },
   },
   {
-    name: "reports: metrics and stops",
+    name: "reports: metrics, stops, downtime and KPIs",
     async run({ full, machines, now }) {
       const window = { between: { start: iso(now - 2 * DAY), end: iso(now + DAY) } };
       const metrics = expectData(
@@ -647,6 +647,28 @@ const STEPS: Step[] = [
         stops.stops.some((row) => row.classification.generalCause.name === "Mechanical"),
         "the classified stop shows its causes",
       );
+      const downtime = expectData(
+        await full.POST("/v1/reports/downtime", {
+          body: { startDate: window, groupBy: ["generalCause", "machine"], limit: 100 },
+        }),
+        200,
+      );
+      assert.equal(
+        downtime.downtime.reduce((n, row) => n + row.stops, 0),
+        3,
+        "the Pareto counts the stops report's stops",
+      );
+      const kpis = expectData(
+        await full.POST("/v1/reports/kpis", {
+          body: {
+            machines: { include: [machines.line1.id] },
+            startDate: window,
+            groupBy: ["machine", "sku"],
+          },
+        }),
+        200,
+      );
+      assert.ok(kpis.kpis.every((row) => row.machine?.id === machines.line1.id));
     },
   },
   {

@@ -76,6 +76,44 @@ interface PageInstance {
 }
 
 /**
+ * The condition selecting the shift instances the metrics report covers for
+ * `filters` at `now` (see the module docstring), on `shift_instances` joined
+ * with `shift_definitions`, after materializing the window's instances. The
+ * KPI report (`./kpi-report.ts`) groups the same instances.
+ *
+ * @param db Drizzle client.
+ * @param companyId the caller's company (every row selected is of it).
+ * @param filters the parsed body's filters.
+ * @param now the current instant, ms.
+ * @returns the condition, or null when nothing can match (empty window, no machine).
+ */
+export async function reportInstancesWhere(
+  db: Database,
+  companyId: number,
+  filters: Pick<MetricsReportFilters, "machines" | "shifts" | "startDate" | "endDate">,
+  now: number,
+): Promise<SQL | null> {
+  const { from, to } = instanceStartWindow(filters, now);
+  if (to <= from) return null;
+  const machineRefs = await resolveMachines(db, companyId, filters.machines);
+  if (machineRefs.length === 0) return null;
+  const machineIds = machineRefs.map((m) => m.id);
+  await ensureInstances(db, companyId, from, to, machineIds);
+  const conditions: (SQL | undefined)[] = [
+    owned({ companyId }, shiftInstances),
+    gte(shiftInstances.start, from),
+    lt(shiftInstances.start, to),
+    inIntegerList(shiftInstances.machineId, machineIds),
+    eq(shiftDefinitions.isConsidered, true),
+    isNull(shiftDefinitions.deletedAt),
+    ...idListConditions(shiftDefinitions.id, filters.shifts),
+    ...dateConditions(shiftInstances.start, filters.startDate),
+    ...dateConditions(shiftInstances.end, filters.endDate),
+  ];
+  return and(...conditions) ?? null;
+}
+
+/**
  * One page of the metrics report.
  *
  * @param db Drizzle client.
@@ -95,26 +133,9 @@ export async function metricsReport(
   beforeRead: (machineIds: readonly number[]) => Promise<void>,
 ): Promise<Page<MetricsReportRow>> {
   const companyId = principal.companyId;
-  const { from, to } = instanceStartWindow(filters, now);
   const empty = { totalCount: 0, totalPages: 0, currentPage: page.page, rows: [] };
-  if (to <= from) return empty;
-  const machineRefs = await resolveMachines(db, companyId, filters.machines);
-  if (machineRefs.length === 0) return empty;
-  const machineIds = machineRefs.map((m) => m.id);
-  await ensureInstances(db, companyId, from, to, machineIds);
-
-  const conditions: (SQL | undefined)[] = [
-    owned({ companyId }, shiftInstances),
-    gte(shiftInstances.start, from),
-    lt(shiftInstances.start, to),
-    inIntegerList(shiftInstances.machineId, machineIds),
-    eq(shiftDefinitions.isConsidered, true),
-    isNull(shiftDefinitions.deletedAt),
-    ...idListConditions(shiftDefinitions.id, filters.shifts),
-    ...dateConditions(shiftInstances.start, filters.startDate),
-    ...dateConditions(shiftInstances.end, filters.endDate),
-  ];
-  const where = and(...conditions);
+  const where = await reportInstancesWhere(db, companyId, filters, now);
+  if (where === null) return empty;
   const found = await paginate(
     page,
     db

@@ -279,15 +279,55 @@ export function runTimeOf(i: ShiftIndicators): number {
   return i.availableTime - i.programmedDowntime - i.unavailableTime;
 }
 
+/** The counts and ideal minutes of the logs of one instance (docs/metrics.md, "Production"). */
+export interface ProductionTotals {
+  /** T: items that make up the total count. */
+  total: number;
+  /** B: defective items. */
+  defects: number;
+  /** G = max(0, T - B). */
+  good: number;
+  /** I: sum of count / nominalSpeed over the logs that make up T, minutes. */
+  idealMinutes: number;
+}
+
+/**
+ * T, B, G and I of a set of logs (docs/metrics.md, "Production of one shift
+ * instance"): T sums the `total` logs when the instance has any, else the
+ * `correct` and `defects` logs.
+ *
+ * @param logs the logs counted (all of one instance, or the part of them
+ *   attributed to one SKU, operator or work order).
+ * @param instanceHasTotal whether the instance has any `total` log; defaults to
+ *   reading it off `logs` (pass it when `logs` are part of an instance's, so
+ *   that the parts follow the instance's rule and add up to it).
+ */
+export function productionTotals(
+  logs: readonly Pick<LogSpan, "type" | "count" | "nominalSpeed">[],
+  instanceHasTotal: boolean = logs.some((l) => l.type === "total"),
+): ProductionTotals {
+  let total = 0;
+  let defects = 0;
+  let idealMinutes = 0;
+  for (const l of logs) {
+    if (l.type === "defects") defects += l.count;
+    if (instanceHasTotal ? l.type === "total" : l.type !== "total") {
+      total += l.count;
+      idealMinutes += ratio(l.count, l.nominalSpeed);
+    }
+  }
+  // G is clamped per instance (or part), never after summing.
+  return { total, defects, good: Math.max(0, total - defects), idealMinutes };
+}
+
 /**
  * The production metrics of one instance from its logs and indicators.
  *
- * docs/metrics.md, "Production of one shift instance": T = sum of `total` counts when
- * the instance has any `total` log, else correct + defects; B = defects;
- * G = max(0, T - B); I = sum of count / nominalSpeed over the logs that make up
- * T. effectiveness = I / runTime (not clamped); quality = G / T;
- * oee = availability x effectiveness x quality; netOee with netAvailability;
- * minutesLostByLowSpeed = max(0, runTime - I); minutesLostByLowQuality = I x B / T.
+ * docs/metrics.md, "Production of one shift instance": T, B, G and I as
+ * `productionTotals` reads them. effectiveness = I / runTime (not clamped);
+ * quality = G / T; oee = availability x effectiveness x quality; netOee with
+ * netAvailability; minutesLostByLowSpeed = max(0, runTime - I);
+ * minutesLostByLowQuality = I x B / T.
  *
  * @param indicators the instance's shift indicators.
  * @param logs the logs that belong to the instance (their `start` is inside it).
@@ -296,12 +336,7 @@ export function computeProductionMetrics(
   indicators: ShiftIndicators,
   logs: readonly Pick<LogSpan, "type" | "count" | "nominalSpeed">[],
 ): ProductionMetrics {
-  const hasTotal = logs.some((l) => l.type === "total");
-  const makeUpTotal = logs.filter((l) => (hasTotal ? l.type === "total" : l.type !== "total"));
-  const total = makeUpTotal.reduce((sum, l) => sum + l.count, 0);
-  const defects = logs.filter((l) => l.type === "defects").reduce((sum, l) => sum + l.count, 0);
-  const good = Math.max(0, total - defects);
-  const idealMinutes = makeUpTotal.reduce((sum, l) => sum + ratio(l.count, l.nominalSpeed), 0);
+  const { total, defects, good, idealMinutes } = productionTotals(logs);
   const runTime = runTimeOf(indicators);
   const effectiveness = ratio(idealMinutes, runTime);
   const quality = ratio(good, total);

@@ -98,7 +98,17 @@ function groupByMachine<T extends { machineId: number }>(rows: readonly T[]): Ma
 }
 
 type MachineStop = StopSpan & { machineId: number };
-type MachineLog = LogSpan & { machineId: number };
+/** What a log is attributed to in the KPI report (read only when asked: `attributed`). */
+export interface LogAttribution {
+  skuId: string | null;
+  operatorId: number | null;
+  simpleWorkOrderId: string | null;
+}
+
+/** A log as the page's lookups return it; the attribution is present when it was asked for. */
+export type SpanLog = LogSpan & Partial<LogAttribution>;
+
+type MachineLog = SpanLog & { machineId: number };
 
 /**
  * One log as SQLite packs it: machine, start - from, end - start, type, count,
@@ -106,7 +116,15 @@ type MachineLog = LogSpan & { machineId: number };
  * digits, which does not always give back the same double; `%!.17g` does, and
  * `Number` reads it back exactly.
  */
-type PackedLog = [number, number, number, LogSpan["type"], number, string];
+type PackedLog = [
+  number,
+  number,
+  number,
+  LogSpan["type"],
+  number,
+  string,
+  ...([] | [string | null, number | null, string | null]),
+];
 
 /**
  * The statement packing the logs of each window into one JSON text (a
@@ -118,18 +136,21 @@ type PackedLog = [number, number, number, LogSpan["type"], number, string];
  * @param windows `[machineId, lowerStart, upperStart]`: the logs of the machine
  *   starting in `[lowerStart, upperStart)`; a null `lowerStart` is `from` less
  *   the machine's longest log (the logs that start before the span and reach into it).
+ * @param attributed also pack each log's SKU, operator and simple work order.
  */
 export function packedLogsQuery(
   companyId: number,
   from: number,
   windows: readonly (readonly [number, number | null, number])[],
+  attributed = false,
 ): SQL {
+  const attribution = attributed ? sql`, l.sku_id, l.operator_id, l.simple_work_order_id` : sql``;
   // The longest log of the machine: a seek on the (machine, duration) expression
   // index, whose expression this must read exactly as (src/db/schema.ts).
   // Empty windows are left out in SQL: every result row costs the Worker as much as a log.
   return sql`SELECT packed FROM (SELECT (SELECT json_group_array(json_array(
         l.machine_id, l.start - ${from}, l."end" - l.start, l.type, l.count,
-        printf('%!.17g', l.nominal_speed)))
+        printf('%!.17g', l.nominal_speed)${attribution}))
       FROM ${productionLogs} AS l
       WHERE l.machine_id = w.value ->> 0
         AND l.start >= ifnull(w.value ->> 1, ${from} - ifnull((SELECT max("d"."end" - "d"."start")
@@ -144,9 +165,9 @@ export interface PageSpans {
   /** The machine's stops (open ones included) overlapping `[start, end)`. */
   stopsOverlapping(machineId: number, start: number, end: number): StopSpan[];
   /** The machine's logs overlapping `[start, end)`. */
-  logsOverlapping(machineId: number, start: number, end: number): LogSpan[];
+  logsOverlapping(machineId: number, start: number, end: number): SpanLog[];
   /** The machine's logs whose start lies in `[start, end)` (the logs an instance owns). */
-  logsStartingIn(machineId: number, start: number, end: number): LogSpan[];
+  logsStartingIn(machineId: number, start: number, end: number): SpanLog[];
 }
 
 /**
@@ -159,6 +180,7 @@ export interface PageSpans {
  * @param machineIds the page's machines (of that company).
  * @param from start of the page's span (earliest instance start), ms.
  * @param to end of the page's span (latest instance end), ms.
+ * @param attributed also read each log's SKU, operator and simple work order.
  */
 export async function loadPageSpans(
   db: Database,
@@ -166,6 +188,7 @@ export async function loadPageSpans(
   machineIds: readonly number[],
   from: number,
   to: number,
+  attributed = false,
 ): Promise<PageSpans> {
   // The longest stop (log) of the machine bounds how far before the span an
   // overlapping one can start: a seek on the (machine, duration) expression index.
@@ -222,7 +245,7 @@ export async function loadPageSpans(
           ),
         ),
     ] as const),
-    db.all<{ packed: string }>(packedLogsQuery(companyId, from, windows)),
+    db.all<{ packed: string }>(packedLogsQuery(companyId, from, windows, attributed)),
   ]);
 
   const toStop = (s: (typeof closedStopRows)[number]): MachineStop => ({
@@ -236,18 +259,23 @@ export async function loadPageSpans(
   const openByMachine = groupByMachine(openStopRows.map(toStop));
   const logRows: MachineLog[] = [];
   for (const { packed } of logChunks) {
-    for (const [machineId, offset, length, type, count, nominalSpeed] of JSON.parse(
-      packed,
-    ) as PackedLog[]) {
+    for (const entry of JSON.parse(packed) as PackedLog[]) {
+      const [machineId, offset, length, type, count, nominalSpeed] = entry;
       const start = from + offset;
-      logRows.push({
+      const log: MachineLog = {
         machineId,
         start,
         end: start + length,
         type,
         count,
         nominalSpeed: Number(nominalSpeed),
-      });
+      };
+      if (entry.length > 6) {
+        log.skuId = entry[6] ?? null;
+        log.operatorId = entry[7] ?? null;
+        log.simpleWorkOrderId = entry[8] ?? null;
+      }
+      logRows.push(log);
     }
   }
   const logsByMachine = new Map<number, ByStart<MachineLog>>();

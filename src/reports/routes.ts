@@ -1,16 +1,39 @@
+import type { z } from "@hono/zod-openapi";
 import { publicRoute } from "../app-chain/public-route";
-import { BARRIER_RESPONSE, createRouter, jsonResponse } from "../http/openapi";
+import { checkCsvSize, csvContent, csvResponse, wantsCsv } from "../http/csv";
+import { BARRIER_RESPONSE, createRouter } from "../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
 import { syncPendingMachines } from "../realtime/barrier";
+import { type CsvExport, downtimeCsv, kpiCsv, metricsCsv, stopsCsv } from "./csv-export";
+import { downtimeReport } from "./downtime-report";
+import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "./downtime-schemas";
+import { kpiReport } from "./kpi-report";
+import { KpiReportFiltersSchema, KpiReportRowSchema } from "./kpi-schemas";
 import { metricsReport } from "./metrics-report";
 import { MetricsReportFiltersSchema, MetricsReportRowSchema } from "./metrics-schemas";
 import { StopsReportFiltersSchema, StopsReportRowSchema, stopsReport } from "./stops-report";
 
 const optionalBody = <
-  T extends typeof MetricsReportFiltersSchema | typeof StopsReportFiltersSchema,
+  T extends
+    | typeof MetricsReportFiltersSchema
+    | typeof StopsReportFiltersSchema
+    | typeof DowntimeReportFiltersSchema
+    | typeof KpiReportFiltersSchema,
 >(
   schema: T,
 ) => ({ required: false, content: { "application/json": { schema, example: {} } } });
+
+/** A 200 of a report: one JSON page, or with `Accept: text/csv` every row as CSV. */
+const pageOrCsv = <T extends z.ZodType>(schema: T, description: string) => ({
+  description: `${description} With \`Accept: text/csv\`: every matching row as CSV.`,
+  content: { "application/json": { schema }, ...csvContent },
+});
+
+/** The CSV answer of an export, refused with a 422 above the maximum. */
+function csvAnswer(exported: CsvExport, filename: string): Response {
+  checkCsvSize(exported.count);
+  return csvResponse(exported.columns, exported.batches, filename);
+}
 
 const metricsRoute = publicRoute("reports.read", {
   method: "post",
@@ -34,7 +57,7 @@ const metricsRoute = publicRoute("reports.read", {
     "production log shows in the next call.",
   request: { body: optionalBody(MetricsReportFiltersSchema) },
   responses: {
-    200: jsonResponse(
+    200: pageOrCsv(
       pagedResponseSchema("metrics", MetricsReportRowSchema, "MetricsReportPage"),
       "One page of report rows.",
     ),
@@ -60,10 +83,61 @@ const stopsRoute = publicRoute("reports.read", {
     `\`limit\` is 1 to ${MAX_LIMIT}.`,
   request: { body: optionalBody(StopsReportFiltersSchema) },
   responses: {
-    200: jsonResponse(
+    200: pageOrCsv(
       pagedResponseSchema("stops", StopsReportRowSchema, "StopsReportPage"),
       "One page of report rows.",
     ),
+  },
+});
+
+const downtimeRoute = publicRoute("reports.read", {
+  method: "post",
+  path: "/v1/reports/downtime",
+  operationId: "getDowntimeReport",
+  tags: ["Reports"],
+  summary: "Downtime report (a Pareto of stops by cause, machine, shift or day)",
+  description:
+    "The stops that `POST /v1/reports/stops` returns for the same `machines`, `startDate` and " +
+    "`endDate` (plus an optional `isProgrammed`), grouped by `groupBy`, an ordered list of " +
+    "`generalCause`, `specificCause`, `component`, `machine`, `shift` (the definition name of the " +
+    "instance containing the stop's start) and `day` (its local date in the company's zone); " +
+    'default `["generalCause"]`. Each row has its keys (`{id, name}` for causes and machines, ' +
+    "null when unclassified or outside every shift), `stops`, `minutes` (the sum of their " +
+    "`durationInMinutes`; an open stop runs to now), `share` of all minutes and " +
+    "`cumulativeShare`, ranked by minutes, largest first (ties: more stops, then keys). " +
+    `\`limit\` is 1 to ${MAX_LIMIT}.`,
+  request: { body: optionalBody(DowntimeReportFiltersSchema) },
+  responses: {
+    200: pageOrCsv(
+      pagedResponseSchema("downtime", DowntimeReportRowSchema, "DowntimeReportPage"),
+      "One page of ranked groups.",
+    ),
+  },
+});
+
+const kpisRoute = publicRoute("reports.read", {
+  method: "post",
+  path: "/v1/reports/kpis",
+  operationId: "getKpiReport",
+  tags: ["Reports"],
+  summary: "KPI report (OEE and its factors grouped by any dimension)",
+  description:
+    "The shift instances that `POST /v1/reports/metrics` covers for the same filters, grouped " +
+    "by `groupBy`, an ordered list of `machine`, `shift` (name), `day`, `week` (ISO), `month` " +
+    "(of the instance's start, local), `sku`, `operator` and `simpleWorkOrder`; default " +
+    '`["machine"]`. Each row carries its keys, summed `minutes` and `counts`, and availability, ' +
+    "effectiveness, quality, OEE, their net forms, TEEP, MTBF, MTTR and the scrap ratio, each " +
+    "computed from the group's sums, never as an average of per-shift ratios. Time is attributed " +
+    "to a SKU, operator or work order by the production log covering it (null where none does), " +
+    "so the groups of one machine add up to the machine's row. Rows are ordered by their keys " +
+    `(nulls last). \`limit\` is 1 to ${MAX_LIMIT}.`,
+  request: { body: optionalBody(KpiReportFiltersSchema) },
+  responses: {
+    200: pageOrCsv(
+      pagedResponseSchema("kpis", KpiReportRowSchema, "KpiReportPage"),
+      "One page of groups.",
+    ),
+    ...BARRIER_RESPONSE,
   },
 });
 
@@ -71,6 +145,14 @@ export const reportsRoutes = createRouter()
   .openapi(metricsRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
+    if (wantsCsv(c.req.header("accept"))) {
+      const barrier = (ids: readonly number[]) =>
+        syncPendingMachines(c.env, principal.companyId, ids);
+      return csvAnswer(
+        await metricsCsv(db, principal, filters, Date.now(), barrier),
+        "metrics.csv",
+      );
+    }
     // The realtime barrier asks only the page's machines (see metricsReport).
     const page = await metricsReport(
       db,
@@ -93,6 +175,9 @@ export const reportsRoutes = createRouter()
   .openapi(stopsRoute, async (c) => {
     const filters = c.req.valid("json");
     const { db, principal } = c.var;
+    if (wantsCsv(c.req.header("accept"))) {
+      return csvAnswer(await stopsCsv(db, principal, filters, Date.now()), "stops.csv");
+    }
     const page = await stopsReport(db, principal, filters, pageRequest(filters), Date.now());
     return c.json(
       {
@@ -100,6 +185,61 @@ export const reportsRoutes = createRouter()
         totalPages: page.totalPages,
         currentPage: page.currentPage,
         stops: page.rows,
+      },
+      200,
+    );
+  })
+  .openapi(downtimeRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    if (wantsCsv(c.req.header("accept"))) {
+      return csvAnswer(
+        await downtimeCsv(db, principal.companyId, filters, Date.now()),
+        "downtime.csv",
+      );
+    }
+    const page = await downtimeReport(
+      db,
+      principal.companyId,
+      filters,
+      pageRequest(filters),
+      Date.now(),
+    );
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        downtime: page.rows,
+      },
+      200,
+    );
+  })
+  .openapi(kpisRoute, async (c) => {
+    const filters = c.req.valid("json");
+    const { db, principal } = c.var;
+    if (wantsCsv(c.req.header("accept"))) {
+      const barrier = (ids: readonly number[]) =>
+        syncPendingMachines(c.env, principal.companyId, ids);
+      return csvAnswer(
+        await kpiCsv(db, principal.companyId, filters, Date.now(), barrier),
+        "kpis.csv",
+      );
+    }
+    const page = await kpiReport(
+      db,
+      principal.companyId,
+      filters,
+      pageRequest(filters),
+      Date.now(),
+      (ids) => syncPendingMachines(c.env, principal.companyId, ids),
+    );
+    return c.json(
+      {
+        totalCount: page.totalCount,
+        totalPages: page.totalPages,
+        currentPage: page.currentPage,
+        kpis: page.rows,
       },
       200,
     );

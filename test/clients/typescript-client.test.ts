@@ -12,6 +12,8 @@ import { createSkus } from "../../clients/typescript/examples/create-skus";
 import createSkusSource from "../../clients/typescript/examples/create-skus.ts?raw";
 import { hourlyPower } from "../../clients/typescript/examples/hourly-power";
 import hourlyPowerSource from "../../clients/typescript/examples/hourly-power.ts?raw";
+import { kpisCsv } from "../../clients/typescript/examples/kpis-csv";
+import kpisCsvSource from "../../clients/typescript/examples/kpis-csv.ts?raw";
 import readme from "../../clients/typescript/README.md?raw";
 import {
   ApiError,
@@ -73,7 +75,7 @@ beforeAll(async () => {
 
 describe("the client's README", () => {
   it("shows each example as the file the tests run", () => {
-    for (const source of [hourlyPowerSource, createSkusSource, allSkusSource]) {
+    for (const source of [hourlyPowerSource, createSkusSource, allSkusSource, kpisCsvSource]) {
       // The README imports once from the package; the rest of each file is shown as is.
       const body = source.split("\n").slice(2).join("\n").trim();
       expect(readme).toContain(body);
@@ -140,6 +142,31 @@ describe("the client's examples against the Worker", () => {
     });
     expect((await allSkuCodes(counted, "S-")).sort()).toEqual(codes);
     expect(requests).toEqual(Array(3).fill("POST /v1/skus/filters"));
+  });
+});
+
+describe("the client's CSV example against the Worker", () => {
+  it("4. exports the KPIs of a month by machine and SKU as CSV", async () => {
+    const co = await createCompany();
+    const [machine] = await operatorJson<{ id: number }[]>("POST", `/companies/${co.id}/machines`, [
+      { name: "Filler" },
+    ]);
+    await operatorJson("POST", `/companies/${co.id}/shifts`, [
+      { name: "Day", startTime: "06:00", endTime: "18:00" },
+    ]);
+    const { client } = clientOf(co.key);
+    const text = await kpisCsv(client);
+    const [header, ...rows] = text.trimEnd().split("\r\n");
+    expect(header?.split(",").slice(0, 5)).toEqual([
+      "machine.id",
+      "machine.name",
+      "sku.id",
+      "sku.name",
+      "instances",
+    ]);
+    // No logs: each machine's whole time is the null SKU's, one row, 31 Day shifts.
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.startsWith(`${machine?.id},Filler,,,31,`)).toBe(true);
   });
 });
 

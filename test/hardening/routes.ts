@@ -217,6 +217,29 @@ export const ROUTE_CASES: Record<string, RouteCase> = {
     }),
   },
 
+  "POST /v1/reports/downtime": {
+    body: (w) => ({
+      page: 1,
+      limit: 10,
+      machines: { include: [w.machineId] },
+      startDate: { between: { start: iso(Date.now() - 24 * HOUR), end: iso(Date.now()) } },
+      endDate: { before: iso(Date.now()) },
+      isProgrammed: false,
+      groupBy: ["generalCause", "machine", "shift", "day"],
+    }),
+  },
+  "POST /v1/reports/kpis": {
+    body: (w) => ({
+      page: 1,
+      limit: 10,
+      machines: { search: "press", include: [w.machineId] },
+      shifts: { include: [w.shiftId] },
+      startDate: { after: iso(Date.now() - 48 * HOUR) },
+      endDate: { before: iso(Date.now() + 48 * HOUR) },
+      groupBy: ["machine", "day", "sku", "operator", "simpleWorkOrder"],
+    }),
+  },
+
   "POST /v1/realtime/{machine_id}/sku": {
     body: (w) => ({
       skuId: w.skuId,

@@ -292,6 +292,8 @@ describe("another company's ids", () => {
     );
     await empty("/v1/reports/stops", { stopId: { include: [foreign.stopId] } }, "stops");
     await empty("/v1/reports/metrics", { machines: { include: [foreign.machineId] } }, "metrics");
+    await empty("/v1/reports/kpis", { machines: { include: [foreign.machineId] } }, "kpis");
+    await empty("/v1/reports/downtime", { machines: { include: [foreign.machineId] } }, "downtime");
   });
 });
 

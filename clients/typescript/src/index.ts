@@ -17,8 +17,12 @@ import type { components, paths } from "./generated/api";
 
 export type { components, paths };
 
-/** The typed client: openapi-fetch over the API's paths. */
-export type ProductionMonitoringClient = Client<paths>;
+/**
+ * The typed client: openapi-fetch over the API's paths, typed with their JSON answers (the
+ * reports and signal data also answer CSV to `Accept: text/csv`: read those answers from
+ * `response`, see the README's example 4).
+ */
+export type ProductionMonitoringClient = Client<paths, "application/json">;
 
 /** The fetch the client sends its requests with (a Request in, a Response out). */
 export type FetchFunction = (request: Request) => Promise<Response>;
@@ -58,7 +62,7 @@ const CHANGING_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  *   {@link unwrap} to get `data` or an {@link ApiError}.
  */
 export function createClient(options: ClientOptions): ProductionMonitoringClient {
-  return createOpenApiClient<paths>({
+  return createOpenApiClient<paths, "application/json">({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     headers: { "x-api-key": options.apiKey },
     fetch: retryingFetch(options),

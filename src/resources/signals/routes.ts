@@ -6,8 +6,10 @@
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
 import { scopeOf } from "../../app-env";
+import { csvContent, csvResponse, inBatches, wantsCsv } from "../../http/csv";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID } from "../../http/examples";
+import { isoInstant } from "../../http/instants";
 import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { queryBoolean } from "../../http/query";
 import { findMachineByUuid } from "../machines/queries";
@@ -83,7 +85,12 @@ const signalDataRoute = publicRoute("signals.read", {
     query: SignalDataQuery,
   },
   responses: {
-    200: jsonResponse(SignalDataSchema, "Aggregated data."),
+    200: {
+      description:
+        "Aggregated data. With `Accept: text/csv`: the points as CSV, columns `timestamp` and " +
+        "`value` (`transpose` has no effect).",
+      content: { "application/json": { schema: SignalDataSchema }, ...csvContent },
+    },
     ...NOT_FOUND_RESPONSE,
   },
 });
@@ -112,6 +119,14 @@ export const signalsRoutes = createRouter()
     const { machine_uuid, public_id } = c.req.valid("param");
     const q = c.req.valid("query");
     const { head, series } = await signalData(c.env, scopeOf(c), machine_uuid, public_id, q);
+    if (wantsCsv(c.req.header("accept"))) {
+      // At most 10,000 points (the window's rule), so never above the CSV maximum.
+      const points = series.buckets.map((t, i) => ({
+        timestamp: isoInstant(t),
+        value: series.values[i],
+      }));
+      return csvResponse(["timestamp", "value"], inBatches(points), `signal-${head.public_id}.csv`);
+    }
     // The text directly (series-json.ts): the schema above documents it, nothing re-validates it.
     return jsonText<z.output<typeof SignalDataSchema>>(c, seriesJson(head, series, q.transpose));
   });

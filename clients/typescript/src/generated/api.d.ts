@@ -554,6 +554,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reports/downtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Downtime report (a Pareto of stops by cause, machine, shift or day)
+         * @description The stops that `POST /v1/reports/stops` returns for the same `machines`, `startDate` and `endDate` (plus an optional `isProgrammed`), grouped by `groupBy`, an ordered list of `generalCause`, `specificCause`, `component`, `machine`, `shift` (the definition name of the instance containing the stop's start) and `day` (its local date in the company's zone); default `["generalCause"]`. Each row has its keys (`{id, name}` for causes and machines, null when unclassified or outside every shift), `stops`, `minutes` (the sum of their `durationInMinutes`; an open stop runs to now), `share` of all minutes and `cumulativeShare`, ranked by minutes, largest first (ties: more stops, then keys). `limit` is 1 to 100.
+         *
+         *     **Required scope:** `reports.read`
+         */
+        post: operations["getDowntimeReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/kpis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * KPI report (OEE and its factors grouped by any dimension)
+         * @description The shift instances that `POST /v1/reports/metrics` covers for the same filters, grouped by `groupBy`, an ordered list of `machine`, `shift` (name), `day`, `week` (ISO), `month` (of the instance's start, local), `sku`, `operator` and `simpleWorkOrder`; default `["machine"]`. Each row carries its keys, summed `minutes` and `counts`, and availability, effectiveness, quality, OEE, their net forms, TEEP, MTBF, MTTR and the scrap ratio, each computed from the group's sums, never as an average of per-shift ratios. Time is attributed to a SKU, operator or work order by the production log covering it (null where none does), so the groups of one machine add up to the machine's row. Rows are ordered by their keys (nulls last). `limit` is 1 to 100.
+         *
+         *     **Required scope:** `reports.read`
+         */
+        post: operations["getKpiReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/realtime/events": {
         parameters: {
             query?: never;
@@ -2231,6 +2275,374 @@ export interface components {
                 id: string | number;
             } | null;
         };
+        DowntimeReportPage: {
+            /** @description Rows matching the filters. */
+            totalCount: number;
+            /** @description `ceil(totalCount / limit)`. */
+            totalPages: number;
+            currentPage: number;
+            downtime: components["schemas"]["DowntimeReportRow"][];
+        };
+        /** @description One group: only the keys named in `groupBy` are present. */
+        DowntimeReportRow: {
+            /** @description The classification's general cause; null when unset. */
+            generalCause?: components["schemas"]["StopCauseRef"] | null;
+            /** @description The classification's specific cause; null when unset. */
+            specificCause?: components["schemas"]["StopCauseRef"] | null;
+            /** @description The classification's component; null when unset. */
+            component?: components["schemas"]["StopCauseRef"] | null;
+            machine?: {
+                id: number;
+                name: string;
+            };
+            /** @description Name of the shift containing the stop's start; null when none. */
+            shift?: string | null;
+            /**
+             * @description Local date of the stop's start, `YYYY-MM-DD`.
+             * @example 2026-03-02
+             */
+            day?: string;
+            /** @description Number of stops in the group. */
+            stops: number;
+            /** @description Sum of the stops' `durationInMinutes`. */
+            minutes: number;
+            /** @description `minutes` / the minutes of every group (0 when 0). */
+            share: number;
+            /** @description `share` of this row and every row ranked before it. */
+            cumulativeShare: number;
+        };
+        StopCauseRef: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        DowntimeReportFilters: {
+            /**
+             * @description Page number, from 1.
+             * @default 1
+             * @example 1
+             */
+            page?: number | null;
+            /**
+             * @description Rows per page, 1 to 100.
+             * @default 10
+             * @example 10
+             */
+            limit?: number | null;
+            /** @description `search` (fuzzy, on the machine name), `include`, `exclude` (machine ids). */
+            machines?: {
+                /**
+                 * @description Fuzzy search on the machine name: case- and accent-insensitive containment; blank = no filter.
+                 * @example press
+                 */
+                search?: string | null;
+                /** @description Only these ids; null or `[]` = no restriction. */
+                include?: number[] | null;
+                /** @description Never these ids. */
+                exclude?: number[] | null;
+            } | null;
+            /** @description On the stop's `startTime`. */
+            startDate?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description On the stop's `endTime`; an open stop matches no operator. */
+            endDate?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description Only programmed (`true`) or non-programmed (`false`) stops. */
+            isProgrammed?: boolean | null;
+            /**
+             * @description Ordered grouping keys; default `["generalCause"]`. `shift` is the shift definition name of the instance containing the stop's start; `day` its local date in the company's zone.
+             * @example [
+             *       "generalCause",
+             *       "machine"
+             *     ]
+             */
+            groupBy?: ("generalCause" | "specificCause" | "component" | "machine" | "shift" | "day")[] | null;
+        };
+        KpiReportPage: {
+            /** @description Rows matching the filters. */
+            totalCount: number;
+            /** @description `ceil(totalCount / limit)`. */
+            totalPages: number;
+            currentPage: number;
+            kpis: components["schemas"]["KpiReportRow"][];
+        };
+        /** @description One group: only the keys named in `groupBy` are present. Every ratio is computed from the group's summed minutes and counts, never as an average of per-shift ratios. */
+        KpiReportRow: {
+            machine?: {
+                id: number;
+                name: string;
+            };
+            /**
+             * @description Shift definition name.
+             * @example Morning
+             */
+            shift?: string;
+            /**
+             * @description Local date `YYYY-MM-DD` of the instances' start.
+             * @example 2026-03-02
+             */
+            day?: string;
+            /**
+             * @description ISO week `YYYY-Www` of the instances' start.
+             * @example 2026-W10
+             */
+            week?: string;
+            /**
+             * @description Month `YYYY-MM` of the instances' start.
+             * @example 2026-03
+             */
+            month?: string;
+            sku?: components["schemas"]["KpiSkuRef"] | null;
+            operator?: components["schemas"]["KpiOperatorRef"] | null;
+            simpleWorkOrder?: components["schemas"]["KpiWorkOrderRef"] | null;
+            /** @description Shift instances contributing to the group. */
+            instances: number;
+            minutes: components["schemas"]["KpiMinutes"];
+            counts: components["schemas"]["KpiCounts"];
+            /** @description runTime / availableTime (a fraction; 0 when its denominator is 0) */
+            availability: number;
+            /** @description runTime / plannedTime (a fraction; 0 when its denominator is 0) */
+            netAvailability: number;
+            /** @description idealTime / runTime; not clamped. */
+            effectiveness: number;
+            /** @description good / total (a fraction; 0 when its denominator is 0) */
+            quality: number;
+            /** @description availability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
+            oee: number;
+            /** @description netAvailability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
+            netOee: number;
+            /** @description oee x availableTime / calendarTime (a fraction; 0 when its denominator is 0) */
+            teep: number;
+            /** @description runTime / unplannedStops; 0 without unplanned stops (minutes) */
+            mtbf: number;
+            /** @description nonProgrammedDowntime / unplannedStops; 0 without unplanned stops (minutes) */
+            mttr: number;
+            /** @description defects / total (a fraction; 0 when its denominator is 0) */
+            scrapRatio: number;
+        };
+        KpiSkuRef: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        KpiOperatorRef: {
+            id: number;
+            name: string;
+        };
+        KpiWorkOrderRef: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        KpiMinutes: {
+            /** @description 24 h (23 or 25 on a DST day) per machine and local day of the group (minutes) */
+            calendarTime: number;
+            /** @description Sum of the metrics rows' availableTime (planned operation time) (minutes) */
+            availableTime: number;
+            /** @description availableTime - programmedDowntime (planned busy time) (minutes) */
+            plannedTime: number;
+            /** @description availableTime - programmedDowntime - unavailableTime (minutes) */
+            runTime: number;
+            /** @description Ideal minutes: count / nominal speed over the counted logs (minutes) */
+            idealTime: number;
+            /** @description As in shiftIndicators, summed (minutes) */
+            programmedDowntime: number;
+            /** @description As in shiftIndicators, summed (minutes) */
+            nonProgrammedDowntime: number;
+            /** @description As in shiftIndicators, summed (minutes) */
+            otherStopsTime: number;
+            /** @description As in shiftIndicators, summed (minutes) */
+            lateStartTime: number;
+            /** @description As in shiftIndicators, summed (minutes) */
+            earlyStopTime: number;
+            /** @description As in shiftIndicators, summed (minutes) */
+            noDataTime: number;
+            /** @description As in shiftIndicators, summed (minutes) */
+            unavailableTime: number;
+            /** @description As in shiftIndicators, summed (minutes) */
+            annotatedDowntime: number;
+        };
+        KpiCounts: {
+            /** @description Total count T, summed */
+            total: number;
+            /** @description Good count G, summed */
+            good: number;
+            /** @description Defects B, summed */
+            defects: number;
+            /** @description Non-programmed stops counted in availability that start in the group's time */
+            unplannedStops: number;
+        };
+        KpiReportFilters: {
+            /**
+             * @description Page number, from 1.
+             * @default 1
+             * @example 1
+             */
+            page?: number | null;
+            /**
+             * @description Rows per page, 1 to 100.
+             * @default 10
+             * @example 10
+             */
+            limit?: number | null;
+            /** @description `search` (fuzzy, on the machine name), `include`, `exclude` (machine ids). */
+            machines?: {
+                /**
+                 * @description Fuzzy search on the machine name: case- and accent-insensitive containment; blank = no filter.
+                 * @example press
+                 */
+                search?: string | null;
+                /** @description Only these ids; null or `[]` = no restriction. */
+                include?: number[] | null;
+                /** @description Never these ids. */
+                exclude?: number[] | null;
+            } | null;
+            /** @description Shift definition ids to include or exclude. */
+            shifts?: {
+                /** @description Only these ids; null or `[]` = no restriction. */
+                include?: number[] | null;
+                /** @description Never these ids. */
+                exclude?: number[] | null;
+            } | null;
+            /** @description On the instance's start. */
+            startDate?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /** @description On the instance's end. */
+            endDate?: {
+                /**
+                 * Format: date-time
+                 * @description Strictly after this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                after?: string;
+                /**
+                 * Format: date-time
+                 * @description Strictly before this instant.
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                before?: string;
+                /** @description From `start` to `end`, both included. */
+                between?: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    end: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description Exactly this instant (to the millisecond).
+                 * @example 2026-03-02T06:00:00Z
+                 */
+                equal?: string;
+            } | null;
+            /**
+             * @description Ordered grouping keys; default `["machine"]`. `shift` is the shift definition name; `day`, `week` (ISO) and `month` are the local date of the instance's start in the company's zone; `sku`, `operator` and `simpleWorkOrder` follow the production log covering each instant (null where none does).
+             * @example [
+             *       "month",
+             *       "sku"
+             *     ]
+             */
+            groupBy?: ("machine" | "shift" | "day" | "week" | "month" | "sku" | "operator" | "simpleWorkOrder")[] | null;
+        };
         RealtimeTicket: {
             /** @description Pass as `?ticket=` to an events path, once. */
             ticket: string;
@@ -2661,7 +3073,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Aggregated data. */
+            /** @description Aggregated data. With `Accept: text/csv`: the points as CSV, columns `timestamp` and `value` (`transpose` has no effect). */
             200: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
@@ -2672,6 +3084,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SignalData"];
+                    "text/csv": string;
                 };
             };
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
@@ -7681,7 +8094,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description One page of report rows. */
+            /** @description One page of report rows. With `Accept: text/csv`: every matching row as CSV. */
             200: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
@@ -7692,6 +8105,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MetricsReportPage"];
+                    "text/csv": string;
                 };
             };
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
@@ -7863,7 +8277,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description One page of report rows. */
+            /** @description One page of report rows. With `Accept: text/csv`: every matching row as CSV. */
             200: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
@@ -7874,6 +8288,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StopsReportPage"];
+                    "text/csv": string;
                 };
             };
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
@@ -8008,6 +8423,356 @@ export interface operations {
                     /**
                      * @example {
                      *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDowntimeReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["DowntimeReportFilters"];
+            };
+        };
+        responses: {
+            /** @description One page of ranked groups. With `Accept: text/csv`: every matching row as CSV. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DowntimeReportPage"];
+                    "text/csv": string;
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
+            413: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request body is larger than 4194304 bytes (4 MiB); split it into several calls"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
+            415: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getKpiReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["KpiReportFilters"];
+            };
+        };
+        responses: {
+            /** @description One page of groups. With `Accept: text/csv`: every matching row as CSV. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KpiReportPage"];
+                    "text/csv": string;
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
+            413: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request body is larger than 4194304 bytes (4 MiB); split it into several calls"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
+            415: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Realtime production of some machines is still being written; retry in a second"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -1,0 +1,185 @@
+/**
+ * CSV answers (`Accept: text/csv`) of the reports and of signal data: RFC 4180
+ * text in UTF-8 with a header row, nested fields as dotted column names
+ * (`productionMetrics.oee`), every matching row rather than one page, streamed
+ * batch by batch so that the Worker holds one batch at a time.
+ *
+ * Quoting and escaping are csv-stringify's (its browser build: the Node build
+ * needs `Buffer`, which workerd lacks without the Node compatibility flag).
+ * Columns come from the row's schema, so a column whose value is null in every
+ * row (an unclassified stop's causes) is still there.
+ */
+import { z } from "@hono/zod-openapi";
+import { stringify } from "csv-stringify/browser/esm/sync";
+import { unprocessable } from "./errors";
+
+/** Most rows one CSV answer may hold; above it the request is refused with a 422. */
+export const CSV_MAX_ROWS = 100_000;
+
+/** The media type of a CSV answer. */
+export const CSV_MEDIA_TYPE = "text/csv; charset=utf-8; header=present";
+
+/**
+ * Whether the `Accept` header prefers CSV: `text/csv` is listed with a quality
+ * above that of JSON (`application/json`, else `application/*` or `*\/*`).
+ *
+ * @param accept the header's value, or undefined.
+ */
+export function wantsCsv(accept: string | undefined): boolean {
+  if (!accept) return false;
+  let csv = 0;
+  let json = 0;
+  let jsonSpecificity = -1;
+  for (const part of accept.split(",")) {
+    const [type = "", ...params] = part.split(";").map((p) => p.trim().toLowerCase());
+    const qParam = params.find((p) => p.startsWith("q="));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q)) continue;
+    if (type === "text/csv") csv = Math.max(csv, q);
+    const specificity =
+      type === "application/json" ? 2 : type === "application/*" ? 1 : type === "*/*" ? 0 : -1;
+    if (specificity > jsonSpecificity) {
+      jsonSpecificity = specificity;
+      json = q;
+    }
+  }
+  return csv > 0 && csv > (jsonSpecificity >= 0 ? json : 0);
+}
+
+/**
+ * The dotted column names of a row schema: an object's fields in order, nested
+ * objects (also optional, nullable or `X | null`) flattened with dots.
+ *
+ * @param schema a zod object schema.
+ * @param keep optional filter on the top-level field names (the grouped reports
+ *   show only the keys of their `groupBy`).
+ */
+export function csvColumns(schema: z.ZodType, keep?: (field: string) => boolean): string[] {
+  const walk = (s: z.ZodType, prefix: string): string[] => {
+    if (s instanceof z.ZodOptional || s instanceof z.ZodNullable) {
+      return walk(s.unwrap() as z.ZodType, prefix);
+    }
+    if (s instanceof z.ZodUnion) {
+      const objects = (s.options as z.ZodType[]).filter((o) => !(o instanceof z.ZodNull));
+      if (objects.length === 1 && objects[0]) return walk(objects[0], prefix);
+    }
+    if (s instanceof z.ZodObject) {
+      return Object.entries(s.shape as Record<string, z.ZodType>).flatMap(([field, inner]) =>
+        prefix === "" && keep && !keep(field) ? [] : walk(inner, `${prefix}${field}.`),
+      );
+    }
+    return [prefix.slice(0, -1)];
+  };
+  return walk(schema, "");
+}
+
+/** A cell: null/undefined empty, booleans `true`/`false`, numbers as JSON writes them. */
+function cell(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : "";
+  if (typeof value === "string") return value;
+  return String(value);
+}
+
+/** The value of a dotted column in a row (empty when a step is null or absent). */
+function valueAt(row: unknown, path: readonly string[]): unknown {
+  let v: unknown = row;
+  for (const step of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<string, unknown>)[step];
+  }
+  return v;
+}
+
+/**
+ * RFC 4180 text of rows (CRLF line ends), with the header row when asked.
+ *
+ * @param columns dotted column names (`csvColumns`).
+ * @param rows the rows, nested as in the JSON answer.
+ * @param header write the header row first.
+ */
+export function csvText(
+  columns: readonly string[],
+  rows: readonly unknown[],
+  header: boolean,
+): string {
+  const paths = columns.map((c) => c.split("."));
+  const records = rows.map((row) => paths.map((p) => cell(valueAt(row, p))));
+  return stringify(header ? [columns as string[], ...records] : records, {
+    record_delimiter: "\r\n",
+  });
+}
+
+/**
+ * Refuses a CSV answer of more than `CSV_MAX_ROWS` rows (422, before any row is sent).
+ *
+ * @param rows how many rows the answer would hold.
+ * @throws ApiError 422 at `["header", "accept"]` naming the count and the maximum.
+ */
+export function checkCsvSize(rows: number): void {
+  if (rows > CSV_MAX_ROWS) {
+    throw unprocessable(
+      ["header", "accept"],
+      `A CSV answer holds at most ${CSV_MAX_ROWS} rows and this one would hold ${rows}: ` +
+        "narrow the filters (for example startDate and endDate), or page through the JSON answer",
+      "csv_too_many_rows",
+    );
+  }
+}
+
+/**
+ * A streamed CSV response: the header row, then each batch as the client reads
+ * (a pull stream: the next batch is computed only once the previous one is taken).
+ *
+ * @param columns dotted column names.
+ * @param batches the rows, batch by batch.
+ * @param filename offered in `Content-Disposition`.
+ */
+export function csvResponse(
+  columns: readonly string[],
+  batches: AsyncIterable<readonly unknown[]>,
+  filename: string,
+): Response {
+  const encoder = new TextEncoder();
+  const iterator = batches[Symbol.asyncIterator]();
+  let header = true;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (header) {
+        header = false;
+        controller.enqueue(encoder.encode(csvText(columns, [], true)));
+        return;
+      }
+      const next = await iterator.next();
+      if (next.done) controller.close();
+      else if (next.value.length > 0)
+        controller.enqueue(encoder.encode(csvText(columns, next.value, false)));
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "content-type": CSV_MEDIA_TYPE,
+      "content-disposition": `attachment; filename="${filename}"`,
+    },
+  });
+}
+
+/** The batches of an array already in memory (the grouped reports). */
+export async function* inBatches<T>(rows: readonly T[], size = 1000): AsyncGenerator<T[]> {
+  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
+}
+
+/** A response schema's content with the CSV alternative, for the OpenAPI document. */
+export const csvContent = {
+  "text/csv": {
+    schema: z.string().openapi({
+      description:
+        `With \`Accept: text/csv\`: RFC 4180 CSV (UTF-8, CRLF, a header row), every matching row ` +
+        `(not one page; at most ${CSV_MAX_ROWS}), nested fields as dotted column names.`,
+    }),
+  },
+};

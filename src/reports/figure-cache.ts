@@ -1,0 +1,199 @@
+/**
+ * The figures of closed shift instances, kept once computed (table
+ * `instance_figures`, docs/bounded-work.md "KPIs"), so that a year of KPIs reads
+ * one packed row per instance instead of its logs and stops.
+ *
+ * What is kept: an instance's parts by (SKU, operator, simple work order), the
+ * finest split `instanceFigures` makes; every coarser grouping is a sum of them,
+ * because time classes and counts are attributed instant by instant and log by
+ * log. Only instances that have ended are kept: their figures no longer depend on
+ * the current time.
+ *
+ * Why it is never stale: SQL triggers (migrations/0009_figure-triggers.sql)
+ * delete the rows a written log, stop or classification overlaps, whatever code
+ * writes it, and count each machine's writes in `machine_writes`. A report reads
+ * the counts before it reads any record and keeps what it computed only where the
+ * count is unchanged, in the same statement, so figures computed from records
+ * that changed meanwhile are dropped rather than kept.
+ */
+import { and, gte, lt, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
+import { instanceFigures, machineWrites } from "../db/schema";
+import { inIntegerList } from "../http/filters";
+import { addFigures, FIGURE_FIELDS, type Figures, zeroFigures } from "./kpi-figures";
+
+/** SKU id, operator id, simple work order id: the key of a kept part. */
+export type Attribution = [string | null, number | null, string | null];
+
+/** One part of an instance: its attribution and figures. */
+export interface Part {
+  key: Attribution;
+  figures: Figures;
+}
+
+/** Rows kept per statement (one JSON parameter each). */
+const KEEP_BATCH = 250;
+/** Kept rows travel packed per machine and this many ms of instance starts. */
+const CHUNK_MS = 30 * 86_400_000;
+
+type PackedPart = [string | null, number | null, string | null, ...number[]];
+
+/** A part list as stored: `[[sku, operator, workOrder, ...FIGURE_FIELDS], ...]`. */
+export function encodeParts(parts: readonly Part[]): PackedPart[] {
+  return parts.map((p) => [...p.key, ...FIGURE_FIELDS.map((f) => p.figures[f])]);
+}
+
+/** The inverse of `encodeParts`. */
+export function decodeParts(packed: readonly PackedPart[]): Part[] {
+  // An object literal per part (not a loop over FIGURE_FIELDS): a year is 50,000 parts.
+  return packed.map((r) => ({
+    key: [r[0], r[1], r[2]] as Attribution,
+    figures: {
+      availableTime: r[3] ?? 0,
+      programmedDowntime: r[4] ?? 0,
+      nonProgrammedDowntime: r[5] ?? 0,
+      otherStopsTime: r[6] ?? 0,
+      lateStartTime: r[7] ?? 0,
+      earlyStopTime: r[8] ?? 0,
+      noDataTime: r[9] ?? 0,
+      unavailableTime: r[10] ?? 0,
+      annotatedDowntime: r[11] ?? 0,
+      idealTime: r[12] ?? 0,
+      total: r[13] ?? 0,
+      good: r[14] ?? 0,
+      defects: r[15] ?? 0,
+      unplannedStops: r[16] ?? 0,
+    },
+  }));
+}
+
+/** The figures of parts added up. */
+function sumOf(parts: readonly Part[]): Figures {
+  const out = zeroFigures();
+  for (const p of parts) addFigures(out, p.figures);
+  return out;
+}
+
+/**
+ * The write counts of machines (0 for a machine never written).
+ *
+ * @param machineIds machines of the caller's company.
+ */
+export async function machineWriteCounts(
+  db: Database,
+  machineIds: readonly number[],
+): Promise<Map<number, number>> {
+  const rows = await db
+    .select({ machineId: machineWrites.machineId, count: machineWrites.count })
+    .from(machineWrites)
+    .where(inIntegerList(machineWrites.machineId, machineIds));
+  const out = new Map<number, number>(machineIds.map((id) => [id, 0]));
+  for (const r of rows) out.set(r.machineId, r.count);
+  return out;
+}
+
+/**
+ * The kept parts of the instances of `machineIds` starting in `[from, to)`, by instance id.
+ *
+ * @param companyId the caller's company (every row read is of it).
+ * @param wholeOnly read each instance's parts summed into one part of null keys (for a
+ *   grouping without SKU, operator or work order: less to carry and to add).
+ */
+export async function readKept(
+  db: Database,
+  companyId: number,
+  machineIds: readonly number[],
+  from: number,
+  to: number,
+  wholeOnly = false,
+): Promise<Map<number, Part[]>> {
+  const column = wholeOnly ? instanceFigures.whole : instanceFigures.parts;
+  const chunks = await db
+    .select({
+      // Concatenated as text: the stored parts are JSON already, and json() would make
+      // SQLite parse and write every one of them again.
+      packed: sql<string>`'[' || group_concat('[' || ${instanceFigures.shiftInstanceId} || ','
+        || ${column} || ']') || ']'`,
+    })
+    .from(instanceFigures)
+    .where(
+      owned(
+        { companyId },
+        instanceFigures,
+        and(
+          inIntegerList(instanceFigures.machineId, machineIds),
+          gte(instanceFigures.start, from),
+          lt(instanceFigures.start, to),
+        ),
+      ),
+    )
+    .groupBy(instanceFigures.machineId, sql`${instanceFigures.start} / ${CHUNK_MS}`);
+  const out = new Map<number, Part[]>();
+  for (const { packed } of chunks) {
+    for (const [id, parts] of JSON.parse(packed) as [number, PackedPart[]][]) {
+      out.set(id, decodeParts(parts));
+    }
+  }
+  return out;
+}
+
+/** An instance's computed parts to keep, with the write count read before its records. */
+export interface ToKeep {
+  instanceId: number;
+  machineId: number;
+  start: number;
+  end: number;
+  parts: Part[];
+  writeCount: number;
+}
+
+/**
+ * Keeps computed parts, each only if its machine's write count is still the one
+ * read before its records (see the module docstring).
+ *
+ * @param companyId the company of every instance given.
+ */
+export async function keep(
+  db: Database,
+  companyId: number,
+  items: readonly ToKeep[],
+): Promise<void> {
+  const statements = [];
+  for (let i = 0; i < items.length; i += KEEP_BATCH) {
+    const rows = items
+      .slice(i, i + KEEP_BATCH)
+      .map((k) => [
+        k.instanceId,
+        k.machineId,
+        k.start,
+        k.end,
+        JSON.stringify(encodeParts(k.parts)),
+        k.writeCount,
+        JSON.stringify(encodeParts([{ key: [null, null, null], figures: sumOf(k.parts) }])),
+      ]);
+    // Every column in table order; a row whose machine was written meanwhile is left out.
+    statements.push(
+      db
+        .insert(instanceFigures)
+        .select(
+          sql`SELECT e.value ->> 0, CAST(${companyId} AS INTEGER), e.value ->> 1, e.value ->> 2,
+                e.value ->> 3, e.value ->> 4, e.value ->> 6
+              FROM json_each(${JSON.stringify(rows)}) AS e
+              WHERE ifnull((SELECT w.count FROM ${machineWrites} AS w
+                WHERE w.machine_id = e.value ->> 1), 0) = e.value ->> 5`,
+        )
+        .onConflictDoUpdate({
+          target: instanceFigures.shiftInstanceId,
+          set: {
+            parts: sql`excluded.parts`,
+            whole: sql`excluded.whole`,
+            start: sql`excluded.start`,
+            end: sql`excluded."end"`,
+          },
+        }),
+    );
+  }
+  const [first, ...rest] = statements;
+  if (first) await db.batch([first, ...rest]);
+}

@@ -1,0 +1,257 @@
+/**
+ * The additive figures of one shift instance, whole or split by what its
+ * production logs were making (SKU, operator, work order), for the KPI report
+ * (docs/metrics.md, "KPIs by any dimension").
+ *
+ * Every figure is a sum (milliseconds, counts), so groups add up exactly and a
+ * group's ratios are ratios of its sums. The minutes are those of
+ * `computeShiftIndicators` and the counts those of `productionTotals`
+ * (`./oee.ts`), called rather than restated, so a rule of the metrics report
+ * is a rule of the KPIs.
+ *
+ * How an instance is split: each instant of W belongs to the key of the
+ * production log covering it (the one that started last when several do;
+ * clipped to W). The part of a key is the set A of its instants: its stop
+ * classes are `computeShiftIndicators` of W with the stops clipped to A and A
+ * itself as production; its available time is |A|. Whatever no log covers
+ * (uncovered time, stops outside every log, the future part of a running
+ * instance) is the part of the all-null key, computed as the instance minus
+ * the other parts, so that the parts add up to the instance exactly. Counts
+ * go to the log's own key, by the instance's rule for T.
+ */
+import {
+  computeShiftIndicators,
+  type LogSpan,
+  productionTotals,
+  type ShiftIndicators,
+  type StopSpan,
+} from "./oee";
+
+const MS_PER_MINUTE = 60_000;
+
+/** The additive figures of an instance or part of one: times in ms, counts in items. */
+export interface Figures {
+  availableTime: number;
+  programmedDowntime: number;
+  nonProgrammedDowntime: number;
+  otherStopsTime: number;
+  lateStartTime: number;
+  earlyStopTime: number;
+  noDataTime: number;
+  unavailableTime: number;
+  annotatedDowntime: number;
+  idealTime: number;
+  total: number;
+  good: number;
+  defects: number;
+  unplannedStops: number;
+}
+
+export const FIGURE_FIELDS = [
+  "availableTime",
+  "programmedDowntime",
+  "nonProgrammedDowntime",
+  "otherStopsTime",
+  "lateStartTime",
+  "earlyStopTime",
+  "noDataTime",
+  "unavailableTime",
+  "annotatedDowntime",
+  "idealTime",
+  "total",
+  "good",
+  "defects",
+  "unplannedStops",
+] as const satisfies readonly (keyof Figures)[];
+
+/** All-zero figures. */
+export function zeroFigures(): Figures {
+  return {
+    availableTime: 0,
+    programmedDowntime: 0,
+    nonProgrammedDowntime: 0,
+    otherStopsTime: 0,
+    lateStartTime: 0,
+    earlyStopTime: 0,
+    noDataTime: 0,
+    unavailableTime: 0,
+    annotatedDowntime: 0,
+    idealTime: 0,
+    total: 0,
+    good: 0,
+    defects: 0,
+    unplannedStops: 0,
+  };
+}
+
+/** Adds `b` into `a` (`sign` -1 subtracts). */
+export function addFigures(a: Figures, b: Figures, sign = 1): void {
+  for (const f of FIGURE_FIELDS) a[f] += sign * b[f];
+}
+
+/** Indicator minutes back to whole ms (instants are whole ms, so this is exact). */
+const ms = (minutes: number) => Math.round(minutes * MS_PER_MINUTE);
+
+function timeFigures(i: ShiftIndicators): Figures {
+  return {
+    ...zeroFigures(),
+    availableTime: ms(i.availableTime),
+    programmedDowntime: ms(i.programmedDowntime),
+    nonProgrammedDowntime: ms(i.nonProgrammedDowntime),
+    otherStopsTime: ms(i.otherStopsTime),
+    lateStartTime: ms(i.lateStartTime),
+    earlyStopTime: ms(i.earlyStopTime),
+    noDataTime: ms(i.noDataTime),
+    unavailableTime: ms(i.unavailableTime),
+    annotatedDowntime: ms(i.annotatedDowntime),
+  };
+}
+
+const isUnplanned = (s: StopSpan) => !s.isProgrammed && s.isIncludedInAvailability;
+
+/** The instants of W each key's logs cover: disjoint intervals, ascending, per key. */
+function partition<L extends LogSpan>(
+  window: { start: number; end: number },
+  logs: readonly L[],
+  keyOf: (log: L) => string,
+): { key: string; start: number; end: number }[] {
+  const clipped = logs
+    .map((l) => ({
+      log: l,
+      start: Math.max(l.start, window.start),
+      end: Math.min(l.end, window.end),
+    }))
+    .filter((l) => l.end > l.start)
+    .sort((a, b) => a.start - b.start);
+  const bounds = [...new Set(clipped.flatMap((l) => [l.start, l.end]))].sort((a, b) => a - b);
+  const out: { key: string; start: number; end: number }[] = [];
+  let active: typeof clipped = [];
+  let next = 0;
+  for (let i = 0; i + 1 < bounds.length; i += 1) {
+    const a = bounds[i] as number;
+    const b = bounds[i + 1] as number;
+    while (next < clipped.length && (clipped[next]?.start ?? Number.POSITIVE_INFINITY) <= a) {
+      active.push(clipped[next] as (typeof clipped)[number]);
+      next += 1;
+    }
+    active = active.filter((l) => l.end > a);
+    // The log that started last covers the instant (the first such in start order).
+    let pick: (typeof clipped)[number] | undefined;
+    for (const l of active) if (!pick || l.start > pick.start) pick = l;
+    if (!pick) continue;
+    const key = keyOf(pick.log);
+    const last = out[out.length - 1];
+    if (last && last.key === key && last.end === a) last.end = b;
+    else out.push({ key, start: a, end: b });
+  }
+  return out;
+}
+
+/** The parts of `stops` inside the disjoint ascending `intervals`. */
+function clipStops(
+  stops: readonly StopSpan[],
+  intervals: readonly { start: number; end: number }[],
+  pastEnd: number,
+): StopSpan[] {
+  const out: StopSpan[] = [];
+  for (const s of stops) {
+    const end = s.end ?? pastEnd;
+    let lo = 0;
+    let hi = intervals.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((intervals[mid]?.end ?? Number.POSITIVE_INFINITY) <= s.start) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let k = lo; k < intervals.length; k += 1) {
+      const iv = intervals[k];
+      if (!iv || iv.start >= end) break;
+      const from = Math.max(s.start, iv.start);
+      const to = Math.min(end, iv.end);
+      if (to > from) out.push({ ...s, start: from, end: to });
+    }
+  }
+  return out;
+}
+
+/**
+ * The figures of one instance, whole (`keyOf` absent: one entry under `""`) or
+ * split by the key of the log covering each instant (see the module docstring).
+ *
+ * @param window the instance, `{start, end}` in ms.
+ * @param stops the machine's stops overlapping W (not deleted).
+ * @param logs the machine's logs overlapping W (not deleted).
+ * @param ownLogs the logs whose start is in W (their counts are the instance's).
+ * @param now the current instant, ms.
+ * @param keyOf the key of a log; `nullKey` is the key of time no log covers.
+ * @returns the figures by key; they add up to the whole instance's.
+ */
+export function instanceFigures<L extends LogSpan>(
+  window: { start: number; end: number },
+  stops: readonly StopSpan[],
+  logs: readonly L[],
+  ownLogs: readonly L[],
+  now: number,
+  split?: { keyOf: (log: L) => string; nullKey: string },
+): Map<string, Figures> {
+  const whole = timeFigures(computeShiftIndicators(window, stops, logs, now));
+  const inWindow = (s: StopSpan) => s.start >= window.start && s.start < window.end;
+  const hasTotal = ownLogs.some((l) => l.type === "total");
+  const withCounts = (f: Figures, counted: readonly L[]) => {
+    const t = productionTotals(counted, hasTotal);
+    f.total += t.total;
+    f.good += t.good;
+    f.defects += t.defects;
+    f.idealTime += ms(t.idealMinutes);
+  };
+  if (!split) {
+    withCounts(whole, ownLogs);
+    whole.unplannedStops = stops.filter((s) => isUnplanned(s) && inWindow(s)).length;
+    return new Map([["", whole]]);
+  }
+  const pastEnd = Math.max(window.start, Math.min(window.end, now));
+  const segments = partition(window, logs, split.keyOf);
+  const byKey = new Map<string, { start: number; end: number }[]>();
+  for (const s of segments) {
+    const list = byKey.get(s.key) ?? [];
+    list.push(s);
+    byKey.set(s.key, list);
+  }
+  const parts = new Map<string, Figures>();
+  const rest = { ...whole };
+  for (const [key, intervals] of byKey) {
+    const i = computeShiftIndicators(window, clipStops(stops, intervals, pastEnd), intervals, now);
+    const part = zeroFigures();
+    part.availableTime = intervals.reduce((sum, iv) => sum + iv.end - iv.start, 0);
+    part.programmedDowntime = ms(i.programmedDowntime);
+    part.nonProgrammedDowntime = ms(i.nonProgrammedDowntime);
+    part.otherStopsTime = ms(i.otherStopsTime);
+    part.unavailableTime = part.nonProgrammedDowntime;
+    part.annotatedDowntime = ms(i.annotatedDowntime);
+    addFigures(rest, part, -1);
+    parts.set(key, part);
+  }
+  // Time no log covers is the null key's, whatever it holds.
+  const nullPart = parts.get(split.nullKey) ?? zeroFigures();
+  addFigures(nullPart, rest);
+  parts.set(split.nullKey, nullPart);
+  const countedBy = new Map<string, L[]>();
+  for (const l of ownLogs) {
+    const key = split.keyOf(l);
+    const list = countedBy.get(key);
+    if (list) list.push(l);
+    else countedBy.set(key, [l]);
+  }
+  for (const [key, counted] of countedBy) {
+    const part = parts.get(key) ?? zeroFigures();
+    withCounts(part, counted);
+    parts.set(key, part);
+  }
+  for (const s of stops) {
+    if (!isUnplanned(s) || !inWindow(s)) continue;
+    const seg = segments.find((g) => g.start <= s.start && s.start < g.end);
+    const part = parts.get(seg?.key ?? split.nullKey);
+    if (part) part.unplannedStops += 1;
+  }
+  return parts;
+}

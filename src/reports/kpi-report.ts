@@ -1,0 +1,389 @@
+/**
+ * The KPI report (`POST /v1/reports/kpis`): the shift instances that the
+ * metrics report covers for the same filters, grouped by an ordered `groupBy`
+ * (machine, shift name, local day, ISO week, month, SKU, operator, simple work
+ * order), with each group's figures computed from its summed times and counts
+ * (docs/metrics.md, "KPIs by any dimension"): a group's availability is its
+ * run time over its available time, never the average of its rows'.
+ *
+ * Which instances: `reportInstancesWhere` of the metrics report. Their figures:
+ * `instanceFigures` (`./kpi-figures.ts`), which calls the metrics report's own
+ * pure functions. Rows are ordered by their keys (ascending, nulls last) and
+ * paged in memory.
+ *
+ * Work: the figures of instances that have ended are kept once computed
+ * (`./figure-cache.ts`) and read back packed; only the others (running ones,
+ * and those whose records were written since) are computed, in slices of
+ * `SLICE_INSTANCES` in start order, each slice's logs and stops read around its
+ * span (`loadPageSpans`), so memory holds one slice's records and one entry per
+ * group.
+ */
+import { type Column, eq, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { owned } from "../db/company-scope";
+import {
+  machines,
+  operators,
+  shiftDefinitions,
+  shiftInstances,
+  simpleWorkOrders,
+  skus,
+} from "../db/schema";
+import type { Page, PageRequest } from "../http/pagination";
+import { companyQuery } from "../shifts/plan";
+import { isoWeekOf, LocalCalendar, monthOf } from "./calendar";
+import {
+  type Attribution,
+  keep,
+  machineWriteCounts,
+  type Part,
+  readKept,
+  type ToKeep,
+} from "./figure-cache";
+import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
+import { addFigures, type Figures, instanceFigures, zeroFigures } from "./kpi-figures";
+import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
+import { reportInstancesWhere } from "./metrics-report";
+import { ratio } from "./oee";
+import { loadPageSpans, type SpanLog } from "./page-spans";
+
+/** Instances listed per JSON text: a machine's instances starting within 30 days. */
+const LISTING_CHUNK_MS = 30 * 86_400_000;
+
+/** A listed shift instance: id, machine, window (ms) and definition name. */
+interface ListedInstance {
+  id: number;
+  machineId: number;
+  start: number;
+  end: number;
+  name: string;
+}
+
+/** Instances read and computed together (about a week of 20 machines x 3 shifts). */
+export const SLICE_INSTANCES = 420;
+const MS_PER_MINUTE = 60_000;
+
+interface Group {
+  keys: GroupKey[];
+  figures: Figures;
+  instances: number;
+  /** Calendar ms per `machine:date` the group touches. */
+  days: Map<string, number>;
+}
+
+type Attributed = "sku" | "operator" | "simpleWorkOrder";
+/** Where each attributed key sits in a part's (SKU, operator, work order) key. */
+const ATTRIBUTION_INDEX = { sku: 0, operator: 1, simpleWorkOrder: 2 } as const;
+const attributionKey = (l: SpanLog): string =>
+  JSON.stringify([l.skuId ?? null, l.operatorId ?? null, l.simpleWorkOrderId ?? null]);
+const NULL_ATTRIBUTION = JSON.stringify([null, null, null]);
+const isAttributed = (k: KpiKey): k is Attributed =>
+  k === "sku" || k === "operator" || k === "simpleWorkOrder";
+
+/** `column IN (values)`, the values bound as one JSON parameter. */
+const inJson = (column: Column, values: string): SQL =>
+  sql`${column} IN (SELECT value FROM json_each(${values}))`;
+
+/** Names of the SKUs, operators and work orders the groups refer to. */
+async function referenceNames(
+  db: Database,
+  companyId: number,
+  ids: Record<Attributed, Set<string | number>>,
+): Promise<Record<Attributed, Map<string | number, string>>> {
+  const json = (values: Set<string | number>) => JSON.stringify([...values]);
+  const [skuRows, operatorRows, workOrderRows] = await Promise.all([
+    ids.sku.size === 0
+      ? []
+      : db
+          .select({ id: skus.id, name: skus.sku })
+          .from(skus)
+          .where(owned({ companyId }, skus, inJson(skus.id, json(ids.sku)))),
+    ids.operator.size === 0
+      ? []
+      : db
+          .select({ id: operators.id, first: operators.firstName, last: operators.lastName })
+          .from(operators)
+          .where(owned({ companyId }, operators, inJson(operators.id, json(ids.operator)))),
+    ids.simpleWorkOrder.size === 0
+      ? []
+      : db
+          .select({ id: simpleWorkOrders.id, name: simpleWorkOrders.name })
+          .from(simpleWorkOrders)
+          .where(
+            owned(
+              { companyId },
+              simpleWorkOrders,
+              inJson(simpleWorkOrders.id, json(ids.simpleWorkOrder)),
+            ),
+          ),
+  ]);
+  return {
+    sku: new Map(skuRows.map((r) => [r.id, r.name])),
+    operator: new Map(
+      operatorRows.map((r) => [r.id, [r.first, r.last].filter((p) => p).join(" ")]),
+    ),
+    simpleWorkOrder: new Map(workOrderRows.map((r) => [r.id, r.name])),
+  };
+}
+
+/** The figures of a group as a row: its keys, minutes, counts and ratios of sums. */
+function toRow(groupBy: readonly KpiKey[], g: Group): KpiReportRow {
+  const f = g.figures;
+  const m = (x: number) => x / MS_PER_MINUTE;
+  const runTime = f.availableTime - f.programmedDowntime - f.unavailableTime;
+  const plannedTime = f.availableTime - f.programmedDowntime;
+  const calendarTime = [...g.days.values()].reduce((sum, d) => sum + d, 0);
+  const availability = ratio(runTime, f.availableTime);
+  const netAvailability = ratio(runTime, plannedTime);
+  const effectiveness = ratio(f.idealTime, runTime);
+  const quality = ratio(f.good, f.total);
+  const oee = availability * effectiveness * quality;
+  const keys: Record<string, unknown> = {};
+  groupBy.forEach((k, i) => {
+    keys[k] = g.keys[i] ?? null;
+  });
+  return {
+    ...keys,
+    instances: g.instances,
+    minutes: {
+      calendarTime: m(calendarTime),
+      availableTime: m(f.availableTime),
+      plannedTime: m(plannedTime),
+      runTime: m(runTime),
+      idealTime: m(f.idealTime),
+      programmedDowntime: m(f.programmedDowntime),
+      nonProgrammedDowntime: m(f.nonProgrammedDowntime),
+      otherStopsTime: m(f.otherStopsTime),
+      lateStartTime: m(f.lateStartTime),
+      earlyStopTime: m(f.earlyStopTime),
+      noDataTime: m(f.noDataTime),
+      unavailableTime: m(f.unavailableTime),
+      annotatedDowntime: m(f.annotatedDowntime),
+    },
+    counts: {
+      total: f.total,
+      good: f.good,
+      defects: f.defects,
+      unplannedStops: f.unplannedStops,
+    },
+    availability,
+    netAvailability,
+    effectiveness,
+    quality,
+    oee,
+    netOee: netAvailability * effectiveness * quality,
+    teep: ratio(oee * f.availableTime, calendarTime),
+    mtbf: m(ratio(runTime, f.unplannedStops)),
+    mttr: m(ratio(f.nonProgrammedDowntime, f.unplannedStops)),
+    scrapRatio: ratio(f.defects, f.total),
+  } as KpiReportRow;
+}
+
+const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
+
+/**
+ * Every group of the KPI report, ordered by their keys; no paging.
+ *
+ * @param db Drizzle client.
+ * @param companyId the caller's company (every row read is of it).
+ * @param filters the parsed body.
+ * @param now the current instant, ms.
+ * @param beforeRead awaited with the machines whose logs are about to be read
+ *   (the realtime read barrier, `src/realtime/barrier.ts`).
+ * @returns one row per group; each has only the keys of `groupBy`.
+ */
+export async function kpiGroups(
+  db: Database,
+  companyId: number,
+  filters: KpiReportFilters,
+  now: number,
+  beforeRead: (machineIds: readonly number[]) => Promise<void>,
+): Promise<KpiReportRow[]> {
+  const groupBy: readonly KpiKey[] = filters.groupBy ?? ["machine"];
+  const where = await reportInstancesWhere(db, companyId, filters, now);
+  if (where === null) return [];
+  // The instances travel packed, one JSON text per machine and 30 days (page-spans.ts says
+  // why): 21,900 result rows cost the Worker far more than 240 texts.
+  const [chunks, company, machineRows] = await Promise.all([
+    db
+      .select({
+        packed: sql<string>`json_group_array(json_array(${shiftInstances.id},
+          ${shiftInstances.machineId}, ${shiftInstances.start}, ${shiftInstances.end},
+          ${shiftDefinitions.name}))`,
+      })
+      .from(shiftInstances)
+      .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
+      .where(where)
+      .groupBy(shiftInstances.machineId, sql`${shiftInstances.start} / ${LISTING_CHUNK_MS}`),
+    companyQuery(db, companyId),
+    db
+      .select({ id: machines.id, name: machines.name })
+      .from(machines)
+      .where(owned({ companyId }, machines)),
+  ]);
+  const machineRefs = new Map(machineRows.map((m) => [m.id, { id: m.id, name: m.name }]));
+  const instances: ListedInstance[] = chunks
+    .flatMap((c) => JSON.parse(c.packed) as [number, number, number, number, string][])
+    .map(([id, machineId, start, end, name]) => ({ id, machineId, start, end, name }))
+    .sort((a, b) => a.start - b.start || a.machineId - b.machineId || a.id - b.id);
+  const timezone = company[0]?.timezone;
+  if (instances.length === 0 || timezone === undefined) return [];
+  const machineIds = [...new Set(instances.map((i) => i.machineId))];
+  await beforeRead(machineIds);
+  // Counted before any record is read: see figure-cache.ts.
+  const writeCounts = await machineWriteCounts(db, machineIds);
+  const first = instances[0]?.start ?? 0;
+  const last = instances[instances.length - 1]?.start ?? 0;
+  const calendar = new LocalCalendar(timezone, first, last);
+
+  const attributed = groupBy.filter(isAttributed);
+  const kept = await readKept(db, companyId, machineIds, first, last + 1, attributed.length === 0);
+  const groups = new Map<string, Group>();
+  // The keys an instance gives every part (machine, shift, day, week, month), built once per
+  // machine, shift name and day: an instance's work is then a few map lookups per part.
+  const instanceKeys = new Map<string, { keys: GroupKey[]; id: string }>();
+  const keysOf = (inst: ListedInstance, date: string) => {
+    const cacheKey = `${inst.machineId}\u0000${inst.name}\u0000${date}`;
+    let found = instanceKeys.get(cacheKey);
+    if (!found) {
+      const keys = groupBy.map((k): GroupKey => {
+        switch (k) {
+          case "machine":
+            return machineRefs.get(inst.machineId) ?? { id: inst.machineId, name: "" };
+          case "shift":
+            return inst.name;
+          case "day":
+            return date;
+          case "week":
+            return isoWeekOf(date);
+          case "month":
+            return monthOf(date);
+          default:
+            return null; // filled per part
+        }
+      });
+      found = { keys, id: groupId(keys) };
+      instanceKeys.set(cacheKey, found);
+    }
+    return found;
+  };
+  const attributedAt = attributed.map((k) => [groupBy.indexOf(k), ATTRIBUTION_INDEX[k]] as const);
+  const add = (inst: ListedInstance, parts: readonly Part[]) => {
+    const day = calendar.dayOf(inst.start);
+    const base = keysOf(inst, day.date);
+    // The instance's parts projected on the requested attribution keys, merged first so
+    // that an instance counts once per group.
+    const projected = new Map<string, { keys: GroupKey[]; figures: Figures }>();
+    for (const part of parts) {
+      let id = base.id;
+      let keys = base.keys;
+      if (attributedAt.length > 0) {
+        keys = [...base.keys];
+        for (const [at, from] of attributedAt) keys[at] = part.key[from];
+        id = groupId(keys);
+      }
+      const entry = projected.get(id);
+      if (entry) addFigures(entry.figures, part.figures);
+      else projected.set(id, { keys, figures: { ...part.figures } });
+    }
+    if (projected.size === 0) projected.set(base.id, { keys: base.keys, figures: zeroFigures() });
+    for (const [id, { keys, figures }] of projected) {
+      let group = groups.get(id);
+      if (!group) {
+        group = { keys, figures: zeroFigures(), instances: 0, days: new Map() };
+        groups.set(id, group);
+      }
+      addFigures(group.figures, figures);
+      group.instances += 1;
+      group.days.set(`${inst.machineId}:${day.date}`, day.end - day.start);
+    }
+  };
+
+  const missing = instances.filter((i) => !kept.has(i.id));
+  const toKeep: ToKeep[] = [];
+  for (let i = 0; i < missing.length; i += SLICE_INSTANCES) {
+    const slice = missing.slice(i, i + SLICE_INSTANCES);
+    const spanFrom = Math.min(...slice.map((x) => x.start));
+    const spanTo = Math.max(...slice.map((x) => x.end));
+    const sliceMachines = [...new Set(slice.map((x) => x.machineId))];
+    const spans = await loadPageSpans(db, companyId, sliceMachines, spanFrom, spanTo, true);
+    for (const inst of slice) {
+      const { machineId, start, end } = inst;
+      const parts = [
+        ...instanceFigures(
+          { start, end },
+          spans.stopsOverlapping(machineId, start, end),
+          spans.logsOverlapping(machineId, start, end),
+          spans.logsStartingIn(machineId, start, end),
+          now,
+          { keyOf: attributionKey, nullKey: NULL_ATTRIBUTION },
+        ),
+      ]
+        .filter(([, figures]) => !isZero(figures))
+        .map(([key, figures]) => ({ key: JSON.parse(key) as Attribution, figures }));
+      add(inst, parts);
+      if (end <= now) {
+        toKeep.push({
+          instanceId: inst.id,
+          machineId,
+          start,
+          end,
+          parts,
+          writeCount: writeCounts.get(machineId) ?? 0,
+        });
+      }
+    }
+  }
+  await keep(db, companyId, toKeep);
+  for (const inst of instances) {
+    const parts = kept.get(inst.id);
+    if (parts) add(inst, parts);
+  }
+
+  const ids: Record<Attributed, Set<string | number>> = {
+    sku: new Set(),
+    operator: new Set(),
+    simpleWorkOrder: new Set(),
+  };
+  for (const g of groups.values()) {
+    groupBy.forEach((k, i) => {
+      const key = g.keys[i];
+      if (isAttributed(k) && key !== null && key !== undefined && typeof key !== "object") {
+        ids[k].add(key);
+      }
+    });
+  }
+  const names = await referenceNames(db, companyId, ids);
+  for (const g of groups.values()) {
+    g.keys = g.keys.map((key, i) => {
+      const k = groupBy[i];
+      return k && isAttributed(k) && key !== null && typeof key !== "object"
+        ? { id: key, name: names[k].get(key) ?? "" }
+        : key;
+    });
+  }
+  return [...groups.values()]
+    .sort((a, b) => compareKeys(a.keys, b.keys))
+    .map((g) => toRow(groupBy, g));
+}
+
+/**
+ * One page of the KPI report (see `kpiGroups`).
+ *
+ * @param db Drizzle client.
+ * @param companyId the caller's company.
+ * @param filters the parsed body.
+ * @param page page and limit.
+ * @param now the current instant, ms.
+ * @param beforeRead the realtime read barrier.
+ */
+export async function kpiReport(
+  db: Database,
+  companyId: number,
+  filters: KpiReportFilters,
+  page: PageRequest,
+  now: number,
+  beforeRead: (machineIds: readonly number[]) => Promise<void>,
+): Promise<Page<KpiReportRow>> {
+  return pageOf(await kpiGroups(db, companyId, filters, now, beforeRead), page);
+}

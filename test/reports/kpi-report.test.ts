@@ -1,0 +1,347 @@
+/**
+ * The KPI report through HTTP, checked as a user would: against the metrics report's
+ * rows aggregated by their times, SKU groups adding up to their machine's row, every
+ * ratio recomputed from the row's own minutes and counts, and a hand-computed split.
+ */
+import { describe, expect, it } from "vitest";
+import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
+
+interface KpiRow {
+  machine?: { id: number; name: string };
+  shift?: string;
+  day?: string;
+  week?: string;
+  month?: string;
+  sku?: { id: string; name: string } | null;
+  operator?: { id: number; name: string } | null;
+  simpleWorkOrder?: { id: string; name: string } | null;
+  instances: number;
+  minutes: Record<string, number>;
+  counts: { total: number; good: number; defects: number; unplannedStops: number };
+  availability: number;
+  netAvailability: number;
+  effectiveness: number;
+  quality: number;
+  oee: number;
+  netOee: number;
+  teep: number;
+  mtbf: number;
+  mttr: number;
+  scrapRatio: number;
+}
+interface MetricsRow {
+  machine: { id: number };
+  shift: { name: string; startTime: string };
+  shiftIndicators: Record<string, number>;
+  productionMetrics: Record<string, number>;
+}
+
+async function post<T>(key: string, path: string, body: unknown): Promise<T> {
+  const res = await api(key, path, { method: "POST", json: body });
+  if (res.status !== 200) throw new Error(`${path} -> ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+async function kpis(co: TestCompany, body: Record<string, unknown>): Promise<KpiRow[]> {
+  return (await post<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", { limit: 100, ...body })).kpis;
+}
+
+async function allMetrics(co: TestCompany, body: Record<string, unknown>): Promise<MetricsRow[]> {
+  const out: MetricsRow[] = [];
+  for (let page = 1; ; page += 1) {
+    const p = await post<{ totalPages: number; metrics: MetricsRow[] }>(
+      co.key,
+      "/v1/reports/metrics",
+      { ...body, page, limit: 100 },
+    );
+    out.push(...p.metrics);
+    if (page >= p.totalPages) return out;
+  }
+}
+
+const close = (a: number | undefined, b: number, what: string) =>
+  expect(Math.abs((a ?? Number.NaN) - b), `${what}: ${a} vs ${b}`).toBeLessThan(1e-9);
+
+const at = (day: string, hhmm: string) => `2026-03-${day}T${hhmm}:00+01:00`;
+const WINDOW = {
+  startDate: { between: { start: at("02", "00:00"), end: at("09", "23:59") } },
+};
+
+/**
+ * Rome; Capper and Filler; Morning 06-14 and Afternoon 14-22 every day. Logs on 2 March
+ * (two SKUs, an operator, a work order), 8 March (Filler) and 9 March (ISO week 11).
+ */
+async function scenario() {
+  const co = await createCompany({ timezone: "Europe/Rome" });
+  const [capper, filler] = (
+    await createMachines(co.id, [{ name: "Capper" }, { name: "Filler" }])
+  ).map((m) => m.id) as [number, number];
+  await operatorJson("POST", `/companies/${co.id}/shifts`, [
+    { name: "Morning", startTime: "06:00", endTime: "14:00" },
+    { name: "Afternoon", startTime: "14:00", endTime: "22:00" },
+  ]);
+  const [x, y] = await post<{ id: string }[]>(co.key, "/v1/skus", [
+    { sku: "CAP-X" },
+    { sku: "CAP-Y" },
+  ]);
+  const log = (
+    machine: number,
+    sku: { id: string } | undefined,
+    day: string,
+    from: string,
+    to: string,
+    count: number,
+    extra: Record<string, unknown> = {},
+  ) => ({
+    machine: { id: machine },
+    sku: { id: sku?.id },
+    type: "total",
+    start: at(day, from),
+    end: at(day, to),
+    count,
+    nominalSpeed: 10,
+    ...extra,
+  });
+  const ann = { operator: { firstName: "Ann", lastName: "Lee" }, workOrder: "WO-1" };
+  await post(co.key, "/v1/production-logs", [
+    log(capper, x, "02", "06:00", "10:00", 2400, ann),
+    log(capper, y, "02", "10:00", "13:00", 1500, ann),
+    log(capper, y, "02", "11:00", "12:00", 30, { ...ann, type: "defects" }),
+    log(capper, x, "02", "14:00", "22:00", 4000),
+    log(filler, y, "08", "06:00", "14:00", 4000, { nominalSpeed: 8 }),
+    log(capper, x, "09", "06:00", "14:00", 4500, {
+      operator: { firstName: "Bob", lastName: "Kay" },
+    }),
+  ]);
+  await operatorJson("POST", `/machines/${capper}/stops`, [
+    { startTime: at("02", "08:00"), endTime: at("02", "08:30"), isProgrammed: false },
+    { startTime: at("02", "12:30"), endTime: at("02", "12:45"), isProgrammed: true },
+    { startTime: at("02", "13:30"), endTime: at("02", "13:40"), isProgrammed: false },
+  ]);
+  return { co, capper, filler, x, y };
+}
+
+const TIMES = [
+  "availableTime",
+  "programmedDowntime",
+  "nonProgrammedDowntime",
+  "otherStopsTime",
+  "lateStartTime",
+  "earlyStopTime",
+  "noDataTime",
+  "unavailableTime",
+  "annotatedDowntime",
+] as const;
+
+/** Every ratio of a row recomputed from its own minutes and counts. */
+function expectOwnRatios(r: KpiRow) {
+  const m = r.minutes;
+  const q = (a: number, b: number) => (b === 0 ? 0 : a / b);
+  const run = (m.availableTime ?? 0) - (m.programmedDowntime ?? 0) - (m.unavailableTime ?? 0);
+  close(m.runTime, run, "runTime");
+  close(m.plannedTime, (m.availableTime ?? 0) - (m.programmedDowntime ?? 0), "plannedTime");
+  close(r.availability, q(run, m.availableTime ?? 0), "availability");
+  close(r.netAvailability, q(run, m.plannedTime ?? 0), "netAvailability");
+  close(r.effectiveness, q(m.idealTime ?? 0, run), "effectiveness");
+  close(r.quality, q(r.counts.good, r.counts.total), "quality");
+  close(r.oee, r.availability * r.effectiveness * r.quality, "oee");
+  close(r.netOee, r.netAvailability * r.effectiveness * r.quality, "netOee");
+  close(r.teep, q(r.oee * (m.availableTime ?? 0), m.calendarTime ?? 0), "teep");
+  close(r.mtbf, q(run, r.counts.unplannedStops), "mtbf");
+  close(r.mttr, q(m.nonProgrammedDowntime ?? 0, r.counts.unplannedStops), "mttr");
+  close(r.scrapRatio, q(r.counts.defects, r.counts.total), "scrapRatio");
+}
+
+describe("POST /v1/reports/kpis", () => {
+  it("by machine, day, week and shift equals the metrics rows aggregated by their times", async () => {
+    const { co } = await scenario();
+    const rows = await allMetrics(co, WINDOW);
+    expect(rows).toHaveLength(8 * 2 * 2);
+    const localDay = (iso: string) =>
+      new Date(Date.parse(iso) + 3_600_000).toISOString().slice(0, 10);
+    const keyings: [string, (r: MetricsRow) => string, (k: KpiRow) => string][] = [
+      ["machine", (r) => String(r.machine.id), (k) => String(k.machine?.id)],
+      ["day", (r) => localDay(r.shift.startTime), (k) => String(k.day)],
+      [
+        "week",
+        (r) => (localDay(r.shift.startTime) < "2026-03-09" ? "2026-W10" : "2026-W11"),
+        (k) => String(k.week),
+      ],
+      ["shift", (r) => r.shift.name, (k) => String(k.shift)],
+    ];
+    for (const [key, ofMetrics, ofKpi] of keyings) {
+      const groups = new Map<string, MetricsRow[]>();
+      for (const r of rows) groups.set(ofMetrics(r), [...(groups.get(ofMetrics(r)) ?? []), r]);
+      const got = await kpis(co, { ...WINDOW, groupBy: [key] });
+      expect(got.map(ofKpi).sort(), key).toEqual([...groups.keys()].sort());
+      for (const k of got) {
+        const members = groups.get(ofKpi(k)) ?? [];
+        expect(k.instances).toBe(members.length);
+        const sum = (f: (r: MetricsRow) => number) => members.reduce((s, r) => s + f(r), 0);
+        for (const t of TIMES)
+          close(
+            k.minutes[t],
+            sum((r) => r.shiftIndicators[t] ?? 0),
+            t,
+          );
+        const run = (r: MetricsRow) =>
+          (r.shiftIndicators.availableTime ?? 0) -
+          (r.shiftIndicators.programmedDowntime ?? 0) -
+          (r.shiftIndicators.unavailableTime ?? 0);
+        const avail = sum((r) => r.shiftIndicators.availableTime ?? 0);
+        // Weighted by their times: availability by available time, effectiveness by run time.
+        close(
+          k.availability,
+          sum(
+            (r) => (r.shiftIndicators.availability ?? 0) * (r.shiftIndicators.availableTime ?? 0),
+          ) / avail,
+          `${key} availability`,
+        );
+        const runs = sum(run);
+        close(
+          k.effectiveness,
+          runs === 0 ? 0 : sum((r) => (r.productionMetrics.effectiveness ?? 0) * run(r)) / runs,
+          `${key} effectiveness`,
+        );
+        expectOwnRatios(k);
+      }
+    }
+  });
+
+  it("splits a shift by the SKU, operator and work order of the log covering each minute", async () => {
+    const { co, capper, x, y } = await scenario();
+    const morning = { startDate: { equal: at("02", "06:00") }, machines: { include: [capper] } };
+    const [whole] = await kpis(co, morning);
+    const parts = await kpis(co, { ...morning, groupBy: ["sku"] });
+    expect(parts.map((p) => p.sku?.name ?? null)).toEqual(
+      ["CAP-X", "CAP-Y", null].sort((a, b) =>
+        a === null ? 1 : b === null ? -1 : a.localeCompare(b),
+      ),
+    );
+    const bySku = new Map(parts.map((p) => [p.sku?.id ?? null, p]));
+    const px = bySku.get(x?.id ?? "");
+    const py = bySku.get(y?.id ?? "");
+    const none = bySku.get(null);
+    // By hand: X covers 06:00-10:00 with a 30-minute jam; Y 10:00-13:00 with a
+    // 15-minute programmed stop; nothing covers 13:00-14:00 (a 10-minute jam, 30 min of
+    // no data, 20 min of early stop).
+    expect(px?.minutes).toMatchObject({
+      availableTime: 240,
+      nonProgrammedDowntime: 30,
+      runTime: 210,
+      idealTime: 240,
+    });
+    expect(px?.counts).toEqual({ total: 2400, good: 2400, defects: 0, unplannedStops: 1 });
+    expect(py?.minutes).toMatchObject({
+      availableTime: 180,
+      programmedDowntime: 15,
+      runTime: 165,
+      idealTime: 150,
+    });
+    expect(py?.counts).toEqual({ total: 1500, good: 1470, defects: 30, unplannedStops: 0 });
+    expect(none?.minutes).toMatchObject({
+      availableTime: 60,
+      nonProgrammedDowntime: 10,
+      noDataTime: 30,
+      earlyStopTime: 20,
+      runTime: 0,
+    });
+    expect(none?.counts.unplannedStops).toBe(1);
+    // The parts add up to the shift.
+    for (const f of [...TIMES, "runTime", "idealTime", "calendarTime"]) {
+      if (f === "calendarTime") continue;
+      close(
+        parts.reduce((s, p) => s + (p.minutes[f] ?? 0), 0),
+        whole?.minutes[f] ?? 0,
+        f,
+      );
+    }
+    for (const c of ["total", "good", "defects", "unplannedStops"] as const) {
+      expect(parts.reduce((s, p) => s + p.counts[c], 0)).toBe(whole?.counts[c]);
+    }
+    for (const p of parts) expectOwnRatios(p);
+    const byOperator = await kpis(co, { ...morning, groupBy: ["operator"] });
+    expect(byOperator.map((r) => [r.operator?.name ?? null, r.minutes.availableTime])).toEqual([
+      ["Ann Lee", 420],
+      [null, 60],
+    ]);
+  });
+
+  it("gives each machine's SKU groups adding up to its row over the whole window", async () => {
+    const { co } = await scenario();
+    const machines = await kpis(co, { ...WINDOW, groupBy: ["machine"] });
+    const split = await kpis(co, { ...WINDOW, groupBy: ["machine", "month", "sku"] });
+    for (const m of machines) {
+      const mine = split.filter((s) => s.machine?.id === m.machine?.id);
+      expect(mine.length).toBeGreaterThan(1);
+      for (const t of [...TIMES, "idealTime", "runTime"]) {
+        close(
+          mine.reduce((s, p) => s + (p.minutes[t] ?? 0), 0),
+          m.minutes[t] ?? 0,
+          t,
+        );
+      }
+      expect(mine.reduce((s, p) => s + p.counts.total, 0)).toBe(m.counts.total);
+      expect(mine.every((s) => s.month === "2026-03")).toBe(true);
+    }
+    // Calendar time: 8 local days of 24 h per machine.
+    expect(machines.map((m) => m.minutes.calendarTime)).toEqual([8 * 1440, 8 * 1440]);
+  });
+
+  it("shows an edited log in the next call", async () => {
+    const { co, capper } = await scenario();
+    const morning = { startDate: { equal: at("02", "06:00") }, machines: { include: [capper] } };
+    const [before] = await kpis(co, morning);
+    const found = await post<{ productionLogs: { id: string; count: number }[] }>(
+      co.key,
+      "/v1/production-logs/filters",
+      { count: { equal: 2400 } },
+    );
+    const id = found.productionLogs[0]?.id;
+    const res = await api(co.key, `/v1/production-logs/${id}`, {
+      method: "PATCH",
+      json: { count: 1200 },
+    });
+    expect(res.status).toBe(204);
+    const [after] = await kpis(co, morning);
+    expect(after?.counts.total).toBe((before?.counts.total ?? 0) - 1200);
+    close(after?.minutes.idealTime, (before?.minutes.idealTime ?? 0) - 120, "idealTime");
+  });
+
+  it("attributes a realtime segment's time to its simple work order", async () => {
+    const co = await createCompany({ timezone: "Europe/Rome" });
+    const [machine] = await createMachines(co.id, [{ name: "Line" }]);
+    await operatorJson("POST", `/companies/${co.id}/shifts`, [
+      { name: "All day", startTime: "00:00", endTime: "00:00" },
+    ]);
+    const [sku] = await post<{ id: string }[]>(co.key, "/v1/skus", [{ sku: "RT-1" }]);
+    await post(co.key, "/v1/nominal-speeds", [
+      { machine: { id: machine?.id }, sku: { id: sku?.id }, nominalSpeed: 10 },
+    ]);
+    const state = (await (await api(co.key, `/v1/realtime/${machine?.id}`)).json()) as {
+      shift: { start: string };
+    };
+    const start = Math.max(Date.parse(state.shift.start), Date.now() - 30 * 60_000);
+    const res = await api(co.key, `/v1/realtime/${machine?.id}/sku`, {
+      method: "POST",
+      json: { skuId: sku?.id, simpleWorkOrderName: "WO-RT", start: new Date(start).toISOString() },
+    });
+    expect(res.status, await res.clone().text()).toBe(204);
+    const rows = await kpis(co, { groupBy: ["simpleWorkOrder", "sku"] });
+    const mine = rows.find((r) => r.simpleWorkOrder?.name === "WO-RT");
+    expect(mine?.sku?.name).toBe("RT-1");
+    expect(mine?.minutes.availableTime).toBeGreaterThan(0);
+    expect(rows.at(-1)?.simpleWorkOrder).toBeNull();
+  });
+
+  it("refuses an unknown key with a 422 naming groupBy", async () => {
+    const co = await createCompany();
+    const res = await api(co.key, "/v1/reports/kpis", {
+      method: "POST",
+      json: { groupBy: ["year"] },
+    });
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { detail: { loc: unknown[] }[] };
+    expect(body.detail[0]?.loc.slice(0, 2)).toEqual(["body", "groupBy"]);
+  });
+});
