@@ -11,6 +11,10 @@ import { companyScope } from "../db/company-scope";
 import { pagedResponseSchema, pageRequest } from "../http/pagination";
 import { syncPendingMachines } from "../realtime/barrier";
 import { MachineIdParam } from "../realtime/schemas";
+import { downtimeReport } from "../reports/downtime-report";
+import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "../reports/downtime-schemas";
+import { kpiReport } from "../reports/kpi-report";
+import { KpiReportFiltersSchema, KpiReportRowSchema } from "../reports/kpi-schemas";
 import { metricsReport } from "../reports/metrics-report";
 import { MetricsReportFiltersSchema, MetricsReportRowSchema } from "../reports/metrics-schemas";
 import {
@@ -149,6 +153,65 @@ export const MCP_TOOLS: readonly McpTool[] = [
     summary: (page) => {
       const minutes = page.stops.reduce((sum, row) => sum + row.stop.durationInMinutes, 0);
       return `${pageSummary("stops", page, page.stops.length)} ${minutes.toFixed(1)} minutes of stops on this page.`;
+    },
+  }),
+  defineTool({
+    name: "kpis_report",
+    title: "KPIs grouped by machine, shift, day, week, month, SKU, operator or work order",
+    scope: "reports.read",
+    description:
+      "As POST /v1/reports/kpis: the metrics report's shift instances grouped by `groupBy` " +
+      "(an ordered list of machine, shift, day, week, month, sku, operator, simpleWorkOrder; " +
+      "default machine), with times in minutes, counts in the SKU's unit, and availability, " +
+      "effectiveness, quality, OEE, TEEP and scrapRatio as fractions 0..1; mtbf and mttr in " +
+      "minutes. A group's ratios are ratios of its summed times and counts (defined in " +
+      "docs://metrics), never averages of shift ratios; days, weeks and months follow the " +
+      `company's local calendar. ${PAGING} ${UNITS}`,
+    input: KpiReportFiltersSchema,
+    output: pagedResponseSchema("kpis", KpiReportRowSchema, "KpiReportPage"),
+    run: async ({ env, db, principal }, filters) => {
+      const page = await kpiReport(
+        db,
+        principal.companyId,
+        filters,
+        pageRequest(filters),
+        Date.now(),
+        (ids) => syncPendingMachines(env, principal.companyId, ids),
+      );
+      const { totalCount, totalPages, currentPage } = page;
+      return { totalCount, totalPages, currentPage, kpis: page.rows };
+    },
+    summary: (page) => pageSummary("KPI groups", page, page.kpis.length),
+  }),
+  defineTool({
+    name: "downtime_pareto",
+    title: "Downtime Pareto: where the stopped minutes went",
+    scope: "reports.read",
+    description:
+      "As POST /v1/reports/downtime: the stops of the stops report grouped by `groupBy` (an " +
+      "ordered list of generalCause, specificCause, component, machine, shift, day; default " +
+      "generalCause; a null key is unclassified or outside every shift), ranked by minutes, " +
+      "largest first, with `stops` (how many), `minutes`, and `share` and `cumulativeShare` of " +
+      `all stopped minutes as fractions 0..1; an open stop runs to now. ${PAGING} ${UNITS}`,
+    input: DowntimeReportFiltersSchema,
+    output: pagedResponseSchema("downtime", DowntimeReportRowSchema, "DowntimeReportPage"),
+    run: async ({ db, principal }, filters) => {
+      const page = await downtimeReport(
+        db,
+        principal.companyId,
+        filters,
+        pageRequest(filters),
+        Date.now(),
+      );
+      const { totalCount, totalPages, currentPage } = page;
+      return { totalCount, totalPages, currentPage, downtime: page.rows };
+    },
+    summary: (page) => {
+      const top = page.downtime[0];
+      const lead = top
+        ? ` The largest group holds ${(top.share * 100).toFixed(1)} % of the minutes.`
+        : "";
+      return `${pageSummary("downtime groups", page, page.downtime.length)}${lead}`;
     },
   }),
   defineTool({

@@ -20,6 +20,8 @@ const FULL_TOOLS = [
   "machine_now",
   "metrics_report",
   "stops_report",
+  "kpis_report",
+  "downtime_pareto",
   "signal_data",
   "search_production_logs",
 ];
@@ -126,6 +128,8 @@ describe("the front door", () => {
       "list_machines",
       "metrics_report",
       "stops_report",
+      "kpis_report",
+      "downtime_pareto",
     ]);
     const machines = await callTool(client, "list_machines");
     expect(machines.structuredContent).toEqual({ machines: await rest(p.co.key, "/v1/machines") });
@@ -305,6 +309,34 @@ describe("every tool answers as its REST twin", () => {
     expect(expected.stops).toHaveLength(1);
     expect(answer.structuredContent).toEqual(expected);
     expect(answer.content[0]?.text).toContain("60.0 minutes");
+  });
+
+  it("kpis_report, grouped by machine and SKU over an ended shift", async () => {
+    const body = {
+      startDate: { equal: new Date(yesterday).toISOString() },
+      groupBy: ["machine", "sku"],
+    };
+    const answer = await callTool(full, "kpis_report", body);
+    expect(answer.isError, answer.content[0]?.text).toBeFalsy();
+    const expected = (await rest(p.co.key, "/v1/reports/kpis", body)) as {
+      kpis: { sku: { id: string } | null }[];
+    };
+    // The logged SKU's time and the time no log covers.
+    expect(expected.kpis.map((row) => row.sku?.id ?? null).sort()).toEqual([p.a.id, null].sort());
+    expect(answer.structuredContent).toEqual(expected);
+    expect(answer.content[0]?.text).toBe("2 KPI groups on page 1 of 1 (2 in all).");
+  });
+
+  it("downtime_pareto, on closed stops", async () => {
+    const body = { endDate: { before: new Date(midnight).toISOString() } };
+    const answer = await callTool(full, "downtime_pareto", body);
+    const expected = (await rest(p.co.key, "/v1/reports/downtime", body)) as {
+      downtime: { minutes: number; share: number }[];
+    };
+    expect(expected.downtime).toHaveLength(1);
+    expect(expected.downtime[0]).toMatchObject({ minutes: 60, share: 1 });
+    expect(answer.structuredContent).toEqual(expected);
+    expect(answer.content[0]?.text).toContain("100.0 % of the minutes");
   });
 
   it("signal_data, and its REST ceilings", async () => {
