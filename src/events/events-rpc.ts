@@ -4,6 +4,7 @@
  * objects). `MachineEvents` implements it; stubs are typed by it, so their callers do
  * not import the class (no import cycle, type-only ones included).
  */
+import type { LiveLogChange } from "./live-inputs";
 import type { EventInput, LiveEvent } from "./names";
 import type { TicketPrincipal } from "./tickets";
 
@@ -16,8 +17,11 @@ export interface MachineEventsRpc extends Rpc.DurableObjectBranded {
   append(stream: string, input: EventInput): Promise<LiveEvent>;
   /** Appends events in order; returns the last id (0 for none). */
   appendMany(stream: string, inputs: EventInput[]): Promise<number>;
-  /** The stream's live figures may have changed: recompute them (at most once a second). */
-  nudge(stream: string): Promise<void>;
+  /**
+   * The stream's live figures may have changed (with `change`: the logs a realtime flush
+   * wrote): recompute them (at most once a second).
+   */
+  nudge(stream: string, change?: LiveLogChange): Promise<void>;
   /** Opens a connection lease under `limit`, or says when to retry. */
   acquire(leaseId: string, limit: number, ttlMs: number): Promise<LeaseDecision>;
   /** Renews open leases (the SSE heartbeat). */
