@@ -19,6 +19,7 @@ const BENCHES = [
   "bounded.ts",
   "webhooks.ts",
   "events.ts",
+  "d1-load.ts",
 ];
 
 const failed: string[] = [];
