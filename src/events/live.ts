@@ -32,6 +32,7 @@ import {
   applyLogChange,
   type InstanceInputs,
   type LiveLogChange,
+  type LiveLogSpan,
   loadInstanceInputs,
   RELOAD_MS,
   spansOf,
@@ -42,13 +43,44 @@ import type { EventInput } from "./names";
 export const NO_SHIFT_RECHECK_MS = 60_000;
 
 /**
- * What a machine stream keeps in memory for its live figures (an eviction forgets it: the
- * next tick reads it again). One tick at a time uses it; changes told meanwhile are applied
- * at once, or after the read in flight.
+ * What a machine stream keeps for its live figures: in memory, and in the object's storage
+ * so that an eviction does not cost a read from D1. One tick at a time uses it; changes
+ * told meanwhile are applied at once, or after the read in flight.
  */
 export class LiveState {
   /** The running instance's stops and logs (null: not read yet, or no instance). */
-  inputs: InstanceInputs | null = null;
+  private kept: InstanceInputs | null = null;
+  private restored = false;
+
+  /**
+   * @param storage keeps the inputs across an eviction of the object (its SQLite), so that
+   *   an object woken by the next sample does not read them from D1 again.
+   */
+  constructor(private readonly storage: { get(): string | null; set(text: string | null): void }) {}
+
+  /** The inputs, from memory or (after an eviction) from the object's storage. */
+  get inputs(): InstanceInputs | null {
+    if (!this.restored) {
+      this.restored = true;
+      const text = this.storage.get();
+      if (text !== null) {
+        const { logs, ...rest } = JSON.parse(text) as Omit<InstanceInputs, "logs"> & {
+          logs: LiveLogSpan[];
+        };
+        this.kept = { ...rest, logs: new Map(logs.map((l) => [l.id, l])) };
+      }
+    }
+    return this.kept;
+  }
+
+  set inputs(inputs: InstanceInputs | null) {
+    this.restored = true;
+    this.kept = inputs;
+    this.storage.set(
+      inputs === null ? null : JSON.stringify({ ...inputs, logs: [...inputs.logs.values()] }),
+    );
+  }
+
   /** The stops changed (a stop event): read them again at the next tick. */
   stale = false;
   /** No shift ran at the last look: do not ask D1 again before this instant, ms. */
@@ -58,8 +90,14 @@ export class LiveState {
 
   /** The stream was told a realtime flush's log changes. */
   tell(change: LiveLogChange): void {
-    if (this.held) this.held.push(change);
-    else if (this.inputs && !applyLogChange(this.inputs, change)) this.inputs = null;
+    if (this.held) {
+      this.held.push(change);
+      return;
+    }
+    const inputs = this.inputs;
+    if (!inputs) return;
+    // Applied: stored again; for another instance: forgotten, read at the next tick.
+    this.inputs = applyLogChange(inputs, change) ? inputs : null;
   }
 
   /**

@@ -76,7 +76,10 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   private tickPending = false;
   /** One live computation at a time, and what it keeps in memory (`./live.ts`). */
   private ticking: Promise<void> | null = null;
-  private readonly live = new LiveState();
+  private readonly live = new LiveState({
+    get: () => this.log.meta("liveInputs"),
+    set: (text) => this.log.setMeta("liveInputs", text),
+  });
   /** The leases of a `k:` object, and the tickets of a `t:` object (created on first use). */
   private leaseTable: LeaseTable | null = null;
   private ticketTable: TicketTable | null = null;
