@@ -74,7 +74,7 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   private forwarding: OrderedBatches<EventInput> | null = null;
   /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
   private tickPending = false;
-  /** One live computation at a time, and what it keeps in memory (`./live.ts`). */
+  /** One live computation at a time, and what it keeps for it (`./live.ts`). */
   private ticking: Promise<void> | null = null;
   private readonly live = new LiveState({
     get: () => this.log.meta("liveInputs"),

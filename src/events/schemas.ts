@@ -111,7 +111,7 @@ export const OeeEventSchema = z
   })
   .openapi("OeeEvent", {
     description:
-      "`oee`: the running shift's figures so far (over its elapsed planned time, docs/metrics.md) when they change; at most one a second.",
+      "`oee`: the running shift's figures so far (over its elapsed planned time, as the metrics report's active row) when they change; at most one a second.",
   });
 
 export const ResetEventSchema = z
