@@ -39,6 +39,9 @@ import {
 } from "./live-inputs";
 import type { EventInput } from "./names";
 
+/** Most stops and logs of an instance kept in the stream object's storage (see `LiveState`). */
+export const MAX_STORED_SPANS = 1_000;
+
 /** How long "this machine runs no shift now" is kept before D1 is asked again, ms. */
 export const NO_SHIFT_RECHECK_MS = 60_000;
 
@@ -76,8 +79,11 @@ export class LiveState {
   set inputs(inputs: InstanceInputs | null) {
     this.restored = true;
     this.kept = inputs;
+    // A shift of thousands of logs is not copied on every change (and would pass the 2 MB
+    // of a stored value): after an eviction it is read from D1 again instead.
+    const small = inputs !== null && inputs.logs.size + inputs.stops.length <= MAX_STORED_SPANS;
     this.storage.set(
-      inputs === null ? null : JSON.stringify({ ...inputs, logs: [...inputs.logs.values()] }),
+      inputs && small ? JSON.stringify({ ...inputs, logs: [...inputs.logs.values()] }) : null,
     );
   }
 
