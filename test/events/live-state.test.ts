@@ -8,7 +8,12 @@ import type { InstanceInputs, LiveLogSpan } from "../../src/events/live-inputs";
 
 function memoryStorage() {
   let text: string | null = null;
-  return { get: () => text, set: (value: string | null) => void (text = value) };
+  return {
+    get: () => text,
+    set: (value: string | null) => {
+      text = value;
+    },
+  };
 }
 
 const log = (id: string, start: number): LiveLogSpan => ({
