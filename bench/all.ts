@@ -20,6 +20,7 @@ const BENCHES = [
   "kpis.ts",
   "webhooks.ts",
   "events.ts",
+  "d1-load.ts",
 ];
 
 const failed: string[] = [];

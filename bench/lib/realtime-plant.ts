@@ -17,13 +17,20 @@ export interface RealtimePlant {
  *
  * @param base the Worker's origin; `token` its operator token.
  * @param options the company's name, how many machines, the key's scopes beyond the
- *   realtime ones, and whether each machine gets a `count` signal.
+ *   realtime ones, whether each machine gets a `count` signal, and its shifts.
  * @throws Error naming the call that failed.
  */
 export async function seedRealtimePlant(
   base: string,
   token: string,
-  options: { name: string; machines: number; extraScopes?: string[]; countSignal?: boolean },
+  options: {
+    name: string;
+    machines: number;
+    extraScopes?: string[];
+    countSignal?: boolean;
+    /** The shift definitions (default: one all-day shift, so that one always runs). */
+    shifts?: { name: string; startTime: string; endTime: string }[];
+  },
 ): Promise<RealtimePlant> {
   const op = <T>(path: string, body: unknown) => operatorCall<T>(base, token, "POST", path, body);
   const [company] = await op<{ id: number }[]>("/companies", [
@@ -34,9 +41,10 @@ export async function seedRealtimePlant(
     `/companies/${company.id}/machines`,
     Array.from({ length: options.machines }, (_, i) => ({ name: `Line ${i + 1}` })),
   );
-  await op(`/companies/${company.id}/shifts`, [
-    { name: "All day", startTime: "00:00", endTime: "00:00" },
-  ]);
+  await op(
+    `/companies/${company.id}/shifts`,
+    options.shifts ?? [{ name: "All day", startTime: "00:00", endTime: "00:00" }],
+  );
   const [created] = await op<{ key: string }[]>(`/companies/${company.id}/api-keys`, [
     {
       name: "bench",

@@ -4,6 +4,7 @@
  * objects). `MachineEvents` implements it; stubs are typed by it, so their callers do
  * not import the class (no import cycle, type-only ones included).
  */
+import type { LiveLogChange } from "./live-inputs";
 import type { EventInput, LiveEvent } from "./names";
 import type { Delivery } from "./outbox";
 import type { TicketPrincipal } from "./tickets";
@@ -20,8 +21,11 @@ export interface MachineEventsRpc extends Rpc.DurableObjectBranded {
    * nothing twice); returns the last id (0 for none).
    */
   appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number>;
-  /** The stream's live figures may have changed: recompute them (at most once a second). */
-  nudge(stream: string): Promise<void>;
+  /**
+   * The stream's live figures may have changed (with `change`: the logs a realtime flush
+   * wrote): recompute them (at most once a second).
+   */
+  nudge(stream: string, change?: LiveLogChange): Promise<void>;
   /** Opens a connection lease under `limit` for `stream`, or says when to retry (or revoked). */
   acquire(leaseId: string, limit: number, ttlMs: number, stream?: string): Promise<LeaseDecision>;
   /** Marks the credential revoked; returns the streams holding its open connections. */

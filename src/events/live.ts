@@ -1,23 +1,175 @@
 /**
  * The live figures of a machine's running shift, for its event stream: the production so far
  * (the `count` signal's pulses summed over the instance, as the realtime timeline sums them)
- * and the OEE (exactly as the metrics report computes it: the report's own function, on this
- * machine and instance; the final figures of an ended shift after the realtime read barrier,
- * so that they equal its report row).
+ * and the OEE so far (docs/metrics.md), computed from memory (`LiveState`) with the metrics
+ * report's own pure functions (`src/reports/oee.ts`) on the records the report reads: the
+ * instance's stops and logs, read from D1 once per instance and kept up to date by what the
+ * realtime object's flushes wrote (`./live-inputs.ts`). The final figures of an ended shift
+ * are the report's own row, after the realtime read barrier, so that they equal it.
+ *
+ * D1 cost of a busy machine (docs/scaling.md): the running instance once per instance (a
+ * read: `runningInstance` writes an instance only the first time it is needed), its stops
+ * and logs once per instance, on a stop event and every `RELOAD_MS`; the `count` signal's
+ * id from a per-isolate cache; nothing per tick.
  *
  * Why the running shift's figures skip the barrier: it would make every realtime write flush
  * the realtime object's write-behind within a second (src/realtime/realtime-machine.ts), which
  * exists so that a busy line costs D1 one batch per interval. The live OEE may therefore lag
- * realtime writes by the write-behind interval (2 s); the final figures do not.
+ * realtime writes by the write-behind interval; the final figures do not.
  */
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { syncPendingMachines } from "../realtime/barrier";
 import { metricsReport } from "../reports/metrics-report";
-import type { ProductionMetrics } from "../reports/oee";
+import {
+  computeProductionMetrics,
+  computeShiftIndicators,
+  type ProductionMetrics,
+} from "../reports/oee";
 import { sumCountSignal } from "../resources/signals/count-sums";
 import { runningInstance } from "../shifts/queries";
+import {
+  applyLogChange,
+  type InstanceInputs,
+  type LiveLogChange,
+  type LiveLogSpan,
+  loadInstanceInputs,
+  RELOAD_MS,
+  spansOf,
+} from "./live-inputs";
 import type { EventInput } from "./names";
+
+/** Most stops and logs of an instance kept in the stream object's storage (see `LiveState`). */
+export const MAX_STORED_SPANS = 1_000;
+
+/** How long "this machine runs no shift now" is kept before D1 is asked again, ms. */
+export const NO_SHIFT_RECHECK_MS = 60_000;
+
+/**
+ * What a machine stream keeps for its live figures: in memory, and in the object's storage
+ * so that an eviction does not cost a read from D1. One tick at a time uses it; changes
+ * told meanwhile are applied at once, or after the read in flight.
+ */
+export class LiveState {
+  /** The running instance's stops and logs (null: not read yet, or no instance). */
+  private kept: InstanceInputs | null = null;
+  private restored = false;
+
+  /**
+   * @param storage keeps the inputs across an eviction of the object (its SQLite), so that
+   *   an object woken by the next sample does not read them from D1 again.
+   */
+  constructor(private readonly storage: { get(): string | null; set(text: string | null): void }) {}
+
+  /** The inputs, from memory or (after an eviction) from the object's storage. */
+  get inputs(): InstanceInputs | null {
+    if (!this.restored) {
+      this.restored = true;
+      const text = this.storage.get();
+      if (text !== null) {
+        const { logs, ...rest } = JSON.parse(text) as Omit<InstanceInputs, "logs"> & {
+          logs: LiveLogSpan[];
+        };
+        this.kept = { ...rest, logs: new Map(logs.map((l) => [l.id, l])) };
+      }
+    }
+    return this.kept;
+  }
+
+  set inputs(inputs: InstanceInputs | null) {
+    this.restored = true;
+    this.kept = inputs;
+    // A shift of thousands of logs is not copied on every change (and would pass the 2 MB
+    // of a stored value): after an eviction it is read from D1 again instead.
+    const small = inputs !== null && inputs.logs.size + inputs.stops.length <= MAX_STORED_SPANS;
+    this.storage.set(
+      inputs && small ? JSON.stringify({ ...inputs, logs: [...inputs.logs.values()] }) : null,
+    );
+  }
+
+  /** The stops changed (a stop event): read them again at the next tick. */
+  stale = false;
+  /** No shift ran at the last look: do not ask D1 again before this instant, ms. */
+  noShiftUntil = 0;
+  /** Log changes told while a read is in flight, applied after it. */
+  private held: LiveLogChange[] | null = null;
+
+  /** The stream was told a realtime flush's log changes. */
+  tell(change: LiveLogChange): void {
+    if (this.held) {
+      this.held.push(change);
+      return;
+    }
+    const inputs = this.inputs;
+    if (!inputs) return;
+    // Applied: stored again; for another instance: forgotten, read at the next tick.
+    this.inputs = applyLogChange(inputs, change) ? inputs : null;
+  }
+
+  /**
+   * Whether an event kind makes the figures stale (and marks the stops for a new read when
+   * it is a stop's). Not the figures' own events, and not the realtime writes': a write
+   * reaches the figures through the logs its object's flush writes and tells.
+   */
+  note(type: EventInput["type"]): boolean {
+    if (type.startsWith("stop.")) this.stale = true;
+    return !(
+      type === "production" ||
+      type === "oee" ||
+      type === "segment.changed" ||
+      type === "segment.updated" ||
+      type === "operator.assigned"
+    );
+  }
+
+  /** The inputs of `shift` at `now`: from memory, or read from D1 when missing or stale. */
+  async inputsFor(
+    env: Env,
+    machine: { companyId: number; machineId: number },
+    shift: { id: number; startMs: number; endMs: number },
+    now: number,
+  ): Promise<InstanceInputs> {
+    const kept = this.inputs;
+    if (kept && kept.instanceId === shift.id && !this.stale && now - kept.loadedAt < RELOAD_MS) {
+      return kept;
+    }
+    this.stale = false;
+    this.held = [];
+    try {
+      const loaded = await loadInstanceInputs(
+        env.DB,
+        machine,
+        { instanceId: shift.id, start: shift.startMs, end: shift.endMs },
+        now,
+      );
+      for (const change of this.held) applyLogChange(loaded, change);
+      this.inputs = loaded;
+      return loaded;
+    } finally {
+      this.held = null;
+    }
+  }
+}
+
+/** The live OEE of one instance from its inputs (the report's functions, at `now`). */
+export function liveOee(inputs: InstanceInputs, now: number): LiveOee {
+  const { stops, overlapping, owned } = spansOf(inputs);
+  const indicators = computeShiftIndicators(
+    { start: inputs.start, end: inputs.end },
+    stops,
+    overlapping,
+    now,
+  );
+  const m = computeProductionMetrics(indicators, owned);
+  return {
+    availability: m.availability,
+    netAvailability: m.netAvailability,
+    effectiveness: m.effectiveness,
+    quality: m.quality,
+    oee: m.oee,
+    netOee: m.netOee,
+  };
+}
 
 /** A shift instance in events; instants ISO 8601. */
 export interface LiveShift {
@@ -38,15 +190,17 @@ export interface LiveFigures {
   oee: LiveOee | null;
 }
 
-/** The OEE of one instance, from the metrics report; null when the report has no row for it. */
-async function reportOee(
+/**
+ * The final OEE of an ended instance: its metrics-report row after the realtime read
+ * barrier (once per instance); null when the report has no row for it.
+ */
+async function finalOee(
   env: Env,
   companyId: number,
   machineId: number,
   instanceStart: number,
   instanceId: number,
   now: number,
-  barrier: boolean,
 ): Promise<LiveOee | null> {
   const db = createDb(env.DB);
   const page = await metricsReport(
@@ -63,11 +217,8 @@ async function reportOee(
     { machines: { include: [machineId] }, startDate: { equal: instanceStart } },
     { page: 1, limit: 10 },
     now,
-    // The final figures wait for the machine's held realtime writes (the read barrier); the
-    // live ones do not, so that they leave the write-behind alone.
-    async (machineIds) => {
-      if (barrier) await syncPendingMachines(env, companyId, machineIds);
-    },
+    // The final figures wait for the machine's held realtime writes (the read barrier).
+    (machineIds) => syncPendingMachines(env, companyId, machineIds),
   );
   const row = page.rows.find((r) => r.shiftIndicators.indicatorId === instanceId);
   if (!row) return null;
@@ -93,32 +244,21 @@ function same(a: unknown, b: unknown): boolean {
  * (`final: true`, when the report has a row for it) and `shift.ended`, then `shift.started`;
  * then `production` and `oee` of the running shift when they differ from `previous`.
  *
- * @param env the bindings (D1, the realtime objects).
- * @param previous the figures of the last computation (null = none).
- * @param now the instant, ms.
+ * @param env the bindings (D1, the signal stores, the realtime objects).
+ * @param options.previous the figures of the last computation (null = none).
+ * @param options.state what the stream keeps in memory (`LiveState`).
+ * @param options.now the instant, ms.
  * @returns the events (without `machineId`) and the figures to keep (null = no shift runs).
  */
 export async function computeLive(
   env: Env,
   companyId: number,
   machineId: number,
-  options: { previous: LiveFigures | null; now: number },
+  options: { previous: LiveFigures | null; state: LiveState; now: number },
 ): Promise<{ events: Omit<EventInput, "machineId">[]; figures: LiveFigures | null }> {
-  const { previous, now } = options;
-  const db = createDb(env.DB);
+  const { previous, state, now } = options;
   const events: Omit<EventInput, "machineId">[] = [];
-  const instance = await runningInstance(db, companyId, machineId, now);
-  const shift = instance
-    ? {
-        id: instance.id,
-        name: instance.name,
-        start: new Date(instance.start).toISOString(),
-        end: new Date(instance.end).toISOString(),
-        isConsidered: instance.isConsidered,
-        startMs: instance.start,
-        endMs: instance.end,
-      }
-    : null;
+  const shift = await currentShift(env, companyId, machineId, previous, state, now);
   const publicShift = (s: LiveFigures["shift"]): LiveShift => ({
     id: s.id,
     name: s.name,
@@ -131,15 +271,7 @@ export async function computeLive(
 
   if (previous && previous.shift.id !== shift?.id) {
     const final = previous.shift.isConsidered
-      ? await reportOee(
-          env,
-          companyId,
-          machineId,
-          previous.shift.startMs,
-          previous.shift.id,
-          now,
-          true,
-        )
+      ? await finalOee(env, companyId, machineId, previous.shift.startMs, previous.shift.id, now)
       : null;
     if (final) {
       events.push({
@@ -160,7 +292,8 @@ export async function computeLive(
     figures = { shift, production: null, oee: null };
   }
 
-  const [sensorCount = 0] = await sumCountSignal(env, { companyId, machineId }, [
+  const machine = { companyId, machineId };
+  const [sensorCount = 0] = await sumCountSignal(env, machine, [
     { start: shift.startMs, end: Math.min(now + 1, shift.endMs) },
   ]);
   const production = { sensorCount };
@@ -169,11 +302,45 @@ export async function computeLive(
     figures = { ...figures, production };
   }
   if (shift.isConsidered) {
-    const oee = await reportOee(env, companyId, machineId, shift.startMs, shift.id, now, false);
-    if (oee && !same(oee, figures.oee)) {
+    const oee = liveOee(await state.inputsFor(env, machine, shift, now), now);
+    if (!same(oee, figures.oee)) {
       events.push({ type: "oee", data: { shiftId: shift.id, final: false, ...oee } });
       figures = { ...figures, oee };
     }
   }
   return { events, figures };
+}
+
+/**
+ * The machine's running instance at `now`: the one of `previous` while it runs (no D1),
+ * else D1's (`runningInstance`, a read once the instance is stored), and "none" kept for
+ * `NO_SHIFT_RECHECK_MS`.
+ */
+async function currentShift(
+  env: Env,
+  companyId: number,
+  machineId: number,
+  previous: LiveFigures | null,
+  state: LiveState,
+  now: number,
+): Promise<LiveFigures["shift"] | null> {
+  if (previous && previous.shift.startMs <= now && now < previous.shift.endMs) {
+    return previous.shift;
+  }
+  if (!previous && now < state.noShiftUntil) return null;
+  const instance = await runningInstance(createDb(env.DB), companyId, machineId, now);
+  if (!instance) {
+    state.noShiftUntil = now + NO_SHIFT_RECHECK_MS;
+    return null;
+  }
+  state.noShiftUntil = 0;
+  return {
+    id: instance.id,
+    name: instance.name,
+    start: new Date(instance.start).toISOString(),
+    end: new Date(instance.end).toISOString(),
+    isConsidered: instance.isConsidered,
+    startMs: instance.start,
+    endMs: instance.end,
+  };
 }

@@ -37,7 +37,8 @@ import type { Env } from "../env";
 import { LeaseTable } from "./connection-leases";
 import { EventLog } from "./event-log";
 import type { LeaseDecision, MachineEventsRpc } from "./events-rpc";
-import { computeLive, type LiveFigures } from "./live";
+import { computeLive, type LiveFigures, LiveState } from "./live";
+import type { LiveLogChange } from "./live-inputs";
 import { companyStream, type EventInput, type EventKind, type LiveEvent } from "./names";
 import { type Delivery, Outbox } from "./outbox";
 import { type Holder, Subscribers } from "./subscribers";
@@ -45,24 +46,6 @@ import { type TicketPrincipal, TicketTable } from "./tickets";
 
 /** Production and OEE are recomputed at most this often (ms). */
 export const TICK_MS = 1_000;
-
-/**
- * Whether an event makes the stream recompute the live figures. Not the figures' own
- * events, and not the realtime writes': a write reaches the figures only through the
- * production logs in D1, which its object writes behind it (up to 2 s later), and the
- * object nudges the stream after each flush that wrote logs. Recomputing on every write
- * instead cost a busy plant one metrics report per machine and second, for figures read
- * from logs that did not show the write yet.
- */
-function marksFiguresStale(type: EventInput["type"]): boolean {
-  return !(
-    type === "production" ||
-    type === "oee" ||
-    type === "segment.changed" ||
-    type === "segment.updated" ||
-    type === "operator.assigned"
-  );
-}
 
 export class MachineEvents extends DurableObject<Env> implements MachineEventsRpc {
   /** The stream's log (`m:` and `c:` objects). */
@@ -73,8 +56,12 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   private forwarding: Outbox<EventInput> | null = null;
   /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
   private tickPending = false;
-  /** One live computation at a time. */
+  /** One live computation at a time, and what it keeps for it (`./live.ts`). */
   private ticking: Promise<void> | null = null;
+  private readonly live = new LiveState({
+    get: () => this.log.meta("liveInputs"),
+    set: (text) => this.log.setMeta("liveInputs", text),
+  });
   /** The leases of a `k:` object, and the tickets of a `t:` object (created on first use). */
   private leaseTable: LeaseTable | null = null;
   private ticketTable: TicketTable | null = null;
@@ -101,7 +88,7 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   async append(stream: string, input: EventInput): Promise<LiveEvent> {
     this.log.remember(stream);
     const event = this.record(input);
-    if (marksFiguresStale(input.type)) this.markDirty();
+    if (this.live.note(input.type)) this.markDirty();
     return event;
   }
 
@@ -127,7 +114,7 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
     }
     let last = 0;
     for (const input of fresh) last = this.record(input).id;
-    if (fresh.some((i) => marksFiguresStale(i.type))) this.markDirty();
+    if (fresh.map((i) => this.live.note(i.type)).includes(true)) this.markDirty();
     return last;
   }
 
@@ -254,11 +241,12 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
   }
 
   /**
-   * Marks the figures stale (a `count` sample arrived, for example) without an event of its
-   * own: the next tick emits `production` and `oee` when they changed.
+   * Marks the figures stale (a `count` sample arrived, a realtime flush wrote logs: `change`)
+   * without an event of its own: the next tick emits `production` and `oee` when they changed.
    */
-  async nudge(stream: string): Promise<void> {
+  async nudge(stream: string, change?: LiveLogChange): Promise<void> {
     this.log.remember(stream);
+    if (change) this.live.tell(change);
     this.markDirty();
   }
 
@@ -292,6 +280,7 @@ export class MachineEvents extends DurableObject<Env> implements MachineEventsRp
     const previous = this.log.meta("figures");
     const result = await computeLive(this.env, name.companyId, name.machineId, {
       previous: previous === null ? null : (JSON.parse(previous) as LiveFigures),
+      state: this.live,
       now,
     });
     for (const event of result.events) this.record({ ...event, machineId: name.machineId });

@@ -9,6 +9,7 @@
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import type { MachineEventsRpc } from "./events-rpc";
+import type { LiveLogChange } from "./live-inputs";
 import { type EventInput, machineStream } from "./names";
 import { Outbox } from "./outbox";
 
@@ -54,8 +55,9 @@ export async function publish(
 }
 
 /**
- * Tells a machine's stream that its production may have changed (a `count` sample arrived):
- * the stream recomputes production and OEE at most once a second and emits what changed.
+ * Tells a machine's stream that its production may have changed (a `count` sample arrived,
+ * or a realtime flush wrote logs, given as `change`): the stream recomputes production and
+ * OEE at most once a second and emits what changed.
  *
  * @returns once the stream took note; never throws.
  */
@@ -63,10 +65,11 @@ export async function nudgeLive(
   env: Pick<Env, "MACHINE_EVENTS">,
   companyId: number,
   machineId: number,
+  change?: LiveLogChange,
 ): Promise<void> {
   const name = machineStream(companyId, machineId);
   try {
-    await eventsObject(env, name).nudge(name);
+    await eventsObject(env, name).nudge(name, change);
   } catch (error) {
     logFailure("events_nudge", companyId, machineId, error);
   }

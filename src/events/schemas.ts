@@ -117,7 +117,8 @@ export const OeeEventSchema = z
     netOee: fraction("netAvailability x effectiveness x quality"),
   })
   .openapi("OeeEvent", {
-    description: "`oee`: the running shift's figures when they change; at most one a second.",
+    description:
+      "`oee`: the running shift's figures so far (over its elapsed planned time, as the metrics report's active row) when they change; at most one a second.",
   });
 
 export const ResetEventSchema = z

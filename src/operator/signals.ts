@@ -8,14 +8,17 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { softDeleted } from "../db/company-scope";
 import { signals } from "../db/schema";
-import { readSettings } from "../env";
 import { nudgeLive } from "../events/publish";
 import { ApiError, notFound, unprocessable } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody, UuidId } from "../http/schemas";
 import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
-import { forgetSignal, lookupIngestTarget } from "../resources/signals/signal-lookup";
+import {
+  forgetMissingCount,
+  forgetSignal,
+  lookupIngestTarget,
+} from "../resources/signals/signal-lookup";
 import { requireMachine } from "./lookups";
 import { SamplesBody } from "./samples-input";
 import { operatorRoute } from "./schemas";
@@ -81,6 +84,9 @@ export const operatorSignalsRoutes = createRouter()
         }
         throw error;
       }
+      for (const r of rows) {
+        if (r.name === COUNT_SIGNAL_NAME) forgetMissingCount(r.companyId, r.machineId);
+      }
       return c.json(
         rows.map((r) => ({
           publicId: r.publicId,
@@ -112,7 +118,7 @@ export const operatorSignalsRoutes = createRouter()
         .returning({ id: signals.id })
         .get();
       if (!row) throw notFound("Signal not found");
-      forgetSignal(public_id);
+      forgetSignal(public_id, row.id);
       return c.body(null, 204);
     },
   )
@@ -135,11 +141,13 @@ export const operatorSignalsRoutes = createRouter()
     async (c) => {
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const signal = await lookupIngestTarget(
-        c.var.db,
-        readSettings(c.env).credentialCacheSeconds,
-        public_id,
-      );
+      const signal = await lookupIngestTarget(c.var.db, public_id, (refresh) => {
+        try {
+          c.executionCtx.waitUntil(refresh);
+        } catch {
+          // An app called without an execution context (tests): the refresh runs unawaited.
+        }
+      });
       if (!signal) throw notFound("Signal not found");
       const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
       const result = await ingestSamples(c.env, { ...signal, retentionMs }, body);

@@ -4,6 +4,7 @@
  * mark added or removed in the same batch when asked.
  */
 import type { Env } from "../env";
+import type { LiveLogChange } from "../events/live-inputs";
 import { nudgeLive } from "../events/publish";
 import { sumCountSignal } from "../resources/signals/count-sums";
 import type { MachineStore, MetaRow, StoredSegment } from "./machine-store";
@@ -99,7 +100,7 @@ export class MachineFlush {
     });
     const owner = { companyId: meta.company_id, machineId: meta.machine_id };
     // The pulses come from the machine's signal store, before the D1 batch that stores them.
-    const sums = await sumCountSignal(this.env, owner, logs);
+    const sums = await sumCountSignal(this.env, owner, logs, this.waitUntil);
     const counted = logs.map((log, i) => ({ ...log, sensorCount: sums[i] ?? 0 }));
     statements.push(...upsertLiveLogs(this.env.DB, owner, counted));
     if (options.counts) statements.push(...readLogCounts(this.env.DB, meta.company_id, withLogs));
@@ -119,9 +120,30 @@ export class MachineFlush {
     for (const u of updates) this.store.markProjected(u.segment, u.hasLog, u.projected);
     this.afterFlush(options.mark);
     // D1 shows changed logs: the machine's live figures (its stream's OEE) are stale. The
-    // stream recomputes them at most once a second, however often this runs.
+    // stream is told what D1 now holds, so that it recomputes them (at most once a second,
+    // however often this runs) from memory rather than reading the logs back.
     if (updates.length > 0) {
-      this.waitUntil(nudgeLive(this.env, meta.company_id, meta.machine_id));
+      const written = new Map(counted.map((log) => [log.id, log]));
+      const change: LiveLogChange = {
+        instanceId: instance.id,
+        upserted: [...counts.values()].flatMap((c) => {
+          const log = written.get(c.id);
+          return log
+            ? [
+                {
+                  id: log.id,
+                  start: log.start,
+                  end: log.end,
+                  type: "total" as const,
+                  count: c.count,
+                  nominalSpeed: log.nominalSpeed,
+                },
+              ]
+            : [];
+        }),
+        removed: updates.filter((u) => !u.hasLog).map((u) => u.segment.logId),
+      };
+      this.waitUntil(nudgeLive(this.env, meta.company_id, meta.machine_id, change));
     }
     return counts;
   }

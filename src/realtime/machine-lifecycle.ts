@@ -1,8 +1,9 @@
 /**
  * The realtime object's lifecycle: the shift instance it works for (taken from D1 when the
  * stored one has ended, after closing that one), the alarm (the instance's end, the next
- * refresh of the live counts, the write-behind interval), and what follows a write (flush
- * at once after a quiet spell, else hold up to `MAX_HELD_WRITES`).
+ * refresh of the live counts, the write-behind interval, which grows on a busy machine:
+ * `nextWriteBehind`), and what follows a write (flush at once after a quiet spell, else hold
+ * up to `MAX_HELD_WRITES`).
  */
 import { createDb } from "../db/client";
 import type { Env } from "../env";
@@ -19,8 +20,31 @@ const NEXT_START_HORIZON_MS = 8 * 86_400_000;
 
 /** How often the live logs of a running instance are refreshed from the samples. */
 export const REFRESH_MS = 60_000;
-/** Longest a write waits in the object before D1 shows it without a reader asking. */
+/**
+ * How long a write waits in the object before D1 shows it without a reader asking, on a
+ * machine that writes little (readers never wait for it: they pass the read barrier).
+ */
 export const WRITE_BEHIND_MS = 2_000;
+/** The longest that wait grows to on a busy machine (see `nextWriteBehind`). */
+export const MAX_WRITE_BEHIND_MS = 16_000;
+/** Writes a second, over the last interval, from which a machine counts as busy. */
+export const BUSY_WRITES_PER_SECOND = 2;
+
+/**
+ * The write-behind interval after a flush that pushed `held` writes held over `intervalMs`:
+ * doubled (up to `MAX_WRITE_BEHIND_MS`) while the machine writes at least
+ * `BUSY_WRITES_PER_SECOND`, back to `WRITE_BEHIND_MS` once it writes less.
+ *
+ * Why: each flush has a fixed cost (a signal-store call for the counts, one D1 batch, the
+ * stream told) besides the logs it writes; at a fixed 2 s a busy plant of 50 machines paid
+ * it 25 times a second. A growing interval pays it less often on busy lines only, while
+ * readers still see every acknowledged write through the barrier and a quiet machine's D1
+ * copy stays 2 s behind.
+ */
+export function nextWriteBehind(intervalMs: number, held: number): number {
+  const busy = held * 1_000 >= BUSY_WRITES_PER_SECOND * intervalMs;
+  return busy ? Math.min(MAX_WRITE_BEHIND_MS, intervalMs * 2) : WRITE_BEHIND_MS;
+}
 /**
  * Most writes held before the next one flushes them itself, whatever the write rate: each
  * held write is a log or two to write, and one flush (one D1 batch, in one invocation) must
@@ -31,6 +55,12 @@ export const MAX_HELD_WRITES = 200;
 
 /** When a realtime object flushes, closes its instance and wakes up. */
 export class MachineLifecycle {
+  /**
+   * The write-behind interval now, ms (`nextWriteBehind`), in memory only: after an
+   * eviction the machine starts again at the quiet interval.
+   */
+  writeBehindMs = WRITE_BEHIND_MS;
+
   /**
    * @param storage the object's storage (its alarm).
    * @param bindings the object's bindings (`DB` for the running instance), read at each use.
@@ -68,7 +98,7 @@ export class MachineLifecycle {
    */
   async afterWrite(now: number): Promise<void> {
     this.store.setSync({ dirty: 1 });
-    this.alarmBy(now + WRITE_BEHIND_MS);
+    this.alarmBy(now + this.writeBehindMs);
     try {
       if (this.store.syncState().marked === 0) {
         await this.flusher.flush(false, { mark: "add" });
@@ -103,7 +133,7 @@ export class MachineLifecycle {
     if (instance && this.store.segments().length > 0) {
       candidates.push(sync.refresh_at ?? now + REFRESH_MS);
     }
-    if (sync.dirty === 1 || sync.marked === 1) candidates.push(now + WRITE_BEHIND_MS);
+    if (sync.dirty === 1 || sync.marked === 1) candidates.push(now + this.writeBehindMs);
     if (candidates.length === 0) return;
     this.alarmBy(Math.max(now + 1, Math.min(...candidates)), true);
   }

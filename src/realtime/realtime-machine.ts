@@ -11,7 +11,8 @@
  *   the object, and none can interleave with another's D1 round trips. (An
  *   input gate alone would not do: it opens while the object awaits D1.)
  * - A write changes the SQLite tables synchronously. D1 gets the logs behind
- *   it (write-behind), at most `WRITE_BEHIND_MS` later, in one `batch` of
+ *   it (write-behind), `WRITE_BEHIND_MS` later on a quiet machine and up to
+ *   `MAX_WRITE_BEHIND_MS` on a busy one (`nextWriteBehind`), in one `batch` of
  *   every changed log, so that a scanner line writing many times a second
  *   costs D1 one batch per interval, not one per write, and writes to many
  *   machines do not queue on D1's single writer. At most `MAX_HELD_WRITES`
@@ -51,7 +52,12 @@ import type { Env } from "../env";
 import { MachinePublisher, nudgeLive, type Publishable } from "../events/publish";
 import { operatorAssigned, segmentChanged, segmentUpdated } from "./event-payloads";
 import { MachineFlush } from "./machine-flush";
-import { MachineLifecycle, REFRESH_MS } from "./machine-lifecycle";
+import {
+  MachineLifecycle,
+  nextWriteBehind,
+  REFRESH_MS,
+  WRITE_BEHIND_MS,
+} from "./machine-lifecycle";
 import type { RealtimeMachineRpc } from "./machine-rpc";
 import { MachineStore } from "./machine-store";
 import type {
@@ -333,8 +339,11 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
         await this.flusher.flush(true);
         this.store.setSync({ refresh_at: now + REFRESH_MS });
       } else if (sync.dirty === 1) {
+        const held = this.store.heldWrites;
         await this.flusher.flush(false);
+        this.lifecycle.writeBehindMs = nextWriteBehind(this.lifecycle.writeBehindMs, held);
       } else if (sync.marked === 1) {
+        this.lifecycle.writeBehindMs = WRITE_BEHIND_MS;
         await this.flusher.flush(false, { mark: "remove" });
       }
       this.lifecycle.scheduleAlarm(instance, now);

@@ -21,7 +21,9 @@ export const ShiftIndicatorsSchema = z
       .number()
       .int()
       .openapi({ description: "Stable id of this row (the shift instance id)." }),
-    availableTime: minutes("Length of the shift instance"),
+    availableTime: minutes(
+      "Length of the shift instance; while it runs (`isActive`), its elapsed part: every figure of an active row is the shift so far",
+    ),
     programmedDowntime: minutes("Time in programmed stops"),
     nonProgrammedDowntime: minutes("Time in non-programmed stops counted in availability"),
     otherStopsTime: minutes("Time in stops not counted in availability"),

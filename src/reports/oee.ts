@@ -79,12 +79,15 @@ type TimeClass = (typeof TimeClass)[keyof typeof TimeClass];
  *
  * docs/metrics.md, "The time of one shift instance": each instant of W = [start, end)
  * gets the first matching class of: programmed stop, non-programmed stop
- * included in availability, other stop, production log, uncovered. Stops are
- * clipped to W; an open stop runs until min(now, end). Uncovered time before
+ * included in availability, other stop, production log, uncovered. Stops and
+ * logs are clipped to the elapsed part of W, [start, min(now, end)); an open
+ * stop runs until min(now, end). Uncovered time before
  * the first covered instant is late start; after the last covered instant it is
  * early stop, but only once the instance has ended; the rest is no data. An
  * instance with nothing covered counts its whole past part as no data. The
- * future part of a running instance is in no class.
+ * future part of a running instance is in no class, and its `availableTime` is
+ * the elapsed planned time, `min(now, end) - start` (its figures "so far"); an
+ * ended instance's is its whole length.
  *
  * Cost: O(n log n) in the number of stops and logs (one sort of their
  * boundaries, then one sweep).
@@ -122,9 +125,12 @@ export function computeShiftIndicators(
     starts[kind]?.push(from);
     ends[kind]?.push(to);
   };
+  // Every record is clipped to the elapsed part of W, [start, min(now, end)): a running
+  // instance is measured "so far" (a break planned for later in the shift is not yet
+  // downtime); an ended instance's elapsed part is the whole of W.
   for (const s of stops) {
     const from = Math.max(s.start, start);
-    const to = Math.min(s.end ?? pastEnd, end);
+    const to = Math.min(s.end ?? pastEnd, pastEnd);
     if (to <= from) continue;
     const cls: TimeClass = s.isProgrammed
       ? TimeClass.Programmed
@@ -139,7 +145,7 @@ export function computeShiftIndicators(
   const productionEnds = ends[TimeClass.Production] ?? [];
   for (const l of logs) {
     const from = l.start > start ? l.start : start;
-    const to = l.end < end ? l.end : end;
+    const to = l.end < pastEnd ? l.end : pastEnd;
     if (to <= from) continue;
     productionStarts.push(from);
     productionEnds.push(to);
@@ -172,7 +178,7 @@ export function computeShiftIndicators(
   const points = new Float64Array(sortedBounds.length);
   let pointCount = 0;
   for (const t of sortedBounds) {
-    if (t >= start && t <= end && (pointCount === 0 || t !== points[pointCount - 1])) {
+    if (t >= start && t <= pastEnd && (pointCount === 0 || t !== points[pointCount - 1])) {
       points[pointCount] = t;
       pointCount += 1;
     }
@@ -247,7 +253,9 @@ export function computeShiftIndicators(
   }
 
   const minutes = (ms: number) => ms / MS_PER_MINUTE;
-  const availableTime = minutes(end - start);
+  // "So far": a running instance is measured over its elapsed planned time, not its whole
+  // length, so that its figures are those of what has happened (docs/metrics.md).
+  const availableTime = minutes(pastEnd - start);
   const programmedDowntime = minutes(totals[TimeClass.Programmed] ?? 0);
   const nonProgrammedDowntime = minutes(totals[TimeClass.NonProgrammed] ?? 0);
   const otherStopsTime = minutes(totals[TimeClass.OtherStop] ?? 0);

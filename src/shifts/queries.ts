@@ -12,7 +12,7 @@
  * metrics report's `indicatorId`).
  *
  * Bounded work: `instancesContaining` touches only the instances that contain
- * a given list of instants (a few per instant). The plan these follow from is
+ * a given list of instants (a few per instant), and writes only those not stored yet. The plan these follow from is
  * `./plan.ts`; writing the instances of a whole range (the metrics report's
  * window) is `./materialize.ts`.
  */
@@ -123,20 +123,23 @@ export async function instancesContaining(
               FROM json_each(${keys}))`,
       ),
     );
-  // The inserts come first so that the lookup, in the same transaction, sees every row.
-  const [first, ...rest]: BatchItem<"sqlite">[] = [
-    ...insertStatements(db, plan.companyId, needed),
-    lookup,
-  ];
-  if (!first) return points.map(() => null);
-  const results: unknown[] = await db.batch([first, ...rest]);
-  const rows = results[results.length - 1] as {
-    id: number;
-    definitionId: number;
-    machineId: number;
-    start: number;
-    end: number;
-  }[];
+  type Found = { id: number; definitionId: number; machineId: number; start: number; end: number };
+  // Read first: an instance is written once, the first time it is needed, and every later
+  // lookup (a machine's running instance, asked again and again) is a read alone. An
+  // `INSERT OR IGNORE` of a stored row changes nothing but is still a write on D1's one writer.
+  let rows = (await lookup) as Found[];
+  const foundKeys = new Set(rows.map(keyOf));
+  const missing = needed.filter((r) => !foundKeys.has(keyOf(r)));
+  if (missing.length > 0) {
+    // The inserts come first so that the lookup, in the same transaction, sees every row.
+    const [first, ...rest]: BatchItem<"sqlite">[] = [
+      ...insertStatements(db, plan.companyId, missing),
+      lookup,
+    ];
+    if (!first) return points.map(() => null);
+    const results: unknown[] = await db.batch([first, ...rest]);
+    rows = results[results.length - 1] as Found[];
+  }
   const definitions = new Map(plan.definitions.map((d) => [d.id, d]));
   const stored = new Map<string, ShiftInstanceRow>();
   for (const r of rows) {

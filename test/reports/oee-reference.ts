@@ -16,7 +16,10 @@ export interface ReferenceTimes {
   annotated: number;
 }
 
-/** Classifies [start, end) by scanning every span for each segment (see metrics.md). */
+/**
+ * Classifies the elapsed part of [start, end), [start, min(now, end)), by scanning every
+ * span for each segment (see metrics.md).
+ */
 export function referenceTimes(
   window: { start: number; end: number },
   stops: readonly StopSpan[],
@@ -31,14 +34,14 @@ export function referenceTimes(
   const spans: Span[] = [];
   for (const s of stops) {
     const from = Math.max(s.start, start);
-    const to = Math.min(s.end ?? pastEnd, end);
+    const to = Math.min(s.end ?? pastEnd, pastEnd);
     if (to <= from) continue;
     const cls = s.isProgrammed ? 1 : s.isIncludedInAvailability ? 2 : 3;
     spans.push({ from, to, cls, classified: s.isClassified });
   }
   for (const l of logs) {
     const from = Math.max(l.start, start);
-    const to = Math.min(l.end, end);
+    const to = Math.min(l.end, pastEnd);
     if (to > from) spans.push({ from, to, cls: 4, classified: false });
   }
   const bounds = new Set<number>([start, pastEnd]);
@@ -46,7 +49,7 @@ export function referenceTimes(
     bounds.add(s.from);
     bounds.add(s.to);
   }
-  const points = [...bounds].filter((t) => t >= start && t <= end).sort((a, b) => a - b);
+  const points = [...bounds].filter((t) => t >= start && t <= pastEnd).sort((a, b) => a - b);
   const totals = new Map<number, number>();
   let annotated = 0;
   const segments: { from: number; to: number; cls: number }[] = [];

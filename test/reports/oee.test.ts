@@ -120,6 +120,39 @@ describe("time classes", () => {
   });
 });
 
+describe("a running instance, so far (docs/metrics.md)", () => {
+  const window = { start: min(0), end: min(480) };
+
+  it("gives a perfect machine 1.0 one hour into an 8-hour shift", () => {
+    // 600 pieces in the first 60 minutes at a nominal speed of 10 a minute.
+    const logs = [log(0, 60, { count: 600, nominalSpeed: 10 })];
+    const i = computeShiftIndicators(window, [], logs, min(60));
+    expect(i.availableTime).toBe(60);
+    const m = computeProductionMetrics(i, logs);
+    expect(m).toMatchObject({ availability: 1, effectiveness: 1, quality: 1, oee: 1 });
+    expect(m.minutesLostByLowSpeed).toBe(0);
+  });
+
+  it("does not count a stop planned for later in the shift before it happens", () => {
+    const logs = [log(0, 60, { count: 600, nominalSpeed: 10 })];
+    const stops = [stop(240, 270, { isProgrammed: true })];
+    const running = computeShiftIndicators(window, stops, logs, min(60));
+    expect(running.programmedDowntime).toBe(0);
+    expect(running.availability).toBe(1);
+    const ended = computeShiftIndicators(window, stops, logs, LATER);
+    expect(ended.availableTime).toBe(480);
+    expect(ended.programmedDowntime).toBe(30);
+  });
+
+  it("moves continuously into the ended row at the shift's end", () => {
+    const logs = [log(0, 480, { count: 2400, nominalSpeed: 10 })];
+    const atEnd = computeShiftIndicators(window, [stop(100, 130)], logs, min(480) - 1);
+    const ended = computeShiftIndicators(window, [stop(100, 130)], logs, min(480));
+    expect(atEnd.availableTime).toBeCloseTo(ended.availableTime, 3);
+    expect(atEnd.availability).toBeCloseTo(ended.availability, 3);
+  });
+});
+
 describe("production metrics", () => {
   const window = { start: min(0), end: min(480) };
 
@@ -205,8 +238,11 @@ describe("the sweep agrees with the straightforward classification", () => {
           const unavailable = minutes(
             (want.totals.get(2) ?? 0) + want.lateStart + want.earlyStop + want.noData,
           );
-          const runTime = 480 - minutes(want.totals.get(1) ?? 0) - unavailable;
-          expect(close(got.availability, runTime / 480)).toBe(true);
+          // "So far": the available time is the elapsed part of the 480 minutes.
+          const elapsed = Math.min(480, Math.max(0, nowMinute));
+          expect(close(got.availableTime, elapsed)).toBe(true);
+          const runTime = elapsed - minutes(want.totals.get(1) ?? 0) - unavailable;
+          expect(close(got.availability, elapsed === 0 ? 0 : runTime / elapsed)).toBe(true);
         },
       ),
       { numRuns: 500 },

@@ -8,6 +8,7 @@ import { createDb } from "../../db/client";
 import { owned } from "../../db/company-scope";
 import { signals } from "../../db/schema";
 import type { Env } from "../../env";
+import { type Background, lookupCountSignal } from "./signal-lookup";
 import { signalStore } from "./store";
 
 /** Name of the signal whose samples are the machine's sensor pulses. */
@@ -17,13 +18,14 @@ export const COUNT_SIGNAL_NAME = "count";
  * The sum of the machine's `count` signal samples in each window `[start, end)`.
  *
  * The signal is the machine's lowest-id non-deleted signal named `count` (a second one,
- * if any, is a different sensor, not more pulses). One D1 read for the signal, then one
- * call to the machine's store for every window: whole hours come from the hour rollups,
- * the edges from their samples.
+ * if any, is a different sensor, not more pulses), found through this isolate's cache
+ * (`lookupCountSignal`: a D1 read every few minutes), then one call to the machine's store
+ * for every window: whole hours come from the hour rollups, the edges from their samples.
  *
  * @param env the bindings holding `DB` and `SIGNAL_STORE`.
  * @param machine the company and machine (internal ids).
  * @param windows instants in ms since the epoch, `start` inclusive, `end` exclusive.
+ * @param background keeps the cache's refresh ahead alive (`ctx.waitUntil`).
  * @returns one sum per window, in order; 0 for a window without samples, and all 0 when
  *   the machine has no such signal.
  */
@@ -31,25 +33,30 @@ export async function sumCountSignal(
   env: Pick<Env, "DB" | "SIGNAL_STORE">,
   machine: { companyId: number; machineId: number },
   windows: readonly { start: number; end: number }[],
+  background?: Background,
 ): Promise<number[]> {
   if (windows.length === 0) return [];
-  const signal = await createDb(env.DB)
-    .select({ id: signals.id })
-    .from(signals)
-    .where(
-      and(
-        owned(machine, signals),
-        eq(signals.machineId, machine.machineId),
-        eq(signals.name, COUNT_SIGNAL_NAME),
-        isNull(signals.deletedAt),
-      ),
-    )
-    .orderBy(asc(signals.id))
-    .limit(1)
-    .get();
-  if (signal === undefined) return windows.map(() => 0);
+  const load = async () => {
+    const row = await createDb(env.DB)
+      .select({ id: signals.id })
+      .from(signals)
+      .where(
+        and(
+          owned(machine, signals),
+          eq(signals.machineId, machine.machineId),
+          eq(signals.name, COUNT_SIGNAL_NAME),
+          isNull(signals.deletedAt),
+        ),
+      )
+      .orderBy(asc(signals.id))
+      .limit(1)
+      .get();
+    return row?.id ?? null;
+  };
+  const signalId = await lookupCountSignal(machine, load, background);
+  if (signalId === null) return windows.map(() => 0);
   return signalStore(env, machine.companyId, machine.machineId).sums(
-    signal.id,
+    signalId,
     windows.map((w) => ({ start: w.start, end: w.end })),
   );
 }

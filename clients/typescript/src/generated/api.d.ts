@@ -873,7 +873,7 @@ export interface components {
             end: string;
             isConsidered: boolean;
         };
-        /** @description `oee`: the running shift's figures when they change; at most one a second. */
+        /** @description `oee`: the running shift's figures so far (over its elapsed planned time, as the metrics report's active row) when they change; at most one a second. */
         OeeEvent: {
             shiftId: number;
             /** @description true on the last figures of an ended shift (equal to its report row). */
@@ -1902,7 +1902,7 @@ export interface components {
         ShiftIndicators: {
             /** @description Stable id of this row (the shift instance id). */
             indicatorId: number;
-            /** @description Length of the shift instance (minutes) */
+            /** @description Length of the shift instance; while it runs (`isActive`), its elapsed part: every figure of an active row is the shift so far (minutes) */
             availableTime: number;
             /** @description Time in programmed stops (minutes) */
             programmedDowntime: number;

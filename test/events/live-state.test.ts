@@ -1,0 +1,60 @@
+/**
+ * What a machine stream keeps for its live figures survives an eviction (its storage) while
+ * the instance is small, and a realtime flush's log changes apply to it in place.
+ */
+import { describe, expect, it } from "vitest";
+import { LiveState, MAX_STORED_SPANS } from "../../src/events/live";
+import type { InstanceInputs, LiveLogSpan } from "../../src/events/live-inputs";
+
+function memoryStorage() {
+  let text: string | null = null;
+  return {
+    get: () => text,
+    set: (value: string | null) => {
+      text = value;
+    },
+  };
+}
+
+const log = (id: string, start: number): LiveLogSpan => ({
+  id,
+  start,
+  end: start + 60_000,
+  type: "total",
+  count: 10,
+  nominalSpeed: 10,
+});
+
+function inputs(logs: LiveLogSpan[]): InstanceInputs {
+  return {
+    instanceId: 7,
+    start: 0,
+    end: 8 * 3_600_000,
+    stops: [],
+    logs: new Map(logs.map((l) => [l.id, l])),
+    loadedAt: 1,
+  };
+}
+
+describe("LiveState", () => {
+  it("gives a new object over the same storage the inputs and the changes told since", () => {
+    const storage = memoryStorage();
+    const state = new LiveState(storage);
+    state.inputs = inputs([log("a", 0)]);
+    state.tell({ instanceId: 7, upserted: [{ ...log("b", 60_000), count: 5 }], removed: ["a"] });
+    const woken = new LiveState(storage);
+    expect([...(woken.inputs?.logs.values() ?? [])]).toEqual([{ ...log("b", 60_000), count: 5 }]);
+    // A change for another instance: forgotten, read again at the next tick.
+    woken.tell({ instanceId: 8, upserted: [], removed: [] });
+    expect(new LiveState(storage).inputs).toBeNull();
+  });
+
+  it("does not store an instance of more than MAX_STORED_SPANS logs", () => {
+    const storage = memoryStorage();
+    const state = new LiveState(storage);
+    const many = Array.from({ length: MAX_STORED_SPANS + 1 }, (_, i) => log(`l${i}`, i));
+    state.inputs = inputs(many);
+    expect(state.inputs?.logs.size).toBe(MAX_STORED_SPANS + 1);
+    expect(storage.get()).toBeNull();
+  });
+});
