@@ -20,7 +20,9 @@ describe("runningInstance", () => {
     ]);
     const [m] = await createMachines(co.id, [{ name: "Press" }]);
     if (!m) throw new Error("no machine");
-    const now = Date.now();
+    // Three days ahead: creating the machine armed its realtime object, which already
+    // stored today's instance (and looks ahead to the next one at most).
+    const now = Date.now() + 3 * 86_400_000;
 
     const first = countingD1(env.DB);
     const created = await runningInstance(createDb(first.binding), co.id, m.id, now);
