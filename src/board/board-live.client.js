@@ -44,8 +44,10 @@
       state.events = null;
       if (!state.key || typeof EventSource === "undefined") return;
       try {
-        const { body } = await api("/v1/realtime/tickets", {});
-        const query = new URLSearchParams({ ticket: body.ticket });
+        // The ticket taken with the company's zone, once; a fresh one on every reconnect.
+        const ticket = state.ticket ?? (await api("/v1/realtime/tickets", {})).body.ticket;
+        state.ticket = null;
+        const query = new URLSearchParams({ ticket });
         if (state.lastEventId !== null) query.set("since", state.lastEventId);
         const source = new EventSource(`/v1/realtime/events?${query}`);
         state.events = source;

@@ -23,6 +23,8 @@
     slowTimer: null,
     events: null,
     lastEventId: null,
+    /** A ticket taken with the company's zone, for the stream's first connection. */
+    ticket: null,
     pending: new Set(),
     flushTimer: null,
   };
@@ -277,13 +279,20 @@
   }
 
   /**
-   * The company's time zone. The public API states it with each production log
-   * (`company.timezone`); a company without any log yet has no answer that carries it, and
-   * the board says so rather than pass the browser's zone or UTC off as the plant's.
+   * The company's time zone, from the one-use ticket of its live events
+   * (`company.timezone`); the ticket is kept for the stream's first connection. Null when the
+   * key cannot take a ticket (no `realtime.read`): the board then says the zone is unknown
+   * rather than pass the browser's zone or UTC off as the plant's.
    */
   async function companyZone() {
-    const logs = await api("/v1/production-logs/filters", { limit: 1 });
-    return logs.body.productionLogs[0]?.company.timezone ?? null;
+    try {
+      const { body } = await api("/v1/realtime/tickets", {});
+      state.ticket = body.ticket;
+      return body.company.timezone;
+    } catch (error) {
+      if (error.status === 403) return null;
+      throw error;
+    }
   }
 
   async function start() {
@@ -298,7 +307,7 @@
       document.body.dataset.timeZone = zone ?? "";
       $("time-zone").textContent = zone
         ? `Times in ${zone} (the plant's)`
-        : "Times in UTC: the company's zone is not known yet (the API gives it with production logs)";
+        : "Times in UTC: the company's zone is not known (this key has no realtime.read)";
     } catch (error) {
       setStatus(error.status === 401 ? "That key is not valid." : `Error: ${error.message}`);
       if (error.status === 401) forgetKey();

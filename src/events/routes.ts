@@ -281,7 +281,14 @@ export const eventsRoutes = createRouter()
       expiresAt: p.expiresAt ?? null,
     };
     await eventsObject(c.env, ticketStore(p.companyId)).issueTicket(ticket, principal);
-    return c.json({ ticket, expiresAt: new Date(Date.now() + TICKET_TTL_MS).toISOString() }, 201);
+    return c.json(
+      {
+        ticket,
+        expiresAt: new Date(Date.now() + TICKET_TTL_MS).toISOString(),
+        company: { id: p.companyId, name: p.companyName, timezone: p.timezone },
+      },
+      201,
+    );
   });
 
 // Not the schema of any one response (the SSE body is text): registered so that clients find it.

@@ -170,5 +170,19 @@ export const TicketSchema = z
   .object({
     ticket: z.string().openapi({ description: "Pass as `?ticket=` to an events path, once." }),
     expiresAt: instant(),
+    company: z
+      .object({
+        id: z.number().int(),
+        name: z.string(),
+        timezone: z.string().openapi({
+          description: "IANA time zone of the company: its shifts and local days follow it.",
+          example: "Europe/Rome",
+        }),
+      })
+      .openapi({
+        description:
+          "The company the ticket's stream belongs to, with its time zone, so that a board " +
+          "can write every time in the plant's clock before any event arrives.",
+      }),
   })
   .openapi("RealtimeTicket");

@@ -268,12 +268,18 @@ describe("the OpenAPI document", () => {
 
 describe("WebSocket and tickets", () => {
   it("gives the same events over a WebSocket opened with a one-use ticket", async () => {
-    const p = await plant();
+    const p = await plant(1, { timezone: "Asia/Tokyo" });
     const m = p.machines[0];
     if (!m) throw new Error("no machine");
     const issued = await api(p.co.key, "/v1/realtime/tickets", { method: "POST" });
     expect(issued.status).toBe(201);
-    const { ticket } = (await issued.json()) as { ticket: string; expiresAt: string };
+    const { ticket, company } = (await issued.json()) as {
+      ticket: string;
+      expiresAt: string;
+      company: { id: number; timezone: string };
+    };
+    // The company's zone comes with the ticket (a board writes times in the plant's clock).
+    expect(company).toEqual({ id: p.co.id, name: p.co.name, timezone: "Asia/Tokyo" });
     const sub = await ws(`/v1/realtime/${m.id}/events?ticket=${encodeURIComponent(ticket)}`, {});
     await threeWrites(p, m.id, 3);
     const events = await sub.waitFor((e) => WRITE_TYPES.includes(e.type), 3);

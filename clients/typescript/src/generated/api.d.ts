@@ -2656,6 +2656,16 @@ export interface components {
             ticket: string;
             /** Format: date-time */
             expiresAt: string;
+            /** @description The company the ticket's stream belongs to, with its time zone, so that a board can write every time in the plant's clock before any event arrives. */
+            company: {
+                id: number;
+                name: string;
+                /**
+                 * @description IANA time zone of the company: its shifts and local days follow it.
+                 * @example Europe/Rome
+                 */
+                timezone: string;
+            };
         };
         RealtimeSkuWrite: {
             /** @description The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU. */
