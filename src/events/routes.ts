@@ -6,11 +6,11 @@
  * (`./machine-events.ts`); the Worker authenticates, counts the connection and hands the
  * request to the stream.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { publicRoute } from "../app-chain/public-route";
 import type { AppEnv } from "../app-env";
-import { authenticate, DEFAULT_RESOLVERS, requireScope } from "../auth/middleware";
+import { authenticate, DEFAULT_RESOLVERS } from "../auth/middleware";
 import { readSettings } from "../env";
 import { ApiError, notAuthenticated } from "../http/errors";
 import {
@@ -19,7 +19,6 @@ import {
   NOT_FOUND_RESPONSE,
   RATE_LIMIT_HEADERS,
 } from "../http/openapi";
-import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
 import { findMachine } from "../realtime/queries";
 import { MachineIdParam } from "../realtime/schemas";
 import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "./connection-leases";
@@ -136,8 +135,9 @@ const streamResponses = {
   ...NOT_FOUND_RESPONSE,
 } as const;
 
-const machineEventsRoute = createRoute({
-  ...publicRoute(SCOPE, {
+const machineEventsRoute = publicRoute(
+  SCOPE,
+  {
     method: "get",
     path: "/v1/realtime/{machine_id}/events",
     operationId: "streamMachineEvents",
@@ -153,17 +153,13 @@ const machineEventsRoute = createRoute({
       `report computes it; the last one of a shift has \`final: true\`).\n\n${STREAM_TEXT}`,
     request: { params: MachineIdParam, query: EVENTS_QUERY, headers: EVENTS_HEADERS },
     responses: streamResponses,
-  }),
-  middleware: [
-    limitFailedAuthentications(),
-    authenticateOrTicket(),
-    rateLimit(),
-    requireScope(SCOPE),
-  ] as const,
-});
+  },
+  { authenticate: authenticateOrTicket() },
+);
 
-const companyEventsRoute = createRoute({
-  ...publicRoute(SCOPE, {
+const companyEventsRoute = publicRoute(
+  SCOPE,
+  {
     method: "get",
     path: "/v1/realtime/events",
     operationId: "streamCompanyEvents",
@@ -176,14 +172,9 @@ const companyEventsRoute = createRoute({
       `resuming.\n\n${STREAM_TEXT}`,
     request: { query: EVENTS_QUERY, headers: EVENTS_HEADERS },
     responses: streamResponses,
-  }),
-  middleware: [
-    limitFailedAuthentications(),
-    authenticateOrTicket(),
-    rateLimit(),
-    requireScope(SCOPE),
-  ] as const,
-});
+  },
+  { authenticate: authenticateOrTicket() },
+);
 
 const ticketRoute = publicRoute(SCOPE, {
   method: "post",

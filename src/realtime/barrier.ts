@@ -67,8 +67,7 @@ export async function syncPendingMachines(
 
   const flush =
     options.flush ??
-    ((company: number, machineId: number) =>
-      machineObject(env, company, machineId).sync({ companyId: company, machineId }));
+    ((company: number, machineId: number) => machineObject(env, company, machineId).sync());
   const concurrency = Math.max(1, options.concurrency ?? BARRIER_CONCURRENCY);
   let next = 0;
   const worker = async () => {
