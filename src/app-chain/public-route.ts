@@ -108,7 +108,7 @@ const CHANGING_ROUTE_RESPONSES = {
 export interface PublicRouteOptions {
   /**
    * The authentication step, in place of `authenticate()` (same place in the chain): the
-   * event streams also take a one-use `?ticket=` (src/events/routes.ts).
+   * event streams also take a one-use `?ticket=` (src/realtime/streams/routes.ts).
    */
   authenticate?: MiddlewareHandler<AppEnv>;
 }

@@ -2,14 +2,12 @@
  * How the Worker reaches a machine's realtime object: its name and its stub.
  */
 import { namedStub } from "../durable/named-stub";
+import { realtimeObjectName } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import type { RealtimeMachineRpc } from "./machine-rpc";
 import type { MachineKey } from "./machine-types";
 
-/** The Durable Object name of a machine: deterministic, so every isolate reaches the same object. */
-export function realtimeObjectName(companyId: number, machineId: number): string {
-  return `${companyId}:${machineId}`;
-}
+export { realtimeObjectName };
 
 /**
  * The machine a realtime object is for, from its name (`ctx.id.name`).

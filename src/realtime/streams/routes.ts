@@ -3,29 +3,29 @@
  * Events, or a WebSocket on the same path with `Upgrade: websocket`), and
  * `POST /v1/realtime/tickets` (a one-use ticket for browsers, which cannot set headers on
  * `EventSource` or `WebSocket`). The streams live in `MachineEvents` objects
- * (`./machine-events.ts`); the Worker authenticates, counts the connection and hands the
+ * (src/events/machine-events.ts); the Worker authenticates, counts the connection and hands the
  * request to the stream.
  */
 import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
-import { publicRoute } from "../app-chain/public-route";
-import type { AppEnv } from "../app-env";
-import { authenticate, DEFAULT_RESOLVERS } from "../auth/middleware";
-import { readSettings } from "../env";
-import { ApiError, notAuthenticated } from "../http/errors";
+import { publicRoute } from "../../app-chain/public-route";
+import type { AppEnv } from "../../app-env";
+import { authenticate, DEFAULT_RESOLVERS } from "../../auth/middleware";
+import { readSettings } from "../../env";
+import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "../../events/connection-leases";
+import { companyStream, machineStream, ticketStore } from "../../events/names";
+import { eventsObject } from "../../events/publish";
+import { LiveEventSchema, TicketSchema } from "../../events/schemas";
+import { TICKET_TTL_MS, type TicketPrincipal } from "../../events/tickets";
+import { ApiError, notAuthenticated } from "../../http/errors";
 import {
   createRouter,
   jsonResponse,
   NOT_FOUND_RESPONSE,
   RATE_LIMIT_HEADERS,
-} from "../http/openapi";
-import { findMachine } from "../realtime/queries";
-import { MachineIdParam } from "../realtime/schemas";
-import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "./connection-leases";
-import { companyStream, machineStream, ticketStore } from "./names";
-import { eventsObject } from "./publish";
-import { LiveEventSchema, TicketSchema } from "./schemas";
-import { TICKET_TTL_MS, type TicketPrincipal } from "./tickets";
+} from "../../http/openapi";
+import { findMachine } from "../queries";
+import { MachineIdParam } from "../schemas";
 
 const SCOPE = "realtime.read";
 
