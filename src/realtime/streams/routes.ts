@@ -2,8 +2,8 @@
  * Live events: `GET /v1/realtime/{machine_id}/events` and `GET /v1/realtime/events` (Server-Sent
  * Events, or a WebSocket on the same path with `Upgrade: websocket`), and
  * `POST /v1/realtime/tickets` (a one-use ticket for browsers, which cannot set headers on
- * `EventSource` or `WebSocket`). The streams live in `MachineEvents` objects
- * (src/events/machine-events.ts); the Worker authenticates, counts the connection and hands the
+ * `EventSource` or `WebSocket`). The streams live in `MachineStream` and
+ * `CompanyStream` objects (src/events/); the Worker authenticates, counts the connection and hands the
  * request to the stream.
  */
 import { z } from "@hono/zod-openapi";
@@ -13,8 +13,8 @@ import type { AppEnv } from "../../app-env";
 import { authenticate, DEFAULT_RESOLVERS } from "../../auth/middleware";
 import { readSettings } from "../../env";
 import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "../../events/connection-leases";
-import { companyStream, machineStream, ticketStore } from "../../events/names";
-import { eventsObject } from "../../events/publish";
+import { companyStream, machineStream } from "../../events/names";
+import { streamObject, ticketObject } from "../../events/publish";
 import { LiveEventSchema, TicketSchema } from "../../events/schemas";
 import { TICKET_TTL_MS, type TicketPrincipal } from "../../events/tickets";
 import { ApiError, notAuthenticated } from "../../http/errors";
@@ -57,7 +57,7 @@ function authenticateOrTicket(): MiddlewareHandler<AppEnv> {
     }
     const match = TICKET_PATTERN.exec(ticket);
     if (!match) throw notAuthenticated();
-    const principal = await eventsObject(c.env, ticketStore(Number(match[1]))).redeemTicket(ticket);
+    const principal = await ticketObject(c.env, Number(match[1])).redeemTicket(ticket);
     if (!principal) throw notAuthenticated();
     const { expiresAt, ...rest } = principal;
     c.set("principal", {
@@ -234,7 +234,7 @@ async function subscribe(
   if (principal.expiresAt !== undefined) headers.set("x-closes-at", String(principal.expiresAt));
   let response: Response;
   try {
-    response = await eventsObject(c.env, stream).fetch(url, { headers });
+    response = await streamObject(c.env, stream).fetch(url, { headers });
   } catch (error) {
     await counter.release(leaseId);
     throw error;
@@ -271,7 +271,7 @@ export const eventsRoutes = createRouter()
       rateLimit: p.rateLimit,
       expiresAt: p.expiresAt ?? null,
     };
-    await eventsObject(c.env, ticketStore(p.companyId)).issueTicket(ticket, principal);
+    await ticketObject(c.env, p.companyId).issueTicket(ticket, principal);
     return c.json({ ticket, expiresAt: new Date(Date.now() + TICKET_TTL_MS).toISOString() }, 201);
   });
 
