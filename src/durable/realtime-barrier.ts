@@ -13,7 +13,7 @@
  * writes that were acknowledged: a reader never sees production that misses
  * an acknowledged realtime write, and a slow object costs it a retry.
  *
- * Below the domain (every reader of production logs passes it: the reports, the
+ * At the bottom of the domain (every reader of production logs passes it: the reports, the
  * production logs, the live figures of the event streams, MCP, the operator API), so it
  * reaches the machine's object by name and by the one method it needs, not through
  * src/realtime/: no folder that reads logs has to import the realtime folder.
