@@ -20,7 +20,9 @@ describe("runningInstance", () => {
     ]);
     const [m] = await createMachines(co.id, [{ name: "Press" }]);
     if (!m) throw new Error("no machine");
-    const now = Date.now();
+    // Tomorrow's instance: today's was taken already when the machine was armed at creation
+    // (src/realtime/arm.ts), and this test wants the first use of one.
+    const now = Date.now() + 86_400_000;
 
     const first = countingD1(env.DB);
     const created = await runningInstance(createDb(first.binding), co.id, m.id, now);
