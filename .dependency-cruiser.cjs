@@ -41,6 +41,23 @@ module.exports = {
       from: { path: "^src/(http|auth)/" },
       to: { path: "^src/", pathNot: "^src/(http|auth|db)/|^src/(app-env|env)\\.ts$" },
     },
+    {
+      name: "realtime-over-the-streams",
+      severity: "error",
+      comment:
+        "realtime/ publishes into events/ and reads the catalog in resources/; nothing below it " +
+        "imports it back (the read barrier every log reader passes is durable/realtime-barrier.ts). " +
+        "test/architecture.test.ts checks that no two folders import each other at all.",
+      from: { path: "^src/(events|reports|resources|shifts|durable|webhooks|db|http|auth)/" },
+      to: { path: "^src/realtime/" },
+    },
+    {
+      name: "streams-over-the-reports",
+      severity: "error",
+      comment: "events/ computes live figures with reports/; reports/ and below never import events/.",
+      from: { path: "^src/(reports|resources|shifts|durable|webhooks|db|http|auth)/" },
+      to: { path: "^src/events/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

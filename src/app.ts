@@ -13,7 +13,6 @@ import {
   serveFavicon,
 } from "./board/board-page";
 import { createDb } from "./db/client";
-import { eventsRoutes } from "./events/routes";
 import {
   DOCS_ASSETS_PREFIX,
   docsPageHtml,
@@ -33,6 +32,7 @@ import { createRouter } from "./http/openapi";
 import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
 import { realtimeRoutes } from "./realtime/routes";
+import { eventsRoutes } from "./realtime/streams/routes";
 import { reportsRoutes } from "./reports/routes";
 import { machinesRoutes } from "./resources/machines/routes";
 import { nominalSpeedsRoutes } from "./resources/nominal-speeds/routes";

@@ -8,7 +8,10 @@ import { type Env, readSettings } from "./env";
 import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
 
-export { MachineEvents } from "./events/machine-events";
+export { CompanyStream } from "./events/company-stream";
+export { ConnectionLeases } from "./events/lease-object";
+export { MachineStream } from "./events/machine-stream";
+export { RealtimeTickets } from "./events/ticket-object";
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";
 export { SignalStore } from "./resources/signals/store";

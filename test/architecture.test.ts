@@ -49,6 +49,106 @@ describe("the layers", () => {
   });
 });
 
+/** The folder of src/ a source file is in (`realtime`, `resources`), or null for a file at the top. */
+function folderOf(file: string): string | null {
+  const parts = file.replace(/^\.\.\/src\//, "").split("/");
+  return parts.length > 1 ? (parts[0] ?? null) : null;
+}
+
+/** The source file a relative import of `file` names (`../src/x/y.ts`), or null for a package. */
+function resolveImport(file: string, spec: string): string | null {
+  if (!spec.startsWith(".")) return null;
+  const parts = file.split("/").slice(0, -1);
+  for (const part of spec.split("/")) {
+    if (part === "..") parts.pop();
+    else if (part !== ".") parts.push(part);
+  }
+  const base = parts.join("/");
+  return [`${base}.ts`, `${base}/index.ts`, base].find((candidate) => candidate in sources) ?? null;
+}
+
+/**
+ * The import graph of src/ between folders (a file at the top, such as app.ts or
+ * env.ts, belongs to none): folder -> the folders it imports from, with one import each.
+ */
+function folderGraph(files: Record<string, string>): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const [file, text] of Object.entries(files)) {
+    const from = folderOf(file);
+    if (from === null) continue;
+    for (const spec of importsOf(text)) {
+      const target = resolveImport(file, spec);
+      const to = target === null ? null : folderOf(target);
+      if (to === null || to === from) continue;
+      const edges = graph.get(from) ?? new Map<string, string>();
+      if (!edges.has(to)) edges.set(to, `${file} imports ${spec}`);
+      graph.set(from, edges);
+    }
+  }
+  return graph;
+}
+
+/**
+ * The folder loops of a graph: its strongly connected components of more than one folder
+ * (Tarjan's algorithm), each with the imports that close it.
+ */
+function folderLoops(graph: Map<string, Map<string, string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const loops: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) ?? 0);
+    stack.push(v);
+    for (const w of graph.get(v)?.keys() ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (stack.includes(w)) {
+        low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+      }
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (let w = stack.pop(); w !== undefined; w = w === v ? undefined : stack.pop()) {
+      component.push(w);
+    }
+    if (component.length > 1) {
+      loops.push(
+        component.flatMap((a) =>
+          component.flatMap((b) => {
+            const edge = graph.get(a)?.get(b);
+            return edge ? [edge] : [];
+          }),
+        ),
+      );
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return loops;
+}
+
+describe("no folder loops", () => {
+  it("has no two folders of src/ that import each other, directly or through others", () => {
+    const graph = folderGraph(sources);
+    // The graph is read at all: realtime publishes through events, events read the reports.
+    expect(graph.get("realtime")?.has("events")).toBe(true);
+    expect(graph.get("events")?.has("reports")).toBe(true);
+    expect(folderLoops(graph)).toEqual([]);
+  });
+
+  it("finds a loop when one is there", () => {
+    const looped = {
+      ...sources,
+      "../src/events/looped.ts": 'import { realtimeRoutes } from "../realtime/routes";\n',
+    };
+    expect(folderLoops(folderGraph(looped)).flat()).toContain(
+      "../src/events/looped.ts imports ../realtime/routes",
+    );
+  });
+});
+
 /** "path:line: text" of every source line matching `pattern`, outside the files `except`. */
 function linesMatching(pattern: RegExp, except: string[]): string[] {
   const out: string[] = [];

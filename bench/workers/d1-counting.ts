@@ -167,11 +167,19 @@ export class RealtimeMachine extends project.RealtimeMachine {
   }
 }
 
-export class MachineEvents extends project.MachineEvents {
+export class MachineStream extends project.MachineStream {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, counted(env, "live stream object"));
   }
 }
+
+export class CompanyStream extends project.CompanyStream {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, counted(env, "company stream object"));
+  }
+}
+
+export { ConnectionLeases, RealtimeTickets } from "../../src/index";
 
 export class SignalStore extends project.SignalStore {
   constructor(ctx: DurableObjectState, env: Env) {

@@ -63,7 +63,13 @@ export class RealtimeMachine extends DurableObject<FloorEnv> {}
 /** Unused here; declared because the project's configuration binds the class. */
 export class RateLimiter extends DurableObject<FloorEnv> {}
 /** Unused here; declared because the project's configuration binds the class. */
-export class MachineEvents extends DurableObject<FloorEnv> {}
+export class MachineStream extends DurableObject<FloorEnv> {}
+/** Unused here; declared because the project's configuration binds the class. */
+export class CompanyStream extends DurableObject<FloorEnv> {}
+/** Unused here; declared because the project's configuration binds the class. */
+export class ConnectionLeases extends DurableObject<FloorEnv> {}
+/** Unused here; declared because the project's configuration binds the class. */
+export class RealtimeTickets extends DurableObject<FloorEnv> {}
 /** Unused here; declared because the project's configuration binds the class. */
 export class WebhookEndpoint extends DurableObject<FloorEnv> {}
 

@@ -40,7 +40,16 @@ export class RateLimiter extends DurableObject<StorageFloorEnv> {}
 export class SignalStore extends DurableObject<StorageFloorEnv> {}
 
 /** Bound by wrangler.toml; unused here. */
-export class MachineEvents extends DurableObject<StorageFloorEnv> {}
+export class MachineStream extends DurableObject<StorageFloorEnv> {}
+
+/** Bound by wrangler.toml; unused here. */
+export class CompanyStream extends DurableObject<StorageFloorEnv> {}
+
+/** Bound by wrangler.toml; unused here. */
+export class ConnectionLeases extends DurableObject<StorageFloorEnv> {}
+
+/** Bound by wrangler.toml; unused here. */
+export class RealtimeTickets extends DurableObject<StorageFloorEnv> {}
 
 /** Bound by wrangler.toml; unused here. */
 export class WebhookEndpoint extends DurableObject<StorageFloorEnv> {}

@@ -6,6 +6,8 @@
  * idempotency (src/http/) together: the app's composition, not a shared utility.
  */
 import { createRoute, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../app-env";
 import { authenticate, requireScope } from "../auth/middleware";
 import {
   IDEMPOTENCY_HEADER,
@@ -102,6 +104,15 @@ const CHANGING_ROUTE_RESPONSES = {
   ),
 } as const;
 
+/** How a public route may differ from the standard chain. */
+export interface PublicRouteOptions {
+  /**
+   * The authentication step, in place of `authenticate()` (same place in the chain): the
+   * event streams also take a one-use `?ticket=` (src/realtime/streams/routes.ts).
+   */
+  authenticate?: MiddlewareHandler<AppEnv>;
+}
+
 /**
  * Adds the rate-limit header fields (and `extra`) to every response that
  * declares no headers of its own.
@@ -151,8 +162,13 @@ export function changesSomething(scope: string): boolean {
  *
  * @param scope `section.action`.
  * @param route the route without security or middleware.
+ * @param options `authenticate`: another authentication step in the same place.
  */
-export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R) {
+export function publicRoute<R extends PublicRouteConfig>(
+  scope: string,
+  route: R,
+  options: PublicRouteOptions = {},
+) {
   registerRequestSchemas(route.method, route.path, route.request);
   const changes = changesSomething(scope);
   const bodyErrors = takesBody(route.method) ? BODY_ERROR_RESPONSES : {};
@@ -174,7 +190,7 @@ export function publicRoute<R extends PublicRouteConfig>(scope: string, route: R
     ...(changes ? { parameters: [IDEMPOTENCY_PARAMETER] } : {}),
     middleware: [
       limitFailedAuthentications(),
-      authenticate(),
+      options.authenticate ?? authenticate(),
       rateLimit(),
       requireScope(scope),
       ...(takesBody(route.method) ? [jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES })] : []),

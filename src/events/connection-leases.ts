@@ -1,10 +1,13 @@
 /**
- * Connection leases (the `k:<credentialId>` objects of `MachineEvents`): how many event
+ * Connection leases (the `k:<credentialId>` objects, class `ConnectionLeases`: ./lease-object.ts): how many event
  * connections a credential holds open. A lease expires unless renewed (an SSE connection's
  * heartbeat renews it), so a connection that vanished without a word frees its place.
  */
+
+import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
-import type { LeaseDecision, MachineEventsRpc } from "./events-rpc";
+import type { ConnectionLeasesRpc, LeaseDecision } from "./events-rpc";
+import { streamObject } from "./publish";
 
 /** A comment line to every Server-Sent Events subscriber this often (ms). */
 export const HEARTBEAT_MS = 15_000;
@@ -113,14 +116,14 @@ export class LeaseTable {
 
 /** The `k:` object counting a credential's connections. */
 export function connectionCounter(
-  env: Pick<Env, "MACHINE_EVENTS">,
+  env: Pick<Env, "CONNECTION_LEASES">,
   credentialId: string,
-): DurableObjectStub<MachineEventsRpc> {
-  return env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(`k:${credentialId}`));
+): DurableObjectStub<ConnectionLeasesRpc> {
+  return namedStub(env.CONNECTION_LEASES, `k:${credentialId}`);
 }
 
 export async function releaseLease(
-  env: Pick<Env, "MACHINE_EVENTS">,
+  env: Pick<Env, "CONNECTION_LEASES">,
   lease: SubscriberLease,
 ): Promise<void> {
   try {
@@ -134,24 +137,19 @@ export async function releaseLease(
  * Revokes a credential's event connections: from now on it opens none, and every stream
  * holding one of its open connections closes them (SSE and WebSocket).
  *
- * @param env the bindings holding `MACHINE_EVENTS`.
+ * @param env the bindings of the leases and the streams.
  * @param credentialId `key:<id>` for an API key.
  * @returns how many connections were closed.
  * @throws when a stream cannot be reached (the caller logs it: the credential is already
  *   refused by authentication, and the streams refuse it once told).
  */
 export async function closeCredentialConnections(
-  env: Pick<Env, "MACHINE_EVENTS">,
+  env: Pick<Env, "CONNECTION_LEASES" | "MACHINE_STREAM" | "COMPANY_STREAM">,
   credentialId: string,
 ): Promise<number> {
   const streams = await connectionCounter(env, credentialId).revoke();
   const closed = await Promise.all(
-    streams.map((stream) =>
-      env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(stream)).closeCredential(
-        stream,
-        credentialId,
-      ),
-    ),
+    streams.map((stream) => streamObject(env, stream).closeCredential(stream, credentialId)),
   );
   return closed.reduce((sum, n) => sum + n, 0);
 }

@@ -1,5 +1,5 @@
 /**
- * A stream's log (the `m:` and `c:` objects of `MachineEvents`) in SQLite: the events
+ * A stream's log (a `MachineStream` or `CompanyStream` object) in SQLite: the events
  * (`events`, id = a strictly increasing integer, never reused: the newest row is never
  * pruned, so the next id only grows), at least the last `KEEP_EVENTS` and every event of the
  * last `KEEP_MS`; the latest payload of each kind of state (`state`) for the `reset` event;

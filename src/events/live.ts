@@ -18,8 +18,8 @@
  * realtime writes by the write-behind interval; the final figures do not.
  */
 import { createDb } from "../db/client";
+import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
-import { syncPendingMachines } from "../realtime/barrier";
 import { metricsReport } from "../reports/metrics-report";
 import {
   computeProductionMetrics,

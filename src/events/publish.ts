@@ -8,20 +8,65 @@
 
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
-import type { MachineEventsRpc } from "./events-rpc";
+import type {
+  CompanyStreamRpc,
+  MachineStreamRpc,
+  RealtimeTicketsRpc,
+  StreamRpc,
+} from "./events-rpc";
 import type { LiveLogChange } from "./live-inputs";
-import { type EventInput, machineStream } from "./names";
+import {
+  companyStream,
+  type EventInput,
+  machineStream,
+  parseStreamName,
+  ticketStore,
+} from "./names";
 import { Outbox } from "./outbox";
 
 /** An event as a publisher gives it: the machine comes from the stream. */
 export type Publishable = Omit<EventInput, "machineId" | "machineEventId">;
 
-/** The stub of a stream (or other `MachineEvents`) object by name. */
-export function eventsObject(
-  env: Pick<Env, "MACHINE_EVENTS">,
+/** The stub of a machine's stream (`MachineStream`, `m:<companyId>:<machineId>`). */
+export function machineStreamObject(
+  env: Pick<Env, "MACHINE_STREAM">,
+  companyId: number,
+  machineId: number,
+): DurableObjectStub<MachineStreamRpc> {
+  return namedStub(env.MACHINE_STREAM, machineStream(companyId, machineId));
+}
+
+/** The stub of a company's stream (`CompanyStream`, `c:<companyId>`). */
+export function companyStreamObject(
+  env: Pick<Env, "COMPANY_STREAM">,
+  companyId: number,
+): DurableObjectStub<CompanyStreamRpc> {
+  return namedStub(env.COMPANY_STREAM, companyStream(companyId));
+}
+
+/**
+ * The stub of a stream of either kind by its name (`m:...` or `c:...`: a lease names its
+ * stream so).
+ *
+ * @throws Error for a name of no stream.
+ */
+export function streamObject(
+  env: Pick<Env, "MACHINE_STREAM" | "COMPANY_STREAM">,
   name: string,
-): DurableObjectStub<MachineEventsRpc> {
-  return namedStub(env.MACHINE_EVENTS, name);
+): DurableObjectStub<StreamRpc> {
+  const stream = parseStreamName(name);
+  if (stream === null) throw new Error(`Not a stream: ${name}`);
+  return stream.kind === "machine"
+    ? machineStreamObject(env, stream.companyId, stream.machineId)
+    : companyStreamObject(env, stream.companyId);
+}
+
+/** The stub of a company's browser tickets (`RealtimeTickets`, `t:<companyId>`). */
+export function ticketObject(
+  env: Pick<Env, "REALTIME_TICKETS">,
+  companyId: number,
+): DurableObjectStub<RealtimeTicketsRpc> {
+  return namedStub(env.REALTIME_TICKETS, ticketStore(companyId));
 }
 
 function logFailure(what: string, companyId: number, machineId: number, error: unknown): void {
@@ -34,21 +79,21 @@ function logFailure(what: string, companyId: number, machineId: number, error: u
  * Publishes one event to a machine's stream (and through it to the company's stream), and
  * marks the machine's live figures for recomputation.
  *
- * @param env the bindings holding `MACHINE_EVENTS`.
+ * @param env the bindings holding `MACHINE_STREAM`.
  * @param companyId the machine's company (checked by the caller).
  * @param event the kind, its JSON payload and optionally when it happened (ms).
  * @returns once the stream stored it (so a client that saw the write's answer and then
  *   subscribes with its last id gets it); never throws.
  */
 export async function publish(
-  env: Pick<Env, "MACHINE_EVENTS">,
+  env: Pick<Env, "MACHINE_STREAM">,
   companyId: number,
   machineId: number,
   event: Publishable,
 ): Promise<void> {
   const name = machineStream(companyId, machineId);
   try {
-    await eventsObject(env, name).append(name, { ...event, machineId });
+    await machineStreamObject(env, companyId, machineId).append(name, { ...event, machineId });
   } catch (error) {
     logFailure("events_publish", companyId, machineId, error);
   }
@@ -62,14 +107,14 @@ export async function publish(
  * @returns once the stream took note; never throws.
  */
 export async function nudgeLive(
-  env: Pick<Env, "MACHINE_EVENTS">,
+  env: Pick<Env, "MACHINE_STREAM">,
   companyId: number,
   machineId: number,
   change?: LiveLogChange,
 ): Promise<void> {
   const name = machineStream(companyId, machineId);
   try {
-    await eventsObject(env, name).nudge(name, change);
+    await machineStreamObject(env, companyId, machineId).nudge(name, change);
   } catch (error) {
     logFailure("events_nudge", companyId, machineId, error);
   }
@@ -92,12 +137,12 @@ export class MachinePublisher {
   private readonly outbox: Outbox<Publishable>;
 
   /**
-   * @param env the bindings holding `MACHINE_EVENTS`.
+   * @param env the bindings holding `MACHINE_STREAM`.
    * @param sql the realtime object's SQLite (the outbox's table).
    * @param companyId the machine's company; `machineId` the machine (internal ids).
    */
   constructor(
-    env: Pick<Env, "MACHINE_EVENTS">,
+    env: Pick<Env, "MACHINE_STREAM">,
     sql: SqlStorage,
     private readonly companyId: number,
     private readonly machineId: number,
@@ -107,7 +152,7 @@ export class MachinePublisher {
       sql,
       "event_outbox",
       (batch, delivery) =>
-        eventsObject(env, name).appendMany(
+        machineStreamObject(env, companyId, machineId).appendMany(
           name,
           batch.map((event) => ({ ...event, machineId })),
           delivery,

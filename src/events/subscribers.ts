@@ -1,5 +1,5 @@
 /**
- * The subscribers of one stream (`m:` or `c:` object of `MachineEvents`): Server-Sent Events
+ * The subscribers of one stream (a `MachineStream` or `CompanyStream` object): Server-Sent Events
  * streams held in memory and WebSockets accepted through the Hibernation API, how a new one
  * catches up with the log, and how connections end with their credential.
  *

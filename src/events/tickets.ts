@@ -1,5 +1,5 @@
 /**
- * Browser tickets (the `t:<companyId>` objects of `MachineEvents`): one use, valid
+ * Browser tickets (the `t:<companyId>` objects, class `RealtimeTickets`: ./ticket-object.ts): one use, valid
  * `TICKET_TTL_MS`, kept as SHA-256 hashes (a ticket never sits in storage).
  */
 

@@ -109,7 +109,7 @@ export const STANDARD_ERROR_RESPONSES = {
 } as const;
 
 /**
- * The 503 of a route behind the realtime read barrier (src/realtime/barrier.ts):
+ * The 503 of a route behind the realtime read barrier (src/durable/realtime-barrier.ts):
  * a machine's realtime writes did not reach the database within the barrier's
  * budget, and the read is refused rather than shown without them.
  */

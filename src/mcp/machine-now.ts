@@ -4,7 +4,7 @@
  * stop from the stops report: the three REST answers a plant board puts side by side.
  */
 import { z } from "@hono/zod-openapi";
-import { syncPendingMachines } from "../realtime/barrier";
+import { syncPendingMachines } from "../durable/realtime-barrier";
 import { RealtimeStateSchema } from "../realtime/schemas";
 import { readRealtimeState } from "../realtime/state";
 import { metricsReport } from "../reports/metrics-report";

@@ -8,8 +8,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { companyScope } from "../db/company-scope";
+import { syncPendingMachines } from "../durable/realtime-barrier";
 import { pagedResponseSchema, pageRequest } from "../http/pagination";
-import { syncPendingMachines } from "../realtime/barrier";
 import { MachineIdParam } from "../realtime/schemas";
 import { downtimeReport } from "../reports/downtime-report";
 import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "../reports/downtime-schemas";

@@ -25,11 +25,11 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { live, type SoftDeleteTable } from "../db/company-scope";
 import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
+import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
 import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
-import { syncPendingMachines } from "../realtime/barrier";
 import { requireCompany } from "./lookups";
 import { operatorRoute } from "./schemas";
 

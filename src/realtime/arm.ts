@@ -27,7 +27,7 @@ export async function armMachines(
   const worker = async () => {
     for (let id = machineIds[next++]; id !== undefined; id = machineIds[next++]) {
       try {
-        await machineObject(env, companyId, id).arm({ companyId, machineId: id });
+        await machineObject(env, companyId, id).arm();
       } catch (error) {
         console.error(
           JSON.stringify({

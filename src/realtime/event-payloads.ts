@@ -9,10 +9,7 @@ const isoOrNull = (ms: number | null): string | null =>
   ms === null ? null : new Date(ms).toISOString();
 
 /** `segment.changed`: a SKU write the machine's object applied at `revision`. */
-export function segmentChanged(
-  revision: number,
-  write: Omit<SkuWrite, "companyId" | "machineId">,
-): Publishable {
+export function segmentChanged(revision: number, write: SkuWrite): Publishable {
   return {
     type: "segment.changed",
     ...(write.start === null ? {} : { at: write.start }),
@@ -29,10 +26,7 @@ export function segmentChanged(
 }
 
 /** `segment.updated`: a write without a SKU, with only the fields it changed. */
-export function segmentUpdated(
-  revision: number,
-  update: Omit<SegmentUpdate, "companyId" | "machineId">,
-): Publishable {
+export function segmentUpdated(revision: number, update: SegmentUpdate): Publishable {
   return {
     type: "segment.updated",
     data: {
@@ -47,10 +41,7 @@ export function segmentUpdated(
 }
 
 /** `operator.assigned`. */
-export function operatorAssigned(
-  revision: number,
-  write: Omit<OperatorWrite, "companyId" | "machineId">,
-): Publishable {
+export function operatorAssigned(revision: number, write: OperatorWrite): Publishable {
   return {
     type: "operator.assigned",
     data: {

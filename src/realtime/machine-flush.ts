@@ -22,7 +22,7 @@ import { projectTimeline } from "./timeline";
 export class MachineFlush {
   /**
    * @param bindings the object's bindings (`DB`, `SIGNAL_STORE` for the counts,
-   *   `MACHINE_EVENTS`), read at each flush: the object's `env` as it is then.
+   *   `MACHINE_STREAM`), read at each flush: the object's `env` as it is then.
    * @param store the object's tables.
    * @param waitUntil keeps the object alive for work after the flush (the stream's nudge).
    */

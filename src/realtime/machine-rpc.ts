@@ -6,7 +6,6 @@
  * entry: no import cycle, type-only ones included).
  */
 import type {
-  MachineKey,
   OperatorWrite,
   SegmentUpdate,
   SkuWrite,
@@ -14,7 +13,10 @@ import type {
   WriteResult,
 } from "./machine-types";
 
-/** The RPC methods of `RealtimeMachine` (src/realtime/realtime-machine.ts documents each). */
+/**
+ * The RPC methods of `RealtimeMachine` (src/realtime/realtime-machine.ts documents each).
+ * None names the machine: the object's name does (`machineObject`).
+ */
 export interface RealtimeMachineRpc extends Rpc.DurableObjectBranded {
   /** Starts a segment with this SKU (and work order), or refuses (not running, conflicts). */
   applySku(write: SkuWrite): Promise<WriteResult>;
@@ -23,9 +25,9 @@ export interface RealtimeMachineRpc extends Rpc.DurableObjectBranded {
   /** Assigns an operator from an instant of the running shift. */
   assignOperator(write: OperatorWrite): Promise<WriteResult>;
   /** The running shift's timeline, or `not_running`. */
-  snapshot(key: MachineKey): Promise<SnapshotResult>;
+  snapshot(): Promise<SnapshotResult>;
   /** Flushes held writes to D1 before a reader reads (the read barrier). */
-  sync(key: MachineKey): Promise<void>;
+  sync(): Promise<void>;
   /** Starts the shift-boundary clock of a machine that may never be written to. */
-  arm(key: MachineKey): Promise<void>;
+  arm(): Promise<void>;
 }

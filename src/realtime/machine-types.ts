@@ -4,7 +4,10 @@
  */
 import type { Assignment, Segment, SegmentSku } from "./timeline";
 
-/** The machine an operation is for (checked by the Worker: it exists and is the company's). */
+/**
+ * The machine an object is for (checked by the Worker: it exists and is the company's),
+ * carried by the object's name only (`machineObject`, `machineKeyOf`).
+ */
 export interface MachineKey {
   companyId: number;
   machineId: number;
@@ -14,7 +17,7 @@ export interface MachineKey {
  * `POST /v1/realtime/{machine_id}/sku`, resolved by the Worker: the segment it starts
  * (its log id is the object's to give).
  */
-export interface SkuWrite extends MachineKey, Omit<Segment, "logId" | "start"> {
+export interface SkuWrite extends Omit<Segment, "logId" | "start"> {
   /** ms; null = when the object applies the write. */
   start: number | null;
 }
@@ -23,7 +26,7 @@ export interface SkuWrite extends MachineKey, Omit<Segment, "logId" | "start"> {
  * `POST /v1/realtime/{machine_id}/sku` without a SKU, resolved by the Worker: changes
  * to the segment running when the object applies it. An absent field is unchanged.
  */
-export interface SegmentUpdate extends MachineKey {
+export interface SegmentUpdate {
   simpleWorkOrder?: { id: string; name: string };
   quantity?: number;
   /** The `custom` object as JSON text. */
@@ -31,7 +34,7 @@ export interface SegmentUpdate extends MachineKey {
 }
 
 /** `POST /v1/realtime/{machine_id}/operator`, resolved by the Worker. */
-export interface OperatorWrite extends MachineKey {
+export interface OperatorWrite {
   operatorId: number;
   firstName: string | null;
   lastName: string | null;

@@ -41,6 +41,10 @@
  * machine keeps making it); operator assignments do not (a new shift has its
  * own crew).
  *
+ * The machine travels once, in the object's name (`<companyId>:<machineId>`, read back from
+ * `ctx.id.name`): the messages do not repeat it. The rules a write must pass are
+ * `./rules.ts`, which the route also uses before a write that creates a work order.
+ *
  * Files: this one is the object (its queue and its operations); `./machine-store.ts` its
  * tables and their copy in memory, `./machine-flush.ts` the flush to D1,
  * `./machine-lifecycle.ts` the instance, the alarm and what follows a write,
@@ -60,6 +64,7 @@ import {
 } from "./machine-lifecycle";
 import type { RealtimeMachineRpc } from "./machine-rpc";
 import { MachineStore } from "./machine-store";
+import { machineKeyOf } from "./machine-stub";
 import type {
   MachineKey,
   OperatorWrite,
@@ -69,6 +74,7 @@ import type {
   SnapshotResult,
   WriteResult,
 } from "./machine-types";
+import { NOT_RUNNING, refuseSkuWrite, refuseStart } from "./rules";
 import { currentSegment, projectTimeline } from "./timeline";
 
 export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachineRpc {
@@ -82,35 +88,36 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   private readonly lifecycle: MachineLifecycle;
   /** The machine's event stream, fed in the order of the writes (see `publishLater`). */
   private publisher: MachinePublisher | null = null;
+  /** The machine this object is for, read from its name (`<companyId>:<machineId>`). */
+  private readonly key: MachineKey;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // The name is the one place the machine travels: messages do not repeat it.
+    this.key = machineKeyOf(ctx.id.name);
     this.store = new MachineStore(ctx.storage.sql);
     // The bindings are read at each use, as the object's own `env` is.
     const bindings = () => this.env;
     this.flusher = new MachineFlush(bindings, this.store, (promise) => ctx.waitUntil(promise));
     this.lifecycle = new MachineLifecycle(ctx.storage, bindings, this.store, this.flusher);
     // Events of answered writes that a restart kept from their stream go out now.
-    const meta = this.store.meta();
-    if (meta) this.drainEvents({ companyId: meta.company_id, machineId: meta.machine_id });
+    if (this.store.meta()) this.drainEvents();
   }
 
   /** The machine's publisher (its outbox lives in this object's storage). */
-  private publisherFor(key: MachineKey): MachinePublisher {
-    if (!this.publisher?.isFor(key.companyId, key.machineId)) {
-      this.publisher = new MachinePublisher(
-        this.env,
-        this.ctx.storage.sql,
-        key.companyId,
-        key.machineId,
-      );
-    }
+  private publisherFor(): MachinePublisher {
+    this.publisher ??= new MachinePublisher(
+      this.env,
+      this.ctx.storage.sql,
+      this.key.companyId,
+      this.key.machineId,
+    );
     return this.publisher;
   }
 
   /** Sends the stored events that their stream has not acknowledged yet, if any. */
-  private drainEvents(key: MachineKey): void {
-    const publisher = this.publisherFor(key);
+  private drainEvents(): void {
+    const publisher = this.publisherFor();
     if (publisher.pending() > 0) this.ctx.waitUntil(publisher.drain());
   }
 
@@ -140,8 +147,8 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
    * operations, so the events go out in the order of the revisions; batched while the
    * stream is busy, retried when it fails (`MachinePublisher`).
    */
-  private publishLater(key: MachineKey, event: Publishable): void {
-    const publisher = this.publisherFor(key);
+  private publishLater(event: Publishable): void {
+    const publisher = this.publisherFor();
     publisher.stage(event);
     this.ctx.waitUntil(publisher.drain());
   }
@@ -157,15 +164,10 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   async applySku(write: SkuWrite): Promise<WriteResult> {
     return this.enqueue(async (): Promise<WriteResult> => {
       const now = Date.now();
-      const instance = await this.lifecycle.ensureInstance(write, now);
-      if (!instance) return { ok: false, reason: "not_running" };
+      const instance = await this.lifecycle.ensureInstance(this.key, now);
+      const refused = refuseSkuWrite(instance, write, now);
+      if (refused) return refused;
       const start = write.start ?? now;
-      if (start < instance.start || start >= instance.end) {
-        return { ok: false, reason: "outside_instance", field: "start", instance };
-      }
-      if (write.end !== null && write.end <= start) {
-        return { ok: false, reason: "end_not_after_start" };
-      }
       this.store.putSegment({
         start,
         end: write.end,
@@ -178,7 +180,7 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
       });
       const revision = this.store.bumpRevision();
       await this.lifecycle.afterWrite(now);
-      this.publishLater(write, segmentChanged(revision, write));
+      this.publishLater(segmentChanged(revision, write));
       return { ok: true, revision };
     });
   }
@@ -194,8 +196,8 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   async updateSegment(update: SegmentUpdate): Promise<WriteResult> {
     return this.enqueue(async (): Promise<WriteResult> => {
       const now = Date.now();
-      const instance = await this.lifecycle.ensureInstance(update, now);
-      if (!instance) return { ok: false, reason: "not_running" };
+      const instance = await this.lifecycle.ensureInstance(this.key, now);
+      if (!instance) return NOT_RUNNING;
       const running = currentSegment(this.store.segments(), instance, now);
       if (!running) return { ok: false, reason: "no_current_segment" };
       // The same start replaces the segment in place (same log id).
@@ -207,7 +209,7 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
       });
       const revision = this.store.bumpRevision();
       await this.lifecycle.afterWrite(now);
-      this.publishLater(update, segmentUpdated(revision, update));
+      this.publishLater(segmentUpdated(revision, update));
       return { ok: true, revision };
     });
   }
@@ -220,11 +222,9 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   async assignOperator(write: OperatorWrite): Promise<WriteResult> {
     return this.enqueue(async (): Promise<WriteResult> => {
       const now = Date.now();
-      const instance = await this.lifecycle.ensureInstance(write, now);
-      if (!instance) return { ok: false, reason: "not_running" };
-      if (write.start < instance.start || write.start >= instance.end) {
-        return { ok: false, reason: "outside_instance", field: "start", instance };
-      }
+      const instance = await this.lifecycle.ensureInstance(this.key, now);
+      const refused = refuseStart(instance, write.start);
+      if (refused) return refused;
       this.store.putAssignment({
         operatorId: write.operatorId,
         firstName: write.firstName,
@@ -233,7 +233,7 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
       });
       const revision = this.store.bumpRevision();
       await this.lifecycle.afterWrite(now);
-      this.publishLater(write, operatorAssigned(revision, write));
+      this.publishLater(operatorAssigned(revision, write));
       return { ok: true, revision };
     });
   }
@@ -242,10 +242,10 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
    * The running instance's state, with every log refreshed from the samples first
    * (so the counts are exact at this instant, and the other views show the same).
    */
-  async snapshot(key: MachineKey): Promise<SnapshotResult> {
+  async snapshot(): Promise<SnapshotResult> {
     return this.enqueue(async (): Promise<SnapshotResult> => {
       const now = Date.now();
-      const instance = await this.lifecycle.ensureInstance(key, now);
+      const instance = await this.lifecycle.ensureInstance(this.key, now);
       if (!instance) return { ok: false, reason: "not_running" };
       const counts = await this.flusher.flush(true, { counts: true });
       const segments = this.store.segments();
@@ -286,9 +286,9 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
    * (and an instance that has ended is closed). Readers of production logs call it
    * on the machines marked in `realtime_pending` (`syncPendingMachines`).
    */
-  async sync(key: MachineKey): Promise<void> {
+  async sync(): Promise<void> {
     await this.enqueue(async () => {
-      await this.lifecycle.ensureInstance(key, Date.now());
+      await this.lifecycle.ensureInstance(this.key, Date.now());
       if (this.store.syncState().dirty === 1) await this.flusher.flush(false);
     });
   }
@@ -299,13 +299,13 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
    * that every shift boundary of the machine wakes the object (the operator API calls it
    * when machines or shifts are created). Does nothing more when the clock runs already.
    */
-  async arm(key: MachineKey): Promise<void> {
+  async arm(): Promise<void> {
     await this.enqueue(async () => {
       const before = this.store.meta()?.instance_id ?? null;
       const now = Date.now();
-      const instance = await this.lifecycle.ensureInstance(key, now);
+      const instance = await this.lifecycle.ensureInstance(this.key, now);
       if (instance) this.lifecycle.scheduleAlarm(instance, now);
-      this.boundaryCrossed(key, before, instance?.id ?? null);
+      this.boundaryCrossed(before, instance?.id ?? null);
     });
   }
 
@@ -314,8 +314,9 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
    * recomputes its live figures at once, which publishes `shift.ended` (after the final
    * `oee`) and `shift.started` within a second or two of the boundary.
    */
-  private boundaryCrossed(key: MachineKey, before: number | null, after: number | null): void {
-    if (before !== after) this.ctx.waitUntil(nudgeLive(this.env, key.companyId, key.machineId));
+  private boundaryCrossed(before: number | null, after: number | null): void {
+    if (before === after) return;
+    this.ctx.waitUntil(nudgeLive(this.env, this.key.companyId, this.key.machineId));
   }
 
   /**
@@ -329,11 +330,10 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
     await this.enqueue(async () => {
       const meta = this.store.meta();
       if (!meta) return;
-      const key = { companyId: meta.company_id, machineId: meta.machine_id };
-      this.drainEvents(key);
+      this.drainEvents();
       const now = Date.now();
-      const instance = await this.lifecycle.ensureInstance(key, now);
-      this.boundaryCrossed(key, meta.instance_id, instance?.id ?? null);
+      const instance = await this.lifecycle.ensureInstance(this.key, now);
+      this.boundaryCrossed(meta.instance_id, instance?.id ?? null);
       const sync = this.store.syncState();
       if (instance && now >= (sync.refresh_at ?? 0)) {
         await this.flusher.flush(true);

@@ -14,13 +14,14 @@ import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../
 import { objectBody } from "../http/schemas";
 import { runningInstance } from "../shifts/queries";
 import { machineObject } from "./machine-stub";
-import type { RealtimeRefusal } from "./machine-types";
+import type { RealtimeInstance, RealtimeRefusal } from "./machine-types";
 import {
   findMachine,
   resolveOperatorWrite,
   resolveSegmentUpdate,
   resolveSkuWrite,
 } from "./queries";
+import { NOT_RUNNING, refuseEndBeforeStart, refuseSkuWrite } from "./rules";
 import {
   MachineIdParam,
   RealtimeOperatorBodySchema,
@@ -30,7 +31,7 @@ import {
 } from "./schemas";
 import { notRunning, readRealtimeState } from "./state";
 
-/** Turns the object's refusal into the API's error. */
+/** Turns a refusal of the object's rules (`./rules.ts`) into the API's error: HTTP only. */
 function refusal(machineId: number, refused: RealtimeRefusal): ApiError {
   switch (refused.reason) {
     case "not_running":
@@ -66,6 +67,27 @@ const SKU_WRITE_FIELDS = [
 ] as const;
 
 /**
+ * Refuses, before the object is called, what the object's rules (`./rules.ts`) would
+ * refuse on the instance the machine is running now (from D1): an unknown machine first
+ * (404), then no shift now (409), then `check`'s refusal (422).
+ *
+ * @param check the rule to apply to the running instance (null = running is enough).
+ * @throws ApiError 404, 409, 422.
+ */
+async function refuseAsTheObjectWould(
+  c: Context<AppEnv>,
+  machineId: number,
+  check: (instance: RealtimeInstance) => RealtimeRefusal | null = () => null,
+): Promise<void> {
+  const { db, principal } = c.var;
+  const instance = await runningInstance(db, principal.companyId, machineId, Date.now());
+  const refused = instance ? check(instance) : NOT_RUNNING;
+  if (!refused) return;
+  if (refused.reason === "not_running") await findMachine(db, principal.companyId, machineId);
+  throw refusal(machineId, refused);
+}
+
+/**
  * Runs a realtime write so that its errors come in a useful order: an unknown machine
  * (404), then a machine that runs no shift now (409), then what is wrong with the body
  * (422). The running instance is only looked up when the write fails with a 422, so
@@ -80,12 +102,7 @@ async function inErrorOrder<T>(
     return await write();
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 422) throw error;
-    const { db, principal } = c.var;
-    const instance = await runningInstance(db, principal.companyId, machineId, Date.now());
-    if (!instance) {
-      await findMachine(db, principal.companyId, machineId); // 404 before 409
-      throw notRunning(machineId);
-    }
+    await refuseAsTheObjectWould(c, machineId);
     throw error;
   }
 }
@@ -189,33 +206,16 @@ async function applySkuWrite(
   body: RealtimeSkuBody,
 ): Promise<void> {
   const { db, principal } = c.var;
-  if (body.start != null && body.end != null && body.end <= body.start) {
-    throw unprocessable(["body", "end"], "end must be after start");
-  }
+  const early = body.start != null ? refuseEndBeforeStart(body.start, body.end ?? null) : null;
+  if (early) throw refusal(machine_id, early);
   if (body.simpleWorkOrderName != null) {
     // A new name creates a work order before the object decides: refuse first what the
     // object would refuse, so that a refused call writes nothing. (Only here: the
     // common write without a new name keeps its single round trip.)
-    const instance = await runningInstance(db, principal.companyId, machine_id, Date.now());
-    if (!instance) {
-      await findMachine(db, principal.companyId, machine_id); // 404 before 409
-      throw notRunning(machine_id);
-    }
-    const start = body.start ?? Date.now();
-    if (start < instance.start || start >= instance.end) {
-      throw refusal(machine_id, {
-        ok: false,
-        reason: "outside_instance",
-        field: "start",
-        instance: {
-          id: instance.id,
-          name: instance.name,
-          start: instance.start,
-          end: instance.end,
-          isConsidered: instance.isConsidered,
-        },
-      });
-    }
+    const write = { start: body.start ?? null, end: body.end ?? null };
+    await refuseAsTheObjectWould(c, machine_id, (instance) =>
+      refuseSkuWrite(instance, write, Date.now()),
+    );
   }
   const { write } = await resolveSkuWrite(
     db,
@@ -224,11 +224,7 @@ async function applySkuWrite(
     body,
     readSettings(c.env).credentialCacheSeconds,
   );
-  const result = await machineObject(c.env, principal.companyId, machine_id).applySku({
-    companyId: principal.companyId,
-    machineId: machine_id,
-    ...write,
-  });
+  const result = await machineObject(c.env, principal.companyId, machine_id).applySku(write);
   // The object publishes the write's event (segment.changed) itself, in revision order.
   if (!result.ok) throw refusal(machine_id, result);
 }
@@ -265,11 +261,7 @@ async function updateRunningSegment(
   if (body.simpleWorkOrderName != null) {
     // A new name creates a work order: refuse first what the object would refuse for a
     // machine that runs no shift, so that a refused call writes nothing.
-    const instance = await runningInstance(db, principal.companyId, machineId, Date.now());
-    if (!instance) {
-      await findMachine(db, principal.companyId, machineId);
-      throw notRunning(machineId);
-    }
+    await refuseAsTheObjectWould(c, machineId);
   }
   const { simpleWorkOrder } = await resolveSegmentUpdate(db, principal.companyId, machineId, body);
   const update = {
@@ -277,11 +269,7 @@ async function updateRunningSegment(
     ...(body.quantity != null ? { quantity: body.quantity } : {}),
     ...(body.custom != null ? { customJson: JSON.stringify(body.custom) } : {}),
   };
-  const result = await machineObject(c.env, principal.companyId, machineId).updateSegment({
-    companyId: principal.companyId,
-    machineId,
-    ...update,
-  });
+  const result = await machineObject(c.env, principal.companyId, machineId).updateSegment(update);
   if (!result.ok) throw refusal(machineId, result);
 }
 
@@ -312,11 +300,9 @@ export const realtimeRoutes = createRouter()
       lastName: operator.lastName,
       start: body.start,
     };
-    const result = await machineObject(c.env, principal.companyId, machine_id).assignOperator({
-      companyId: principal.companyId,
-      machineId: machine_id,
-      ...assignment,
-    });
+    const result = await machineObject(c.env, principal.companyId, machine_id).assignOperator(
+      assignment,
+    );
     if (!result.ok) throw refusal(machine_id, result);
     return c.body(null, 204);
   })

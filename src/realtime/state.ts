@@ -49,10 +49,7 @@ export async function readRealtimeState(
   machineId: number,
 ): Promise<RealtimeStateOut> {
   const machine = await findMachine(db, companyId, machineId);
-  const state = await machineObject(env, companyId, machineId).snapshot({
-    companyId,
-    machineId,
-  });
+  const state = await machineObject(env, companyId, machineId).snapshot();
   if (!state.ok) throw notRunning(machineId);
   const segments = state.segments.map(segmentOut);
   return {

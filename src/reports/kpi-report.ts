@@ -189,7 +189,7 @@ const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
  * @param filters the parsed body.
  * @param now the current instant, ms.
  * @param beforeRead awaited with the machines whose logs are about to be read
- *   (the realtime read barrier, `src/realtime/barrier.ts`).
+ *   (the realtime read barrier, `src/durable/realtime-barrier.ts`).
  * @returns one row per group; each has only the keys of `groupBy`.
  */
 export async function kpiGroups(

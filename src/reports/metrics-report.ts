@@ -122,7 +122,7 @@ export async function reportInstancesWhere(
  * @param page page and limit.
  * @param now the current instant, ms.
  * @param beforeRead awaited with the page's machine ids before their logs and
- *   stops are read (the realtime read barrier, `src/realtime/barrier.ts`).
+ *   stops are read (the realtime read barrier, `src/durable/realtime-barrier.ts`).
  */
 export async function metricsReport(
   db: Database,

@@ -1,9 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { publicRoute } from "../app-chain/public-route";
+import { syncPendingMachines } from "../durable/realtime-barrier";
 import { checkCsvSize, csvContent, csvResponse, wantsCsv } from "../http/csv";
 import { BARRIER_RESPONSE, createRouter } from "../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
-import { syncPendingMachines } from "../realtime/barrier";
 import { type CsvExport, downtimeCsv, kpiCsv, metricsCsv, stopsCsv } from "./csv-export";
 import { downtimeReport } from "./downtime-report";
 import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "./downtime-schemas";

@@ -104,7 +104,7 @@ describe("events of answered realtime writes", () => {
     const companySub = await sse(p.co.key, "/v1/realtime/events");
     expect((await postSku(p.co, m.id, { sku: "Apple juice" })).status).toBe(204);
     await companySub.waitFor((e) => e.type === "segment.changed");
-    const stream = env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(`m:${p.co.id}:${m.id}`));
+    const stream = env.MACHINE_STREAM.get(env.MACHINE_STREAM.idFromName(`m:${p.co.id}:${m.id}`));
     let failures = 0;
     await runInDurableObject(stream, (instance) => {
       const outbox = (instance as unknown as { forwarding: OutboxInside }).forwarding;

@@ -133,7 +133,7 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
     const last = events.at(-1);
     if (!last) throw new Error("no event");
     // The log forgets its oldest events (as pruning does past 24 h and 10,000 events).
-    const stub = env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(`m:${p.co.id}:${m.id}`));
+    const stub = env.MACHINE_STREAM.get(env.MACHINE_STREAM.idFromName(`m:${p.co.id}:${m.id}`));
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec("DELETE FROM events WHERE id <= ?", last.id - 1);
     });

@@ -35,7 +35,7 @@ describe("live figures from the stream object's memory", () => {
     // From now on the stream object's D1 binding counts what it sends.
     const counter = countingD1(env.DB);
     const name = `m:${p.co.id}:${m.id}`;
-    const stub = env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(name));
+    const stub = env.MACHINE_STREAM.get(env.MACHINE_STREAM.idFromName(name));
     await runInDurableObject(stub, (instance) => {
       const object = instance as unknown as { env: Env };
       object.env = { ...object.env, DB: counter.binding };

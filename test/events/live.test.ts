@@ -173,7 +173,7 @@ describe("shifts and live OEE", () => {
 
     // The stream last computed yesterday's shift (as a stream that was live through it).
     const sub = await sse(p.co.key, `/v1/realtime/${m.id}/events`);
-    const stub = env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(`m:${p.co.id}:${m.id}`));
+    const stub = env.MACHINE_STREAM.get(env.MACHINE_STREAM.idFromName(`m:${p.co.id}:${m.id}`));
     await runInDurableObject(stub, (_instance, state) => {
       const shift = {
         id: yesterday.shift.id,

@@ -17,9 +17,13 @@ afterEach(async () => {
 });
 
 /** Chunks queued in the stream object for each SSE subscriber (its backlog in memory). */
+/** A stream object's parts (`StreamCore`), read and changed by the test. */
 type Inspectable = {
-  subscribers: {
-    sse: Set<{ controller: ReadableStreamDefaultController<Uint8Array>; cursor: number | null }>;
+  core: {
+    log: { lastId: number | null };
+    subscribers: {
+      sse: Set<{ controller: ReadableStreamDefaultController<Uint8Array>; cursor: number | null }>;
+    };
   };
 };
 
@@ -38,7 +42,7 @@ describe("a resume 50,000 events behind", () => {
     const m = p.machines[0];
     if (!m) throw new Error("no machine");
     const name = `m:${p.co.id}:${m.id}`;
-    const stub = env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(name));
+    const stub = env.MACHINE_STREAM.get(env.MACHINE_STREAM.idFromName(name));
     // 50,000 stored events after those the stream has (its shift.started), as a busy day
     // of a machine leaves them.
     let base = 0;
@@ -63,7 +67,7 @@ describe("a resume 50,000 events behind", () => {
         );
       }
       // The log reads its newest id again (it keeps it in memory).
-      (instance as unknown as { log: { lastId: number | null } }).log.lastId = null;
+      (instance as unknown as Inspectable).core.log.lastId = null;
     });
 
     // The lagging client: subscribed from the start, not reading yet.
@@ -85,7 +89,7 @@ describe("a resume 50,000 events behind", () => {
     // What the object has read for the client that does not read: what the pipes between
     // it and the client buffer (a few pages), not 50,000 events.
     await runInDurableObject(stub, (instance) => {
-      const subs = [...(instance as unknown as Inspectable).subscribers.sse];
+      const subs = [...(instance as unknown as Inspectable).core.subscribers.sse];
       expect(subs).toHaveLength(2);
       const lagging = subs.find((s) => s.cursor !== null);
       expect(lagging?.cursor).toBeLessThanOrEqual(5_000);

@@ -95,7 +95,7 @@ describe("shift boundaries of an idle machine", () => {
 
     // The machine's object and its stream as they were before yesterday's shift ended.
     const name = `m:${p.co.id}:${m.id}`;
-    const stream = env.MACHINE_EVENTS.get(env.MACHINE_EVENTS.idFromName(name));
+    const stream = env.MACHINE_STREAM.get(env.MACHINE_STREAM.idFromName(name));
     await runInDurableObject(stream, (_instance, state) => {
       const shift = {
         id: yesterday.id,

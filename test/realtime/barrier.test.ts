@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { syncPendingMachines } from "../../src/durable/realtime-barrier";
 import { ApiError } from "../../src/http/errors";
-import { syncPendingMachines } from "../../src/realtime/barrier";
 import { createCompany, createMachines } from "../harness";
 
 /** A company with `n` machines, every one marked in realtime_pending. */

@@ -338,7 +338,7 @@ describe("RealtimeMachine: storage", () => {
 
     const snapshot = await runInDurableObject(stubOf(p.co.id, m.id), async (_instance, state) => {
       const fresh = new RealtimeMachine(state, env);
-      return fresh.snapshot({ companyId: p.co.id, machineId: m.id });
+      return fresh.snapshot();
     });
     if (!snapshot.ok) throw new Error("not running");
     expect(snapshot.revision).toBe(2);
@@ -372,9 +372,8 @@ describe("RealtimeMachine: storage", () => {
     const { live, stored } = await runInDurableObject(
       stubOf(p.co.id, m.id),
       async (instance, state) => {
-        const key = { companyId: p.co.id, machineId: m.id };
-        const fromMemory = await (instance as RealtimeMachine).snapshot(key);
-        const fromStorage = await new RealtimeMachine(state, env).snapshot(key);
+        const fromMemory = await (instance as RealtimeMachine).snapshot();
+        const fromStorage = await new RealtimeMachine(state, env).snapshot();
         return { live: fromMemory, stored: fromStorage };
       },
     );

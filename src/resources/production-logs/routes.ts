@@ -5,6 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
 import type { Database } from "../../db/client";
+import { syncPendingMachines } from "../../durable/realtime-barrier";
 import type { Env } from "../../env";
 import { notFound } from "../../http/errors";
 import {
@@ -15,7 +16,6 @@ import {
 } from "../../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
-import { syncPendingMachines } from "../../realtime/barrier";
 import { createLogs } from "./create";
 import { findExpandedLogs } from "./expanded";
 import { patchLog } from "./patch";

@@ -1,6 +1,6 @@
 /**
  * The read barrier of the realtime write-behind (see the file comment of
- * `./realtime-machine.ts`): before a reader of production logs queries D1, the
+ * `src/realtime/realtime-machine.ts`): before a reader of production logs queries D1, the
  * objects of the machines the read can touch that are marked in
  * `realtime_pending` flush what they hold, so every realtime write that
  * returned before the read is shown.
@@ -12,10 +12,26 @@
  * read is refused with a 503 and `Retry-After` rather than shown without
  * writes that were acknowledged: a reader never sees production that misses
  * an acknowledged realtime write, and a slow object costs it a retry.
+ *
+ * At the bottom of the domain (every reader of production logs passes it: the reports, the
+ * production logs, the live figures of the event streams, MCP, the operator API), so it
+ * reaches the machine's object by name and by the one method it needs, not through
+ * src/realtime/: no folder that reads logs has to import the realtime folder.
  */
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
-import { machineObject } from "./machine-stub";
+import { namedStub } from "./named-stub";
+
+/** The Durable Object name of a machine's realtime object: deterministic, so every isolate reaches the same object. */
+export function realtimeObjectName(companyId: number, machineId: number): string {
+  return `${companyId}:${machineId}`;
+}
+
+/** The one method of the realtime object the barrier calls (`RealtimeMachineRpc.sync`). */
+interface RealtimeSync extends Rpc.DurableObjectBranded {
+  /** Flushes held writes to D1. */
+  sync(): Promise<void>;
+}
 
 /** Most Durable Object flushes in flight at once for one read. */
 export const BARRIER_CONCURRENCY = 8;
@@ -29,6 +45,19 @@ export interface BarrierOptions {
   budgetMs?: number;
   /** Replaces the Durable Object call (tests: a slow or failing object). */
   flush?: (companyId: number, machineId: number) => Promise<void>;
+}
+
+/** Asks one machine's object to flush what it holds. */
+function syncMachine(
+  env: Pick<Env, "REALTIME_MACHINE">,
+  companyId: number,
+  machineId: number,
+): Promise<void> {
+  const stub: DurableObjectStub<RealtimeSync> = namedStub(
+    env.REALTIME_MACHINE,
+    realtimeObjectName(companyId, machineId),
+  );
+  return stub.sync();
 }
 
 /**
@@ -66,9 +95,7 @@ export async function syncPendingMachines(
   if (pending.length === 0) return;
 
   const flush =
-    options.flush ??
-    ((company: number, machineId: number) =>
-      machineObject(env, company, machineId).sync({ companyId: company, machineId }));
+    options.flush ?? ((company: number, machineId: number) => syncMachine(env, company, machineId));
   const concurrency = Math.max(1, options.concurrency ?? BARRIER_CONCURRENCY);
   let next = 0;
   const worker = async () => {

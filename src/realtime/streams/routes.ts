@@ -2,31 +2,30 @@
  * Live events: `GET /v1/realtime/{machine_id}/events` and `GET /v1/realtime/events` (Server-Sent
  * Events, or a WebSocket on the same path with `Upgrade: websocket`), and
  * `POST /v1/realtime/tickets` (a one-use ticket for browsers, which cannot set headers on
- * `EventSource` or `WebSocket`). The streams live in `MachineEvents` objects
- * (`./machine-events.ts`); the Worker authenticates, counts the connection and hands the
+ * `EventSource` or `WebSocket`). The streams live in `MachineStream` and
+ * `CompanyStream` objects (src/events/); the Worker authenticates, counts the connection and hands the
  * request to the stream.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
-import { publicRoute } from "../app-chain/public-route";
-import type { AppEnv } from "../app-env";
-import { authenticate, DEFAULT_RESOLVERS, requireScope } from "../auth/middleware";
-import { readSettings } from "../env";
-import { ApiError, notAuthenticated } from "../http/errors";
+import { publicRoute } from "../../app-chain/public-route";
+import type { AppEnv } from "../../app-env";
+import { authenticate, DEFAULT_RESOLVERS } from "../../auth/middleware";
+import { readSettings } from "../../env";
+import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "../../events/connection-leases";
+import { companyStream, machineStream } from "../../events/names";
+import { streamObject, ticketObject } from "../../events/publish";
+import { LiveEventSchema, TicketSchema } from "../../events/schemas";
+import { TICKET_TTL_MS, type TicketPrincipal } from "../../events/tickets";
+import { ApiError, notAuthenticated } from "../../http/errors";
 import {
   createRouter,
   jsonResponse,
   NOT_FOUND_RESPONSE,
   RATE_LIMIT_HEADERS,
-} from "../http/openapi";
-import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
-import { findMachine } from "../realtime/queries";
-import { MachineIdParam } from "../realtime/schemas";
-import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "./connection-leases";
-import { companyStream, machineStream, ticketStore } from "./names";
-import { eventsObject } from "./publish";
-import { LiveEventSchema, TicketSchema } from "./schemas";
-import { TICKET_TTL_MS, type TicketPrincipal } from "./tickets";
+} from "../../http/openapi";
+import { findMachine } from "../queries";
+import { MachineIdParam } from "../schemas";
 
 const SCOPE = "realtime.read";
 
@@ -58,7 +57,7 @@ function authenticateOrTicket(): MiddlewareHandler<AppEnv> {
     }
     const match = TICKET_PATTERN.exec(ticket);
     if (!match) throw notAuthenticated();
-    const principal = await eventsObject(c.env, ticketStore(Number(match[1]))).redeemTicket(ticket);
+    const principal = await ticketObject(c.env, Number(match[1])).redeemTicket(ticket);
     if (!principal) throw notAuthenticated();
     const { expiresAt, ...rest } = principal;
     c.set("principal", {
@@ -136,8 +135,9 @@ const streamResponses = {
   ...NOT_FOUND_RESPONSE,
 } as const;
 
-const machineEventsRoute = createRoute({
-  ...publicRoute(SCOPE, {
+const machineEventsRoute = publicRoute(
+  SCOPE,
+  {
     method: "get",
     path: "/v1/realtime/{machine_id}/events",
     operationId: "streamMachineEvents",
@@ -153,17 +153,13 @@ const machineEventsRoute = createRoute({
       `report computes it; the last one of a shift has \`final: true\`).\n\n${STREAM_TEXT}`,
     request: { params: MachineIdParam, query: EVENTS_QUERY, headers: EVENTS_HEADERS },
     responses: streamResponses,
-  }),
-  middleware: [
-    limitFailedAuthentications(),
-    authenticateOrTicket(),
-    rateLimit(),
-    requireScope(SCOPE),
-  ] as const,
-});
+  },
+  { authenticate: authenticateOrTicket() },
+);
 
-const companyEventsRoute = createRoute({
-  ...publicRoute(SCOPE, {
+const companyEventsRoute = publicRoute(
+  SCOPE,
+  {
     method: "get",
     path: "/v1/realtime/events",
     operationId: "streamCompanyEvents",
@@ -176,14 +172,9 @@ const companyEventsRoute = createRoute({
       `resuming.\n\n${STREAM_TEXT}`,
     request: { query: EVENTS_QUERY, headers: EVENTS_HEADERS },
     responses: streamResponses,
-  }),
-  middleware: [
-    limitFailedAuthentications(),
-    authenticateOrTicket(),
-    rateLimit(),
-    requireScope(SCOPE),
-  ] as const,
-});
+  },
+  { authenticate: authenticateOrTicket() },
+);
 
 const ticketRoute = publicRoute(SCOPE, {
   method: "post",
@@ -243,7 +234,7 @@ async function subscribe(
   if (principal.expiresAt !== undefined) headers.set("x-closes-at", String(principal.expiresAt));
   let response: Response;
   try {
-    response = await eventsObject(c.env, stream).fetch(url, { headers });
+    response = await streamObject(c.env, stream).fetch(url, { headers });
   } catch (error) {
     await counter.release(leaseId);
     throw error;
@@ -280,7 +271,7 @@ export const eventsRoutes = createRouter()
       rateLimit: p.rateLimit,
       expiresAt: p.expiresAt ?? null,
     };
-    await eventsObject(c.env, ticketStore(p.companyId)).issueTicket(ticket, principal);
+    await ticketObject(c.env, p.companyId).issueTicket(ticket, principal);
     return c.json(
       {
         ticket,

@@ -1,0 +1,220 @@
+/**
+ * A machine's event stream (`MachineStream`, one object per machine, named
+ * `m:<companyId>:<machineId>`, `./names.ts`): its log and subscribers (`./stream-core.ts`),
+ * the forwarding of every event to the company's stream (`CompanyStream`), and the live
+ * figures.
+ *
+ * A stream keeps its events in SQLite (`events`, id = a strictly increasing integer, never
+ * reused: the newest row is never pruned, so `max(id) + 1` only grows), at least the last
+ * `KEEP_EVENTS` and every event of the last `KEEP_MS`, plus the latest payload of each kind
+ * of state (`state`) for the `reset` event.
+ *
+ * Subscribers: Server-Sent Events streams (held in memory: a stream's response lives as
+ * long as the object does, and a heartbeat comment goes out every `HEARTBEAT_MS`), and
+ * WebSockets accepted through the Hibernation API (`ctx.acceptWebSocket`), which cost
+ * nothing while idle: the object may be evicted between events and the sockets stay open.
+ *
+ * Live figures (`./live.ts`): a `count` sample, a stop, a realtime flush that changed logs
+ * mark them dirty; at most once per `TICK_MS` the stream recomputes the running shift's
+ * production and OEE and emits what changed, and an alarm at the instance's end emits
+ * `shift.ended` (with the shift's final OEE) and `shift.started`.
+ *
+ * The other kinds of objects are classes of their own: `./company-stream.ts`,
+ * `./lease-object.ts` (a credential's connection leases), `./ticket-object.ts` (a
+ * company's browser tickets).
+ */
+
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import type { MachineStreamRpc } from "./events-rpc";
+import { computeLive, type LiveFigures, LiveState } from "./live";
+import type { LiveLogChange } from "./live-inputs";
+import { companyStream, type EventInput, type LiveEvent } from "./names";
+import { type Delivery, Outbox } from "./outbox";
+import { companyStreamObject } from "./publish";
+import { StreamCore } from "./stream-core";
+
+/** Production and OEE are recomputed at most this often (ms). */
+export const TICK_MS = 1_000;
+
+export class MachineStream extends DurableObject<Env> implements MachineStreamRpc {
+  /** The log and the subscribers. */
+  private readonly core: StreamCore;
+  /** Forwarding to the company stream: durable, in order, in batches. */
+  private forwarding: Outbox<EventInput> | null = null;
+  /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
+  private tickPending = false;
+  /** One live computation at a time, and what it keeps for it (`./live.ts`). */
+  private ticking: Promise<void> | null = null;
+  private readonly live: LiveState;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.core = new StreamCore(ctx, env);
+    const log = this.core.log;
+    this.live = new LiveState({
+      get: () => log.meta("liveInputs"),
+      set: (text) => log.setMeta("liveInputs", text),
+    });
+    // Forwards left unsent by a failure or a restart go out now.
+    const forwarding = this.companyForwarding();
+    if (forwarding && forwarding.pending() > 0) ctx.waitUntil(forwarding.drain());
+  }
+
+  /**
+   * Appends one event to this stream, fans it out to every subscriber, keeps the state for
+   * `reset`, and forwards it to the company's stream.
+   *
+   * @param stream this object's name (`m:...`), kept on first use.
+   * @param input the event's kind and payload; `at` defaults to now (ms).
+   * @returns the event as stored, with its id.
+   */
+  async append(stream: string, input: EventInput): Promise<LiveEvent> {
+    this.core.log.remember(stream);
+    const event = this.record(input);
+    if (this.live.note(input.type)) this.markDirty();
+    return event;
+  }
+
+  /**
+   * Appends events in order, as `append` does each (a publisher's batch: one call for the
+   * events that queued while its previous call was in flight).
+   *
+   * @param stream this object's name, kept on first use.
+   * @param inputs the events, in order.
+   * @param delivery the sender's outbox and each event's sequence number there: an event
+   *   stored already (a resent batch whose answer was lost) is skipped (`StreamCore.fresh`).
+   * @returns the id of the last one (0 for none).
+   */
+  async appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number> {
+    this.core.log.remember(stream);
+    const fresh = this.core.fresh(inputs, delivery);
+    let last = 0;
+    for (const input of fresh) last = this.record(input).id;
+    if (fresh.map((i) => this.live.note(i.type)).includes(true)) this.markDirty();
+    return last;
+  }
+
+  /** Append + fan-out, and the forward staged in the same synchronous step. */
+  private record(input: EventInput): LiveEvent {
+    const event = this.core.record(input);
+    const forwarding = this.companyForwarding();
+    if (forwarding) {
+      // Staged with the append (one storage step), sent after: a failed or interrupted
+      // forward is retried from storage, never dropped.
+      forwarding.stage({ ...input, machineEventId: event.id });
+      this.ctx.waitUntil(forwarding.drain());
+    }
+    return event;
+  }
+
+  /**
+   * The company stream's forwarding outbox (null until the object knows its name): in the
+   * machine's order, one call in flight at a time; a failure is logged and retried (the
+   * object's alarm covers an eviction meanwhile).
+   */
+  private companyForwarding(): Outbox<EventInput> | null {
+    if (this.forwarding) return this.forwarding;
+    const name = this.core.log.stream();
+    if (name?.kind !== "machine") return null;
+    const company = companyStream(name.companyId);
+    const stub = companyStreamObject(this.env, name.companyId);
+    this.forwarding = new Outbox<EventInput>(
+      this.ctx.storage.sql,
+      "forward_outbox",
+      (batch, delivery) => stub.appendMany(company, batch, delivery),
+      (error, retryAt) => {
+        console.error(
+          JSON.stringify({ level: "error", event: "company_stream_forward", error: String(error) }),
+        );
+        this.ctx.waitUntil(this.core.wakeBy(retryAt));
+      },
+    );
+    return this.forwarding;
+  }
+
+  /** Subscribes a client (`StreamCore.subscribe`). */
+  override async fetch(request: Request): Promise<Response> {
+    return this.core.subscribe(request);
+  }
+
+  /** Closes every connection of a revoked credential on this stream; returns how many. */
+  async closeCredential(stream: string, credentialId: string): Promise<number> {
+    return this.core.closeCredential(stream, credentialId);
+  }
+
+  override async webSocketMessage(): Promise<void> {
+    // Subscribers only listen; "ping" is answered without waking the object.
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    await this.core.subscribers.closed(ws, code);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    await this.core.subscribers.failed(ws);
+  }
+
+  // ---- live figures -------------------------------------------------------------------
+
+  /** Something changed: the live figures are recomputed within `TICK_MS`. */
+  private markDirty(): void {
+    if (this.core.log.stream()?.kind !== "machine") return;
+    // Marked and scheduled already: a busy machine's every write would otherwise cost a
+    // storage write and two alarm calls.
+    if (this.tickPending) return;
+    this.tickPending = true;
+    this.core.log.setMeta("dirty", "1");
+    void this.scheduleTick();
+  }
+
+  /**
+   * Marks the figures stale (a `count` sample arrived, a realtime flush wrote logs: `change`)
+   * without an event of its own: the next tick emits `production` and `oee` when they changed.
+   */
+  async nudge(stream: string, change?: LiveLogChange): Promise<void> {
+    this.core.log.remember(stream);
+    if (change) this.live.tell(change);
+    this.markDirty();
+  }
+
+  private async scheduleTick(): Promise<void> {
+    const lastTick = Number(this.core.log.meta("lastTick") ?? 0);
+    await this.core.wakeBy(Math.max(Date.now(), lastTick + TICK_MS));
+  }
+
+  override async alarm(): Promise<void> {
+    // The alarm also ends connections whose access token expired, and retries forwards
+    // that failed.
+    this.core.subscribers.closeExpired(Date.now());
+    const forwarding = this.companyForwarding();
+    if (forwarding && forwarding.pending() > 0) this.ctx.waitUntil(forwarding.drain());
+    this.ticking ??= this.tick().finally(() => {
+      this.ticking = null;
+    });
+    await this.ticking;
+    await this.core.scheduleClosing();
+  }
+
+  private async tick(): Promise<void> {
+    const log = this.core.log;
+    const name = log.stream();
+    if (name?.kind !== "machine") return;
+    const now = Date.now();
+    log.setMeta("lastTick", String(now));
+    this.tickPending = false;
+    log.setMeta("dirty", null);
+    const previous = log.meta("figures");
+    const result = await computeLive(this.env, name.companyId, name.machineId, {
+      previous: previous === null ? null : (JSON.parse(previous) as LiveFigures),
+      state: this.live,
+      now,
+    });
+    for (const event of result.events) this.record({ ...event, machineId: name.machineId });
+    log.setMeta("figures", result.figures === null ? null : JSON.stringify(result.figures));
+    // Dirty again meanwhile: another tick; else wake at the instance's end.
+    const next =
+      log.meta("dirty") === "1" ? Date.now() + TICK_MS : (result.figures?.shift.endMs ?? null);
+    if (next !== null) await this.ctx.storage.setAlarm(Math.max(next, Date.now() + TICK_MS));
+  }
+}

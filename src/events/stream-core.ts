@@ -1,0 +1,107 @@
+/**
+ * What a machine stream and a company stream share, by composition (each Durable Object
+ * class holds one `StreamCore`): the log in SQLite (`./event-log.ts`), the SSE and WebSocket
+ * subscribers (`./subscribers.ts`), appending with fan-out in one synchronous step, the
+ * deduplication of resent batches, subscribing, closing a revoked credential's connections,
+ * and the alarm that ends connections whose access token expired.
+ *
+ * Appending an event and fanning it out happen in one synchronous step, and a new
+ * subscriber's replay (every event after its `since`) and its registration happen in
+ * another, so no event can fall between the replay and the live ones: a client that
+ * resumes gets exactly what it missed.
+ */
+import type { Env } from "../env";
+import { EventLog } from "./event-log";
+import type { EventInput, LiveEvent } from "./names";
+import type { Delivery } from "./outbox";
+import { type Holder, Subscribers } from "./subscribers";
+
+export class StreamCore {
+  /** The stream's log. */
+  readonly log: EventLog;
+  /** The stream's SSE and WebSocket subscribers. */
+  readonly subscribers: Subscribers;
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    env: Env,
+  ) {
+    this.log = new EventLog(ctx.storage.sql);
+    this.subscribers = new Subscribers(ctx, env, this.log);
+    // A client that pings keeps its socket alive without waking the object.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+  }
+
+  /** Synchronous append + fan-out (see the file comment: nothing interleaves). */
+  record(input: EventInput): LiveEvent {
+    const { event, body } = this.log.append(input);
+    this.subscribers.fanOut(event, body);
+    return event;
+  }
+
+  /**
+   * The events of a batch not stored yet: an event at or below the last sequence number
+   * stored from its sender was stored already (a resent batch whose answer was lost).
+   * Called in the same synchronous step as the appends.
+   */
+  fresh(inputs: EventInput[], delivery?: Delivery): EventInput[] {
+    if (!delivery) return inputs;
+    const key = `delivered:${delivery.source}`;
+    const upTo = Number(this.log.meta(key) ?? 0);
+    this.log.setMeta(key, String(Math.max(upTo, ...delivery.seqs)));
+    return inputs.filter((_, i) => (delivery.seqs[i] ?? 0) > upTo);
+  }
+
+  /**
+   * Subscribes a client: `GET /subscribe?stream=<name>&since=<id>` with `Upgrade: websocket`
+   * for a WebSocket, else a Server-Sent Events stream. Sends the missed events (or `reset`),
+   * then the live ones. The lease headers name the credential's connection lease, released
+   * when the connection ends; `x-closes-at` (ms) is when the credential expires (an access
+   * token), at which the connection is closed. A credential revoked while this stream
+   * served it gets 401.
+   */
+  async subscribe(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    this.log.remember(url.searchParams.get("stream") ?? "");
+    const sinceText = url.searchParams.get("since");
+    const since = sinceText === null ? null : Number(sinceText);
+    const credentialId = request.headers.get("x-lease-credential");
+    const leaseId = request.headers.get("x-lease-id");
+    const closesAtText = request.headers.get("x-closes-at");
+    const holder: Holder = {
+      lease: credentialId && leaseId ? { credentialId, leaseId } : null,
+      credentialId,
+      closesAt: closesAtText === null ? null : Number(closesAtText),
+    };
+    if (this.subscribers.isRevoked(credentialId)) {
+      return Response.json({ detail: "Not authenticated" }, { status: 401 });
+    }
+    const websocket = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+    const response = this.subscribers.open(since, holder, websocket);
+    if (holder.closesAt !== null) await this.scheduleClosing();
+    return response;
+  }
+
+  /**
+   * Closes every connection of a revoked credential on this stream, and refuses it from
+   * now on.
+   *
+   * @returns how many connections were closed.
+   */
+  closeCredential(stream: string, credentialId: string): number {
+    this.log.remember(stream);
+    return this.subscribers.closeCredential(credentialId);
+  }
+
+  /** Wakes the object (its alarm) when the next connection's credential expires. */
+  async scheduleClosing(): Promise<void> {
+    const at = this.subscribers.nextClosing();
+    if (at !== null) await this.wakeBy(at);
+  }
+
+  /** Sets the alarm to `at` unless it is set no later already. */
+  async wakeBy(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+}
