@@ -10,6 +10,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
 import { owned } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
+import { inIntegerList } from "../http/filters";
 import {
   companyQuery,
   definitionMachinesQuery,
@@ -74,7 +75,7 @@ export async function ensureInstances(
   if (to <= from) return;
   const machineSet = onlyMachines ? new Set(onlyMachines) : undefined;
   const machineCondition = onlyMachines
-    ? sql`${shiftInstances.machineId} IN (SELECT value FROM json_each(${JSON.stringify(onlyMachines)}))`
+    ? inIntegerList(shiftInstances.machineId, onlyMachines)
     : undefined;
   // Stored instances of live definitions and machines: a subset of the planned ones.
   const storedCount = db
