@@ -2,11 +2,21 @@
  * A D1 binding that counts the statements the Worker sends through it: one per
  * statement run on its own (`first`, `all`, `run`, `raw`) and one per statement
  * of a `batch`, which is how D1 counts queries against its per-invocation limit.
+ * It also adds up the rows each statement read as D1 reports them (`meta.rows_read`,
+ * what D1 bills and what scans show in); a `raw()` read carries no `meta`, so it
+ * is run once more with `all()` for its meta alone (not counted as a statement).
  * Requests go through the real app with this binding in place of `env.DB`.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { createApp } from "../src/app";
 import type { Env } from "../src/env";
+
+/** One statement sent: its SQL, bound values and the rows D1 says it read. */
+export interface SentStatement {
+  sql: string;
+  params: unknown[];
+  rowsRead: number;
+}
 
 export interface CountingD1 {
   binding: D1Database;
@@ -14,49 +24,90 @@ export interface CountingD1 {
   count(): number;
   /** The SQL of every statement sent so far, in order. */
   sent(): string[];
+  /** Every statement sent so far with its parameters and rows read, in order. */
+  statements(): SentStatement[];
+  /** Rows read by every statement sent so far (`meta.rows_read` summed). */
+  rowsRead(): number;
+}
+
+const WRITE = /^\s*(insert|update|delete|replace)\b/i;
+
+interface Meta {
+  rows_read?: number;
 }
 
 /** Wraps a D1 binding; statements and batches go to the real one, counted. */
 export function countingD1(real: D1Database): CountingD1 {
-  let sent = 0;
-  const texts: string[] = [];
+  const log: SentStatement[] = [];
   const unwrap = new WeakMap<object, D1PreparedStatement>();
-  const sqlOf = new WeakMap<object, string>();
-  const wrapStatement = (statement: D1PreparedStatement, query: string): D1PreparedStatement => {
+  const sqlOf = new WeakMap<object, { sql: string; params: unknown[] }>();
+  const record = (entry: { sql: string; params: unknown[] }, meta: Meta | undefined) => {
+    log.push({ ...entry, rowsRead: meta?.rows_read ?? 0 });
+  };
+  const wrapStatement = (
+    statement: D1PreparedStatement,
+    query: string,
+    params: unknown[],
+  ): D1PreparedStatement => {
+    const entry = { sql: query, params };
     const proxy = new Proxy(statement, {
       get(target, prop) {
         if (prop === "bind") {
-          return (...values: unknown[]) => wrapStatement(target.bind(...values), query);
+          return (...values: unknown[]) => wrapStatement(target.bind(...values), query, values);
         }
-        if (prop === "first" || prop === "all" || prop === "run" || prop === "raw") {
-          sent += 1;
-          texts.push(query);
+        if (prop === "all" || prop === "run") {
+          return async () => {
+            const result = await target.all();
+            record(entry, result.meta as Meta);
+            return result;
+          };
+        }
+        if (prop === "first") {
+          return async (column?: string) => {
+            const result = await target.all<Record<string, unknown>>();
+            record(entry, result.meta as Meta);
+            const row = result.results[0];
+            if (row === undefined) return null;
+            return column === undefined ? row : (row[column] ?? null);
+          };
+        }
+        if (prop === "raw") {
+          return async (options?: { columnNames?: boolean }) => {
+            const rows = await (options?.columnNames
+              ? target.raw({ columnNames: true })
+              : target.raw());
+            const meta = WRITE.test(query) ? undefined : ((await target.all()).meta as Meta);
+            record(entry, meta);
+            return rows;
+          };
         }
         const value: unknown = Reflect.get(target, prop, target);
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
     unwrap.set(proxy, statement);
-    sqlOf.set(proxy, query);
+    sqlOf.set(proxy, entry);
     return proxy;
   };
   const binding = new Proxy(real, {
     get(target, prop) {
       if (prop === "prepare") {
-        return (query: string) => wrapStatement(target.prepare(query), query);
+        return (query: string) => wrapStatement(target.prepare(query), query, []);
       }
       if (prop === "batch") {
-        return (statements: D1PreparedStatement[]) => {
-          sent += statements.length;
-          for (const s of statements) texts.push(sqlOf.get(s) ?? "");
-          return target.batch(statements.map((s) => unwrap.get(s) ?? s));
+        return async (statements: D1PreparedStatement[]) => {
+          const results = await target.batch(statements.map((s) => unwrap.get(s) ?? s));
+          statements.forEach((s, i) => {
+            record(sqlOf.get(s) ?? { sql: "", params: [] }, results[i]?.meta as Meta);
+          });
+          return results;
         };
       }
       if (prop === "exec") {
         return (query: string) => {
-          const parts = query.split(";").filter((q) => q.trim() !== "");
-          sent += parts.length;
-          texts.push(...parts);
+          for (const part of query.split(";").filter((q) => q.trim() !== "")) {
+            record({ sql: part, params: [] }, undefined);
+          }
           return target.exec(query);
         };
       }
@@ -64,7 +115,13 @@ export function countingD1(real: D1Database): CountingD1 {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  return { binding, count: () => sent, sent: () => [...texts] };
+  return {
+    binding,
+    count: () => log.length,
+    sent: () => log.map((s) => s.sql),
+    statements: () => log.map((s) => ({ ...s })),
+    rowsRead: () => log.reduce((sum, s) => sum + s.rowsRead, 0),
+  };
 }
 
 const app = createApp();
@@ -72,11 +129,11 @@ const app = createApp();
 /**
  * Sends one request to a fresh app whose `DB` binding counts statements.
  *
- * @returns the response and the number of D1 statements the request sent.
+ * @returns the response, the number of D1 statements the request sent and what it sent.
  */
 export async function countStatements(
   request: Request,
-): Promise<{ response: Response; statements: number }> {
+): Promise<{ response: Response; statements: number; counter: CountingD1 }> {
   const counter = countingD1(env.DB);
   const ctx = createExecutionContext();
   const response = await app.fetch(
@@ -85,5 +142,5 @@ export async function countStatements(
     ctx,
   );
   await waitOnExecutionContext(ctx);
-  return { response, statements: counter.count() };
+  return { response, statements: counter.count(), counter };
 }

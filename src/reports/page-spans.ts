@@ -145,6 +145,7 @@ export function packedLogsQuery(
   attributed = false,
 ): SQL {
   const attribution = attributed ? sql`, l.sku_id, l.operator_id, l.simple_work_order_id` : sql``;
+  const w = windowRows(windows);
   // The longest log of the machine: a seek on the (machine, duration) expression
   // index, whose expression this must read exactly as (src/db/schema.ts).
   // Empty windows are left out in SQL: every result row costs the Worker as much as a log.
@@ -152,12 +153,54 @@ export function packedLogsQuery(
         l.machine_id, l.start - ${from}, l."end" - l.start, l.type, l.count,
         printf('%!.17g', l.nominal_speed)${attribution}))
       FROM ${productionLogs} AS l
-      WHERE l.machine_id = w.value ->> 0
-        AND l.start >= ifnull(w.value ->> 1, ${from} - ifnull((SELECT max("d"."end" - "d"."start")
-          FROM ${productionLogs} AS "d" WHERE "d"."machine_id" = w.value ->> 0), 0))
-        AND l.start < w.value ->> 2 AND l."end" > ${from}
+      WHERE l.machine_id = ${w.machine}
+        AND l.start >= ifnull(${w.lower}, ${from} - ifnull((SELECT max("d"."end" - "d"."start")
+          FROM ${productionLogs} AS "d" WHERE "d"."machine_id" = ${w.machine}), 0))
+        AND l.start < ${w.upper} AND l."end" > ${from}
         AND +l.company_id = ${companyId} AND l.deleted_at IS NULL) AS packed
-    FROM json_each(${JSON.stringify(windows)}) AS w) WHERE packed <> '[]'`;
+    FROM ${w.source}) WHERE packed <> '[]'`;
+}
+
+/**
+ * Most windows written into the SQL text as a `VALUES` list: at about 35 bytes
+ * each, some 53 KB, within D1's 100 KB statement limit with the rest of the query.
+ */
+const LITERAL_WINDOWS_MAX = 1_500;
+
+/**
+ * The windows as a row source `w` with the expressions of its three columns.
+ * Written as a `VALUES` list of integer literals when they fit: D1 counts each
+ * `json_each` row as a row read (a page of 50 machines over two shifts paid 17
+ * rows read per machine for its windows alone), a `VALUES` row it does not. A
+ * longer list is bound as one JSON parameter read with `json_each`.
+ */
+function windowRows(windows: readonly (readonly [number, number | null, number])[]): {
+  source: SQL;
+  machine: SQL;
+  lower: SQL;
+  upper: SQL;
+} {
+  const literal = (v: number | null) => v === null || Number.isSafeInteger(v);
+  if (
+    windows.length > 0 &&
+    windows.length <= LITERAL_WINDOWS_MAX &&
+    windows.every(([m, a, b]) => literal(m) && literal(a) && literal(b))
+  ) {
+    const rows = windows.map(([m, a, b]) => `(${m}, ${a === null ? "NULL" : a}, ${b})`);
+    return {
+      // Safe integers and NULL only: the text cannot carry anything but numbers.
+      source: sql`(VALUES ${sql.raw(rows.join(", "))}) AS w`,
+      machine: sql.raw("w.column1"),
+      lower: sql.raw("w.column2"),
+      upper: sql.raw("w.column3"),
+    };
+  }
+  return {
+    source: sql`json_each(${JSON.stringify(windows)}) AS w`,
+    machine: sql.raw("w.value ->> 0"),
+    lower: sql.raw("w.value ->> 1"),
+    upper: sql.raw("w.value ->> 2"),
+  };
 }
 
 /** The page's stops and logs, per machine. */

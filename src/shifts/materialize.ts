@@ -5,11 +5,12 @@
  * count (`ensureInstances`).
  */
 
-import { and, eq, gte, isNull, lt, sql } from "drizzle-orm";
+import { gte, inArray, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { live, owned } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
+import { inIntegerList } from "../http/filters";
 import {
   companyQuery,
   definitionMachinesQuery,
@@ -74,20 +75,14 @@ export async function ensureInstances(
   if (to <= from) return;
   const machineSet = onlyMachines ? new Set(onlyMachines) : undefined;
   const machineCondition = onlyMachines
-    ? sql`${shiftInstances.machineId} IN (SELECT value FROM json_each(${JSON.stringify(onlyMachines)}))`
+    ? inIntegerList(shiftInstances.machineId, onlyMachines)
     : undefined;
-  // Stored instances of live definitions and machines: a subset of the planned ones.
+  // Stored instances of live definitions and machines: a subset of the planned ones. The
+  // live ones are two lists built once per statement (`IN (SELECT ...)`), not a join: D1
+  // bills rows read, and a join read a definition and a machine row for every instance.
   const storedCount = db
     .select({ count: sql<number>`count(*)` })
     .from(shiftInstances)
-    .innerJoin(
-      shiftDefinitions,
-      and(
-        eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId),
-        isNull(shiftDefinitions.deletedAt),
-      ),
-    )
-    .innerJoin(machines, and(eq(machines.id, shiftInstances.machineId), isNull(machines.deletedAt)))
     .where(
       owned(
         { companyId },
@@ -95,6 +90,17 @@ export async function ensureInstances(
         gte(shiftInstances.start, from),
         lt(shiftInstances.start, to),
         machineCondition,
+        inArray(
+          shiftInstances.shiftDefinitionId,
+          db
+            .select({ id: shiftDefinitions.id })
+            .from(shiftDefinitions)
+            .where(live({ companyId }, shiftDefinitions)),
+        ),
+        inArray(
+          shiftInstances.machineId,
+          db.select({ id: machines.id }).from(machines).where(live({ companyId }, machines)),
+        ),
       ),
     );
   const [company, defs, links, machineRows, stored] = await db.batch([
