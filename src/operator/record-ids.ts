@@ -23,7 +23,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { live, type SoftDeleteTable } from "../db/company-scope";
+import { companyScope, live, type SoftDeleteTable } from "../db/company-scope";
 import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
@@ -250,7 +250,7 @@ export const operatorRecordIdsRoutes = createRouter().openapi(
     const { company_id } = c.req.valid("param");
     const changes = c.req.valid("json");
     const db = c.var.db;
-    await requireCompany(db, company_id);
+    await requireCompany(companyScope(db, company_id));
     await changeRecordIds(c.env, db, company_id, changes);
     return c.json(
       changes.map((change) => ({ type: change.type, id: change.newId })),

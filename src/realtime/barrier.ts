@@ -13,6 +13,7 @@
  * writes that were acknowledged: a reader never sees production that misses
  * an acknowledged realtime write, and a slow object costs it a retry.
  */
+import { ownedText } from "../db/company-scope";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { machineObject } from "./machine-stub";
@@ -55,11 +56,11 @@ export async function syncPendingMachines(
   if (machineIds && machineIds.length === 0) return;
   const statement =
     machineIds === undefined
-      ? env.DB.prepare(
-          "SELECT machine_id FROM realtime_pending WHERE company_id = CAST(?1 AS INTEGER)",
-        ).bind(companyId)
+      ? env.DB.prepare(`SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")}`).bind(
+          companyId,
+        )
       : env.DB.prepare(
-          "SELECT machine_id FROM realtime_pending WHERE company_id = CAST(?1 AS INTEGER) " +
+          `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
             "AND machine_id IN (SELECT value FROM json_each(?2))",
         ).bind(companyId, JSON.stringify(machineIds));
   const pending = (await statement.raw<[number]>()).map(([machineId]) => machineId);

@@ -6,7 +6,7 @@
 
 import type { Context } from "hono";
 import { publicRoute } from "../app-chain/public-route";
-import type { AppEnv } from "../app-env";
+import { type AppEnv, scopeOf } from "../app-env";
 import { readSettings } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
 import { isoInstant as iso } from "../http/instants";
@@ -80,10 +80,9 @@ async function inErrorOrder<T>(
     return await write();
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 422) throw error;
-    const { db, principal } = c.var;
-    const instance = await runningInstance(db, principal.companyId, machineId, Date.now());
+    const instance = await runningInstance(scopeOf(c), machineId, Date.now());
     if (!instance) {
-      await findMachine(db, principal.companyId, machineId); // 404 before 409
+      await findMachine(scopeOf(c), machineId); // 404 before 409
       throw notRunning(machineId);
     }
     throw error;
@@ -188,7 +187,7 @@ async function applySkuWrite(
   machine_id: number,
   body: RealtimeSkuBody,
 ): Promise<void> {
-  const { db, principal } = c.var;
+  const { principal } = c.var;
   if (body.start != null && body.end != null && body.end <= body.start) {
     throw unprocessable(["body", "end"], "end must be after start");
   }
@@ -196,9 +195,9 @@ async function applySkuWrite(
     // A new name creates a work order before the object decides: refuse first what the
     // object would refuse, so that a refused call writes nothing. (Only here: the
     // common write without a new name keeps its single round trip.)
-    const instance = await runningInstance(db, principal.companyId, machine_id, Date.now());
+    const instance = await runningInstance(scopeOf(c), machine_id, Date.now());
     if (!instance) {
-      await findMachine(db, principal.companyId, machine_id); // 404 before 409
+      await findMachine(scopeOf(c), machine_id); // 404 before 409
       throw notRunning(machine_id);
     }
     const start = body.start ?? Date.now();
@@ -218,8 +217,7 @@ async function applySkuWrite(
     }
   }
   const { write } = await resolveSkuWrite(
-    db,
-    principal.companyId,
+    scopeOf(c),
     machine_id,
     body,
     readSettings(c.env).credentialCacheSeconds,
@@ -245,7 +243,7 @@ async function updateRunningSegment(
   machineId: number,
   body: RealtimeSkuBody,
 ): Promise<void> {
-  const { db, principal } = c.var;
+  const { principal } = c.var;
   if (SKU_WRITE_FIELDS.every((field) => body[field] == null)) {
     throw unprocessable(
       ["body"],
@@ -265,13 +263,13 @@ async function updateRunningSegment(
   if (body.simpleWorkOrderName != null) {
     // A new name creates a work order: refuse first what the object would refuse for a
     // machine that runs no shift, so that a refused call writes nothing.
-    const instance = await runningInstance(db, principal.companyId, machineId, Date.now());
+    const instance = await runningInstance(scopeOf(c), machineId, Date.now());
     if (!instance) {
-      await findMachine(db, principal.companyId, machineId);
+      await findMachine(scopeOf(c), machineId);
       throw notRunning(machineId);
     }
   }
-  const { simpleWorkOrder } = await resolveSegmentUpdate(db, principal.companyId, machineId, body);
+  const { simpleWorkOrder } = await resolveSegmentUpdate(scopeOf(c), machineId, body);
   const update = {
     ...(simpleWorkOrder ? { simpleWorkOrder } : {}),
     ...(body.quantity != null ? { quantity: body.quantity } : {}),
@@ -299,13 +297,8 @@ export const realtimeRoutes = createRouter()
   .openapi(operatorRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { db, principal } = c.var;
-    const { operator } = await resolveOperatorWrite(
-      db,
-      principal.companyId,
-      machine_id,
-      body.operatorId,
-    );
+    const { principal } = c.var;
+    const { operator } = await resolveOperatorWrite(scopeOf(c), machine_id, body.operatorId);
     const assignment = {
       operatorId: operator.id,
       firstName: operator.firstName,
@@ -322,6 +315,5 @@ export const realtimeRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    return c.json(await readRealtimeState(c.env, db, principal.companyId, machine_id), 200);
+    return c.json(await readRealtimeState(c.env, scopeOf(c), machine_id), 200);
   });
