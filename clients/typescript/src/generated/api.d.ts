@@ -2359,11 +2359,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2393,11 +2395,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2584,11 +2588,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2618,11 +2624,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
