@@ -87,8 +87,9 @@ export const operatorShiftsRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
+      const scope = companyScope(c.var.db, company_id);
       const created = await createShiftDefinitions(
-        companyScope(c.var.db, company_id),
+        scope,
         items.map((item) => ({
           name: item.name,
           startTime: item.startTime,
@@ -101,7 +102,7 @@ export const operatorShiftsRoutes = createRouter()
       // The machines' realtime objects wake at every boundary of the new shifts, so that
       // their streams publish shift.started / shift.ended even when nothing is written.
       const machineIds = items.some((item) => item.machineIds == null)
-        ? (await machineIdsQuery(companyScope(c.var.db, company_id)).all()).map((m) => m.id)
+        ? (await machineIdsQuery(scope).all()).map((m) => m.id)
         : [...new Set(items.flatMap((item) => item.machineIds ?? []))];
       await armMachines(c.env, company_id, machineIds);
       return c.json(created, 201);

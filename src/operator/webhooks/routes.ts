@@ -60,8 +60,8 @@ export const operatorWebhooksRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      const db = c.var.db;
-      await requireCompany(companyScope(db, company_id));
+      const scope = companyScope(c.var.db, company_id);
+      await requireCompany(scope);
       const settings = readSettings(c.env).webhooks;
       const options = { environment: readSettings(c.env).environment, ...settings };
       const signal = AbortSignal.timeout(REGISTRATION_CHECK_TIMEOUT_MS);
@@ -81,7 +81,7 @@ export const operatorWebhooksRoutes = createRouter()
         }
       }
       if (issues.length > 0) throw new ApiError(422, issues);
-      return c.json(await insertWebhooks(companyScope(db, company_id), items), 201);
+      return c.json(await insertWebhooks(scope, items), 201);
     },
   )
   .openapi(
@@ -97,9 +97,9 @@ export const operatorWebhooksRoutes = createRouter()
     }),
     async (c) => {
       const { company_id } = c.req.valid("param");
-      const db = c.var.db;
-      await requireCompany(companyScope(db, company_id));
-      return c.json(await listWebhooks(companyScope(db, company_id)), 200);
+      const scope = companyScope(c.var.db, company_id);
+      await requireCompany(scope);
+      return c.json(await listWebhooks(scope), 200);
     },
   )
   .openapi(
