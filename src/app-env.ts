@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import type { Principal } from "./auth/principal";
 import type { Database } from "./db/client";
-import { type CompanyScope, companyScope } from "./db/company-scope";
+import type { NamedScope } from "./db/company-scope";
 import type { Env } from "./env";
 
 export interface AppEnv {
@@ -23,10 +23,12 @@ export interface AppEnv {
 
 /**
  * The company scope of a public request: its database and the company of its credential
- * (src/db/company-scope.ts), derived from the `db` and `principal` variables.
+ * (src/db/company-scope.ts) with its name and time zone, all read once by `authenticate`,
+ * derived from the `db` and `principal` variables.
  *
  * @param c a context past `authenticate` (the `principal` variable is set).
  */
-export function scopeOf(c: Context<AppEnv>): CompanyScope {
-  return companyScope(c.var.db, c.var.principal.companyId);
+export function scopeOf(c: Context<AppEnv>): NamedScope {
+  const { companyId, companyName, timezone } = c.var.principal;
+  return { db: c.var.db, companyId, companyName, timezone };
 }

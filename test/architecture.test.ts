@@ -170,6 +170,23 @@ describe("tenant isolation in one place", () => {
     expect(linesMatching(/\beq\(\s*\w+\.companyId\b/, [SCOPE_MODULE])).toEqual([]);
   });
 
+  it("writes every raw SQL company condition through its helpers too", () => {
+    // `company_id = …` (or `IN`, `IS`, `<>`) in SQL text is a tenant rule by hand; the
+    // statement takes `ownedSql` / `ownedText` instead. Column lists and DDL do not match.
+    // (`===` and `!==` are JavaScript comparisons of a row's field, not SQL.)
+    const raw = /\bcompany_id"?\s*(=(?!=)|<>|!=(?!=)|\bIN\b|\bIS\b)/i;
+    expect(linesMatching(raw, [SCOPE_MODULE])).toEqual([]);
+    // The pattern does see a condition, qualified, index-hidden or quoted.
+    for (const condition of [
+      "WHERE company_id = ?1",
+      "AND +l.company_id = CAST(?1 AS INTEGER)",
+      'w."company_id" IN (1, 2)',
+    ]) {
+      expect(condition).toMatch(raw);
+    }
+    expect("meta.company_id !== key.companyId").not.toMatch(raw);
+  });
+
   it("soft-deletes through its helpers only", () => {
     // A `deletedAt` set by hand is a second soft-delete rule (and forgets `updatedAt`).
     expect(linesMatching(/\.set\(\{[^}]*\bdeletedAt:\s*(?!null)/, [SCOPE_MODULE])).toEqual([]);

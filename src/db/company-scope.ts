@@ -1,18 +1,22 @@
 /**
  * Tenant isolation in one place. Every row a company owns carries `company_id`;
  * the conditions that select a company's rows are built here and nowhere else
- * (`test/architecture.test.ts` fails on an `eq(<table>.companyId, …)` written
- * anywhere else), so a query cannot reach another company's rows by forgetting
- * a condition: it either goes through {@link owned} / {@link live} or it does
- * not compile past review of that test.
+ * (`test/architecture.test.ts` fails on an `eq(<table>.companyId, …)` or a raw SQL
+ * `company_id = …` written anywhere else), so a query cannot reach another company's
+ * rows by forgetting a condition: it goes through {@link owned} / {@link live}, or for
+ * SQL text through {@link ownedSql} / {@link ownedText}, or it fails that test.
+ *
+ * A query reaches a company's database only through a {@link CompanyScope}: when
+ * companies are spread over several databases, the scope is what picks one.
  *
  * Soft delete is here too: a deleted row keeps its data with `deletedAt` set
  * (and `updatedAt`, so pull sync sees the deletion), and "live" means
  * `deletedAt IS NULL`.
  */
-import { and, type Column, eq, isNull, type SQL } from "drizzle-orm";
+import { and, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client";
+import { companies } from "./schema";
 
 /** A table whose rows belong to one company. */
 export type CompanyTable = SQLiteTable & { companyId: Column };
@@ -26,19 +30,54 @@ export interface CompanyRef {
   readonly companyId: number;
 }
 
-/** The company a request acts for, with the database it reads. */
+/**
+ * The company a request acts for, with the database it reads: the one shape in which a
+ * query reaches a company's rows. Every query and report takes it (never a database and a
+ * company id apart), so the place that picks the database is this object.
+ */
 export interface CompanyScope extends CompanyRef {
   readonly db: Database;
 }
 
 /**
- * The scope of one request: the database and the credential's company.
+ * A {@link CompanyScope} that also carries what answers show of the company, read once:
+ * from the credential (`scopeOf` in src/app-env.ts) or from the company's row
+ * ({@link loadNamedScope}).
+ */
+export interface NamedScope extends CompanyScope {
+  /** The company's name, as answers show it in `company.name`. */
+  readonly companyName: string;
+  /** The company's IANA time zone. */
+  readonly timezone: string;
+}
+
+/**
+ * The scope of a company: the database and the company. A public request gets its scope
+ * from `scopeOf` (src/app-env.ts); this is for the operator API (the company of its path)
+ * and for work outside a request that knows a company id (a Durable Object's key, a queue
+ * message). When companies are spread over databases, this is where the id picks one.
  *
- * @param db the request's Drizzle client.
- * @param companyId the company resolved from the credential.
+ * @param db the Drizzle client.
+ * @param companyId the company.
  */
 export function companyScope(db: Database, companyId: number): CompanyScope {
   return { db, companyId };
+}
+
+/**
+ * The named scope of a company read from its row (one statement), for work that runs
+ * outside a request (the event streams).
+ *
+ * @param db the Drizzle client.
+ * @param companyId the company.
+ * @returns the scope, or null when the company does not exist.
+ */
+export async function loadNamedScope(db: Database, companyId: number): Promise<NamedScope | null> {
+  const [row] = await db
+    .select({ name: companies.name, timezone: companies.timezone })
+    .from(companies)
+    .where(eq(companies.id, companyId));
+  return row ? { db, companyId, companyName: row.name, timezone: row.timezone } : null;
 }
 
 /**
@@ -56,6 +95,40 @@ export function owned(
 ): SQL {
   // `and` with a first defined argument never yields undefined.
   return and(eq(table.companyId, scope.companyId), ...conditions) as SQL;
+}
+
+/**
+ * A company column as written in raw SQL: `company_id`, or qualified by a table alias
+ * (`l.company_id`). A leading `+` keeps SQLite from choosing that column's index, where a
+ * statement's plan must seek by another one (the unary plus changes no value).
+ */
+export type CompanyColumnText = `${"" | "+"}${"" | `${string}.`}company_id`;
+
+/**
+ * The condition "this company's rows" in a statement written as SQL text through
+ * drizzle's `sql` template (an `INSERT ... SELECT`, a correlated subquery, a
+ * `json_each` scan), the company bound as a parameter.
+ *
+ * @param scope the company.
+ * @param column the company column as the statement names it (default `company_id`).
+ * @returns `<column> = ?` with the company id bound.
+ */
+export function ownedSql(scope: CompanyRef, column: CompanyColumnText = "company_id"): SQL {
+  return sql`${sql.raw(column)} = ${scope.companyId}`;
+}
+
+/**
+ * The condition "this company's rows" as the text of a D1 prepared statement (code that
+ * runs beside D1 without drizzle: the realtime objects, the event streams), the company
+ * bound by the caller at parameter `param`. D1 binds a JavaScript number as REAL, so the
+ * parameter is cast to INTEGER: the comparison then seeks the integer index.
+ *
+ * @param param the statement's parameter that carries the company id (`?1`).
+ * @param column the company column as the statement names it (default `company_id`).
+ * @returns `<column> = CAST(<param> AS INTEGER)`.
+ */
+export function ownedText(param: `?${number}`, column: CompanyColumnText = "company_id"): string {
+  return `${column} = CAST(${param} AS INTEGER)`;
 }
 
 /**

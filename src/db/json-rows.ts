@@ -13,6 +13,7 @@
  * (4 MiB) a handful.
  */
 import { type SQL, sql } from "drizzle-orm";
+import type { CompanyRef } from "./company-scope";
 
 /** Most UTF-8 bytes of one chunk's JSON: half of D1's 2,000,000-byte string limit. */
 export const JSON_CHUNK_BYTES = 1_000_000;
@@ -55,4 +56,45 @@ export function jsonChunks(
  */
 export function jsonColumn(i: number, from = "value"): SQL {
   return sql.raw(`json_extract(${from}, '$[${i}]')`);
+}
+
+/**
+ * What one column of a catalog insert takes: the row's next JSON value (`json`, in the
+ * order of the row arrays), the company (`company`), the insert's instant (`now`), or NULL.
+ */
+export type JsonRowColumn = "json" | "company" | "now" | "null";
+
+/**
+ * The `SELECT`s of a company's bulk insert, one per chunk of rows (`jsonChunks`): each
+ * `SELECT <columns> FROM json_each(?) ORDER BY key`, for `db.insert(table).select(...)`,
+ * which lists every column of the table in order. The catalogs (SKUs, operators, nominal
+ * speeds, simple work orders) insert through it, so a create of 1,000 items is one
+ * statement per chunk whatever the table.
+ *
+ * @param scope the company every row belongs to.
+ * @param columns one entry per column of the table, in table order.
+ * @param rows one array per row: its `json` columns' values, in order.
+ * @param options.now the instant of the `now` columns, ms since the epoch.
+ * @param options.onConflict the statement ends in an `ON CONFLICT` clause: SQLite then
+ *   needs a `WHERE` in the `SELECT` to parse it (`WHERE true`).
+ * @returns the `SELECT`s, in row order; none when there are no rows.
+ */
+export function jsonRowSelects(
+  scope: CompanyRef,
+  columns: readonly JsonRowColumn[],
+  rows: readonly (readonly unknown[])[],
+  options: { now: number; onConflict?: boolean },
+): SQL[] {
+  let next = 0;
+  const fixed: Record<Exclude<JsonRowColumn, "json">, SQL> = {
+    company: sql`CAST(${scope.companyId} AS INTEGER)`,
+    now: sql`CAST(${options.now} AS INTEGER)`,
+    null: sql`NULL`,
+  };
+  const parts = columns.map((column) => (column === "json" ? jsonColumn(next++) : fixed[column]));
+  const list = sql.join(parts, sql`, `);
+  const where = options.onConflict ? sql` WHERE true` : sql``;
+  return jsonChunks(rows).map(
+    (chunk) => sql`SELECT ${list} FROM json_each(${chunk})${where} ORDER BY key`,
+  );
 }

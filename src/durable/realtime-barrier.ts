@@ -18,6 +18,7 @@
  * reaches the machine's object by name and by the one method it needs, not through
  * src/realtime/: no folder that reads logs has to import the realtime folder.
  */
+import { ownedText } from "../db/company-scope";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { namedStub } from "./named-stub";
@@ -84,11 +85,11 @@ export async function syncPendingMachines(
   if (machineIds && machineIds.length === 0) return;
   const statement =
     machineIds === undefined
-      ? env.DB.prepare(
-          "SELECT machine_id FROM realtime_pending WHERE company_id = CAST(?1 AS INTEGER)",
-        ).bind(companyId)
+      ? env.DB.prepare(`SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")}`).bind(
+          companyId,
+        )
       : env.DB.prepare(
-          "SELECT machine_id FROM realtime_pending WHERE company_id = CAST(?1 AS INTEGER) " +
+          `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
             "AND machine_id IN (SELECT value FROM json_each(?2))",
         ).bind(companyId, JSON.stringify(machineIds));
   const pending = (await statement.raw<[number]>()).map(([machineId]) => machineId);

@@ -10,6 +10,7 @@
  * Why: reading a metrics-report row from D1 on every tick was 44 of the 82 D1 round trips
  * a busy machine cost per minute (docs/scaling.md).
  */
+import { ownedText } from "../db/company-scope";
 import type { LogSpan, StopSpan } from "../reports/oee";
 
 /** How often the inputs are read again even when nothing said they changed, ms. */
@@ -88,14 +89,14 @@ export async function loadInstanceInputs(
            AND s.start_time >= ?3 - ifnull((SELECT max("d"."end_time" - "d"."start_time")
              FROM stops AS "d" WHERE "d"."machine_id" = ?2), 0)
            AND s.start_time < ?4 AND s.end_time > ?3
-           AND +s.company_id = ?1 AND s.deleted_at IS NULL`,
+           AND ${ownedText("?1", "+s.company_id")} AND s.deleted_at IS NULL`,
       )
       .bind(companyId, machineId, start, end),
     d1
       .prepare(
         `SELECT ${STOP_COLUMNS} FROM stops AS s
          WHERE s.machine_id = ?2 AND s.end_time IS NULL AND +s.start_time < ?3
-           AND +s.company_id = ?1 AND s.deleted_at IS NULL`,
+           AND ${ownedText("?1", "+s.company_id")} AND s.deleted_at IS NULL`,
       )
       .bind(companyId, machineId, end),
     d1
@@ -105,7 +106,7 @@ export async function loadInstanceInputs(
            AND l.start >= ?3 - ifnull((SELECT max("d"."end" - "d"."start")
              FROM production_logs AS "d" WHERE "d"."machine_id" = ?2), 0)
            AND l.start < ?4 AND l."end" > ?3
-           AND +l.company_id = ?1 AND l.deleted_at IS NULL`,
+           AND ${ownedText("?1", "+l.company_id")} AND l.deleted_at IS NULL`,
       )
       .bind(companyId, machineId, start, end),
   ]);

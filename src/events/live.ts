@@ -17,7 +17,9 @@
  * exists so that a busy line costs D1 one batch per interval. The live OEE may therefore lag
  * realtime writes by the write-behind interval; the final figures do not.
  */
+
 import { createDb } from "../db/client";
+import { companyScope, loadNamedScope } from "../db/company-scope";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { metricsReport } from "../reports/metrics-report";
@@ -202,18 +204,11 @@ async function finalOee(
   instanceId: number,
   now: number,
 ): Promise<LiveOee | null> {
-  const db = createDb(env.DB);
+  // The company's row, read once per ended instance: the report shows its name.
+  const scope = await loadNamedScope(createDb(env.DB), companyId);
+  if (!scope) return null;
   const page = await metricsReport(
-    db,
-    {
-      companyId,
-      companyName: "",
-      timezone: "UTC",
-      credentialId: "events",
-      kind: "api_key",
-      scopes: new Set(),
-      rateLimit: null,
-    },
+    scope,
     { machines: { include: [machineId] }, startDate: { equal: instanceStart } },
     { page: 1, limit: 10 },
     now,
@@ -328,7 +323,7 @@ async function currentShift(
     return previous.shift;
   }
   if (!previous && now < state.noShiftUntil) return null;
-  const instance = await runningInstance(createDb(env.DB), companyId, machineId, now);
+  const instance = await runningInstance(companyScope(createDb(env.DB), companyId), machineId, now);
   if (!instance) {
     state.noShiftUntil = now + NO_SHIFT_RECHECK_MS;
     return null;

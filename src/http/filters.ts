@@ -9,11 +9,11 @@
  * themselves live in `./search.ts` (`NumericComparisonFilter`,
  * `numericConditions`); `IdComparisonFilter` here combines them with id lists.
  */
+
 import { z } from "@hono/zod-openapi";
-import { asc, type Column, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { live } from "../db/company-scope";
-import { machines } from "../db/schema";
+import { type Column, type SQL, sql } from "drizzle-orm";
+import type { CompanyScope } from "../db/company-scope";
+import { listMachines, type MachineRow } from "../db/machines";
 import { epochMsOf, NO_OFFSET_IS_UTC } from "./instants";
 import {
   idListConditions,
@@ -180,10 +180,7 @@ export const MachinesFilter = z
 export type MachinesFilterValue = z.infer<typeof MachinesFilter>;
 
 /** A machine as report rows show it. */
-export interface MachineRef {
-  id: number;
-  name: string;
-}
+export type MachineRef = Pick<MachineRow, "id" | "name">;
 
 /**
  * The company's machines (not deleted) that pass a `machines` filter, by id.
@@ -193,31 +190,26 @@ export interface MachineRef {
  * has few machines, so reading their names is cheap and keeps the fuzzy rule
  * identical to the catalog searches (`normalizeForSearch`).
  *
- * @param db Drizzle client.
- * @param companyId the caller's company; other companies' machines never appear.
+ * @param scope the caller's company; other companies' machines never appear.
  * @param filter the parsed filter, or null/undefined for all machines.
  * @returns the matching machines, ascending id.
  */
 export async function resolveMachines(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filter: MachinesFilterValue,
 ): Promise<MachineRef[]> {
-  const rows = await db
-    .select({ id: machines.id, name: machines.name })
-    .from(machines)
-    .where(live({ companyId }, machines))
-    .orderBy(asc(machines.id))
-    .all();
+  const rows = await listMachines(scope);
   const term = filter?.search ? normalizeForSearch(filter.search) : "";
   const include = filter?.include && filter.include.length > 0 ? new Set(filter.include) : null;
   const exclude = new Set(filter?.exclude ?? []);
-  return rows.filter(
-    (m) =>
-      (term === "" || normalizeForSearch(m.name).includes(term)) &&
-      (include === null || include.has(m.id)) &&
-      !exclude.has(m.id),
-  );
+  return rows
+    .filter(
+      (m) =>
+        (term === "" || normalizeForSearch(m.name).includes(term)) &&
+        (include === null || include.has(m.id)) &&
+        !exclude.has(m.id),
+    )
+    .map(({ id, name }) => ({ id, name }));
 }
 
 /**

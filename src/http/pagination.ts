@@ -57,6 +57,35 @@ export interface Page<Row> {
   rows: Row[];
 }
 
+/** The totals of a page, as every paged answer starts. */
+export type PageTotals = Omit<Page<unknown>, "rows">;
+
+/**
+ * The empty page of a request that can match nothing (no machine passes the filter, an
+ * empty window): no rows, zero totals, the requested page number.
+ */
+export function emptyPage<Row>(request: PageRequest): Page<Row> {
+  return { totalCount: 0, totalPages: 0, currentPage: request.page, rows: [] };
+}
+
+/**
+ * The body of a paged answer (REST and MCP alike): `{totalCount, totalPages, currentPage,
+ * <key>: rows}`, the shape {@link pagedResponseSchema} documents.
+ *
+ * @param key the endpoint's name for its list, for example `skus`.
+ * @param page the page and its totals.
+ * @param toOut maps a row to what the answer shows (default: the row as it is).
+ */
+export function pageEnvelope<K extends string, Row, Out = Row>(
+  key: K,
+  page: Page<Row>,
+  toOut?: (row: Row) => Out,
+): PageTotals & { [P in K]: Out[] } {
+  const rows = toOut ? page.rows.map(toOut) : (page.rows as unknown as Out[]);
+  const { totalCount, totalPages, currentPage } = page;
+  return { totalCount, totalPages, currentPage, ...({ [key]: rows } as { [P in K]: Out[] }) };
+}
+
 /**
  * Runs a count query and a page query concurrently.
  *

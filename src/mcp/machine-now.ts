@@ -53,33 +53,32 @@ export type MachineNow = z.infer<typeof MachineNowSchema>;
  * @throws ApiError 404 for an unknown machine or another company's; 409 when it runs no shift.
  */
 export async function machineNow(ctx: ToolContext, machineId: number): Promise<MachineNow> {
-  const { env, db, principal } = ctx;
-  const realtime = await readRealtimeState(env, db, principal.companyId, machineId);
+  const { env, scope, principal } = ctx;
+  const realtime = await readRealtimeState(env, scope, machineId);
   if (!principal.scopes.has(REPORTS_SCOPE)) {
     return { realtime, metrics: null, currentStop: null, reportsShown: false };
   }
   const now = Date.now();
   // The same filters a partner would send to POST /v1/reports/metrics and /v1/reports/stops.
   const metricsPage = await metricsReport(
-    db,
-    principal,
+    scope,
     MetricsReportFiltersSchema.parse({
       machines: { include: [machineId] },
       startDate: { equal: realtime.shift.start },
     }),
     { page: 1, limit: 10 },
     now,
-    (ids) => syncPendingMachines(env, principal.companyId, ids),
+    (ids) => syncPendingMachines(env, scope.companyId, ids),
   );
   const metrics =
     metricsPage.rows.find((row) => row.shiftIndicators.indicatorId === realtime.shift.id) ?? null;
   const stopFilters = StopsReportFiltersSchema.parse({ machines: { include: [machineId] } });
   // Ordered by start: the count first, then the last row alone (two bounded queries).
-  const counted = await stopsReport(db, principal, stopFilters, { page: 1, limit: 1 }, now);
+  const counted = await stopsReport(scope, stopFilters, { page: 1, limit: 1 }, now);
   const latest =
     counted.totalCount === 0
       ? undefined
-      : (await stopsReport(db, principal, stopFilters, { page: counted.totalCount, limit: 1 }, now))
+      : (await stopsReport(scope, stopFilters, { page: counted.totalCount, limit: 1 }, now))
           .rows[0];
   const currentStop = latest && latest.stop.endTime === null ? latest : null;
   return { realtime, metrics, currentStop, reportsShown: true };

@@ -7,10 +7,11 @@
  * at once). Not in /openapi.json (one JSON-RPC endpoint is not a REST operation); described
  * in docs/mcp.md.
  */
+
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { StatusCode } from "hono/utils/http-status";
-import type { AppEnv } from "../app-env";
+import { type AppEnv, scopeOf } from "../app-env";
 import { authenticate } from "../auth/middleware";
 import { ApiError } from "../http/errors";
 import { PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "../http/json-body";
@@ -90,7 +91,7 @@ export function mcpRoutes(openApiDocument: () => unknown) {
       });
       const { handleMcp } = await import("./handle");
       const response = await handleMcp(
-        { env: c.env, db: c.var.db, principal: c.var.principal, requestId: c.var.requestId },
+        { env: c.env, scope: scopeOf(c), principal: c.var.principal, requestId: c.var.requestId },
         request,
         parsedOk ? parsed : undefined,
         openApiDocument,

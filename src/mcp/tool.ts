@@ -6,15 +6,17 @@
 import { getOpenApiMetadata } from "@asteasolutions/zod-to-openapi";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../auth/principal";
-import type { Database } from "../db/client";
+import type { NamedScope } from "../db/company-scope";
 import type { Env } from "../env";
 import { ApiError, missingScope } from "../http/errors";
 import { toValidationIssues } from "../http/validation";
 
-/** What a tool call acts for: the request's bindings, database and credential. */
+/** What a tool call acts for: the request's bindings, company scope and credential. */
 export interface ToolContext {
   env: Env;
-  db: Database;
+  /** The credential's company, with its database, name and time zone (`scopeOf`). */
+  scope: NamedScope;
+  /** The credential (its scopes gate each tool). */
   principal: Principal;
   /** `X-Request-Id` of the HTTP request carrying the call (logged with a failure). */
   requestId: string;

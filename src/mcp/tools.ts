@@ -7,9 +7,9 @@
  * company's local time (its time zone is in the server's instructions).
  */
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../db/company-scope";
+import { listMachines } from "../db/machines";
 import { syncPendingMachines } from "../durable/realtime-barrier";
-import { pagedResponseSchema, pageRequest } from "../http/pagination";
+import { pagedResponseSchema, pageEnvelope, pageRequest } from "../http/pagination";
 import { MachineIdParam } from "../realtime/schemas";
 import { downtimeReport } from "../reports/downtime-report";
 import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "../reports/downtime-schemas";
@@ -22,7 +22,6 @@ import {
   StopsReportRowSchema,
   stopsReport,
 } from "../reports/stops-report";
-import { listMachines } from "../resources/machines/queries";
 import { MachineSchema } from "../resources/machines/schemas";
 import {
   ProductionLogFiltersSchema,
@@ -33,7 +32,7 @@ import { SignalDataSchema, signalData, Uuid } from "../resources/signals/data";
 import { seriesJson } from "../resources/signals/series-json";
 import { MAX_POINTS, MAX_WINDOW_MS, signalWindowQueryShape } from "../resources/signals/window";
 import { MachineNowSchema, machineNow } from "./machine-now";
-import { defineTool, type McpTool, type ToolContext } from "./tool";
+import { defineTool, type McpTool } from "./tool";
 
 const UNITS =
   "Instants are ISO 8601 in UTC; shifts follow the company's local time (its time zone is in " +
@@ -42,8 +41,6 @@ const UNITS =
 const PAGING =
   "Paged: `page` from 1, `limit` 1 to 100 (default 10); the answer gives totalCount and " +
   "totalPages, so ask for the next page rather than a larger window.";
-
-const scope = (ctx: ToolContext) => companyScope(ctx.db, ctx.principal.companyId);
 
 /** `totalCount` rows, `n` on this page: the words of every paged summary. */
 function pageSummary(
@@ -67,7 +64,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       "machine has no signals).",
     input: z.object({}).strict(),
     output: z.object({ machines: z.array(MachineSchema) }),
-    run: async (ctx) => ({ machines: await listMachines(scope(ctx)) }),
+    run: async (ctx) => ({ machines: await listMachines(ctx.scope) }),
     summary: ({ machines }) =>
       `${machines.length} machines: ${machines.map((m) => `${m.name} (id ${m.id})`).join(", ")}.`,
   }),
@@ -113,17 +110,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
     input: MetricsReportFiltersSchema,
     output: pagedResponseSchema("metrics", MetricsReportRowSchema, "MetricsReportPage"),
     run: async (ctx, filters) => {
-      const { env, db, principal } = ctx;
-      const page = await metricsReport(
-        db,
-        principal,
-        filters,
-        pageRequest(filters),
-        Date.now(),
-        (ids) => syncPendingMachines(env, principal.companyId, ids),
+      const { env, scope } = ctx;
+      const page = await metricsReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
+        syncPendingMachines(env, scope.companyId, ids),
       );
-      const { totalCount, totalPages, currentPage } = page;
-      return { totalCount, totalPages, currentPage, metrics: page.rows };
+      return pageEnvelope("metrics", page);
     },
     summary: (page) => pageSummary("machine x shift rows", page, page.metrics.length),
   }),
@@ -140,15 +131,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     input: StopsReportFiltersSchema,
     output: pagedResponseSchema("stops", StopsReportRowSchema, "StopsReportPage"),
     run: async (ctx, filters) => {
-      const page = await stopsReport(
-        ctx.db,
-        ctx.principal,
-        filters,
-        pageRequest(filters),
-        Date.now(),
-      );
-      const { totalCount, totalPages, currentPage } = page;
-      return { totalCount, totalPages, currentPage, stops: page.rows };
+      const page = await stopsReport(ctx.scope, filters, pageRequest(filters), Date.now());
+      return pageEnvelope("stops", page);
     },
     summary: (page) => {
       const minutes = page.stops.reduce((sum, row) => sum + row.stop.durationInMinutes, 0);
@@ -169,17 +153,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
       `company's local calendar. ${PAGING} ${UNITS}`,
     input: KpiReportFiltersSchema,
     output: pagedResponseSchema("kpis", KpiReportRowSchema, "KpiReportPage"),
-    run: async ({ env, db, principal }, filters) => {
-      const page = await kpiReport(
-        db,
-        principal.companyId,
-        filters,
-        pageRequest(filters),
-        Date.now(),
-        (ids) => syncPendingMachines(env, principal.companyId, ids),
+    run: async ({ env, scope }, filters) => {
+      const page = await kpiReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
+        syncPendingMachines(env, scope.companyId, ids),
       );
-      const { totalCount, totalPages, currentPage } = page;
-      return { totalCount, totalPages, currentPage, kpis: page.rows };
+      return pageEnvelope("kpis", page);
     },
     summary: (page) => pageSummary("KPI groups", page, page.kpis.length),
   }),
@@ -195,16 +173,9 @@ export const MCP_TOOLS: readonly McpTool[] = [
       `all stopped minutes as fractions 0..1; an open stop runs to now. ${PAGING} ${UNITS}`,
     input: DowntimeReportFiltersSchema,
     output: pagedResponseSchema("downtime", DowntimeReportRowSchema, "DowntimeReportPage"),
-    run: async ({ db, principal }, filters) => {
-      const page = await downtimeReport(
-        db,
-        principal.companyId,
-        filters,
-        pageRequest(filters),
-        Date.now(),
-      );
-      const { totalCount, totalPages, currentPage } = page;
-      return { totalCount, totalPages, currentPage, downtime: page.rows };
+    run: async ({ scope }, filters) => {
+      const page = await downtimeReport(scope, filters, pageRequest(filters), Date.now());
+      return pageEnvelope("downtime", page);
     },
     summary: (page) => {
       const top = page.downtime[0];
@@ -236,7 +207,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     run: async (ctx, { machine_uuid, public_id, ...window }) => {
       const { head, series } = await signalData(
         ctx.env,
-        scope(ctx),
+        ctx.scope,
         machine_uuid,
         public_id,
         window,
@@ -266,11 +237,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
     input: ProductionLogFiltersSchema,
     output: pagedResponseSchema("productionLogs", ProductionLogSchema, "ProductionLogPage"),
     run: async (ctx, filters) => {
-      const { env, db, principal } = ctx;
-      await syncPendingMachines(env, principal.companyId, machinesFilterCanTouch(filters));
-      const page = await filterLogs(db, principal, filters, pageRequest(filters));
-      const { totalCount, totalPages, currentPage } = page;
-      return { totalCount, totalPages, currentPage, productionLogs: page.rows };
+      const { env, scope } = ctx;
+      await syncPendingMachines(env, scope.companyId, machinesFilterCanTouch(filters));
+      const page = await filterLogs(scope, filters, pageRequest(filters));
+      return pageEnvelope("productionLogs", page);
     },
     summary: (page) => pageSummary("production logs", page, page.productionLogs.length),
   }),

@@ -1,11 +1,13 @@
 /**
  * Operator routes for the API keys of a company: issue and revoke.
  */
+
 import { z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { generateApiKey } from "../auth/api-keys";
 import { forgetCredential } from "../auth/middleware";
 import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
+import { companyScope } from "../db/company-scope";
 import { apiKeys } from "../db/schema";
 import { closeCredentialConnections } from "../events/connection-leases";
 import { notFound } from "../http/errors";
@@ -65,7 +67,7 @@ export const operatorApiKeysRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      await requireCompany(c.var.db, company_id);
+      await requireCompany(companyScope(c.var.db, company_id));
       const db = c.var.db;
       const generated = await Promise.all(items.map(() => generateApiKey()));
       const inserts = items.map((item, i) => {

@@ -2,9 +2,12 @@
  * Lookups shared by operator routes: the company or machine a path names.
  * The operator sees every company, so these check existence only.
  */
-import { and, eq, isNull } from "drizzle-orm";
+
+import { eq } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { companies, machines } from "../db/schema";
+import type { CompanyScope } from "../db/company-scope";
+import { findMachineOfAnyCompany } from "../db/machines";
+import { companies } from "../db/schema";
 import { notFound } from "../http/errors";
 
 /**
@@ -13,7 +16,8 @@ import { notFound } from "../http/errors";
  * @returns `{id}`.
  * @throws ApiError 404 `Company not found`.
  */
-export async function requireCompany(db: Database, companyId: number): Promise<{ id: number }> {
+export async function requireCompany(scope: CompanyScope): Promise<{ id: number }> {
+  const { db, companyId } = scope;
   const row = await db
     .select({ id: companies.id })
     .from(companies)
@@ -33,11 +37,7 @@ export async function requireMachine(
   db: Database,
   machineId: number,
 ): Promise<{ id: number; companyId: number }> {
-  const row = await db
-    .select({ id: machines.id, companyId: machines.companyId })
-    .from(machines)
-    .where(and(eq(machines.id, machineId), isNull(machines.deletedAt)))
-    .get();
+  const row = await findMachineOfAnyCompany(db, machineId);
   if (!row) throw notFound("Machine not found");
-  return row;
+  return { id: row.id, companyId: row.companyId };
 }

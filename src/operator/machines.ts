@@ -4,6 +4,7 @@
  */
 
 import { z } from "@hono/zod-openapi";
+import { companyScope } from "../db/company-scope";
 import { machines } from "../db/schema";
 import { ApiError } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
@@ -52,7 +53,7 @@ export const operatorMachinesRoutes = createRouter().openapi(
     const { company_id } = c.req.valid("param");
     const items = c.req.valid("json");
     const db = c.var.db;
-    await requireCompany(db, company_id);
+    await requireCompany(companyScope(db, company_id));
     const rows = items.map((m) => ({
       companyId: company_id,
       name: m.name,

@@ -23,7 +23,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { live, type SoftDeleteTable } from "../db/company-scope";
+import { type CompanyScope, companyScope, live, type SoftDeleteTable } from "../db/company-scope";
 import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
@@ -159,10 +159,10 @@ const TYPES: Record<RecordType, TypeTable> = {
  */
 async function changeRecordIds(
   env: Pick<Env, "DB" | "REALTIME_MACHINE">,
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   changes: readonly { type: RecordType; id: string; newId: string }[],
 ): Promise<void> {
+  const { db, companyId } = scope;
   const seen = new Set<string>();
   changes.forEach((change, i) => {
     for (const field of ["id", "newId"] as const) {
@@ -249,9 +249,9 @@ export const operatorRecordIdsRoutes = createRouter().openapi(
   async (c) => {
     const { company_id } = c.req.valid("param");
     const changes = c.req.valid("json");
-    const db = c.var.db;
-    await requireCompany(db, company_id);
-    await changeRecordIds(c.env, db, company_id, changes);
+    const scope = companyScope(c.var.db, company_id);
+    await requireCompany(scope);
+    await changeRecordIds(c.env, scope, changes);
     return c.json(
       changes.map((change) => ({ type: change.type, id: change.newId })),
       200,

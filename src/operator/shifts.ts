@@ -1,7 +1,9 @@
 /**
  * Operator routes for shift definitions (docs/metrics.md, "Shifts").
  */
+
 import { z } from "@hono/zod-openapi";
+import { companyScope } from "../db/company-scope";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../http/schemas";
 import { armMachines } from "../realtime/arm";
@@ -85,9 +87,9 @@ export const operatorShiftsRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
+      const scope = companyScope(c.var.db, company_id);
       const created = await createShiftDefinitions(
-        c.var.db,
-        company_id,
+        scope,
         items.map((item) => ({
           name: item.name,
           startTime: item.startTime,
@@ -100,7 +102,7 @@ export const operatorShiftsRoutes = createRouter()
       // The machines' realtime objects wake at every boundary of the new shifts, so that
       // their streams publish shift.started / shift.ended even when nothing is written.
       const machineIds = items.some((item) => item.machineIds == null)
-        ? (await machineIdsQuery(c.var.db, company_id).all()).map((m) => m.id)
+        ? (await machineIdsQuery(scope).all()).map((m) => m.id)
         : [...new Set(items.flatMap((item) => item.machineIds ?? []))];
       await armMachines(c.env, company_id, machineIds);
       return c.json(created, 201);
@@ -117,6 +119,6 @@ export const operatorShiftsRoutes = createRouter()
     }),
     async (c) => {
       const { company_id } = c.req.valid("param");
-      return c.json(await listShiftDefinitions(c.var.db, company_id), 200);
+      return c.json(await listShiftDefinitions(companyScope(c.var.db, company_id)), 200);
     },
   );

@@ -16,7 +16,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { type CompanyScope, companyScope, owned, ownedSql } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { stopClassified, stopUnclassified } from "../events/payloads";
 import { publish } from "../events/publish";
@@ -56,8 +56,9 @@ const ClassificationPut = z
 const StopParam = z.object({ stop_id: IntId("stop_id") });
 
 /** The shift instance containing a stop's start, in the report shape, or null. */
-async function shiftOfStop(db: Database, companyId: number, stop: StopRow, now: number) {
-  const plan = await loadShiftPlan(db, companyId);
+async function shiftOfStop(scope: CompanyScope, stop: StopRow, now: number) {
+  const { db } = scope;
+  const plan = await loadShiftPlan(scope);
   if (!plan) return null;
   const [instance] = await instancesContaining(db, plan, [
     { machineId: stop.machineId, at: stop.startTime },
@@ -78,7 +79,7 @@ async function changeOf(
     stopId: found.stop.id,
     stop: toStopOut(found.stop, now),
     machine: found.machine,
-    shift: await shiftOfStop(db, found.companyId, found.stop, now),
+    shift: await shiftOfStop(companyScope(db, found.companyId), found.stop, now),
     previous: found.classification.id === null ? null : toClassificationOut(found.classification),
   };
 }
@@ -170,7 +171,7 @@ export const operatorStopClassificationsRoutes = createRouter()
         );
       }
       const causeId = (kind: keyof typeof names) =>
-        sql`(SELECT id FROM stop_causes WHERE company_id = ${companyId} AND kind = ${kind} AND name = ${names[kind]})`;
+        sql`(SELECT id FROM stop_causes WHERE ${ownedSql({ companyId })} AND kind = ${kind} AND name = ${names[kind]})`;
       const upsert = db
         .insert(stopClassifications)
         .values({

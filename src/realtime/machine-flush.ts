@@ -3,6 +3,7 @@
  * batch (write-behind, see `./realtime-machine.ts`), with the machine's `realtime_pending`
  * mark added or removed in the same batch when asked.
  */
+import { ownedText } from "../db/company-scope";
 import type { Env } from "../env";
 import type { LiveLogChange } from "../events/live-inputs";
 import { nudgeLive } from "../events/publish";
@@ -158,7 +159,7 @@ export class MachineFlush {
         ).bind(meta.company_id, meta.machine_id, Date.now())
       : this.env.DB.prepare(
           `DELETE FROM realtime_pending
-           WHERE company_id = CAST(?1 AS INTEGER) AND machine_id = CAST(?2 AS INTEGER)`,
+           WHERE ${ownedText("?1")} AND machine_id = CAST(?2 AS INTEGER)`,
         ).bind(meta.company_id, meta.machine_id);
   }
 

@@ -5,7 +5,9 @@
  * `nextWriteBehind`), and what follows a write (flush at once after a quiet spell, else hold
  * up to `MAX_HELD_WRITES`).
  */
+
 import { createDb } from "../db/client";
+import { companyScope } from "../db/company-scope";
 import type { Env } from "../env";
 import { plannedInstances } from "../shifts/plan";
 import { loadShiftPlan, runningInstance } from "../shifts/queries";
@@ -144,7 +146,7 @@ export class MachineLifecycle {
    * `shift.started` then, whether or not anything is written to the machine.
    */
   private async wakeAtNextStart(key: MachineKey, now: number): Promise<void> {
-    const plan = await loadShiftPlan(createDb(this.env.DB), key.companyId);
+    const plan = await loadShiftPlan(companyScope(createDb(this.env.DB), key.companyId));
     if (!plan) return;
     const upcoming = plannedInstances(
       plan,
@@ -185,7 +187,11 @@ export class MachineLifecycle {
         revision: 0,
       });
     }
-    const next = await runningInstance(createDb(this.env.DB), key.companyId, key.machineId, now);
+    const next = await runningInstance(
+      companyScope(createDb(this.env.DB), key.companyId),
+      key.machineId,
+      now,
+    );
     if (!next) {
       await this.wakeAtNextStart(key, now);
       return null;

@@ -10,6 +10,7 @@
  * `count = sensorCount x countingFactor`, rounded to an integer (the spec's
  * definition of `count`; `sensor_count` and `count` are integer columns).
  */
+import { ownedText } from "../db/company-scope";
 
 /** What one production log row of a segment holds (besides its company and machine); instants in ms. */
 export interface LiveLog {
@@ -134,7 +135,7 @@ export function readLogCounts(
       d1
         .prepare(
           `SELECT id, sensor_count, count FROM production_logs
-           WHERE company_id = CAST(?1 AS INTEGER) AND id IN (SELECT value FROM json_each(?2))`,
+           WHERE ${ownedText("?1")} AND id IN (SELECT value FROM json_each(?2))`,
         )
         .bind(companyId, JSON.stringify(ids.slice(i, i + IDS_PER_COUNT_READ))),
     );
@@ -148,8 +149,6 @@ export function readLogCounts(
  */
 export function deleteLiveLog(d1: D1Database, companyId: number, id: string): D1PreparedStatement {
   return d1
-    .prepare(
-      "DELETE FROM production_logs WHERE company_id = CAST(?1 AS INTEGER) AND id = ?2 AND live = 1",
-    )
+    .prepare(`DELETE FROM production_logs WHERE ${ownedText("?1")} AND id = ?2 AND live = 1`)
     .bind(companyId, id);
 }

@@ -5,32 +5,20 @@
  * request are one D1 batch, in parallel across requests (the object then only
  * orders and applies).
  */
+
 import { asc, eq, isNull, or, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { companyScope, live, owned } from "../db/company-scope";
-import { machines, nominalSpeeds, operators, simpleWorkOrders, skus } from "../db/schema";
+import { type CompanyScope, live, owned } from "../db/company-scope";
+import { findMachineById, type MachineRow, machineByIdQuery } from "../db/machines";
+import { nominalSpeeds, operators, simpleWorkOrders, skus } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { upsertSimpleWorkOrders } from "../resources/simple-work-orders/queries";
 import type { SkuWrite } from "./machine-types";
 import type { RealtimeSkuBody } from "./schemas";
 import type { SegmentSku } from "./timeline";
 
-/** A machine of the company. */
-export interface MachineRow {
-  id: number;
-  name: string;
-}
-
 /** 404 for a machine that is not the company's (or does not exist, or is deleted). */
 export function machineNotFound(machineId: number): ApiError {
   return notFound(`Machine ${machineId} not found`);
-}
-
-function machineQuery(db: Database, companyId: number, machineId: number) {
-  return db
-    .select({ id: machines.id, name: machines.name })
-    .from(machines)
-    .where(owned({ companyId }, machines, eq(machines.id, machineId), isNull(machines.deletedAt)));
 }
 
 /**
@@ -38,12 +26,8 @@ function machineQuery(db: Database, companyId: number, machineId: number) {
  *
  * @throws ApiError 404 `Machine <id> not found`.
  */
-export async function findMachine(
-  db: Database,
-  companyId: number,
-  machineId: number,
-): Promise<MachineRow> {
-  const [machine] = await machineQuery(db, companyId, machineId);
+export async function findMachine(scope: CompanyScope, machineId: number): Promise<MachineRow> {
+  const machine = await findMachineById(scope, machineId);
   if (!machine) throw machineNotFound(machineId);
   return machine;
 }
@@ -87,12 +71,12 @@ const resolutionCache = new Map<string, { value: Promise<CatalogPart>; expiresAt
  *   problem of the body.
  */
 export async function resolveSkuWrite(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineId: number,
   body: RealtimeSkuBody,
   cacheSeconds = 0,
 ): Promise<{ machine: MachineRow; write: ResolvedSkuWrite }> {
+  const { companyId } = scope;
   const cacheKey = JSON.stringify([
     companyId,
     machineId,
@@ -105,7 +89,7 @@ export async function resolveSkuWrite(
   const cached = resolutionCache.get(cacheKey);
   let pending = cached && cached.expiresAt > now ? cached.value : undefined;
   if (!pending) {
-    pending = resolveCatalog(db, companyId, machineId, body);
+    pending = resolveCatalog(scope, machineId, body);
     if (cacheSeconds > 0) {
       if (resolutionCache.size >= MAX_CACHED_RESOLUTIONS) resolutionCache.clear();
       const entry = { value: pending, expiresAt: now + cacheSeconds * 1000 };
@@ -130,11 +114,11 @@ export async function resolveSkuWrite(
 
 /** The D1 half of `resolveSkuWrite` (same rules and errors). */
 async function resolveCatalog(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineId: number,
   body: RealtimeSkuBody,
 ): Promise<CatalogPart> {
+  const { db, companyId } = scope;
   const skuId = body.skuId?.toLowerCase() ?? null;
   const skuName = body.sku ?? null;
   const workOrderId = body.simpleWorkOrderId?.toLowerCase() ?? null;
@@ -149,14 +133,14 @@ async function resolveCatalog(
     ),
   );
   const [machineRows, skuRows, workOrderRows, speedRows] = await db.batch([
-    machineQuery(db, companyId, machineId),
+    machineByIdQuery(scope, machineId),
     db
       .select({ id: skus.id, sku: skus.sku, name: skus.name, unit: skus.unit })
       .from(skus)
       .where(skuMatch)
       .orderBy(asc(skus.id))
       .limit(50),
-    workOrderByIdQuery(db, companyId, workOrderId),
+    workOrderByIdQuery(scope, workOrderId),
     db
       .select({
         skuId: nominalSpeeds.skuId,
@@ -229,7 +213,7 @@ async function resolveCatalog(
 
   let workOrder: { id: string; name: string } | null = workOrderById ?? null;
   if (!workOrder && workOrderName !== null) {
-    const [created] = await upsertSimpleWorkOrders(companyScope(db, companyId), [workOrderName]);
+    const [created] = await upsertSimpleWorkOrders(scope, [workOrderName]);
     workOrder = created ? { id: created.id, name: created.name } : null;
   }
   return {
@@ -252,16 +236,16 @@ async function resolveCatalog(
  *   problem of the work-order fields.
  */
 export async function resolveSegmentUpdate(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineId: number,
   body: RealtimeSkuBody,
 ): Promise<{ machine: MachineRow; simpleWorkOrder: { id: string; name: string } | undefined }> {
+  const { db } = scope;
   const workOrderId = body.simpleWorkOrderId?.toLowerCase() ?? null;
   const workOrderName = body.simpleWorkOrderName ?? null;
   const [machineRows, workOrderRows] = await db.batch([
-    machineQuery(db, companyId, machineId),
-    workOrderByIdQuery(db, companyId, workOrderId),
+    machineByIdQuery(scope, machineId),
+    workOrderByIdQuery(scope, workOrderId),
   ] as const);
   const machine = machineRows[0];
   if (!machine) throw machineNotFound(machineId);
@@ -270,14 +254,15 @@ export async function resolveSegmentUpdate(
   if (issues.length > 0) throw new ApiError(422, issues);
   let simpleWorkOrder = byId;
   if (!simpleWorkOrder && workOrderName !== null) {
-    const [created] = await upsertSimpleWorkOrders(companyScope(db, companyId), [workOrderName]);
+    const [created] = await upsertSimpleWorkOrders(scope, [workOrderName]);
     simpleWorkOrder = created ? { id: created.id, name: created.name } : undefined;
   }
   return { machine, simpleWorkOrder };
 }
 
 /** The company's non-deleted simple work order with this id (none for a null id). */
-function workOrderByIdQuery(db: Database, companyId: number, workOrderId: string | null) {
+function workOrderByIdQuery(scope: CompanyScope, workOrderId: string | null) {
+  const { db, companyId } = scope;
   return db
     .select({ id: simpleWorkOrders.id, name: simpleWorkOrders.name })
     .from(simpleWorkOrders)
@@ -327,16 +312,16 @@ function workOrderIssues(
  *   `["body", "operatorId"]` when the operator is not (or is deleted).
  */
 export async function resolveOperatorWrite(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineId: number,
   operatorId: number,
 ): Promise<{
   machine: MachineRow;
   operator: { id: number; firstName: string | null; lastName: string | null };
 }> {
+  const { db, companyId } = scope;
   const [machineRows, operatorRows] = await db.batch([
-    machineQuery(db, companyId, machineId),
+    machineByIdQuery(scope, machineId),
     db
       .select({ id: operators.id, firstName: operators.firstName, lastName: operators.lastName })
       .from(operators)

@@ -6,7 +6,7 @@
 
 import type { Context } from "hono";
 import { publicRoute } from "../app-chain/public-route";
-import type { AppEnv } from "../app-env";
+import { type AppEnv, scopeOf } from "../app-env";
 import { readSettings } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
 import { isoInstant as iso } from "../http/instants";
@@ -79,11 +79,11 @@ async function refuseAsTheObjectWould(
   machineId: number,
   check: (instance: RealtimeInstance) => RealtimeRefusal | null = () => null,
 ): Promise<void> {
-  const { db, principal } = c.var;
-  const instance = await runningInstance(db, principal.companyId, machineId, Date.now());
+  const scope = scopeOf(c);
+  const instance = await runningInstance(scope, machineId, Date.now());
   const refused = instance ? check(instance) : NOT_RUNNING;
   if (!refused) return;
-  if (refused.reason === "not_running") await findMachine(db, principal.companyId, machineId);
+  if (refused.reason === "not_running") await findMachine(scope, machineId);
   throw refusal(machineId, refused);
 }
 
@@ -205,7 +205,7 @@ async function applySkuWrite(
   machine_id: number,
   body: RealtimeSkuBody,
 ): Promise<void> {
-  const { db, principal } = c.var;
+  const { principal } = c.var;
   const early = body.start != null ? refuseEndBeforeStart(body.start, body.end ?? null) : null;
   if (early) throw refusal(machine_id, early);
   if (body.simpleWorkOrderName != null) {
@@ -218,8 +218,7 @@ async function applySkuWrite(
     );
   }
   const { write } = await resolveSkuWrite(
-    db,
-    principal.companyId,
+    scopeOf(c),
     machine_id,
     body,
     readSettings(c.env).credentialCacheSeconds,
@@ -241,7 +240,7 @@ async function updateRunningSegment(
   machineId: number,
   body: RealtimeSkuBody,
 ): Promise<void> {
-  const { db, principal } = c.var;
+  const { principal } = c.var;
   if (SKU_WRITE_FIELDS.every((field) => body[field] == null)) {
     throw unprocessable(
       ["body"],
@@ -263,7 +262,7 @@ async function updateRunningSegment(
     // machine that runs no shift, so that a refused call writes nothing.
     await refuseAsTheObjectWould(c, machineId);
   }
-  const { simpleWorkOrder } = await resolveSegmentUpdate(db, principal.companyId, machineId, body);
+  const { simpleWorkOrder } = await resolveSegmentUpdate(scopeOf(c), machineId, body);
   const update = {
     ...(simpleWorkOrder ? { simpleWorkOrder } : {}),
     ...(body.quantity != null ? { quantity: body.quantity } : {}),
@@ -287,13 +286,8 @@ export const realtimeRoutes = createRouter()
   .openapi(operatorRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { db, principal } = c.var;
-    const { operator } = await resolveOperatorWrite(
-      db,
-      principal.companyId,
-      machine_id,
-      body.operatorId,
-    );
+    const { principal } = c.var;
+    const { operator } = await resolveOperatorWrite(scopeOf(c), machine_id, body.operatorId);
     const assignment = {
       operatorId: operator.id,
       firstName: operator.firstName,
@@ -308,6 +302,5 @@ export const realtimeRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    return c.json(await readRealtimeState(c.env, db, principal.companyId, machine_id), 200);
+    return c.json(await readRealtimeState(c.env, scopeOf(c), machine_id), 200);
   });

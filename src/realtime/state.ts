@@ -2,7 +2,8 @@
  * What a machine is doing in its running shift, as `GET /v1/realtime/{machine_id}` and the
  * `machine_now` MCP tool show it: one function, so that both doors give the same answer.
  */
-import type { Database } from "../db/client";
+
+import type { CompanyScope } from "../db/company-scope";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { isoInstant as iso } from "../http/instants";
@@ -37,23 +38,23 @@ function segmentOut(v: SegmentView): RealtimeStateOut["production"]["segments"][
  * and live production (the machine object's snapshot; instants ISO 8601 UTC).
  *
  * @param env the bindings (the realtime objects).
- * @param companyId the credential's company.
+ * @param scope the credential's company.
  * @param machineId the machine's id.
  * @throws ApiError 404 `Machine not found` (also another company's machine); 409 when the
  *   machine runs no shift now.
  */
 export async function readRealtimeState(
   env: Pick<Env, "REALTIME_MACHINE">,
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineId: number,
 ): Promise<RealtimeStateOut> {
-  const machine = await findMachine(db, companyId, machineId);
+  const { companyId } = scope;
+  const machine = await findMachine(scope, machineId);
   const state = await machineObject(env, companyId, machineId).snapshot();
   if (!state.ok) throw notRunning(machineId);
   const segments = state.segments.map(segmentOut);
   return {
-    machine,
+    machine: { id: machine.id, name: machine.name },
     shift: {
       id: state.instance.id,
       name: state.instance.name,

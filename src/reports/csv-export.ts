@@ -8,8 +8,8 @@
  * row is sent); the grouped reports (downtime, KPIs) hold their groups anyway
  * and are cut into batches.
  */
-import type { Principal } from "../auth/principal";
-import type { Database } from "../db/client";
+
+import type { CompanyScope, NamedScope } from "../db/company-scope";
 import { csvColumns, inBatches } from "../http/csv";
 import type { Page } from "../http/pagination";
 import { downtimeGroups } from "./downtime-report";
@@ -53,39 +53,36 @@ async function pagedExport<Row>(
  * @param beforeRead the realtime read barrier (as for a JSON page).
  */
 export function metricsCsv(
-  db: Database,
-  principal: Principal,
+  scope: NamedScope,
   filters: MetricsReportFilters,
   now: number,
   beforeRead: (machineIds: readonly number[]) => Promise<void>,
 ): Promise<CsvExport> {
   return pagedExport(csvColumns(MetricsReportRowSchema), (page) =>
-    metricsReport(db, principal, filters, { page, limit: CSV_BATCH_ROWS }, now, beforeRead),
+    metricsReport(scope, filters, { page, limit: CSV_BATCH_ROWS }, now, beforeRead),
   );
 }
 
 /** Every row of the stops report for `filters` (`page` and `limit` ignored). */
 export function stopsCsv(
-  db: Database,
-  principal: Principal,
+  scope: NamedScope,
   filters: StopsReportFilters,
   now: number,
 ): Promise<CsvExport> {
   return pagedExport(csvColumns(StopsReportRowSchema), (page) =>
-    stopsReport(db, principal, filters, { page, limit: CSV_BATCH_ROWS }, now),
+    stopsReport(scope, filters, { page, limit: CSV_BATCH_ROWS }, now),
   );
 }
 
 /** Every group of the downtime report; columns: the `groupBy` keys, then the figures. */
 export async function downtimeCsv(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: DowntimeReportFilters,
   now: number,
 ): Promise<CsvExport> {
   const keys = new Set<string>(filters.groupBy ?? ["generalCause"]);
   const all: readonly string[] = DOWNTIME_KEYS;
-  const rows = await downtimeGroups(db, companyId, filters, now);
+  const rows = await downtimeGroups(scope, filters, now);
   return {
     columns: csvColumns(DowntimeReportRowSchema, (f) => !all.includes(f) || keys.has(f)),
     count: rows.length,
@@ -95,15 +92,14 @@ export async function downtimeCsv(
 
 /** Every group of the KPI report; columns: the `groupBy` keys, then the figures. */
 export async function kpiCsv(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: KpiReportFilters,
   now: number,
   beforeRead: (machineIds: readonly number[]) => Promise<void>,
 ): Promise<CsvExport> {
   const keys = new Set<string>(filters.groupBy ?? ["machine"]);
   const all: readonly string[] = KPI_KEYS;
-  const rows = await kpiGroups(db, companyId, filters, now, beforeRead);
+  const rows = await kpiGroups(scope, filters, now, beforeRead);
   return {
     columns: csvColumns(KpiReportRowSchema, (f) => !all.includes(f) || keys.has(f)),
     count: rows.length,

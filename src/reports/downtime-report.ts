@@ -19,9 +19,9 @@
  * plus the company's cause names and shift plan when `groupBy` needs them;
  * the grouping is in memory, one entry per group. Nothing is stored.
  */
+
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { type CompanyScope, owned } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { dateConditions, inIntegerList, resolveMachines } from "../http/filters";
 import type { Page, PageRequest } from "../http/pagination";
@@ -77,20 +77,19 @@ function shiftNames(
  * Every group of the downtime report, ranked (largest minutes first) with
  * shares; no paging.
  *
- * @param db Drizzle client.
- * @param companyId the caller's company (every row read is of it).
+ * @param scope the caller's company (every row read is of it).
  * @param filters the parsed body.
  * @param now the current instant, ms (open stops run to it).
  * @returns the ranked groups; each has only the keys of `groupBy`.
  */
 export async function downtimeGroups(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: DowntimeReportFilters,
   now: number,
 ): Promise<DowntimeReportRow[]> {
+  const { db, companyId } = scope;
   const groupBy: readonly DowntimeKey[] = filters.groupBy ?? ["generalCause"];
-  const machineRefs = await resolveMachines(db, companyId, filters.machines);
+  const machineRefs = await resolveMachines(scope, filters.machines);
   if (machineRefs.length === 0) return [];
   const conditions: (SQL | undefined)[] = [
     owned({ companyId }, stops),
@@ -142,7 +141,7 @@ export async function downtimeGroups(
   }
   // The plan also carries the company's zone, for `day`.
   const needsPlan = groupBy.includes("shift") || groupBy.includes("day");
-  const plan = needsPlan ? await loadShiftPlan(db, companyId) : null;
+  const plan = needsPlan ? await loadShiftPlan(scope) : null;
   const shiftOf = groupBy.includes("shift") ? shiftNames(plan, first, last) : null;
   const calendar =
     groupBy.includes("day") && plan ? new LocalCalendar(plan.timezone, first, last) : null;
@@ -195,18 +194,16 @@ export async function downtimeGroups(
 /**
  * One page of the downtime report (see `downtimeGroups`).
  *
- * @param db Drizzle client.
- * @param companyId the caller's company.
+ * @param scope the caller's company.
  * @param filters the parsed body.
  * @param page page and limit.
  * @param now the current instant, ms.
  */
 export async function downtimeReport(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: DowntimeReportFilters,
   page: PageRequest,
   now: number,
 ): Promise<Page<DowntimeReportRow>> {
-  return pageOf(await downtimeGroups(db, companyId, filters, now), page);
+  return pageOf(await downtimeGroups(scope, filters, now), page);
 }

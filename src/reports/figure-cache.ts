@@ -16,9 +16,10 @@
  * count is unchanged, in the same statement, so figures computed from records
  * that changed meanwhile are dropped rather than kept.
  */
+
 import { and, gte, lt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { type CompanyScope, owned } from "../db/company-scope";
 import { instanceFigures, machineWrites } from "../db/schema";
 import { inIntegerList } from "../http/filters";
 import { addFigures, FIGURE_FIELDS, type Figures, zeroFigures } from "./kpi-figures";
@@ -96,18 +97,18 @@ export async function machineWriteCounts(
 /**
  * The kept parts of the instances of `machineIds` starting in `[from, to)`, by instance id.
  *
- * @param companyId the caller's company (every row read is of it).
+ * @param scope the caller's company (every row read is of it).
  * @param wholeOnly read each instance's parts summed into one part of null keys (for a
  *   grouping without SKU, operator or work order: less to carry and to add).
  */
 export async function readKept(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineIds: readonly number[],
   from: number,
   to: number,
   wholeOnly = false,
 ): Promise<Map<number, Part[]>> {
+  const { db, companyId } = scope;
   const column = wholeOnly ? instanceFigures.whole : instanceFigures.parts;
   const chunks = await db
     .select({
@@ -152,13 +153,10 @@ export interface ToKeep {
  * Keeps computed parts, each only if its machine's write count is still the one
  * read before its records (see the module docstring).
  *
- * @param companyId the company of every instance given.
+ * @param scope the company of every instance given.
  */
-export async function keep(
-  db: Database,
-  companyId: number,
-  items: readonly ToKeep[],
-): Promise<void> {
+export async function keep(scope: CompanyScope, items: readonly ToKeep[]): Promise<void> {
+  const { db, companyId } = scope;
   const statements = [];
   for (let i = 0; i < items.length; i += KEEP_BATCH) {
     const rows = items

@@ -18,9 +18,9 @@
  * span (`loadPageSpans`), so memory holds one slice's records and one entry per
  * group.
  */
+
 import { type Column, eq, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { type CompanyScope, owned } from "../db/company-scope";
 import {
   machines,
   operators,
@@ -86,10 +86,10 @@ const inJson = (column: Column, values: string): SQL =>
 
 /** Names of the SKUs, operators and work orders the groups refer to. */
 async function referenceNames(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   ids: Record<Attributed, Set<string | number>>,
 ): Promise<Record<Attributed, Map<string | number, string>>> {
+  const { db, companyId } = scope;
   const json = (values: Set<string | number>) => JSON.stringify([...values]);
   const [skuRows, operatorRows, workOrderRows] = await Promise.all([
     ids.sku.size === 0
@@ -184,8 +184,7 @@ const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
 /**
  * Every group of the KPI report, ordered by their keys; no paging.
  *
- * @param db Drizzle client.
- * @param companyId the caller's company (every row read is of it).
+ * @param scope the caller's company (every row read is of it).
  * @param filters the parsed body.
  * @param now the current instant, ms.
  * @param beforeRead awaited with the machines whose logs are about to be read
@@ -193,14 +192,14 @@ const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
  * @returns one row per group; each has only the keys of `groupBy`.
  */
 export async function kpiGroups(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: KpiReportFilters,
   now: number,
   beforeRead: (machineIds: readonly number[]) => Promise<void>,
 ): Promise<KpiReportRow[]> {
+  const { db, companyId } = scope;
   const groupBy: readonly KpiKey[] = filters.groupBy ?? ["machine"];
-  const where = await reportInstancesWhere(db, companyId, filters, now);
+  const where = await reportInstancesWhere(scope, filters, now);
   if (where === null) return [];
   // The instances travel packed, one JSON text per machine and 30 days (page-spans.ts says
   // why): 21,900 result rows cost the Worker far more than 240 texts.
@@ -215,7 +214,7 @@ export async function kpiGroups(
       .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
       .where(where)
       .groupBy(shiftInstances.machineId, sql`${shiftInstances.start} / ${LISTING_CHUNK_MS}`),
-    companyQuery(db, companyId),
+    companyQuery(scope),
     db
       .select({ id: machines.id, name: machines.name })
       .from(machines)
@@ -237,7 +236,7 @@ export async function kpiGroups(
   const calendar = new LocalCalendar(timezone, first, last);
 
   const attributed = groupBy.filter(isAttributed);
-  const kept = await readKept(db, companyId, machineIds, first, last + 1, attributed.length === 0);
+  const kept = await readKept(scope, machineIds, first, last + 1, attributed.length === 0);
   const groups = new Map<string, Group>();
   // The keys an instance gives every part (machine, shift, day, week, month), built once per
   // machine, shift name and day: an instance's work is then a few map lookups per part.
@@ -306,7 +305,7 @@ export async function kpiGroups(
     const spanFrom = Math.min(...slice.map((x) => x.start));
     const spanTo = Math.max(...slice.map((x) => x.end));
     const sliceMachines = [...new Set(slice.map((x) => x.machineId))];
-    const spans = await loadPageSpans(db, companyId, sliceMachines, spanFrom, spanTo, true);
+    const spans = await loadPageSpans(scope, sliceMachines, spanFrom, spanTo, true);
     for (const inst of slice) {
       const { machineId, start, end } = inst;
       const parts = [
@@ -334,7 +333,7 @@ export async function kpiGroups(
       }
     }
   }
-  await keep(db, companyId, toKeep);
+  await keep(scope, toKeep);
   for (const inst of instances) {
     const parts = kept.get(inst.id);
     if (parts) add(inst, parts);
@@ -353,7 +352,7 @@ export async function kpiGroups(
       }
     });
   }
-  const names = await referenceNames(db, companyId, ids);
+  const names = await referenceNames(scope, ids);
   for (const g of groups.values()) {
     g.keys = g.keys.map((key, i) => {
       const k = groupBy[i];
@@ -370,20 +369,18 @@ export async function kpiGroups(
 /**
  * One page of the KPI report (see `kpiGroups`).
  *
- * @param db Drizzle client.
- * @param companyId the caller's company.
+ * @param scope the caller's company.
  * @param filters the parsed body.
  * @param page page and limit.
  * @param now the current instant, ms.
  * @param beforeRead the realtime read barrier.
  */
 export async function kpiReport(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: KpiReportFilters,
   page: PageRequest,
   now: number,
   beforeRead: (machineIds: readonly number[]) => Promise<void>,
 ): Promise<Page<KpiReportRow>> {
-  return pageOf(await kpiGroups(db, companyId, filters, now, beforeRead), page);
+  return pageOf(await kpiGroups(scope, filters, now, beforeRead), page);
 }

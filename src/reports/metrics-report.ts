@@ -24,12 +24,10 @@
  */
 
 import { and, asc, count, eq, gte, isNull, lt, type SQL } from "drizzle-orm";
-import type { Principal } from "../auth/principal";
-import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { type CompanyScope, type NamedScope, owned } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
 import { dateConditions, dateRange, inIntegerList, resolveMachines } from "../http/filters";
-import { type Page, type PageRequest, paginate } from "../http/pagination";
+import { emptyPage, type Page, type PageRequest, paginate } from "../http/pagination";
 import { idListConditions } from "../http/search";
 import { ensureInstances } from "../shifts/materialize";
 import { MAX_INSTANCE_MS } from "../shifts/plan";
@@ -81,24 +79,23 @@ interface PageInstance {
  * with `shift_definitions`, after materializing the window's instances. The
  * KPI report (`./kpi-report.ts`) groups the same instances.
  *
- * @param db Drizzle client.
- * @param companyId the caller's company (every row selected is of it).
+ * @param scope the caller's company (every row selected is of it).
  * @param filters the parsed body's filters.
  * @param now the current instant, ms.
  * @returns the condition, or null when nothing can match (empty window, no machine).
  */
 export async function reportInstancesWhere(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   filters: Pick<MetricsReportFilters, "machines" | "shifts" | "startDate" | "endDate">,
   now: number,
 ): Promise<SQL | null> {
+  const { companyId } = scope;
   const { from, to } = instanceStartWindow(filters, now);
   if (to <= from) return null;
-  const machineRefs = await resolveMachines(db, companyId, filters.machines);
+  const machineRefs = await resolveMachines(scope, filters.machines);
   if (machineRefs.length === 0) return null;
   const machineIds = machineRefs.map((m) => m.id);
-  await ensureInstances(db, companyId, from, to, machineIds);
+  await ensureInstances(scope, from, to, machineIds);
   const conditions: (SQL | undefined)[] = [
     owned({ companyId }, shiftInstances),
     gte(shiftInstances.start, from),
@@ -116,8 +113,7 @@ export async function reportInstancesWhere(
 /**
  * One page of the metrics report.
  *
- * @param db Drizzle client.
- * @param principal the caller (its company scopes every query and fills `company`).
+ * @param scope the caller (its company scopes every query and fills `company`).
  * @param filters the parsed body.
  * @param page page and limit.
  * @param now the current instant, ms.
@@ -125,17 +121,16 @@ export async function reportInstancesWhere(
  *   stops are read (the realtime read barrier, `src/durable/realtime-barrier.ts`).
  */
 export async function metricsReport(
-  db: Database,
-  principal: Principal,
+  scope: NamedScope,
   filters: MetricsReportFilters,
   page: PageRequest,
   now: number,
   beforeRead: (machineIds: readonly number[]) => Promise<void>,
 ): Promise<Page<MetricsReportRow>> {
-  const companyId = principal.companyId;
-  const empty = { totalCount: 0, totalPages: 0, currentPage: page.page, rows: [] };
-  const where = await reportInstancesWhere(db, companyId, filters, now);
-  if (where === null) return empty;
+  const { db } = scope;
+  const companyId = scope.companyId;
+  const where = await reportInstancesWhere(scope, filters, now);
+  if (where === null) return emptyPage(page);
   const found = await paginate(
     page,
     db
@@ -168,7 +163,7 @@ export async function metricsReport(
   const spanTo = Math.max(...instances.map((i) => i.end));
   const pageMachines = [...new Set(instances.map((i) => i.machineId))];
   await beforeRead(pageMachines);
-  const spans = await loadPageSpans(db, companyId, pageMachines, spanFrom, spanTo);
+  const spans = await loadPageSpans(scope, pageMachines, spanFrom, spanTo);
   return {
     ...found,
     rows: instances.map((instance) => {
@@ -182,7 +177,7 @@ export async function metricsReport(
       // docs/metrics.md: a production log belongs to the instance that contains its start.
       const ownLogs = spans.logsStartingIn(machineId, start, end);
       return {
-        company: { id: companyId, name: principal.companyName },
+        company: { id: companyId, name: scope.companyName },
         machine: { id: instance.machineId, name: instance.machineName },
         shift: toReportShift(instance, now),
         shiftIndicators: { indicatorId: instance.id, ...indicators },

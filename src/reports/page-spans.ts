@@ -23,8 +23,7 @@
  */
 
 import { and, type Column, eq, gt, gte, isNull, lt, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { type CompanyScope, owned, ownedSql } from "../db/company-scope";
 import { machines, productionLogs, stopClassifications, stops } from "../db/schema";
 import { inIntegerList } from "../http/filters";
 import type { LogSpan, StopSpan } from "./oee";
@@ -157,7 +156,7 @@ export function packedLogsQuery(
         AND l.start >= ifnull(${w.lower}, ${from} - ifnull((SELECT max("d"."end" - "d"."start")
           FROM ${productionLogs} AS "d" WHERE "d"."machine_id" = ${w.machine}), 0))
         AND l.start < ${w.upper} AND l."end" > ${from}
-        AND +l.company_id = ${companyId} AND l.deleted_at IS NULL) AS packed
+        AND ${ownedSql({ companyId }, "+l.company_id")} AND l.deleted_at IS NULL) AS packed
     FROM ${w.source}) WHERE packed <> '[]'`;
 }
 
@@ -218,21 +217,20 @@ export interface PageSpans {
  * statements at once (closed stops and open stops in one batch, the logs as
  * packed JSON texts).
  *
- * @param db Drizzle client.
- * @param companyId the company (every row read is of it).
+ * @param scope the company (every row read is of it).
  * @param machineIds the page's machines (of that company).
  * @param from start of the page's span (earliest instance start), ms.
  * @param to end of the page's span (latest instance end), ms.
  * @param attributed also read each log's SKU, operator and simple work order.
  */
 export async function loadPageSpans(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineIds: readonly number[],
   from: number,
   to: number,
   attributed = false,
 ): Promise<PageSpans> {
+  const { db, companyId } = scope;
   // The longest stop (log) of the machine bounds how far before the span an
   // overlapping one can start: a seek on the (machine, duration) expression index.
   // The expressions must read exactly as in the index definitions (src/db/schema.ts).

@@ -1,9 +1,10 @@
 import type { z } from "@hono/zod-openapi";
 import { publicRoute } from "../app-chain/public-route";
+import { scopeOf } from "../app-env";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import { checkCsvSize, csvContent, csvResponse, wantsCsv } from "../http/csv";
 import { BARRIER_RESPONSE, createRouter } from "../http/openapi";
-import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../http/pagination";
+import { MAX_LIMIT, pagedResponseSchema, pageEnvelope, pageRequest } from "../http/pagination";
 import { type CsvExport, downtimeCsv, kpiCsv, metricsCsv, stopsCsv } from "./csv-export";
 import { downtimeReport } from "./downtime-report";
 import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "./downtime-schemas";
@@ -144,103 +145,44 @@ const kpisRoute = publicRoute("reports.read", {
 export const reportsRoutes = createRouter()
   .openapi(metricsRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { db, principal } = c.var;
+    const scope = scopeOf(c);
     if (wantsCsv(c.req.header("accept"))) {
-      const barrier = (ids: readonly number[]) =>
-        syncPendingMachines(c.env, principal.companyId, ids);
-      return csvAnswer(
-        await metricsCsv(db, principal, filters, Date.now(), barrier),
-        "metrics.csv",
-      );
+      const barrier = (ids: readonly number[]) => syncPendingMachines(c.env, scope.companyId, ids);
+      return csvAnswer(await metricsCsv(scope, filters, Date.now(), barrier), "metrics.csv");
     }
     // The realtime barrier asks only the page's machines (see metricsReport).
-    const page = await metricsReport(
-      db,
-      principal,
-      filters,
-      pageRequest(filters),
-      Date.now(),
-      (ids) => syncPendingMachines(c.env, principal.companyId, ids),
+    const page = await metricsReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
+      syncPendingMachines(c.env, scope.companyId, ids),
     );
-    return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        metrics: page.rows,
-      },
-      200,
-    );
+    return c.json(pageEnvelope("metrics", page), 200);
   })
   .openapi(stopsRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { db, principal } = c.var;
+    const scope = scopeOf(c);
     if (wantsCsv(c.req.header("accept"))) {
-      return csvAnswer(await stopsCsv(db, principal, filters, Date.now()), "stops.csv");
+      return csvAnswer(await stopsCsv(scope, filters, Date.now()), "stops.csv");
     }
-    const page = await stopsReport(db, principal, filters, pageRequest(filters), Date.now());
-    return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        stops: page.rows,
-      },
-      200,
-    );
+    const page = await stopsReport(scope, filters, pageRequest(filters), Date.now());
+    return c.json(pageEnvelope("stops", page), 200);
   })
   .openapi(downtimeRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { db, principal } = c.var;
     if (wantsCsv(c.req.header("accept"))) {
-      return csvAnswer(
-        await downtimeCsv(db, principal.companyId, filters, Date.now()),
-        "downtime.csv",
-      );
+      return csvAnswer(await downtimeCsv(scopeOf(c), filters, Date.now()), "downtime.csv");
     }
-    const page = await downtimeReport(
-      db,
-      principal.companyId,
-      filters,
-      pageRequest(filters),
-      Date.now(),
-    );
-    return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        downtime: page.rows,
-      },
-      200,
-    );
+    const page = await downtimeReport(scopeOf(c), filters, pageRequest(filters), Date.now());
+    return c.json(pageEnvelope("downtime", page), 200);
   })
   .openapi(kpisRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { db, principal } = c.var;
+    const { principal } = c.var;
     if (wantsCsv(c.req.header("accept"))) {
       const barrier = (ids: readonly number[]) =>
         syncPendingMachines(c.env, principal.companyId, ids);
-      return csvAnswer(
-        await kpiCsv(db, principal.companyId, filters, Date.now(), barrier),
-        "kpis.csv",
-      );
+      return csvAnswer(await kpiCsv(scopeOf(c), filters, Date.now(), barrier), "kpis.csv");
     }
-    const page = await kpiReport(
-      db,
-      principal.companyId,
-      filters,
-      pageRequest(filters),
-      Date.now(),
-      (ids) => syncPendingMachines(c.env, principal.companyId, ids),
+    const page = await kpiReport(scopeOf(c), filters, pageRequest(filters), Date.now(), (ids) =>
+      syncPendingMachines(c.env, principal.companyId, ids),
     );
-    return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        kpis: page.rows,
-      },
-      200,
-    );
+    return c.json(pageEnvelope("kpis", page), 200);
   });

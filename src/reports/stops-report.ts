@@ -20,9 +20,8 @@
 import { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { Principal } from "../auth/principal";
 import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { type NamedScope, owned } from "../db/company-scope";
 import { machines, stopCauses, stopClassifications, stops } from "../db/schema";
 import {
   DateComparisonFilter,
@@ -33,7 +32,7 @@ import {
   MachinesFilter,
   resolveMachines,
 } from "../http/filters";
-import { type Page, PageFields, type PageRequest, paginate } from "../http/pagination";
+import { emptyPage, type Page, PageFields, type PageRequest, paginate } from "../http/pagination";
 import { SyncFilterFields, syncConditions, syncOrder } from "../http/sync";
 import { loadShiftPlan } from "../shifts/plan";
 import { instancesContaining } from "../shifts/queries";
@@ -218,24 +217,23 @@ export async function findStopWithClassification(
 /**
  * One page of the stops report.
  *
- * @param db Drizzle client.
- * @param principal the caller (its company scopes every query and fills `company`).
+ * @param scope the caller (its company scopes every query and fills `company`).
  * @param filters the parsed body.
  * @param page page and limit.
  * @param now the current instant, ms (open stops, `isActive`).
  * @returns the page of rows and the totals.
  */
 export async function stopsReport(
-  db: Database,
-  principal: Principal,
+  scope: NamedScope,
   filters: StopsReportFilters,
   page: PageRequest,
   now: number,
 ): Promise<Page<StopsReportRow>> {
-  const companyId = principal.companyId;
-  const machineRefs = await resolveMachines(db, companyId, filters.machines);
+  const { db } = scope;
+  const companyId = scope.companyId;
+  const machineRefs = await resolveMachines(scope, filters.machines);
   if (machineRefs.length === 0) {
-    return { totalCount: 0, totalPages: 0, currentPage: page.page, rows: [] };
+    return emptyPage(page);
   }
   const conditions: (SQL | undefined)[] = [
     owned({ companyId }, stops),
@@ -261,7 +259,7 @@ export async function stopsReport(
         .offset(offset),
   );
   const items = found.rows.map(splitJoined);
-  const plan = items.length > 0 ? await loadShiftPlan(db, companyId) : null;
+  const plan = items.length > 0 ? await loadShiftPlan(scope) : null;
   const shifts = plan
     ? await instancesContaining(
         db,
@@ -270,14 +268,12 @@ export async function stopsReport(
       )
     : [];
   return {
-    totalCount: found.totalCount,
-    totalPages: found.totalPages,
-    currentPage: found.currentPage,
+    ...found,
     rows: items.map((item, index) => {
       const shift = shifts[index] ?? null;
       return {
         classification: toClassificationOut(item.classification),
-        company: { id: companyId, name: principal.companyName },
+        company: { id: companyId, name: scope.companyName },
         machine: item.machine,
         shift: shift ? toReportShift(shift, now) : null,
         stop: toStopOut(item.stop, now),

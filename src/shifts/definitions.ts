@@ -11,8 +11,7 @@
 
 import { inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Database } from "../db/client";
-import { live } from "../db/company-scope";
+import { type CompanyScope, live, ownedSql } from "../db/company-scope";
 import { machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { type InstanceWindow, instancesBetween } from "./instances";
@@ -138,20 +137,19 @@ function findOverlap(
  * link row takes the id of the definition inserted just before it (D1 runs a
  * batch as one transaction, serially).
  *
- * @param db Drizzle client.
- * @param companyId the company (404 when it does not exist).
+ * @param scope the company (404 when it does not exist).
  * @param items the definitions, defaults applied.
  * @param now the current instant, ms (start of the overlap horizon).
  * @returns the created definitions, in request order.
  * @throws ApiError 404 unknown company; 422 unknown machine or overlap.
  */
 export async function createShiftDefinitions(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   items: readonly ShiftDefinitionInput[],
   now: number = Date.now(),
 ): Promise<ShiftDefinitionOut[]> {
-  const plan = await loadShiftPlan(db, companyId);
+  const { db, companyId } = scope;
+  const plan = await loadShiftPlan(scope);
   if (!plan) throw notFound("Company not found");
 
   const requested = [...new Set(items.flatMap((i) => i.machineIds ?? []))];
@@ -242,7 +240,7 @@ export async function createShiftDefinitions(
       // The definition inserted just before (the batch runs serially, in one transaction).
       statements.push(
         db.insert(shiftDefinitionMachines).select(
-          sql`SELECT (SELECT max(id) FROM shift_definitions WHERE company_id = ${companyId}),
+          sql`SELECT (SELECT max(id) FROM shift_definitions WHERE ${ownedSql(scope)}),
                 value, CAST(${companyId} AS INTEGER)
               FROM json_each(${JSON.stringify([...new Set(item.machineIds)])})`,
         ),
@@ -275,11 +273,8 @@ export async function createShiftDefinitions(
  *
  * @throws ApiError 404 when the company does not exist.
  */
-export async function listShiftDefinitions(
-  db: Database,
-  companyId: number,
-): Promise<ShiftDefinitionOut[]> {
-  const plan = await loadShiftPlan(db, companyId);
+export async function listShiftDefinitions(scope: CompanyScope): Promise<ShiftDefinitionOut[]> {
+  const plan = await loadShiftPlan(scope);
   if (!plan) throw notFound("Company not found");
   return plan.definitions.map(toDefinitionOut);
 }

@@ -7,8 +7,7 @@
 
 import { gte, inArray, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Database } from "../db/client";
-import { live, owned } from "../db/company-scope";
+import { type CompanyScope, live, owned } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
 import { inIntegerList } from "../http/filters";
 import {
@@ -27,10 +26,10 @@ const INSERT_CHUNK = 2000;
 
 /** `INSERT OR IGNORE` statements for planned instances, one per chunk of rows. */
 export function insertStatements(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   rows: readonly PlannedInstance[],
 ): BatchItem<"sqlite">[] {
+  const { db, companyId } = scope;
   const out: BatchItem<"sqlite">[] = [];
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     const chunk = rows
@@ -59,19 +58,18 @@ export function insertStatements(
  * indexed count: instances follow deterministically from the definitions, so
  * when the stored count equals the planned count nothing is missing.
  *
- * @param db Drizzle client.
- * @param companyId the company.
+ * @param scope the company.
  * @param from inclusive lower bound of instance starts, ms.
  * @param to exclusive upper bound of instance starts, ms.
  * @param onlyMachines restrict to these machine ids (others are left as they are).
  */
 export async function ensureInstances(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   from: number,
   to: number,
   onlyMachines?: readonly number[],
 ): Promise<void> {
+  const { db, companyId } = scope;
   if (to <= from) return;
   const machineSet = onlyMachines ? new Set(onlyMachines) : undefined;
   const machineCondition = onlyMachines
@@ -104,16 +102,16 @@ export async function ensureInstances(
       ),
     );
   const [company, defs, links, machineRows, stored] = await db.batch([
-    companyQuery(db, companyId),
-    definitionsQuery(db, companyId),
-    definitionMachinesQuery(db, companyId),
-    machineIdsQuery(db, companyId),
+    companyQuery(scope),
+    definitionsQuery(scope),
+    definitionMachinesQuery(scope),
+    machineIdsQuery(scope),
     storedCount,
   ] as const);
   const plan = toPlan(companyId, company, defs, links, machineRows);
   if (!plan) return;
   if (Number(stored[0]?.count ?? 0) >= plannedCount(plan, from, to, machineSet)) return;
   const planned = plannedInstances(plan, from, to, machineSet);
-  const [first, ...rest] = insertStatements(db, companyId, planned);
+  const [first, ...rest] = insertStatements(scope, planned);
   if (first) await db.batch([first, ...rest]);
 }

@@ -7,8 +7,7 @@
  */
 
 import { asc, eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { live, owned } from "../db/company-scope";
+import { type CompanyScope, live, owned } from "../db/company-scope";
 import { companies, machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
 import { type InstanceWindow, instancesBetween } from "./instances";
 
@@ -94,7 +93,8 @@ export interface PlannedInstance extends InstanceWindow {
   machineId: number;
 }
 
-export function definitionsQuery(db: Database, companyId: number) {
+export function definitionsQuery(scope: CompanyScope) {
+  const { db, companyId } = scope;
   return db
     .select({
       id: shiftDefinitions.id,
@@ -110,7 +110,8 @@ export function definitionsQuery(db: Database, companyId: number) {
     .orderBy(asc(shiftDefinitions.id));
 }
 
-export function definitionMachinesQuery(db: Database, companyId: number) {
+export function definitionMachinesQuery(scope: CompanyScope) {
+  const { db, companyId } = scope;
   return db
     .select({
       definitionId: shiftDefinitionMachines.shiftDefinitionId,
@@ -121,14 +122,16 @@ export function definitionMachinesQuery(db: Database, companyId: number) {
     .orderBy(asc(shiftDefinitionMachines.machineId));
 }
 
-export function companyQuery(db: Database, companyId: number) {
+export function companyQuery(scope: CompanyScope) {
+  const { db, companyId } = scope;
   return db
     .select({ timezone: companies.timezone })
     .from(companies)
     .where(eq(companies.id, companyId));
 }
 
-export function machineIdsQuery(db: Database, companyId: number) {
+export function machineIdsQuery(scope: CompanyScope) {
+  const { db, companyId } = scope;
   return db
     .select({ id: machines.id })
     .from(machines)
@@ -167,12 +170,13 @@ export function toPlan(
  *
  * @returns the plan, or null when the company does not exist.
  */
-export async function loadShiftPlan(db: Database, companyId: number): Promise<ShiftPlan | null> {
+export async function loadShiftPlan(scope: CompanyScope): Promise<ShiftPlan | null> {
+  const { db, companyId } = scope;
   const [company, defs, links, machineRows] = await db.batch([
-    companyQuery(db, companyId),
-    definitionsQuery(db, companyId),
-    definitionMachinesQuery(db, companyId),
-    machineIdsQuery(db, companyId),
+    companyQuery(scope),
+    definitionsQuery(scope),
+    definitionMachinesQuery(scope),
+    machineIdsQuery(scope),
   ] as const);
   return toPlan(companyId, company, defs, links, machineRows);
 }

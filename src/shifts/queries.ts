@@ -20,7 +20,7 @@
 import { and, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
-import { owned } from "../db/company-scope";
+import { type CompanyScope, companyScope, owned } from "../db/company-scope";
 import { shiftInstances } from "../db/schema";
 import type { InstanceWindow } from "./instances";
 import { insertStatements } from "./materialize";
@@ -133,7 +133,7 @@ export async function instancesContaining(
   if (missing.length > 0) {
     // The inserts come first so that the lookup, in the same transaction, sees every row.
     const [first, ...rest]: BatchItem<"sqlite">[] = [
-      ...insertStatements(db, plan.companyId, missing),
+      ...insertStatements(companyScope(db, plan.companyId), missing),
       lookup,
     ];
     if (!first) return points.map(() => null);
@@ -162,18 +162,17 @@ export async function instancesContaining(
  * "The shift a machine is running now" (docs/metrics.md): the machine's instance
  * with `start <= now < end`, or null when it runs no shift.
  *
- * @param db Drizzle client.
- * @param companyId the machine's company.
+ * @param scope the machine's company.
  * @param machineId the machine (of that company).
  * @param now the instant, ms (default: the current time).
  */
 export async function runningInstance(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineId: number,
   now: number = Date.now(),
 ): Promise<ShiftInstanceRow | null> {
-  const plan = await loadShiftPlan(db, companyId);
+  const { db } = scope;
+  const plan = await loadShiftPlan(scope);
   if (!plan) return null;
   const [found] = await instancesContaining(db, plan, [{ machineId, at: now }]);
   return found ?? null;

@@ -7,9 +7,11 @@
  * delivery (one `sendBatch`) and records that they were sent: the ids come from
  * the batch itself, so no read follows the commit.
  */
+
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
+import { type CompanyScope, companyScope, ownedSql } from "../db/company-scope";
 import { webhookDeliveries, webhookEvents } from "../db/schema";
 import type { Env } from "../env";
 import type { ClassificationOut, ReportShift, StopOut } from "../reports/schemas";
@@ -80,11 +82,12 @@ const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 
 /** Registrations of the company for `eventType` that are not deleted (SQL condition on alias `w`). */
 function matchingRegistrations(companyId: number, eventType: string): SQL {
-  return sql`w.company_id = ${companyId} AND w.event_type = ${eventType} AND w.deleted_at IS NULL`;
+  return sql`${ownedSql({ companyId }, "w.company_id")} AND w.event_type = ${eventType} AND w.deleted_at IS NULL`;
 }
 
 /** One delivery per matching registration, written only if the event row was. */
-function deliveriesStatement(db: Database, companyId: number, eventId: string, eventType: string) {
+function deliveriesStatement(scope: CompanyScope, eventId: string, eventType: string) {
+  const { db, companyId } = scope;
   return db
     .insert(webhookDeliveries)
     .select(sql`
@@ -177,12 +180,12 @@ export function classificationEventStatements(
       LEFT JOIN stop_causes comp ON comp.id = sc.component_id
       LEFT JOIN stop_causes spec ON spec.id = sc.specific_cause_id
       LEFT JOIN stop_causes gen ON gen.id = sc.general_cause_id
-      WHERE sc.stop_id = ${change.stopId} AND sc.company_id = ${companyId} AND ${registered}`);
+      WHERE sc.stop_id = ${change.stopId} AND ${ownedSql({ companyId }, "sc.company_id")} AND ${registered}`);
   }
   return {
     eventId,
     event: insertEvent,
-    deliveries: deliveriesStatement(db, companyId, eventId, eventType),
+    deliveries: deliveriesStatement(companyScope(db, companyId), eventId, eventType),
   };
 }
 

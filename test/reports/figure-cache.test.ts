@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
+import { companyScope } from "../../src/db/company-scope";
 import { keep, machineWriteCounts, readKept } from "../../src/reports/figure-cache";
 import { FIGURE_FIELDS, zeroFigures } from "../../src/reports/kpi-figures";
 import { api, createCompany, createMachines, operator, operatorJson } from "../harness";
@@ -165,13 +166,21 @@ describe("kept figures of closed shift instances", () => {
         },
       ],
     };
-    await keep(db, co.id, [{ ...item, writeCount: before }]);
-    expect((await readKept(db, co.id, [machineId], instance.start, instance.end)).size).toBe(0);
-    await keep(db, co.id, [{ ...item, writeCount: before + 1 }]);
-    const read = await readKept(db, co.id, [machineId], instance.start, instance.end);
+    await keep(companyScope(db, co.id), [{ ...item, writeCount: before }]);
+    expect(
+      (await readKept(companyScope(db, co.id), [machineId], instance.start, instance.end)).size,
+    ).toBe(0);
+    await keep(companyScope(db, co.id), [{ ...item, writeCount: before + 1 }]);
+    const read = await readKept(companyScope(db, co.id), [machineId], instance.start, instance.end);
     expect(read.size).toBe(1);
     expect(read.get(instance.id)).toEqual(item.parts);
-    const whole = await readKept(db, co.id, [machineId], instance.start, instance.end, true);
+    const whole = await readKept(
+      companyScope(db, co.id),
+      [machineId],
+      instance.start,
+      instance.end,
+      true,
+    );
     expect(whole.get(instance.id)).toEqual([
       { key: [null, null, null], figures: { ...zeroFigures(), ...FIELD_VALUES } },
     ]);

@@ -4,8 +4,11 @@
  * still queues on D1's one writer).
  */
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
+import { companyScope } from "../../src/db/company-scope";
+import { shiftInstances } from "../../src/db/schema";
 import { runningInstance } from "../../src/shifts/queries";
 import { countingD1 } from "../d1-counter";
 import { createCompany, createMachines, operatorJson } from "../harness";
@@ -20,17 +23,22 @@ describe("runningInstance", () => {
     ]);
     const [m] = await createMachines(co.id, [{ name: "Press" }]);
     if (!m) throw new Error("no machine");
-    // Three days ahead: creating the machine armed its realtime object, which already
-    // stored today's instance (and looks ahead to the next one at most).
-    const now = Date.now() + 3 * 86_400_000;
+    const now = Date.now();
+    // Creating shifts and machines arms the machines' realtime objects, which take their
+    // running instance at once: forget it, so that the lookup below is its first use.
+    await createDb(env.DB).delete(shiftInstances).where(eq(shiftInstances.companyId, co.id));
 
     const first = countingD1(env.DB);
-    const created = await runningInstance(createDb(first.binding), co.id, m.id, now);
+    const created = await runningInstance(companyScope(createDb(first.binding), co.id), m.id, now);
     expect(created).not.toBeNull();
     expect(first.sent().some(isWrite)).toBe(true);
 
     const again = countingD1(env.DB);
-    const found = await runningInstance(createDb(again.binding), co.id, m.id, now + 1_000);
+    const found = await runningInstance(
+      companyScope(createDb(again.binding), co.id),
+      m.id,
+      now + 1_000,
+    );
     expect(found).toEqual(created);
     expect(again.sent().filter(isWrite)).toEqual([]);
     // The plan (one batch of four reads), then the instance.

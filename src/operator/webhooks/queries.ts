@@ -5,7 +5,7 @@
 
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { live, softDeleted } from "../../db/company-scope";
+import { type CompanyScope, live, softDeleted } from "../../db/company-scope";
 import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../../db/schema";
 import { isoInstant as iso } from "../../http/instants";
 import { paginate } from "../../http/pagination";
@@ -45,11 +45,8 @@ export interface WebhookInput {
  *
  * @returns them as the API shows them, in order.
  */
-export async function insertWebhooks(
-  db: Database,
-  companyId: number,
-  items: readonly WebhookInput[],
-) {
+export async function insertWebhooks(scope: CompanyScope, items: readonly WebhookInput[]) {
+  const { db, companyId } = scope;
   const [first, ...rest] = items.map((item) =>
     db
       .insert(webhooks)
@@ -68,7 +65,8 @@ export async function insertWebhooks(
 }
 
 /** A company's registrations not deleted, oldest first, as the API shows them. */
-export async function listWebhooks(db: Database, companyId: number) {
+export async function listWebhooks(scope: CompanyScope) {
+  const { db, companyId } = scope;
   const rows = await db
     .select(webhookColumns)
     .from(webhooks)

@@ -6,10 +6,12 @@
  */
 
 import { z } from "@hono/zod-openapi";
+import { companyScope } from "../../db/company-scope";
 import { readSettings } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, ErrorSchema, jsonResponse } from "../../http/openapi";
+import { pageEnvelope } from "../../http/pagination";
 import { arrayBody, UuidId } from "../../http/schemas";
 import { dispatchDeliveries, pingEventStatements } from "../../webhooks/events";
 import { sendDeliveries } from "../../webhooks/outbox";
@@ -58,8 +60,8 @@ export const operatorWebhooksRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      const db = c.var.db;
-      await requireCompany(db, company_id);
+      const scope = companyScope(c.var.db, company_id);
+      await requireCompany(scope);
       const settings = readSettings(c.env).webhooks;
       const options = { environment: readSettings(c.env).environment, ...settings };
       const signal = AbortSignal.timeout(REGISTRATION_CHECK_TIMEOUT_MS);
@@ -79,7 +81,7 @@ export const operatorWebhooksRoutes = createRouter()
         }
       }
       if (issues.length > 0) throw new ApiError(422, issues);
-      return c.json(await insertWebhooks(db, company_id, items), 201);
+      return c.json(await insertWebhooks(scope, items), 201);
     },
   )
   .openapi(
@@ -95,9 +97,9 @@ export const operatorWebhooksRoutes = createRouter()
     }),
     async (c) => {
       const { company_id } = c.req.valid("param");
-      const db = c.var.db;
-      await requireCompany(db, company_id);
-      return c.json(await listWebhooks(db, company_id), 200);
+      const scope = companyScope(c.var.db, company_id);
+      await requireCompany(scope);
+      return c.json(await listWebhooks(scope), 200);
     },
   )
   .openapi(
@@ -176,15 +178,10 @@ export const operatorWebhooksRoutes = createRouter()
       if (!(await webhookExists(db, webhook_id))) throw notFound("Webhook not found");
       const { page, attempts } = await deliveriesPage(db, webhook_id, query);
       return c.json(
-        {
-          totalCount: page.totalCount,
-          totalPages: page.totalPages,
-          currentPage: page.currentPage,
-          deliveries: page.rows.map((row) => ({
-            ...row,
-            attempts: (attempts.get(row.id) ?? []).map((a) => ({ ...a, at: iso(a.at) })),
-          })),
-        },
+        pageEnvelope("deliveries", page, (row) => ({
+          ...row,
+          attempts: (attempts.get(row.id) ?? []).map((a) => ({ ...a, at: iso(a.at) })),
+        })),
         200,
       );
     },

@@ -9,7 +9,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { publicRoute } from "../../app-chain/public-route";
-import type { AppEnv } from "../../app-env";
+import { type AppEnv, scopeOf } from "../../app-env";
 import { authenticate, DEFAULT_RESOLVERS } from "../../auth/middleware";
 import { readSettings } from "../../env";
 import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "../../events/connection-leases";
@@ -254,8 +254,8 @@ export const eventsRoutes = createRouter()
   .openapi(machineEventsRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const { since } = c.req.valid("query");
-    const { db, principal } = c.var;
-    await findMachine(db, principal.companyId, machine_id);
+    const { principal } = c.var;
+    await findMachine(scopeOf(c), machine_id);
     return subscribe(c, machineStream(principal.companyId, machine_id), resumeFrom(c, since));
   })
   .openapi(ticketRoute, async (c) => {

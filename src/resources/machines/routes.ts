@@ -5,8 +5,8 @@
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
 import { scopeOf } from "../../app-env";
+import { listMachines } from "../../db/machines";
 import { createRouter, jsonResponse } from "../../http/openapi";
-import { listMachines } from "./queries";
 import { MachineSchema } from "./schemas";
 
 const listMachinesRoute = publicRoute("machines.read", {

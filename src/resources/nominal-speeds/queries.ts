@@ -4,10 +4,10 @@
  * unique index `nominal_speeds_active_pair_unique`).
  */
 
-import { asc, count, eq, ne, type SQL, sql } from "drizzle-orm";
+import { asc, count, eq, ne, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
-import { jsonChunks, jsonColumn } from "../../db/json-rows";
+import { jsonRowSelects } from "../../db/json-rows";
 import { machines, nominalSpeeds, skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, numericConditions } from "../../http/search";
@@ -162,15 +162,12 @@ export async function insertNominalSpeeds(
     deletedAt: null,
   }));
   // Every column in table order, as drizzle's insert-select lists them.
-  const [first, ...rest] = jsonChunks(
+  const [first, ...rest] = jsonRowSelects(
+    scope,
+    ["json", "company", "json", "json", "json", "json", "now", "now", "null"],
     rows.map((r) => [r.id, r.machine.id, r.sku.id, r.nominalSpeed, r.countingFactor]),
-  ).map((chunk) =>
-    scope.db.insert(nominalSpeeds).select(
-      sql`SELECT ${jsonColumn(0)}, CAST(${scope.companyId} AS INTEGER), ${jsonColumn(1)}, ${jsonColumn(2)},
-            ${jsonColumn(3)}, ${jsonColumn(4)}, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
-          FROM json_each(${chunk}) ORDER BY key`,
-    ),
-  );
+    { now },
+  ).map((select) => scope.db.insert(nominalSpeeds).select(select));
   if (first) await scope.db.batch([first, ...rest]);
   return rows;
 }

@@ -9,7 +9,7 @@ import { scopeOf } from "../../app-env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
-import { pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { pagedResponseSchema, pageEnvelope, pageRequest } from "../../http/pagination";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import {
   filterNominalSpeeds,
@@ -229,15 +229,7 @@ export const nominalSpeedsRoutes = createRouter()
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
     const page = await filterNominalSpeeds(scopeOf(c), filters, pageRequest(filters));
-    return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        nominalSpeeds: page.rows.map(toNominalSpeedOut),
-      },
-      200,
-    );
+    return c.json(pageEnvelope("nominalSpeeds", page, toNominalSpeedOut), 200);
   })
   .openapi(getRoute, async (c) => {
     const { nominal_speed_id } = c.req.valid("param");

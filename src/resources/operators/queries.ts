@@ -3,7 +3,7 @@
  */
 import { asc, count, eq, type SQL, sql } from "drizzle-orm";
 import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
-import { jsonChunks, jsonColumn } from "../../db/json-rows";
+import { jsonRowSelects } from "../../db/json-rows";
 import { operators } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { fuzzyContains, normalizeForSearch } from "../../http/search";
@@ -42,23 +42,17 @@ export async function insertOperators(
 ): Promise<OperatorRow[]> {
   const now = Date.now();
   // Every column in table order (id NULL = autoincrement), as drizzle's insert-select lists them.
-  const [first, ...rest] = jsonChunks(
+  const [first, ...rest] = jsonRowSelects(
+    { companyId },
+    ["null", "company", "json", "json", "null", "json", "json", "now", "now", "null"],
     items.map((item) => [
       item.firstName,
       item.lastName,
       normalizeForSearch(item.firstName),
       normalizeForSearch(item.lastName),
     ]),
-  ).map((chunk) =>
-    db
-      .insert(operators)
-      .select(
-        sql`SELECT NULL, CAST(${companyId} AS INTEGER), ${jsonColumn(0)}, ${jsonColumn(1)}, NULL,
-              ${jsonColumn(2)}, ${jsonColumn(3)}, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
-            FROM json_each(${chunk}) ORDER BY key`,
-      )
-      .returning(operatorColumns),
-  );
+    { now },
+  ).map((select) => db.insert(operators).select(select).returning(operatorColumns));
   if (!first) return [];
   const results = await db.batch([first, ...rest]);
   // Rows are inserted in item order, so autoincrement ids ascend with it; RETURNING

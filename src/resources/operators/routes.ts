@@ -11,7 +11,7 @@ import { notFound } from "../../http/errors";
 import { EXAMPLE_OPERATOR_ID } from "../../http/examples";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
-import { pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { pagedResponseSchema, pageEnvelope, pageRequest } from "../../http/pagination";
 import { arrayBody, IntId, MAX_CREATE_ITEMS, objectBody } from "../../http/schemas";
 import {
   filterOperators,
@@ -143,12 +143,7 @@ export const operatorsRoutes = createRouter()
     const { principal } = c.var;
     const page = await filterOperators(scopeOf(c), filters, pageRequest(filters));
     return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        operators: page.rows.map((r) => toOperatorOut(r, principal)),
-      },
+      pageEnvelope("operators", page, (r) => toOperatorOut(r, principal)),
       200,
     );
   })

@@ -5,10 +5,9 @@
  * given), every problem of every item is reported at once (422), a log may not
  * touch the shift its machine runs now, and the logs are written all or none.
  */
+
 import type { AppEnv } from "../../app-env";
-import type { Principal } from "../../auth/principal";
-import type { Database } from "../../db/client";
-import { companyScope } from "../../db/company-scope";
+import type { NamedScope } from "../../db/company-scope";
 import { ApiError, type ValidationIssue } from "../../http/errors";
 import {
   type ResolvedMachine,
@@ -63,22 +62,17 @@ function inItemOrder(issues: ValidationIssue[]): ValidationIssue[] {
  * Creates the logs of one call, all or none.
  *
  * @param env the Worker's bindings (the machines' signal stores, for measured counts).
- * @param db Drizzle client.
- * @param principal the caller; the logs are its company's.
+ * @param scope the caller's company; the logs are its company's.
  * @param items the validated body, in order.
  * @returns the created logs, expanded as GET shows them, in the order of `items`.
  * @throws ApiError 422 with every problem of every item (`loc` `["body", i, ...]`).
  */
 export async function createLogs(
   env: AppEnv["Bindings"],
-  db: Database,
-  principal: Principal,
+  scope: NamedScope,
   items: readonly ProductionLogCreate[],
 ): Promise<ProductionLogOut[]> {
-  const [machineResolutions, skuResolutions] = await resolveItemReferences(
-    companyScope(db, principal.companyId),
-    items,
-  );
+  const [machineResolutions, skuResolutions] = await resolveItemReferences(scope, items);
   const issues: ValidationIssue[] = [];
   const resolved = items.map((item, i) => {
     const machine = resolvedOrIssue(machineResolutions[i], ["body", i, "machine"], issues);
@@ -92,8 +86,8 @@ export async function createLogs(
       : [],
   );
   const [speeds, measuredPulses] = await Promise.all([
-    pairNominalSpeeds(db, principal.companyId, needsPair),
-    measurePulses(env, principal.companyId, resolved),
+    pairNominalSpeeds(scope, needsPair),
+    measurePulses(env, scope.companyId, resolved),
   ]);
   const logs: (NewLog & { machine: ResolvedMachine })[] = [];
   resolved.forEach((r, i) => {
@@ -148,16 +142,15 @@ export async function createLogs(
   if (issues.length > 0) throw new ApiError(422, inItemOrder(issues));
 
   // Every item is valid from here on, so `logs[i]` is item i.
-  const { shifts, conflicts } = await placeLogs(db, principal.companyId, logs, logs, Date.now());
+  const { shifts, conflicts } = await placeLogs(scope, logs, logs, Date.now());
   conflicts.forEach((running, i) => {
     const log = logs[i];
     if (running && log) issues.push(runningShiftIssue(["body", i], log.machine, running));
   });
   if (issues.length > 0) throw new ApiError(422, issues);
   const ids = await insertLogs(
-    db,
-    principal.companyId,
+    scope,
     logs.map((log, i) => ({ ...log, shiftInstanceId: shifts[i]?.id ?? null })),
   );
-  return findExpandedLogs(db, principal, ids);
+  return findExpandedLogs(scope, ids);
 }

@@ -8,9 +8,8 @@
  */
 
 import { and, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
-import type { Principal } from "../../auth/principal";
 import type { Database } from "../../db/client";
-import { live, sameCompany } from "../../db/company-scope";
+import { live, type NamedScope, sameCompany } from "../../db/company-scope";
 import {
   machines,
   operators,
@@ -125,9 +124,9 @@ type ExpandedRow = Awaited<ReturnType<ReturnType<typeof selectExpanded>["all"]>>
  * Shapes a joined row as the API shows it (instants as ISO 8601 strings).
  *
  * @param row one row of the joined read.
- * @param principal the caller, whose company is the log's company.
+ * @param scope the caller's company (the log's company), with its name and time zone.
  */
-export function toOut(row: ExpandedRow, principal: Principal): ProductionLogOut {
+export function toOut(row: ExpandedRow, scope: Omit<NamedScope, "db">): ProductionLogOut {
   return {
     id: row.id,
     type: row.type,
@@ -150,7 +149,7 @@ export function toOut(row: ExpandedRow, principal: Principal): ProductionLogOut 
       isCountEnabled: row.machineIsCountEnabled,
       externalName: row.machineExternalName,
     },
-    company: { id: principal.companyId, name: principal.companyName, timezone: principal.timezone },
+    company: { id: scope.companyId, name: scope.companyName, timezone: scope.timezone },
     shift:
       row.shiftId === null ||
       row.shiftStart === null ||
@@ -209,17 +208,17 @@ export const liveLog = (companyId: number) => live({ companyId }, productionLogs
  * @param ids lowercase uuids; bound as one JSON parameter, so any number fits.
  */
 export async function findExpandedLogs(
-  db: Database,
-  principal: Principal,
+  scope: NamedScope,
   ids: readonly string[],
 ): Promise<ProductionLogOut[]> {
+  const { db } = scope;
   if (ids.length === 0) return [];
   const rows = await selectExpanded(db)
-    .where(and(liveLog(principal.companyId), inList(productionLogs.id, ids)))
+    .where(and(liveLog(scope.companyId), inList(productionLogs.id, ids)))
     .all();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => {
     const row = byId.get(id);
-    return row ? [toOut(row, principal)] : [];
+    return row ? [toOut(row, scope)] : [];
   });
 }

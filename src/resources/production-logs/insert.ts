@@ -5,8 +5,7 @@
  */
 
 import { sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import { live } from "../../db/company-scope";
+import { type CompanyScope, live } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { nominalSpeeds, operators, productionLogs, workOrders } from "../../db/schema";
 import { idListConditions } from "../../http/search";
@@ -19,10 +18,10 @@ import type { LogType } from "./schemas";
  * @returns `{nominalSpeed, countingFactor}` per pair that has one.
  */
 export async function pairNominalSpeeds(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   pairs: readonly { machineId: number; skuId: string }[],
 ): Promise<Map<string, { nominalSpeed: number; countingFactor: number }>> {
+  const { db, companyId } = scope;
   const out = new Map<string, { nominalSpeed: number; countingFactor: number }>();
   if (pairs.length === 0) return out;
   const rows = await db
@@ -83,11 +82,8 @@ export interface NewLog {
  * @param logs the logs, every field resolved (`count` and `sensorCount` present).
  * @returns the new log ids, in the order given.
  */
-export async function insertLogs(
-  db: Database,
-  companyId: number,
-  logs: readonly NewLog[],
-): Promise<string[]> {
+export async function insertLogs(scope: CompanyScope, logs: readonly NewLog[]): Promise<string[]> {
+  const { db, companyId } = scope;
   const now = Date.now();
   const ids = logs.map(() => crypto.randomUUID());
   const rows = logs.map((log, i) => [
@@ -130,7 +126,7 @@ export async function insertLogs(
           ORDER BY j.key`,
     ),
   );
-  const [first, ...rest] = [...referenceStatements(db, companyId, logs, now), ...inserts];
+  const [first, ...rest] = [...referenceStatements(scope, logs, now), ...inserts];
   if (first) await db.batch([first, ...rest]);
   return ids;
 }

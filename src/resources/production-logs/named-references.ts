@@ -4,9 +4,10 @@
  * write, so that no other request can slip in between. The log then takes
  * their ids through a sub-select on the names.
  */
+
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Database } from "../../db/client";
+import type { CompanyScope } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { operators, workOrders } from "../../db/schema";
 import { normalizeForSearch } from "../../http/search";
@@ -22,7 +23,8 @@ export interface OperatorName {
  * firstNameSearch, lastNameSearch], ...]`, distinct names) that have no live
  * operator of that exact name yet.
  */
-function createOperatorsUnlessExist(db: Database, companyId: number, chunk: string, now: number) {
+function createOperatorsUnlessExist(scope: CompanyScope, chunk: string, now: number) {
+  const { db, companyId } = scope;
   // Every column in table order (id NULL = autoincrement), as drizzle's insert-select lists them.
   return db.insert(operators).select(
     sql`SELECT NULL, CAST(${companyId} AS INTEGER), ${jsonColumn(0)}, ${jsonColumn(1)}, NULL,
@@ -46,7 +48,8 @@ export function operatorIdOf(companyId: number, name: OperatorName): SQL {
  * Statement creating the work orders of a chunk (`[[id, name], ...]`) the
  * company has no work order of that name for (unique index).
  */
-function createWorkOrdersUnlessExist(db: Database, companyId: number, chunk: string, now: number) {
+function createWorkOrdersUnlessExist(scope: CompanyScope, chunk: string, now: number) {
+  const { db, companyId } = scope;
   // Every column in table order, as drizzle's insert-select lists them; `WHERE true`
   // lets SQLite parse the ON CONFLICT clause after a SELECT.
   return db
@@ -71,8 +74,7 @@ export function workOrderIdOf(companyId: number, name: string): SQL {
  * distinct names, whatever the number of names.
  */
 export function referenceStatements(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   named: readonly { operator?: OperatorName | null; workOrder?: string | null }[],
   now: number,
 ): BatchItem<"sqlite">[] {
@@ -93,11 +95,7 @@ export function referenceStatements(
   ]);
   const workOrderRows = [...workOrderNames].map((name) => [crypto.randomUUID(), name]);
   return [
-    ...jsonChunks(operatorRows).map((chunk) =>
-      createOperatorsUnlessExist(db, companyId, chunk, now),
-    ),
-    ...jsonChunks(workOrderRows).map((chunk) =>
-      createWorkOrdersUnlessExist(db, companyId, chunk, now),
-    ),
+    ...jsonChunks(operatorRows).map((chunk) => createOperatorsUnlessExist(scope, chunk, now)),
+    ...jsonChunks(workOrderRows).map((chunk) => createWorkOrdersUnlessExist(scope, chunk, now)),
   ];
 }

@@ -1,13 +1,4 @@
-/**
- * `PATCH /v1/production-logs/{id}`: the changes a patch makes to one log,
- * checked as a whole (the result keeps `start` < `end`; a new count re-derives
- * the sensor count; a new start or machine re-derives the shift instance; a
- * change to what the log counts may neither touch the shift its machine runs
- * now before nor after), then written in one batch.
- */
-import type { Principal } from "../../auth/principal";
-import type { Database } from "../../db/client";
-import { companyScope } from "../../db/company-scope";
+import type { NamedScope } from "../../db/company-scope";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import {
   resolvedOrIssue,
@@ -23,21 +14,18 @@ import { findLogCore, type LogChanges, updateLog } from "./update";
 /**
  * Applies a patch to the company's live log `id` (lowercase uuid).
  *
- * @param db Drizzle client.
- * @param principal the caller; the log must be of its company.
+ * @param scope the caller; the log must be of its company.
  * @param id the log's id, lowercase.
  * @param patch the validated body.
  * @throws ApiError 404 when the log does not exist for the company (or is deleted);
  *   422 with the problems of the patch.
  */
 export async function patchLog(
-  db: Database,
-  principal: Principal,
+  scope: NamedScope,
   id: string,
   patch: ProductionLogPatch,
 ): Promise<void> {
-  const scope = companyScope(db, principal.companyId);
-  const current = await findLogCore(db, principal.companyId, id);
+  const current = await findLogCore(scope, id);
   if (!current) throw notFound("Production log not found");
 
   const issues: ValidationIssue[] = [];
@@ -82,8 +70,7 @@ export async function patchLog(
       end: current.end,
     };
     const { shifts, conflicts } = await placeLogs(
-      db,
-      principal.companyId,
+      scope,
       replace ? [after] : [],
       changesCounting ? [after, before] : [],
       Date.now(),
@@ -116,7 +103,7 @@ export async function patchLog(
   if (patch.isReviewed != null) changes.isReviewed = patch.isReviewed;
   if (patch.operator !== undefined) changes.operator = patch.operator;
   if (patch.workOrder !== undefined) changes.workOrder = patch.workOrder;
-  if (!(await updateLog(db, principal.companyId, id, changes))) {
+  if (!(await updateLog(scope, id, changes))) {
     throw notFound("Production log not found");
   }
 }

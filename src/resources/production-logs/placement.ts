@@ -13,7 +13,8 @@
  * still covers minutes of R (docs/metrics.md counts production minutes by overlap),
  * and a log later in R (after now) would be inside the shift all the same.
  */
-import type { Database } from "../../db/client";
+
+import type { CompanyScope } from "../../db/company-scope";
 import type { ValidationIssue } from "../../http/errors";
 import { instancesContaining, loadShiftPlan, type ShiftInstanceRow } from "../../shifts/queries";
 
@@ -37,20 +38,19 @@ export interface Placement {
  * each log's start and, for each interval to check, the running instance it
  * would overlap.
  *
- * @param db Drizzle client.
- * @param companyId the company of every machine given.
+ * @param scope the company of every machine given.
  * @param place the logs whose instance is wanted (`start` is looked up).
  * @param check the intervals to test against the running-shift rule.
  * @param now the current instant, ms.
  */
 export async function placeLogs(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   place: readonly LogInterval[],
   check: readonly LogInterval[],
   now: number,
 ): Promise<Placement> {
-  const plan = await loadShiftPlan(db, companyId);
+  const { db } = scope;
+  const plan = await loadShiftPlan(scope);
   if (!plan || plan.definitions.length === 0) {
     return { shifts: place.map(() => null), conflicts: check.map(() => null) };
   }

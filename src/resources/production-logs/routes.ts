@@ -2,9 +2,11 @@
  * Production logs: `POST /v1/production-logs`, `POST /v1/production-logs/filters`,
  * and `GET`, `PATCH`, `DELETE /v1/production-logs/{production_log_id}`.
  */
+
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
-import type { Database } from "../../db/client";
+import { scopeOf } from "../../app-env";
+import type { CompanyScope } from "../../db/company-scope";
 import { syncPendingMachines } from "../../durable/realtime-barrier";
 import type { Env } from "../../env";
 import { notFound } from "../../http/errors";
@@ -14,7 +16,7 @@ import {
   jsonResponse,
   NOT_FOUND_RESPONSE,
 } from "../../http/openapi";
-import { MAX_LIMIT, pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { MAX_LIMIT, pagedResponseSchema, pageEnvelope, pageRequest } from "../../http/pagination";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { createLogs } from "./create";
 import { findExpandedLogs } from "./expanded";
@@ -35,12 +37,15 @@ import { machineOfLog, softDeleteLog } from "./update";
  */
 async function syncLogMachine(
   env: Pick<Env, "DB" | "REALTIME_MACHINE">,
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   id: string,
 ): Promise<void> {
-  const machineId = await machineOfLog(db, companyId, id);
-  await syncPendingMachines(env, companyId, machineId === undefined ? undefined : [machineId]);
+  const machineId = await machineOfLog(scope, id);
+  await syncPendingMachines(
+    env,
+    scope.companyId,
+    machineId === undefined ? undefined : [machineId],
+  );
 }
 
 const IdParam = z.object({ production_log_id: UuidId("production_log_id") });
@@ -168,45 +173,36 @@ const deleteRoute = publicRoute("production_logs.delete", {
 
 export const productionLogsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
-    const { db, principal } = c.var;
-    return c.json(await createLogs(c.env, db, principal, c.req.valid("json")), 200);
+    return c.json(await createLogs(c.env, scopeOf(c), c.req.valid("json")), 200);
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json") ?? {};
-    const { db, principal } = c.var;
-    await syncPendingMachines(c.env, principal.companyId, machinesFilterCanTouch(filters));
-    const page = await filterLogs(db, principal, filters, pageRequest(filters));
-    return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        productionLogs: page.rows,
-      },
-      200,
-    );
+    const scope = scopeOf(c);
+    await syncPendingMachines(c.env, scope.companyId, machinesFilterCanTouch(filters));
+    const page = await filterLogs(scope, filters, pageRequest(filters));
+    return c.json(pageEnvelope("productionLogs", page), 200);
   })
   .openapi(getRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    await syncLogMachine(c.env, db, principal.companyId, production_log_id.toLowerCase());
-    const [log] = await findExpandedLogs(db, principal, [production_log_id.toLowerCase()]);
+    const scope = scopeOf(c);
+    await syncLogMachine(c.env, scope, production_log_id.toLowerCase());
+    const [log] = await findExpandedLogs(scope, [production_log_id.toLowerCase()]);
     if (!log) throw notFound("Production log not found");
     return c.json(log, 200);
   })
   .openapi(patchRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
     const id = production_log_id.toLowerCase();
-    const { db, principal } = c.var;
-    await syncLogMachine(c.env, db, principal.companyId, id);
-    await patchLog(db, principal, id, c.req.valid("json"));
+    const scope = scopeOf(c);
+    await syncLogMachine(c.env, scope, id);
+    await patchLog(scope, id, c.req.valid("json"));
     return c.body(null, 204);
   })
   .openapi(deleteRoute, async (c) => {
     const { production_log_id } = c.req.valid("param");
-    const { db, principal } = c.var;
-    await syncLogMachine(c.env, db, principal.companyId, production_log_id.toLowerCase());
-    if (!(await softDeleteLog(db, principal.companyId, production_log_id.toLowerCase()))) {
+    const scope = scopeOf(c);
+    await syncLogMachine(c.env, scope, production_log_id.toLowerCase());
+    if (!(await softDeleteLog(scope, production_log_id.toLowerCase()))) {
       throw notFound("Production log not found");
     }
     return c.body(null, 204);

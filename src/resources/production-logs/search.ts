@@ -5,9 +5,7 @@
  */
 
 import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
-import type { Principal } from "../../auth/principal";
-import type { Database } from "../../db/client";
-import { owned } from "../../db/company-scope";
+import { type CompanyScope, type NamedScope, owned } from "../../db/company-scope";
 import { machines, productionLogs, skus } from "../../db/schema";
 import { dateConditions } from "../../http/filters";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -22,11 +20,8 @@ import type { ProductionLogFilters, ProductionLogOut } from "./schemas";
  * Done in code: `machines` has no normalized search column, and a company has
  * few machines.
  */
-async function machineIdsMatching(
-  db: Database,
-  companyId: number,
-  term: string,
-): Promise<number[]> {
+async function machineIdsMatching(scope: CompanyScope, term: string): Promise<number[]> {
+  const { db, companyId } = scope;
   const rows = await db
     .select({ id: machines.id, name: machines.name })
     .from(machines)
@@ -42,12 +37,12 @@ async function machineIdsMatching(
  * page is one joined query.
  */
 export async function filterLogs(
-  db: Database,
-  principal: Principal,
+  scope: NamedScope,
   filters: ProductionLogFilters,
   page: PageRequest,
 ): Promise<Page<ProductionLogOut>> {
-  const companyId = principal.companyId;
+  const { db } = scope;
+  const companyId = scope.companyId;
   const machineSearch = filters.machines?.search;
   const skuSearch = filters.skus?.search;
   const conditions: (SQL | undefined)[] = [
@@ -55,7 +50,7 @@ export async function filterLogs(
     ...syncConditions(productionLogs, filters),
     ...idListConditions(productionLogs.machineId, filters.machines),
     machineSearch
-      ? inList(productionLogs.machineId, await machineIdsMatching(db, companyId, machineSearch))
+      ? inList(productionLogs.machineId, await machineIdsMatching(scope, machineSearch))
       : undefined,
     ...idListConditions(productionLogs.skuId, {
       include: filters.skus?.include?.map((s) => s.toLowerCase()),
@@ -92,7 +87,7 @@ export async function filterLogs(
         .offset(offset)
         .all(),
   );
-  return { ...result, rows: result.rows.map((r) => toOut(r, principal)) };
+  return { ...result, rows: result.rows.map((r) => toOut(r, scope)) };
 }
 
 /**

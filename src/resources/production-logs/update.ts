@@ -8,8 +8,7 @@
 import { and, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
-import type { Database } from "../../db/client";
-import { companyScope, owned, softDelete } from "../../db/company-scope";
+import { type CompanyScope, owned, softDelete } from "../../db/company-scope";
 import { machines, productionLogs } from "../../db/schema";
 import { liveLog } from "./expanded";
 import {
@@ -35,11 +34,8 @@ export interface LogCore {
 }
 
 /** The company's live log with this id (its stored fields), or undefined. */
-export function findLogCore(
-  db: Database,
-  companyId: number,
-  id: string,
-): Promise<LogCore | undefined> {
+export function findLogCore(scope: CompanyScope, id: string): Promise<LogCore | undefined> {
+  const { db, companyId } = scope;
   return db
     .select({
       id: productionLogs.id,
@@ -63,11 +59,8 @@ export function findLogCore(
  * The machine of the company's log with this id, deleted or not (a primary-key
  * read), or undefined when D1 has no such log.
  */
-export async function machineOfLog(
-  db: Database,
-  companyId: number,
-  id: string,
-): Promise<number | undefined> {
+export async function machineOfLog(scope: CompanyScope, id: string): Promise<number | undefined> {
+  const { db, companyId } = scope;
   const row = await db
     .select({ machineId: productionLogs.machineId })
     .from(productionLogs)
@@ -99,11 +92,11 @@ export interface LogChanges {
  * @returns false when the log does not exist for this company (or is deleted).
  */
 export async function updateLog(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   id: string,
   changes: LogChanges,
 ): Promise<boolean> {
+  const { db, companyId } = scope;
   const now = Date.now();
   const { operator, workOrder, ...columns } = changes;
   const set: SQLiteUpdateSetSource<typeof productionLogs> = { ...columns, updatedAt: now };
@@ -120,7 +113,7 @@ export async function updateLog(
     .returning({ id: productionLogs.id });
   // The operator and work order are found or created first, so that the update's
   // sub-selects see them; the update is last and its result tells whether the log exists.
-  const references = referenceStatements(db, companyId, [{ operator, workOrder }], now);
+  const references = referenceStatements(scope, [{ operator, workOrder }], now);
   const [first, ...rest]: BatchItem<"sqlite">[] = [...references, update];
   if (!first) return false;
   const results: unknown[] = await db.batch([first, ...rest]);
@@ -134,8 +127,6 @@ export async function updateLog(
  *
  * @returns false when it does not exist for this company (or is already deleted).
  */
-export async function softDeleteLog(db: Database, companyId: number, id: string): Promise<boolean> {
-  return (
-    (await softDelete(companyScope(db, companyId), productionLogs, eq(productionLogs.id, id))) > 0
-  );
+export async function softDeleteLog(scope: CompanyScope, id: string): Promise<boolean> {
+  return (await softDelete(scope, productionLogs, eq(productionLogs.id, id))) > 0;
 }

@@ -5,9 +5,9 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { CompanyScope } from "../../db/company-scope";
+import { findMachineByUuid } from "../../db/machines";
 import { type Env, readSettings } from "../../env";
 import { notFound } from "../../http/errors";
-import { findMachineByUuid } from "../machines/queries";
 import { AGG_FUNCTIONS, type Series } from "./aggregate";
 import { lookupSignal } from "./signal-lookup";
 import { signalStore } from "./store";
@@ -75,9 +75,8 @@ export async function signalData(
 ): Promise<{ head: SignalDataHead; series: Series }> {
   const window = checkWindow(q);
   const signal = await lookupSignal(
-    scope.db,
+    scope,
     readSettings(env).credentialCacheSeconds,
-    scope.companyId,
     machineUuid,
     publicId,
   );

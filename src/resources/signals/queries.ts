@@ -4,7 +4,7 @@
 
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { owned } from "../../db/company-scope";
+import { type CompanyScope, owned } from "../../db/company-scope";
 import { companies, machines, signals } from "../../db/schema";
 
 export interface SignalRow {
@@ -29,11 +29,8 @@ const signalColumns = {
 };
 
 /** Listed signals of a machine: not deleted and with a kind, by name, display name, id. */
-export function listMachineSignals(
-  db: Database,
-  companyId: number,
-  machineId: number,
-): Promise<SignalRow[]> {
+export function listMachineSignals(scope: CompanyScope, machineId: number): Promise<SignalRow[]> {
+  const { db, companyId } = scope;
   return db
     .select(signalColumns)
     .from(signals)
@@ -57,11 +54,11 @@ export function listMachineSignals(
  *   not listed (no kind), of another machine, or of another company.
  */
 export function findSignalByMachineUuid(
-  db: Database,
-  companyId: number,
+  scope: CompanyScope,
   machineUuid: string,
   publicId: string,
 ): Promise<SignalRow | undefined> {
+  const { db, companyId } = scope;
   return db
     .select(signalColumns)
     .from(signals)

@@ -6,13 +6,13 @@
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
 import { scopeOf } from "../../app-env";
+import { findMachineByUuid } from "../../db/machines";
 import { csvContent, csvResponse, inBatches, wantsCsv } from "../../http/csv";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID } from "../../http/examples";
 import { isoInstant } from "../../http/instants";
 import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { queryBoolean } from "../../http/query";
-import { findMachineByUuid } from "../machines/queries";
 import { SignalDataSchema, signalData, Uuid } from "./data";
 import { describe, listMachineSignals } from "./queries";
 import { jsonText, seriesJson } from "./series-json";
@@ -99,10 +99,9 @@ export const signalsRoutes = createRouter()
   .openapi(listSignalsRoute, async (c) => {
     const { machine_uuid } = c.req.valid("param");
     const { language } = c.req.valid("query");
-    const { db, principal } = c.var;
     const machine = await findMachineByUuid(scopeOf(c), machine_uuid);
     if (!machine) throw notFound("Machine not found");
-    const rows = await listMachineSignals(db, principal.companyId, machine.id);
+    const rows = await listMachineSignals(scopeOf(c), machine.id);
     return c.json(
       {
         signals: rows.map((s) => ({

@@ -19,7 +19,9 @@
  * which stay in the store either way; a store learns a new retention with the first
  * ingestion that carries it).
  */
+
 import type { Database } from "../../db/client";
+import type { CompanyScope } from "../../db/company-scope";
 import {
   findIngestTarget,
   findSignalByMachineUuid,
@@ -115,17 +117,16 @@ const countCache = new RefreshingCache<number | null>((id) =>
  * @returns the signal, or undefined (as `findSignalByMachineUuid`).
  */
 export async function lookupSignal(
-  db: Database,
+  scope: CompanyScope,
   cacheSeconds: number,
-  companyId: number,
   machineUuid: string,
   publicId: string,
 ): Promise<SignalRow | undefined> {
-  const key = `${companyId}/${machineUuid}/${publicId}`;
+  const key = `${scope.companyId}/${machineUuid}/${publicId}`;
   const now = Date.now();
   const cached = cache.get(key);
   if (cached && cached.expiresAt > now) return cached.row;
-  const row = await findSignalByMachineUuid(db, companyId, machineUuid, publicId);
+  const row = await findSignalByMachineUuid(scope, machineUuid, publicId);
   if (row && cacheSeconds > 0) {
     if (cache.size >= MAX_CACHED_SIGNALS) cache.clear();
     cache.set(key, { row, expiresAt: now + cacheSeconds * 1000 });

@@ -7,7 +7,7 @@
  */
 import { asc, count, eq, ne, type SQL, sql } from "drizzle-orm";
 import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
-import { jsonChunks, jsonColumn } from "../../db/json-rows";
+import { jsonRowSelects } from "../../db/json-rows";
 import { simpleWorkOrders } from "../../db/schema";
 import { ApiError } from "../../http/errors";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -49,24 +49,24 @@ export async function upsertSimpleWorkOrders(
   const now = Date.now();
   // Every column in table order, as drizzle's insert-select lists them; `WHERE true`
   // lets SQLite parse the ON CONFLICT clause after a SELECT.
-  const [first, ...rest] = jsonChunks(names.map((name) => [crypto.randomUUID(), name])).map(
-    (chunk) =>
-      db
-        .insert(simpleWorkOrders)
-        .select(
-          sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)},
-                CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
-              FROM json_each(${chunk}) WHERE true ORDER BY key`,
-        )
-        .onConflictDoUpdate({
-          target: [simpleWorkOrders.companyId, simpleWorkOrders.name],
-          // SET expressions read the row as it was: a live row keeps its updated_at.
-          set: {
-            deletedAt: null,
-            updatedAt: sql`CASE WHEN ${simpleWorkOrders.deletedAt} IS NULL THEN ${simpleWorkOrders.updatedAt} ELSE excluded.updated_at END`,
-          },
-        })
-        .returning(columns),
+  const [first, ...rest] = jsonRowSelects(
+    { companyId },
+    ["json", "company", "json", "now", "now", "null"],
+    names.map((name) => [crypto.randomUUID(), name]),
+    { now, onConflict: true },
+  ).map((select) =>
+    db
+      .insert(simpleWorkOrders)
+      .select(select)
+      .onConflictDoUpdate({
+        target: [simpleWorkOrders.companyId, simpleWorkOrders.name],
+        // SET expressions read the row as it was: a live row keeps its updated_at.
+        set: {
+          deletedAt: null,
+          updatedAt: sql`CASE WHEN ${simpleWorkOrders.deletedAt} IS NULL THEN ${simpleWorkOrders.updatedAt} ELSE excluded.updated_at END`,
+        },
+      })
+      .returning(columns),
   );
   if (!first) return [];
   const results = await db.batch([first, ...rest]);

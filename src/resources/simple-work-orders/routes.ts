@@ -10,7 +10,7 @@ import type { Principal } from "../../auth/principal";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
-import { pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { pagedResponseSchema, pageEnvelope, pageRequest } from "../../http/pagination";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import {
   filterSimpleWorkOrders,
@@ -154,12 +154,7 @@ export const simpleWorkOrdersRoutes = createRouter()
     const { principal } = c.var;
     const page = await filterSimpleWorkOrders(scopeOf(c), filters, pageRequest(filters));
     return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        simpleWorkOrders: page.rows.map((r) => toSimpleWorkOrderOut(r, principal)),
-      },
+      pageEnvelope("simpleWorkOrders", page, (r) => toSimpleWorkOrderOut(r, principal)),
       200,
     );
   })

@@ -1,9 +1,9 @@
 /**
  * SKU queries; every one is scoped to a company and ignores deleted SKUs.
  */
-import { asc, count, eq, type SQL, sql } from "drizzle-orm";
+import { asc, count, eq, type SQL } from "drizzle-orm";
 import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
-import { jsonChunks, jsonColumn } from "../../db/json-rows";
+import { type JsonRowColumn, jsonRowSelects } from "../../db/json-rows";
 import { skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { fuzzyContains, idListConditions, normalizeForSearch } from "../../http/search";
@@ -44,6 +44,14 @@ export interface NewSku {
   archived: boolean;
 }
 
+/** The columns of `skus` in table order, as `jsonRowSelects` fills them. */
+const SKU_COLUMNS: readonly JsonRowColumn[] = [
+  ...["json", "company"],
+  // sku, name, description, unit, archived and the four search columns
+  ...["json", "json", "json", "json", "json", "json", "json", "json", "json"],
+  ...["now", "now", "null"],
+] as const;
+
 /**
  * Inserts SKUs, all or none: one `INSERT ... SELECT FROM json_each(?)` per
  * chunk of rows (`src/db/json-rows.ts`; one for a typical 1,000-item call),
@@ -64,7 +72,9 @@ export async function insertSkus(
     deletedAt: null,
   }));
   // Every column in table order, as drizzle's insert-select lists them.
-  const [first, ...rest] = jsonChunks(
+  const [first, ...rest] = jsonRowSelects(
+    { companyId },
+    SKU_COLUMNS,
     rows.map((r) => [
       r.id,
       r.sku,
@@ -77,14 +87,8 @@ export async function insertSkus(
       normalizeForSearch(r.description),
       normalizeForSearch(r.unit),
     ]),
-  ).map((chunk) =>
-    db.insert(skus).select(
-      sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)}, ${jsonColumn(2)},
-            ${jsonColumn(3)}, ${jsonColumn(4)}, ${jsonColumn(5)}, ${jsonColumn(6)}, ${jsonColumn(7)},
-            ${jsonColumn(8)}, ${jsonColumn(9)}, CAST(${now} AS INTEGER), CAST(${now} AS INTEGER), NULL
-          FROM json_each(${chunk}) ORDER BY key`,
-    ),
-  );
+    { now },
+  ).map((select) => db.insert(skus).select(select));
   if (first) await db.batch([first, ...rest]);
   return rows;
 }

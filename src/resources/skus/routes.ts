@@ -9,7 +9,7 @@ import type { Principal } from "../../auth/principal";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
-import { pagedResponseSchema, pageRequest } from "../../http/pagination";
+import { pagedResponseSchema, pageEnvelope, pageRequest } from "../../http/pagination";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { filterSkus, findSku, insertSkus, type SkuRow, softDeleteSku, updateSku } from "./queries";
 import {
@@ -139,12 +139,7 @@ export const skusRoutes = createRouter()
     const { principal } = c.var;
     const page = await filterSkus(scopeOf(c), filters, pageRequest(filters));
     return c.json(
-      {
-        totalCount: page.totalCount,
-        totalPages: page.totalPages,
-        currentPage: page.currentPage,
-        skus: page.rows.map((r) => toSkuOut(r, principal)),
-      },
+      pageEnvelope("skus", page, (r) => toSkuOut(r, principal)),
       200,
     );
   })
