@@ -1,14 +1,14 @@
 import { createRouter } from "../http/openapi";
-import { operatorApiKeysRoutes } from "./api-keys";
+import { operatorApiKeysRoutes } from "./api-keys-routes";
 import { operatorAuth } from "./auth";
-import { operatorCompaniesRoutes } from "./companies";
-import { operatorDiagnosticsRoutes } from "./diagnostics";
-import { operatorMachinesRoutes } from "./machines";
-import { operatorRecordIdsRoutes } from "./record-ids";
-import { operatorShiftsRoutes } from "./shifts";
-import { operatorSignalsRoutes } from "./signals";
-import { operatorStopClassificationsRoutes } from "./stop-classifications";
-import { operatorStopsRoutes } from "./stops";
+import { operatorCompaniesRoutes } from "./companies-routes";
+import { operatorDiagnosticsRoutes } from "./diagnostics-routes";
+import { operatorMachinesRoutes } from "./machines-routes";
+import { operatorRecordIdsRoutes } from "./record-ids-routes";
+import { operatorShiftsRoutes } from "./shifts-routes";
+import { operatorSignalsRoutes } from "./signals-routes";
+import { operatorStopClassificationsRoutes } from "./stop-classifications-routes";
+import { operatorStopsRoutes } from "./stops-routes";
 import { operatorWebhooksRoutes } from "./webhooks/routes";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`); its document needs the operator token too. */

@@ -1,12 +1,11 @@
 /**
- * Operator routes for machine stops: create, edit (close, reopen) and delete. Their
- * classifications are in ./stop-classifications.ts.
+ * Operator routes for machine stops: create, edit (close, reopen) and delete (their
+ * queries in ./stops-queries.ts). Their classifications are in
+ * ./stop-classifications-routes.ts.
  */
 
 import { z } from "@hono/zod-openapi";
-import { and, eq, isNull, sql } from "drizzle-orm";
-import { softDeleted } from "../db/company-scope";
-import { stops } from "../db/schema";
+import { companyScope } from "../db/company-scope";
 import { stopEvent } from "../events/payloads";
 import { publish } from "../events/publish";
 import { notFound, unprocessable } from "../http/errors";
@@ -14,9 +13,9 @@ import { DateTimeMs } from "../http/filters";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody } from "../http/schemas";
 import { StopSchema, toStopOut } from "../reports/schemas";
-import { stopColumns } from "../reports/stops-report";
 import { requireMachine } from "./lookups";
 import { operatorRoute } from "./schemas";
+import { createStops, deleteStop, findLiveStop, updateStop } from "./stops-queries";
 
 const StopFlags = {
   isIncludedInAvailability: z.boolean().optional().openapi({
@@ -76,29 +75,13 @@ export const operatorStopsRoutes = createRouter()
       const items = c.req.valid("json");
       const db = c.var.db;
       const machine = await requireMachine(db, machine_id);
-      const [first, ...rest] = items.map((s) =>
-        db
-          .insert(stops)
-          .values({
-            companyId: machine.companyId,
-            machineId: machine.id,
-            startTime: s.startTime,
-            endTime: s.endTime ?? null,
-            isProgrammed: s.isProgrammed,
-            isIncludedInAvailability: s.isIncludedInAvailability ?? true,
-            isIncludedInStops: s.isIncludedInStops ?? true,
-            isManual: s.isManual ?? false,
-          })
-          .returning(stopColumns),
-      );
-      if (!first) return c.json([], 201);
-      const results = await db.batch([first, ...rest]);
-      for (const row of results.flat()) {
+      const created = await createStops(companyScope(db, machine.companyId), machine.id, items);
+      for (const row of created) {
         await publish(c.env, machine.companyId, row.machineId, stopEvent(row, "created"));
       }
       const now = Date.now();
       return c.json(
-        results.flat().map((row) => ({ ...toStopOut(row, now), machineId: row.machineId })),
+        created.map((row) => ({ ...toStopOut(row, now), machineId: row.machineId })),
         201,
       );
     },
@@ -119,11 +102,7 @@ export const operatorStopsRoutes = createRouter()
       const { stop_id } = c.req.valid("param");
       const patch = c.req.valid("json");
       const db = c.var.db;
-      const current = await db
-        .select({ startTime: stops.startTime, endTime: stops.endTime, companyId: stops.companyId })
-        .from(stops)
-        .where(and(eq(stops.id, stop_id), isNull(stops.deletedAt)))
-        .get();
+      const current = await findLiveStop(db, stop_id);
       if (!current) throw notFound("Stop not found");
       const startTime = patch.startTime ?? current.startTime;
       const endTime = patch.endTime === undefined ? current.endTime : patch.endTime;
@@ -133,23 +112,7 @@ export const operatorStopsRoutes = createRouter()
           "endTime must be after startTime",
         );
       }
-      const changes = Object.fromEntries(
-        Object.entries(patch).filter(([, value]) => value !== undefined),
-      );
-      // Guarded on the times read above, so that a concurrent edit cannot slip an end before the start.
-      const updated = await db
-        .update(stops)
-        .set({ ...changes, updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)` })
-        .where(
-          and(
-            eq(stops.id, stop_id),
-            isNull(stops.deletedAt),
-            eq(stops.startTime, current.startTime),
-            current.endTime === null ? isNull(stops.endTime) : eq(stops.endTime, current.endTime),
-          ),
-        )
-        .returning(stopColumns)
-        .get();
+      const updated = await updateStop(db, stop_id, current, patch);
       if (!updated) throw notFound("Stop not found");
       const wasOpen = current.endTime === null;
       await publish(
@@ -173,12 +136,7 @@ export const operatorStopsRoutes = createRouter()
     }),
     async (c) => {
       const { stop_id } = c.req.valid("param");
-      const row = await c.var.db
-        .update(stops)
-        .set(softDeleted(stops))
-        .where(and(eq(stops.id, stop_id), isNull(stops.deletedAt)))
-        .returning({ ...stopColumns, companyId: stops.companyId })
-        .get();
+      const row = await deleteStop(c.var.db, stop_id);
       if (!row) throw notFound("Stop not found");
       await publish(c.env, row.companyId, row.machineId, stopEvent(row, "deleted"));
       return c.body(null, 204);

@@ -1,5 +1,6 @@
 /**
- * Operator routes for shift definitions (docs/metrics.md, "Shifts").
+ * Operator routes for shift definitions (docs/metrics.md, "Shifts"); their queries are in
+ * ./shifts-queries.ts and src/shifts/definitions.ts.
  */
 
 import { z } from "@hono/zod-openapi";
@@ -8,8 +9,8 @@ import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../http/schemas";
 import { armMachines } from "../realtime/arm";
 import { createShiftDefinitions, listShiftDefinitions } from "../shifts/definitions";
-import { machineIdsQuery } from "../shifts/plan";
 import { operatorRoute } from "./schemas";
+import { machinesOfShifts } from "./shifts-queries";
 
 const ALL_WEEKDAYS = [1, 2, 3, 4, 5, 6, 7];
 
@@ -101,9 +102,10 @@ export const operatorShiftsRoutes = createRouter()
       );
       // The machines' realtime objects wake at every boundary of the new shifts, so that
       // their streams publish shift.started / shift.ended even when nothing is written.
-      const machineIds = items.some((item) => item.machineIds == null)
-        ? (await machineIdsQuery(scope).all()).map((m) => m.id)
-        : [...new Set(items.flatMap((item) => item.machineIds ?? []))];
+      const machineIds = await machinesOfShifts(
+        scope,
+        items.map((item) => item.machineIds),
+      );
       await armMachines(c.env, company_id, machineIds);
       return c.json(created, 201);
     },

@@ -1,18 +1,17 @@
 /**
- * Operator routes for the API keys of a company: issue and revoke.
+ * Operator routes for the API keys of a company: issue and revoke (their queries in
+ * ./api-keys-queries.ts).
  */
 
 import { z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
-import { generateApiKey } from "../auth/api-keys";
 import { forgetCredential } from "../auth/middleware";
 import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
 import { companyScope } from "../db/company-scope";
-import { apiKeys } from "../db/schema";
 import { closeCredentialConnections } from "../events/connection-leases";
 import { notFound } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
+import { issueApiKeys, revokeApiKey } from "./api-keys-queries";
 import { requireCompany } from "./lookups";
 import { operatorRoute } from "./schemas";
 
@@ -67,39 +66,9 @@ export const operatorApiKeysRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      await requireCompany(companyScope(c.var.db, company_id));
-      const db = c.var.db;
-      const generated = await Promise.all(items.map(() => generateApiKey()));
-      const inserts = items.map((item, i) => {
-        const g = generated[i];
-        if (!g) throw new Error("unreachable: one key per item");
-        return db
-          .insert(apiKeys)
-          .values({
-            companyId: company_id,
-            name: item.name,
-            prefix: g.prefix,
-            keyHash: g.hash,
-            scopes: [...new Set(item.scopes)],
-            rateLimitRequests: item.rateLimit?.requests ?? null,
-            rateLimitPeriodSeconds: item.rateLimit?.periodSeconds ?? null,
-          })
-          .returning({ id: apiKeys.id });
-      });
-      const [first, ...rest] = inserts;
-      if (!first) return c.json([], 201);
-      const results = await db.batch([first, ...rest]);
-      return c.json(
-        results.map(([row], i) => ({
-          id: row?.id ?? 0,
-          name: items[i]?.name ?? "",
-          key: generated[i]?.key ?? "",
-          prefix: generated[i]?.prefix ?? "",
-          scopes: [...new Set(items[i]?.scopes ?? [])],
-          rateLimit: items[i]?.rateLimit ?? null,
-        })),
-        201,
-      );
+      const scope = companyScope(c.var.db, company_id);
+      await requireCompany(scope);
+      return c.json(await issueApiKeys(scope, items), 201);
     },
   )
   .openapi(
@@ -116,12 +85,7 @@ export const operatorApiKeysRoutes = createRouter()
     }),
     async (c) => {
       const { api_key_id } = c.req.valid("param");
-      const row = await c.var.db
-        .update(apiKeys)
-        .set({ revokedAt: Date.now() })
-        .where(eq(apiKeys.id, api_key_id))
-        .returning({ id: apiKeys.id })
-        .get();
+      const row = await revokeApiKey(c.var.db, api_key_id);
       if (!row) throw notFound("API key not found");
       // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS, and their
       // event connections are refused by the credential's lease object from now on.

@@ -1,13 +1,6 @@
 /**
- * Operator route that gives records of a company ids the operator chooses:
- * `POST /companies/{company_id}/record-ids`.
- *
- * The public API generates the uuid of every SKU, simple work order, nominal speed and
- * production log it creates. Two things need known ids instead: the demo, whose records
- * the examples of `/docs` name (scripts/lib/demo-ids.ts, docs/demo-data.md), and a plant
- * moving from another system that keeps its ids. A record takes its fixed id right after
- * its creation, before anything refers to it: a changed id must never leave a reference
- * to the old one behind, so a record that is referred to is refused.
+ * D1 work of the operator's record-ids route (./record-ids-routes.ts): checks a list of id
+ * changes and writes them in one batch.
  *
  * "Referred to" includes what a running machine holds: a realtime object keeps writes
  * behind D1 for up to 2 s (its write-behind), so the check first runs the read barrier
@@ -18,38 +11,20 @@
  * the rename that reaches its machine after it (docs/operator-api.md says so).
  */
 
-import { z } from "@hono/zod-openapi";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { type CompanyScope, companyScope, live, type SoftDeleteTable } from "../db/company-scope";
+import { type CompanyScope, live, type SoftDeleteTable } from "../db/company-scope";
 import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
-import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { requireCompany } from "./lookups";
-import { operatorRoute } from "./schemas";
 
-const RECORD_TYPES = ["sku", "simpleWorkOrder", "nominalSpeed", "productionLog"] as const;
-type RecordType = (typeof RECORD_TYPES)[number];
-
-const Uuid = z.guid().transform((id) => id.toLowerCase());
-
-const RecordIdChange = z
-  .object({
-    type: z.enum(RECORD_TYPES),
-    id: Uuid.openapi({ description: "The record's current id." }),
-    newId: Uuid.openapi({ description: "The id it takes; unused by any record of its type." }),
-  })
-  .strict()
-  .openapi("OperatorRecordIdChange");
-
-const RecordIdOut = z
-  .object({ type: z.enum(RECORD_TYPES), id: z.string().openapi({ format: "uuid" }) })
-  .openapi("OperatorRecordId");
+/** The kinds of record whose id the operator may choose. */
+export const RECORD_TYPES = ["sku", "simpleWorkOrder", "nominalSpeed", "productionLog"] as const;
+/** One of {@link RECORD_TYPES}. */
+export type RecordType = (typeof RECORD_TYPES)[number];
 
 /** A type's table, with the columns the checks read. */
 interface TypeTable {
@@ -151,13 +126,14 @@ const TYPES: Record<RecordType, TypeTable> = {
  * Checks a list of id changes and writes them in one batch, all or none.
  *
  * @param env the bindings (`DB`, and the realtime objects for the read barrier).
+ * @param scope the company whose records change (and its database).
  * @param changes `{type, id, newId}` with lowercase uuids.
  * @throws ApiError 422 at `["body", i, ...]` for an unknown or deleted record of another
  *   company, a repeated id, or a `newId` used by another record; 409 when something
  *   refers to a record (a SKU with nominal speeds or logs, a work order on logs, a live log),
  *   a running machine's held writes included; 503 when the barrier times out.
  */
-async function changeRecordIds(
+export async function changeRecordIds(
   env: Pick<Env, "DB" | "REALTIME_MACHINE">,
   scope: CompanyScope,
   changes: readonly { type: RecordType; id: string; newId: string }[],
@@ -222,39 +198,3 @@ async function changeRecordIds(
     );
   }
 }
-
-export const operatorRecordIdsRoutes = createRouter().openapi(
-  operatorRoute({
-    method: "post",
-    path: "/companies/{company_id}/record-ids",
-    tags: ["Record ids"],
-    summary: "Give records fixed ids",
-    description:
-      "Changes the ids of SKUs, simple work orders, nominal speeds and production logs of the " +
-      "company, all or none: for ids known in advance (the demo's, or those of a system the " +
-      "plant leaves). Only before the record is used: a SKU that nominal speeds or logs refer " +
-      "to, a work order on logs, or a live log is a 409, and so is a SKU or work order that " +
-      "a running machine holds in realtime writes not yet written to D1 (they are flushed " +
-      "first), or one that a realtime write written to D1 comes to refer to while the ids " +
-      "change.",
-    request: {
-      params: z.object({ company_id: IntId("company_id") }),
-      body: arrayBody(RecordIdChange),
-    },
-    responses: {
-      200: jsonResponse(z.array(RecordIdOut), "The records with their new ids, in order."),
-      409: jsonResponse(ErrorSchema, "A record is already referred to."),
-    },
-  }),
-  async (c) => {
-    const { company_id } = c.req.valid("param");
-    const changes = c.req.valid("json");
-    const scope = companyScope(c.var.db, company_id);
-    await requireCompany(scope);
-    await changeRecordIds(c.env, scope, changes);
-    return c.json(
-      changes.map((change) => ({ type: change.type, id: change.newId })),
-      200,
-    );
-  },
-);

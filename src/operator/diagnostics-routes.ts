@@ -5,11 +5,9 @@
  * aggregation with the rollups (`strategy=rollups`, what the public route
  * does) or by decoding every raw sample of the window (`strategy=raw`, the
  * naive design). Both must give the same points; the benchmark times them
- * side by side. Not part of the public API.
+ * side by side. Not part of the public API. Its signal lookup is in ./diagnostics-queries.ts.
  */
 import { z } from "@hono/zod-openapi";
-import { and, eq, isNull } from "drizzle-orm";
-import { signals } from "../db/schema";
 import { notFound } from "../http/errors";
 import { isoInstant } from "../http/instants";
 import { createRouter, jsonResponse } from "../http/openapi";
@@ -17,6 +15,7 @@ import { UuidId } from "../http/schemas";
 import { planWindow, readMode } from "../resources/signals/aggregate";
 import { signalStore } from "../resources/signals/store";
 import { checkWindow, signalWindowQueryShape } from "../resources/signals/window";
+import { findSignalOfAnyCompany } from "./diagnostics-queries";
 import { operatorRoute } from "./schemas";
 
 const AggregateQuery = z.object({
@@ -70,11 +69,7 @@ export const operatorDiagnosticsRoutes = createRouter().openapi(aggregateRoute, 
   const { public_id } = c.req.valid("param");
   const q = c.req.valid("query");
   const window = checkWindow(q);
-  const signal = await c.var.db
-    .select({ id: signals.id, companyId: signals.companyId, machineId: signals.machineId })
-    .from(signals)
-    .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
-    .get();
+  const signal = await findSignalOfAnyCompany(c.var.db, public_id);
   if (!signal) throw notFound("Signal not found");
   const useRollups = q.strategy === "rollups";
   const parts = planWindow(window.from, window.to, readMode(window.bucketWidthMs, useRollups));

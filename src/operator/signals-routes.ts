@@ -1,15 +1,12 @@
 /**
  * Operator routes for the signals of a machine and their samples: create and delete
- * signals, send samples.
+ * signals (their queries in ./signals-queries.ts), send samples.
  */
 
 import { z } from "@hono/zod-openapi";
-import { and, eq, isNull, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { softDeleted } from "../db/company-scope";
-import { signals } from "../db/schema";
+import { companyScope } from "../db/company-scope";
 import { nudgeLive } from "../events/publish";
-import { ApiError, notFound, unprocessable } from "../http/errors";
+import { notFound, unprocessable } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody, UuidId } from "../http/schemas";
 import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
@@ -23,6 +20,7 @@ import { requireMachine } from "./lookups";
 import { SamplesBody } from "./samples-input";
 import { operatorRoute } from "./schemas";
 import { SignalCreate } from "./signal-input";
+import { createSignals, deleteSignal } from "./signals-queries";
 
 const SignalOut = z
   .object({
@@ -64,26 +62,7 @@ export const operatorSignalsRoutes = createRouter()
       const items = c.req.valid("json");
       const db = c.var.db;
       const machine = await requireMachine(db, machine_id);
-      const rows = items.map((s) => ({
-        publicId: s.publicId?.toLowerCase() ?? crypto.randomUUID(),
-        companyId: machine.companyId,
-        machineId: machine.id,
-        name: s.name,
-        displayName: s.displayName,
-        kind: s.kind,
-        descriptionEn: s.description?.en ?? null,
-        descriptionEs: s.description?.es ?? null,
-      }));
-      await refuseDuplicateSignals(db, machine.id, rows);
-      const [first, ...rest] = rows.map((r) => db.insert(signals).values(r));
-      try {
-        if (first) await db.batch([first, ...rest]);
-      } catch (error) {
-        if (String(error).includes("UNIQUE constraint failed: signals.public_id")) {
-          throw new ApiError(409, "A signal with one of these publicIds already exists");
-        }
-        throw error;
-      }
+      const rows = await createSignals(companyScope(db, machine.companyId), machine.id, items);
       for (const r of rows) {
         if (r.name === COUNT_SIGNAL_NAME) forgetMissingCount(r.companyId, r.machineId);
       }
@@ -111,12 +90,7 @@ export const operatorSignalsRoutes = createRouter()
     }),
     async (c) => {
       const { public_id } = c.req.valid("param");
-      const row = await c.var.db
-        .update(signals)
-        .set(softDeleted(signals))
-        .where(and(eq(signals.publicId, public_id.toLowerCase()), isNull(signals.deletedAt)))
-        .returning({ id: signals.id })
-        .get();
+      const row = await deleteSignal(c.var.db, public_id);
       if (!row) throw notFound("Signal not found");
       forgetSignal(public_id, row.id);
       return c.body(null, 204);
@@ -159,54 +133,3 @@ export const operatorSignalsRoutes = createRouter()
       return c.json({ accepted: result.accepted }, 200);
     },
   );
-
-/**
- * Refuses a signal create whose rows repeat a public id or a (name, display name) pair
- * among themselves, or a pair of a live signal of the machine (a used public id is left
- * to the unique index: it also covers deleted signals and other machines).
- *
- * @param db the database.
- * @param machineId the machine the signals are created on.
- * @param rows the rows about to be inserted (public ids already lower case).
- * @throws ApiError 409 naming the first repeated id or pair.
- */
-async function refuseDuplicateSignals(
-  db: Database,
-  machineId: number,
-  rows: readonly { publicId: string; name: string; displayName: string }[],
-): Promise<void> {
-  const ids = new Set<string>();
-  const pairs = new Set<string>();
-  for (const row of rows) {
-    if (ids.has(row.publicId)) {
-      throw new ApiError(409, `The publicId ${row.publicId} is given twice`);
-    }
-    ids.add(row.publicId);
-    const pair = JSON.stringify([row.name, row.displayName]);
-    if (pairs.has(pair)) {
-      throw new ApiError(409, `The signal "${row.name}" / "${row.displayName}" is given twice`);
-    }
-    pairs.add(pair);
-  }
-  // One query whatever the number of rows: the names are bound as one JSON array (D1
-  // takes at most 100 bound parameters, a call up to 1,000 signals).
-  const names = JSON.stringify([...new Set(rows.map((row) => row.name))]);
-  const existing = await db
-    .select({ name: signals.name, displayName: signals.displayName })
-    .from(signals)
-    .where(
-      and(
-        eq(signals.machineId, machineId),
-        isNull(signals.deletedAt),
-        sql`${signals.name} IN (SELECT value FROM json_each(${names}))`,
-      ),
-    )
-    .all();
-  const taken = existing.find((row) => pairs.has(JSON.stringify([row.name, row.displayName])));
-  if (taken) {
-    throw new ApiError(
-      409,
-      `The machine already has a signal "${taken.name}" / "${taken.displayName}"`,
-    );
-  }
-}

@@ -1,24 +1,21 @@
 /**
  * Operator routes for companies: create and list them, their signal retention and their
- * webhook signing secret. Their API keys are in ./api-keys.ts.
+ * webhook signing secret (their queries in ./companies-queries.ts). Their API keys are in
+ * ./api-keys-routes.ts.
  */
 import { z } from "@hono/zod-openapi";
-import { asc, eq } from "drizzle-orm";
-import { randomToken } from "../auth/api-keys";
-import { companies } from "../db/schema";
+import { companyScope } from "../db/company-scope";
 import { notFound } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody } from "../http/schemas";
 import { forgetCompanySignals } from "../resources/signals/signal-lookup";
+import {
+  createCompanies,
+  listCompanies,
+  rotateWebhookSecret,
+  setSignalRetention,
+} from "./companies-queries";
 import { operatorRoute } from "./schemas";
-
-/** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
-export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
-
-/** A new webhook signing secret: `whsec_` + 32 random bytes in base64url (docs/webhooks.md). */
-export function newWebhookSecret(): string {
-  return `whsec_${randomToken(32)}`;
-}
 
 /** True when `tz` is an IANA time zone the runtime knows. */
 export function isValidTimeZone(tz: string): boolean {
@@ -75,12 +72,7 @@ export const operatorCompaniesRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const { days } = c.req.valid("json");
-      const row = await c.var.db
-        .update(companies)
-        .set({ signalRetentionDays: days })
-        .where(eq(companies.id, company_id))
-        .returning({ days: companies.signalRetentionDays })
-        .get();
+      const row = await setSignalRetention(companyScope(c.var.db, company_id), days);
       if (!row) throw notFound("Company not found");
       forgetCompanySignals(company_id);
       return c.json({ days: row.days }, 200);
@@ -102,22 +94,7 @@ export const operatorCompaniesRoutes = createRouter()
     }),
     async (c) => {
       const items = c.req.valid("json");
-      const db = c.var.db;
-      const inserts = items.map((item) =>
-        db
-          .insert(companies)
-          .values({ name: item.name, timezone: item.timezone, webhookSecret: newWebhookSecret() })
-          .returning({
-            id: companies.id,
-            name: companies.name,
-            timezone: companies.timezone,
-            webhookSecret: companies.webhookSecret,
-          }),
-      );
-      const [first, ...rest] = inserts;
-      if (!first) return c.json([], 201);
-      const results = await db.batch([first, ...rest]);
-      return c.json(results.flat(), 201);
+      return c.json(await createCompanies(c.var.db, items), 201);
     },
   )
   .openapi(
@@ -131,12 +108,7 @@ export const operatorCompaniesRoutes = createRouter()
       },
     }),
     async (c) => {
-      const rows = await c.var.db
-        .select({ id: companies.id, name: companies.name, timezone: companies.timezone })
-        .from(companies)
-        .orderBy(asc(companies.id))
-        .all();
-      return c.json(rows, 200);
+      return c.json(await listCompanies(c.var.db), 200);
     },
   )
   .openapi(
@@ -151,22 +123,8 @@ export const operatorCompaniesRoutes = createRouter()
     }),
     async (c) => {
       const { company_id } = c.req.valid("param");
-      const db = c.var.db;
-      const current = await db
-        .select({ secret: companies.webhookSecret })
-        .from(companies)
-        .where(eq(companies.id, company_id))
-        .get();
-      if (!current) throw notFound("Company not found");
-      const webhookSecret = newWebhookSecret();
-      await db
-        .update(companies)
-        .set({
-          webhookSecret,
-          previousWebhookSecret: current.secret,
-          previousWebhookSecretExpiresAt: Date.now() + SECRET_OVERLAP_MS,
-        })
-        .where(eq(companies.id, company_id));
+      const webhookSecret = await rotateWebhookSecret(companyScope(c.var.db, company_id));
+      if (webhookSecret === null) throw notFound("Company not found");
       return c.json({ webhookSecret }, 200);
     },
   );

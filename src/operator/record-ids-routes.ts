@@ -1,0 +1,71 @@
+/**
+ * Operator route that gives records of a company ids the operator chooses:
+ * `POST /companies/{company_id}/record-ids`.
+ *
+ * The public API generates the uuid of every SKU, simple work order, nominal speed and
+ * production log it creates. Two things need known ids instead: the demo, whose records
+ * the examples of `/docs` name (scripts/lib/demo-ids.ts, docs/demo-data.md), and a plant
+ * moving from another system that keeps its ids. A record takes its fixed id right after
+ * its creation, before anything refers to it: a changed id must never leave a reference
+ * to the old one behind, so a record that is referred to is refused. The checks and the
+ * writes are in ./record-ids-queries.ts.
+ */
+
+import { z } from "@hono/zod-openapi";
+import { companyScope } from "../db/company-scope";
+import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
+import { arrayBody, IntId } from "../http/schemas";
+import { requireCompany } from "./lookups";
+import { changeRecordIds, RECORD_TYPES } from "./record-ids-queries";
+import { operatorRoute } from "./schemas";
+
+const Uuid = z.guid().transform((id) => id.toLowerCase());
+
+const RecordIdChange = z
+  .object({
+    type: z.enum(RECORD_TYPES),
+    id: Uuid.openapi({ description: "The record's current id." }),
+    newId: Uuid.openapi({ description: "The id it takes; unused by any record of its type." }),
+  })
+  .strict()
+  .openapi("OperatorRecordIdChange");
+
+const RecordIdOut = z
+  .object({ type: z.enum(RECORD_TYPES), id: z.string().openapi({ format: "uuid" }) })
+  .openapi("OperatorRecordId");
+
+export const operatorRecordIdsRoutes = createRouter().openapi(
+  operatorRoute({
+    method: "post",
+    path: "/companies/{company_id}/record-ids",
+    tags: ["Record ids"],
+    summary: "Give records fixed ids",
+    description:
+      "Changes the ids of SKUs, simple work orders, nominal speeds and production logs of the " +
+      "company, all or none: for ids known in advance (the demo's, or those of a system the " +
+      "plant leaves). Only before the record is used: a SKU that nominal speeds or logs refer " +
+      "to, a work order on logs, or a live log is a 409, and so is a SKU or work order that " +
+      "a running machine holds in realtime writes not yet written to D1 (they are flushed " +
+      "first), or one that a realtime write written to D1 comes to refer to while the ids " +
+      "change.",
+    request: {
+      params: z.object({ company_id: IntId("company_id") }),
+      body: arrayBody(RecordIdChange),
+    },
+    responses: {
+      200: jsonResponse(z.array(RecordIdOut), "The records with their new ids, in order."),
+      409: jsonResponse(ErrorSchema, "A record is already referred to."),
+    },
+  }),
+  async (c) => {
+    const { company_id } = c.req.valid("param");
+    const changes = c.req.valid("json");
+    const scope = companyScope(c.var.db, company_id);
+    await requireCompany(scope);
+    await changeRecordIds(c.env, scope, changes);
+    return c.json(
+      changes.map((change) => ({ type: change.type, id: change.newId })),
+      200,
+    );
+  },
+);

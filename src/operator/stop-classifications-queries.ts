@@ -1,0 +1,195 @@
+/**
+ * D1 work of the operator's stop-classification routes
+ * (./stop-classifications-routes.ts).
+ *
+ * Causes (component, specific cause, general cause) are a per-company catalog
+ * (`stop_causes`, uuid ids), looked up by exact name (after trimming) or
+ * created on first use. Every classification write, and the webhook event it
+ * emits (`classificationEventStatements`), goes in one `db.batch`, which also
+ * returns the ids of the event's deliveries (the route sends them to the Queue right
+ * after, `dispatchDeliveries`) and, for a PUT, the classification as written.
+ */
+
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client";
+import { type CompanyScope, companyScope, owned, ownedSql } from "../db/company-scope";
+import { stopCauses, stopClassifications, stops } from "../db/schema";
+import { type StopRow, toClassificationOut, toReportShift, toStopOut } from "../reports/schemas";
+import type { StopWithClassification } from "../reports/stops-report";
+import { instancesContaining, loadShiftPlan } from "../shifts/queries";
+import {
+  type ClassificationChange,
+  type ClassificationChangeKind,
+  classificationEventStatements,
+} from "../webhooks/events";
+
+/** The shift instance containing a stop's start, in the report shape, or null. */
+async function shiftOfStop(scope: CompanyScope, stop: StopRow, now: number) {
+  const { db } = scope;
+  const plan = await loadShiftPlan(scope);
+  if (!plan) return null;
+  const [instance] = await instancesContaining(db, plan, [
+    { machineId: stop.machineId, at: stop.startTime },
+  ]);
+  return instance ? toReportShift(instance, now) : null;
+}
+
+/**
+ * The event context of a classification change of `found`: the stop, its machine, the
+ * shift containing its start and the classification before the change.
+ */
+export async function classificationChange(
+  db: Database,
+  found: StopWithClassification & { companyId: number },
+  kind: ClassificationChangeKind,
+  now: number,
+) {
+  return {
+    kind,
+    companyId: found.companyId,
+    stopId: found.stop.id,
+    stop: toStopOut(found.stop, now),
+    machine: found.machine,
+    shift: await shiftOfStop(companyScope(db, found.companyId), found.stop, now),
+    previous: found.classification.id === null ? null : toClassificationOut(found.classification),
+  };
+}
+
+const componentCause = alias(stopCauses, "component");
+const specificCause = alias(stopCauses, "specific_cause");
+const generalCause = alias(stopCauses, "general_cause");
+
+/**
+ * The classification of a stop that is not deleted, with its causes, as a
+ * `ClassificationRow` (for `toClassificationOut`); no row when the stop is
+ * unknown, deleted or unclassified. Run last in the write's batch, it reads the
+ * classification as that batch wrote it.
+ */
+function classificationQuery(db: Database, stopId: number, companyId: number) {
+  return db
+    .select({
+      id: stopClassifications.id,
+      createdAt: stopClassifications.createdAt,
+      updatedAt: stopClassifications.updatedAt,
+      description: stopClassifications.description,
+      // Aliased: inside db.batch, D1 returns rows as objects keyed by column
+      // name, so the three causes' `id` and `name` would overwrite each other.
+      componentId: sql<string | null>`${componentCause.id}`.as("component_id"),
+      componentName: sql<string | null>`${componentCause.name}`.as("component_name"),
+      specificCauseId: sql<string | null>`${specificCause.id}`.as("specific_cause_id"),
+      specificCauseName: sql<string | null>`${specificCause.name}`.as("specific_cause_name"),
+      generalCauseId: sql<string | null>`${generalCause.id}`.as("general_cause_id"),
+      generalCauseName: sql<string | null>`${generalCause.name}`.as("general_cause_name"),
+    })
+    .from(stopClassifications)
+    .innerJoin(stops, and(eq(stops.id, stopClassifications.stopId), isNull(stops.deletedAt)))
+    .leftJoin(componentCause, eq(componentCause.id, stopClassifications.componentId))
+    .leftJoin(specificCause, eq(specificCause.id, stopClassifications.specificCauseId))
+    .leftJoin(generalCause, eq(generalCause.id, stopClassifications.generalCauseId))
+    .where(and(eq(stopClassifications.stopId, stopId), owned({ companyId }, stopClassifications)));
+}
+
+/**
+ * The last two results of a `db.batch` whose statements begin with a variable
+ * number of writes, typed as the batch typed them (reading them by index would
+ * lose the types).
+ */
+function lastTwo<D, Q>(results: readonly [...unknown[], D, Q]): [D, Q] {
+  return [results[results.length - 2], results[results.length - 1]] as [D, Q];
+}
+
+/** A classification to write: cause names (trimmed; null = none) and a description. */
+export interface ClassificationInput {
+  description: string | null;
+  component: string | null;
+  specificCause: string | null;
+  generalCause: string | null;
+}
+
+/**
+ * Creates or replaces the classification of a stop of the company, with its causes (found
+ * by name in the company's catalog or created) and the webhook event of `change`, in one
+ * batch.
+ *
+ * @returns the event's id and deliveries (to dispatch), and the classification as written
+ *   (undefined when the stop was deleted meanwhile).
+ */
+export async function putClassification(
+  scope: CompanyScope,
+  stopId: number,
+  input: ClassificationInput,
+  change: ClassificationChange,
+) {
+  const { db, companyId } = scope;
+  const names = {
+    component: input.component,
+    specific_cause: input.specificCause,
+    general_cause: input.generalCause,
+  } as const;
+  const causes: BatchItem<"sqlite">[] = [];
+  for (const [kind, name] of Object.entries(names) as [keyof typeof names, string | null][]) {
+    if (name === null) continue;
+    causes.push(
+      db
+        .insert(stopCauses)
+        .values({ id: crypto.randomUUID(), companyId, kind, name })
+        .onConflictDoNothing(),
+    );
+  }
+  const causeId = (kind: keyof typeof names) =>
+    sql`(SELECT id FROM stop_causes WHERE ${ownedSql({ companyId })} AND kind = ${kind} AND name = ${names[kind]})`;
+  const upsert = db
+    .insert(stopClassifications)
+    .values({
+      companyId,
+      stopId,
+      description: input.description,
+      componentId: causeId("component"),
+      specificCauseId: causeId("specific_cause"),
+      generalCauseId: causeId("general_cause"),
+    })
+    .onConflictDoUpdate({
+      target: stopClassifications.stopId,
+      set: {
+        description: sql`excluded.description`,
+        componentId: sql`excluded.component_id`,
+        specificCauseId: sql`excluded.specific_cause_id`,
+        generalCauseId: sql`excluded.general_cause_id`,
+        updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`,
+      },
+    });
+  const event = classificationEventStatements(db, change);
+  // The causes, then the classification that refers to them; `head` is typed
+  // apart because db.batch wants a tuple with a first element.
+  const [head = upsert, ...middle] = [...causes, upsert];
+  const results = await db.batch([
+    head,
+    ...middle,
+    event.event,
+    event.deliveries,
+    classificationQuery(db, stopId, companyId),
+  ] as const);
+  const [deliveries, [written]] = lastTwo(results);
+  return { eventId: event.eventId, deliveries, written };
+}
+
+/**
+ * Deletes the classification of a stop with the webhook event of `change`, in one batch.
+ *
+ * @returns the event's id and deliveries (to dispatch).
+ */
+export async function deleteClassification(
+  db: Database,
+  stopId: number,
+  change: ClassificationChange,
+) {
+  const event = classificationEventStatements(db, change);
+  const [, , deliveries] = await db.batch([
+    db.delete(stopClassifications).where(eq(stopClassifications.stopId, stopId)),
+    event.event,
+    event.deliveries,
+  ]);
+  return { eventId: event.eventId, deliveries };
+}
