@@ -153,6 +153,18 @@ export class LiveState {
   }
 }
 
+/** The six figures of the live `oee` event, out of a report row's `productionMetrics`. */
+function liveOeeOf(m: ProductionMetrics): LiveOee {
+  return {
+    availability: m.availability,
+    netAvailability: m.netAvailability,
+    effectiveness: m.effectiveness,
+    quality: m.quality,
+    oee: m.oee,
+    netOee: m.netOee,
+  };
+}
+
 /** The live OEE of one instance from its inputs (the report's functions, at `now`). */
 export function liveOee(inputs: InstanceInputs, now: number): LiveOee {
   const { stops, overlapping, owned } = spansOf(inputs);
@@ -162,15 +174,7 @@ export function liveOee(inputs: InstanceInputs, now: number): LiveOee {
     overlapping,
     now,
   );
-  const m = computeProductionMetrics(indicators, owned);
-  return {
-    availability: m.availability,
-    netAvailability: m.netAvailability,
-    effectiveness: m.effectiveness,
-    quality: m.quality,
-    oee: m.oee,
-    netOee: m.netOee,
-  };
+  return liveOeeOf(computeProductionMetrics(indicators, owned));
 }
 
 /** A shift instance in events; instants ISO 8601. */
@@ -217,15 +221,7 @@ async function finalOee(
   );
   const row = page.rows.find((r) => r.shiftIndicators.indicatorId === instanceId);
   if (!row) return null;
-  const m = row.productionMetrics;
-  return {
-    availability: m.availability,
-    netAvailability: m.netAvailability,
-    effectiveness: m.effectiveness,
-    quality: m.quality,
-    oee: m.oee,
-    netOee: m.netOee,
-  };
+  return liveOeeOf(row.productionMetrics);
 }
 
 function same(a: unknown, b: unknown): boolean {
