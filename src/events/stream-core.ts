@@ -16,11 +16,19 @@ import type { EventInput, LiveEvent } from "./names";
 import type { Delivery } from "./outbox";
 import { type Holder, Subscribers } from "./subscribers";
 
+/** Most senders whose last sequence number `fresh` keeps in memory (then it starts over). */
+const MAX_SENDERS_KEPT = 10_000;
+
 export class StreamCore {
   /** The stream's log. */
   readonly log: EventLog;
   /** The stream's SSE and WebSocket subscribers. */
   readonly subscribers: Subscribers;
+  /**
+   * The last sequence number stored per sender (`fresh`), as in the log's `meta`: read once
+   * per sender, since only this object writes it (a company stream hears from every machine).
+   */
+  private readonly delivered = new Map<string, number>();
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -47,8 +55,14 @@ export class StreamCore {
   fresh(inputs: EventInput[], delivery?: Delivery): EventInput[] {
     if (!delivery) return inputs;
     const key = `delivered:${delivery.source}`;
-    const upTo = Number(this.log.meta(key) ?? 0);
-    this.log.setMeta(key, String(Math.max(upTo, ...delivery.seqs)));
+    let upTo = this.delivered.get(key);
+    if (upTo === undefined) {
+      upTo = Number(this.log.meta(key) ?? 0);
+      if (this.delivered.size >= MAX_SENDERS_KEPT) this.delivered.clear();
+    }
+    const next = Math.max(upTo, ...delivery.seqs);
+    if (next !== upTo) this.log.setMeta(key, String(next));
+    this.delivered.set(key, next);
     return inputs.filter((_, i) => (delivery.seqs[i] ?? 0) > upTo);
   }
 

@@ -2,11 +2,12 @@
  * Events survive restarts: a realtime write's event is stored in its object before the write
  * is answered, so an object restarted between the answer and the publish still publishes it,
  * and a batch resent after its answer was lost is appended once. A failed forward from the
- * machine stream to the company stream is retried, not dropped.
+ * machine stream to the company stream is retried, not dropped. Concurrent writes share
+ * calls to the stream (group commit) and still give each event once, in revision order.
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Delivery } from "../../src/events/outbox";
+import { CALL_SPACING_MS, type Delivery } from "../../src/events/outbox";
 import { api } from "../harness";
 import { plant, postSku } from "../realtime/plant";
 import { SseSubscriber } from "./subscriber";
@@ -29,6 +30,11 @@ async function sse(key: string, path: string): Promise<SseSubscriber> {
 type OutboxInside = {
   send: (batch: unknown[], delivery: Delivery) => Promise<unknown>;
 };
+
+/** The realtime object's outbox, reached through its publisher. */
+function publisherOutbox(instance: unknown): OutboxInside {
+  return (instance as { publisher: { outbox: OutboxInside } }).publisher.outbox;
+}
 
 const WRITES = ["segment.changed", "segment.updated"];
 
@@ -124,5 +130,83 @@ describe("events of answered realtime writes", () => {
     expect(forwarded.map((e) => e.data.quantity)).toEqual([5, 6]);
     await new Promise((r) => setTimeout(r, 300));
     expect(companySub.of("segment.updated")).toHaveLength(2);
+  });
+
+  it("concurrent writes share calls, are stored before their answers, and give each event once in revision order", async () => {
+    const p = await plant();
+    const m = p.machines[0];
+    if (!m) throw new Error("no machine");
+    const machineSub = await sse(p.co.key, `/v1/realtime/${m.id}/events`);
+    const companySub = await sse(p.co.key, "/v1/realtime/events");
+    expect((await postSku(p.co, m.id, { sku: "Apple juice" })).status).toBe(204);
+    await machineSub.waitFor((e) => e.type === "segment.changed");
+
+    // Count the object's calls to its stream; the stream is unreachable at first.
+    const realtime = env.REALTIME_MACHINE.get(
+      env.REALTIME_MACHINE.idFromName(`${p.co.id}:${m.id}`),
+    );
+    const calls: { items: number; at: number }[] = [];
+    let reachable = false;
+    await runInDurableObject(realtime, (instance) => {
+      const outbox = publisherOutbox(instance);
+      const real = outbox.send;
+      outbox.send = async (batch, delivery) => {
+        if (!reachable) throw new Error("stream unreachable");
+        calls.push({ items: batch.length, at: Date.now() });
+        return real(batch, delivery);
+      };
+    });
+    const BURST = 12;
+    const answers = await Promise.all(
+      Array.from({ length: BURST }, (_, i) => postSku(p.co, m.id, { quantity: 100 + i })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array(BURST).fill(204));
+    // Every answered write's event is stored in the object, none sent yet.
+    await runInDurableObject(realtime, (_instance, state) => {
+      const n = state.storage.sql
+        .exec<{ n: number }>("SELECT count(*) AS n FROM event_outbox")
+        .one().n;
+      expect(n).toBe(BURST);
+    });
+
+    // The stream answers again: the held events go out in few calls, not one per write.
+    reachable = true;
+    await runInDurableObject(realtime, (instance) => {
+      void (instance as unknown as { drainEvents: () => void }).drainEvents();
+    });
+    const updates = await machineSub.waitFor((e) => e.type === "segment.updated", BURST);
+    expect(calls.reduce((n, c) => n + c.items, 0)).toBe(BURST);
+    expect(calls.length).toBeLessThan(BURST / 2);
+
+    // A second burst while the stream is reachable: the calls start CALL_SPACING_MS apart
+    // at least, and what was stored meanwhile shares the next one.
+    const before = calls.length;
+    const second = await Promise.all(
+      Array.from({ length: BURST }, (_, i) => postSku(p.co, m.id, { quantity: 200 + i })),
+    );
+    expect(second.map((r) => r.status)).toEqual(Array(BURST).fill(204));
+    await machineSub.waitFor((e) => e.type === "segment.updated", 2 * BURST);
+    const burst = calls.slice(before);
+    expect(burst.reduce((n, c) => n + c.items, 0)).toBe(BURST);
+    expect(burst.length).toBeLessThan(BURST);
+    for (let i = 1; i < burst.length; i += 1) {
+      expect((burst[i]?.at ?? 0) - (burst[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(CALL_SPACING_MS);
+    }
+
+    await new Promise((r) => setTimeout(r, 300));
+    const revisions = (events: { type: string; data: Record<string, unknown> }[]) =>
+      events.filter((e) => WRITES.includes(e.type)).map((e) => e.data.revision);
+    const expected = Array.from({ length: 2 * BURST + 1 }, (_, i) => i + 1);
+    // Each event once, in the order of the revisions, on the machine's and the company's stream.
+    expect(revisions(machineSub.events)).toEqual(expected);
+    await companySub.waitFor((e) => WRITES.includes(e.type), 2 * BURST + 1);
+    expect(revisions(companySub.events)).toEqual(expected);
+    expect(updates.length).toBe(BURST);
+    await runInDurableObject(realtime, (_instance, state) => {
+      const n = state.storage.sql
+        .exec<{ n: number }>("SELECT count(*) AS n FROM event_outbox")
+        .one().n;
+      expect(n).toBe(0);
+    });
   });
 });
