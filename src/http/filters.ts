@@ -230,9 +230,17 @@ export const LITERAL_LIST_MAX = 1_000;
  * @param ids the values to match; an empty list matches nothing.
  */
 export function inIntegerList(column: Column, ids: readonly number[]): SQL {
-  if (ids.length <= LITERAL_LIST_MAX && ids.every(Number.isSafeInteger)) {
-    // Safe integers only: their decimal text cannot carry anything but a number.
-    return sql`${column} IN (${sql.raw(ids.join(", "))})`;
-  }
+  const literals = integerLiterals(ids);
+  if (literals !== null) return sql`${column} IN (${sql.raw(literals)})`;
   return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+}
+
+/**
+ * The text of `inIntegerList`'s literal list, for a statement written as text (`1, 2, 3`),
+ * or null when the list must travel as a JSON parameter (longer than `LITERAL_LIST_MAX`,
+ * or not all safe integers). Safe integers only: their decimal text cannot carry anything
+ * but a number.
+ */
+export function integerLiterals(ids: readonly number[]): string | null {
+  return ids.length <= LITERAL_LIST_MAX && ids.every(Number.isSafeInteger) ? ids.join(", ") : null;
 }
