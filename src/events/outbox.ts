@@ -9,7 +9,7 @@
  * the next call). A call per event, plus its forward, cost a busy machine more CPU than the
  * write itself, and with one call in flight alone a stream that answers quickly still got
  * about one call per event (50 busy machines: 1.3 events per call); the spacing only delays
- * a sender that called less than `CALL_SPACING_MS` ago, so an event of a machine that writes
+ * a sender that called less than `CALL_SPACING_MS` ago, so the event of a machine that writes
  * less often than that goes out at once. An item is deleted once its receiver acknowledged
  * it. A failed call keeps its items and is retried, after `RETRY_MS` while the object
  * lives and by the object's alarm (`retryAt`) or its next start otherwise: nothing is
@@ -23,10 +23,9 @@ export const MAX_BATCH = 500;
 export const RETRY_MS = 1_000;
 /**
  * Shortest time between the starts of two calls of one outbox (ms): a busy sender's items
- * wait up to this long to share a call (docs/benchmarks.md, "Realtime": measured with 50
- * busy machines, 50 ms cut the CPU of a write's events by half, 100 ms no further).
+ * wait up to this long to share a call (docs/benchmarks.md, "Group commit of the events").
  */
-export const CALL_SPACING_MS = 50;
+export const CALL_SPACING_MS = 100;
 
 /** A batch as its receiver gets it: where it comes from and each item's sequence number. */
 export interface Delivery {
