@@ -30,9 +30,7 @@ export class CompanyStream extends DurableObject<Env> implements CompanyStreamRp
    */
   async appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number> {
     this.core.log.remember(stream);
-    let last = 0;
-    for (const input of this.core.fresh(inputs, delivery)) last = this.core.record(input).id;
-    return last;
+    return this.core.recordMany(this.core.fresh(inputs, delivery)).at(-1)?.id ?? 0;
   }
 
   /** Subscribes a client (`StreamCore.subscribe`). */
