@@ -95,9 +95,8 @@ describe("appending a batch to a stream", () => {
     }));
     const delivery = { source: "test:batch", seqs: inputs.map((_, i) => i + 1) };
     await stream(co.id).appendMany(name, inputs.slice(0, 1), { source: "test:batch", seqs: [1] });
-    const statements = (
-      await counted(co.id, () => stream(co.id).appendMany(name, inputs, delivery))
-    ).filter((s) => !s.startsWith("SELECT"));
+    const statements = (await counted(co.id, () => stream(co.id).appendMany(name, inputs, delivery)))
+      .filter((s) => !s.startsWith("SELECT"));
     // 59 new events: 3 inserts of rows (25 a statement), 1 of the state, 1 of the sender's
     // sequence number. One by one it was 2 writes per event.
     expect(statements.length).toBeLessThanOrEqual(5);
