@@ -30,7 +30,9 @@ export class CompanyStream extends DurableObject<Env> implements CompanyStreamRp
    */
   async appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number> {
     this.core.log.remember(stream);
-    return this.core.recordMany(this.core.fresh(inputs, delivery)).at(-1)?.id ?? 0;
+    let last = 0;
+    for (const input of this.core.fresh(inputs, delivery)) last = this.core.record(input).id;
+    return last;
   }
 
   /** Subscribes a client (`StreamCore.subscribe`). */

@@ -17,11 +17,6 @@ import {
 export const KEEP_EVENTS = 10_000;
 /** Age (ms) under which events are kept (whatever their number). */
 export const KEEP_MS = 24 * 3_600_000;
-/**
- * Event rows in one INSERT: 4 bound parameters each, and a Durable Object's SQLite takes at
- * most 100 a statement.
- */
-const ROWS_PER_INSERT = 25;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS events (
@@ -83,85 +78,35 @@ export class EventLog {
    * @returns the event as subscribers get it, and its JSON.
    */
   append(input: EventInput): { event: LiveEvent; body: string } {
-    const [stored] = this.appendMany([input]);
-    if (!stored) throw new Error("appendMany stored nothing");
-    return stored;
-  }
-
-  /**
-   * Stores events in order with the next ids, as `append` does each, in the fewest
-   * statements: the rows in multi-row inserts (`ROWS_PER_INSERT` a statement), and each
-   * state key written once, with the batch's last payload for it (an event whose state
-   * depends on the stored one, `operator.assigned`, `shift.started`, `stop.unclassified`,
-   * first writes what the batch set before it). Prunes the log when the batch reaches a
-   * multiple of 100 ids.
-   *
-   * @returns each event as subscribers get it, and its JSON, in order.
-   */
-  appendMany(inputs: EventInput[]): { event: LiveEvent; body: string }[] {
     const now = Date.now();
-    const first = this.lastId ?? this.bounds().last;
-    const at = new Date(now).toISOString();
-    const stored = inputs.map((input, i) => {
-      const event: LiveEvent = {
-        id: first + i + 1,
-        type: input.type,
-        at: input.at === undefined ? at : new Date(input.at).toISOString(),
-        machineId: input.machineId,
-        ...(input.machineEventId !== undefined ? { machineEventId: input.machineEventId } : {}),
-        data: input.data,
-      };
-      return { event, body: JSON.stringify(event) };
-    });
-    for (let from = 0; from < stored.length; from += ROWS_PER_INSERT) {
-      const rows = stored.slice(from, from + ROWS_PER_INSERT);
-      this.sql.exec(
-        `INSERT INTO events (id, at, type, body) VALUES ${rows.map(() => "(?, ?, ?, ?)").join(", ")}`,
-        ...rows.flatMap(({ event, body }) => [event.id, now, event.type, body]),
-      );
+    this.lastId ??= this.bounds().last;
+    const id = this.lastId + 1;
+    const event: LiveEvent = {
+      id,
+      type: input.type,
+      at: new Date(input.at ?? now).toISOString(),
+      machineId: input.machineId,
+      ...(input.machineEventId !== undefined ? { machineEventId: input.machineEventId } : {}),
+      data: input.data,
+    };
+    const body = JSON.stringify(event);
+    this.sql.exec(
+      "INSERT INTO events (id, at, type, body) VALUES (?, ?, ?, ?)",
+      id,
+      now,
+      input.type,
+      body,
+    );
+    this.lastId = id;
+    this.keepState(input);
+    if (id % 100 === 0) {
+      this.sql.exec("DELETE FROM events WHERE id <= ? AND at < ?", id - KEEP_EVENTS, now - KEEP_MS);
     }
-    const last = first + stored.length;
-    this.lastId = last;
-    const pending = new Map<string, unknown>();
-    for (const input of inputs) this.keepState(input, pending);
-    this.writeState(pending);
-    if (Math.floor(last / 100) > Math.floor(first / 100)) {
-      this.sql.exec(
-        "DELETE FROM events WHERE id <= ? AND at < ?",
-        last - KEEP_EVENTS,
-        now - KEEP_MS,
-      );
-    }
-    return stored;
+    return { event, body };
   }
 
-  /** Writes the state payloads a batch left (`pending`: key -> payload), then forgets them. */
-  private writeState(pending: Map<string, unknown>): void {
-    const entries = [...pending].map(([key, data]) => [key, JSON.stringify(data)]);
-    pending.clear();
-    for (let from = 0; from < entries.length; from += ROWS_PER_INSERT * 2) {
-      const rows = entries.slice(from, from + ROWS_PER_INSERT * 2);
-      this.sql.exec(
-        `INSERT OR REPLACE INTO state (key, data) VALUES ${rows.map(() => "(?, ?)").join(", ")}`,
-        ...rows.flat(),
-      );
-    }
-  }
-
-  /**
-   * The latest payload of each kind of state, for `reset`: a plain payload goes to
-   * `pending` (written once per batch); one that reads or deletes stored state writes
-   * `pending` first, so that it sees the batch's earlier events.
-   */
-  private keepState(input: EventInput, pending: Map<string, unknown>): void {
-    const key = STATE_KEY_OF[input.type];
-    const plain =
-      input.type !== "stop.unclassified" && key !== "operators" && input.type !== "shift.started";
-    if (plain) {
-      if (key !== undefined) pending.set(`${input.machineId}:${key}`, input.data);
-      return;
-    }
-    this.writeState(pending);
+  /** The latest payload of each kind of state, for `reset`. */
+  private keepState(input: EventInput): void {
     if (input.type === "stop.unclassified") {
       // The classification shown is the latest one written: gone if it was this stop's.
       const { stopId } = input.data as { stopId: number };
@@ -172,6 +117,7 @@ export class EventLog {
       );
       return;
     }
+    const key = STATE_KEY_OF[input.type];
     if (key === undefined) return;
     const scoped = `${input.machineId}:${key}`;
     if (key === "operators") {

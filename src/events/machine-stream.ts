@@ -89,35 +89,23 @@ export class MachineStream extends DurableObject<Env> implements MachineStreamRp
   async appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number> {
     this.core.log.remember(stream);
     const fresh = this.core.fresh(inputs, delivery);
-    const last = this.recordMany(fresh).at(-1)?.id ?? 0;
+    let last = 0;
+    for (const input of fresh) last = this.record(input).id;
     if (fresh.map((i) => this.live.note(i.type)).includes(true)) this.markDirty();
     return last;
   }
 
   /** Append + fan-out, and the forward staged in the same synchronous step. */
   private record(input: EventInput): LiveEvent {
-    const [event] = this.recordMany([input]);
-    if (!event) throw new Error("recordMany stored nothing");
-    return event;
-  }
-
-  /**
-   * Appends a batch + fan-out (`StreamCore.recordMany`), and stages its forwards in the
-   * same synchronous step (one multi-row insert).
-   */
-  private recordMany(inputs: EventInput[]): LiveEvent[] {
-    if (inputs.length === 0) return [];
-    const events = this.core.recordMany(inputs);
+    const event = this.core.record(input);
     const forwarding = this.companyForwarding();
     if (forwarding) {
-      // Staged with the appends (one storage step), sent after: a failed or interrupted
+      // Staged with the append (one storage step), sent after: a failed or interrupted
       // forward is retried from storage, never dropped.
-      forwarding.stageMany(
-        inputs.map((input, i) => ({ ...input, machineEventId: events[i]?.id ?? 0 })),
-      );
+      forwarding.stage({ ...input, machineEventId: event.id });
       this.ctx.waitUntil(forwarding.drain());
     }
-    return events;
+    return event;
   }
 
   /**

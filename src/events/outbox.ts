@@ -26,8 +26,6 @@ export const RETRY_MS = 1_000;
  * wait up to this long to share a call (docs/benchmarks.md, "Group commit of the events").
  */
 export const CALL_SPACING_MS = 100;
-/** Items staged by one INSERT (one bound parameter each; at most 100 a statement). */
-const ROWS_PER_INSERT = 100;
 
 /** A batch as its receiver gets it: where it comes from and each item's sequence number. */
 export interface Delivery {
@@ -81,21 +79,7 @@ export class Outbox<T> {
 
   /** Stores one item (synchronous: it commits with the caller's other writes of this step). */
   stage(item: T): void {
-    this.stageMany([item]);
-  }
-
-  /**
-   * Stores items in order, as `stage` does each, `ROWS_PER_INSERT` to a statement (a
-   * Durable Object's SQLite binds at most 100 parameters a statement).
-   */
-  stageMany(items: T[]): void {
-    for (let from = 0; from < items.length; from += ROWS_PER_INSERT) {
-      const rows = items.slice(from, from + ROWS_PER_INSERT);
-      this.sql.exec(
-        `INSERT INTO ${this.table} (item) VALUES ${rows.map(() => "(?)").join(", ")}`,
-        ...rows.map((item) => JSON.stringify(item)),
-      );
-    }
+    this.sql.exec(`INSERT INTO ${this.table} (item) VALUES (?)`, JSON.stringify(item));
   }
 
   /** Items staged and not yet acknowledged. */

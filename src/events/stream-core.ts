@@ -48,19 +48,6 @@ export class StreamCore {
   }
 
   /**
-   * Synchronous append of a batch in order (`EventLog.appendMany`: its rows and state in
-   * the fewest statements), then the fan-out of each event, in order.
-   *
-   * @returns the events as stored, with their ids.
-   */
-  recordMany(inputs: EventInput[]): LiveEvent[] {
-    return this.log.appendMany(inputs).map(({ event, body }) => {
-      this.subscribers.fanOut(event, body);
-      return event;
-    });
-  }
-
-  /**
    * The events of a batch not stored yet: an event at or below the last sequence number
    * stored from its sender was stored already (a resent batch whose answer was lost).
    * Called in the same synchronous step as the appends.
