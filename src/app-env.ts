@@ -7,13 +7,16 @@ import type { Context } from "hono";
 import type { Principal } from "./auth/principal";
 import type { Database } from "./db/client";
 import type { NamedScope } from "./db/company-scope";
+import type { RequestSession } from "./db/session";
 import type { Env } from "./env";
 
 export interface AppEnv {
   Bindings: Env;
   Variables: {
-    /** Drizzle client for this request. */
+    /** Drizzle client for this request, over its D1 session (`session`). */
     db: Database;
+    /** The request's D1 session (src/db/session.ts): its bookmark goes on the answer. */
+    session: RequestSession;
     /** The caller of a public route (set by `authenticate`). */
     principal: Principal;
     /** `X-Request-Id` of this request (set by Hono's `requestId`). */

@@ -12,7 +12,7 @@ import {
   serveBoardScript,
   serveFavicon,
 } from "./board/board-page";
-import { createDb } from "./db/client";
+import { d1Session } from "./http/d1-session";
 import {
   DOCS_ASSETS_PREFIX,
   docsPageHtml,
@@ -89,10 +89,8 @@ export function createApp() {
   // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
   app.get("/healthz", (c) => c.body(null, 204));
   app.use("*", requestId());
-  app.use("*", async function attachDb(c, next) {
-    c.set("db", createDb(c.env.DB));
-    await next();
-  });
+  // The request's D1 session, and its bookmark on the answer (docs/api-guide.md, consistency).
+  app.use("*", d1Session());
   // Public bodies are read after authentication (publicRoute); only the declared size here.
   app.use("/v1/*", declaredBodyLimit(PUBLIC_MAX_BODY_BYTES));
   app.use("/operator/*", jsonBody({ maxBytes: OPERATOR_MAX_BODY_BYTES }));

@@ -89,32 +89,38 @@ export function countingD1(real: D1Database): CountingD1 {
     sqlOf.set(proxy, entry);
     return proxy;
   };
-  const binding = new Proxy(real, {
-    get(target, prop) {
-      if (prop === "prepare") {
-        return (query: string) => wrapStatement(target.prepare(query), query, []);
-      }
-      if (prop === "batch") {
-        return async (statements: D1PreparedStatement[]) => {
-          const results = await target.batch(statements.map((s) => unwrap.get(s) ?? s));
-          statements.forEach((s, i) => {
-            record(sqlOf.get(s) ?? { sql: "", params: [] }, results[i]?.meta as Meta);
-          });
-          return results;
-        };
-      }
-      if (prop === "exec") {
-        return (query: string) => {
-          for (const part of query.split(";").filter((q) => q.trim() !== "")) {
-            record({ sql: part, params: [] }, undefined);
-          }
-          return target.exec(query);
-        };
-      }
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  // A binding's statements and a session's (the app opens one per request) are counted alike.
+  const wrapSource = <T extends D1Database | D1DatabaseSession>(source: T): T =>
+    new Proxy(source, {
+      get(target, prop) {
+        if (prop === "prepare") {
+          return (query: string) => wrapStatement(target.prepare(query), query, []);
+        }
+        if (prop === "batch") {
+          return async (statements: D1PreparedStatement[]) => {
+            const results = await target.batch(statements.map((s) => unwrap.get(s) ?? s));
+            statements.forEach((s, i) => {
+              record(sqlOf.get(s) ?? { sql: "", params: [] }, results[i]?.meta as Meta);
+            });
+            return results;
+          };
+        }
+        if (prop === "withSession" && "withSession" in target) {
+          return (anchor?: string) => wrapSource(target.withSession(anchor));
+        }
+        if (prop === "exec" && "exec" in target) {
+          return (query: string) => {
+            for (const part of query.split(";").filter((q) => q.trim() !== "")) {
+              record({ sql: part, params: [] }, undefined);
+            }
+            return target.exec(query);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const binding = wrapSource(real);
   return {
     binding,
     count: () => log.length,

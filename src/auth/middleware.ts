@@ -7,6 +7,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
+import { createDb } from "../db/client";
 import { readSettings } from "../env";
 import { missingScope, notAuthenticated } from "../http/errors";
 import { principalFromAccessToken } from "./access-tokens";
@@ -50,7 +51,9 @@ async function resolveApiKey(c: Context<AppEnv>, key: string): Promise<Principal
   const now = Date.now();
   const cached = apiKeyCache.get(key);
   if (cached && cached.expiresAt > now) return cached.principal;
-  const principal = await principalFromApiKey(c.var.db, key);
+  // Credentials are read on the primary, outside the request's session: a key works as
+  // soon as it is issued, and a revocation is not delayed by a replica's lag.
+  const principal = await principalFromApiKey(createDb(c.env.DB), key);
   if (principal && cacheSeconds > 0) {
     if (apiKeyCache.size >= MAX_CACHED_KEYS) apiKeyCache.clear();
     apiKeyCache.set(key, { principal, expiresAt: now + cacheSeconds * 1000 });
@@ -74,7 +77,12 @@ const bearerResolver: CredentialResolver = {
   },
   resolve: (c, token) => {
     const settings = readSettings(c.env);
-    return principalFromAccessToken(c.var.db, settings.jwt, token, settings.credentialCacheSeconds);
+    return principalFromAccessToken(
+      createDb(c.env.DB),
+      settings.jwt,
+      token,
+      settings.credentialCacheSeconds,
+    );
   },
 };
 

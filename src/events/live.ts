@@ -217,7 +217,7 @@ async function finalOee(
     { page: 1, limit: 10 },
     now,
     // The final figures wait for the machine's held realtime writes (the read barrier).
-    (machineIds) => syncPendingMachines(env, companyId, machineIds),
+    (machineIds) => syncPendingMachines(env, scope, machineIds),
   );
   const row = page.rows.find((r) => r.shiftIndicators.indicatorId === instanceId);
   if (!row) return null;

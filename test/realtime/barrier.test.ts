@@ -1,11 +1,16 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createDb } from "../../src/db/client";
+import { type CompanyScope, companyScope } from "../../src/db/company-scope";
+import { openSession } from "../../src/db/session";
 import { syncPendingMachines } from "../../src/durable/realtime-barrier";
 import { ApiError } from "../../src/http/errors";
 import { createCompany, createMachines } from "../harness";
 
 /** A company with `n` machines, every one marked in realtime_pending. */
-async function markedMachines(n: number): Promise<{ companyId: number; machineIds: number[] }> {
+async function markedMachines(
+  n: number,
+): Promise<{ companyId: number; scope: CompanyScope; machineIds: number[] }> {
   const co = await createCompany();
   const machines = await createMachines(
     co.id,
@@ -18,24 +23,24 @@ async function markedMachines(n: number): Promise<{ companyId: number; machineId
   )
     .bind(co.id, JSON.stringify(machineIds))
     .run();
-  return { companyId: co.id, machineIds };
+  return { companyId: co.id, scope: companyScope(createDb(env.DB), co.id), machineIds };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe("the read barrier", () => {
   it("asks only the marked machines the read can touch", async () => {
-    const { companyId, machineIds } = await markedMachines(5);
+    const { scope, machineIds } = await markedMachines(5);
     const asked: number[] = [];
     const wanted = [machineIds[1], machineIds[3]].filter((id) => id !== undefined);
-    await syncPendingMachines(env, companyId, wanted, {
+    await syncPendingMachines(env, scope, wanted, {
       flush: async (_company, machineId) => {
         asked.push(machineId);
       },
     });
     expect(asked.sort()).toEqual([...wanted].sort());
     const all: number[] = [];
-    await syncPendingMachines(env, companyId, undefined, {
+    await syncPendingMachines(env, scope, undefined, {
       flush: async (_company, machineId) => {
         all.push(machineId);
       },
@@ -44,11 +49,11 @@ describe("the read barrier", () => {
   });
 
   it("keeps at most `concurrency` flushes in flight", async () => {
-    const { companyId } = await markedMachines(12);
+    const { scope } = await markedMachines(12);
     let inFlight = 0;
     let most = 0;
     let done = 0;
-    await syncPendingMachines(env, companyId, undefined, {
+    await syncPendingMachines(env, scope, undefined, {
       concurrency: 3,
       flush: async () => {
         inFlight += 1;
@@ -63,13 +68,48 @@ describe("the read barrier", () => {
   });
 
   it("answers 503 with Retry-After when an object is slower than the budget", async () => {
-    const { companyId } = await markedMachines(2);
-    const error = await syncPendingMachines(env, companyId, undefined, {
+    const { scope } = await markedMachines(2);
+    const error = await syncPendingMachines(env, scope, undefined, {
       budgetMs: 50,
       flush: (_company, machineId) => sleep(machineId % 2 === 0 ? 1_000 : 1),
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(503);
     expect((error as ApiError).headers).toEqual({ "retry-after": "1" });
+  });
+
+  it("moves a request's session to the primary's present only when a machine was marked", async () => {
+    const { companyId } = await markedMachines(1);
+    const anchors: (string | undefined)[] = [];
+    const spy = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop === "withSession") {
+          return (anchor?: string) => {
+            anchors.push(anchor);
+            return target.withSession(anchor);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { session, db } = openSession(spy, "DB", "first-unconstrained", null);
+    await db.$client.prepare("SELECT 1").run();
+    const before = session.d1Bookmark() ?? "";
+    expect(anchors).toEqual(["first-unconstrained"]);
+
+    await syncPendingMachines(env, companyScope(db, companyId), undefined, {
+      flush: async () => undefined,
+    });
+    // One read on the primary, then a session anchored at its bookmark.
+    expect(anchors.slice(1, 2)).toEqual(["first-primary"]);
+    expect(anchors).toHaveLength(3);
+    expect((session.d1Bookmark() ?? "") > before).toBe(true);
+
+    const other = await createCompany();
+    await syncPendingMachines(env, companyScope(db, other.id), undefined, {
+      flush: async () => undefined,
+    });
+    expect(anchors).toHaveLength(3);
   });
 });
