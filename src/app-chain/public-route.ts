@@ -9,6 +9,7 @@ import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { authenticate, requireScope } from "../auth/middleware";
+import { BOOKMARK_HEADER, MAX_BOOKMARK_LENGTH } from "../db/session";
 import {
   IDEMPOTENCY_HEADER,
   IDEMPOTENCY_TTL_MS,
@@ -69,6 +70,32 @@ const IDEMPOTENCY_PARAMETER = {
     "(for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`).",
 };
 
+/**
+ * The `x-d1-bookmark` request header, on every public route: read-your-writes across the
+ * database's replicas (docs/api-guide.md, "Consistency").
+ */
+const BOOKMARK_PARAMETER = {
+  name: BOOKMARK_HEADER,
+  in: "header" as const,
+  required: false,
+  schema: { type: "string" as const, maxLength: MAX_BOOKMARK_LENGTH },
+  description:
+    `The \`${BOOKMARK_HEADER}\` of an earlier answer, sent back unchanged: this request then ` +
+    "sees at least what that answer saw (its writes included), even where reads are served " +
+    "by a nearby replica that lags a few seconds. Without it, reads, searches and reports may " +
+    "lag a few seconds behind other clients' writes. A value that is not such a bookmark is a " +
+    `422 at \`["header", "${BOOKMARK_HEADER}"]\`; an empty value is no bookmark.`,
+};
+
+/** The `x-d1-bookmark` response header, on every answer that used the database. */
+const BOOKMARK_RESPONSE_HEADER = {
+  [BOOKMARK_HEADER]: stringHeader(
+    "The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read " +
+      "at least this fresh; absent when the answer used no database.",
+    "DB:00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683",
+  ),
+};
+
 const REPLAYED_RESPONSE_HEADER = {
   [REPLAYED_HEADER]: stringHeader(
     "`true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise).",
@@ -114,7 +141,7 @@ export interface PublicRouteOptions {
 }
 
 /**
- * Adds the rate-limit header fields (and `extra`) to every response that
+ * Adds the rate-limit header fields, `x-d1-bookmark` (and `extra`) to every response that
  * declares no headers of its own.
  */
 function withStandardHeaders<T extends Responses>(
@@ -126,7 +153,10 @@ function withStandardHeaders<T extends Responses>(
     out[status] =
       "$ref" in response || response.headers !== undefined
         ? response
-        : { ...response, headers: { ...RATE_LIMIT_HEADERS, ...extra } };
+        : {
+            ...response,
+            headers: { ...RATE_LIMIT_HEADERS, ...BOOKMARK_RESPONSE_HEADER, ...extra },
+          };
   }
   return out as T;
 }
@@ -187,7 +217,7 @@ export function publicRoute<R extends PublicRouteConfig>(
     description,
     security: SECURITY,
     "x-required-scope": scope,
-    ...(changes ? { parameters: [IDEMPOTENCY_PARAMETER] } : {}),
+    parameters: changes ? [BOOKMARK_PARAMETER, IDEMPOTENCY_PARAMETER] : [BOOKMARK_PARAMETER],
     middleware: [
       limitFailedAuthentications(),
       options.authenticate ?? authenticate(),

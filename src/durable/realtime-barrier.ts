@@ -22,7 +22,9 @@
  * reader's session, so the marks are read on the primary (a replica may not show a mark
  * yet), and when any machine the read can touch is marked, the reader's session is moved to
  * the primary's present after the flushes: what it reads next includes every write the
- * objects held or had just flushed.
+ * objects held or had just flushed. A session started at a client's bookmark is moved there
+ * even when no machine is marked (the client asked to see its writes, and a realtime write
+ * flushed and unmarked since is on the primary, perhaps not yet on the replica).
  */
 import { type CompanyScope, ownedText } from "../db/company-scope";
 import { primaryOf, sessionOf } from "../db/session";
@@ -105,7 +107,13 @@ export async function syncPendingMachines(
           )
           .bind(companyId, JSON.stringify(machineIds));
   const pending = (await statement.raw<[number]>()).map(([machineId]) => machineId);
-  if (pending.length === 0) return;
+  const session = sessionOf(scope.db);
+  if (pending.length === 0) {
+    // A reader that sent a bookmark asked to see its writes: its realtime writes may have
+    // been flushed and unmarked since, on the primary but not yet on its replica.
+    if (session?.start === "bookmark") await session.catchUpWithPrimary();
+    return;
+  }
 
   const flush =
     options.flush ?? ((company: number, machineId: number) => syncMachine(env, company, machineId));
@@ -139,5 +147,5 @@ export async function syncPendingMachines(
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
-  await sessionOf(scope.db)?.catchUpWithPrimary();
+  await session?.catchUpWithPrimary();
 }

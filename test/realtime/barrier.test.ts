@@ -78,7 +78,7 @@ describe("the read barrier", () => {
     expect((error as ApiError).headers).toEqual({ "retry-after": "1" });
   });
 
-  it("moves a request's session to the primary's present only when a machine was marked", async () => {
+  it("moves a request's session to the primary's present when a machine was marked or it sent a bookmark", async () => {
     const { companyId } = await markedMachines(1);
     const anchors: (string | undefined)[] = [];
     const spy = new Proxy(env.DB, {
@@ -111,5 +111,14 @@ describe("the read barrier", () => {
       flush: async () => undefined,
     });
     expect(anchors).toHaveLength(3);
+
+    // A reader that sent a bookmark is moved even when nothing is marked.
+    const bookmark = session.d1Bookmark() ?? "";
+    const anchored = openSession(spy, "DB", "first-unconstrained", { database: "DB", bookmark });
+    await syncPendingMachines(env, companyScope(anchored.db, other.id), undefined, {
+      flush: async () => undefined,
+    });
+    expect(anchors.slice(3)).toEqual([bookmark, "first-primary", expect.any(String)]);
+    expect((anchored.session.d1Bookmark() ?? "") > bookmark).toBe(true);
   });
 });

@@ -2798,7 +2798,10 @@ export interface operations {
     listMachines: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2811,6 +2814,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2824,6 +2829,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2842,6 +2849,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2860,6 +2869,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2907,6 +2918,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2925,7 +2938,10 @@ export interface operations {
             query?: {
                 language?: "en" | "es";
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 machine_uuid: string;
             };
@@ -2940,6 +2956,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2953,6 +2971,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2971,6 +2991,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,6 +3011,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3007,6 +3031,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3054,6 +3080,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3082,7 +3110,10 @@ export interface operations {
                 /** @description true: parallel `timestamps` and `values` instead of `data`. Also accepted: 1/yes/on/t/y for true, 0/no/off/f/n for false, in any case. */
                 transpose?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 machine_uuid: string;
                 public_id: string;
@@ -3098,6 +3129,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3112,6 +3145,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3130,6 +3165,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3148,6 +3185,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3166,6 +3205,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3213,6 +3254,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3230,6 +3273,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -3258,6 +3303,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3273,6 +3320,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3293,6 +3342,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3313,6 +3364,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3333,6 +3386,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3353,6 +3408,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3373,6 +3430,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3432,6 +3491,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3450,7 +3511,10 @@ export interface operations {
     searchSkus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3468,6 +3532,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3481,6 +3547,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3499,6 +3567,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3517,6 +3587,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3535,6 +3607,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3553,6 +3627,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3600,6 +3676,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3616,7 +3694,10 @@ export interface operations {
     getSku: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @example a1000000-0000-4000-8000-000000000001 */
                 sku_id: string;
@@ -3632,6 +3713,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3645,6 +3728,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3663,6 +3748,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3681,6 +3768,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3699,6 +3788,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3746,6 +3837,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3763,6 +3856,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -3781,6 +3876,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3794,6 +3891,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3814,6 +3913,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3834,6 +3935,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3854,6 +3957,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3874,6 +3979,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3933,6 +4040,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3952,6 +4061,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -3979,6 +4090,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3992,6 +4105,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4012,6 +4127,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4032,6 +4149,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4052,6 +4171,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4072,6 +4193,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4092,6 +4215,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4112,6 +4237,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4171,6 +4298,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4190,6 +4319,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4217,6 +4348,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4232,6 +4365,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4252,6 +4387,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4272,6 +4409,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4292,6 +4431,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4312,6 +4453,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4332,6 +4475,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4391,6 +4536,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4409,7 +4556,10 @@ export interface operations {
     searchOperators: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4427,6 +4577,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4440,6 +4592,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4458,6 +4612,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4476,6 +4632,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4494,6 +4652,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4512,6 +4672,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4559,6 +4721,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4575,7 +4739,10 @@ export interface operations {
     getOperator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 operator_id: number;
             };
@@ -4590,6 +4757,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4603,6 +4772,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4621,6 +4792,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4639,6 +4812,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4657,6 +4832,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4704,6 +4881,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4721,6 +4900,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4739,6 +4920,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4752,6 +4935,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4772,6 +4957,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4792,6 +4979,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4812,6 +5001,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4832,6 +5023,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4891,6 +5084,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4910,6 +5105,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4937,6 +5134,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4950,6 +5149,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4970,6 +5171,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4990,6 +5193,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5010,6 +5215,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5030,6 +5237,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5050,6 +5259,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5070,6 +5281,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5129,6 +5342,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5148,6 +5363,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5174,6 +5391,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5189,6 +5408,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5209,6 +5430,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5229,6 +5452,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5249,6 +5474,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5269,6 +5496,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5289,6 +5518,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5348,6 +5579,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5366,7 +5599,10 @@ export interface operations {
     searchSimpleWorkOrders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5384,6 +5620,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5397,6 +5635,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5415,6 +5655,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5433,6 +5675,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5451,6 +5695,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5469,6 +5715,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5516,6 +5764,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5532,7 +5782,10 @@ export interface operations {
     getSimpleWorkOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @example a2000000-0000-4000-8000-000000000001 */
                 simple_work_order_id: string;
@@ -5548,6 +5801,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5561,6 +5816,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5579,6 +5836,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5597,6 +5856,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5615,6 +5876,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5662,6 +5925,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,6 +5944,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5697,6 +5964,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5710,6 +5979,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5730,6 +6001,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5750,6 +6023,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5770,6 +6045,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5790,6 +6067,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5849,6 +6128,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5868,6 +6149,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5895,6 +6178,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5908,6 +6193,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5928,6 +6215,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5948,6 +6237,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5968,6 +6259,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5988,6 +6281,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6008,6 +6303,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6028,6 +6325,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6087,6 +6386,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6106,6 +6407,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -6139,6 +6442,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6154,6 +6459,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6174,6 +6481,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6194,6 +6503,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6214,6 +6525,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6234,6 +6547,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6254,6 +6569,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6313,6 +6630,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6331,7 +6650,10 @@ export interface operations {
     searchNominalSpeeds: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6349,6 +6671,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6362,6 +6686,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6380,6 +6706,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6398,6 +6726,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6416,6 +6746,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6434,6 +6766,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6481,6 +6815,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6497,7 +6833,10 @@ export interface operations {
     getNominalSpeed: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @example a3000000-0000-4000-8000-000000000001 */
                 nominal_speed_id: string;
@@ -6513,6 +6852,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6526,6 +6867,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6544,6 +6887,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6562,6 +6907,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6580,6 +6927,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6627,6 +6976,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6644,6 +6995,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -6662,6 +7015,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6675,6 +7030,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6695,6 +7052,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6715,6 +7074,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6735,6 +7096,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6755,6 +7118,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6814,6 +7179,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6833,6 +7200,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -6860,6 +7229,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6873,6 +7244,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6893,6 +7266,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6913,6 +7288,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6933,6 +7310,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6953,6 +7332,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6973,6 +7354,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6993,6 +7376,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7052,6 +7437,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7071,6 +7458,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7106,6 +7495,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7121,6 +7512,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7141,6 +7534,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7161,6 +7556,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7181,6 +7578,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7201,6 +7600,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7221,6 +7622,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7280,6 +7683,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7298,7 +7703,10 @@ export interface operations {
     searchProductionLogs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7316,6 +7724,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7329,6 +7739,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7347,6 +7759,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7365,6 +7779,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7383,6 +7799,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7401,6 +7819,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7448,6 +7868,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7480,7 +7902,10 @@ export interface operations {
     getProductionLog: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @example a4000000-0000-4000-8000-000000000001 */
                 production_log_id: string;
@@ -7496,6 +7921,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7509,6 +7936,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7527,6 +7956,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7545,6 +7976,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7563,6 +7996,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7610,6 +8045,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7643,6 +8080,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7661,6 +8100,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7674,6 +8115,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7694,6 +8137,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7714,6 +8159,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7734,6 +8181,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7754,6 +8203,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7813,6 +8264,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7848,6 +8301,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7875,6 +8330,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7888,6 +8345,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7908,6 +8367,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7928,6 +8389,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7948,6 +8411,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7968,6 +8433,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7988,6 +8455,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8008,6 +8477,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8067,6 +8538,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8101,7 +8574,10 @@ export interface operations {
     getMetricsReport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8119,6 +8595,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8133,6 +8611,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8151,6 +8631,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8169,6 +8651,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8187,6 +8671,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8205,6 +8691,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8252,6 +8740,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8284,7 +8774,10 @@ export interface operations {
     getStopsReport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8302,6 +8795,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8316,6 +8811,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8334,6 +8831,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8352,6 +8851,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8370,6 +8871,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8388,6 +8891,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8435,6 +8940,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8451,7 +8958,10 @@ export interface operations {
     getDowntimeReport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8469,6 +8979,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8483,6 +8995,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8501,6 +9015,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8519,6 +9035,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8537,6 +9055,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8555,6 +9075,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8602,6 +9124,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8618,7 +9142,10 @@ export interface operations {
     getKpiReport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8636,6 +9163,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8650,6 +9179,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8668,6 +9199,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8686,6 +9219,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8704,6 +9239,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8722,6 +9259,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8769,6 +9308,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8807,6 +9348,8 @@ export interface operations {
                 ticket?: string;
             };
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description The id of the last event received (sent by `EventSource`). */
                 "last-event-id"?: string;
             };
@@ -8822,6 +9365,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8846,6 +9391,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8864,6 +9411,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8882,6 +9431,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8900,6 +9451,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8947,6 +9500,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8969,6 +9524,8 @@ export interface operations {
                 ticket?: string;
             };
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description The id of the last event received (sent by `EventSource`). */
                 "last-event-id"?: string;
             };
@@ -8986,6 +9543,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9010,6 +9569,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9028,6 +9589,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9046,6 +9609,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9064,6 +9629,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9111,6 +9678,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9127,7 +9696,10 @@ export interface operations {
     createRealtimeTicket: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9140,6 +9712,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9153,6 +9727,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9171,6 +9747,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9189,6 +9767,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9207,6 +9787,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9225,6 +9807,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9272,6 +9856,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9289,6 +9875,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -9315,6 +9903,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9328,6 +9918,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9348,6 +9940,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9368,6 +9962,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9388,6 +9984,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9408,6 +10006,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9428,6 +10028,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9448,6 +10050,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9507,6 +10111,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9526,6 +10132,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -9547,6 +10155,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9560,6 +10170,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9580,6 +10192,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9600,6 +10214,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9620,6 +10236,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9640,6 +10258,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9660,6 +10280,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9680,6 +10302,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9739,6 +10363,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9757,7 +10383,10 @@ export interface operations {
     getRealtimeState: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 machine_id: number;
             };
@@ -9772,6 +10401,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9785,6 +10416,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9803,6 +10436,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9821,6 +10456,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9839,6 +10476,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9857,6 +10496,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9904,6 +10545,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+                    "x-d1-bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
