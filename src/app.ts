@@ -12,6 +12,7 @@ import {
   serveBoardScript,
   serveFavicon,
 } from "./board/board-page";
+import { isFenceError } from "./db/company-copy";
 import { d1Session } from "./http/d1-session";
 import {
   DOCS_ASSETS_PREFIX,
@@ -61,6 +62,12 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
   if (error instanceof ApiError) {
     for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
     return c.json({ detail: error.detail }, error.status);
+  }
+  if (isFenceError(error)) {
+    // A write that reached a company's old database during its move (docs/scaling.md): the
+    // batch was refused whole, nothing was written; the retry reaches the new database.
+    c.header("retry-after", "1");
+    return c.json({ detail: "This company's data is being moved; retry in a second" }, 503);
   }
   if (error instanceof HTTPException) {
     if (error.status === 400 && /JSON/i.test(error.message)) {

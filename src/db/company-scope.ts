@@ -132,6 +132,18 @@ export function ownedText(param: `?${number}`, column: CompanyColumnText = "comp
 }
 
 /**
+ * The condition "this company's rows" as SQL text, the company given by an SQL expression
+ * rather than a parameter: a trigger's `NEW.company_id`, a row of another table.
+ *
+ * @param expression the company's SQL expression (for example `NEW.company_id`).
+ * @param column the company column as the statement names it (default `company_id`).
+ * @returns `<column> = <expression>`.
+ */
+export function ownedBy(expression: string, column: CompanyColumnText = "company_id"): string {
+  return `${column} = ${expression}`;
+}
+
+/**
  * {@link owned}, and not soft-deleted.
  *
  * @returns one SQL condition for `.where()` or a join's `on`.
