@@ -12,7 +12,13 @@ import type { Env } from "./env";
 export interface AppEnv {
   Bindings: Env;
   Variables: {
-    /** Drizzle client for this request. */
+    /** The directory's Drizzle client (`DB`: credentials, companies, their shards). */
+    directory: Database;
+    /**
+     * The Drizzle client of the caller's company shard (set by `authenticate`, with the
+     * principal; src/db/shards.ts). Public routes read it through `scopeOf`; operator routes
+     * never do (they resolve the company of their path: src/operator/lookups.ts).
+     */
     db: Database;
     /** The caller of a public route (set by `authenticate`). */
     principal: Principal;
@@ -22,9 +28,9 @@ export interface AppEnv {
 }
 
 /**
- * The company scope of a public request: its database and the company of its credential
- * (src/db/company-scope.ts) with its name and time zone, all read once by `authenticate`,
- * derived from the `db` and `principal` variables.
+ * The company scope of a public request: the company of its credential, its shard (picked
+ * from the directory by `authenticate`, src/db/shards.ts) and its name and time zone, all
+ * read once by `authenticate`, derived from the `db` and `principal` variables.
  *
  * @param c a context past `authenticate` (the `principal` variable is set).
  */

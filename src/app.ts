@@ -89,8 +89,8 @@ export function createApp() {
   // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
   app.get("/healthz", (c) => c.body(null, 204));
   app.use("*", requestId());
-  app.use("*", async function attachDb(c, next) {
-    c.set("db", createDb(c.env.DB));
+  app.use("*", async function attachDirectory(c, next) {
+    c.set("directory", createDb(c.env.DB));
     await next();
   });
   // Public bodies are read after authentication (publicRoute); only the declared size here.

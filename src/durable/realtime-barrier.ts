@@ -19,6 +19,7 @@
  * src/realtime/: no folder that reads logs has to import the realtime folder.
  */
 import { ownedText } from "../db/company-scope";
+import { companyD1 } from "../db/shards";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { namedStub } from "./named-stub";
@@ -68,7 +69,8 @@ function syncMachine(
  * Costs one indexed D1 read (primary key `(company_id, machine_id)`) when no
  * machine is marked, the common case.
  *
- * @param env the Worker bindings (`DB`, `REALTIME_MACHINE`).
+ * @param env the Worker bindings (`DB`, the directory that names the company's shard;
+ *   `REALTIME_MACHINE`).
  * @param companyId the reader's company.
  * @param machineIds the machines the read can touch, or all of the company's when omitted.
  * @param options concurrency, budget (defaults `BARRIER_CONCURRENCY`, `BARRIER_BUDGET_MS`).
@@ -83,15 +85,18 @@ export async function syncPendingMachines(
   options: BarrierOptions = {},
 ): Promise<void> {
   if (machineIds && machineIds.length === 0) return;
+  const d1 = await companyD1(env, companyId);
   const statement =
     machineIds === undefined
-      ? env.DB.prepare(`SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")}`).bind(
-          companyId,
-        )
-      : env.DB.prepare(
-          `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
-            "AND machine_id IN (SELECT value FROM json_each(?2))",
-        ).bind(companyId, JSON.stringify(machineIds));
+      ? d1
+          .prepare(`SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")}`)
+          .bind(companyId)
+      : d1
+          .prepare(
+            `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
+              "AND machine_id IN (SELECT value FROM json_each(?2))",
+          )
+          .bind(companyId, JSON.stringify(machineIds));
   const pending = (await statement.raw<[number]>()).map(([machineId]) => machineId);
   if (pending.length === 0) return;
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { syncPendingMachines } from "../../src/durable/realtime-barrier";
 import { ApiError } from "../../src/http/errors";
-import { createCompany, createMachines } from "../harness";
+import { createCompany, createMachines, shardD1 } from "../harness";
 
 /** A company with `n` machines, every one marked in realtime_pending. */
 async function markedMachines(n: number): Promise<{ companyId: number; machineIds: number[] }> {
@@ -12,10 +12,11 @@ async function markedMachines(n: number): Promise<{ companyId: number; machineId
     Array.from({ length: n }, (_, i) => ({ name: `M${i}` })),
   );
   const machineIds = machines.map((m) => m.id);
-  await env.DB.prepare(
-    "INSERT INTO realtime_pending (company_id, machine_id, since) " +
-      "SELECT ?1, value, 0 FROM json_each(?2)",
-  )
+  await (await shardD1(co.id))
+    .prepare(
+      "INSERT INTO realtime_pending (company_id, machine_id, since) " +
+        "SELECT ?1, value, 0 FROM json_each(?2)",
+    )
     .bind(co.id, JSON.stringify(machineIds))
     .run();
   return { companyId: co.id, machineIds };
