@@ -12,6 +12,7 @@ import {
   serveBoardScript,
   serveFavicon,
 } from "./board/board-page";
+import { createDb } from "./db/client";
 import { isFenceError } from "./db/company-copy";
 import { d1Session } from "./http/d1-session";
 import {
@@ -96,7 +97,12 @@ export function createApp() {
   // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
   app.get("/healthz", (c) => c.body(null, 204));
   app.use("*", requestId());
-  // The request's D1 session, and its bookmark on the answer (docs/api-guide.md, consistency).
+  app.use("*", async function attachDirectory(c, next) {
+    c.set("directory", createDb(c.env.DB));
+    await next();
+  });
+  // x-d1-bookmark checked, and the request's session's bookmark on the answer (the session is
+  // opened on the company's shard by authenticate; docs/api-guide.md, "Consistency").
   app.use("*", d1Session());
   // Public bodies are read after authentication (publicRoute); only the declared size here.
   app.use("/v1/*", declaredBodyLimit(PUBLIC_MAX_BODY_BYTES));

@@ -4,6 +4,7 @@
  */
 import { createApp } from "./app";
 import { createDb } from "./db/client";
+import { shardBindings } from "./db/shards";
 import { type Env, readSettings } from "./env";
 import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
@@ -24,10 +25,12 @@ export default {
   queue: webhookQueueHandler(),
   async scheduled(_controller, env, ctx) {
     const { stalledMarginSeconds } = readSettings(env).webhooks;
-    ctx.waitUntil(
-      sweepOutbox(env, createDb(env.DB), Date.now(), {
-        stalledMarginMs: stalledMarginSeconds * 1000,
-      }),
-    );
+    // Cross-company work runs per shard: each shard's outbox on its own.
+    const now = Date.now();
+    for (const shard of shardBindings(env).values()) {
+      ctx.waitUntil(
+        sweepOutbox(env, createDb(shard), now, { stalledMarginMs: stalledMarginSeconds * 1000 }),
+      );
+    }
   },
 } satisfies ExportedHandler<Env, WebhookMessage>;

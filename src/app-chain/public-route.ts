@@ -92,7 +92,7 @@ const BOOKMARK_RESPONSE_HEADER = {
   [BOOKMARK_HEADER]: stringHeader(
     "The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read " +
       "at least this fresh; absent when the answer used no database.",
-    "DB:00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683",
+    "SHARD_0:00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683",
   ),
 };
 

@@ -15,6 +15,15 @@ import {
 } from "../db/session";
 import { unprocessable } from "./errors";
 
+/** The 422 of a header that is not a bookmark this API wrote. */
+function malformed() {
+  return unprocessable(
+    ["header", BOOKMARK_HEADER],
+    `Must be a bookmark as this API sends it in ${BOOKMARK_HEADER} (at most ` +
+      `${MAX_BOOKMARK_LENGTH} characters), sent back unchanged`,
+  );
+}
+
 /**
  * Opens the request's session on a database: where the request's kind starts it
  * (`sessionStartOf`), or at the bookmark the client sent.
@@ -31,28 +40,20 @@ export function requestSession(
   database: string,
 ): OpenedSession {
   const bookmark = parseBookmark(c.req.header(BOOKMARK_HEADER));
-  if (bookmark === "malformed") {
-    throw unprocessable(
-      ["header", BOOKMARK_HEADER],
-      `Must be a bookmark as this API sends it in ${BOOKMARK_HEADER} (at most ` +
-        `${MAX_BOOKMARK_LENGTH} characters), sent back unchanged`,
-    );
-  }
+  if (bookmark === "malformed") throw malformed();
   return openSession(binding, database, sessionStartOf(c.req.method, c.req.path), bookmark);
 }
 
 /**
- * Middleware: sets the request's database (`c.var.db`, over the session of
- * {@link requestSession} on `DB`) and, once the answer is made, its `x-d1-bookmark`
- * header when the request used the database.
+ * Middleware, on every request: refuses a malformed `x-d1-bookmark` (422) before any work,
+ * and once the answer is made, puts on it the bookmark of the request's session (opened on
+ * the company's shard by `authenticate`, `requestSession`) when it used the database.
  */
 export function d1Session(): MiddlewareHandler<AppEnv> {
-  return async function attachSession(c, next) {
-    const { session, db } = requestSession(c, c.env.DB, "DB");
-    c.set("db", db);
-    c.set("session", session);
+  return async function bookmarkAnswers(c, next) {
+    if (parseBookmark(c.req.header(BOOKMARK_HEADER)) === "malformed") throw malformed();
     await next();
-    const bookmark = c.var.session.bookmark();
+    const bookmark = c.var.session?.bookmark() ?? null;
     // A WebSocket upgrade (101) keeps its own answer; nothing to add to it.
     if (bookmark === null || c.res.status === 101) return;
     try {

@@ -210,7 +210,7 @@ describe("the client's retries and pagination", () => {
     );
     expect(page.totalCount).toBe(1);
     expect(sent[0]).toBeNull();
-    expect(received[0]).toMatch(/^DB:/);
+    expect(received[0]).toMatch(/^SHARD_\d+:/);
     expect(sent[1]).toBe(received[0]);
 
     const off = clientOf(plant.key, {

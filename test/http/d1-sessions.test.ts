@@ -1,17 +1,22 @@
 /**
  * D1 sessions (src/db/session.ts, src/http/d1-session.ts): where each request's session
  * starts, the `x-d1-bookmark` header on answers, and a bookmark sent back anchoring the next
- * request's session. Locally there is one copy of each database (no replica lags), so the
- * anchors are observed on a binding that records every `withSession` call.
+ * request's session, which is on the company's shard. Locally there is one copy of each
+ * database (no replica lags), so the anchors are observed on shard bindings that record every
+ * `withSession` call.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { parseBookmark, sessionStartOf } from "../../src/db/session";
+import { shardBindings } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import { api, createCompany, createMachines, type TestCompany } from "../harness";
 
 const app = createApp();
+
+/** A bookmark as answers carry it: the company's shard, then D1's bookmark. */
+const BOOKMARK = /^SHARD_\d+:[0-9a-f-]+$/;
 
 /** The `withSession` anchors requests sent through {@link spied} opened, in order. */
 interface Spy {
@@ -19,26 +24,29 @@ interface Spy {
   fetch(request: Request): Promise<Response>;
 }
 
-/** Sends requests to the app with a `DB` binding that records its sessions' anchors. */
+/** Sends requests to the app with shard bindings that record their sessions' anchors. */
 function spied(): Spy {
   const anchors: (string | undefined)[] = [];
-  const binding = new Proxy(env.DB, {
-    get(target, prop) {
-      if (prop === "withSession") {
-        return (anchor?: string) => {
-          anchors.push(anchor);
-          return target.withSession(anchor);
-        };
-      }
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const spy = (real: D1Database) =>
+    new Proxy(real, {
+      get(target, prop) {
+        if (prop === "withSession") {
+          return (anchor?: string) => {
+            anchors.push(anchor);
+            return target.withSession(anchor);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const bindings = { ...(env as unknown as Env) } as Env & Record<string, unknown>;
+  for (const [name, binding] of shardBindings(env)) bindings[name] = spy(binding);
   return {
     anchors,
     async fetch(request) {
       const ctx = createExecutionContext();
-      const response = await app.fetch(request, { ...(env as unknown as Env), DB: binding }, ctx);
+      const response = await app.fetch(request, bindings, ctx);
       await waitOnExecutionContext(ctx);
       return response;
     },
@@ -60,7 +68,7 @@ function request(
   });
 }
 
-/** D1's part of a bookmark header (`DB:<D1 bookmark>`). */
+/** D1's part of a bookmark header (`SHARD_<n>:<D1 bookmark>`). */
 function d1Part(header: string | null): string {
   const parsed = parseBookmark(header ?? undefined);
   if (parsed === null || parsed === "malformed") throw new Error(`not a bookmark: ${header}`);
@@ -98,13 +106,13 @@ describe("the session a request starts", () => {
       const res = await spy.fetch(request(co, path, { method: "POST", json }));
       expect(res.status, await res.clone().text()).toBe(200);
       expect(spy.anchors[0], path).toBe("first-unconstrained");
-      expect(res.headers.get("x-d1-bookmark"), path).toMatch(/^DB:[0-9a-f-]+$/);
+      expect(res.headers.get("x-d1-bookmark"), path).toMatch(BOOKMARK);
     }
     spy.anchors.length = 0;
     const machines = await spy.fetch(request(co, "/v1/machines"));
     expect(machines.status).toBe(200);
     expect(spy.anchors[0]).toBe("first-unconstrained");
-    expect(machines.headers.get("x-d1-bookmark")).toMatch(/^DB:[0-9a-f-]+$/);
+    expect(machines.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
   });
 
   it("a write starts at the primary and answers with its bookmark", async () => {
@@ -115,7 +123,7 @@ describe("the session a request starts", () => {
     );
     expect(res.status).toBe(200);
     expect(spy.anchors[0]).toBe("first-primary");
-    expect(res.headers.get("x-d1-bookmark")).toMatch(/^DB:[0-9a-f-]+$/);
+    expect(res.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
   });
 });
 
@@ -208,6 +216,6 @@ describe("x-d1-bookmark sent back", () => {
       headers: { "x-d1-bookmark": bookmark },
     });
     expect(read.status).toBe(200);
-    expect(read.headers.get("x-d1-bookmark")).toMatch(/^DB:/);
+    expect(read.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
   });
 });

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { type CompanyScope, companyScope } from "../../src/db/company-scope";
+import { type CompanyScope, scopeIn } from "../../src/db/company-scope";
 import { openSession } from "../../src/db/session";
 import { syncPendingMachines } from "../../src/durable/realtime-barrier";
 import { ApiError } from "../../src/http/errors";
-import { createCompany, createMachines } from "../harness";
+import { createCompany, createMachines, shardD1 } from "../harness";
 
 /** A company with `n` machines, every one marked in realtime_pending. */
 async function markedMachines(
@@ -17,13 +17,15 @@ async function markedMachines(
     Array.from({ length: n }, (_, i) => ({ name: `M${i}` })),
   );
   const machineIds = machines.map((m) => m.id);
-  await env.DB.prepare(
-    "INSERT INTO realtime_pending (company_id, machine_id, since) " +
-      "SELECT ?1, value, 0 FROM json_each(?2)",
-  )
+  const shard = await shardD1(co.id);
+  await shard
+    .prepare(
+      "INSERT INTO realtime_pending (company_id, machine_id, since) " +
+        "SELECT ?1, value, 0 FROM json_each(?2)",
+    )
     .bind(co.id, JSON.stringify(machineIds))
     .run();
-  return { companyId: co.id, scope: companyScope(createDb(env.DB), co.id), machineIds };
+  return { companyId: co.id, scope: scopeIn(createDb(shard), co.id), machineIds };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -81,7 +83,7 @@ describe("the read barrier", () => {
   it("moves a request's session to the primary's present when a machine was marked or it sent a bookmark", async () => {
     const { companyId } = await markedMachines(1);
     const anchors: (string | undefined)[] = [];
-    const spy = new Proxy(env.DB, {
+    const spy = new Proxy(await shardD1(companyId), {
       get(target, prop) {
         if (prop === "withSession") {
           return (anchor?: string) => {
@@ -98,7 +100,7 @@ describe("the read barrier", () => {
     const before = session.d1Bookmark() ?? "";
     expect(anchors).toEqual(["first-unconstrained"]);
 
-    await syncPendingMachines(env, companyScope(db, companyId), undefined, {
+    await syncPendingMachines(env, scopeIn(db, companyId), undefined, {
       flush: async () => undefined,
     });
     // One read on the primary, then a session anchored at its bookmark.
@@ -107,7 +109,7 @@ describe("the read barrier", () => {
     expect((session.d1Bookmark() ?? "") > before).toBe(true);
 
     const other = await createCompany();
-    await syncPendingMachines(env, companyScope(db, other.id), undefined, {
+    await syncPendingMachines(env, scopeIn(db, other.id), undefined, {
       flush: async () => undefined,
     });
     expect(anchors).toHaveLength(3);
@@ -115,7 +117,7 @@ describe("the read barrier", () => {
     // A reader that sent a bookmark is moved even when nothing is marked.
     const bookmark = session.d1Bookmark() ?? "";
     const anchored = openSession(spy, "DB", "first-unconstrained", { database: "DB", bookmark });
-    await syncPendingMachines(env, companyScope(anchored.db, other.id), undefined, {
+    await syncPendingMachines(env, scopeIn(anchored.db, other.id), undefined, {
       flush: async () => undefined,
     });
     expect(anchors.slice(3)).toEqual([bookmark, "first-primary", expect.any(String)]);

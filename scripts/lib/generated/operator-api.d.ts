@@ -188,7 +188,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create companies */
+        /**
+         * Create companies
+         * @description All or none. Each company is placed on one D1 shard: the one `shard` names, or else the shard with the fewest companies (the first in binding order among equals), so that companies created one after the other land on different shards. A `shard` this deployment does not have is a 422.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -201,11 +204,16 @@ export interface paths {
                     "application/json": {
                         name: string;
                         timezone: string;
+                        /**
+                         * @description The shard to place the company on (one of this deployment's shards); omitted = the shard with the fewest companies.
+                         * @example SHARD_1
+                         */
+                        shard?: string;
                     }[];
                 };
             };
             responses: {
-                /** @description Created companies with their signing secret. */
+                /** @description Created companies with their shard and signing secret. */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -2627,6 +2635,11 @@ export interface components {
             id: number;
             name: string;
             timezone: string;
+            /**
+             * @description The binding name of the D1 shard that holds the company's rows.
+             * @example SHARD_0
+             */
+            shard: string | null;
         };
         OperatorMachine: {
             id: number;

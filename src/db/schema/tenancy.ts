@@ -4,7 +4,11 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt } from "./columns";
 
-/** A customer company; every credential acts for exactly one. */
+/**
+ * A customer company; every credential acts for exactly one. The directory (`DB`) holds the
+ * authoritative row, with `shard`; the company's shard holds a mirror of it (same id, no
+ * `shard`), which the shard's foreign keys and joins read (src/db/shards.ts).
+ */
 export const companies = sqliteTable("companies", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
@@ -20,6 +24,11 @@ export const companies = sqliteTable("companies", {
    * removed by the store's alarm, their hour and minute rollups stay. Null = kept forever.
    */
   signalRetentionDays: integer("signal_retention_days"),
+  /**
+   * The binding name of the company's shard (`SHARD_0`, ...), in the directory's row only;
+   * null in a shard's mirror row.
+   */
+  shard: text("shard"),
   createdAt: createdAt(),
 });
 
