@@ -14,6 +14,7 @@ import {
 } from "./board/board-page";
 import { createDb } from "./db/client";
 import { isFenceError } from "./db/company-copy";
+import { isCompanyMoving } from "./db/shards";
 import { d1Session } from "./http/d1-session";
 import {
   DOCS_ASSETS_PREFIX,
@@ -64,9 +65,10 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
     for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
     return c.json({ detail: error.detail }, error.status);
   }
-  if (isFenceError(error)) {
+  if (isFenceError(error) || isCompanyMoving(error)) {
     // A write that reached a company's old database during its move (docs/scaling.md): the
-    // batch was refused whole, nothing was written; the retry reaches the new database.
+    // batch was refused whole, nothing was written; or a move that did not switch within the
+    // wait. The retry reaches the company's database.
     c.header("retry-after", "1");
     return c.json({ detail: "This company's data is being moved; retry in a second" }, 503);
   }

@@ -23,12 +23,42 @@ export const RANGE_SIZE = 2 ** 40;
 
 /**
  * How long an isolate keeps a company's shard, ms. A company's shard changes only when the
- * operator moves it; a move switches the directory and then waits this long (or fences the
- * old shard) before it removes the old rows, so no isolate writes to a shard the company has
- * left after that (docs/scaling.md). Ten seconds saves a directory read on nearly every
- * request and Durable Object flush.
+ * operator moves it. A move marks the company moving in the directory, then waits this long
+ * (every isolate has read the mark by then, and waits too) and a grace before it fences the
+ * old shard and switches (src/operator/company-move.ts), so this is also about how long the
+ * company's requests wait during a move: 2 s keeps that pause short, for one directory read
+ * per company and isolate every 2 s (the read by primary key costs well under a millisecond
+ * of D1 time).
  */
-export const SHARD_CACHE_MS = 10_000;
+export const SHARD_CACHE_MS = 2_000;
+
+/** Longest a request waits for a company's move to switch, ms; then {@link CompanyMovingError}. */
+export const MOVE_WAIT_MS = 10_000;
+
+/** How often a waiting request reads the directory again, ms. */
+const MOVE_POLL_MS = 100;
+
+/**
+ * Thrown when a company's move did not switch within {@link MOVE_WAIT_MS}: the request is
+ * answered 503 with `Retry-After` (src/app.ts).
+ */
+export class CompanyMovingError extends Error {
+  constructor(readonly companyId: number) {
+    super(`company ${companyId} is being moved to another shard`);
+    this.name = "CompanyMovingError";
+  }
+}
+
+/**
+ * True for a {@link CompanyMovingError}, also one that crossed a Durable Object's RPC (which
+ * keeps only the message).
+ */
+export function isCompanyMoving(error: unknown): boolean {
+  return (
+    error instanceof CompanyMovingError ||
+    (error instanceof Error && error.message.includes("is being moved to another shard"))
+  );
+}
 
 /**
  * The AUTOINCREMENT tables of company rows, whose sequences a shard sets to its range.
@@ -97,26 +127,56 @@ const MAX_CACHED_COMPANIES = 50_000;
 /**
  * The shard of a company, from the directory: the one function that routes a company to its
  * database (every scope, route, Durable Object and queue handler goes through it). Cached in
- * the isolate for {@link SHARD_CACHE_MS}.
+ * the isolate for {@link SHARD_CACHE_MS}. While the directory marks the company moving, it
+ * waits for the switch (reading the directory every 100 ms, one read per company and
+ * isolate however many requests wait), so that nothing reads or writes the old shard once
+ * the move fences it.
  *
  * @param env the bindings (`DB`).
  * @param companyId the company.
  * @returns the shard's binding name, or null when the company is not in the directory.
+ * @throws CompanyMovingError when the company is still moving after {@link MOVE_WAIT_MS}.
  */
 export async function shardOf(env: DirectoryEnv, companyId: number): Promise<string | null> {
-  const now = Date.now();
   const cached = shardCache.get(companyId);
-  if (cached && cached.expiresAt > now) return cached.shard;
-  const row = await env.DB.prepare("SELECT shard FROM companies WHERE id = CAST(?1 AS INTEGER)")
-    .bind(companyId)
-    .first<{ shard: string | null }>();
-  if (!row?.shard) {
-    shardCache.delete(companyId);
-    return null;
+  if (cached && cached.expiresAt > Date.now()) return cached.shard;
+  // One directory read at a time per company in an isolate: the requests that miss the
+  // cache together (and, during a move, every request of the company) share it.
+  let pending = shardReads.get(companyId);
+  if (!pending) {
+    pending = readShard(env, companyId).finally(() => shardReads.delete(companyId));
+    shardReads.set(companyId, pending);
   }
-  if (shardCache.size >= MAX_CACHED_COMPANIES) shardCache.clear();
-  shardCache.set(companyId, { shard: row.shard, expiresAt: now + SHARD_CACHE_MS });
-  return row.shard;
+  return pending;
+}
+
+/** The directory reads in flight, by company (see {@link shardOf}). */
+const shardReads = new Map<number, Promise<string | null>>();
+
+/** Reads a company's shard from the directory, waiting while it moves; caches the answer. */
+async function readShard(env: DirectoryEnv, companyId: number): Promise<string | null> {
+  const deadline = Date.now() + MOVE_WAIT_MS;
+  for (;;) {
+    const row = await env.DB.prepare(
+      "SELECT shard, moving_until FROM companies WHERE id = CAST(?1 AS INTEGER)",
+    )
+      .bind(companyId)
+      .first<{ shard: string | null; moving_until: number | null }>();
+    if (!row?.shard) {
+      shardCache.delete(companyId);
+      return null;
+    }
+    const at = Date.now();
+    // Moving: wait for the switch (the company's shard is about to change), never cache.
+    if (row.moving_until !== null && row.moving_until > at) {
+      if (at >= deadline) throw new CompanyMovingError(companyId);
+      await new Promise((resolve) => setTimeout(resolve, MOVE_POLL_MS));
+      continue;
+    }
+    if (shardCache.size >= MAX_CACHED_COMPANIES) shardCache.clear();
+    shardCache.set(companyId, { shard: row.shard, expiresAt: at + SHARD_CACHE_MS });
+    return row.shard;
+  }
 }
 
 /**

@@ -36,8 +36,11 @@ export interface MoveDeps {
   shard(name: string): D1Database | null;
   /** The company's shard as the directory has it now (no cache); null for no such company. */
   placementOf(companyId: number): Promise<string | null>;
-  /** Marks the company moving to `target` (Workers that resolve it wait), or clears the mark. */
-  markMoving(companyId: number, target: string | null): Promise<void>;
+  /**
+   * Marks the company moving until an instant (ms since the epoch: Workers that resolve its
+   * shard wait until the switch, or until then), or clears the mark (null).
+   */
+  markMoving(companyId: number, until: number | null): Promise<void>;
   /** Names the company's new shard and clears the moving mark, in one write. */
   switchTo(companyId: number, target: string): Promise<void>;
   /** Gives the target shard fresh id ranges above every id it now holds. */
@@ -52,6 +55,14 @@ export interface MoveDeps {
 
 /** Extra wait after the placement cache time before fencing, and before removing, ms. */
 export const SWITCH_GRACE_MS = 1_000;
+
+/**
+ * How long the moving mark holds at most, ms: a move cut short during its switch frees the
+ * company's requests after this (they then use the old shard, which the next move run
+ * unfences). Well above a switch's length (the placement cache time, a grace, the last
+ * changes and the counts).
+ */
+export const MOVING_MARK_MS = 30_000;
 
 /** Catch-up rounds before the switch, at most. */
 export const CATCH_UP_ROUNDS = 10;
@@ -142,7 +153,7 @@ export async function moveCompany(
 
     // 3. Switch.
     switchStart = Date.now();
-    await deps.markMoving(companyId, to);
+    await deps.markMoving(companyId, switchStart + MOVING_MARK_MS);
     await deps.sleep(deps.placementCacheMs + SWITCH_GRACE_MS);
     await setMoveState(source, companyId, "fenced");
     const last = await applyAll(source, target, companyId);

@@ -29,6 +29,13 @@ export const companies = sqliteTable("companies", {
    * null in a shard's mirror row.
    */
   shard: text("shard"),
+  /**
+   * While the company is being moved to another shard: until when (ms since the epoch) its
+   * requests wait for the switch instead of using `shard` (src/operator/company-move.ts). A
+   * mark past its time is ignored, so a move cut short cannot hold the company for ever.
+   * Directory row only.
+   */
+  movingUntil: integer("moving_until"),
   createdAt: createdAt(),
 });
 
