@@ -13,6 +13,7 @@ import {
   serveFavicon,
 } from "./board/board-page";
 import { createDb } from "./db/client";
+import { UnknownCompanyError } from "./db/shards";
 import {
   DOCS_ASSETS_PREFIX,
   docsPageHtml,
@@ -53,14 +54,22 @@ const SCOPE_TABLE_INTRO =
 /**
  * Renders any thrown error as the spec's body.
  *
- * `ApiError` keeps its status and detail; Hono's own 4XX errors become our
- * bodies; anything else is a 500 whose body never carries the message or stack
- * (those are logged with the request id).
+ * `ApiError` keeps its status and detail; a company whose shard this Worker does not
+ * bind is a 503; Hono's own 4XX errors become our bodies; anything else is a 500 whose
+ * body never carries the message or stack (those are logged with the request id).
  */
 export function renderError(error: Error, c: Context<AppEnv>): Response {
   if (error instanceof ApiError) {
     for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
     return c.json({ detail: error.detail }, error.status);
+  }
+  if (error instanceof UnknownCompanyError) {
+    // A company the directory places on a shard this Worker does not bind (a deployment
+    // that dropped a binding): its data exists but cannot be reached now.
+    console.error(
+      JSON.stringify({ level: "error", requestId: c.var.requestId, error: String(error) }),
+    );
+    return c.json({ detail: "Service Unavailable" }, 503);
   }
   if (error instanceof HTTPException) {
     if (error.status === 400 && /JSON/i.test(error.message)) {
