@@ -163,7 +163,8 @@ export function webhookQueueHandler(maxMessageDeliveries = MAX_MESSAGE_DELIVERIE
       }
       const held = byWebhook.get(route.webhookId);
       if (held) held.deliveryIds.push(deliveryId);
-      else byWebhook.set(route.webhookId, { companyId: route.companyId, deliveryIds: [deliveryId] });
+      else
+        byWebhook.set(route.webhookId, { companyId: route.companyId, deliveryIds: [deliveryId] });
     }
     await Promise.all(
       [...byWebhook].map(async ([webhookId, { companyId, deliveryIds }]) => {
