@@ -76,15 +76,23 @@ const COMMANDS: Record<string, Command> = {
     run: async (client) => ok("GET", await client.api.GET("/companies")),
   },
   "companies:create": {
-    usage: "companies:create --name N --timezone TZ",
+    usage: "companies:create --name N --timezone TZ [--shard SHARD_n]",
     summary: "Create a company.",
-    details: "Prints its id and webhook secret. TZ is an IANA name, for example Europe/Rome.",
-    options: { name: { type: "string" }, timezone: { type: "string" } },
+    details:
+      "Prints its id, shard and webhook secret. TZ is an IANA name, for example Europe/Rome. " +
+      "Without --shard the company goes to the shard with the fewest companies.",
+    options: { name: { type: "string" }, timezone: { type: "string" }, shard: { type: "string" } },
     run: async (client, v) =>
       ok(
         "POST",
         await client.api.POST("/companies", {
-          body: [{ name: required(v, "name"), timezone: required(v, "timezone") }],
+          body: [
+            {
+              name: required(v, "name"),
+              timezone: required(v, "timezone"),
+              ...(typeof v.shard === "string" ? { shard: v.shard } : {}),
+            },
+          ],
         }),
       ),
   },

@@ -14,7 +14,7 @@ import {
 } from "./board/board-page";
 import { createDb } from "./db/client";
 import { isFenceError } from "./db/company-copy";
-import { isCompanyMoving } from "./db/shards";
+import { isCompanyMoving, UnknownCompanyError } from "./db/shards";
 import { d1Session } from "./http/d1-session";
 import {
   DOCS_ASSETS_PREFIX,
@@ -56,9 +56,9 @@ const SCOPE_TABLE_INTRO =
 /**
  * Renders any thrown error as the spec's body.
  *
- * `ApiError` keeps its status and detail; Hono's own 4XX errors become our
- * bodies; anything else is a 500 whose body never carries the message or stack
- * (those are logged with the request id).
+ * `ApiError` keeps its status and detail; a company whose shard this Worker does not
+ * bind is a 503; Hono's own 4XX errors become our bodies; anything else is a 500 whose
+ * body never carries the message or stack (those are logged with the request id).
  */
 export function renderError(error: Error, c: Context<AppEnv>): Response {
   if (error instanceof ApiError) {
@@ -71,6 +71,14 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
     // wait. The retry reaches the company's database.
     c.header("retry-after", "1");
     return c.json({ detail: "This company's data is being moved; retry in a second" }, 503);
+  }
+  if (error instanceof UnknownCompanyError) {
+    // A company the directory places on a shard this Worker does not bind (a deployment
+    // that dropped a binding): its data exists but cannot be reached now.
+    console.error(
+      JSON.stringify({ level: "error", requestId: c.var.requestId, error: String(error) }),
+    );
+    return c.json({ detail: "Service Unavailable" }, 503);
   }
   if (error instanceof HTTPException) {
     if (error.status === 400 && /JSON/i.test(error.message)) {

@@ -6,10 +6,8 @@
  * (`directory_keys`).
  */
 
-import { eq } from "drizzle-orm";
 import { type CompanyScope, companyScope, scopeIn } from "../db/company-scope";
 import { findMachineOfAnyCompany } from "../db/machines";
-import { companies } from "../db/schema";
 import {
   type DirectoryEnv,
   type GlobalIdTable,
@@ -34,23 +32,6 @@ export async function requireCompanyScope(
     if (error instanceof UnknownCompanyError) throw notFound("Company not found");
     throw error;
   }
-}
-
-/**
- * The company with this id, in its shard.
- *
- * @returns `{id}`.
- * @throws ApiError 404 `Company not found`.
- */
-export async function requireCompany(scope: CompanyScope): Promise<{ id: number }> {
-  const { db, companyId } = scope;
-  const row = await db
-    .select({ id: companies.id })
-    .from(companies)
-    .where(eq(companies.id, companyId))
-    .get();
-  if (!row) throw notFound("Company not found");
-  return row;
 }
 
 /**

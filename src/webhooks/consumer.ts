@@ -7,7 +7,8 @@
  * endpoint holds back neither the other messages of its batch nor the batches
  * behind it (docs/webhook-delivery.md).
  *
- * Per batch: one D1 read (the registration and status of every delivery),
+ * Per batch: one D1 read per shard of the messages' companies (the registration and status
+ * of every delivery; a message names its company, which names its shard),
  * then one `accept` per registration, concurrently; a message is acked once
  * its deliverer has stored it. A delivery that is unknown or no longer
  * pending (a duplicate message) is acked without a call. A message whose
@@ -151,8 +152,8 @@ export function webhookQueueHandler(maxMessageDeliveries = MAX_MESSAGE_DELIVERIE
       }
       return;
     }
-    const byWebhook = new Map<string, string[]>();
-    const ownerOf = new Map<string, number>();
+    // By registration: its company (which names the deliveries' shard) and its deliveries.
+    const byWebhook = new Map<string, { companyId: number; deliveryIds: string[] }>();
     for (const [deliveryId, messages] of byDelivery) {
       const route = routes.get(deliveryId);
       if (route?.status !== "pending") {
@@ -160,17 +161,16 @@ export function webhookQueueHandler(maxMessageDeliveries = MAX_MESSAGE_DELIVERIE
         for (const message of messages) message.ack();
         continue;
       }
-      byWebhook.set(route.webhookId, [...(byWebhook.get(route.webhookId) ?? []), deliveryId]);
-      ownerOf.set(route.webhookId, route.companyId);
+      const held = byWebhook.get(route.webhookId);
+      if (held) held.deliveryIds.push(deliveryId);
+      else
+        byWebhook.set(route.webhookId, { companyId: route.companyId, deliveryIds: [deliveryId] });
     }
     await Promise.all(
-      [...byWebhook].map(async ([webhookId, deliveryIds]) => {
+      [...byWebhook].map(async ([webhookId, { companyId, deliveryIds }]) => {
         const messages = deliveryIds.flatMap((id) => byDelivery.get(id) ?? []);
         try {
-          await endpointDeliverer(env.WEBHOOK_ENDPOINT, webhookId).accept(
-            deliveryIds,
-            ownerOf.get(webhookId) ?? 0,
-          );
+          await endpointDeliverer(env.WEBHOOK_ENDPOINT, webhookId).accept(deliveryIds, companyId);
           for (const message of messages) message.ack();
         } catch (error) {
           for (const message of messages) {

@@ -295,5 +295,12 @@ describe("a shard added to the deployment", () => {
         .first<{ n: number }>();
       expect(elsewhere?.n).toBe(0);
     }
+    // A Worker that does not bind the company's shard cannot reach its data: 503, not 500.
+    const unbound = await api(key?.key ?? "", "/v1/operators/filters", {
+      method: "POST",
+      json: {},
+    });
+    expect(unbound.status).toBe(503);
+    expect(await unbound.json()).toEqual({ detail: "Service Unavailable" });
   });
 });
