@@ -96,6 +96,23 @@ const COMMANDS: Record<string, Command> = {
         }),
       ),
   },
+  "companies:move": {
+    usage: "companies:move --company ID --shard SHARD_n",
+    summary: "Move a company to another shard (copy, catch up, switch, remove).",
+    details:
+      "Answers once the company reads and writes on the new shard: the rows copied by table, " +
+      "the changes applied after the copy, and how long its requests waited during the switch " +
+      "(about 3 s). No acknowledged write is lost; see docs/scaling.md.",
+    options: { company: { type: "string" }, shard: { type: "string" } },
+    run: async (client, v) =>
+      ok(
+        "POST",
+        await client.api.POST("/companies/{company_id}/move", {
+          params: { path: { company_id: requiredId(v, "company") } },
+          body: { shard: required(v, "shard") },
+        }),
+      ),
+  },
   "api-keys:create": {
     usage: "api-keys:create --company ID --name N --scopes a.read,b.read [--rate-limit 100/60]",
     summary: "Issue an API key for a company.",
