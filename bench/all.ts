@@ -13,6 +13,7 @@ const TSX_CLI = createRequire(join(ROOT, "package.json")).resolve("tsx/cli");
 const BENCHES = [
   "run.ts",
   "session-client.ts",
+  "company-move.ts",
   "signals-plant.ts",
   "rate-limit.ts",
   "realtime.ts",
