@@ -11,6 +11,7 @@
  *   ({@link RANGE_SIZE} ids each, handed out by the directory), so an id names its shard.
  */
 import { createDb, type Database } from "./client";
+import { completeMirror } from "./company-mirror";
 
 /** The binding names of shards: `SHARD_` and a number without leading zeros. */
 export const SHARD_BINDING = /^SHARD_(0|[1-9][0-9]*)$/;
@@ -97,7 +98,9 @@ const MAX_CACHED_COMPANIES = 50_000;
 /**
  * The shard of a company, from the directory: the one function that routes a company to its
  * database (every scope, route, Durable Object and queue handler goes through it). Cached in
- * the isolate for {@link SHARD_CACHE_MS}.
+ * the isolate for {@link SHARD_CACHE_MS}. A company whose mirror is pending (its creation or
+ * last change cut short: ./company-mirror.ts) gets its mirror copied here first, so the first
+ * request or operator call that touches it repairs it.
  *
  * @param env the bindings (`DB`).
  * @param companyId the company.
@@ -107,12 +110,33 @@ export async function shardOf(env: DirectoryEnv, companyId: number): Promise<str
   const now = Date.now();
   const cached = shardCache.get(companyId);
   if (cached && cached.expiresAt > now) return cached.shard;
-  const row = await env.DB.prepare("SELECT shard FROM companies WHERE id = CAST(?1 AS INTEGER)")
+  // `pending` rides on the same read, so a healthy company costs nothing more.
+  const row = await env.DB.prepare(
+    "SELECT shard, mirrored_revision < revision AS pending FROM companies WHERE id = CAST(?1 AS INTEGER)",
+  )
     .bind(companyId)
-    .first<{ shard: string | null }>();
+    .first<{ shard: string | null; pending: number }>();
   if (!row?.shard) {
     shardCache.delete(companyId);
     return null;
+  }
+  if (row.pending) {
+    const binding = shardBindings(env).get(row.shard);
+    try {
+      if (binding) await completeMirror(env.DB, binding, companyId);
+    } catch (error) {
+      // Not cached: the next use tries again (and the cron); the request goes on with the
+      // mirror as it is, which fails only if the mirror is missing altogether.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "company_mirror_repair_failed",
+          companyId,
+          error: String(error),
+        }),
+      );
+      return row.shard;
+    }
   }
   if (shardCache.size >= MAX_CACHED_COMPANIES) shardCache.clear();
   shardCache.set(companyId, { shard: row.shard, expiresAt: now + SHARD_CACHE_MS });
