@@ -270,4 +270,46 @@ describe("what the repair costs", () => {
     // Repaired: from then on the same as a company that was never pending.
     expect(await machinesOf(id, pendingKey)).toBe(await machinesOf(healthy.id, healthy.key));
   });
+
+  it("on the operator's company calls: one more statement per company created or retention set", async () => {
+    const send = async (method: string, path: string, body?: unknown) => {
+      const counted = await countStatements(
+        new Request(`http://api.test/operator/v1${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${OPERATOR_TOKEN}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        }),
+      );
+      expect(counted.response.status, await counted.response.clone().text()).toBeLessThan(300);
+      return { statements: counted.statements, body: await counted.response.json() };
+    };
+    // Placeable shards (2), directory inserts (1 per company), mirror upserts (1 per
+    // company, one batch per shard), mirrors recorded (1 per company, one batch).
+    const created = await send("POST", "/companies", [
+      { name: "Cost A", timezone: "UTC" },
+      { name: "Cost B", timezone: "UTC" },
+    ]);
+    expect(created.statements).toBe(2 + 3 * 2);
+    const [a] = created.body as { id: number }[];
+    if (!a) throw new Error("no company");
+    await expectInStep(a.id);
+    // The company's shard (1), then directory update, mirror upsert, mirror recorded.
+    forgetShard(a.id);
+    expect((await send("PUT", `/companies/${a.id}/signal-retention`, { days: 3 })).statements).toBe(
+      1 + 3,
+    );
+    forgetShard(a.id);
+    expect((await send("POST", `/companies/${a.id}/webhook-secret/rotate`)).statements).toBe(1 + 3);
+    await expectInStep(a.id);
+  });
+
+  it("the cron's search reads only the index of pending companies", async () => {
+    const { results } = await env.DB.prepare(
+      "EXPLAIN QUERY PLAN SELECT * FROM companies WHERE mirrored_revision < revision ORDER BY id LIMIT 100",
+    ).all<{ detail: string }>();
+    expect(results.map((r) => r.detail).join(" ")).toContain("companies_mirror_pending_idx");
+  });
 });
