@@ -4,6 +4,7 @@
  */
 import { createApp } from "./app";
 import { createDb } from "./db/client";
+import { repairPendingMirrors } from "./db/company-mirror";
 import { shardBindings } from "./db/shards";
 import { type Env, readSettings } from "./env";
 import { webhookQueueHandler } from "./webhooks/consumer";
@@ -27,7 +28,11 @@ export default {
     const { stalledMarginSeconds } = readSettings(env).webhooks;
     // Cross-company work runs per shard: each shard's outbox on its own.
     const now = Date.now();
-    for (const shard of shardBindings(env).values()) {
+    const shards = shardBindings(env);
+    // Company mirrors a crash left pending and nothing has touched since (one directory read
+    // through an index of pending rows when there are none).
+    ctx.waitUntil(repairPendingMirrors(env.DB, shards));
+    for (const shard of shards.values()) {
       ctx.waitUntil(
         sweepOutbox(env, createDb(shard), now, { stalledMarginMs: stalledMarginSeconds * 1000 }),
       );

@@ -11,6 +11,7 @@
  *   ({@link RANGE_SIZE} ids each, handed out by the directory), so an id names its shard.
  */
 import { createDb, type Database } from "./client";
+import { completeMirror } from "./company-mirror";
 
 /** The binding names of shards: `SHARD_` and a number without leading zeros. */
 export const SHARD_BINDING = /^SHARD_(0|[1-9][0-9]*)$/;
@@ -130,7 +131,9 @@ const MAX_CACHED_COMPANIES = 50_000;
  * the isolate for {@link SHARD_CACHE_MS}. While the directory marks the company moving, it
  * waits for the switch (reading the directory every 100 ms, one read per company and
  * isolate however many requests wait), so that nothing reads or writes the old shard once
- * the move fences it.
+ * the move fences it. A company whose mirror is pending (its creation or last change cut
+ * short: ./company-mirror.ts) gets its mirror copied here first, so the first request or
+ * operator call that touches it repairs it.
  *
  * @param env the bindings (`DB`).
  * @param companyId the company.
@@ -157,11 +160,13 @@ const shardReads = new Map<number, Promise<string | null>>();
 async function readShard(env: DirectoryEnv, companyId: number): Promise<string | null> {
   const deadline = Date.now() + MOVE_WAIT_MS;
   for (;;) {
+    // `pending` and `moving_until` ride on the same read: a healthy company costs nothing more.
     const row = await env.DB.prepare(
-      "SELECT shard, moving_until FROM companies WHERE id = CAST(?1 AS INTEGER)",
+      "SELECT shard, moving_until, mirrored_revision < revision AS pending FROM companies " +
+        "WHERE id = CAST(?1 AS INTEGER)",
     )
       .bind(companyId)
-      .first<{ shard: string | null; moving_until: number | null }>();
+      .first<{ shard: string | null; moving_until: number | null; pending: number }>();
     if (!row?.shard) {
       shardCache.delete(companyId);
       return null;
@@ -172,6 +177,24 @@ async function readShard(env: DirectoryEnv, companyId: number): Promise<string |
       if (at >= deadline) throw new CompanyMovingError(companyId);
       await new Promise((resolve) => setTimeout(resolve, MOVE_POLL_MS));
       continue;
+    }
+    if (row.pending) {
+      const binding = shardBindings(env).get(row.shard);
+      try {
+        if (binding) await completeMirror(env.DB, binding, companyId);
+      } catch (error) {
+        // Not cached: the next use tries again (and the cron); the request goes on with the
+        // mirror as it is, which fails only if the mirror is missing altogether.
+        console.error(
+          JSON.stringify({
+            level: "error",
+            event: "company_mirror_repair_failed",
+            companyId,
+            error: String(error),
+          }),
+        );
+        return row.shard;
+      }
     }
     if (shardCache.size >= MAX_CACHED_COMPANIES) shardCache.clear();
     shardCache.set(companyId, { shard: row.shard, expiresAt: at + SHARD_CACHE_MS });
