@@ -188,11 +188,11 @@ async function main(): Promise<void> {
     })();
     await sleep(2_000);
     const moveStart = Date.now();
-    const report = await operator<{ switchMs: number; copied: Record<string, number> }>(
-      "POST",
-      `/companies/${company.id}/move`,
-      { shard: "SHARD_1" },
-    );
+    const report = await operator<{
+      switchMs: number;
+      statements: number;
+      copied: Record<string, number>;
+    }>("POST", `/companies/${company.id}/move`, { shard: "SHARD_1" });
     const moveMs = Date.now() - moveStart;
     await sleep(2_000);
     writing = false;
@@ -219,6 +219,7 @@ async function main(): Promise<void> {
       `| Rows copied in the bulk copy | ${Object.values(report.copied).reduce((x, y) => x + y, 0)} |`,
       `| Move request, start to answer | ${moveMs} ms |`,
       `| Switch (the company's requests waited) | ${report.switchMs} ms |`,
+      `| D1 statements the move sent to the shards (1,000 per invocation allowed) | ${report.statements} |`,
       `| Answers by status | ${[...statuses].map(([s, n]) => `${s}: ${n}`).join(", ")} |`,
       `| 503 retried | ${retries} |`,
       `| Acknowledged writes lost | ${lost} |`,

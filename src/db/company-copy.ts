@@ -79,22 +79,37 @@ async function inBatches(d1: D1Database, statements: D1PreparedStatement[]): Pro
   }
 }
 
+/** The name a trigger statement creates (`CREATE TRIGGER IF NOT EXISTS <name> ...`). */
+const createdName = (statement: string) => statement.split(" ")[5] ?? "";
+
 /**
- * Creates the move's tables and every owned table's triggers in a database (idempotent).
+ * Creates the move's tables and every owned table's triggers in a database, those missing
+ * only (one read when all are there, the case after a shard's first move).
  *
  * @param d1 a shard's binding (the primary).
  */
 export async function installMoveTriggers(d1: D1Database): Promise<void> {
-  const statements = [
+  const tables = [
     "CREATE TABLE IF NOT EXISTS company_moves (company_id INTEGER PRIMARY KEY, state TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS company_move_changes (company_id INTEGER NOT NULL, " +
       "table_name TEXT NOT NULL, pk TEXT NOT NULL, version INTEGER NOT NULL, " +
       "PRIMARY KEY (company_id, table_name, pk))",
-    ...ownedTables().flatMap(triggerStatements),
+  ];
+  const triggers = ownedTables().flatMap(triggerStatements);
+  const { results } = await d1
+    .prepare(
+      "SELECT name FROM sqlite_master WHERE (type = 'trigger' AND name LIKE 'move\\_%' ESCAPE '\\') " +
+        "OR (type = 'table' AND name IN ('company_moves', 'company_move_changes'))",
+    )
+    .all<{ name: string }>();
+  const present = new Set(results.map((r) => r.name));
+  const missing = [
+    ...(present.has("company_moves") && present.has("company_move_changes") ? [] : tables),
+    ...triggers.filter((statement) => !present.has(createdName(statement))),
   ];
   await inBatches(
     d1,
-    statements.map((s) => d1.prepare(s)),
+    missing.map((statement) => d1.prepare(statement)),
   );
 }
 

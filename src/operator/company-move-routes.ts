@@ -87,6 +87,10 @@ const MoveReportSchema = z
     switchMs: z.number().int().openapi({
       description: "How long the company's requests waited during the switch, ms.",
     }),
+    statements: z.number().int().openapi({
+      description:
+        "D1 statements the move sent to the two shards (a Worker invocation may send 1,000).",
+    }),
   })
   .openapi("CompanyMoveReport");
 

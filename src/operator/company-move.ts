@@ -83,6 +83,27 @@ export interface MoveReport {
   rows: Record<string, number>;
   /** How long writes waited: from the moving mark to the directory naming the target, ms. */
   switchMs: number;
+  /**
+   * D1 statements the move sent to the two shards (D1 allows 1,000 per Worker invocation on
+   * the paid plan; Miniflare does not enforce it, so the move counts).
+   */
+  statements: number;
+}
+
+/** A binding that counts the statements prepared on it (each is sent once). */
+function counted(d1: D1Database, count: { n: number }): D1Database {
+  return new Proxy(d1, {
+    get(target, prop) {
+      if (prop === "prepare") {
+        return (query: string) => {
+          count.n++;
+          return target.prepare(query);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 /** An error a move answers with: the HTTP status and the detail. */
@@ -124,11 +145,14 @@ export async function moveCompany(
 ): Promise<MoveReport> {
   const from = await deps.placementOf(companyId);
   if (from === null) throw new MoveError(404, "Company not found");
-  const target = deps.shard(to);
-  if (!target) throw new MoveError(422, `No shard named ${to}`);
+  const targetBinding = deps.shard(to);
+  if (!targetBinding) throw new MoveError(422, `No shard named ${to}`);
   if (from === to) throw new MoveError(409, `The company is on ${to} already`);
-  const source = deps.shard(from);
-  if (!source) throw new MoveError(500, `The company's shard ${from} is not bound`);
+  const sourceBinding = deps.shard(from);
+  if (!sourceBinding) throw new MoveError(500, `The company's shard ${from} is not bound`);
+  const statements = { n: 0 };
+  const source = counted(sourceBinding, statements);
+  const target = counted(targetBinding, statements);
 
   // Both databases get the triggers; what an earlier, failed move left in the target goes.
   await installMoveTriggers(source);
@@ -185,6 +209,7 @@ export async function moveCompany(
       changesApplied,
       rows: nonZero(after),
       switchMs,
+      statements: statements.n,
     };
   } catch (error) {
     // Not switched: the source stays the company's, unfenced, and the waiting requests go on.

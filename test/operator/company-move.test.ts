@@ -123,7 +123,11 @@ describe("POST /operator/v1/companies/{company_id}/move", () => {
     const sentBefore = sent;
     const moved = await operator("POST", `/companies/${p.co.id}/move`, { shard: to });
     const sentDuringMove = sent - sentBefore;
-    const report = (await moved.json()) as { switchMs: number; rows: Record<string, number> };
+    const report = (await moved.json()) as {
+      switchMs: number;
+      statements: number;
+      rows: Record<string, number>;
+    };
     expect(moved.status, JSON.stringify(report)).toBe(200);
     await sleep(500);
     writing = false;
@@ -137,13 +141,16 @@ describe("POST /operator/v1/companies/{company_id}/move", () => {
     console.log(
       `move: ${sent} writes in ${seconds.toFixed(1)} s (${(sent / seconds).toFixed(0)}/s), ` +
         `${sentDuringMove} during the move, ` +
-        `switch ${report.switchMs} ms, statuses ${JSON.stringify([...statuses])}, retries ${retries}`,
+        `switch ${report.switchMs} ms, ${report.statements} statements, statuses ${JSON.stringify([...statuses])}, retries ${retries}`,
     );
     // The writer aims at 50 a second; inside the test pool one isolate runs the writer, the
     // Worker and its Durable Objects, so a loaded machine reaches less (25 to 45 here), and a
     // rate is a benchmark's target, not a test's: bench/company-move.ts holds 50 a second
     // against wrangler dev. What this test needs is writes in flight across the whole move.
     expect(sentDuringMove).toBeGreaterThanOrEqual(50);
+    // Well inside one invocation's 1,000 D1 statements (counted by the move itself).
+    expect(report.statements).toBeGreaterThan(0);
+    expect(report.statements).toBeLessThan(1_000);
 
     // Every acknowledged production log is on the new shard, none of the company's rows on the old.
     const target = shardBinding(to);

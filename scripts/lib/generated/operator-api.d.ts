@@ -2782,6 +2782,8 @@ export interface components {
             };
             /** @description How long the company's requests waited during the switch, ms. */
             switchMs: number;
+            /** @description D1 statements the move sent to the two shards (a Worker invocation may send 1,000). */
+            statements: number;
         };
         CompanyMove: {
             /**
