@@ -13,7 +13,7 @@ import {
   serveFavicon,
 } from "./board/board-page";
 import { createDb } from "./db/client";
-import { isFenceError } from "./db/company-copy";
+import { isFenceError } from "./db/move-fence";
 import { isCompanyMoving, UnknownCompanyError } from "./db/shards";
 import { d1Session } from "./http/d1-session";
 import {

@@ -21,14 +21,8 @@
  * A failure before the switch puts everything back (the source unfenced, the directory
  * unchanged); the rows already copied to the target are removed by the next move there.
  */
-import {
-  applyChanges,
-  copyCompany,
-  countRows,
-  installMoveTriggers,
-  removeCompany,
-  setMoveState,
-} from "../db/company-copy";
+import { applyChanges, copyCompany, countRows, removeCompany } from "../db/company-copy";
+import { installMoveTriggers, setMoveState } from "../db/move-fence";
 
 /** What a move needs of the directory and of the Worker (src/operator/company-move-routes.ts). */
 export interface MoveDeps {

@@ -6,15 +6,9 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  applyChanges,
-  copyCompany,
-  countRows,
-  installMoveTriggers,
-  removeCompany,
-  setMoveState,
-} from "../../src/db/company-copy";
+import { applyChanges, copyCompany, countRows, removeCompany } from "../../src/db/company-copy";
 import { ownedTables } from "../../src/db/company-tables";
+import { installMoveTriggers, setMoveState } from "../../src/db/move-fence";
 import { api, createCompany, createMachines } from "../harness";
 
 function binding(name: string): D1Database {
