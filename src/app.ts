@@ -5,6 +5,11 @@
 import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
+import {
+  BOOKMARK_COMPONENT,
+  BOOKMARK_HEADER_COMPONENT,
+  BOOKMARK_PARAMETER_COMPONENT,
+} from "./app-chain/public-route";
 import type { AppEnv } from "./app-env";
 import {
   BOARD_SCRIPT_PATH,
@@ -118,6 +123,13 @@ export function createApp() {
   app.use("/v1/*", declaredBodyLimit(PUBLIC_MAX_BODY_BYTES));
   app.use("/operator/*", jsonBody({ maxBytes: OPERATOR_MAX_BODY_BYTES }));
 
+  // x-d1-bookmark, referenced by every public operation and response (app-chain/public-route.ts).
+  app.openAPIRegistry.registerComponent(
+    "parameters",
+    BOOKMARK_COMPONENT,
+    BOOKMARK_PARAMETER_COMPONENT,
+  );
+  app.openAPIRegistry.registerComponent("headers", BOOKMARK_COMPONENT, BOOKMARK_HEADER_COMPONENT);
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",
     in: "header",

@@ -72,9 +72,10 @@ const IDEMPOTENCY_PARAMETER = {
 
 /**
  * The `x-d1-bookmark` request header, on every public route: read-your-writes across the
- * database's replicas (docs/api-guide.md, "Consistency").
+ * database's replicas (docs/api-guide.md, "Consistency"). A component of the document
+ * (registered by src/app.ts), referenced by every operation.
  */
-const BOOKMARK_PARAMETER = {
+export const BOOKMARK_PARAMETER_COMPONENT = {
   name: BOOKMARK_HEADER,
   in: "header" as const,
   required: false,
@@ -87,13 +88,23 @@ const BOOKMARK_PARAMETER = {
     `422 at \`["header", "${BOOKMARK_HEADER}"]\`; an empty value is no bookmark.`,
 };
 
-/** The `x-d1-bookmark` response header, on every answer that used the database. */
+/**
+ * The `x-d1-bookmark` response header, on every answer that used the database: a component
+ * of the document (registered by src/app.ts), referenced by every response.
+ */
+export const BOOKMARK_HEADER_COMPONENT = stringHeader(
+  "The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read " +
+    "at least this fresh; absent when the answer used no database.",
+  "SHARD_0:00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683",
+);
+
+/** The name of both components (`#/components/parameters/...`, `#/components/headers/...`). */
+export const BOOKMARK_COMPONENT = "D1Bookmark";
+
+const BOOKMARK_PARAMETER = { $ref: `#/components/parameters/${BOOKMARK_COMPONENT}` };
+
 const BOOKMARK_RESPONSE_HEADER = {
-  [BOOKMARK_HEADER]: stringHeader(
-    "The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read " +
-      "at least this fresh; absent when the answer used no database.",
-    "SHARD_0:00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683",
-  ),
+  [BOOKMARK_HEADER]: { $ref: `#/components/headers/${BOOKMARK_COMPONENT}` },
 };
 
 const REPLAYED_RESPONSE_HEADER = {

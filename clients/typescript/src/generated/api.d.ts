@@ -2788,9 +2788,15 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+        D1Bookmark: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+        D1Bookmark: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2800,7 +2806,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -2814,8 +2820,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2829,8 +2834,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2849,8 +2853,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2869,8 +2872,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2918,8 +2920,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2940,7 +2941,7 @@ export interface operations {
             };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 machine_uuid: string;
@@ -2956,8 +2957,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2971,8 +2971,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2991,8 +2990,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3011,8 +3009,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3031,8 +3028,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3080,8 +3076,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3112,7 +3107,7 @@ export interface operations {
             };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 machine_uuid: string;
@@ -3129,8 +3124,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3145,8 +3139,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3165,8 +3158,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3185,8 +3177,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3205,8 +3196,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3254,8 +3244,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3274,7 +3263,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -3303,8 +3292,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3320,8 +3308,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3342,8 +3329,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3364,8 +3350,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3386,8 +3371,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3408,8 +3392,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3430,8 +3413,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3491,8 +3473,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3513,7 +3494,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -3532,8 +3513,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3547,8 +3527,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3567,8 +3546,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3587,8 +3565,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3607,8 +3584,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3627,8 +3603,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3676,8 +3651,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3696,7 +3670,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 /** @example a1000000-0000-4000-8000-000000000001 */
@@ -3713,8 +3687,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3728,8 +3701,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3748,8 +3720,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3768,8 +3739,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3788,8 +3758,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3837,8 +3806,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3857,7 +3825,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -3876,8 +3844,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3891,8 +3858,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3913,8 +3879,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3935,8 +3900,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3957,8 +3921,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3979,8 +3942,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4040,8 +4002,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4062,7 +4023,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4090,8 +4051,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4105,8 +4065,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4127,8 +4086,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4149,8 +4107,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4171,8 +4128,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4193,8 +4149,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4215,8 +4170,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4237,8 +4191,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4298,8 +4251,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4320,7 +4272,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4348,8 +4300,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4365,8 +4316,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4387,8 +4337,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4409,8 +4358,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4431,8 +4379,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4453,8 +4400,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4475,8 +4421,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4536,8 +4481,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4558,7 +4502,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -4577,8 +4521,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4592,8 +4535,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4612,8 +4554,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4632,8 +4573,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4652,8 +4592,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4672,8 +4611,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4721,8 +4659,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4741,7 +4678,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 operator_id: number;
@@ -4757,8 +4694,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4772,8 +4708,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4792,8 +4727,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4812,8 +4746,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4832,8 +4765,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4881,8 +4813,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4901,7 +4832,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4920,8 +4851,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4935,8 +4865,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4957,8 +4886,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4979,8 +4907,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5001,8 +4928,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5023,8 +4949,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5084,8 +5009,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5106,7 +5030,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5134,8 +5058,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5149,8 +5072,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5171,8 +5093,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5193,8 +5114,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5215,8 +5135,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5237,8 +5156,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5259,8 +5177,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5281,8 +5198,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5342,8 +5258,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5364,7 +5279,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5391,8 +5306,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5408,8 +5322,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5430,8 +5343,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5452,8 +5364,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5474,8 +5385,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5496,8 +5406,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5518,8 +5427,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5579,8 +5487,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5601,7 +5508,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5620,8 +5527,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5635,8 +5541,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5655,8 +5560,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5675,8 +5579,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5695,8 +5598,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5715,8 +5617,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5764,8 +5665,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5784,7 +5684,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 /** @example a2000000-0000-4000-8000-000000000001 */
@@ -5801,8 +5701,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5816,8 +5715,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5836,8 +5734,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5856,8 +5753,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5876,8 +5772,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5925,8 +5820,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5945,7 +5839,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5964,8 +5858,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5979,8 +5872,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6001,8 +5893,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6023,8 +5914,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6045,8 +5935,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6067,8 +5956,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6128,8 +6016,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6150,7 +6037,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -6178,8 +6065,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6193,8 +6079,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6215,8 +6100,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6237,8 +6121,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6259,8 +6142,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6281,8 +6163,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6303,8 +6184,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6325,8 +6205,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6386,8 +6265,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6408,7 +6286,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -6442,8 +6320,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6459,8 +6336,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6481,8 +6357,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6503,8 +6378,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6525,8 +6399,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6547,8 +6420,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6569,8 +6441,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6630,8 +6501,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6652,7 +6522,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6671,8 +6541,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6686,8 +6555,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6706,8 +6574,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6726,8 +6593,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6746,8 +6612,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6766,8 +6631,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6815,8 +6679,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6835,7 +6698,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 /** @example a3000000-0000-4000-8000-000000000001 */
@@ -6852,8 +6715,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6867,8 +6729,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6887,8 +6748,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6907,8 +6767,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6927,8 +6786,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6976,8 +6834,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6996,7 +6853,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7015,8 +6872,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7030,8 +6886,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7052,8 +6907,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7074,8 +6928,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7096,8 +6949,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7118,8 +6970,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7179,8 +7030,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7201,7 +7051,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7229,8 +7079,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7244,8 +7093,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7266,8 +7114,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7288,8 +7135,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7310,8 +7156,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7332,8 +7177,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7354,8 +7198,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7376,8 +7219,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7437,8 +7279,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7459,7 +7300,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7495,8 +7336,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7512,8 +7352,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7534,8 +7373,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7556,8 +7394,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7578,8 +7415,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7600,8 +7436,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7622,8 +7457,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7683,8 +7517,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7705,7 +7538,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -7724,8 +7557,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7739,8 +7571,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7759,8 +7590,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7779,8 +7609,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7799,8 +7628,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7819,8 +7647,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7868,8 +7695,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7904,7 +7730,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 /** @example a4000000-0000-4000-8000-000000000001 */
@@ -7921,8 +7747,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7936,8 +7761,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7956,8 +7780,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7976,8 +7799,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7996,8 +7818,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8045,8 +7866,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8081,7 +7901,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -8100,8 +7920,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8115,8 +7934,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8137,8 +7955,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8159,8 +7976,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8181,8 +7997,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8203,8 +8018,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8264,8 +8078,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8302,7 +8115,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -8330,8 +8143,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8345,8 +8157,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8367,8 +8178,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8389,8 +8199,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8411,8 +8220,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8433,8 +8241,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8455,8 +8262,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8477,8 +8283,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8538,8 +8343,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8576,7 +8380,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8595,8 +8399,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8611,8 +8414,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8631,8 +8433,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8651,8 +8452,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8671,8 +8471,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8691,8 +8490,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8740,8 +8538,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8776,7 +8573,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8795,8 +8592,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8811,8 +8607,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8831,8 +8626,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8851,8 +8645,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8871,8 +8664,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8891,8 +8683,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8940,8 +8731,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8960,7 +8750,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8979,8 +8769,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8995,8 +8784,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9015,8 +8803,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9035,8 +8822,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9055,8 +8841,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9075,8 +8860,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9124,8 +8908,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9144,7 +8927,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -9163,8 +8946,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9179,8 +8961,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9199,8 +8980,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9219,8 +8999,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9239,8 +9018,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9259,8 +9037,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9308,8 +9085,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9349,7 +9125,7 @@ export interface operations {
             };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description The id of the last event received (sent by `EventSource`). */
                 "last-event-id"?: string;
             };
@@ -9365,8 +9141,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9391,8 +9166,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9411,8 +9185,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9431,8 +9204,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9451,8 +9223,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9500,8 +9271,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9525,7 +9295,7 @@ export interface operations {
             };
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description The id of the last event received (sent by `EventSource`). */
                 "last-event-id"?: string;
             };
@@ -9543,8 +9313,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9569,8 +9338,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9589,8 +9357,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9609,8 +9376,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9629,8 +9395,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9678,8 +9443,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9698,7 +9462,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -9712,8 +9476,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9727,8 +9490,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9747,8 +9509,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9767,8 +9528,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9787,8 +9547,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9807,8 +9566,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9856,8 +9614,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9876,7 +9633,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -9903,8 +9660,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9918,8 +9674,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9940,8 +9695,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9962,8 +9716,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9984,8 +9737,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10006,8 +9758,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10028,8 +9779,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10050,8 +9800,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10111,8 +9860,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10133,7 +9881,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -10155,8 +9903,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10170,8 +9917,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10192,8 +9938,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10214,8 +9959,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10236,8 +9980,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10258,8 +10001,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10280,8 +10022,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10302,8 +10043,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10363,8 +10103,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -10385,7 +10124,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: string;
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
             };
             path: {
                 machine_id: number;
@@ -10401,8 +10140,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10416,8 +10154,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10436,8 +10173,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10456,8 +10192,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10476,8 +10211,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10496,8 +10230,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10545,8 +10278,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
-                    /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
-                    "x-d1-bookmark"?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
