@@ -54,6 +54,9 @@ export default defineConfig(async () => {
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
+          // A database outside the shard pattern, which test/db/shards.test.ts binds as a new
+          // shard to check that adding one is a deployment step only.
+          d1Databases: { SPARE_D1: "spare-d1" },
           bindings: {
             ENVIRONMENT: "test",
             OPERATOR_TOKEN: "test-operator-token",

@@ -12,6 +12,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const TSX_CLI = createRequire(join(ROOT, "package.json")).resolve("tsx/cli");
 const BENCHES = [
   "run.ts",
+  "session-client.ts",
+  "company-move.ts",
   "signals-plant.ts",
   "rate-limit.ts",
   "realtime.ts",

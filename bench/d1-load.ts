@@ -320,7 +320,10 @@ async function main(): Promise<void> {
   } finally {
     stop.abort();
     await stopDevServer(child);
-    rmSync(STATE_DIR, { recursive: true, force: true });
+    // BENCH_D1_KEEP_STATE=1 keeps the databases, for measuring what the plant stored
+    // (docs/scaling.md, "Capacity on paper").
+    if (process.env.BENCH_D1_KEEP_STATE === "1") console.log(`Databases kept in ${STATE_DIR}.`);
+    else rmSync(STATE_DIR, { recursive: true, force: true });
   }
 }
 

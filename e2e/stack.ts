@@ -12,6 +12,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { d1Bindings } from "../scripts/lib/cloudflare-setup";
 
 /** The project root (the folder holding package.json). */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -171,13 +172,16 @@ async function waitFor(url: string, service: Service, init: RequestInit = {}): P
  */
 async function startWorker(stack: Stack): Promise<void> {
   const persistTo = join(stack.workDir, "state");
-  await runToEnd(
-    stack,
-    "wrangler d1 migrations apply",
-    [WRANGLER_BIN, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo],
-    join(stack.workDir, "migrations.log"),
-    OFFLINE_ENV,
-  );
+  // The directory and every shard (one migration stream).
+  for (const binding of d1Bindings(readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8"))) {
+    await runToEnd(
+      stack,
+      `wrangler d1 migrations apply ${binding}`,
+      [WRANGLER_BIN, "d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo],
+      join(stack.workDir, `migrations-${binding}.log`),
+      OFFLINE_ENV,
+    );
+  }
   const port = Number(new URL(stack.workerUrl).port);
   const inspectorPort = await freePort();
   const worker = startService(

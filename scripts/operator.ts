@@ -76,15 +76,40 @@ const COMMANDS: Record<string, Command> = {
     run: async (client) => ok("GET", await client.api.GET("/companies")),
   },
   "companies:create": {
-    usage: "companies:create --name N --timezone TZ",
+    usage: "companies:create --name N --timezone TZ [--shard SHARD_n]",
     summary: "Create a company.",
-    details: "Prints its id and webhook secret. TZ is an IANA name, for example Europe/Rome.",
-    options: { name: { type: "string" }, timezone: { type: "string" } },
+    details:
+      "Prints its id, shard and webhook secret. TZ is an IANA name, for example Europe/Rome. " +
+      "Without --shard the company goes to the shard with the fewest companies.",
+    options: { name: { type: "string" }, timezone: { type: "string" }, shard: { type: "string" } },
     run: async (client, v) =>
       ok(
         "POST",
         await client.api.POST("/companies", {
-          body: [{ name: required(v, "name"), timezone: required(v, "timezone") }],
+          body: [
+            {
+              name: required(v, "name"),
+              timezone: required(v, "timezone"),
+              ...(typeof v.shard === "string" ? { shard: v.shard } : {}),
+            },
+          ],
+        }),
+      ),
+  },
+  "companies:move": {
+    usage: "companies:move --company ID --shard SHARD_n",
+    summary: "Move a company to another shard (copy, catch up, switch, remove).",
+    details:
+      "Answers once the company reads and writes on the new shard: the rows copied by table, " +
+      "the changes applied after the copy, and how long its requests waited during the switch " +
+      "(about 3 s). No acknowledged write is lost; see docs/scaling.md.",
+    options: { company: { type: "string" }, shard: { type: "string" } },
+    run: async (client, v) =>
+      ok(
+        "POST",
+        await client.api.POST("/companies/{company_id}/move", {
+          params: { path: { company_id: requiredId(v, "company") } },
+          body: { shard: required(v, "shard") },
         }),
       ),
   },

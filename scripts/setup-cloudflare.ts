@@ -1,8 +1,8 @@
 /**
- * `npm run setup:cloudflare -- --env sandbox [--dry-run]`: creates the D1 database and
- * the Queues of one environment of wrangler.toml on the Cloudflare account wrangler is
- * logged in to (`npx wrangler login`), and writes the new database's id into
- * wrangler.toml. An existing queue is kept. Then it prints the remaining steps (the
+ * `npm run setup:cloudflare -- --env sandbox [--dry-run]`: creates the D1 databases (the
+ * directory `DB` and every shard `SHARD_<n>`) and the Queues of one environment of
+ * wrangler.toml on the Cloudflare account wrangler is logged in to (`npx wrangler login`),
+ * and writes each new database's id into wrangler.toml. An existing queue is kept. Then it prints the remaining steps (the
  * operator secret, the migrations, the deployment).
  *
  * `--dry-run` prints the commands and the wrangler.toml change without running anything:
@@ -48,19 +48,22 @@ for (const args of setupCommands(resources)) {
     throw error;
   }
   if (args[0] === "d1") {
+    const binding = resources.databases.find((d) => d.databaseName === args[2])?.binding ?? "DB";
     const id = createdDatabaseId(output);
-    toml = withDatabaseId(toml, env, id);
+    toml = withDatabaseId(toml, env, binding, id);
     writeFileSync(configPath, toml);
-    console.log(`  wrote database_id = "${id}" into [[env.${env}.d1_databases]] of wrangler.toml`);
+    console.log(`  wrote database_id = "${id}" into the ${binding} block of wrangler.toml`);
   }
 }
-if (dryRun && resources.databaseId === null) {
-  console.log(
-    `would write: database_id = "<the id printed by wrangler d1 create>" into [[env.${env}.d1_databases]]`,
-  );
+for (const database of resources.databases) {
+  if (dryRun && database.databaseId === null) {
+    console.log(
+      `would write: database_id = "<the id printed by wrangler d1 create>" into the ${database.binding} block of [env.${env}]`,
+    );
+  }
 }
 console.log(`
 Then:
   npx wrangler secret put OPERATOR_TOKEN --env ${env}   # a long random string
-  npm run deploy${env === "sandbox" ? ":sandbox" : ""}                              # migrations, then the Worker
+  npm run deploy${env === "sandbox" ? ":sandbox" : ""}                              # migrations of every database, then the Worker
   npm run operator -- --url https://<your worker> companies:create ...`);

@@ -2,9 +2,10 @@
  * `npm start`: the whole local demo in one command.
  *
  * 1. creates `.dev.vars` from `.dev.vars.example` when missing;
- * 2. applies the D1 migrations to the local database;
- * 3. runs `wrangler dev` (127.0.0.1:8787, from wrangler.toml), forwarding Ctrl-C to it
- *    and exiting with its exit code;
+ * 2. applies the D1 migrations to every local database: the directory (`DB`) and every
+ *    shard (`SHARD_<n>`) of wrangler.toml;
+ * 3. runs `wrangler dev` (127.0.0.1:8787 from wrangler.toml, or `--port <n>`), forwarding
+ *    Ctrl-C to it and exiting with its exit code;
  * 4. waits until GET /openapi.json answers 200 (at most 60 s);
  * 5. loads the demo data once (scripts/lib/demo-seed.ts), with its fixed ids
  *    (docs/demo-data.md);
@@ -19,6 +20,7 @@ import { appendFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from
 import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
+import { d1Bindings } from "./lib/cloudflare-setup";
 import { DEMO_FILES, DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
 import { ASSET_0_POWER_ID, ASSET_0_UUID } from "./lib/demo-ids";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
@@ -28,7 +30,9 @@ import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } f
 import { Replay, startReplay } from "./lib/replay";
 import { type FleetFiles, fillFleetWeek } from "./lib/replay-fleet";
 
-const BASE_URL = DEFAULT_BASE_URL;
+/** `--port <n>`: another port than wrangler.toml's (8787), for a second checkout. */
+const PORT = portArgument(process.argv.slice(2));
+const BASE_URL = PORT === undefined ? DEFAULT_BASE_URL : `http://127.0.0.1:${PORT}`;
 const READY_PATH = "/openapi.json";
 const READY_TIMEOUT_MS = 60_000;
 const POLL_INTERVAL_MS = 500;
@@ -51,6 +55,18 @@ const EXAMPLE_METRICS_BODY = JSON.stringify({
 const WRANGLER_BIN = createRequire(join(PROJECT_ROOT, "package.json")).resolve(
   "wrangler/bin/wrangler.js",
 );
+
+/** The number after `--port`, or undefined; exits with a usage message when it is not a port. */
+function portArgument(args: readonly string[]): number | undefined {
+  const i = args.indexOf("--port");
+  if (i < 0) return undefined;
+  const port = Number(args[i + 1]);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    console.error("usage: npm start -- [--port <1-65535>] [--verbose] [--no-replay]");
+    process.exit(2);
+  }
+  return port;
+}
 
 /**
  * Answers whether GET `url` returns 200 within 2 s.
@@ -91,14 +107,30 @@ async function waitUntilReady(
 }
 
 /**
- * Applies the D1 migrations to the local database. Verbose: wrangler's own output. Quiet:
+ * Applies the D1 migrations to every local database of wrangler.toml (the directory and
+ * each shard: one migration stream).
+ *
+ * @returns the first non-zero exit code of wrangler, or 0.
+ */
+function applyAllMigrations(env: NodeJS.ProcessEnv, verbose: boolean): number {
+  const toml = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8");
+  for (const binding of d1Bindings(toml)) {
+    const status = applyMigrations(binding, env, verbose);
+    if (status !== 0) return status;
+  }
+  return 0;
+}
+
+/**
+ * Applies the D1 migrations to one local database. Verbose: wrangler's own output. Quiet:
  * wrangler prints every migration's table once per migration applied, so its output goes
  * to the log and the names applied are listed once (all of it is shown on a failure).
  *
+ * @param binding the database's binding name (`DB`, `SHARD_0`, ...).
  * @returns wrangler's exit code.
  */
-function applyMigrations(env: NodeJS.ProcessEnv, verbose: boolean): number {
-  const args = [WRANGLER_BIN, "d1", "migrations", "apply", "DB", "--local"];
+function applyMigrations(binding: string, env: NodeJS.ProcessEnv, verbose: boolean): number {
+  const args = [WRANGLER_BIN, "d1", "migrations", "apply", binding, "--local"];
   if (verbose) {
     const result = spawnSync(process.execPath, args, { cwd: PROJECT_ROOT, stdio: "inherit", env });
     if (result.error) throw result.error;
@@ -115,8 +147,8 @@ function applyMigrations(env: NodeJS.ProcessEnv, verbose: boolean): number {
   const applied = [...new Set(output.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? [])];
   console.log(
     applied.length === 0
-      ? "D1 migrations: the local database is up to date."
-      : `D1 migrations applied to the local database: ${applied.join(", ")}.`,
+      ? `D1 migrations: the local database ${binding} is up to date.`
+      : `D1 migrations applied to the local database ${binding}: ${applied.join(", ")}.`,
   );
   return 0;
 }
@@ -230,7 +262,7 @@ async function main(): Promise<void> {
     return;
   }
 
-  const migrated = applyMigrations({ ...quietEnv, CI: "true" }, verbose);
+  const migrated = applyAllMigrations({ ...quietEnv, CI: "true" }, verbose);
   if (migrated !== 0) {
     console.error("Applying the D1 migrations failed.");
     process.exitCode = migrated;
@@ -238,7 +270,8 @@ async function main(): Promise<void> {
   }
 
   const logFd = verbose ? undefined : openSync(LOG_PATH, "a");
-  const dev = spawn(process.execPath, [WRANGLER_BIN, "dev"], {
+  const devArgs = [WRANGLER_BIN, "dev", ...(PORT === undefined ? [] : ["--port", String(PORT)])];
+  const dev = spawn(process.execPath, devArgs, {
     cwd: PROJECT_ROOT,
     stdio: logFd === undefined ? "inherit" : ["ignore", logFd, logFd],
     env: quietEnv,

@@ -5,6 +5,11 @@
 import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
+import {
+  BOOKMARK_COMPONENT,
+  BOOKMARK_HEADER_COMPONENT,
+  BOOKMARK_PARAMETER_COMPONENT,
+} from "./app-chain/public-route";
 import type { AppEnv } from "./app-env";
 import {
   BOARD_SCRIPT_PATH,
@@ -13,6 +18,9 @@ import {
   serveFavicon,
 } from "./board/board-page";
 import { createDb } from "./db/client";
+import { isFenceError } from "./db/move-fence";
+import { isCompanyMoving, UnknownCompanyError } from "./db/shards";
+import { d1Session } from "./http/d1-session";
 import {
   DOCS_ASSETS_PREFIX,
   docsPageHtml,
@@ -53,14 +61,29 @@ const SCOPE_TABLE_INTRO =
 /**
  * Renders any thrown error as the spec's body.
  *
- * `ApiError` keeps its status and detail; Hono's own 4XX errors become our
- * bodies; anything else is a 500 whose body never carries the message or stack
- * (those are logged with the request id).
+ * `ApiError` keeps its status and detail; a company whose shard this Worker does not
+ * bind is a 503; Hono's own 4XX errors become our bodies; anything else is a 500 whose
+ * body never carries the message or stack (those are logged with the request id).
  */
 export function renderError(error: Error, c: Context<AppEnv>): Response {
   if (error instanceof ApiError) {
     for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
     return c.json({ detail: error.detail }, error.status);
+  }
+  if (isFenceError(error) || isCompanyMoving(error)) {
+    // A write that reached a company's old database during its move (docs/scaling.md): the
+    // batch was refused whole, nothing was written; or a move that did not switch within the
+    // wait. The retry reaches the company's database.
+    c.header("retry-after", "1");
+    return c.json({ detail: "This company's data is being moved; retry in a second" }, 503);
+  }
+  if (error instanceof UnknownCompanyError) {
+    // A company the directory places on a shard this Worker does not bind (a deployment
+    // that dropped a binding): its data exists but cannot be reached now.
+    console.error(
+      JSON.stringify({ level: "error", requestId: c.var.requestId, error: String(error) }),
+    );
+    return c.json({ detail: "Service Unavailable" }, 503);
   }
   if (error instanceof HTTPException) {
     if (error.status === 400 && /JSON/i.test(error.message)) {
@@ -89,14 +112,24 @@ export function createApp() {
   // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
   app.get("/healthz", (c) => c.body(null, 204));
   app.use("*", requestId());
-  app.use("*", async function attachDb(c, next) {
-    c.set("db", createDb(c.env.DB));
+  app.use("*", async function attachDirectory(c, next) {
+    c.set("directory", createDb(c.env.DB));
     await next();
   });
+  // x-d1-bookmark checked, and the request's session's bookmark on the answer (the session is
+  // opened on the company's shard by authenticate; docs/api-guide.md, "Consistency").
+  app.use("*", d1Session());
   // Public bodies are read after authentication (publicRoute); only the declared size here.
   app.use("/v1/*", declaredBodyLimit(PUBLIC_MAX_BODY_BYTES));
   app.use("/operator/*", jsonBody({ maxBytes: OPERATOR_MAX_BODY_BYTES }));
 
+  // x-d1-bookmark, referenced by every public operation and response (app-chain/public-route.ts).
+  app.openAPIRegistry.registerComponent(
+    "parameters",
+    BOOKMARK_COMPONENT,
+    BOOKMARK_PARAMETER_COMPONENT,
+  );
+  app.openAPIRegistry.registerComponent("headers", BOOKMARK_COMPONENT, BOOKMARK_HEADER_COMPONENT);
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",
     in: "header",

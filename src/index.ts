@@ -4,6 +4,8 @@
  */
 import { createApp } from "./app";
 import { createDb } from "./db/client";
+import { repairPendingMirrors } from "./db/company-mirror";
+import { shardBindings } from "./db/shards";
 import { type Env, readSettings } from "./env";
 import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
@@ -24,10 +26,16 @@ export default {
   queue: webhookQueueHandler(),
   async scheduled(_controller, env, ctx) {
     const { stalledMarginSeconds } = readSettings(env).webhooks;
-    ctx.waitUntil(
-      sweepOutbox(env, createDb(env.DB), Date.now(), {
-        stalledMarginMs: stalledMarginSeconds * 1000,
-      }),
-    );
+    // Cross-company work runs per shard: each shard's outbox on its own.
+    const now = Date.now();
+    const shards = shardBindings(env);
+    // Company mirrors a crash left pending and nothing has touched since (one directory read
+    // through an index of pending rows when there are none).
+    ctx.waitUntil(repairPendingMirrors(env.DB, shards));
+    for (const shard of shards.values()) {
+      ctx.waitUntil(
+        sweepOutbox(env, createDb(shard), now, { stalledMarginMs: stalledMarginSeconds * 1000 }),
+      );
+    }
   },
 } satisfies ExportedHandler<Env, WebhookMessage>;

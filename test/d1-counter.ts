@@ -9,6 +9,7 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { createApp } from "../src/app";
+import { shardBindings } from "../src/db/shards";
 import type { Env } from "../src/env";
 
 /** One statement sent: its SQL, bound values and the rows D1 says it read. */
@@ -36,9 +37,13 @@ interface Meta {
   rows_read?: number;
 }
 
-/** Wraps a D1 binding; statements and batches go to the real one, counted. */
-export function countingD1(real: D1Database): CountingD1 {
-  const log: SentStatement[] = [];
+/**
+ * Wraps a D1 binding; statements and batches go to the real one, counted.
+ *
+ * @param log where statements are recorded: pass one log to several bindings (the
+ *   directory and the shards) to count a request's statements over all of them, in order.
+ */
+export function countingD1(real: D1Database, log: SentStatement[] = []): CountingD1 {
   const unwrap = new WeakMap<object, D1PreparedStatement>();
   const sqlOf = new WeakMap<object, { sql: string; params: unknown[] }>();
   const record = (entry: { sql: string; params: unknown[] }, meta: Meta | undefined) => {
@@ -89,32 +94,38 @@ export function countingD1(real: D1Database): CountingD1 {
     sqlOf.set(proxy, entry);
     return proxy;
   };
-  const binding = new Proxy(real, {
-    get(target, prop) {
-      if (prop === "prepare") {
-        return (query: string) => wrapStatement(target.prepare(query), query, []);
-      }
-      if (prop === "batch") {
-        return async (statements: D1PreparedStatement[]) => {
-          const results = await target.batch(statements.map((s) => unwrap.get(s) ?? s));
-          statements.forEach((s, i) => {
-            record(sqlOf.get(s) ?? { sql: "", params: [] }, results[i]?.meta as Meta);
-          });
-          return results;
-        };
-      }
-      if (prop === "exec") {
-        return (query: string) => {
-          for (const part of query.split(";").filter((q) => q.trim() !== "")) {
-            record({ sql: part, params: [] }, undefined);
-          }
-          return target.exec(query);
-        };
-      }
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  // A binding's statements and a session's (the app opens one per request) are counted alike.
+  const wrapSource = <T extends D1Database | D1DatabaseSession>(source: T): T =>
+    new Proxy(source, {
+      get(target, prop) {
+        if (prop === "prepare") {
+          return (query: string) => wrapStatement(target.prepare(query), query, []);
+        }
+        if (prop === "batch") {
+          return async (statements: D1PreparedStatement[]) => {
+            const results = await target.batch(statements.map((s) => unwrap.get(s) ?? s));
+            statements.forEach((s, i) => {
+              record(sqlOf.get(s) ?? { sql: "", params: [] }, results[i]?.meta as Meta);
+            });
+            return results;
+          };
+        }
+        if (prop === "withSession" && "withSession" in target) {
+          return (anchor?: string) => wrapSource(target.withSession(anchor));
+        }
+        if (prop === "exec" && "exec" in target) {
+          return (query: string) => {
+            for (const part of query.split(";").filter((q) => q.trim() !== "")) {
+              record({ sql: part, params: [] }, undefined);
+            }
+            return target.exec(query);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const binding = wrapSource(real);
   return {
     binding,
     count: () => log.length,
@@ -127,20 +138,30 @@ export function countingD1(real: D1Database): CountingD1 {
 const app = createApp();
 
 /**
- * Sends one request to a fresh app whose `DB` binding counts statements.
+ * The Worker's bindings with the directory (`DB`) and every shard counting statements into
+ * one log.
+ *
+ * @returns the bindings and the counter of all of them (its `binding` is the directory's).
+ */
+export function countingEnv(): { env: Env; counter: CountingD1 } {
+  const log: SentStatement[] = [];
+  const counter = countingD1(env.DB, log);
+  const counted: Record<string, unknown> = { ...(env as unknown as Env), DB: counter.binding };
+  for (const [name, shard] of shardBindings(env)) counted[name] = countingD1(shard, log).binding;
+  return { env: counted as unknown as Env, counter };
+}
+
+/**
+ * Sends one request to a fresh app whose D1 bindings (directory and shards) count statements.
  *
  * @returns the response, the number of D1 statements the request sent and what it sent.
  */
 export async function countStatements(
   request: Request,
 ): Promise<{ response: Response; statements: number; counter: CountingD1 }> {
-  const counter = countingD1(env.DB);
+  const { env: counted, counter } = countingEnv();
   const ctx = createExecutionContext();
-  const response = await app.fetch(
-    request,
-    { ...(env as unknown as Env), DB: counter.binding },
-    ctx,
-  );
+  const response = await app.fetch(request, counted, ctx);
   await waitOnExecutionContext(ctx);
   return { response, statements: counter.count(), counter };
 }

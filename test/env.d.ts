@@ -6,6 +6,8 @@ declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+      /** A D1 database no binding pattern names: test/db/shards.test.ts adds it as a shard. */
+      SPARE_D1: D1Database;
     }
   }
 }

@@ -2,8 +2,11 @@
  * Test harness: every test builds its own company, keys and plant data through
  * the operator API, so that no test depends on another test's rows.
  */
+import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { ALL_SCOPES } from "../src/auth/scopes";
+import { createDb, type Database } from "../src/db/client";
+import { companyD1 } from "../src/db/shards";
 
 export const OPERATOR_TOKEN = "test-operator-token";
 const BASE = "http://api.test";
@@ -49,6 +52,16 @@ export function api(
   });
 }
 
+/** The D1 binding of a company's shard, as the directory names it (src/db/shards.ts). */
+export function shardD1(companyId: number): Promise<D1Database> {
+  return companyD1(env, companyId);
+}
+
+/** The Drizzle client of a company's shard. */
+export async function shardDb(companyId: number): Promise<Database> {
+  return createDb(await shardD1(companyId));
+}
+
 export interface TestCompany {
   id: number;
   name: string;
@@ -58,14 +71,22 @@ export interface TestCompany {
 
 let counter = 0;
 
-/** Creates a company with a key holding every scope (or the scopes given). */
+/**
+ * Creates a company with a key holding every scope (or the scopes given). It lands on the
+ * shard with the fewest companies (src/db/shard-placement.ts), so a test's companies spread
+ * over the shards; `shard` places it on the one named.
+ */
 export async function createCompany(
-  options: { timezone?: string; scopes?: readonly string[] } = {},
+  options: { timezone?: string; scopes?: readonly string[]; shard?: string } = {},
 ): Promise<TestCompany> {
   counter += 1;
   const name = `Test Co ${counter}-${crypto.randomUUID().slice(0, 8)}`;
   const [company] = await operatorJson<{ id: number; name: string }[]>("POST", "/companies", [
-    { name, timezone: options.timezone ?? "Europe/Rome" },
+    {
+      name,
+      timezone: options.timezone ?? "Europe/Rome",
+      ...(options.shard === undefined ? {} : { shard: options.shard }),
+    },
   ]);
   if (!company) throw new Error("no company created");
   const key = await createKey(company.id, options.scopes ?? ALL_SCOPES);

@@ -15,6 +15,8 @@ interface Company {
   id: number;
   name: string;
   timezone: string;
+  /** The shard the company was placed on. */
+  shard: string;
   webhookSecret?: string;
 }
 
@@ -87,13 +89,16 @@ describe("operator companies", () => {
     ]);
     for (const c of created) expect(c.webhookSecret).toMatch(/^whsec_[A-Za-z0-9_-]{40,}$/);
     expect(created[0]?.webhookSecret).not.toBe(created[1]?.webhookSecret);
+    // Placed on the emptiest shard each: two companies of one call land on different shards.
+    for (const c of created) expect(c.shard).toMatch(/^SHARD_\d+$/);
+    expect(created[0]?.shard).not.toBe(created[1]?.shard);
 
     const list = await operatorJson<Company[]>("GET", "/companies");
     const ids = list.map((c) => c.id);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     for (const c of created) {
       const listed = list.find((l) => l.id === c.id);
-      expect(listed).toEqual({ id: c.id, name: c.name, timezone: c.timezone });
+      expect(listed).toEqual({ id: c.id, name: c.name, timezone: c.timezone, shard: c.shard });
     }
   });
 

@@ -15,6 +15,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import { createRequire } from "node:module";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { d1Bindings } from "../../scripts/lib/cloudflare-setup";
 import { DEV_SERVER_ENV } from "./spawn-dev-server";
 
 /** Absolute path of the project root. */
@@ -102,20 +103,23 @@ export function prepareWorker(paths: WorkerPaths): void {
     paths.logFile,
   );
   writeFileSync(join(ROOT, paths.buildDir, "wrangler.toml"), frozenConfig(paths.buildDir));
-  runWrangler(
-    [
-      "d1",
-      "migrations",
-      "apply",
-      "DB",
-      "--local",
-      "--config",
-      `${paths.buildDir}/wrangler.toml`,
-      "--persist-to",
-      paths.persistDir,
-    ],
-    paths.logFile,
-  );
+  // The directory and every shard (one migration stream).
+  for (const binding of d1Bindings(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))) {
+    runWrangler(
+      [
+        "d1",
+        "migrations",
+        "apply",
+        binding,
+        "--local",
+        "--config",
+        `${paths.buildDir}/wrangler.toml`,
+        "--persist-to",
+        paths.persistDir,
+      ],
+      paths.logFile,
+    );
+  }
 }
 
 /**

@@ -4,9 +4,11 @@
  * the benchmarks used to start `wrangler dev`.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { d1Bindings } from "../../scripts/lib/cloudflare-setup";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const requireHere = createRequire(join(ROOT, "package.json"));
@@ -49,20 +51,23 @@ export function spawnDevServer(options: {
 }
 
 /**
- * Applies the D1 migrations to a local database directory (`wrangler d1 migrations
- * apply DB --local`), output to this process's terminal.
+ * Applies the D1 migrations to every local database of wrangler.toml (`wrangler d1
+ * migrations apply <binding> --local`: the directory and each shard), output to this
+ * process's terminal.
  *
  * @param persistTo the `--persist-to` directory, relative to the project root.
  * @throws Error when wrangler exits non-zero.
  */
 export function applyMigrations(persistTo: string): void {
-  const args = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo];
-  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: DEV_SERVER_ENV,
-  });
-  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
+  for (const binding of d1Bindings(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))) {
+    const args = ["d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo];
+    const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: DEV_SERVER_ENV,
+    });
+    if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} exited ${result.status}`);
+  }
 }
 
 /**

@@ -21,6 +21,7 @@
  * so one module-level table sees them all.
  */
 
+import { shardBindings } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import * as project from "../../src/index";
 import type { WebhookMessage } from "../../src/webhooks/outbox";
@@ -148,8 +149,18 @@ function countingD1(real: D1Database, caller: string): D1Database {
   });
 }
 
+/**
+ * The bindings with every D1 database counting: the shards under the caller's name (what a
+ * company's work costs its shard), the directory (`DB`) under `<caller> [directory]` (what
+ * routing and credentials cost it).
+ */
 function counted(env: Env, caller: string): Env {
-  return { ...env, DB: countingD1(env.DB, caller) };
+  const wrapped: Record<string, unknown> = {
+    ...env,
+    DB: countingD1(env.DB, `${caller} [directory]`),
+  };
+  for (const [name, shard] of shardBindings(env)) wrapped[name] = countingD1(shard, caller);
+  return wrapped as unknown as Env;
 }
 
 /** The source of a request: what the benchmark's plant calls, by route. */

@@ -1,16 +1,25 @@
 /**
  * What `npm run setup:cloudflare` creates on a Cloudflare account for one environment of
- * wrangler.toml, and how it writes the new D1 database's id back into the file. Pure
- * functions (no I/O), so that the tests can check them on the real wrangler.toml.
+ * wrangler.toml, and how it writes each new D1 database's id back into the file: the
+ * directory (`DB`) and every shard (`SHARD_<n>`, docs/deploying.md). Pure functions (no
+ * I/O), so that the tests can check them on the real wrangler.toml.
  */
 import { parse } from "smol-toml";
+
+/** One D1 database of an environment. */
+export interface DatabaseResource {
+  /** The binding name (`DB`, `SHARD_0`, ...). */
+  binding: string;
+  databaseName: string;
+  /** The id in wrangler.toml; null while it is still a placeholder. */
+  databaseId: string | null;
+}
 
 /** The account resources of one environment (`[env.<name>]` of wrangler.toml). */
 export interface EnvironmentResources {
   env: string;
-  databaseName: string;
-  /** The id in wrangler.toml; null while it is still a placeholder. */
-  databaseId: string | null;
+  /** Its D1 databases in file order: the directory first, then the shards. */
+  databases: DatabaseResource[];
   /** Queues the Worker produces to or consumes from, dead-letter queues included. */
   queues: string[];
 }
@@ -35,21 +44,37 @@ export function environmentResources(toml: string, env: string): EnvironmentReso
   const config = parse(toml) as { env?: Record<string, EnvTable> };
   const table = config.env?.[env];
   if (!table) throw new Error(`wrangler.toml has no [env.${env}]`);
-  const database = table.d1_databases?.find((d) => d.binding === "DB");
-  if (!database) throw new Error(`[env.${env}] has no D1 database bound as DB`);
+  if (!table.d1_databases?.some((d) => d.binding === "DB")) {
+    throw new Error(`[env.${env}] has no D1 database bound as DB`);
+  }
   const queues = new Set<string>();
   for (const p of table.queues?.producers ?? []) queues.add(p.queue);
   for (const c of table.queues?.consumers ?? []) {
     queues.add(c.queue);
     if (c.dead_letter_queue) queues.add(c.dead_letter_queue);
   }
-  const id = database.database_id ?? "";
-  return {
-    env,
-    databaseName: database.database_name,
-    databaseId: UUID.test(id) && !/^0{8}-/.test(id) ? id : null,
-    queues: [...queues],
-  };
+  const databases = (table.d1_databases ?? []).map((database) => {
+    const id = database.database_id ?? "";
+    return {
+      binding: database.binding,
+      databaseName: database.database_name,
+      databaseId: UUID.test(id) && !/^0{8}-/.test(id) ? id : null,
+    };
+  });
+  return { env, databases, queues: [...queues] };
+}
+
+/**
+ * The D1 binding names of the top level of wrangler.toml (local development) or of one
+ * environment: what `npm run db:migrate` migrates, the directory and every shard alike.
+ *
+ * @param env the environment's name, or undefined for the top level.
+ */
+export function d1Bindings(toml: string, env?: string): string[] {
+  const config = parse(toml) as EnvTable & { env?: Record<string, EnvTable> };
+  const table = env === undefined ? config : config.env?.[env];
+  if (!table) throw new Error(`wrangler.toml has no [env.${env}]`);
+  return (table.d1_databases ?? []).map((d) => d.binding);
 }
 
 /**
@@ -66,15 +91,18 @@ export function createdDatabaseId(output: string): string {
 }
 
 /**
- * wrangler.toml with the `database_id` of `[[env.<env>.d1_databases]]` set to `id`; every
- * other line, comments included, unchanged.
+ * wrangler.toml with the `database_id` of the `[[env.<env>.d1_databases]]` block of
+ * `binding` set to `id`; every other line, comments included, unchanged.
  *
- * @throws Error when the environment has no `database_id` line to replace.
+ * @throws Error when the environment has no such block with a `database_id` line.
  */
-export function withDatabaseId(toml: string, env: string, id: string): string {
+export function withDatabaseId(toml: string, env: string, binding: string, id: string): string {
   const header = `[[env.${env}.d1_databases]]`;
-  const start = toml.indexOf(header);
-  if (start < 0) throw new Error(`wrangler.toml has no ${header}`);
+  let start = toml.indexOf(header);
+  while (start >= 0 && !toml.slice(start).startsWith(`${header}\nbinding = "${binding}"`)) {
+    start = toml.indexOf(header, start + header.length);
+  }
+  if (start < 0) throw new Error(`wrangler.toml has no ${header} with binding = "${binding}"`);
   const next = toml.indexOf("\n[", start + header.length);
   const end = next < 0 ? toml.length : next;
   const block = toml.slice(start, end);
@@ -88,11 +116,13 @@ export function withDatabaseId(toml: string, env: string, id: string): string {
 /**
  * The wrangler commands that create what the environment still lacks, in order.
  *
- * @returns argument lists for `wrangler` (the database only when its id is a placeholder).
+ * @returns argument lists for `wrangler` (a database only when its id is a placeholder).
  */
 export function setupCommands(resources: EnvironmentResources): string[][] {
   return [
-    ...(resources.databaseId === null ? [["d1", "create", resources.databaseName]] : []),
+    ...resources.databases
+      .filter((database) => database.databaseId === null)
+      .map((database) => ["d1", "create", database.databaseName]),
     ...resources.queues.map((queue) => ["queues", "create", queue]),
   ];
 }

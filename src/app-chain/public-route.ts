@@ -9,6 +9,7 @@ import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { authenticate, requireScope } from "../auth/middleware";
+import { BOOKMARK_HEADER, MAX_BOOKMARK_LENGTH } from "../db/session";
 import {
   IDEMPOTENCY_HEADER,
   IDEMPOTENCY_TTL_MS,
@@ -69,6 +70,43 @@ const IDEMPOTENCY_PARAMETER = {
     "(for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`).",
 };
 
+/**
+ * The `x-d1-bookmark` request header, on every public route: read-your-writes across the
+ * database's replicas (docs/api-guide.md, "Consistency"). A component of the document
+ * (registered by src/app.ts), referenced by every operation.
+ */
+export const BOOKMARK_PARAMETER_COMPONENT = {
+  name: BOOKMARK_HEADER,
+  in: "header" as const,
+  required: false,
+  schema: { type: "string" as const, maxLength: MAX_BOOKMARK_LENGTH },
+  description:
+    `The \`${BOOKMARK_HEADER}\` of an earlier answer, sent back unchanged: this request then ` +
+    "sees at least what that answer saw (its writes included), even where reads are served " +
+    "by a nearby replica that lags a few seconds. Without it, reads, searches and reports may " +
+    "lag a few seconds behind other clients' writes. A value that is not such a bookmark is a " +
+    `422 at \`["header", "${BOOKMARK_HEADER}"]\`; an empty value is no bookmark.`,
+};
+
+/**
+ * The `x-d1-bookmark` response header, on every answer that used the database: a component
+ * of the document (registered by src/app.ts), referenced by every response.
+ */
+export const BOOKMARK_HEADER_COMPONENT = stringHeader(
+  "The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read " +
+    "at least this fresh; absent when the answer used no database.",
+  "SHARD_0:00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683",
+);
+
+/** The name of both components (`#/components/parameters/...`, `#/components/headers/...`). */
+export const BOOKMARK_COMPONENT = "D1Bookmark";
+
+const BOOKMARK_PARAMETER = { $ref: `#/components/parameters/${BOOKMARK_COMPONENT}` };
+
+const BOOKMARK_RESPONSE_HEADER = {
+  [BOOKMARK_HEADER]: { $ref: `#/components/headers/${BOOKMARK_COMPONENT}` },
+};
+
 const REPLAYED_RESPONSE_HEADER = {
   [REPLAYED_HEADER]: stringHeader(
     "`true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise).",
@@ -114,7 +152,7 @@ export interface PublicRouteOptions {
 }
 
 /**
- * Adds the rate-limit header fields (and `extra`) to every response that
+ * Adds the rate-limit header fields, `x-d1-bookmark` (and `extra`) to every response that
  * declares no headers of its own.
  */
 function withStandardHeaders<T extends Responses>(
@@ -126,7 +164,10 @@ function withStandardHeaders<T extends Responses>(
     out[status] =
       "$ref" in response || response.headers !== undefined
         ? response
-        : { ...response, headers: { ...RATE_LIMIT_HEADERS, ...extra } };
+        : {
+            ...response,
+            headers: { ...RATE_LIMIT_HEADERS, ...BOOKMARK_RESPONSE_HEADER, ...extra },
+          };
   }
   return out as T;
 }
@@ -187,7 +228,7 @@ export function publicRoute<R extends PublicRouteConfig>(
     description,
     security: SECURITY,
     "x-required-scope": scope,
-    ...(changes ? { parameters: [IDEMPOTENCY_PARAMETER] } : {}),
+    parameters: changes ? [BOOKMARK_PARAMETER, IDEMPOTENCY_PARAMETER] : [BOOKMARK_PARAMETER],
     middleware: [
       limitFailedAuthentications(),
       options.authenticate ?? authenticate(),

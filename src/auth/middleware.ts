@@ -7,7 +7,9 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
+import { companyShard } from "../db/shards";
 import { readSettings } from "../env";
+import { requestSession } from "../http/d1-session";
 import { missingScope, notAuthenticated } from "../http/errors";
 import { principalFromAccessToken } from "./access-tokens";
 import { principalFromApiKey } from "./api-keys";
@@ -50,7 +52,7 @@ async function resolveApiKey(c: Context<AppEnv>, key: string): Promise<Principal
   const now = Date.now();
   const cached = apiKeyCache.get(key);
   if (cached && cached.expiresAt > now) return cached.principal;
-  const principal = await principalFromApiKey(c.var.db, key);
+  const principal = await principalFromApiKey(c.var.directory, key);
   if (principal && cacheSeconds > 0) {
     if (apiKeyCache.size >= MAX_CACHED_KEYS) apiKeyCache.clear();
     apiKeyCache.set(key, { principal, expiresAt: now + cacheSeconds * 1000 });
@@ -74,7 +76,12 @@ const bearerResolver: CredentialResolver = {
   },
   resolve: (c, token) => {
     const settings = readSettings(c.env);
-    return principalFromAccessToken(c.var.db, settings.jwt, token, settings.credentialCacheSeconds);
+    return principalFromAccessToken(
+      c.var.directory,
+      settings.jwt,
+      token,
+      settings.credentialCacheSeconds,
+    );
   },
 };
 
@@ -85,7 +92,7 @@ export const DEFAULT_RESOLVERS: readonly CredentialResolver[] = [apiKeyResolver,
  *
  * Exactly one credential must be present: none, an unknown one, or both an API
  * key and a Bearer token at once give 401 `{"detail": "Not authenticated"}` with
- * a `WWW-Authenticate` header.
+ * a `WWW-Authenticate` header. Sets the `principal` and the company's shard (`db`).
  *
  * @param resolvers the credential forms accepted, in order.
  */
@@ -105,9 +112,24 @@ export function authenticate(
     if (!only) throw notAuthenticated();
     const principal = await only.resolver.resolve(c, only.credential);
     if (!principal) throw notAuthenticated();
-    c.set("principal", principal);
+    await admit(c, principal);
     await next();
   };
+}
+
+/**
+ * Makes `principal` the caller of the request: sets the `principal` variable and the
+ * client of its company's shard (`db`, from the directory: src/db/shards.ts), over the
+ * request's D1 session on that shard (`session`). Every way of
+ * authenticating a public request ends here, so that `scopeOf(c)` always has both.
+ */
+export async function admit(c: Context<AppEnv>, principal: Principal): Promise<void> {
+  c.set("principal", principal);
+  const shard = await companyShard(c.env, principal.companyId);
+  // The request's D1 session on the shard (where it starts: src/db/session.ts).
+  const { session, db } = requestSession(c, shard.binding, shard.name);
+  c.set("db", db);
+  c.set("session", session);
 }
 
 /**

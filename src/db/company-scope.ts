@@ -6,8 +6,8 @@
  * rows by forgetting a condition: it goes through {@link owned} / {@link live}, or for
  * SQL text through {@link ownedSql} / {@link ownedText}, or it fails that test.
  *
- * A query reaches a company's database only through a {@link CompanyScope}: when
- * companies are spread over several databases, the scope is what picks one.
+ * A query reaches a company's database only through a {@link CompanyScope}: companies are
+ * spread over shards (./shards.ts), and the scope is what picks one.
  *
  * Soft delete is here too: a deleted row keeps its data with `deletedAt` set
  * (and `updatedAt`, so pull sync sees the deletion), and "live" means
@@ -17,6 +17,7 @@ import { and, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client";
 import { companies } from "./schema";
+import { companyDb, type DirectoryEnv, UnknownCompanyError } from "./shards";
 
 /** A table whose rows belong to one company. */
 export type CompanyTable = SQLiteTable & { companyId: Column };
@@ -52,27 +53,51 @@ export interface NamedScope extends CompanyScope {
 }
 
 /**
- * The scope of a company: the database and the company. A public request gets its scope
- * from `scopeOf` (src/app-env.ts); this is for the operator API (the company of its path)
- * and for work outside a request that knows a company id (a Durable Object's key, a queue
- * message). When companies are spread over databases, this is where the id picks one.
+ * The scope of a company: its shard and the company. A public request gets its scope from
+ * `scopeOf` (src/app-env.ts); this is for the operator API (the company of its path) and for
+ * work outside a request that knows a company id (a Durable Object's key, a queue message).
+ * The shard comes from the directory through `companyDb` (./shards.ts), the one routing
+ * function.
  *
- * @param db the Drizzle client.
+ * @param env the bindings (`DB`, the directory; the shards are found by name).
+ * @param companyId the company.
+ * @throws UnknownCompanyError when the company is not in the directory.
+ */
+export async function companyScope(env: DirectoryEnv, companyId: number): Promise<CompanyScope> {
+  return { db: await companyDb(env, companyId), companyId };
+}
+
+/**
+ * The scope of a company in a database already known to be its shard: one that came from a
+ * scope of the same company, or from `locateById` (./shards.ts). Never a way to choose a
+ * database: that is {@link companyScope}.
+ *
+ * @param db the client of the company's shard.
  * @param companyId the company.
  */
-export function companyScope(db: Database, companyId: number): CompanyScope {
+export function scopeIn(db: Database, companyId: number): CompanyScope {
   return { db, companyId };
 }
 
 /**
- * The named scope of a company read from its row (one statement), for work that runs
- * outside a request (the event streams).
+ * The named scope of a company read from its row in its shard (a directory read, cached,
+ * and one statement), for work that runs outside a request (the event streams).
  *
- * @param db the Drizzle client.
+ * @param env the bindings (`DB`).
  * @param companyId the company.
  * @returns the scope, or null when the company does not exist.
  */
-export async function loadNamedScope(db: Database, companyId: number): Promise<NamedScope | null> {
+export async function loadNamedScope(
+  env: DirectoryEnv,
+  companyId: number,
+): Promise<NamedScope | null> {
+  let db: Database;
+  try {
+    db = await companyDb(env, companyId);
+  } catch (error) {
+    if (error instanceof UnknownCompanyError) return null;
+    throw error;
+  }
   const [row] = await db
     .select({ name: companies.name, timezone: companies.timezone })
     .from(companies)
@@ -129,6 +154,18 @@ export function ownedSql(scope: CompanyRef, column: CompanyColumnText = "company
  */
 export function ownedText(param: `?${number}`, column: CompanyColumnText = "company_id"): string {
   return `${column} = CAST(${param} AS INTEGER)`;
+}
+
+/**
+ * The condition "this company's rows" as SQL text, the company given by an SQL expression
+ * rather than a parameter: a trigger's `NEW.company_id`, a row of another table.
+ *
+ * @param expression the company's SQL expression (for example `NEW.company_id`).
+ * @param column the company column as the statement names it (default `company_id`).
+ * @returns `<column> = <expression>`.
+ */
+export function ownedBy(expression: string, column: CompanyColumnText = "company_id"): string {
+  return `${column} = ${expression}`;
 }
 
 /**

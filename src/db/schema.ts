@@ -17,6 +17,7 @@
  */
 
 export * from "./schema/catalog";
+export * from "./schema/directory";
 export * from "./schema/figures";
 export * from "./schema/history";
 export * from "./schema/idempotency";

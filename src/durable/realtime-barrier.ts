@@ -17,8 +17,17 @@
  * production logs, the live figures of the event streams, MCP, the operator API), so it
  * reaches the machine's object by name and by the one method it needs, not through
  * src/realtime/: no folder that reads logs has to import the realtime folder.
+ *
+ * With D1 sessions (src/db/session.ts): the objects write to the primary, outside the
+ * reader's session, so the marks are read on the primary (a replica may not show a mark
+ * yet), and when any machine the read can touch is marked, the reader's session is moved to
+ * the primary's present after the flushes: what it reads next includes every write the
+ * objects held or had just flushed. A session started at a client's bookmark is moved there
+ * even when no machine is marked (the client asked to see its writes, and a realtime write
+ * flushed and unmarked since is on the primary, perhaps not yet on the replica).
  */
-import { ownedText } from "../db/company-scope";
+import { type CompanyScope, ownedText } from "../db/company-scope";
+import { primaryOf, sessionOf } from "../db/session";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { integerLiterals } from "../http/filters";
@@ -66,11 +75,12 @@ function syncMachine(
  * Asks the marked machines among those the read can touch to flush, with
  * bounded concurrency and a time budget, and waits for them.
  *
- * Costs one indexed D1 read (primary key `(company_id, machine_id)`) when no
- * machine is marked, the common case.
+ * Costs one indexed D1 read on the primary (primary key `(company_id, machine_id)`) when no
+ * machine is marked, the common case; when one is, the flushes and one more read on the
+ * primary, whose bookmark the reader's session moves to.
  *
- * @param env the Worker bindings (`DB`, `REALTIME_MACHINE`).
- * @param companyId the reader's company.
+ * @param env the Worker bindings (`REALTIME_MACHINE`).
+ * @param scope the reader's company and database (its session, for a request's).
  * @param machineIds the machines the read can touch, or all of the company's when omitted.
  * @param options concurrency, budget (defaults `BARRIER_CONCURRENCY`, `BARRIER_BUDGET_MS`).
  * @throws ApiError 503 with `Retry-After: 1` when the flushes do not finish within the budget;
@@ -78,30 +88,42 @@ function syncMachine(
  *   show production that misses acknowledged writes).
  */
 export async function syncPendingMachines(
-  env: Pick<Env, "DB" | "REALTIME_MACHINE">,
-  companyId: number,
+  env: Pick<Env, "REALTIME_MACHINE">,
+  scope: CompanyScope,
   machineIds?: readonly number[],
   options: BarrierOptions = {},
 ): Promise<void> {
   if (machineIds && machineIds.length === 0) return;
+  const { companyId } = scope;
+  const primary = primaryOf(scope.db);
   // The list as literals: D1 counts each row of a `json_each` table as a row read.
   const literals = machineIds && integerLiterals(machineIds);
   const statement =
     machineIds === undefined
-      ? env.DB.prepare(`SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")}`).bind(
-          companyId,
-        )
+      ? primary
+          .prepare(`SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")}`)
+          .bind(companyId)
       : literals
-        ? env.DB.prepare(
-            `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
-              `AND machine_id IN (${literals})`,
-          ).bind(companyId)
-        : env.DB.prepare(
-            `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
-              "AND machine_id IN (SELECT value FROM json_each(?2))",
-          ).bind(companyId, JSON.stringify(machineIds));
+        ? primary
+            .prepare(
+              `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
+                `AND machine_id IN (${literals})`,
+            )
+            .bind(companyId)
+        : primary
+            .prepare(
+              `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
+                "AND machine_id IN (SELECT value FROM json_each(?2))",
+            )
+            .bind(companyId, JSON.stringify(machineIds));
   const pending = (await statement.raw<[number]>()).map(([machineId]) => machineId);
-  if (pending.length === 0) return;
+  const session = sessionOf(scope.db);
+  if (pending.length === 0) {
+    // A reader that sent a bookmark asked to see its writes: its realtime writes may have
+    // been flushed and unmarked since, on the primary but not yet on its replica.
+    if (session?.start === "bookmark") await session.catchUpWithPrimary();
+    return;
+  }
 
   const flush =
     options.flush ?? ((company: number, machineId: number) => syncMachine(env, company, machineId));
@@ -135,4 +157,5 @@ export async function syncPendingMachines(
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
+  await session?.catchUpWithPrimary();
 }

@@ -18,8 +18,8 @@
  * realtime writes by the write-behind interval; the final figures do not.
  */
 
-import { createDb } from "../db/client";
 import { companyScope, loadNamedScope } from "../db/company-scope";
+import { companyD1 } from "../db/shards";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { metricsReport } from "../reports/metrics-report";
@@ -139,7 +139,7 @@ export class LiveState {
     this.held = [];
     try {
       const loaded = await loadInstanceInputs(
-        env.DB,
+        await companyD1(env, machine.companyId),
         machine,
         { instanceId: shift.id, start: shift.startMs, end: shift.endMs },
         now,
@@ -209,7 +209,7 @@ async function finalOee(
   now: number,
 ): Promise<LiveOee | null> {
   // The company's row, read once per ended instance: the report shows its name.
-  const scope = await loadNamedScope(createDb(env.DB), companyId);
+  const scope = await loadNamedScope(env, companyId);
   if (!scope) return null;
   const page = await metricsReport(
     scope,
@@ -217,7 +217,7 @@ async function finalOee(
     { page: 1, limit: 10 },
     now,
     // The final figures wait for the machine's held realtime writes (the read barrier).
-    (machineIds) => syncPendingMachines(env, companyId, machineIds),
+    (machineIds) => syncPendingMachines(env, scope, machineIds),
   );
   const row = page.rows.find((r) => r.shiftIndicators.indicatorId === instanceId);
   if (!row) return null;
@@ -319,7 +319,7 @@ async function currentShift(
     return previous.shift;
   }
   if (!previous && now < state.noShiftUntil) return null;
-  const instance = await runningInstance(companyScope(createDb(env.DB), companyId), machineId, now);
+  const instance = await runningInstance(await companyScope(env, companyId), machineId, now);
   if (!instance) {
     state.noShiftUntil = now + NO_SHIFT_RECHECK_MS;
     return null;

@@ -175,7 +175,8 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       ]);
     }
     const { credentialId, companyId } = c.var.principal;
-    const d1 = c.env.DB;
+    // The company's shard (set by `authenticate` with the principal: src/db/shards.ts).
+    const d1 = c.var.db.$client;
     const fingerprint = await fingerprintOf(c);
     const token = crypto.randomUUID();
     const now = Date.now();

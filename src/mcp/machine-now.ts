@@ -68,7 +68,7 @@ export async function machineNow(ctx: ToolContext, machineId: number): Promise<M
     }),
     { page: 1, limit: 10 },
     now,
-    (ids) => syncPendingMachines(env, scope.companyId, ids),
+    (ids) => syncPendingMachines(env, scope, ids),
   );
   const metrics =
     metricsPage.rows.find((row) => row.shiftIndicators.indicatorId === realtime.shift.id) ?? null;

@@ -112,7 +112,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     run: async (ctx, filters) => {
       const { env, scope } = ctx;
       const page = await metricsReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
-        syncPendingMachines(env, scope.companyId, ids),
+        syncPendingMachines(env, scope, ids),
       );
       return pageEnvelope("metrics", page);
     },
@@ -155,7 +155,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     output: pagedResponseSchema("kpis", KpiReportRowSchema, "KpiReportPage"),
     run: async ({ env, scope }, filters) => {
       const page = await kpiReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
-        syncPendingMachines(env, scope.companyId, ids),
+        syncPendingMachines(env, scope, ids),
       );
       return pageEnvelope("kpis", page);
     },
@@ -238,7 +238,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     output: pagedResponseSchema("productionLogs", ProductionLogSchema, "ProductionLogPage"),
     run: async (ctx, filters) => {
       const { env, scope } = ctx;
-      await syncPendingMachines(env, scope.companyId, machinesFilterCanTouch(filters));
+      await syncPendingMachines(env, scope, machinesFilterCanTouch(filters));
       const page = await filterLogs(scope, filters, pageRequest(filters));
       return pageEnvelope("productionLogs", page);
     },

@@ -6,13 +6,13 @@
 import { z } from "@hono/zod-openapi";
 import { forgetCredential } from "../auth/middleware";
 import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
-import { companyScope } from "../db/company-scope";
+import { scopeIn } from "../db/company-scope";
 import { closeCredentialConnections } from "../events/connection-leases";
 import { notFound } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
 import { issueApiKeys, revokeApiKey } from "./api-keys-queries";
-import { requireCompany } from "./lookups";
+import { requireCompanyScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 
 const RateLimitSchema = z
@@ -66,9 +66,9 @@ export const operatorApiKeysRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      const scope = companyScope(c.var.db, company_id);
-      await requireCompany(scope);
-      return c.json(await issueApiKeys(scope, items), 201);
+      // Keys live in the directory, with the company's row (src/db/shards.ts).
+      await requireCompanyScope(c.env, company_id);
+      return c.json(await issueApiKeys(scopeIn(c.var.directory, company_id), items), 201);
     },
   )
   .openapi(
@@ -85,7 +85,7 @@ export const operatorApiKeysRoutes = createRouter()
     }),
     async (c) => {
       const { api_key_id } = c.req.valid("param");
-      const row = await revokeApiKey(c.var.db, api_key_id);
+      const row = await revokeApiKey(c.var.directory, api_key_id);
       if (!row) throw notFound("API key not found");
       // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS, and their
       // event connections are refused by the credential's lease object from now on.

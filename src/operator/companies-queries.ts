@@ -1,12 +1,17 @@
 /**
- * D1 queries of the operator's company routes (./companies-routes.ts): create and list
- * companies, their signal retention and their webhook signing secret.
+ * D1 queries of the operator's company routes (./companies-routes.ts): create (and place on
+ * a shard) and list companies, their signal retention and their webhook signing secret. The
+ * directory holds the authoritative row; each change writes it first (its revision + 1) and
+ * then copies it to the company's mirror in its shard (src/db/company-mirror.ts), so a crash
+ * between the two leaves the mirror pending, and it is repaired, never silently stale.
  */
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, inArray, sql } from "drizzle-orm";
 import { randomToken } from "../auth/api-keys";
-import type { Database } from "../db/client";
+import { type CompanyRow, copyToMirror, markMirrored, mirrorUpsert } from "../db/company-mirror";
 import type { CompanyScope } from "../db/company-scope";
 import { companies } from "../db/schema";
+import { placeCompanies, type ShardState } from "../db/shard-placement";
+import { type DirectoryEnv, directoryDb, shardBindings } from "../db/shards";
 
 /** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
 export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
@@ -17,56 +22,134 @@ export function newWebhookSecret(): string {
 }
 
 /**
- * Sets how long the company's raw signal samples are kept.
+ * Sets how long the company's raw signal samples are kept: in the directory's row (revision
+ * + 1), then copied to its shard's mirror (which the signal lookups read). Three statements.
  *
  * @param days days kept, or null = forever.
  * @returns the setting now stored, or null when the company does not exist.
+ * @throws the shard's error when the copy fails: the directory keeps the setting and the
+ *   mirror stays pending until repaired (a retry of the same call also repairs it).
  */
 export async function setSignalRetention(
+  env: DirectoryEnv,
   scope: CompanyScope,
   days: number | null,
 ): Promise<{ days: number | null } | null> {
-  const row = await scope.db
+  const row = await directoryDb(env)
     .update(companies)
-    .set({ signalRetentionDays: days })
+    .set({ signalRetentionDays: days, revision: sql`revision + 1` })
     .where(eq(companies.id, scope.companyId))
-    .returning({ days: companies.signalRetentionDays })
+    .returning()
     .get();
-  return row ?? null;
+  if (!row) return null;
+  await copyToMirror(env.DB, scope.db.$client, [row]);
+  return { days: row.signalRetentionDays };
+}
+
+/** A company to create: name, IANA time zone, and the shard the operator names, if any. */
+export interface CompanyInput {
+  name: string;
+  timezone: string;
+  shard?: string | undefined;
+}
+
+/** A created company as the operator API shows it, with its secret. */
+export interface CreatedCompany {
+  id: number;
+  name: string;
+  timezone: string;
+  shard: string;
+  webhookSecret: string;
 }
 
 /**
- * Creates companies, each with a new webhook signing secret, in one batch (all or none).
+ * Creates companies, each with a new webhook signing secret, and places each on a shard
+ * (`placeCompanies`: the one named, else the emptiest). The directory rows come first, in
+ * one batch (all or none), with their mirrors pending (revision 1, none mirrored); then each
+ * shard gets its companies' mirror rows (copies of the directory rows), one batch per shard;
+ * then one directory batch records the mirrors written. When a shard refuses, the call's
+ * directory rows are removed again, so a failed call leaves no company behind; a crash
+ * before that leaves pending companies, which their first use or the cron completes.
  *
- * @param items name and IANA time zone of each company.
- * @returns the created rows in order, with their secret.
+ * @param shards the placeable shards (`placeableShards`), the named ones checked against them.
+ * @returns the created companies in order, with their shard and secret.
  */
 export async function createCompanies(
-  db: Database,
-  items: readonly { name: string; timezone: string }[],
-): Promise<{ id: number; name: string; timezone: string; webhookSecret: string }[]> {
-  const inserts = items.map((item) =>
-    db
+  env: DirectoryEnv,
+  shards: readonly ShardState[],
+  items: readonly CompanyInput[],
+): Promise<CreatedCompany[]> {
+  const directory = directoryDb(env);
+  const placed = placeCompanies(
+    shards,
+    items.map((item) => item.shard),
+  );
+  const inserts = items.map((item, i) =>
+    directory
       .insert(companies)
-      .values({ name: item.name, timezone: item.timezone, webhookSecret: newWebhookSecret() })
-      .returning({
-        id: companies.id,
-        name: companies.name,
-        timezone: companies.timezone,
-        webhookSecret: companies.webhookSecret,
-      }),
+      .values({
+        name: item.name,
+        timezone: item.timezone,
+        webhookSecret: newWebhookSecret(),
+        shard: placed[i] ?? null,
+        revision: 1,
+        mirroredRevision: 0,
+      })
+      .returning(),
   );
   const [first, ...rest] = inserts;
   if (!first) return [];
-  return (await db.batch([first, ...rest])).flat();
+  const rows = (await directory.batch([first, ...rest])).flat();
+  const created = rows.map((row, i) => ({ row, shard: placed[i] ?? "" }));
+  const bindings = shardBindings(env);
+  const written: CompanyRow[] = [];
+  try {
+    for (const [shard, binding] of bindings) {
+      const mine = created.filter((company) => company.shard === shard).map(({ row }) => row);
+      const [head, ...tail] = mine.map((row) => mirrorUpsert(binding, row));
+      if (!head) continue;
+      await binding.batch([head, ...tail]);
+      written.push(...mine);
+    }
+  } catch (error) {
+    await directory.delete(companies).where(
+      inArray(
+        companies.id,
+        created.map(({ row }) => row.id),
+      ),
+    );
+    throw error;
+  }
+  try {
+    await env.DB.batch(written.map((row) => markMirrored(env.DB, row)));
+  } catch (error) {
+    // The companies exist and their mirrors are written; they only stay marked pending, and
+    // their first use (or the cron) records the mirrors again: answering an error here
+    // would make the operator create them twice.
+    console.error(
+      JSON.stringify({ level: "error", event: "company_mirror_mark_failed", error: String(error) }),
+    );
+  }
+  return created.map(({ row, shard }) => ({
+    id: row.id,
+    name: row.name,
+    timezone: row.timezone,
+    shard,
+    webhookSecret: row.webhookSecret,
+  }));
 }
 
-/** Every company by id, without secrets. */
+/** Every company by id, with its shard, without secrets (the directory's rows). */
 export function listCompanies(
-  db: Database,
-): Promise<{ id: number; name: string; timezone: string }[]> {
-  return db
-    .select({ id: companies.id, name: companies.name, timezone: companies.timezone })
+  env: DirectoryEnv,
+): Promise<{ id: number; name: string; timezone: string; shard: string | null }[]> {
+  return directoryDb(env)
+    .select({
+      id: companies.id,
+      name: companies.name,
+      timezone: companies.timezone,
+      shard: companies.shard,
+    })
     .from(companies)
     .orderBy(asc(companies.id))
     .all();
@@ -74,26 +157,31 @@ export function listCompanies(
 
 /**
  * Gives the company a new webhook signing secret; the old one stays valid for
- * {@link SECRET_OVERLAP_MS} (deliveries carry both signatures meanwhile).
+ * {@link SECRET_OVERLAP_MS} (deliveries carry both signatures meanwhile). One directory
+ * statement moves the current secret to `previous` and sets the new one (revision + 1), so
+ * two rotations at once cannot both keep the same old secret; then the row is copied to
+ * the shard's mirror, which deliveries read. Three statements.
  *
  * @returns the new secret, or null when the company does not exist.
+ * @throws the shard's error when the copy fails: the directory keeps the new secret and the
+ *   mirror stays pending until repaired.
  */
-export async function rotateWebhookSecret(scope: CompanyScope): Promise<string | null> {
-  const { db, companyId } = scope;
-  const current = await db
-    .select({ secret: companies.webhookSecret })
-    .from(companies)
-    .where(eq(companies.id, companyId))
-    .get();
-  if (!current) return null;
-  const webhookSecret = newWebhookSecret();
-  await db
+export async function rotateWebhookSecret(
+  env: DirectoryEnv,
+  scope: CompanyScope,
+): Promise<string | null> {
+  const row = await directoryDb(env)
     .update(companies)
     .set({
-      webhookSecret,
-      previousWebhookSecret: current.secret,
+      previousWebhookSecret: sql`webhook_secret`,
+      webhookSecret: newWebhookSecret(),
       previousWebhookSecretExpiresAt: Date.now() + SECRET_OVERLAP_MS,
+      revision: sql`revision + 1`,
     })
-    .where(eq(companies.id, companyId));
-  return webhookSecret;
+    .where(eq(companies.id, scope.companyId))
+    .returning()
+    .get();
+  if (!row) return null;
+  await copyToMirror(env.DB, scope.db.$client, [row]);
+  return row.webhookSecret;
 }

@@ -4,8 +4,9 @@
  * ./api-keys-routes.ts.
  */
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../db/company-scope";
-import { notFound } from "../http/errors";
+import { placeableShards } from "../db/shard-placement";
+import { SHARD_BINDING } from "../db/shards";
+import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody } from "../http/schemas";
 import { forgetCompanySignals } from "../resources/signals/signal-lookup";
@@ -15,6 +16,7 @@ import {
   rotateWebhookSecret,
   setSignalRetention,
 } from "./companies-queries";
+import { requireCompanyScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 
 /** True when `tz` is an IANA time zone the runtime knows. */
@@ -28,7 +30,15 @@ export function isValidTimeZone(tz: string): boolean {
 }
 
 const CompanySchema = z
-  .object({ id: z.number().int(), name: z.string(), timezone: z.string() })
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    timezone: z.string(),
+    shard: z.string().nullable().openapi({
+      description: "The binding name of the D1 shard that holds the company's rows.",
+      example: "SHARD_0",
+    }),
+  })
   .openapi("Company");
 
 const CompanyCreate = z
@@ -37,6 +47,16 @@ const CompanyCreate = z
     timezone: z
       .string()
       .refine(isValidTimeZone, { message: "Must be an IANA time zone, for example Europe/Rome" }),
+    shard: z
+      .string()
+      .regex(SHARD_BINDING, "Must be a shard binding name, for example SHARD_0")
+      .optional()
+      .openapi({
+        description:
+          "The shard to place the company on (one of this deployment's shards); omitted = " +
+          "the shard with the fewest companies.",
+        example: "SHARD_1",
+      }),
   })
   .strict();
 
@@ -72,7 +92,11 @@ export const operatorCompaniesRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const { days } = c.req.valid("json");
-      const row = await setSignalRetention(companyScope(c.var.db, company_id), days);
+      const row = await setSignalRetention(
+        c.env,
+        await requireCompanyScope(c.env, company_id),
+        days,
+      );
       if (!row) throw notFound("Company not found");
       forgetCompanySignals(company_id);
       return c.json({ days: row.days }, 200);
@@ -84,17 +108,36 @@ export const operatorCompaniesRoutes = createRouter()
       path: "/companies",
       tags: ["Companies"],
       summary: "Create companies",
+      description:
+        "All or none. Each company is placed on one D1 shard: the one `shard` names, or else " +
+        "the shard with the fewest companies (the first in binding order among equals), so " +
+        "that companies created one after the other land on different shards. A `shard` this " +
+        "deployment does not have is a 422.",
       request: { body: arrayBody(CompanyCreate) },
       responses: {
         201: jsonResponse(
           z.array(CompanySchema.extend({ webhookSecret: z.string() })),
-          "Created companies with their signing secret.",
+          "Created companies with their shard and signing secret.",
         ),
       },
     }),
     async (c) => {
       const items = c.req.valid("json");
-      return c.json(await createCompanies(c.var.db, items), 201);
+      const shards = await placeableShards(c.env);
+      const names = new Set(shards.map((shard) => shard.name));
+      const issues: ValidationIssue[] = [];
+      items.forEach((item, i) => {
+        if (item.shard !== undefined && !names.has(item.shard)) {
+          issues.push({
+            loc: ["body", i, "shard"],
+            msg: `No such shard; this deployment has ${[...names].join(", ") || "none"}`,
+            type: "value_error.shard",
+          });
+        }
+      });
+      if (issues.length > 0) throw new ApiError(422, issues);
+      if (shards.length === 0) throw new ApiError(503, "No shard is configured");
+      return c.json(await createCompanies(c.env, shards, items), 201);
     },
   )
   .openapi(
@@ -108,7 +151,7 @@ export const operatorCompaniesRoutes = createRouter()
       },
     }),
     async (c) => {
-      return c.json(await listCompanies(c.var.db), 200);
+      return c.json(await listCompanies(c.env), 200);
     },
   )
   .openapi(
@@ -123,7 +166,10 @@ export const operatorCompaniesRoutes = createRouter()
     }),
     async (c) => {
       const { company_id } = c.req.valid("param");
-      const webhookSecret = await rotateWebhookSecret(companyScope(c.var.db, company_id));
+      const webhookSecret = await rotateWebhookSecret(
+        c.env,
+        await requireCompanyScope(c.env, company_id),
+      );
       if (webhookSecret === null) throw notFound("Company not found");
       return c.json({ webhookSecret }, 200);
     },

@@ -16,6 +16,7 @@ import { planWindow, readMode } from "../resources/signals/aggregate";
 import { signalStore } from "../resources/signals/store";
 import { checkWindow, signalWindowQueryShape } from "../resources/signals/window";
 import { findSignalOfAnyCompany } from "./diagnostics-queries";
+import { scopeOfKey } from "./lookups";
 import { operatorRoute } from "./schemas";
 
 const AggregateQuery = z.object({
@@ -69,7 +70,8 @@ export const operatorDiagnosticsRoutes = createRouter().openapi(aggregateRoute, 
   const { public_id } = c.req.valid("param");
   const q = c.req.valid("query");
   const window = checkWindow(q);
-  const signal = await findSignalOfAnyCompany(c.var.db, public_id);
+  const scope = await scopeOfKey(c.env, "signal", public_id.toLowerCase());
+  const signal = scope ? await findSignalOfAnyCompany(scope.db, public_id) : undefined;
   if (!signal) throw notFound("Signal not found");
   const useRollups = q.strategy === "rollups";
   const parts = planWindow(window.from, window.to, readMode(window.bucketWidthMs, useRollups));

@@ -2,6 +2,7 @@ import { createRouter } from "../http/openapi";
 import { operatorApiKeysRoutes } from "./api-keys-routes";
 import { operatorAuth } from "./auth";
 import { operatorCompaniesRoutes } from "./companies-routes";
+import { operatorCompanyMoveRoutes } from "./company-move-routes";
 import { operatorDiagnosticsRoutes } from "./diagnostics-routes";
 import { operatorMachinesRoutes } from "./machines-routes";
 import { operatorRecordIdsRoutes } from "./record-ids-routes";
@@ -20,6 +21,7 @@ export function createOperatorApp() {
     description: "The OPERATOR_TOKEN secret of the Worker.",
   });
   app.route("/", operatorCompaniesRoutes);
+  app.route("/", operatorCompanyMoveRoutes);
   app.route("/", operatorApiKeysRoutes);
   app.route("/", operatorMachinesRoutes);
   app.route("/", operatorSignalsRoutes);

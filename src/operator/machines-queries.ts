@@ -3,7 +3,9 @@
  */
 
 import type { CompanyScope } from "../db/company-scope";
+import { withKeys } from "../db/directory-keys";
 import { machines } from "../db/schema";
+import type { DirectoryEnv } from "../db/shards";
 import { ApiError } from "../http/errors";
 
 /** A machine to create; `uuid` omitted = generated, null = none (no signals access). */
@@ -30,6 +32,7 @@ export interface CreatedMachine {
  * @throws ApiError 409 when a uuid is given twice or already used.
  */
 export async function createMachines(
+  env: DirectoryEnv,
   scope: CompanyScope,
   items: readonly MachineInput[],
 ): Promise<CreatedMachine[]> {
@@ -53,12 +56,17 @@ export async function createMachines(
   };
   const [first, ...rest] = rows.map((r) => db.insert(machines).values(r).returning(out));
   if (!first) return [];
-  try {
-    return (await db.batch([first, ...rest])).flat();
-  } catch (error) {
-    if (String(error).includes("UNIQUE constraint failed: machines.uuid")) {
-      throw new ApiError(409, "A machine with one of these uuids already exists");
+  // A uuid is unique across shards: the directory holds it (src/db/directory-keys.ts).
+  const created = await withKeys(env, "machine", companyId, uuids, async () => {
+    try {
+      return (await db.batch([first, ...rest])).flat();
+    } catch (error) {
+      if (String(error).includes("UNIQUE constraint failed: machines.uuid")) return "taken";
+      throw error;
     }
-    throw error;
+  });
+  if (created === "taken") {
+    throw new ApiError(409, "A machine with one of these uuids already exists");
   }
+  return created;
 }

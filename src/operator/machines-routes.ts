@@ -4,11 +4,10 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../db/company-scope";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
 import { armMachines } from "../realtime/arm";
-import { requireCompany } from "./lookups";
+import { requireCompanyScope } from "./lookups";
 import { createMachines } from "./machines-queries";
 import { operatorRoute } from "./schemas";
 
@@ -51,9 +50,8 @@ export const operatorMachinesRoutes = createRouter().openapi(
   async (c) => {
     const { company_id } = c.req.valid("param");
     const items = c.req.valid("json");
-    const scope = companyScope(c.var.db, company_id);
-    await requireCompany(scope);
-    const created = await createMachines(scope, items);
+    const scope = await requireCompanyScope(c.env, company_id);
+    const created = await createMachines(c.env, scope, items);
     if (created.length === 0) return c.json([], 201);
     // Shifts for all machines apply to new machines too: their boundaries are published.
     await armMachines(

@@ -149,7 +149,7 @@ export async function changeRecordIds(
   });
   // What running machines hold reaches D1 first, so that the references below include it.
   if (changes.some((change) => change.type !== "nominalSpeed")) {
-    await syncPendingMachines(env, companyId);
+    await syncPendingMachines(env, scope);
   }
   const updates: BatchItem<"sqlite">[] = [];
   for (const type of RECORD_TYPES) {

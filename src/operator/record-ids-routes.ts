@@ -12,10 +12,9 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../db/company-scope";
 import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
-import { requireCompany } from "./lookups";
+import { requireCompanyScope } from "./lookups";
 import { changeRecordIds, RECORD_TYPES } from "./record-ids-queries";
 import { operatorRoute } from "./schemas";
 
@@ -60,8 +59,7 @@ export const operatorRecordIdsRoutes = createRouter().openapi(
   async (c) => {
     const { company_id } = c.req.valid("param");
     const changes = c.req.valid("json");
-    const scope = companyScope(c.var.db, company_id);
-    await requireCompany(scope);
+    const scope = await requireCompanyScope(c.env, company_id);
     await changeRecordIds(c.env, scope, changes);
     return c.json(
       changes.map((change) => ({ type: change.type, id: change.newId })),

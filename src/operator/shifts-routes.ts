@@ -4,11 +4,11 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../db/company-scope";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../http/schemas";
 import { armMachines } from "../realtime/arm";
 import { createShiftDefinitions, listShiftDefinitions } from "../shifts/definitions";
+import { requireCompanyScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 import { machinesOfShifts } from "./shifts-queries";
 
@@ -88,7 +88,7 @@ export const operatorShiftsRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      const scope = companyScope(c.var.db, company_id);
+      const scope = await requireCompanyScope(c.env, company_id);
       const created = await createShiftDefinitions(
         scope,
         items.map((item) => ({
@@ -121,6 +121,6 @@ export const operatorShiftsRoutes = createRouter()
     }),
     async (c) => {
       const { company_id } = c.req.valid("param");
-      return c.json(await listShiftDefinitions(companyScope(c.var.db, company_id)), 200);
+      return c.json(await listShiftDefinitions(await requireCompanyScope(c.env, company_id)), 200);
     },
   );

@@ -6,7 +6,9 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { type CompanyScope, softDeleted } from "../db/company-scope";
+import { withKeys } from "../db/directory-keys";
 import { signals } from "../db/schema";
+import type { DirectoryEnv } from "../db/shards";
 import { ApiError } from "../http/errors";
 
 /** A signal to create; `publicId` omitted = generated. */
@@ -39,6 +41,7 @@ export interface CreatedSignal {
  *   the machine.
  */
 export async function createSignals(
+  env: DirectoryEnv,
   scope: CompanyScope,
   machineId: number,
   items: readonly SignalInput[],
@@ -56,13 +59,24 @@ export async function createSignals(
   }));
   await refuseDuplicateSignals(db, machineId, rows);
   const [first, ...rest] = rows.map((r) => db.insert(signals).values(r));
-  try {
-    if (first) await db.batch([first, ...rest]);
-  } catch (error) {
-    if (String(error).includes("UNIQUE constraint failed: signals.public_id")) {
-      throw new ApiError(409, "A signal with one of these publicIds already exists");
-    }
-    throw error;
+  // A public id is unique across shards: the directory holds it (src/db/directory-keys.ts).
+  const written = await withKeys(
+    env,
+    "signal",
+    companyId,
+    rows.map((r) => r.publicId),
+    async () => {
+      try {
+        if (first) await db.batch([first, ...rest]);
+      } catch (error) {
+        if (String(error).includes("UNIQUE constraint failed: signals.public_id")) return "taken";
+        throw error;
+      }
+      return "written";
+    },
+  );
+  if (written === "taken") {
+    throw new ApiError(409, "A signal with one of these publicIds already exists");
   }
   return rows;
 }

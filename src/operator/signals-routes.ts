@@ -4,7 +4,6 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../db/company-scope";
 import { nudgeLive } from "../events/publish";
 import { notFound, unprocessable } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
@@ -16,7 +15,7 @@ import {
   forgetSignal,
   lookupIngestTarget,
 } from "../resources/signals/signal-lookup";
-import { requireMachine } from "./lookups";
+import { requireKeyScope, requireMachine, scopeOfKey } from "./lookups";
 import { SamplesBody } from "./samples-input";
 import { operatorRoute } from "./schemas";
 import { SignalCreate } from "./signal-input";
@@ -60,9 +59,8 @@ export const operatorSignalsRoutes = createRouter()
     async (c) => {
       const { machine_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      const db = c.var.db;
-      const machine = await requireMachine(db, machine_id);
-      const rows = await createSignals(companyScope(db, machine.companyId), machine.id, items);
+      const machine = await requireMachine(c.env, machine_id);
+      const rows = await createSignals(c.env, machine.scope, machine.id, items);
       for (const r of rows) {
         if (r.name === COUNT_SIGNAL_NAME) forgetMissingCount(r.companyId, r.machineId);
       }
@@ -90,7 +88,8 @@ export const operatorSignalsRoutes = createRouter()
     }),
     async (c) => {
       const { public_id } = c.req.valid("param");
-      const row = await deleteSignal(c.var.db, public_id);
+      const { db } = await requireKeyScope(c.env, "signal", public_id, "Signal not found");
+      const row = await deleteSignal(db, public_id);
       if (!row) throw notFound("Signal not found");
       forgetSignal(public_id, row.id);
       return c.body(null, 204);
@@ -115,13 +114,17 @@ export const operatorSignalsRoutes = createRouter()
     async (c) => {
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const signal = await lookupIngestTarget(c.var.db, public_id, (refresh) => {
-        try {
-          c.executionCtx.waitUntil(refresh);
-        } catch {
-          // An app called without an execution context (tests): the refresh runs unawaited.
-        }
-      });
+      const signal = await lookupIngestTarget(
+        async () => (await scopeOfKey(c.env, "signal", public_id.toLowerCase()))?.db ?? null,
+        public_id,
+        (refresh) => {
+          try {
+            c.executionCtx.waitUntil(refresh);
+          } catch {
+            // An app called without an execution context (tests): the refresh runs unawaited.
+          }
+        },
+      );
       if (!signal) throw notFound("Signal not found");
       const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
       const result = await ingestSamples(c.env, { ...signal, retentionMs }, body);

@@ -14,7 +14,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { type CompanyScope, companyScope, owned, ownedSql } from "../db/company-scope";
+import { type CompanyScope, owned, ownedSql, scopeIn } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { type StopRow, toClassificationOut, toReportShift, toStopOut } from "../reports/schemas";
 import type { StopWithClassification } from "../reports/stops-report";
@@ -52,7 +52,7 @@ export async function classificationChange(
     stopId: found.stop.id,
     stop: toStopOut(found.stop, now),
     machine: found.machine,
-    shift: await shiftOfStop(companyScope(db, found.companyId), found.stop, now),
+    shift: await shiftOfStop(scopeIn(db, found.companyId), found.stop, now),
     previous: found.classification.id === null ? null : toClassificationOut(found.classification),
   };
 }

@@ -6,7 +6,7 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../db/company-scope";
+import { scopeIn } from "../db/company-scope";
 import { stopClassified, stopUnclassified } from "../events/payloads";
 import { publish } from "../events/publish";
 import { notFound } from "../http/errors";
@@ -15,6 +15,7 @@ import { IntId, objectBody } from "../http/schemas";
 import { ClassificationSchema, toClassificationOut } from "../reports/schemas";
 import { findStopWithClassification } from "../reports/stops-report";
 import { dispatchDeliveries } from "../webhooks/events";
+import { requireRowScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 import {
   classificationChange,
@@ -55,7 +56,7 @@ export const operatorStopClassificationsRoutes = createRouter()
     async (c) => {
       const { stop_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const db = c.var.db;
+      const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
       const now = Date.now();
       const found = await findStopWithClassification(db, stop_id);
       if (!found) throw notFound("Stop not found");
@@ -67,7 +68,7 @@ export const operatorStopClassificationsRoutes = createRouter()
         now,
       );
       const { eventId, deliveries, written } = await putClassification(
-        companyScope(db, companyId),
+        scopeIn(db, companyId),
         stop_id,
         {
           description: body.description ?? null,
@@ -77,7 +78,7 @@ export const operatorStopClassificationsRoutes = createRouter()
         },
         change,
       );
-      await dispatchDeliveries(c.env, db, eventId, deliveries);
+      await dispatchDeliveries(c.env, scopeIn(db, companyId), eventId, deliveries);
       if (!written) throw notFound("Stop not found");
       const out = toClassificationOut(written);
       await publish(c.env, companyId, found.stop.machineId, stopClassified(stop_id, out));
@@ -98,13 +99,13 @@ export const operatorStopClassificationsRoutes = createRouter()
     }),
     async (c) => {
       const { stop_id } = c.req.valid("param");
-      const db = c.var.db;
+      const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
       const found = await findStopWithClassification(db, stop_id);
       if (!found) throw notFound("Stop not found");
       if (found.classification.id === null) throw notFound("The stop has no classification");
       const change = await classificationChange(db, found, "Deleted", Date.now());
       const { eventId, deliveries } = await deleteClassification(db, stop_id, change);
-      await dispatchDeliveries(c.env, db, eventId, deliveries);
+      await dispatchDeliveries(c.env, scopeIn(db, found.companyId), eventId, deliveries);
       await publish(c.env, found.companyId, found.stop.machineId, stopUnclassified(stop_id));
       return c.body(null, 204);
     },

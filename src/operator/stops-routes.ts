@@ -5,7 +5,6 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../db/company-scope";
 import { stopEvent } from "../events/payloads";
 import { publish } from "../events/publish";
 import { notFound, unprocessable } from "../http/errors";
@@ -13,7 +12,7 @@ import { DateTimeMs } from "../http/filters";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody } from "../http/schemas";
 import { StopSchema, toStopOut } from "../reports/schemas";
-import { requireMachine } from "./lookups";
+import { requireMachine, requireRowScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 import { createStops, deleteStop, findLiveStop, updateStop } from "./stops-queries";
 
@@ -73,9 +72,8 @@ export const operatorStopsRoutes = createRouter()
     async (c) => {
       const { machine_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      const db = c.var.db;
-      const machine = await requireMachine(db, machine_id);
-      const created = await createStops(companyScope(db, machine.companyId), machine.id, items);
+      const machine = await requireMachine(c.env, machine_id);
+      const created = await createStops(machine.scope, machine.id, items);
       for (const row of created) {
         await publish(c.env, machine.companyId, row.machineId, stopEvent(row, "created"));
       }
@@ -101,7 +99,7 @@ export const operatorStopsRoutes = createRouter()
     async (c) => {
       const { stop_id } = c.req.valid("param");
       const patch = c.req.valid("json");
-      const db = c.var.db;
+      const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
       const current = await findLiveStop(db, stop_id);
       if (!current) throw notFound("Stop not found");
       const startTime = patch.startTime ?? current.startTime;
@@ -136,7 +134,8 @@ export const operatorStopsRoutes = createRouter()
     }),
     async (c) => {
       const { stop_id } = c.req.valid("param");
-      const row = await deleteStop(c.var.db, stop_id);
+      const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
+      const row = await deleteStop(db, stop_id);
       if (!row) throw notFound("Stop not found");
       await publish(c.env, row.companyId, row.machineId, stopEvent(row, "deleted"));
       return c.body(null, 204);

@@ -4,6 +4,7 @@
  * mark added or removed in the same batch when asked.
  */
 import { ownedText } from "../db/company-scope";
+import { companyD1 } from "../db/shards";
 import type { Env } from "../env";
 import type { LiveLogChange } from "../events/live-inputs";
 import { nudgeLive } from "../events/publish";
@@ -58,8 +59,10 @@ export class MachineFlush {
     const meta = this.store.meta();
     const instance = options.closing ?? this.store.instanceOf(meta);
     if (!meta) return counts;
+    // The company's shard, from the directory (cached: src/db/shards.ts).
+    const d1 = await companyD1(this.env, meta.company_id);
     if (!instance) {
-      if (options.mark) await this.env.DB.batch([this.markStatement(meta, options.mark)]);
+      if (options.mark) await d1.batch([this.markStatement(d1, meta, options.mark)]);
       this.afterFlush(options.mark);
       return counts;
     }
@@ -76,7 +79,7 @@ export class MachineFlush {
       if (!stored) return;
       if (p.logEnd === null) {
         if (stored.hasLog) {
-          statements.push(deleteLiveLog(this.env.DB, meta.company_id, stored.logId));
+          statements.push(deleteLiveLog(d1, meta.company_id, stored.logId));
           updates.push({ segment: stored, hasLog: false, projected: null });
         }
         return;
@@ -103,16 +106,14 @@ export class MachineFlush {
     // The pulses come from the machine's signal store, before the D1 batch that stores them.
     const sums = await sumCountSignal(this.env, owner, logs, this.waitUntil);
     const counted = logs.map((log, i) => ({ ...log, sensorCount: sums[i] ?? 0 }));
-    statements.push(...upsertLiveLogs(this.env.DB, owner, counted));
-    if (options.counts) statements.push(...readLogCounts(this.env.DB, meta.company_id, withLogs));
-    if (options.mark) statements.push(this.markStatement(meta, options.mark));
+    statements.push(...upsertLiveLogs(d1, owner, counted));
+    if (options.counts) statements.push(...readLogCounts(d1, meta.company_id, withLogs));
+    if (options.mark) statements.push(this.markStatement(d1, meta, options.mark));
     if (statements.length === 0) {
       this.afterFlush(options.mark);
       return counts;
     }
-    const results = await this.env.DB.batch<{ id: string; sensor_count: number; count: number }>(
-      statements,
-    );
+    const results = await d1.batch<{ id: string; sensor_count: number; count: number }>(statements);
     for (const result of results) {
       for (const row of result.results ?? []) {
         counts.set(row.id, { id: row.id, sensorCount: row.sensor_count, count: row.count });
@@ -150,17 +151,25 @@ export class MachineFlush {
   }
 
   /** The statement adding or removing this machine's `realtime_pending` row. */
-  private markStatement(meta: MetaRow, mark: "add" | "remove"): D1PreparedStatement {
+  private markStatement(
+    d1: D1Database,
+    meta: MetaRow,
+    mark: "add" | "remove",
+  ): D1PreparedStatement {
     return mark === "add"
-      ? this.env.DB.prepare(
-          `INSERT INTO realtime_pending (company_id, machine_id, since)
+      ? d1
+          .prepare(
+            `INSERT INTO realtime_pending (company_id, machine_id, since)
            VALUES (CAST(?1 AS INTEGER), CAST(?2 AS INTEGER), CAST(?3 AS INTEGER))
            ON CONFLICT (company_id, machine_id) DO NOTHING`,
-        ).bind(meta.company_id, meta.machine_id, Date.now())
-      : this.env.DB.prepare(
-          `DELETE FROM realtime_pending
+          )
+          .bind(meta.company_id, meta.machine_id, Date.now())
+      : d1
+          .prepare(
+            `DELETE FROM realtime_pending
            WHERE ${ownedText("?1")} AND machine_id = CAST(?2 AS INTEGER)`,
-        ).bind(meta.company_id, meta.machine_id);
+          )
+          .bind(meta.company_id, meta.machine_id);
   }
 
   /** After a successful flush: nothing is waiting for D1; the mark as the flush left it. */

@@ -6,7 +6,6 @@
  * up to `MAX_HELD_WRITES`).
  */
 
-import { createDb } from "../db/client";
 import { companyScope } from "../db/company-scope";
 import type { Env } from "../env";
 import { plannedInstances } from "../shifts/plan";
@@ -146,7 +145,7 @@ export class MachineLifecycle {
    * `shift.started` then, whether or not anything is written to the machine.
    */
   private async wakeAtNextStart(key: MachineKey, now: number): Promise<void> {
-    const plan = await loadShiftPlan(companyScope(createDb(this.env.DB), key.companyId));
+    const plan = await loadShiftPlan(await companyScope(this.env, key.companyId));
     if (!plan) return;
     const upcoming = plannedInstances(
       plan,
@@ -188,7 +187,7 @@ export class MachineLifecycle {
       });
     }
     const next = await runningInstance(
-      companyScope(createDb(this.env.DB), key.companyId),
+      await companyScope(this.env, key.companyId),
       key.machineId,
       now,
     );

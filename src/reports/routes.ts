@@ -147,12 +147,12 @@ export const reportsRoutes = createRouter()
     const filters = c.req.valid("json");
     const scope = scopeOf(c);
     if (wantsCsv(c.req.header("accept"))) {
-      const barrier = (ids: readonly number[]) => syncPendingMachines(c.env, scope.companyId, ids);
+      const barrier = (ids: readonly number[]) => syncPendingMachines(c.env, scope, ids);
       return csvAnswer(await metricsCsv(scope, filters, Date.now(), barrier), "metrics.csv");
     }
     // The realtime barrier asks only the page's machines (see metricsReport).
     const page = await metricsReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
-      syncPendingMachines(c.env, scope.companyId, ids),
+      syncPendingMachines(c.env, scope, ids),
     );
     return c.json(pageEnvelope("metrics", page), 200);
   })
@@ -175,14 +175,13 @@ export const reportsRoutes = createRouter()
   })
   .openapi(kpisRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { principal } = c.var;
+    const scope = scopeOf(c);
     if (wantsCsv(c.req.header("accept"))) {
-      const barrier = (ids: readonly number[]) =>
-        syncPendingMachines(c.env, principal.companyId, ids);
-      return csvAnswer(await kpiCsv(scopeOf(c), filters, Date.now(), barrier), "kpis.csv");
+      const barrier = (ids: readonly number[]) => syncPendingMachines(c.env, scope, ids);
+      return csvAnswer(await kpiCsv(scope, filters, Date.now(), barrier), "kpis.csv");
     }
-    const page = await kpiReport(scopeOf(c), filters, pageRequest(filters), Date.now(), (ids) =>
-      syncPendingMachines(c.env, principal.companyId, ids),
+    const page = await kpiReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
+      syncPendingMachines(c.env, scope, ids),
     );
     return c.json(pageEnvelope("kpis", page), 200);
   });

@@ -20,7 +20,7 @@
 import { and, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
-import { type CompanyScope, companyScope, owned } from "../db/company-scope";
+import { type CompanyScope, owned, scopeIn } from "../db/company-scope";
 import { shiftInstances } from "../db/schema";
 import type { InstanceWindow } from "./instances";
 import { insertStatements } from "./materialize";
@@ -133,7 +133,7 @@ export async function instancesContaining(
   if (missing.length > 0) {
     // The inserts come first so that the lookup, in the same transaction, sees every row.
     const [first, ...rest]: BatchItem<"sqlite">[] = [
-      ...insertStatements(companyScope(db, plan.companyId), missing),
+      ...insertStatements(scopeIn(db, plan.companyId), missing),
       lookup,
     ];
     if (!first) return points.map(() => null);

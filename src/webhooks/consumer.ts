@@ -7,7 +7,8 @@
  * endpoint holds back neither the other messages of its batch nor the batches
  * behind it (docs/webhook-delivery.md).
  *
- * Per batch: one D1 read (the registration and status of every delivery),
+ * Per batch: one D1 read per shard of the messages' companies (the registration and status
+ * of every delivery; a message names its company, which names its shard),
  * then one `accept` per registration, concurrently; a message is acked once
  * its deliverer has stored it. A delivery that is unknown or no longer
  * pending (a duplicate message) is acked without a call. A message whose
@@ -18,6 +19,7 @@
  * delivery could not be read for good).
  */
 import { createDb } from "../db/client";
+import { companyD1, shardBindings, UnknownCompanyError } from "../db/shards";
 import type { Env } from "../env";
 import { loadRoutes } from "./delivery-records";
 import { endpointDeliverer } from "./endpoint-deliverer";
@@ -27,6 +29,46 @@ import type { OutboxBindings, WebhookMessage } from "./outbox";
 export const MAX_MESSAGE_DELIVERIES = 24;
 /** Delay before a message whose hand-over failed is handled again, s. */
 export const HANDOVER_RETRY_SECONDS = 60;
+
+/** The company of a message, or undefined when it carries none (sent before shards). */
+function companyIdOf(message: Message<WebhookMessage>): number | undefined {
+  const body: unknown = message.body;
+  if (typeof body !== "object" || body === null || !("companyId" in body)) return undefined;
+  return typeof body.companyId === "number" ? body.companyId : undefined;
+}
+
+type Routes = Awaited<ReturnType<typeof loadRoutes>>;
+
+/**
+ * The routes of a batch's deliveries, read in the shard of each message's company (one read
+ * per company); a message without a company is looked for in every shard. A company the
+ * directory no longer knows has no routes (its messages are acked as unknown).
+ */
+async function loadRoutesByShard(
+  env: Env,
+  deliveries: ReadonlyMap<string, number | undefined>,
+): Promise<Routes> {
+  const byShard = new Map<D1Database, string[]>();
+  for (const [deliveryId, companyId] of deliveries) {
+    let shards: D1Database[];
+    if (companyId === undefined) {
+      shards = [...shardBindings(env).values()];
+    } else {
+      try {
+        shards = [await companyD1(env, companyId)];
+      } catch (error) {
+        if (!(error instanceof UnknownCompanyError)) throw error;
+        shards = [];
+      }
+    }
+    for (const shard of shards) byShard.set(shard, [...(byShard.get(shard) ?? []), deliveryId]);
+  }
+  const routes: Routes = new Map();
+  for (const [shard, ids] of byShard) {
+    for (const [id, route] of await loadRoutes(createDb(shard), ids)) routes.set(id, route);
+  }
+  return routes;
+}
 
 /** The delivery id of a message, or undefined when its body is not a `WebhookMessage`. */
 function deliveryIdOf(message: Message<WebhookMessage>): string | undefined {
@@ -62,7 +104,11 @@ async function retryLater(
   try {
     // sendBatch, as the outbox sends: one way in for every message of a delivery.
     await env.WEBHOOK_QUEUE.sendBatch([
-      { body: { deliveryId }, contentType: "json", delaySeconds: HANDOVER_RETRY_SECONDS },
+      {
+        body: { deliveryId, companyId: companyIdOf(message) },
+        contentType: "json",
+        delaySeconds: HANDOVER_RETRY_SECONDS,
+      },
     ]);
     message.ack();
   } catch {
@@ -84,6 +130,7 @@ export function webhookQueueHandler(maxMessageDeliveries = MAX_MESSAGE_DELIVERIE
     env: Env,
   ): Promise<void> {
     const byDelivery = new Map<string, Message<WebhookMessage>[]>();
+    const companies = new Map<string, number | undefined>();
     for (const message of batch.messages) {
       const deliveryId = deliveryIdOf(message);
       if (deliveryId === undefined) {
@@ -94,17 +141,19 @@ export function webhookQueueHandler(maxMessageDeliveries = MAX_MESSAGE_DELIVERIE
         continue;
       }
       byDelivery.set(deliveryId, [...(byDelivery.get(deliveryId) ?? []), message]);
+      companies.set(deliveryId, companies.get(deliveryId) ?? companyIdOf(message));
     }
-    let routes: Awaited<ReturnType<typeof loadRoutes>>;
+    let routes: Routes;
     try {
-      routes = await loadRoutes(createDb(env.DB), [...byDelivery.keys()]);
+      routes = await loadRoutesByShard(env, companies);
     } catch (error) {
       for (const message of [...byDelivery.values()].flat()) {
         await retryLater(message, env, maxMessageDeliveries, error);
       }
       return;
     }
-    const byWebhook = new Map<string, string[]>();
+    // By registration: its company (which names the deliveries' shard) and its deliveries.
+    const byWebhook = new Map<string, { companyId: number; deliveryIds: string[] }>();
     for (const [deliveryId, messages] of byDelivery) {
       const route = routes.get(deliveryId);
       if (route?.status !== "pending") {
@@ -112,13 +161,16 @@ export function webhookQueueHandler(maxMessageDeliveries = MAX_MESSAGE_DELIVERIE
         for (const message of messages) message.ack();
         continue;
       }
-      byWebhook.set(route.webhookId, [...(byWebhook.get(route.webhookId) ?? []), deliveryId]);
+      const held = byWebhook.get(route.webhookId);
+      if (held) held.deliveryIds.push(deliveryId);
+      else
+        byWebhook.set(route.webhookId, { companyId: route.companyId, deliveryIds: [deliveryId] });
     }
     await Promise.all(
-      [...byWebhook].map(async ([webhookId, deliveryIds]) => {
+      [...byWebhook].map(async ([webhookId, { companyId, deliveryIds }]) => {
         const messages = deliveryIds.flatMap((id) => byDelivery.get(id) ?? []);
         try {
-          await endpointDeliverer(env.WEBHOOK_ENDPOINT, webhookId).accept(deliveryIds);
+          await endpointDeliverer(env.WEBHOOK_ENDPOINT, webhookId).accept(deliveryIds, companyId);
           for (const message of messages) message.ack();
         } catch (error) {
           for (const message of messages) {

@@ -88,11 +88,14 @@ export async function loadDeliveries(
 export async function loadRoutes(
   db: Database,
   deliveryIds: readonly string[],
-): Promise<Map<string, { webhookId: string; status: DeliveryContext["status"] }>> {
+): Promise<
+  Map<string, { webhookId: string; companyId: number; status: DeliveryContext["status"] }>
+> {
   if (deliveryIds.length === 0) return new Map();
   const rows = await db
     .select({
       id: webhookDeliveries.id,
+      companyId: webhookDeliveries.companyId,
       webhookId: webhookDeliveries.webhookId,
       status: webhookDeliveries.status,
     })

@@ -26,7 +26,8 @@
  * reads and writes (docs/webhook-delivery.md: both were measured).
  */
 import { DurableObject } from "cloudflare:workers";
-import { createDb } from "../db/client";
+import type { Database } from "../db/client";
+import { companyDb } from "../db/shards";
 import { namedStub } from "../durable/named-stub";
 import { type Env, readSettings } from "../env";
 import { type DeliveryStep, deliverDue } from "./deliver";
@@ -53,7 +54,9 @@ export interface RunOverrides {
   urlOptions?: Partial<UrlSafetyOptions>;
 }
 
+// `owner`: the registration's company (one row), which names the shard of its deliveries.
 const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS owner (company_id INTEGER NOT NULL);
   CREATE TABLE IF NOT EXISTS due (delivery_id TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
   CREATE INDEX IF NOT EXISTS due_at_idx ON due (due_at);`;
 
@@ -75,10 +78,15 @@ export class WebhookEndpoint extends DurableObject<DelivererEnv> {
    * Queue message can be acked.
    *
    * @param deliveryIds deliveries of this object's registration.
+   * @param companyId the registration's company (kept: it names the deliveries' shard).
    * @returns how many were new.
    */
-  async accept(deliveryIds: readonly string[]): Promise<number> {
+  async accept(deliveryIds: readonly string[], companyId: number): Promise<number> {
     const now = Date.now();
+    if (this.#owner() !== companyId) {
+      this.sql.exec("DELETE FROM owner");
+      this.sql.exec("INSERT INTO owner (company_id) VALUES (?)", companyId);
+    }
     let added = 0;
     for (const id of deliveryIds) {
       added += this.sql.exec(
@@ -89,6 +97,19 @@ export class WebhookEndpoint extends DurableObject<DelivererEnv> {
     }
     await this.#schedule();
     return added;
+  }
+
+  /** The registration's company, as the last hand-over told it. */
+  #owner(): number | undefined {
+    return this.sql.exec<{ company_id: number }>("SELECT company_id FROM owner").toArray()[0]
+      ?.company_id;
+  }
+
+  /** The shard of the registration's company (src/db/shards.ts). */
+  async #shard(): Promise<Database> {
+    const companyId = this.#owner();
+    if (companyId === undefined) throw new Error("deliverer has no company: nothing accepted");
+    return companyDb(this.env, companyId);
   }
 
   /** The deliveries held, with their next attempt's instant (ms since the epoch), soonest first. */
@@ -140,7 +161,7 @@ export class WebhookEndpoint extends DurableObject<DelivererEnv> {
     const steps =
       ids.length === 0
         ? new Map<string, DeliveryStep>()
-        : await deliverDue(createDb(this.env.DB), ids, urlOptions, policy);
+        : await deliverDue(await this.#shard(), ids, urlOptions, policy);
     // Waits count from the end of the attempt, as the Queue's delays did.
     const ended = Date.now();
     for (const [id, step] of steps) {

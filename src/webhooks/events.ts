@@ -11,7 +11,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
-import { type CompanyScope, companyScope, ownedSql } from "../db/company-scope";
+import { type CompanyScope, ownedSql, scopeIn } from "../db/company-scope";
 import { webhookDeliveries, webhookEvents } from "../db/schema";
 import type { Env } from "../env";
 import type { ClassificationOut, ReportShift, StopOut } from "../reports/schemas";
@@ -185,7 +185,7 @@ export function classificationEventStatements(
   return {
     eventId,
     event: insertEvent,
-    deliveries: deliveriesStatement(companyScope(db, companyId), eventId, eventType),
+    deliveries: deliveriesStatement(scopeIn(db, companyId), eventId, eventType),
   };
 }
 
@@ -243,16 +243,17 @@ export function pingEventStatements(
  * that, to the outbox sweeper, because the change itself is already saved.
  *
  * @param env the Queue and deliverer bindings.
- * @param db Drizzle client.
+ * @param scope the company of the event and its shard.
  * @param eventId the event, for the log.
  * @param deliveries the result of the event's `deliveries` statement.
  */
 export async function dispatchDeliveries(
   env: OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT">,
-  db: Database,
+  scope: CompanyScope,
   eventId: string,
   deliveries: readonly { id: string; webhookId: string }[],
 ): Promise<void> {
+  const { db, companyId } = scope;
   if (deliveries.length === 0) return;
   const fail = (msg: string, error: unknown) =>
     console.error(JSON.stringify({ level: "error", msg, eventId, error: String(error) }));
@@ -260,7 +261,7 @@ export async function dispatchDeliveries(
     await sendDeliveries(
       env,
       db,
-      deliveries.map((d) => d.id),
+      deliveries.map((d) => ({ id: d.id, companyId })),
       Date.now(),
     );
   } catch (error) {
@@ -272,7 +273,7 @@ export async function dispatchDeliveries(
   await Promise.all(
     [...byWebhook].map(([webhookId, ids]) =>
       endpointDeliverer(env.WEBHOOK_ENDPOINT, webhookId)
-        .accept(ids)
+        .accept(ids, companyId)
         .catch((error: unknown) => fail("webhook hand-over failed", error)),
     ),
   );

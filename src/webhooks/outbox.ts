@@ -14,6 +14,18 @@ import { DEFAULT_STALLED_MARGIN_SECONDS } from "../env";
 /** The body of a Queue message: the delivery to attempt. */
 export interface WebhookMessage {
   deliveryId: string;
+  /**
+   * The delivery's company, which names the shard that holds it (src/db/shards.ts). Absent
+   * from messages sent before companies were spread over shards: those are looked for in
+   * every shard.
+   */
+  companyId?: number;
+}
+
+/** A delivery to send: its id and its company. */
+export interface DeliveryRef {
+  id: string;
+  companyId: number;
 }
 
 /** The bindings the outbox needs. */
@@ -41,20 +53,24 @@ const SWEEP_LIMIT = 1000;
  *
  * @param env the Queue binding.
  * @param db Drizzle client.
- * @param deliveryIds deliveries to send.
+ * @param deliveries deliveries to send, with their company (the shard `db` is).
  * @param now ms since the epoch, stored as `enqueued_at`.
  * @throws whatever `sendBatch` or D1 throw.
  */
 export async function sendDeliveries(
   env: OutboxBindings,
   db: Database,
-  deliveryIds: readonly string[],
+  deliveries: readonly DeliveryRef[],
   now: number,
 ): Promise<void> {
-  for (let i = 0; i < deliveryIds.length; i += SEND_BATCH_SIZE) {
-    const chunk = deliveryIds.slice(i, i + SEND_BATCH_SIZE);
+  for (let i = 0; i < deliveries.length; i += SEND_BATCH_SIZE) {
+    const refs = deliveries.slice(i, i + SEND_BATCH_SIZE);
+    const chunk = refs.map((d) => d.id);
     await env.WEBHOOK_QUEUE.sendBatch(
-      chunk.map((deliveryId) => ({ body: { deliveryId }, contentType: "json" as const })),
+      refs.map(({ id, companyId }) => ({
+        body: { deliveryId: id, companyId },
+        contentType: "json" as const,
+      })),
     );
     // One bound parameter for the whole list (D1 allows at most 100 per statement).
     await db
@@ -123,7 +139,7 @@ export async function sweepOutbox(
   const stalledMarginMs = options.stalledMarginMs ?? DEFAULT_STALLED_MARGIN_SECONDS * 1000;
   const roundDelaysSeconds = options.roundDelaysSeconds ?? ROUND_DELAYS_SECONDS;
   const neverSent = await db
-    .select({ id: webhookDeliveries.id })
+    .select({ id: webhookDeliveries.id, companyId: webhookDeliveries.companyId })
     .from(webhookDeliveries)
     .where(
       and(
@@ -135,13 +151,13 @@ export async function sweepOutbox(
     .orderBy(asc(webhookDeliveries.updatedAt))
     .limit(SWEEP_LIMIT)
     .all();
-  const lost = await db.all<{ id: string }>(
-    sql`SELECT d.id AS id FROM webhook_deliveries AS d
+  const lost = await db.all<DeliveryRef>(
+    sql`SELECT d.id AS id, d.company_id AS companyId FROM webhook_deliveries AS d
         WHERE d.status = 'pending' AND d.enqueued_at IS NOT NULL
           AND ${quietDeadlineSql(roundDelaysSeconds, stalledMarginMs)} < CAST(${now} AS INTEGER)
         ORDER BY d.updated_at LIMIT ${SWEEP_LIMIT}`,
   );
-  const ids = [...neverSent, ...lost].map((r) => r.id);
-  await sendDeliveries(env, db, ids, now);
-  return ids.length;
+  const refs = [...neverSent, ...lost];
+  await sendDeliveries(env, db, refs, now);
+  return refs.length;
 }

@@ -17,6 +17,7 @@ import kpisCsvSource from "../../clients/typescript/examples/kpis-csv.ts?raw";
 import readme from "../../clients/typescript/README.md?raw";
 import {
   ApiError,
+  BOOKMARK_HEADER,
   type ClientOptions,
   createClient,
   IDEMPOTENCY_HEADER,
@@ -190,6 +191,38 @@ describe("the client's retries and pagination", () => {
     expect(machines.map((m) => m.uuid)).toEqual([ASSET_0_UUID]);
     expect(waits).toEqual([7000]);
     expect(seen).toEqual([null, null]);
+  });
+
+  it("sends back the latest x-d1-bookmark, so a search after a create sees the new row", async () => {
+    const sent: (string | null)[] = [];
+    const received: (string | null)[] = [];
+    const { client } = clientOf(plant.key, {
+      fetch: async (request) => {
+        sent.push(request.headers.get(BOOKMARK_HEADER));
+        const response = await workerFetch(request);
+        received.push(response.headers.get(BOOKMARK_HEADER));
+        return response;
+      },
+    });
+    unwrap(await client.POST("/v1/skus", { body: [{ sku: "RYW-7" }] }));
+    const page = unwrap(
+      await client.POST("/v1/skus/filters", { body: { skus: { search: "RYW-7" } } }),
+    );
+    expect(page.totalCount).toBe(1);
+    expect(sent[0]).toBeNull();
+    expect(received[0]).toMatch(/^SHARD_\d+:/);
+    expect(sent[1]).toBe(received[0]);
+
+    const off = clientOf(plant.key, {
+      readYourWrites: false,
+      fetch: async (request) => {
+        sent.push(request.headers.get(BOOKMARK_HEADER));
+        return workerFetch(request);
+      },
+    });
+    unwrap(await off.client.GET("/v1/machines"));
+    unwrap(await off.client.GET("/v1/machines"));
+    expect(sent.slice(2)).toEqual([null, null]);
   });
 
   it("retries a network error, doubling the wait, and gives up after maxRetries", async () => {

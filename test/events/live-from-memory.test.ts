@@ -6,9 +6,10 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { shardOf } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import { countingD1 } from "../d1-counter";
-import { api, ingest } from "../harness";
+import { api, ingest, shardD1 } from "../harness";
 import { plant, postSku } from "../realtime/plant";
 import { SseSubscriber } from "./subscriber";
 
@@ -33,12 +34,14 @@ describe("live figures from the stream object's memory", () => {
     const [first] = await sub.waitFor((e) => e.type === "oee" && e.data.final === false);
 
     // From now on the stream object's D1 binding counts what it sends.
-    const counter = countingD1(env.DB);
+    const shard = await shardOf(env, p.co.id);
+    if (shard === null) throw new Error("no shard");
+    const counter = countingD1(await shardD1(p.co.id));
     const name = `m:${p.co.id}:${m.id}`;
     const stub = env.MACHINE_STREAM.get(env.MACHINE_STREAM.idFromName(name));
     await runInDurableObject(stub, (instance) => {
       const object = instance as unknown as { env: Env };
-      object.env = { ...object.env, DB: counter.binding };
+      object.env = { ...object.env, [shard]: counter.binding };
     });
 
     // New pulses: a production event from the signal store, no D1.

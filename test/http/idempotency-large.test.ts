@@ -2,9 +2,8 @@
  * `Idempotency-Key` keeps answers of any size the body limits allow: a ~3 MB create
  * answer is replayed exactly and nothing is written twice.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createCompany, type TestCompany } from "../harness";
+import { api, createCompany, shardD1, type TestCompany } from "../harness";
 
 const KEY = "Idempotency-Key";
 
@@ -21,8 +20,9 @@ async function skuCount(co: TestCompany): Promise<number> {
   return ((await res.json()) as { totalCount: number }).totalCount;
 }
 
-async function chunkCount(key: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM idempotency_chunks WHERE key = ?1")
+async function chunkCount(companyId: number, key: string): Promise<number> {
+  const row = await (await shardD1(companyId))
+    .prepare("SELECT COUNT(*) AS n FROM idempotency_chunks WHERE key = ?1")
     .bind(key)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -58,7 +58,7 @@ describe("Idempotency-Key with large answers", () => {
     expect(await retry.text()).toBe(firstText);
     expect(await skuCount(co)).toBe(1000);
     // Kept compressed: repetitive JSON fits one piece.
-    expect(await chunkCount(key)).toBe(1);
+    expect(await chunkCount(co.id, key)).toBe(1);
   });
 
   it("keeps an answer that does not compress in several pieces, and drops them with the key", async () => {
@@ -72,7 +72,7 @@ describe("Idempotency-Key with large answers", () => {
     const first = await postSkus(co, body, key);
     expect(first.status).toBeLessThan(300);
     const firstText = await first.text();
-    expect(await chunkCount(key)).toBeGreaterThan(1);
+    expect(await chunkCount(co.id, key)).toBeGreaterThan(1);
 
     const retry = await postSkus(co, body, key);
     expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
@@ -80,11 +80,12 @@ describe("Idempotency-Key with large answers", () => {
     expect(await skuCount(co)).toBe(1000);
 
     // Once the key expires, the next request of the credential deletes it and its pieces.
-    await env.DB.prepare("UPDATE idempotency_keys SET expires_at = 0 WHERE key = ?1")
+    await (await shardD1(co.id))
+      .prepare("UPDATE idempotency_keys SET expires_at = 0 WHERE key = ?1")
       .bind(key)
       .run();
     const other = await postSkus(co, JSON.stringify([{ sku: "after" }]), crypto.randomUUID());
     expect(other.status).toBeLessThan(300);
-    expect(await chunkCount(key)).toBe(0);
+    expect(await chunkCount(co.id, key)).toBe(0);
   });
 });

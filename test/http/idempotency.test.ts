@@ -4,9 +4,8 @@
  * released keys after a non-stored answer, the reads that ignore it, and the
  * OpenAPI document.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, call, createCompany, createKey } from "../harness";
+import { api, call, createCompany, createKey, shardD1 } from "../harness";
 import { getState, machineLogs, plant, postSku } from "../realtime/plant";
 
 const KEY = "Idempotency-Key";
@@ -86,9 +85,10 @@ describe("Idempotency-Key", () => {
     // The first request is running: its lock is held (taken a moment ago).
     const first = await postSkus(co, [{ sku: "A" }], key);
     expect(first.status).toBe(200);
-    await env.DB.prepare(
-      "UPDATE idempotency_keys SET state = 'in_flight', lock_token = 'other', locked_at = ?1, status = NULL, body = NULL WHERE key = ?2",
-    )
+    await (await shardD1(co.id))
+      .prepare(
+        "UPDATE idempotency_keys SET state = 'in_flight', lock_token = 'other', locked_at = ?1, status = NULL, body = NULL WHERE key = ?2",
+      )
       .bind(Date.now(), key)
       .run();
     const res = await postSkus(co, [{ sku: "A" }], key);
@@ -97,7 +97,8 @@ describe("Idempotency-Key", () => {
     expect(((await res.json()) as { detail: string }).detail).toContain("still being processed");
 
     // A lock older than the lock timeout belongs to a request that died: taken over.
-    await env.DB.prepare("UPDATE idempotency_keys SET locked_at = ?1 WHERE key = ?2")
+    await (await shardD1(co.id))
+      .prepare("UPDATE idempotency_keys SET locked_at = ?1 WHERE key = ?2")
       .bind(Date.now() - 120_000, key)
       .run();
     const takeover = await postSkus(co, [{ sku: "A" }], key);

@@ -2,7 +2,9 @@
  * `POST /operator/v1/companies/{company_id}/record-ids` (src/operator/record-ids-routes.ts): a
  * record takes the id the operator gives it, before anything refers to it, all or none.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { shardOf } from "../../src/db/shards";
 import { api, createCompany, createMachines, operator } from "../harness";
 import { getState, plant, postSku } from "../realtime/plant";
 
@@ -85,7 +87,9 @@ describe("fixed record ids", () => {
 
   it("refuses unknown records, records of another company and ids in use, with a 422", async () => {
     const co = await createCompany();
-    const other = await createCompany();
+    // On the same shard: record ids are unique within a shard (docs/scaling.md), and another
+    // company's record must be refused there as unknown, its id as in use.
+    const other = await createCompany({ shard: (await shardOf(env, co.id)) ?? undefined });
     const [mine, second] = await json<{ id: string }[]>(
       api(co.key, "/v1/skus", { method: "POST", json: [{ sku: "A" }, { sku: "B" }] }),
     );

@@ -5,6 +5,7 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { shardBindings, shardOf } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { getState, machineLogs, plant, postSku } from "./plant";
@@ -18,11 +19,18 @@ function stubOf(companyId: number, machineId: number) {
  * Makes the object's next `failures` D1 batches fail, as D1 does when it is unavailable.
  * Only this object's binding is replaced; the Worker's keeps working.
  */
-async function failObjectBatches(stub: ReturnType<typeof stubOf>, failures: number) {
+async function failObjectBatches(
+  stub: ReturnType<typeof stubOf>,
+  companyId: number,
+  failures: number,
+) {
   let left = failures;
+  const shard = await shardOf(env, companyId);
+  if (shard === null) throw new Error("no shard");
   await runInDurableObject(stub, (instance) => {
     const object = instance as unknown as { env: Env };
-    const db = object.env.DB;
+    const db = shardBindings(object.env).get(shard);
+    if (!db) throw new Error("no shard binding");
     const failing = new Proxy(db, {
       get(target, property) {
         if (property === "batch" && left > 0) {
@@ -35,7 +43,7 @@ async function failObjectBatches(stub: ReturnType<typeof stubOf>, failures: numb
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    object.env = { ...object.env, DB: failing };
+    object.env = { ...object.env, [shard]: failing };
   });
   return () => left;
 }
@@ -54,7 +62,7 @@ describe("a realtime write whose D1 flush fails", () => {
     // The object learns its running instance first (a read), so that the failure hits the
     // flush after the write and nothing before it.
     expect((await getState(p.co, m.id)).revision).toBe(0);
-    const left = await failObjectBatches(stub, 1);
+    const left = await failObjectBatches(stub, p.co.id, 1);
 
     const key = { "Idempotency-Key": crypto.randomUUID() };
     const write = { sku: "A-100", quantity: 7 };

@@ -9,7 +9,7 @@ import { MAX_HELD_WRITES } from "../../src/realtime/machine-lifecycle";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { RealtimeMachine } from "../../src/realtime/realtime-machine";
 import { api as directApi } from "../hardening/client";
-import { api } from "../harness";
+import { api, shardD1 } from "../harness";
 import { getState, machineLogs, plant, postOperator, postSku, recentStartInShift } from "./plant";
 
 const MIN = 60_000;
@@ -194,9 +194,8 @@ describe("RealtimeMachine: shift rollover", () => {
 
 /** Machines of the company marked in `realtime_pending` (writes maybe not in D1 yet). */
 async function pendingMachines(companyId: number): Promise<number[]> {
-  const rows = await env.DB.prepare(
-    "SELECT machine_id FROM realtime_pending WHERE company_id = ? ORDER BY machine_id",
-  )
+  const rows = await (await shardD1(companyId))
+    .prepare("SELECT machine_id FROM realtime_pending WHERE company_id = ? ORDER BY machine_id")
     .bind(companyId)
     .raw<[number]>();
   return rows.map(([id]) => id);
@@ -204,9 +203,10 @@ async function pendingMachines(companyId: number): Promise<number[]> {
 
 /** Live logs of a machine as D1 holds them, read directly (no read barrier). */
 async function storedLogs(companyId: number, machineId: number) {
-  const { results } = await env.DB.prepare(
-    "SELECT id, sku_id, start, live FROM production_logs WHERE company_id = ? AND machine_id = ? ORDER BY start",
-  )
+  const { results } = await (await shardD1(companyId))
+    .prepare(
+      "SELECT id, sku_id, start, live FROM production_logs WHERE company_id = ? AND machine_id = ? ORDER BY start",
+    )
     .bind(companyId, machineId)
     .all<{ id: string; sku_id: string; start: number; live: number }>();
   return results;

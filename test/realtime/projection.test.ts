@@ -14,7 +14,7 @@ import {
   upsertLiveLogs,
 } from "../../src/realtime/projection";
 import { sumCountSignal } from "../../src/resources/signals/count-sums";
-import { ingest } from "../harness";
+import { ingest, shardD1 } from "../harness";
 import { getState, plant } from "./plant";
 
 const S = 1_000;
@@ -54,6 +54,7 @@ async function counted(
 describe("upsertLiveLogs", () => {
   it("counts each window exactly, across rollups and raw edges, 500 logs per statement", async () => {
     const p = await plant();
+    const db = await shardD1(p.co.id);
     const [m] = p.machines;
     if (!m) throw new Error("no machine");
     // The running instance exists once the realtime GET has been asked (logs refer to it).
@@ -87,11 +88,9 @@ describe("upsertLiveLogs", () => {
         return liveLog(p.a.id, instanceId, { start, end });
       }),
     );
-    const statements = upsertLiveLogs(env.DB, owner, logs);
+    const statements = upsertLiveLogs(db, owner, logs);
     expect(statements).toHaveLength(2);
-    const results = await env.DB.batch<{ id: string; sensor_count: number; count: number }>(
-      statements,
-    );
+    const results = await db.batch<{ id: string; sensor_count: number; count: number }>(statements);
     const returned = new Map(results.flatMap((r) => r.results).map((row) => [row.id, row]));
     expect(returned.size).toBe(logs.length);
     for (const log of logs) {
@@ -109,18 +108,19 @@ describe("upsertLiveLogs", () => {
     // same ids closes them in place (created_at kept, end and counts rewritten).
     const first = logs[0] as LiveLog;
     const [closed] = upsertLiveLogs(
-      env.DB,
+      db,
       owner,
       await counted(owner, [{ ...first, end: hour, live: false, now: first.now + 5_000 }]),
     );
     if (!closed) throw new Error("no statement");
     await closed.run();
-    const row = await env.DB.prepare(
-      `SELECT live, "end", sensor_count, count, created_at, updated_at, typeof(nominal_speed) AS ns,
+    const row = await db
+      .prepare(
+        `SELECT live, "end", sensor_count, count, created_at, updated_at, typeof(nominal_speed) AS ns,
          typeof(counting_factor) AS cf, typeof(start) AS st, typeof(shift_instance_id) AS si,
          is_automated, type
        FROM production_logs WHERE id = ?`,
-    )
+      )
       .bind(first.id)
       .first();
     expect(row).toEqual({
@@ -137,9 +137,8 @@ describe("upsertLiveLogs", () => {
       is_automated: 1,
       type: "total",
     });
-    const stored = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM production_logs WHERE company_id = ? AND machine_id = ?",
-    )
+    const stored = await db
+      .prepare("SELECT COUNT(*) AS n FROM production_logs WHERE company_id = ? AND machine_id = ?")
       .bind(p.co.id, m.id)
       .first<{ n: number }>();
     expect(stored?.n).toBe(logs.length);
@@ -147,6 +146,7 @@ describe("upsertLiveLogs", () => {
 
   it("leaves a log that would not change as it is, updated_at included", async () => {
     const p = await plant();
+    const db = await shardD1(p.co.id);
     const [m] = p.machines;
     if (!m) throw new Error("no machine");
     const instanceId = (await getState(p.co, m.id)).shift.id;
@@ -162,17 +162,16 @@ describe("upsertLiveLogs", () => {
     const owner = { companyId: p.co.id, machineId: m.id };
     const upsert = async (batch: Omit<LiveLog, "sensorCount">[]) =>
       (
-        await env.DB.batch<{ id: string; sensor_count: number }>(
-          upsertLiveLogs(env.DB, owner, await counted(owner, batch)),
+        await db.batch<{ id: string; sensor_count: number }>(
+          upsertLiveLogs(db, owner, await counted(owner, batch)),
         )
       )
         .flatMap((r) => r.results)
         .map((row) => [row.id, row.sensor_count]);
     const updatedAt = async () =>
       (
-        await env.DB.prepare(
-          "SELECT updated_at FROM production_logs WHERE id IN (?, ?) ORDER BY start",
-        )
+        await db
+          .prepare("SELECT updated_at FROM production_logs WHERE id IN (?, ?) ORDER BY start")
           .bind(logs[0]?.id, logs[1]?.id)
           .all<{ updated_at: number }>()
       ).results.map((r) => r.updated_at);
@@ -185,7 +184,7 @@ describe("upsertLiveLogs", () => {
     const later = logs.map((l) => ({ ...l, now: now + MIN }));
     expect(await upsert(later)).toEqual([]);
     expect(await updatedAt()).toEqual([now, now]);
-    const [readStatement, ...more] = readLogCounts(env.DB, p.co.id, [
+    const [readStatement, ...more] = readLogCounts(db, p.co.id, [
       logs[0]?.id ?? "",
       logs[1]?.id ?? "",
     ]);

@@ -3,13 +3,19 @@
  * call, and the KPI row still equal to the (never cached) metrics row after every kind of
  * edit of a log, a stop or a classification, whichever API writes it.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../../src/db/client";
-import { companyScope } from "../../src/db/company-scope";
+import { scopeIn } from "../../src/db/company-scope";
 import { keep, machineWriteCounts, readKept } from "../../src/reports/figure-cache";
 import { FIGURE_FIELDS, zeroFigures } from "../../src/reports/kpi-figures";
-import { api, createCompany, createMachines, operator, operatorJson } from "../harness";
+import {
+  api,
+  createCompany,
+  createMachines,
+  operator,
+  operatorJson,
+  shardD1,
+  shardDb,
+} from "../harness";
 
 /** A distinct value per figure, so that a field read back in the wrong place shows. */
 const FIELD_VALUES = Object.fromEntries(FIGURE_FIELDS.map((f, i) => [f, i + 1]));
@@ -35,9 +41,8 @@ interface Kpi {
 }
 
 async function kept(companyId: number): Promise<number> {
-  const row = await env.DB.prepare(
-    "SELECT count(*) AS n FROM instance_figures WHERE company_id = ?",
-  )
+  const row = await (await shardD1(companyId))
+    .prepare("SELECT count(*) AS n FROM instance_figures WHERE company_id = ?")
     .bind(companyId)
     .first<{ n: number }>();
   return row?.n ?? 0;
@@ -135,16 +140,17 @@ describe("kept figures of closed shift instances", () => {
   it("are not kept when the machine was written after its records were read", async () => {
     const co = await createCompany();
     const [m] = await createMachines(co.id, [{ name: "Racer" }]);
-    const db = createDb(env.DB);
+    const db = await shardDb(co.id);
     const machineId = m?.id ?? 0;
     const [shift] = await operatorJson<{ id: number }[]>("POST", `/companies/${co.id}/shifts`, [
       { name: "All", startTime: "00:00", endTime: "00:00" },
     ]);
     expect(shift).toBeDefined();
     await post(co.key, "/v1/reports/metrics", { startDate: { equal: "2026-03-02T23:00:00Z" } });
-    const instance = await env.DB.prepare(
-      'SELECT id, start, "end" FROM shift_instances WHERE machine_id = ? ORDER BY start LIMIT 1',
-    )
+    const instance = await (await shardD1(co.id))
+      .prepare(
+        'SELECT id, start, "end" FROM shift_instances WHERE machine_id = ? ORDER BY start LIMIT 1',
+      )
       .bind(machineId)
       .first<{ id: number; start: number; end: number }>();
     if (!instance) throw new Error("no instance");
@@ -166,16 +172,16 @@ describe("kept figures of closed shift instances", () => {
         },
       ],
     };
-    await keep(companyScope(db, co.id), [{ ...item, writeCount: before }]);
+    await keep(scopeIn(db, co.id), [{ ...item, writeCount: before }]);
     expect(
-      (await readKept(companyScope(db, co.id), [machineId], instance.start, instance.end)).size,
+      (await readKept(scopeIn(db, co.id), [machineId], instance.start, instance.end)).size,
     ).toBe(0);
-    await keep(companyScope(db, co.id), [{ ...item, writeCount: before + 1 }]);
-    const read = await readKept(companyScope(db, co.id), [machineId], instance.start, instance.end);
+    await keep(scopeIn(db, co.id), [{ ...item, writeCount: before + 1 }]);
+    const read = await readKept(scopeIn(db, co.id), [machineId], instance.start, instance.end);
     expect(read.size).toBe(1);
     expect(read.get(instance.id)).toEqual(item.parts);
     const whole = await readKept(
-      companyScope(db, co.id),
+      scopeIn(db, co.id),
       [machineId],
       instance.start,
       instance.end,

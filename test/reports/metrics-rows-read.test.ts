@@ -4,14 +4,12 @@
  * report reads are the logs it covers plus a small, fixed number per machine,
  * whatever the length of the history before the window.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../../src/db/client";
 import { machines as machinesTable, productionLogs } from "../../src/db/schema";
 import { inIntegerList, LITERAL_LIST_MAX } from "../../src/http/filters";
 import { packedLogsQuery } from "../../src/reports/page-spans";
 import { countStatements } from "../d1-counter";
-import { createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
+import { createCompany, createMachines, operatorJson, shardDb, type TestCompany } from "../harness";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -22,7 +20,7 @@ const LOG_EVERY = 10 * MIN;
 
 /** Writes the logs in batches (the fixture's one statement per log is slow for thousands). */
 async function insertHistory(companyId: number, machineIds: number[], from: number, to: number) {
-  const db = createDb(env.DB);
+  const db = await shardDb(companyId);
   const rows = machineIds.flatMap((machineId) =>
     Array.from({ length: (to - from) / LOG_EVERY }, (_, i) => ({
       id: crypto.randomUUID(),
@@ -125,7 +123,7 @@ describe("metrics report: rows read", () => {
     if (!m) throw new Error("no machine");
     const from = Math.floor(Date.now() / DAY) * DAY - DAY;
     await insertHistory(co.id, [m.id], from - HOUR + 5 * MIN, from + 2 * HOUR + 5 * MIN);
-    const db = createDb(env.DB);
+    const db = await shardDb(co.id);
 
     // Machine lists: a short one is written as literals, a long one (or any with a
     // non-integer) is bound as JSON; both select the same machine.

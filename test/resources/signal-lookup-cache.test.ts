@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createDb } from "../../src/db/client";
+import { shardOf } from "../../src/db/shards";
 import { sumCountSignal } from "../../src/resources/signals/count-sums";
 import {
   INGEST_CACHE_MS,
@@ -13,7 +14,7 @@ import {
   REFRESH_AHEAD_MS,
 } from "../../src/resources/signals/signal-lookup";
 import { countingD1 } from "../d1-counter";
-import { createCompany, createMachines, createSignal, ingest, operator } from "../harness";
+import { createCompany, createMachines, createSignal, ingest, operator, shardD1 } from "../harness";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -25,7 +26,7 @@ describe("the ingestion's signal lookup", () => {
     const [m] = await createMachines(co.id, [{ name: "Filler" }]);
     if (!m) throw new Error("no machine");
     const publicId = await createSignal(m.id, { name: "power" });
-    const d1 = countingD1(env.DB);
+    const d1 = countingD1(await shardD1(co.id));
     const db = createDb(d1.binding);
     const refreshes: Promise<unknown>[] = [];
     vi.useFakeTimers({ toFake: ["Date"] });
@@ -33,7 +34,11 @@ describe("the ingestion's signal lookup", () => {
     for (let t = 0; t <= 10 * 60_000; t += 10_000) {
       vi.setSystemTime(t0 + t);
       const before = d1.count();
-      const found = await lookupIngestTarget(db, publicId, (p) => refreshes.push(p));
+      const found = await lookupIngestTarget(
+        async () => db,
+        publicId,
+        (p) => refreshes.push(p),
+      );
       await Promise.all(refreshes.splice(0));
       expect(found?.machineId).toBe(m.id);
       // Only the very first upload waits for D1; later reads happen in refreshes.
@@ -68,8 +73,11 @@ describe("the count sums' signal lookup", () => {
     const machine = { companyId: co.id, machineId: m.id };
     const now = Date.now();
     const window = [{ start: now - 60_000, end: now + 1 }];
-    const d1 = countingD1(env.DB);
-    const bindings = { DB: d1.binding, SIGNAL_STORE: env.SIGNAL_STORE };
+    // Only the company's shard counts: the directory read that names it is not a signal read.
+    const shard = await shardOf(env, co.id);
+    if (shard === null) throw new Error("no shard");
+    const d1 = countingD1(await shardD1(co.id));
+    const bindings = { DB: env.DB, [shard]: d1.binding, SIGNAL_STORE: env.SIGNAL_STORE };
     expect(await sumCountSignal(bindings, machine, window)).toEqual([0]);
     expect(d1.count()).toBe(1);
     // "None" is kept: no second read.

@@ -108,7 +108,8 @@ describe("the demo's fixed ids", () => {
       ...Array.from({ length: 20 }, (_, i) => ({
         plant: "Fleet B",
         machine: `Machine ${i + 1}`,
-        id: i + 5,
+        // The second shard's range (docs/scaling.md): ids from 2^40 + 1.
+        id: 2 ** 40 + i + 1,
         uuid: demoMachineUuid("b", i + 1),
         signals: FLEET_SIGNALS.map((name, s) => ({
           name,

@@ -3,15 +3,14 @@
  * later lookup is a read alone (an `INSERT OR IGNORE` of a stored row changes nothing but
  * still queues on D1's one writer).
  */
-import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { companyScope } from "../../src/db/company-scope";
+import { scopeIn } from "../../src/db/company-scope";
 import { shiftInstances } from "../../src/db/schema";
 import { runningInstance } from "../../src/shifts/queries";
 import { countingD1 } from "../d1-counter";
-import { createCompany, createMachines, operatorJson } from "../harness";
+import { createCompany, createMachines, operatorJson, shardD1 } from "../harness";
 
 const isWrite = (sql: string) => /^\s*(insert|update|delete|replace)\b/i.test(sql);
 
@@ -26,19 +25,16 @@ describe("runningInstance", () => {
     const now = Date.now();
     // Creating shifts and machines arms the machines' realtime objects, which take their
     // running instance at once: forget it, so that the lookup below is its first use.
-    await createDb(env.DB).delete(shiftInstances).where(eq(shiftInstances.companyId, co.id));
+    const shard = await shardD1(co.id);
+    await createDb(shard).delete(shiftInstances).where(eq(shiftInstances.companyId, co.id));
 
-    const first = countingD1(env.DB);
-    const created = await runningInstance(companyScope(createDb(first.binding), co.id), m.id, now);
+    const first = countingD1(shard);
+    const created = await runningInstance(scopeIn(createDb(first.binding), co.id), m.id, now);
     expect(created).not.toBeNull();
     expect(first.sent().some(isWrite)).toBe(true);
 
-    const again = countingD1(env.DB);
-    const found = await runningInstance(
-      companyScope(createDb(again.binding), co.id),
-      m.id,
-      now + 1_000,
-    );
+    const again = countingD1(shard);
+    const found = await runningInstance(scopeIn(createDb(again.binding), co.id), m.id, now + 1_000);
     expect(found).toEqual(created);
     expect(again.sent().filter(isWrite)).toEqual([]);
     // The plan (one batch of four reads), then the instance.

@@ -9,6 +9,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { verify } from "@octokit/webhooks-methods";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { shardBindings } from "../../src/db/shards";
 import { endpointDeliverer } from "../../src/webhooks/endpoint-deliverer";
 import type { WebhookMessage } from "../../src/webhooks/outbox";
 import { createCompany, operator, operatorJson } from "../harness";
@@ -56,19 +57,22 @@ async function setUp(eventType = "MachineStopClassificationCreated") {
   return { company, secret: company.webhookSecret, url: endpoint.url, hook };
 }
 
-/** The test's bindings with a D1 that fails every statement. */
+/** The test's bindings with D1 databases (directory and shards) that fail every statement. */
 function unavailableDb(): Cloudflare.Env {
-  const unavailable = new Proxy(env.DB, {
-    get(target, property) {
-      if (property === "prepare" || property === "batch") {
-        return () => {
-          throw new Error("D1_ERROR: database unavailable");
-        };
-      }
-      return Reflect.get(target, property, target);
-    },
-  });
-  return { ...env, DB: unavailable };
+  const unavailable = (real: D1Database) =>
+    new Proxy(real, {
+      get(target, property) {
+        if (property === "prepare" || property === "batch") {
+          return () => {
+            throw new Error("D1_ERROR: database unavailable");
+          };
+        }
+        return Reflect.get(target, property, target);
+      },
+    });
+  const failing: Record<string, unknown> = { ...env, DB: unavailable(env.DB) };
+  for (const [name, shard] of shardBindings(env)) failing[name] = unavailable(shard);
+  return failing as unknown as Cloudflare.Env;
 }
 
 /** Pings `hook` and returns the captured message of the new delivery. */
@@ -76,8 +80,9 @@ async function pingMessage(hook: Webhook) {
   const before = net.sent.length;
   const ids = await ping(hook.id);
   const message = net.sent.slice(before).find((m) => m.deliveryId === ids.deliveryId);
-  expect(message).toEqual({ deliveryId: ids.deliveryId });
-  return { ...ids, message: { deliveryId: ids.deliveryId } };
+  // The message names the delivery's company: its shard (src/db/shards.ts).
+  expect(message).toEqual({ deliveryId: ids.deliveryId, companyId: expect.any(Number) });
+  return { ...ids, message: { deliveryId: ids.deliveryId, companyId: message?.companyId } };
 }
 
 describe("a delivered attempt", () => {
@@ -541,7 +546,7 @@ describe("a batch", () => {
     // The Queue's 24th handling of this message: retrying would dead-letter a pending delivery.
     const result = await runMessages([message], { attempts: 24, env: unavailableDb() });
     expect(result.acked).toEqual(["m0"]);
-    expect(net.sent.slice(sentBefore)).toEqual([{ deliveryId }]);
+    expect(net.sent.slice(sentBefore)).toEqual([{ deliveryId, companyId: expect.any(Number) }]);
     expect(net.sentDelays.slice(sentBefore)).toEqual([60]);
     expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
   });
@@ -652,7 +657,7 @@ describe("ping and replay", () => {
     const res = await operator("POST", `/deliveries/${deliveryId}/replay`);
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ deliveryId });
-    expect(net.sent.slice(sentBefore)).toEqual([{ deliveryId }]);
+    expect(net.sent.slice(sentBefore)).toEqual([{ deliveryId, companyId: expect.any(Number) }]);
     // While pending, a second replay is refused.
     expect((await operator("POST", `/deliveries/${deliveryId}/replay`)).status).toBe(409);
 

@@ -246,7 +246,9 @@ describe("the outbox sweeper", () => {
 
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 31_000 });
     await sweep();
-    expect(net.sent.slice(from)).toEqual([{ deliveryId: pending?.id }]);
+    expect(net.sent.slice(from)).toEqual([
+      { deliveryId: pending?.id, companyId: expect.any(Number) },
+    ]);
     await sweep();
     expect(net.sent.slice(from)).toHaveLength(1);
     vi.useRealTimers();
@@ -279,7 +281,9 @@ describe("the outbox sweeper and lost messages", () => {
     expect(res.status).toBe(200);
     const [pending] = await deliveriesOf(hooks.created.hook.id);
     // The message was sent; it is never handled (lost with a stopped local Queue).
-    expect(net.sent.slice(from)).toEqual([{ deliveryId: pending?.id }]);
+    expect(net.sent.slice(from)).toEqual([
+      { deliveryId: pending?.id, companyId: expect.any(Number) },
+    ]);
 
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 5 * 60_000 });
     await sweep();
@@ -287,8 +291,8 @@ describe("the outbox sweeper and lost messages", () => {
     vi.setSystemTime(Date.now() + 6 * 60_000);
     await sweep();
     expect(net.sent.slice(from)).toEqual([
-      { deliveryId: pending?.id },
-      { deliveryId: pending?.id },
+      { deliveryId: pending?.id, companyId: expect.any(Number) },
+      { deliveryId: pending?.id, companyId: expect.any(Number) },
     ]);
     await sweep();
     expect(net.sent.slice(from)).toHaveLength(2); // sent again: quiet from now on
@@ -306,7 +310,9 @@ describe("the outbox sweeper and lost messages", () => {
     expect(res.status).toBe(200);
     const sentAt = Date.now();
     const [pending] = await deliveriesOf(hooks.created.hook.id);
-    expect(net.sent.slice(from)).toEqual([{ deliveryId: pending?.id }]);
+    expect(net.sent.slice(from)).toEqual([
+      { deliveryId: pending?.id, companyId: expect.any(Number) },
+    ]);
 
     vi.useFakeTimers({ toFake: ["Date"], now: sentAt + 40_000 });
     await sweep(margin);
@@ -319,8 +325,8 @@ describe("the outbox sweeper and lost messages", () => {
     expect(net.sent.slice(from)).toHaveLength(1);
     await sweep(margin);
     expect(net.sent.slice(from)).toEqual([
-      { deliveryId: pending?.id },
-      { deliveryId: pending?.id },
+      { deliveryId: pending?.id, companyId: expect.any(Number) },
+      { deliveryId: pending?.id, companyId: expect.any(Number) },
     ]);
     await sweep(margin);
     expect(net.sent.slice(from)).toHaveLength(2);
@@ -351,7 +357,9 @@ describe("the outbox sweeper and lost messages", () => {
     expect(net.sent.slice(from)).toEqual([]);
     vi.setSystemTime(roundEnded + 112_000);
     await sweep(margin);
-    expect(net.sent.slice(from)).toEqual([{ deliveryId: pending?.id }]);
+    expect(net.sent.slice(from)).toEqual([
+      { deliveryId: pending?.id, companyId: expect.any(Number) },
+    ]);
     vi.useRealTimers();
 
     net.endpoints.set(hooks.created.url, answers(200));

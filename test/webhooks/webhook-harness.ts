@@ -13,6 +13,7 @@ import {
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { createDb } from "../../src/db/client";
+import { shardBindings } from "../../src/db/shards";
 import worker from "../../src/index";
 import type { DeliveryStep } from "../../src/webhooks/deliver";
 import { loadRoutes } from "../../src/webhooks/delivery-records";
@@ -159,8 +160,12 @@ export async function runMessages(
   if (options.deliver !== false) {
     const handed = batch.messages.filter((m) => acked.includes(m.id));
     const ids = [...new Set(handed.map((m) => m.body.deliveryId))];
-    const routes = await loadRoutes(createDb(env.DB), ids);
-    const webhookIds = new Set([...routes.values()].map((r) => r.webhookId));
+    const webhookIds = new Set<string>();
+    for (const shard of shardBindings(env).values()) {
+      for (const route of (await loadRoutes(createDb(shard), ids)).values()) {
+        webhookIds.add(route.webhookId);
+      }
+    }
     const overrides: RunOverrides = {
       ...(options.timing ? { policy: options.timing } : {}),
       ...(options.environment ? { urlOptions: { environment: options.environment } } : {}),

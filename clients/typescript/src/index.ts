@@ -10,6 +10,9 @@
  *   (POST, PUT, PATCH, DELETE) gets an `Idempotency-Key` before its first attempt, the same
  *   on every retry, so that a retry never runs the call twice: the API answers a repeated
  *   key with the stored answer of the first run.
+ * - It reads its own writes: it keeps the latest `x-d1-bookmark` the API answered with and
+ *   sends it with every request, so a search right after a create shows the new row even
+ *   where reads are served by a replica that lags (`readYourWrites: false` turns it off).
  * - {@link searchPages} walks the pages of a `/filters` search.
  */
 import createOpenApiClient, { type Client } from "openapi-fetch";
@@ -42,11 +45,19 @@ export interface ClientOptions {
   retryDelayMs?: number;
   /** Longest wait between two attempts, in ms (also caps a `Retry-After`). Default 30,000. */
   maxRetryDelayMs?: number;
+  /**
+   * Send back the latest `x-d1-bookmark` received, so that every call sees at least what
+   * the previous answers saw (its own writes included). Default true.
+   */
+  readYourWrites?: boolean;
   /** The fetch to send with; default `globalThis.fetch`. */
   fetch?: FetchFunction;
   /** How to wait between attempts (ms); default a timer. For tests. */
   sleep?: (ms: number) => Promise<void>;
 }
+
+/** The header of the API's read-your-writes bookmarks, in answers and in requests. */
+export const BOOKMARK_HEADER = "x-d1-bookmark";
 
 /** The header that makes a changing call safe to retry (the API keeps its answer 24 hours). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -65,8 +76,43 @@ export function createClient(options: ClientOptions): ProductionMonitoringClient
   return createOpenApiClient<paths, "application/json">({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     headers: { "x-api-key": options.apiKey },
-    fetch: retryingFetch(options),
+    fetch: retryingFetch(
+      options.readYourWrites === false
+        ? options
+        : { ...options, fetch: bookmarkingFetch(options.fetch ?? ((r) => globalThis.fetch(r))) },
+    ),
   });
+}
+
+/**
+ * Wraps a fetch so that each request carries the latest bookmark answered so far
+ * (`x-d1-bookmark`, unless the caller set one). Bookmarks are `<database>:<position>`, and
+ * positions of one database sort by age: of two answers that arrive out of order, the later
+ * position is kept; a bookmark of another database (the company was moved) replaces it.
+ *
+ * @param send the fetch to wrap.
+ * @returns a fetch with the same answers.
+ */
+export function bookmarkingFetch(send: FetchFunction): FetchFunction {
+  let bookmark: string | null = null;
+  const database = (b: string) => b.slice(0, b.indexOf(":"));
+  return async (original) => {
+    let request = original;
+    if (bookmark !== null && !request.headers.has(BOOKMARK_HEADER)) {
+      const headers = new Headers(request.headers);
+      headers.set(BOOKMARK_HEADER, bookmark);
+      request = new Request(request, { headers });
+    }
+    const response = await send(request);
+    const received = response.headers.get(BOOKMARK_HEADER);
+    if (
+      received &&
+      (bookmark === null || database(received) !== database(bookmark) || received > bookmark)
+    ) {
+      bookmark = received;
+    }
+    return response;
+  };
 }
 
 /**

@@ -188,7 +188,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create companies */
+        /**
+         * Create companies
+         * @description All or none. Each company is placed on one D1 shard: the one `shard` names, or else the shard with the fewest companies (the first in binding order among equals), so that companies created one after the other land on different shards. A `shard` this deployment does not have is a 422.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -201,11 +204,16 @@ export interface paths {
                     "application/json": {
                         name: string;
                         timezone: string;
+                        /**
+                         * @description The shard to place the company on (one of this deployment's shards); omitted = the shard with the fewest companies.
+                         * @example SHARD_1
+                         */
+                        shard?: string;
                     }[];
                 };
             };
             responses: {
-                /** @description Created companies with their signing secret. */
+                /** @description Created companies with their shard and signing secret. */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -349,6 +357,123 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A body whose `Content-Type` is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{company_id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a company to another shard
+         * @description Copies the company's rows to the shard named, catches up with what it writes meanwhile, switches it there and removes its rows from the old shard: no acknowledged write is lost. During the switch (a few seconds) the company's requests wait, then go on on the new shard; a write that still reaches the old shard is refused whole with 503 and `Retry-After: 1`. Answers once the company is on the new shard (docs/scaling.md).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CompanyMove"];
+                };
+            };
+            responses: {
+                /** @description The company is on the new shard. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CompanyMoveReport"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such company. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description The company is on that shard already. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            detail: string;
+                        };
                     };
                 };
                 /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
@@ -2627,6 +2752,45 @@ export interface components {
             id: number;
             name: string;
             timezone: string;
+            /**
+             * @description The binding name of the D1 shard that holds the company's rows.
+             * @example SHARD_0
+             */
+            shard: string | null;
+        };
+        CompanyMoveReport: {
+            companyId: number;
+            /**
+             * @description The shard the company was on.
+             * @example SHARD_0
+             */
+            from: string;
+            /**
+             * @description The shard it is on now.
+             * @example SHARD_1
+             */
+            to: string;
+            /** @description Rows copied in the bulk copy, by table. */
+            copied: {
+                [key: string]: number;
+            };
+            /** @description Rows changed during the copy, applied after it (catch-up and switch). */
+            changesApplied: number;
+            /** @description The company's rows on the new shard, by table. */
+            rows: {
+                [key: string]: number;
+            };
+            /** @description How long the company's requests waited during the switch, ms. */
+            switchMs: number;
+            /** @description D1 statements the move sent to the two shards (a Worker invocation may send 1,000). */
+            statements: number;
+        };
+        CompanyMove: {
+            /**
+             * @description The shard to move the company to: a shard binding's name.
+             * @example SHARD_1
+             */
+            shard: string;
         };
         OperatorMachine: {
             id: number;

@@ -6,7 +6,9 @@
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type CompanyScope, live, softDeleted } from "../../db/company-scope";
+import { withKeys } from "../../db/directory-keys";
 import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../../db/schema";
+import type { DirectoryEnv } from "../../db/shards";
 import { isoInstant as iso } from "../../http/instants";
 import { paginate } from "../../http/pagination";
 import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/events";
@@ -41,17 +43,22 @@ export interface WebhookInput {
 }
 
 /**
- * Creates registrations, all in one batch (all or none).
+ * Creates registrations, all in one batch (all or none), their ids held by the directory.
  *
  * @returns them as the API shows them, in order.
  */
-export async function insertWebhooks(scope: CompanyScope, items: readonly WebhookInput[]) {
+export async function insertWebhooks(
+  env: DirectoryEnv,
+  scope: CompanyScope,
+  items: readonly WebhookInput[],
+) {
   const { db, companyId } = scope;
-  const [first, ...rest] = items.map((item) =>
+  const ids = items.map(() => crypto.randomUUID());
+  const [first, ...rest] = items.map((item, i) =>
     db
       .insert(webhooks)
       .values({
-        id: crypto.randomUUID(),
+        id: ids[i] ?? crypto.randomUUID(),
         companyId,
         name: item.name,
         url: item.url,
@@ -60,7 +67,9 @@ export async function insertWebhooks(scope: CompanyScope, items: readonly Webhoo
       .returning(webhookColumns),
   );
   if (!first) return [];
-  const results = await db.batch([first, ...rest]);
+  // The operator API finds a registration's company by its id in the directory.
+  const results = await withKeys(env, "webhook", companyId, ids, () => db.batch([first, ...rest]));
+  if (results === "taken") throw new Error("a random webhook id repeated");
   return results.flat().map(toWebhookOut);
 }
 

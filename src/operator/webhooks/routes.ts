@@ -6,7 +6,6 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { companyScope } from "../../db/company-scope";
 import { readSettings } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
@@ -16,7 +15,7 @@ import { arrayBody, UuidId } from "../../http/schemas";
 import { dispatchDeliveries, pingEventStatements } from "../../webhooks/events";
 import { sendDeliveries } from "../../webhooks/outbox";
 import { checkEndpoint } from "../../webhooks/url-safety";
-import { requireCompany } from "../lookups";
+import { requireCompanyScope, requireDeliveryScope, requireKeyScope } from "../lookups";
 import { operatorRoute } from "../schemas";
 import {
   deleteWebhook,
@@ -60,8 +59,7 @@ export const operatorWebhooksRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      const scope = companyScope(c.var.db, company_id);
-      await requireCompany(scope);
+      const scope = await requireCompanyScope(c.env, company_id);
       const settings = readSettings(c.env).webhooks;
       const options = { environment: readSettings(c.env).environment, ...settings };
       const signal = AbortSignal.timeout(REGISTRATION_CHECK_TIMEOUT_MS);
@@ -81,7 +79,7 @@ export const operatorWebhooksRoutes = createRouter()
         }
       }
       if (issues.length > 0) throw new ApiError(422, issues);
-      return c.json(await insertWebhooks(scope, items), 201);
+      return c.json(await insertWebhooks(c.env, scope, items), 201);
     },
   )
   .openapi(
@@ -97,8 +95,7 @@ export const operatorWebhooksRoutes = createRouter()
     }),
     async (c) => {
       const { company_id } = c.req.valid("param");
-      const scope = companyScope(c.var.db, company_id);
-      await requireCompany(scope);
+      const scope = await requireCompanyScope(c.env, company_id);
       return c.json(await listWebhooks(scope), 200);
     },
   )
@@ -116,8 +113,8 @@ export const operatorWebhooksRoutes = createRouter()
     }),
     async (c) => {
       const { webhook_id } = c.req.valid("param");
-      if (!(await deleteWebhook(c.var.db, webhook_id, Date.now())))
-        throw notFound("Webhook not found");
+      const { db } = await requireKeyScope(c.env, "webhook", webhook_id, "Webhook not found");
+      if (!(await deleteWebhook(db, webhook_id, Date.now()))) throw notFound("Webhook not found");
       return c.body(null, 204);
     },
   )
@@ -142,12 +139,13 @@ export const operatorWebhooksRoutes = createRouter()
     }),
     async (c) => {
       const { webhook_id } = c.req.valid("param");
-      const db = c.var.db;
+      const scope = await requireKeyScope(c.env, "webhook", webhook_id, "Webhook not found");
+      const { db } = scope;
       const webhook = await liveWebhook(db, webhook_id);
       if (!webhook) throw notFound("Webhook not found");
       const ping = pingEventStatements(db, webhook);
       const [, deliveries] = await db.batch([ping.event, ping.deliveries]);
-      await dispatchDeliveries(c.env, db, ping.eventId, deliveries);
+      await dispatchDeliveries(c.env, scope, ping.eventId, deliveries);
       return c.json({ eventId: ping.eventId, deliveryId: ping.deliveryId }, 202);
     },
   )
@@ -174,7 +172,7 @@ export const operatorWebhooksRoutes = createRouter()
     async (c) => {
       const { webhook_id } = c.req.valid("param");
       const query = c.req.valid("query");
-      const db = c.var.db;
+      const { db } = await requireKeyScope(c.env, "webhook", webhook_id, "Webhook not found");
       if (!(await webhookExists(db, webhook_id))) throw notFound("Webhook not found");
       const { page, attempts } = await deliveriesPage(db, webhook_id, query);
       return c.json(
@@ -209,7 +207,7 @@ export const operatorWebhooksRoutes = createRouter()
     }),
     async (c) => {
       const { delivery_id } = c.req.valid("param");
-      const db = c.var.db;
+      const { db, companyId } = await requireDeliveryScope(c.env, delivery_id);
       const found = await deliveryForReplay(db, delivery_id);
       if (!found) throw notFound("Delivery not found");
       if (found.webhookDeletedAt !== null) {
@@ -220,7 +218,7 @@ export const operatorWebhooksRoutes = createRouter()
       const reset = await resetForReplay(db, delivery_id, now);
       if (!reset) throw new ApiError(409, "The delivery is pending: it is being delivered");
       try {
-        await sendDeliveries(c.env, db, [delivery_id], now);
+        await sendDeliveries(c.env, db, [{ id: delivery_id, companyId }], now);
       } catch (error) {
         // Reset and committed: the sweeper sends it within a minute.
         console.error(

@@ -10,7 +10,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { publicRoute } from "../../app-chain/public-route";
 import { type AppEnv, scopeOf } from "../../app-env";
-import { authenticate, DEFAULT_RESOLVERS } from "../../auth/middleware";
+import { admit, authenticate, DEFAULT_RESOLVERS } from "../../auth/middleware";
 import { readSettings } from "../../env";
 import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "../../events/connection-leases";
 import { companyStream, machineStream } from "../../events/names";
@@ -60,7 +60,7 @@ function authenticateOrTicket(): MiddlewareHandler<AppEnv> {
     const principal = await ticketObject(c.env, Number(match[1])).redeemTicket(ticket);
     if (!principal) throw notAuthenticated();
     const { expiresAt, ...rest } = principal;
-    c.set("principal", {
+    await admit(c, {
       ...rest,
       scopes: new Set(principal.scopes),
       ...(typeof expiresAt === "number" ? { expiresAt } : {}),

@@ -41,11 +41,7 @@ async function syncLogMachine(
   id: string,
 ): Promise<void> {
   const machineId = await machineOfLog(scope, id);
-  await syncPendingMachines(
-    env,
-    scope.companyId,
-    machineId === undefined ? undefined : [machineId],
-  );
+  await syncPendingMachines(env, scope, machineId === undefined ? undefined : [machineId]);
 }
 
 const IdParam = z.object({ production_log_id: UuidId("production_log_id") });
@@ -178,7 +174,7 @@ export const productionLogsRoutes = createRouter()
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json") ?? {};
     const scope = scopeOf(c);
-    await syncPendingMachines(c.env, scope.companyId, machinesFilterCanTouch(filters));
+    await syncPendingMachines(c.env, scope, machinesFilterCanTouch(filters));
     const page = await filterLogs(scope, filters, pageRequest(filters));
     return c.json(pageEnvelope("productionLogs", page), 200);
   })

@@ -4,9 +4,9 @@
  */
 
 import { and, asc, eq, isNull } from "drizzle-orm";
-import { createDb } from "../../db/client";
 import { owned } from "../../db/company-scope";
 import { signals } from "../../db/schema";
+import { companyDb } from "../../db/shards";
 import type { Env } from "../../env";
 import { type Background, lookupCountSignal } from "./signal-lookup";
 import { signalStore } from "./store";
@@ -37,7 +37,7 @@ export async function sumCountSignal(
 ): Promise<number[]> {
   if (windows.length === 0) return [];
   const load = async () => {
-    const row = await createDb(env.DB)
+    const row = await (await companyDb(env, machine.companyId))
       .select({ id: signals.id })
       .from(signals)
       .where(

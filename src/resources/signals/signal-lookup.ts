@@ -137,17 +137,23 @@ export async function lookupSignal(
 /**
  * `findIngestTarget`, through this isolate's cache (`INGEST_CACHE_MS`, refreshed ahead).
  *
+ * @param shardOfSignal the client of the shard that holds the signal (the operator API asks
+ *   the directory), or null when no shard does; called on a miss only.
  * @param publicId any case.
  * @param background keeps the refresh ahead alive (`ctx.waitUntil`).
  * @returns the signal, or undefined (not found or deleted; never kept).
  */
 export async function lookupIngestTarget(
-  db: Database,
+  shardOfSignal: () => Promise<Database | null>,
   publicId: string,
   background?: Background,
 ): Promise<IngestTarget | undefined> {
   const id = publicId.toLowerCase();
-  return ingestCache.get(id, () => findIngestTarget(db, id), background);
+  const load = async () => {
+    const db = await shardOfSignal();
+    return db ? findIngestTarget(db, id) : undefined;
+  };
+  return ingestCache.get(id, load, background);
 }
 
 /**

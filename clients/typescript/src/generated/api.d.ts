@@ -2788,9 +2788,15 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+        D1Bookmark: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The database position this answer saw (opaque). Send it back as `x-d1-bookmark` to read at least this fresh; absent when the answer used no database. */
+        D1Bookmark: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2798,7 +2804,10 @@ export interface operations {
     listMachines: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2811,6 +2820,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2824,6 +2834,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2842,6 +2853,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2860,6 +2872,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2907,6 +2920,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2925,7 +2939,10 @@ export interface operations {
             query?: {
                 language?: "en" | "es";
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 machine_uuid: string;
             };
@@ -2940,6 +2957,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2953,6 +2971,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2971,6 +2990,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,6 +3009,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3007,6 +3028,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3054,6 +3076,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3082,7 +3105,10 @@ export interface operations {
                 /** @description true: parallel `timestamps` and `values` instead of `data`. Also accepted: 1/yes/on/t/y for true, 0/no/off/f/n for false, in any case. */
                 transpose?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 machine_uuid: string;
                 public_id: string;
@@ -3098,6 +3124,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3112,6 +3139,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3130,6 +3158,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3148,6 +3177,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3166,6 +3196,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3213,6 +3244,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3230,6 +3262,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -3258,6 +3292,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3273,6 +3308,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3293,6 +3329,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3313,6 +3350,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3333,6 +3371,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3353,6 +3392,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3373,6 +3413,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3432,6 +3473,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3450,7 +3492,10 @@ export interface operations {
     searchSkus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3468,6 +3513,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3481,6 +3527,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3499,6 +3546,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3517,6 +3565,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3535,6 +3584,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3553,6 +3603,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3600,6 +3651,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3616,7 +3668,10 @@ export interface operations {
     getSku: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @example a1000000-0000-4000-8000-000000000001 */
                 sku_id: string;
@@ -3632,6 +3687,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3645,6 +3701,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3663,6 +3720,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3681,6 +3739,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3699,6 +3758,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3746,6 +3806,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3763,6 +3824,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -3781,6 +3844,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3794,6 +3858,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3814,6 +3879,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3834,6 +3900,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3854,6 +3921,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3874,6 +3942,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3933,6 +4002,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3952,6 +4022,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -3979,6 +4051,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -3992,6 +4065,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4012,6 +4086,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4032,6 +4107,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4052,6 +4128,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4072,6 +4149,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4092,6 +4170,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4112,6 +4191,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4171,6 +4251,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4190,6 +4271,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4217,6 +4300,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4232,6 +4316,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4252,6 +4337,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4272,6 +4358,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4292,6 +4379,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4312,6 +4400,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4332,6 +4421,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4391,6 +4481,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4409,7 +4500,10 @@ export interface operations {
     searchOperators: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4427,6 +4521,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4440,6 +4535,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4458,6 +4554,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4476,6 +4573,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4494,6 +4592,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4512,6 +4611,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4559,6 +4659,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4575,7 +4676,10 @@ export interface operations {
     getOperator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 operator_id: number;
             };
@@ -4590,6 +4694,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4603,6 +4708,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4621,6 +4727,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4639,6 +4746,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4657,6 +4765,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4704,6 +4813,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4721,6 +4831,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4739,6 +4851,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4752,6 +4865,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4772,6 +4886,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4792,6 +4907,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4812,6 +4928,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4832,6 +4949,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4891,6 +5009,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4910,6 +5029,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -4937,6 +5058,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4950,6 +5072,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4970,6 +5093,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4990,6 +5114,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5010,6 +5135,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5030,6 +5156,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5050,6 +5177,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5070,6 +5198,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5129,6 +5258,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5148,6 +5278,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5174,6 +5306,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5189,6 +5322,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5209,6 +5343,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5229,6 +5364,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5249,6 +5385,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5269,6 +5406,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5289,6 +5427,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5348,6 +5487,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5366,7 +5506,10 @@ export interface operations {
     searchSimpleWorkOrders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5384,6 +5527,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5397,6 +5541,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5415,6 +5560,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5433,6 +5579,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5451,6 +5598,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5469,6 +5617,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5516,6 +5665,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5532,7 +5682,10 @@ export interface operations {
     getSimpleWorkOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @example a2000000-0000-4000-8000-000000000001 */
                 simple_work_order_id: string;
@@ -5548,6 +5701,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5561,6 +5715,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5579,6 +5734,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5597,6 +5753,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5615,6 +5772,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5662,6 +5820,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,6 +5838,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5697,6 +5858,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5710,6 +5872,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5730,6 +5893,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5750,6 +5914,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5770,6 +5935,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5790,6 +5956,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5849,6 +6016,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5868,6 +6036,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -5895,6 +6065,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5908,6 +6079,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5928,6 +6100,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5948,6 +6121,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5968,6 +6142,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -5988,6 +6163,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6008,6 +6184,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6028,6 +6205,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6087,6 +6265,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6106,6 +6285,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -6139,6 +6320,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6154,6 +6336,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6174,6 +6357,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6194,6 +6378,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6214,6 +6399,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6234,6 +6420,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6254,6 +6441,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6313,6 +6501,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6331,7 +6520,10 @@ export interface operations {
     searchNominalSpeeds: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6349,6 +6541,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6362,6 +6555,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6380,6 +6574,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6398,6 +6593,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6416,6 +6612,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6434,6 +6631,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6481,6 +6679,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6497,7 +6696,10 @@ export interface operations {
     getNominalSpeed: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @example a3000000-0000-4000-8000-000000000001 */
                 nominal_speed_id: string;
@@ -6513,6 +6715,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6526,6 +6729,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6544,6 +6748,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6562,6 +6767,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6580,6 +6786,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6627,6 +6834,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6644,6 +6852,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -6662,6 +6872,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6675,6 +6886,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6695,6 +6907,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6715,6 +6928,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6735,6 +6949,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6755,6 +6970,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6814,6 +7030,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6833,6 +7050,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -6860,6 +7079,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6873,6 +7093,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6893,6 +7114,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6913,6 +7135,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6933,6 +7156,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6953,6 +7177,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6973,6 +7198,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -6993,6 +7219,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7052,6 +7279,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7071,6 +7299,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7106,6 +7336,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7121,6 +7352,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7141,6 +7373,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7161,6 +7394,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7181,6 +7415,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7201,6 +7436,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7221,6 +7457,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7280,6 +7517,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7298,7 +7536,10 @@ export interface operations {
     searchProductionLogs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7316,6 +7557,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7329,6 +7571,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7347,6 +7590,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7365,6 +7609,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7383,6 +7628,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7401,6 +7647,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7448,6 +7695,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7480,7 +7728,10 @@ export interface operations {
     getProductionLog: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 /** @example a4000000-0000-4000-8000-000000000001 */
                 production_log_id: string;
@@ -7496,6 +7747,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7509,6 +7761,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7527,6 +7780,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7545,6 +7799,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7563,6 +7818,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7610,6 +7866,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7643,6 +7900,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7661,6 +7920,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7674,6 +7934,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7694,6 +7955,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7714,6 +7976,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7734,6 +7997,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7754,6 +8018,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7813,6 +8078,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7848,6 +8114,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -7875,6 +8143,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7888,6 +8157,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7908,6 +8178,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7928,6 +8199,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7948,6 +8220,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7968,6 +8241,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -7988,6 +8262,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8008,6 +8283,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8067,6 +8343,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -8101,7 +8378,10 @@ export interface operations {
     getMetricsReport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8119,6 +8399,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8133,6 +8414,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8151,6 +8433,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8169,6 +8452,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8187,6 +8471,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8205,6 +8490,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8252,6 +8538,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8284,7 +8571,10 @@ export interface operations {
     getStopsReport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8302,6 +8592,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8316,6 +8607,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8334,6 +8626,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8352,6 +8645,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8370,6 +8664,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8388,6 +8683,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8435,6 +8731,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8451,7 +8748,10 @@ export interface operations {
     getDowntimeReport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8469,6 +8769,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8483,6 +8784,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8501,6 +8803,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8519,6 +8822,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8537,6 +8841,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8555,6 +8860,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8602,6 +8908,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8618,7 +8925,10 @@ export interface operations {
     getKpiReport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8636,6 +8946,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8650,6 +8961,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8668,6 +8980,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8686,6 +8999,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8704,6 +9018,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8722,6 +9037,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8769,6 +9085,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8807,6 +9124,8 @@ export interface operations {
                 ticket?: string;
             };
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description The id of the last event received (sent by `EventSource`). */
                 "last-event-id"?: string;
             };
@@ -8822,6 +9141,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8846,6 +9166,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8864,6 +9185,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8882,6 +9204,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8900,6 +9223,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8947,6 +9271,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8969,6 +9294,8 @@ export interface operations {
                 ticket?: string;
             };
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description The id of the last event received (sent by `EventSource`). */
                 "last-event-id"?: string;
             };
@@ -8986,6 +9313,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9010,6 +9338,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9028,6 +9357,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9046,6 +9376,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9064,6 +9395,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9111,6 +9443,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9127,7 +9460,10 @@ export interface operations {
     createRealtimeTicket: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9140,6 +9476,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9153,6 +9490,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9171,6 +9509,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9189,6 +9528,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9207,6 +9547,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9225,6 +9566,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9272,6 +9614,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9289,6 +9632,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -9315,6 +9660,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9328,6 +9674,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9348,6 +9695,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9368,6 +9716,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9388,6 +9737,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9408,6 +9758,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9428,6 +9779,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9448,6 +9800,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9507,6 +9860,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9526,6 +9880,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
                 /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
@@ -9547,6 +9903,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9560,6 +9917,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9580,6 +9938,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9600,6 +9959,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9620,6 +9980,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9640,6 +10001,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9660,6 +10022,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9680,6 +10043,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9739,6 +10103,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -9757,7 +10122,10 @@ export interface operations {
     getRealtimeState: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
             path: {
                 machine_id: number;
             };
@@ -9772,6 +10140,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9785,6 +10154,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9803,6 +10173,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9821,6 +10192,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9839,6 +10211,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9857,6 +10230,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9904,6 +10278,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,1 @@
+ALTER TABLE `companies` ADD `moving_until` integer;

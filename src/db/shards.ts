@@ -1,0 +1,349 @@
+/**
+ * Companies spread over D1 shards: the one place that knows which database holds a
+ * company's rows (docs/scaling.md, docs/architecture.md).
+ *
+ * - The directory is the `DB` binding: credentials, companies (with each company's shard),
+ *   the id ranges of the shards and the keys unique across shards (./schema/directory.ts).
+ * - A shard is every D1 binding whose name matches {@link SHARD_BINDING} (`SHARD_0`,
+ *   `SHARD_1`, ...): the deployment sets N by declaring the bindings in wrangler.toml, and the
+ *   Worker learns the list from its bindings, so no second list can disagree with them.
+ * - Integer ids are globally unique: each shard allocates the ids of its ranges
+ *   ({@link RANGE_SIZE} ids each, handed out by the directory), so an id names its shard.
+ */
+import { createDb, type Database } from "./client";
+import { completeMirror } from "./company-mirror";
+
+/** The binding names of shards: `SHARD_` and a number without leading zeros. */
+export const SHARD_BINDING = /^SHARD_(0|[1-9][0-9]*)$/;
+
+/**
+ * Ids in one shard range: range `r` is `[r * 2^40, (r + 1) * 2^40)`. 2^40 ids (about 10^12)
+ * per range; 2^53 / 2^40 = 8,192 ranges stay within JavaScript's exact integers.
+ */
+export const RANGE_SIZE = 2 ** 40;
+
+/**
+ * How long an isolate keeps a company's shard, ms. A company's shard changes only when the
+ * operator moves it. A move marks the company moving in the directory, then waits this long
+ * (every isolate has read the mark by then, and waits too) and a grace before it fences the
+ * old shard and switches (src/operator/company-move.ts), so this is also about how long the
+ * company's requests wait during a move: 2 s keeps that pause short, for one directory read
+ * per company and isolate every 2 s (the read by primary key costs well under a millisecond
+ * of D1 time).
+ */
+export const SHARD_CACHE_MS = 2_000;
+
+/** Longest a request waits for a company's move to switch, ms; then {@link CompanyMovingError}. */
+export const MOVE_WAIT_MS = 10_000;
+
+/** How often a waiting request reads the directory again, ms. */
+const MOVE_POLL_MS = 100;
+
+/**
+ * Thrown when a company's move did not switch within {@link MOVE_WAIT_MS}: the request is
+ * answered 503 with `Retry-After` (src/app.ts).
+ */
+export class CompanyMovingError extends Error {
+  constructor(readonly companyId: number) {
+    super(`company ${companyId} is being moved to another shard`);
+    this.name = "CompanyMovingError";
+  }
+}
+
+/**
+ * True for a {@link CompanyMovingError}, also one that crossed a Durable Object's RPC (which
+ * keeps only the message).
+ */
+export function isCompanyMoving(error: unknown): boolean {
+  return (
+    error instanceof CompanyMovingError ||
+    (error instanceof Error && error.message.includes("is being moved to another shard"))
+  );
+}
+
+/**
+ * The AUTOINCREMENT tables of company rows, whose sequences a shard sets to its range.
+ * test/db/shards.test.ts fails when a migration adds an AUTOINCREMENT table not listed here
+ * (and docs/deploying.md says what a new one needs on shards already registered).
+ */
+export const RANGED_TABLES = [
+  "machines",
+  "signals",
+  "operators",
+  "shift_definitions",
+  "shift_instances",
+  "stops",
+  "stop_classifications",
+  "webhook_attempts",
+] as const;
+
+/** Thrown when a company is not in the directory, or its shard is not bound to this Worker. */
+export class UnknownCompanyError extends Error {
+  constructor(readonly companyId: number) {
+    super(`company ${companyId} has no shard bound to this Worker`);
+    this.name = "UnknownCompanyError";
+  }
+}
+
+/** The bindings the shard routing reads: the directory; the shards are found by name. */
+export interface DirectoryEnv {
+  readonly DB: D1Database;
+}
+
+function isD1(value: unknown): value is D1Database {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { prepare?: unknown }).prepare === "function" &&
+    typeof (value as { batch?: unknown }).batch === "function"
+  );
+}
+
+/**
+ * The shard bindings of this Worker, by binding name, in the order of their numbers.
+ *
+ * @param env the Worker's bindings.
+ * @returns `SHARD_<n>` -> its D1 binding (empty when the deployment declares none).
+ */
+export function shardBindings(env: DirectoryEnv): Map<string, D1Database> {
+  const found: [number, string, D1Database][] = [];
+  for (const [name, value] of Object.entries(env)) {
+    const match = SHARD_BINDING.exec(name);
+    if (match && isD1(value)) found.push([Number(match[1]), name, value]);
+  }
+  found.sort((a, b) => a[0] - b[0]);
+  return new Map(found.map(([, name, binding]) => [name, binding]));
+}
+
+/** The directory's Drizzle client. */
+export function directoryDb(env: DirectoryEnv): Database {
+  return createDb(env.DB);
+}
+
+/** Companies' shards this isolate read lately (see {@link SHARD_CACHE_MS}). */
+const shardCache = new Map<number, { shard: string; expiresAt: number }>();
+/** Most companies kept; past it the cache starts over. */
+const MAX_CACHED_COMPANIES = 50_000;
+
+/**
+ * The shard of a company, from the directory: the one function that routes a company to its
+ * database (every scope, route, Durable Object and queue handler goes through it). Cached in
+ * the isolate for {@link SHARD_CACHE_MS}. While the directory marks the company moving, it
+ * waits for the switch (reading the directory every 100 ms, one read per company and
+ * isolate however many requests wait), so that nothing reads or writes the old shard once
+ * the move fences it. A company whose mirror is pending (its creation or last change cut
+ * short: ./company-mirror.ts) gets its mirror copied here first, so the first request or
+ * operator call that touches it repairs it.
+ *
+ * @param env the bindings (`DB`).
+ * @param companyId the company.
+ * @returns the shard's binding name, or null when the company is not in the directory.
+ * @throws CompanyMovingError when the company is still moving after {@link MOVE_WAIT_MS}.
+ */
+export async function shardOf(env: DirectoryEnv, companyId: number): Promise<string | null> {
+  const cached = shardCache.get(companyId);
+  if (cached && cached.expiresAt > Date.now()) return cached.shard;
+  // One directory read at a time per company in an isolate: the requests that miss the
+  // cache together (and, during a move, every request of the company) share it.
+  let pending = shardReads.get(companyId);
+  if (!pending) {
+    pending = readShard(env, companyId).finally(() => shardReads.delete(companyId));
+    shardReads.set(companyId, pending);
+  }
+  return pending;
+}
+
+/** The directory reads in flight, by company (see {@link shardOf}). */
+const shardReads = new Map<number, Promise<string | null>>();
+
+/** Reads a company's shard from the directory, waiting while it moves; caches the answer. */
+async function readShard(env: DirectoryEnv, companyId: number): Promise<string | null> {
+  const deadline = Date.now() + MOVE_WAIT_MS;
+  for (;;) {
+    // `pending` and `moving_until` ride on the same read: a healthy company costs nothing more.
+    const row = await env.DB.prepare(
+      "SELECT shard, moving_until, mirrored_revision < revision AS pending FROM companies " +
+        "WHERE id = CAST(?1 AS INTEGER)",
+    )
+      .bind(companyId)
+      .first<{ shard: string | null; moving_until: number | null; pending: number }>();
+    if (!row?.shard) {
+      shardCache.delete(companyId);
+      return null;
+    }
+    const at = Date.now();
+    // Moving: wait for the switch (the company's shard is about to change), never cache.
+    if (row.moving_until !== null && row.moving_until > at) {
+      if (at >= deadline) throw new CompanyMovingError(companyId);
+      await new Promise((resolve) => setTimeout(resolve, MOVE_POLL_MS));
+      continue;
+    }
+    if (row.pending) {
+      const binding = shardBindings(env).get(row.shard);
+      try {
+        if (binding) await completeMirror(env.DB, binding, companyId);
+      } catch (error) {
+        // Not cached: the next use tries again (and the cron); the request goes on with the
+        // mirror as it is, which fails only if the mirror is missing altogether.
+        console.error(
+          JSON.stringify({
+            level: "error",
+            event: "company_mirror_repair_failed",
+            companyId,
+            error: String(error),
+          }),
+        );
+        return row.shard;
+      }
+    }
+    if (shardCache.size >= MAX_CACHED_COMPANIES) shardCache.clear();
+    shardCache.set(companyId, { shard: row.shard, expiresAt: at + SHARD_CACHE_MS });
+    return row.shard;
+  }
+}
+
+/**
+ * Drops what this isolate knows of a company's shard (all companies when none is given), so
+ * that the next use reads the directory: for the move command, after it switches a company.
+ */
+export function forgetShard(companyId?: number): void {
+  if (companyId === undefined) shardCache.clear();
+  else shardCache.delete(companyId);
+}
+
+/**
+ * The D1 binding that holds a company's rows.
+ *
+ * @throws UnknownCompanyError when the company is not in the directory or its shard is not
+ *   bound to this Worker.
+ */
+export async function companyD1(env: DirectoryEnv, companyId: number): Promise<D1Database> {
+  return (await companyShard(env, companyId)).binding;
+}
+
+/**
+ * A company's shard: its binding name and its D1 binding (the request's session is opened
+ * on it, and its bookmarks carry the name: src/db/session.ts).
+ *
+ * @throws UnknownCompanyError as {@link companyD1}.
+ */
+export async function companyShard(
+  env: DirectoryEnv,
+  companyId: number,
+): Promise<{ name: string; binding: D1Database }> {
+  const name = await shardOf(env, companyId);
+  const binding = name === null ? undefined : shardBindings(env).get(name);
+  if (name === null || !binding) throw new UnknownCompanyError(companyId);
+  return { name, binding };
+}
+
+/**
+ * The Drizzle client of a company's shard.
+ *
+ * @throws UnknownCompanyError as {@link companyD1}.
+ */
+export async function companyDb(env: DirectoryEnv, companyId: number): Promise<Database> {
+  return createDb(await companyD1(env, companyId));
+}
+
+/** Range index -> shard name, as the directory assigned them (an assignment never changes). */
+const rangeOwners = new Map<number, string>();
+
+/**
+ * The shard that allocated an integer id: the owner of the id's range.
+ *
+ * @returns the shard's binding name, or null for an id of no range handed out.
+ */
+export async function shardOfId(env: DirectoryEnv, id: number): Promise<string | null> {
+  const rangeIndex = Math.floor(id / RANGE_SIZE);
+  const known = rangeOwners.get(rangeIndex);
+  if (known !== undefined) return known;
+  const row = await env.DB.prepare(
+    "SELECT shard FROM shard_ranges WHERE range_index = CAST(?1 AS INTEGER)",
+  )
+    .bind(rangeIndex)
+    .first<{ shard: string }>();
+  if (!row) return null;
+  rangeOwners.set(rangeIndex, row.shard);
+  return row.shard;
+}
+
+/** The tables whose rows the operator API addresses by a global integer id. */
+export type GlobalIdTable = "machines" | "stops" | "stop_classifications";
+
+/**
+ * The company that owns the row of `table` with this global id, and the shard that holds it.
+ * The rule (docs/scaling.md): the id's range names the shard that allocated it; the row there
+ * names its company; the directory confirms the company still lives on that shard. A row
+ * whose company moved is looked for in the current shards of the companies that left the
+ * range's shard (`company_departures`), again confirmed by the directory; so the answer stays
+ * exact after a move, and costs one directory read and one shard read in the common case.
+ *
+ * @returns the owner's id and the client of its current shard, or null when no live copy of
+ *   the row is where the directory says its company is.
+ */
+export async function locateById(
+  env: DirectoryEnv,
+  table: GlobalIdTable,
+  id: number,
+): Promise<{ companyId: number; db: Database } | null> {
+  const origin = await shardOfId(env, id);
+  if (origin === null) return null;
+  const bindings = shardBindings(env);
+  const ownerIn = async (shard: string, companies?: readonly number[]) => {
+    const binding = bindings.get(shard);
+    if (!binding) return null;
+    const row = await binding
+      .prepare(`SELECT company_id FROM ${table} WHERE id = CAST(?1 AS INTEGER)`)
+      .bind(id)
+      .first<{ company_id: number }>();
+    if (!row || (companies && !companies.includes(row.company_id))) return null;
+    return (await shardOf(env, row.company_id)) === shard
+      ? { companyId: row.company_id, db: createDb(binding) }
+      : null;
+  };
+  const found = await ownerIn(origin);
+  if (found) return found;
+  const { results } = await env.DB.prepare(
+    `SELECT d.company_id AS company_id, c.shard AS shard FROM company_departures d
+     JOIN companies c ON c.id = d.company_id WHERE d.from_shard = ?1`,
+  )
+    .bind(origin)
+    .all<{ company_id: number; shard: string | null }>();
+  const byShard = new Map<string, number[]>();
+  for (const r of results) {
+    if (r.shard !== null && r.shard !== origin) {
+      byShard.set(r.shard, [...(byShard.get(r.shard) ?? []), r.company_id]);
+    }
+  }
+  for (const [shard, companies] of byShard) {
+    const moved = await ownerIn(shard, companies);
+    if (moved) return moved;
+  }
+  return null;
+}
+
+/**
+ * The company and shard of a row addressed by a random text id that no range or directory
+ * key names (a webhook delivery's uuid): every shard is asked, one read each, and the
+ * directory confirms the owner's shard. For rare operator calls only (a delivery replay);
+ * its cost grows with the number of shards.
+ *
+ * @returns the owner's id and the client of its shard, or null.
+ */
+export async function locateInEveryShard(
+  env: DirectoryEnv,
+  table: "webhook_deliveries",
+  id: string,
+): Promise<{ companyId: number; db: Database } | null> {
+  for (const [name, binding] of shardBindings(env)) {
+    const row = await binding
+      .prepare(`SELECT company_id FROM ${table} WHERE id = ?1`)
+      .bind(id)
+      .first<{ company_id: number }>();
+    if (row && (await shardOf(env, row.company_id)) === name) {
+      return { companyId: row.company_id, db: createDb(binding) };
+    }
+  }
+  return null;
+}

@@ -1,0 +1,136 @@
+/**
+ * The operator's move command: `POST /operator/v1/companies/{company_id}/move` with
+ * `{ "shard": "SHARD_1" }` moves the company's rows to that shard (./company-move.ts) and
+ * answers what it did once the company reads and writes there.
+ */
+import { z } from "@hono/zod-openapi";
+import { createDb } from "../db/client";
+import { scopeIn } from "../db/company-scope";
+import { freshRange } from "../db/shard-placement";
+import { forgetShard, SHARD_CACHE_MS, shardBindings } from "../db/shards";
+import { syncPendingMachines } from "../durable/realtime-barrier";
+import type { Env } from "../env";
+import { ApiError } from "../http/errors";
+import { createRouter, jsonResponse } from "../http/openapi";
+import { IntId, objectBody } from "../http/schemas";
+import { type MoveDeps, MoveError, moveCompany } from "./company-move";
+import { operatorRoute } from "./schemas";
+
+/** The Worker's side of a move: the directory (`DB`), the shards and the realtime objects. */
+export function moveDeps(env: Env): MoveDeps {
+  const bindings = shardBindings(env);
+  return {
+    shard: (name) => bindings.get(name) ?? null,
+    placementOf: async (companyId) => {
+      const row = await env.DB.prepare("SELECT shard FROM companies WHERE id = CAST(?1 AS INTEGER)")
+        .bind(companyId)
+        .first<{ shard: string | null }>();
+      return row ? (row.shard ?? null) : null;
+    },
+    markMoving: async (companyId, until) => {
+      await env.DB.prepare(
+        "UPDATE companies SET moving_until = CAST(?2 AS INTEGER) WHERE id = CAST(?1 AS INTEGER)",
+      )
+        .bind(companyId, until)
+        .run();
+    },
+    switchTo: async (companyId, target) => {
+      const from = await env.DB.prepare(
+        "SELECT shard FROM companies WHERE id = CAST(?1 AS INTEGER)",
+      )
+        .bind(companyId)
+        .first<{ shard: string }>();
+      await env.DB.batch([
+        env.DB.prepare(
+          "UPDATE companies SET shard = ?2, moving_until = NULL WHERE id = CAST(?1 AS INTEGER)",
+        ).bind(companyId, target),
+        // Rows with ids of the old shard's ranges are now in the target (src/db/shards.ts, locateById).
+        env.DB.prepare(
+          "INSERT INTO company_departures (from_shard, company_id) VALUES (?1, CAST(?2 AS INTEGER)) " +
+            "ON CONFLICT DO NOTHING",
+        ).bind(from?.shard ?? "", companyId),
+      ]);
+      forgetShard(companyId);
+    },
+    freshIdRanges: async (target) => {
+      await freshRange(env, target);
+    },
+    flushRealtime: (source, companyId) =>
+      syncPendingMachines(env, scopeIn(createDb(source), companyId)),
+    placementCacheMs: SHARD_CACHE_MS,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  };
+}
+
+const MoveRequest = z
+  .object({
+    shard: z.string().min(1).max(64).openapi({
+      description: "The shard to move the company to: a shard binding's name.",
+      example: "SHARD_1",
+    }),
+  })
+  .strict()
+  .openapi("CompanyMove");
+
+const Counts = z.record(z.string(), z.number().int());
+
+const MoveReportSchema = z
+  .object({
+    companyId: z.number().int(),
+    from: z.string().openapi({ description: "The shard the company was on.", example: "SHARD_0" }),
+    to: z.string().openapi({ description: "The shard it is on now.", example: "SHARD_1" }),
+    copied: Counts.openapi({ description: "Rows copied in the bulk copy, by table." }),
+    changesApplied: z.number().int().openapi({
+      description: "Rows changed during the copy, applied after it (catch-up and switch).",
+    }),
+    rows: Counts.openapi({ description: "The company's rows on the new shard, by table." }),
+    switchMs: z.number().int().openapi({
+      description: "How long the company's requests waited during the switch, ms.",
+    }),
+    statements: z.number().int().openapi({
+      description:
+        "D1 statements the move sent to the two shards (a Worker invocation may send 1,000).",
+    }),
+  })
+  .openapi("CompanyMoveReport");
+
+export const operatorCompanyMoveRoutes = createRouter().openapi(
+  operatorRoute({
+    method: "post",
+    path: "/companies/{company_id}/move",
+    tags: ["Companies"],
+    summary: "Move a company to another shard",
+    description:
+      "Copies the company's rows to the shard named, catches up with what it writes meanwhile, " +
+      "switches it there and removes its rows from the old shard: no acknowledged write is " +
+      "lost. During the switch (a few seconds) the company's requests wait, then go on on the " +
+      "new shard; a write that still reaches the old shard is refused whole with 503 and " +
+      "`Retry-After: 1`. Answers once the company is on the new shard (docs/scaling.md).",
+    request: {
+      params: z.object({ company_id: IntId("company_id") }),
+      body: objectBody(MoveRequest),
+    },
+    responses: {
+      200: jsonResponse(MoveReportSchema, "The company is on the new shard."),
+      404: jsonResponse(z.object({ detail: z.string() }), "No such company."),
+      409: jsonResponse(z.object({ detail: z.string() }), "The company is on that shard already."),
+    },
+  }),
+  async (c) => {
+    const { company_id } = c.req.valid("param");
+    const { shard } = c.req.valid("json");
+    try {
+      return c.json(await moveCompany(moveDeps(c.env), company_id, shard), 200);
+    } catch (error) {
+      if (error instanceof MoveError) {
+        if (error.status === 422) {
+          throw new ApiError(422, [
+            { loc: ["body", "shard"], msg: error.message, type: "value_error" },
+          ]);
+        }
+        throw new ApiError(error.status, error.message);
+      }
+      throw error;
+    }
+  },
+);
