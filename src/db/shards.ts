@@ -129,11 +129,17 @@ const MAX_CACHED_COMPANIES = 50_000;
  * The shard of a company, from the directory: the one function that routes a company to its
  * database (every scope, route, Durable Object and queue handler goes through it). Cached in
  * the isolate for {@link SHARD_CACHE_MS}. While the directory marks the company moving, it
- * waits for the switch (reading the directory every 100 ms, one read per company and
- * isolate however many requests wait), so that nothing reads or writes the old shard once
- * the move fences it. A company whose mirror is pending (its creation or last change cut
- * short: ./company-mirror.ts) gets its mirror copied here first, so the first request or
- * operator call that touches it repairs it.
+ * waits for the switch (reading the directory every {@link MOVE_POLL_MS}: one read per poll,
+ * company and isolate however many requests wait; the others sleep on timers of their own),
+ * so that nothing reads or writes the old shard once the move fences it. A company whose
+ * mirror is pending (its creation or last change cut short: ./company-mirror.ts) gets its
+ * mirror copied here first, so the first request or operator call that touches it repairs it.
+ *
+ * No promise is shared between requests: in workerd a request that awaits a promise settled
+ * by another request's I/O continues in that request's context, and then fails on I/O of its
+ * own ("Cannot perform I/O on behalf of a different request", seen reading a body after an
+ * authentication that shared a directory read). Requests that miss the cache together each
+ * read (and cache) the shard; only the waiting of a move is coordinated, through plain data.
  *
  * @param env the bindings (`DB`).
  * @param companyId the company.
@@ -141,65 +147,83 @@ const MAX_CACHED_COMPANIES = 50_000;
  * @throws CompanyMovingError when the company is still moving after {@link MOVE_WAIT_MS}.
  */
 export async function shardOf(env: DirectoryEnv, companyId: number): Promise<string | null> {
-  const cached = shardCache.get(companyId);
-  if (cached && cached.expiresAt > Date.now()) return cached.shard;
-  // One directory read at a time per company in an isolate: the requests that miss the
-  // cache together (and, during a move, every request of the company) share it.
-  let pending = shardReads.get(companyId);
-  if (!pending) {
-    pending = readShard(env, companyId).finally(() => shardReads.delete(companyId));
-    shardReads.set(companyId, pending);
-  }
-  return pending;
-}
-
-/** The directory reads in flight, by company (see {@link shardOf}). */
-const shardReads = new Map<number, Promise<string | null>>();
-
-/** Reads a company's shard from the directory, waiting while it moves; caches the answer. */
-async function readShard(env: DirectoryEnv, companyId: number): Promise<string | null> {
   const deadline = Date.now() + MOVE_WAIT_MS;
   for (;;) {
-    // `pending` and `moving_until` ride on the same read: a healthy company costs nothing more.
-    const row = await env.DB.prepare(
-      "SELECT shard, moving_until, mirrored_revision < revision AS pending FROM companies " +
-        "WHERE id = CAST(?1 AS INTEGER)",
-    )
-      .bind(companyId)
-      .first<{ shard: string | null; moving_until: number | null; pending: number }>();
-    if (!row?.shard) {
-      shardCache.delete(companyId);
-      return null;
-    }
-    const at = Date.now();
-    // Moving: wait for the switch (the company's shard is about to change), never cache.
-    if (row.moving_until !== null && row.moving_until > at) {
-      if (at >= deadline) throw new CompanyMovingError(companyId);
-      await new Promise((resolve) => setTimeout(resolve, MOVE_POLL_MS));
+    const now = Date.now();
+    const cached = shardCache.get(companyId);
+    if (cached && cached.expiresAt > now) return cached.shard;
+    const nextPoll = movingPolls.get(companyId);
+    if (nextPoll !== undefined && nextPoll > now) {
+      // Another request of this isolate reads the directory for the moving company.
+      if (now >= deadline) throw new CompanyMovingError(companyId);
+      await sleep(nextPoll - now);
       continue;
     }
-    if (row.pending) {
-      const binding = shardBindings(env).get(row.shard);
-      try {
-        if (binding) await completeMirror(env.DB, binding, companyId);
-      } catch (error) {
-        // Not cached: the next use tries again (and the cron); the request goes on with the
-        // mirror as it is, which fails only if the mirror is missing altogether.
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "company_mirror_repair_failed",
-            companyId,
-            error: String(error),
-          }),
-        );
-        return row.shard;
-      }
+    // Claims the next poll while the company is known to be moving: the other waiters sleep.
+    if (nextPoll !== undefined) movingPolls.set(companyId, now + MOVE_POLL_MS);
+    const answer = await readShard(env, companyId);
+    if (answer !== MOVING) {
+      movingPolls.delete(companyId);
+      return answer;
     }
-    if (shardCache.size >= MAX_CACHED_COMPANIES) shardCache.clear();
-    shardCache.set(companyId, { shard: row.shard, expiresAt: at + SHARD_CACHE_MS });
-    return row.shard;
+    if (Date.now() >= deadline) throw new CompanyMovingError(companyId);
+    movingPolls.set(companyId, Date.now() + MOVE_POLL_MS);
   }
+}
+
+/** What {@link readShard} answers for a company the directory marks moving. */
+const MOVING = Symbol("moving");
+
+/** Companies this isolate saw moving: when the next directory read for each is due, ms. */
+const movingPolls = new Map<number, number>();
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Reads a company's shard from the directory once (repairing a pending mirror) and caches
+ * it; {@link MOVING} when the directory marks the company moving (never cached).
+ */
+async function readShard(
+  env: DirectoryEnv,
+  companyId: number,
+): Promise<string | null | typeof MOVING> {
+  // `pending` and `moving_until` ride on the same read: a healthy company costs nothing more.
+  const row = await env.DB.prepare(
+    "SELECT shard, moving_until, mirrored_revision < revision AS pending FROM companies " +
+      "WHERE id = CAST(?1 AS INTEGER)",
+  )
+    .bind(companyId)
+    .first<{ shard: string | null; moving_until: number | null; pending: number }>();
+  if (!row?.shard) {
+    shardCache.delete(companyId);
+    return null;
+  }
+  const at = Date.now();
+  // Moving: the company's shard is about to change; the caller waits for the switch.
+  if (row.moving_until !== null && row.moving_until > at) return MOVING;
+  if (row.pending) {
+    const binding = shardBindings(env).get(row.shard);
+    try {
+      if (binding) await completeMirror(env.DB, binding, companyId);
+    } catch (error) {
+      // Not cached: the next use tries again (and the cron); the request goes on with the
+      // mirror as it is, which fails only if the mirror is missing altogether.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "company_mirror_repair_failed",
+          companyId,
+          error: String(error),
+        }),
+      );
+      return row.shard;
+    }
+  }
+  if (shardCache.size >= MAX_CACHED_COMPANIES) shardCache.clear();
+  shardCache.set(companyId, { shard: row.shard, expiresAt: at + SHARD_CACHE_MS });
+  return row.shard;
 }
 
 /**

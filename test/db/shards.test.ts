@@ -304,3 +304,36 @@ describe("a shard added to the deployment", () => {
     expect(await unbound.json()).toEqual({ detail: "Service Unavailable" });
   });
 });
+
+describe("concurrent requests of one company", () => {
+  it("each request reads the directory itself: no read is shared between requests", async () => {
+    // In workerd a request awaiting a promise settled by another request's I/O continues in
+    // that request's context, and then fails on I/O of its own (its body). The test pool runs
+    // requests in one context, so the rule is checked where it lives: concurrent cache misses
+    // each make their own directory read, and all get the shard.
+    const co = await createCompany();
+    let reads = 0;
+    const directory = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === "prepare") {
+          return (query: string) => {
+            if (query.includes("moving_until")) reads += 1;
+            return target.prepare(query);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    forgetShard(co.id);
+    const shards = await Promise.all(
+      Array.from({ length: 5 }, () => shardOf({ ...env, DB: directory }, co.id)),
+    );
+    expect(new Set(shards).size).toBe(1);
+    expect(shards[0]).toMatch(/^SHARD_\d+$/);
+    expect(reads).toBe(5);
+    // Then the cache answers.
+    await shardOf({ ...env, DB: directory }, co.id);
+    expect(reads).toBe(5);
+  });
+});
