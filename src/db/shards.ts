@@ -99,20 +99,30 @@ function isD1(value: unknown): value is D1Database {
   );
 }
 
+/** The shard bindings found per bindings object (the same object for every request of an isolate). */
+const bindingsByEnv = new WeakMap<object, Map<string, D1Database>>();
+
 /**
- * The shard bindings of this Worker, by binding name, in the order of their numbers.
+ * The shard bindings of this Worker, by binding name, in the order of their numbers. Found
+ * once per bindings object: every request and Durable Object call routes through here, and
+ * scanning the bindings each time was work on the hot path for an answer that never changes.
  *
  * @param env the Worker's bindings.
- * @returns `SHARD_<n>` -> its D1 binding (empty when the deployment declares none).
+ * @returns `SHARD_<n>` -> its D1 binding (empty when the deployment declares none); the
+ *   same map for the same bindings object, not to be changed by the caller.
  */
-export function shardBindings(env: DirectoryEnv): Map<string, D1Database> {
+export function shardBindings(env: DirectoryEnv): ReadonlyMap<string, D1Database> {
+  const known = bindingsByEnv.get(env);
+  if (known) return known;
   const found: [number, string, D1Database][] = [];
   for (const [name, value] of Object.entries(env)) {
     const match = SHARD_BINDING.exec(name);
     if (match && isD1(value)) found.push([Number(match[1]), name, value]);
   }
   found.sort((a, b) => a[0] - b[0]);
-  return new Map(found.map(([, name, binding]) => [name, binding]));
+  const bindings = new Map(found.map(([, name, binding]) => [name, binding]));
+  bindingsByEnv.set(env, bindings);
+  return bindings;
 }
 
 /** The directory's Drizzle client. */
