@@ -59,6 +59,51 @@ function isTable(value: unknown): value is SQLiteTable {
   }
 }
 
+/** How a table's rows name their company: the part of {@link OwnedTable} that differs by table. */
+type Ownership = Pick<OwnedTable, "owner" | "companyOf">;
+
+/**
+ * How the rows of table `name` belong to a company: the companies table by its id, a table
+ * with `company_id` by that column, any other through its first foreign key to an owned
+ * table with `company_id` (null when it has none: not a company's table).
+ *
+ * @param build the owned table of a parent, by name (built on demand).
+ */
+function ownershipOf(
+  name: string,
+  columns: readonly string[],
+  config: ReturnType<typeof getTableConfig>,
+  build: (name: string) => OwnedTable | null,
+): Ownership | null {
+  if (name === COMPANY_TABLE) {
+    return { owner: "t.id = CAST(?1 AS INTEGER)", companyOf: (row) => `${row}.id` };
+  }
+  if (columns.includes("company_id")) {
+    return {
+      owner: ownedText("?1", "t.company_id"),
+      companyOf: (row) => `${row}.company_id`,
+    };
+  }
+  for (const fk of config.foreignKeys) {
+    const reference = fk.reference();
+    const parentName = getTableConfig(reference.foreignTable).name;
+    if (parentName === name) continue;
+    const parent = build(parentName);
+    if (!parent?.columns.includes("company_id")) continue;
+    const pairs = reference.columns.map((column, i) => [
+      column.name,
+      reference.foreignColumns[i]?.name ?? "",
+    ]);
+    const join = (row: string) =>
+      pairs.map(([mine, theirs]) => `p."${theirs}" = ${row}."${mine}"`).join(" AND ");
+    return {
+      owner: `EXISTS (SELECT 1 FROM "${parentName}" p WHERE ${join("t")} AND ${ownedText("?1", "p.company_id")})`,
+      companyOf: (row) => `(SELECT p.company_id FROM "${parentName}" p WHERE ${join(row)})`,
+    };
+  }
+  return null;
+}
+
 /**
  * The company-owned tables of the schema, parents first.
  *
@@ -89,53 +134,15 @@ export function companyTables(): OwnedTable[] {
     const autoIncrement = config.columns.some(
       (column) => column.primary && "autoIncrement" in column && column.autoIncrement === true,
     );
-    let table: OwnedTable | null = null;
-    if (name === COMPANY_TABLE) {
-      table = {
-        name,
-        columns,
-        primaryKey,
-        blobColumns,
-        autoIncrement,
-        owner: "t.id = CAST(?1 AS INTEGER)",
-        companyOf: (row) => `${row}.id`,
-      };
-    } else if (columns.includes("company_id")) {
-      table = {
-        name,
-        columns,
-        primaryKey,
-        blobColumns,
-        autoIncrement,
-        owner: ownedText("?1", "t.company_id"),
-        companyOf: (row) => `${row}.company_id`,
-      };
-    } else {
-      // Owned through the first foreign key to an owned table.
-      for (const fk of config.foreignKeys) {
-        const reference = fk.reference();
-        const parentName = getTableConfig(reference.foreignTable).name;
-        if (parentName === name) continue;
-        const parent = build(parentName);
-        if (!parent?.columns.includes("company_id")) continue;
-        const pairs = reference.columns.map((column, i) => [
-          column.name,
-          reference.foreignColumns[i]?.name ?? "",
-        ]);
-        const join = (row: string) =>
-          pairs.map(([mine, theirs]) => `p."${theirs}" = ${row}."${mine}"`).join(" AND ");
-        table = {
-          name,
-          columns,
-          primaryKey,
-          blobColumns,
-          autoIncrement,
-          owner: `EXISTS (SELECT 1 FROM "${parentName}" p WHERE ${join("t")} AND ${ownedText("?1", "p.company_id")})`,
-          companyOf: (row) => `(SELECT p.company_id FROM "${parentName}" p WHERE ${join(row)})`,
-        };
-        break;
-      }
-    }
+    const ownership = ownershipOf(name, columns, config, build);
+    const table: OwnedTable | null = ownership && {
+      name,
+      columns,
+      primaryKey,
+      blobColumns,
+      autoIncrement,
+      ...ownership,
+    };
     if (table) owned.set(name, table);
     return table;
   };
