@@ -16,15 +16,11 @@ export interface AppEnv {
     /** The directory's Drizzle client (`DB`: credentials, companies, their shards). */
     directory: Database;
     /**
-     * The Drizzle client of the caller's company shard (set by `authenticate`, with the
-     * principal; src/db/shards.ts), over the request's D1 session (`session`). Public routes
-     * read it through `scopeOf`; operator routes
-     * never do (they resolve the company of their path: src/operator/lookups.ts).
-     */
-    db: Database;
-    /**
      * The request's D1 session on its company's shard (src/db/session.ts, set by
-     * `authenticate` with `db`): its bookmark goes on the answer. Unset on operator routes.
+     * `authenticate` with the principal: src/db/shards.ts): its bookmark goes on the answer,
+     * and its Drizzle client (`session.db`, made on first use) is what public routes query,
+     * through `scopeOf`. Unset on operator routes (they resolve the company of their path:
+     * src/operator/lookups.ts).
      */
     session?: RequestSession;
     /** The caller of a public route (set by `authenticate`). */
@@ -37,11 +33,22 @@ export interface AppEnv {
 /**
  * The company scope of a public request: the company of its credential, its shard (picked
  * from the directory by `authenticate`, src/db/shards.ts) and its name and time zone, all
- * read once by `authenticate`, derived from the `db` and `principal` variables.
+ * read once by `authenticate`, derived from the `session` and `principal` variables. Its
+ * `db` is the session's Drizzle client, made when first read.
  *
- * @param c a context past `authenticate` (the `principal` variable is set).
+ * @param c a context past `authenticate` (the `principal` and `session` variables are set).
+ * @throws Error when called before `authenticate` (a programming error).
  */
 export function scopeOf(c: Context<AppEnv>): NamedScope {
-  const { companyId, companyName, timezone } = c.var.principal;
-  return { db: c.var.db, companyId, companyName, timezone };
+  const { companyId, companyName, timezone } = c.get("principal");
+  const session = c.get("session");
+  if (!session) throw new Error("scopeOf: no session (the route is not past authenticate)");
+  return {
+    get db() {
+      return session.db;
+    },
+    companyId,
+    companyName,
+    timezone,
+  };
 }

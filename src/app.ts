@@ -81,7 +81,7 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
     // A company the directory places on a shard this Worker does not bind (a deployment
     // that dropped a binding): its data exists but cannot be reached now.
     console.error(
-      JSON.stringify({ level: "error", requestId: c.var.requestId, error: String(error) }),
+      JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(error) }),
     );
     return c.json({ detail: "Service Unavailable" }, 503);
   }
@@ -97,7 +97,7 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
   console.error(
     JSON.stringify({
       level: "error",
-      requestId: c.var.requestId,
+      requestId: c.get("requestId"),
       error: String(error),
       stack: error.stack,
     }),

@@ -52,7 +52,7 @@ async function resolveApiKey(c: Context<AppEnv>, key: string): Promise<Principal
   const now = Date.now();
   const cached = apiKeyCache.get(key);
   if (cached && cached.expiresAt > now) return cached.principal;
-  const principal = await principalFromApiKey(c.var.directory, key);
+  const principal = await principalFromApiKey(c.get("directory"), key);
   if (principal && cacheSeconds > 0) {
     if (apiKeyCache.size >= MAX_CACHED_KEYS) apiKeyCache.clear();
     apiKeyCache.set(key, { principal, expiresAt: now + cacheSeconds * 1000 });
@@ -77,7 +77,7 @@ const bearerResolver: CredentialResolver = {
   resolve: (c, token) => {
     const settings = readSettings(c.env);
     return principalFromAccessToken(
-      c.var.directory,
+      c.get("directory"),
       settings.jwt,
       token,
       settings.credentialCacheSeconds,
@@ -119,17 +119,16 @@ export function authenticate(
 
 /**
  * Makes `principal` the caller of the request: sets the `principal` variable and the
- * client of its company's shard (`db`, from the directory: src/db/shards.ts), over the
- * request's D1 session on that shard (`session`). Every way of
- * authenticating a public request ends here, so that `scopeOf(c)` always has both.
+ * request's D1 session (`session`) on its company's shard (from the directory:
+ * src/db/shards.ts). Every way of authenticating a public request ends here, so that
+ * `scopeOf(c)` always has both.
  */
 export async function admit(c: Context<AppEnv>, principal: Principal): Promise<void> {
   c.set("principal", principal);
   const shard = await companyShard(c.env, principal.companyId);
-  // The request's D1 session on the shard (where it starts: src/db/session.ts).
-  const { session, db } = requestSession(c, shard.binding, shard.name);
-  c.set("db", db);
-  c.set("session", session);
+  // The request's D1 session on the shard (where it starts: src/db/session.ts); its Drizzle
+  // client is made when a query first needs it (`scopeOf`).
+  c.set("session", requestSession(c, shard.binding, shard.name));
 }
 
 /**
@@ -140,7 +139,7 @@ export async function admit(c: Context<AppEnv>, principal: Principal): Promise<v
  */
 export function requireScope(scope: string): MiddlewareHandler<AppEnv> {
   return async function requireScopeMiddleware(c, next) {
-    if (!c.var.principal.scopes.has(scope)) throw missingScope(scope);
+    if (!c.get("principal").scopes.has(scope)) throw missingScope(scope);
     await next();
   };
 }

@@ -8,9 +8,9 @@ import type { AppEnv } from "../app-env";
 import {
   BOOKMARK_HEADER,
   MAX_BOOKMARK_LENGTH,
-  type OpenedSession,
   openSession,
   parseBookmark,
+  type RequestSession,
   sessionStartOf,
 } from "../db/session";
 import { unprocessable } from "./errors";
@@ -38,7 +38,7 @@ export function requestSession(
   c: Context<AppEnv>,
   binding: D1Database,
   database: string,
-): OpenedSession {
+): RequestSession {
   const bookmark = parseBookmark(c.req.header(BOOKMARK_HEADER));
   if (bookmark === "malformed") throw malformed();
   return openSession(binding, database, sessionStartOf(c.req.method, c.req.path), bookmark);
@@ -53,7 +53,7 @@ export function d1Session(): MiddlewareHandler<AppEnv> {
   return async function bookmarkAnswers(c, next) {
     if (parseBookmark(c.req.header(BOOKMARK_HEADER)) === "malformed") throw malformed();
     await next();
-    const bookmark = c.var.session?.bookmark() ?? null;
+    const bookmark = c.get("session")?.bookmark() ?? null;
     // A WebSocket upgrade (101) keeps its own answer; nothing to add to it.
     if (bookmark === null || c.res.status === 101) return;
     try {

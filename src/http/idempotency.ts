@@ -24,7 +24,7 @@
  * for different calls. The key itself is 1 to 255 printable ASCII characters.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../app-env";
+import { type AppEnv, scopeOf } from "../app-env";
 import { ApiError } from "./errors";
 
 /** Request header carrying the key. */
@@ -174,9 +174,10 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
         },
       ]);
     }
-    const { credentialId, companyId } = c.var.principal;
-    // The company's shard (set by `authenticate` with the principal: src/db/shards.ts).
-    const d1 = c.var.db.$client;
+    const { credentialId, companyId } = c.get("principal");
+    // The request's session on the company's shard (set by `authenticate` with the
+    // principal: src/db/shards.ts).
+    const d1 = scopeOf(c).db.$client;
     const fingerprint = await fingerprintOf(c);
     const token = crypto.randomUUID();
     const now = Date.now();
@@ -308,7 +309,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
         JSON.stringify({
           level: "error",
           event: "idempotency_store_failed",
-          requestId: c.var.requestId,
+          requestId: c.get("requestId"),
           error: String(error),
         }),
       );

@@ -91,7 +91,12 @@ export function mcpRoutes(openApiDocument: () => unknown) {
       });
       const { handleMcp } = await import("./handle");
       const response = await handleMcp(
-        { env: c.env, scope: scopeOf(c), principal: c.var.principal, requestId: c.var.requestId },
+        {
+          env: c.env,
+          scope: scopeOf(c),
+          principal: c.get("principal"),
+          requestId: c.get("requestId"),
+        },
         request,
         parsedOk ? parsed : undefined,
         openApiDocument,

@@ -68,7 +68,7 @@ export const operatorApiKeysRoutes = createRouter()
       const items = c.req.valid("json");
       // Keys live in the directory, with the company's row (src/db/shards.ts).
       await requireCompanyScope(c.env, company_id);
-      return c.json(await issueApiKeys(scopeIn(c.var.directory, company_id), items), 201);
+      return c.json(await issueApiKeys(scopeIn(c.get("directory"), company_id), items), 201);
     },
   )
   .openapi(
@@ -85,7 +85,7 @@ export const operatorApiKeysRoutes = createRouter()
     }),
     async (c) => {
       const { api_key_id } = c.req.valid("param");
-      const row = await revokeApiKey(c.var.directory, api_key_id);
+      const row = await revokeApiKey(c.get("directory"), api_key_id);
       if (!row) throw notFound("API key not found");
       // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS, and their
       // event connections are refused by the credential's lease object from now on.

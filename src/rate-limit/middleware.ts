@@ -131,7 +131,7 @@ async function decide(
         level: "error",
         event: "rate_limiter_unreachable",
         message: "Rate limiter unreachable; request served without limit (fail open)",
-        requestId: c.var.requestId,
+        requestId: c.get("requestId"),
         bucket,
         error: String(error),
       }),
@@ -162,7 +162,7 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async function rateLimitMiddleware(c, next) {
     const settings = readSettings(c.env);
     if (!settings.rateLimitEnabled) return next();
-    const principal = c.var.principal;
+    const principal = c.get("principal");
     const policy = principal.rateLimit ?? {
       requests: settings.defaultRateLimit,
       periodSeconds: settings.defaultRateLimitPeriodSeconds,

@@ -205,7 +205,7 @@ async function applySkuWrite(
   machine_id: number,
   body: RealtimeSkuBody,
 ): Promise<void> {
-  const { principal } = c.var;
+  const principal = c.get("principal");
   const early = body.start != null ? refuseEndBeforeStart(body.start, body.end ?? null) : null;
   if (early) throw refusal(machine_id, early);
   if (body.simpleWorkOrderName != null) {
@@ -240,7 +240,7 @@ async function updateRunningSegment(
   machineId: number,
   body: RealtimeSkuBody,
 ): Promise<void> {
-  const { principal } = c.var;
+  const principal = c.get("principal");
   if (SKU_WRITE_FIELDS.every((field) => body[field] == null)) {
     throw unprocessable(
       ["body"],
@@ -286,7 +286,7 @@ export const realtimeRoutes = createRouter()
   .openapi(operatorRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const { operator } = await resolveOperatorWrite(scopeOf(c), machine_id, body.operatorId);
     const assignment = {
       operatorId: operator.id,

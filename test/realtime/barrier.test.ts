@@ -95,7 +95,8 @@ describe("the read barrier", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const { session, db } = openSession(spy, "DB", "first-unconstrained", null);
+    const session = openSession(spy, "DB", "first-unconstrained", null);
+    const { db } = session;
     await db.$client.prepare("SELECT 1").run();
     const before = session.d1Bookmark() ?? "";
     expect(anchors).toEqual(["first-unconstrained"]);
@@ -121,6 +122,6 @@ describe("the read barrier", () => {
       flush: async () => undefined,
     });
     expect(anchors.slice(3)).toEqual([bookmark, "first-primary", expect.any(String)]);
-    expect((anchored.session.d1Bookmark() ?? "") > bookmark).toBe(true);
+    expect((anchored.d1Bookmark() ?? "") > bookmark).toBe(true);
   });
 });

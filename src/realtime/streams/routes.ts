@@ -206,7 +206,7 @@ async function subscribe(
   stream: string,
   since: number | null,
 ): Promise<Response> {
-  const { principal } = c.var;
+  const principal = c.get("principal");
   const websocket = c.req.header("upgrade")?.toLowerCase() === "websocket";
   const leaseId = crypto.randomUUID();
   const counter = connectionCounter(c.env, principal.credentialId);
@@ -249,17 +249,17 @@ async function subscribe(
 export const eventsRoutes = createRouter()
   .openapi(companyEventsRoute, async (c) => {
     const { since } = c.req.valid("query");
-    return subscribe(c, companyStream(c.var.principal.companyId), resumeFrom(c, since));
+    return subscribe(c, companyStream(c.get("principal").companyId), resumeFrom(c, since));
   })
   .openapi(machineEventsRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const { since } = c.req.valid("query");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     await findMachine(scopeOf(c), machine_id);
     return subscribe(c, machineStream(principal.companyId, machine_id), resumeFrom(c, since));
   })
   .openapi(ticketRoute, async (c) => {
-    const p = c.var.principal;
+    const p = c.get("principal");
     const ticket = newTicket(p.companyId);
     const principal: TicketPrincipal = {
       companyId: p.companyId,

@@ -128,7 +128,7 @@ const deleteRoute = publicRoute("operators.delete", {
 export const operatorsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const rows = await insertOperators(
       scopeOf(c),
       items.map((item) => ({ firstName: item.firstName ?? null, lastName: item.lastName ?? null })),
@@ -140,7 +140,7 @@ export const operatorsRoutes = createRouter()
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const page = await filterOperators(scopeOf(c), filters, pageRequest(filters));
     return c.json(
       pageEnvelope("operators", page, (r) => toOperatorOut(r, principal)),
@@ -149,7 +149,7 @@ export const operatorsRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { operator_id } = c.req.valid("param");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const row = await findOperator(scopeOf(c), operator_id);
     if (!row) throw notFound("Operator not found");
     return c.json(toOperatorOut(row, principal), 200);

@@ -141,7 +141,7 @@ const deleteRoute = publicRoute("simple_work_orders.delete", {
 export const simpleWorkOrdersRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const names = [...new Set(items.map((item) => item.name))];
     const rows = await upsertSimpleWorkOrders(scopeOf(c), names);
     return c.json(
@@ -151,7 +151,7 @@ export const simpleWorkOrdersRoutes = createRouter()
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const page = await filterSimpleWorkOrders(scopeOf(c), filters, pageRequest(filters));
     return c.json(
       pageEnvelope("simpleWorkOrders", page, (r) => toSimpleWorkOrderOut(r, principal)),
@@ -160,7 +160,7 @@ export const simpleWorkOrdersRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { simple_work_order_id } = c.req.valid("param");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const row = await findSimpleWorkOrder(scopeOf(c), simple_work_order_id.toLowerCase());
     if (!row) throw notFound("Simple work order not found");
     return c.json(toSimpleWorkOrderOut(row, principal), 200);

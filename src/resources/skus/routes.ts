@@ -118,7 +118,7 @@ const deleteRoute = publicRoute("skus.delete", {
 export const skusRoutes = createRouter()
   .openapi(createRoute, async (c) => {
     const items = c.req.valid("json");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const rows = await insertSkus(
       scopeOf(c),
       items.map((item) => ({
@@ -136,7 +136,7 @@ export const skusRoutes = createRouter()
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const page = await filterSkus(scopeOf(c), filters, pageRequest(filters));
     return c.json(
       pageEnvelope("skus", page, (r) => toSkuOut(r, principal)),
@@ -145,7 +145,7 @@ export const skusRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { sku_id } = c.req.valid("param");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const row = await findSku(scopeOf(c), sku_id.toLowerCase());
     if (!row) throw notFound("SKU not found");
     return c.json(toSkuOut(row, principal), 200);
