@@ -7,7 +7,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { CALL_SPACING_MS, type Delivery } from "../../src/events/outbox";
+import { CALL_SPACING_MS, type Delivery, PRUNE_MS } from "../../src/events/outbox";
 import { api } from "../harness";
 import { plant, postSku } from "../realtime/plant";
 import { SseSubscriber } from "./subscriber";
@@ -29,6 +29,7 @@ async function sse(key: string, path: string): Promise<SseSubscriber> {
 /** The parts of an outbox a test reaches into (its sender, to make it fail). */
 type OutboxInside = {
   send: (batch: unknown[], delivery: Delivery) => Promise<unknown>;
+  pending: () => number;
 };
 
 /** The realtime object's outbox, reached through its publisher. */
@@ -202,6 +203,11 @@ describe("events of answered realtime writes", () => {
     await companySub.waitFor((e) => WRITES.includes(e.type), 2 * BURST + 1);
     expect(revisions(companySub.events)).toEqual(expected);
     expect(updates.length).toBe(BURST);
+    // Nothing is left to send, and the acknowledged events leave storage within PRUNE_MS.
+    await runInDurableObject(realtime, (instance) => {
+      expect(publisherOutbox(instance).pending()).toBe(0);
+    });
+    await new Promise((r) => setTimeout(r, PRUNE_MS + 100));
     await runInDurableObject(realtime, (_instance, state) => {
       const n = state.storage.sql
         .exec<{ n: number }>("SELECT count(*) AS n FROM event_outbox")
