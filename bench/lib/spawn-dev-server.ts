@@ -28,7 +28,9 @@ export const DEV_SERVER_ENV = {
  * Spawns the dev server from the project root.
  *
  * @param options.port local port; `options.persistTo` the `--persist-to` directory (relative
- *   to the root); `options.vars` `NAME:value` pairs; `options.script` another entry point.
+ *   to the root); `options.vars` `NAME:value` pairs; `options.script` another entry point;
+ *   `options.env` more environment variables (as `BENCH_INSPECTOR_PORT`); `options.config`
+ *   another wrangler configuration file.
  * @returns the child (its pid is the process group id: `process.kill(-pid, "SIGTERM")`
  *   stops it with workerd).
  */
@@ -37,14 +39,17 @@ export function spawnDevServer(options: {
   persistTo: string;
   vars?: readonly string[];
   script?: string;
+  env?: Record<string, string>;
+  config?: string;
 }): ChildProcess {
   const args = [TSX_CLI, DEV_SERVER, "--port", String(options.port)];
   args.push("--persist-to", options.persistTo);
   for (const pair of options.vars ?? []) args.push("--var", pair);
   if (options.script !== undefined) args.push("--script", options.script);
+  if (options.config !== undefined) args.push("--config", options.config);
   return spawn(process.execPath, args, {
     cwd: ROOT,
-    env: DEV_SERVER_ENV,
+    env: { ...DEV_SERVER_ENV, ...options.env },
     stdio: ["ignore", "inherit", "inherit"],
     detached: true,
   });

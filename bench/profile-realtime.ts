@@ -1,0 +1,204 @@
+/**
+ * Where a realtime write's CPU goes: a CPU profile of the Worker (and the Durable
+ * Objects in its isolate) while autocannon sends the 50-machine SKU writes of
+ * `bench/realtime.ts`.
+ *
+ * 1. applies the migrations to a state directory in memory and starts the dev server
+ *    on BENCH_PROFILE_PORT (8794) with the DevTools inspector on BENCH_INSPECTOR_PORT
+ *    (9231): the inspector costs CPU of its own, so figures taken here are shares
+ *    within one profile, never comparable with `npm run bench`;
+ * 2. seeds the realtime plant, warms up for 3 s, then records a profile over
+ *    BENCH_PROFILE_SECONDS (10) of writes through the `Profiler` domain;
+ * 3. writes the profile to `.wrangler/realtime.cpuprofile` (open it in Chrome
+ *    DevTools) and prints the functions with the most self time, and the source
+ *    files with the most self time.
+ *
+ * Run with `npx tsx --experimental-websocket bench/profile-realtime.ts` (Node 20 has its
+ * WebSocket client behind that flag; Node 22 has it always). A diagnosis aid, not part of
+ * `npm run bench`.
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { seedRealtimePlant } from "./lib/realtime-plant";
+import {
+  applyMigrations,
+  spawnDevServer,
+  stopDevServer,
+  waitForHealthz,
+} from "./lib/spawn-dev-server";
+import { measureThroughput } from "./lib/throughput";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const PORT = num("BENCH_PROFILE_PORT", 8794);
+const INSPECTOR = num("BENCH_INSPECTOR_PORT", 9231);
+const SECONDS = num("BENCH_PROFILE_SECONDS", 10);
+const BASE = `http://127.0.0.1:${PORT}`;
+const TOKEN = "bench-profile-token";
+/** A copy of wrangler.toml with `minify` off, beside it (its paths are relative). */
+const PROFILE_CONFIG = "wrangler.profile.toml";
+const DIR = `/dev/shm/production-monitoring-profile-${process.pid}`;
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The part of Node's WebSocket client (the WHATWG one) used here. */
+interface Socket {
+  addEventListener(type: "open" | "error", listener: () => void): void;
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  send(data: string): void;
+  close(): void;
+}
+
+/** Node's WebSocket client, or an error saying how to get it. */
+function webSocketClient(): new (url: string) => Socket {
+  const client = (globalThis as { WebSocket?: new (url: string) => Socket }).WebSocket;
+  if (!client) throw new Error("no WebSocket in this Node: run it with --experimental-websocket");
+  return client;
+}
+
+/** One DevTools protocol session over the inspector's WebSocket. */
+async function inspect(): Promise<{
+  call: (method: string, params?: object) => Promise<Record<string, unknown>>;
+  close: () => void;
+}> {
+  const targets = (await (await fetch(`http://127.0.0.1:${INSPECTOR}/json`)).json()) as {
+    title: string;
+    webSocketDebuggerUrl: string;
+  }[];
+  const target = targets[0];
+  if (!target) throw new Error("no inspector target");
+  const ws = new (webSocketClient())(target.webSocketDebuggerUrl);
+  await new Promise<void>((resolve, reject) => {
+    ws.addEventListener("open", () => resolve());
+    ws.addEventListener("error", () => reject(new Error("inspector WebSocket failed")));
+  });
+  let next = 1;
+  const waiting = new Map<number, (result: Record<string, unknown>) => void>();
+  ws.addEventListener("message", (event) => {
+    const message = JSON.parse(String(event.data)) as {
+      id?: number;
+      result?: Record<string, unknown>;
+    };
+    if (message.id !== undefined) waiting.get(message.id)?.(message.result ?? {});
+  });
+  return {
+    call: (method, params = {}) =>
+      new Promise((resolve) => {
+        const id = next++;
+        waiting.set(id, resolve);
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+/** Self time (ms) by function and by file, from the profile's samples; the busy time per write. */
+function summarize(profile: Profile, writes: number): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => {
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  let idle = 0;
+  for (const [id, ms] of self) {
+    const name = byId.get(id)?.callFrame.functionName;
+    if (name === "(idle)" || name === "(program)") idle += ms;
+  }
+  console.log(
+    `busy (not idle, not "program") ${((total - idle) / writes).toFixed(3)} ms per write`,
+  );
+  const byFunction = new Map<string, number>();
+  const byFile = new Map<string, number>();
+  for (const [id, ms] of self) {
+    const frame = byId.get(id)?.callFrame;
+    if (!frame) continue;
+    const file = frame.url.replace(/^.*\/(src|node_modules)\//, "$1/") || "(native)";
+    const fn = `${frame.functionName || "(anonymous)"} ${file}:${frame.lineNumber + 1}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
+    byFile.set(file, (byFile.get(file) ?? 0) + ms);
+  }
+  const top = (m: Map<string, number>, n: number) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, ms]) => `${((100 * ms) / total).toFixed(1).padStart(5)} %  ${k}`)
+      .join("\n");
+  console.log(
+    `profile: ${total.toFixed(0)} ms sampled\n\nby function (self):\n${top(byFunction, 40)}`,
+  );
+  console.log(`\nby file (self):\n${top(byFile, 25)}`);
+}
+
+async function main(): Promise<void> {
+  rmSync(DIR, { recursive: true, force: true });
+  applyMigrations(DIR);
+  // The same configuration, unminified, so that the profile names the functions.
+  const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  writeFileSync(join(ROOT, PROFILE_CONFIG), config.replace(/^minify = true$/m, "minify = false"));
+  const child = spawnDevServer({
+    port: PORT,
+    persistTo: DIR,
+    vars: [`OPERATOR_TOKEN:${TOKEN}`, "RATE_LIMIT_ENABLED:true"],
+    env: { BENCH_INSPECTOR_PORT: String(INSPECTOR) },
+    config: PROFILE_CONFIG,
+  });
+  try {
+    await waitForHealthz(BASE, child);
+    const plant = await seedRealtimePlant(BASE, TOKEN, {
+      name: "Profile",
+      machines: 50,
+      extraScopes: ["machines.read"],
+      countSignal: true,
+    });
+    const headers = { "x-api-key": plant.key, "content-type": "application/json" };
+    const body = JSON.stringify({ skuId: plant.skuId, quantity: 1000 });
+    const options = {
+      url: BASE,
+      requests: plant.machineIds.map((id) => ({
+        method: "POST",
+        path: `/v1/realtime/${id}/sku`,
+        headers,
+        body,
+      })),
+    };
+    const pgid = child.pid ?? 0;
+    const run = { connections: 32, warmupSeconds: 0 };
+    await measureThroughput("warm-up", pgid, options, { ...run, durationSeconds: 3 });
+    const session = await inspect();
+    await session.call("Profiler.enable");
+    await session.call("Profiler.setSamplingInterval", { interval: 200 });
+    await session.call("Profiler.start");
+    const measure = await measureThroughput("profiled", pgid, options, {
+      ...run,
+      durationSeconds: SECONDS,
+    });
+    const { profile } = (await session.call("Profiler.stop")) as unknown as { profile: Profile };
+    session.close();
+    const out = join(ROOT, ".wrangler/realtime.cpuprofile");
+    writeFileSync(out, JSON.stringify(profile));
+    console.log(
+      `${measure.requests} writes, ${measure.requestsPerSecond.toFixed(0)}/s, ${measure.non2xx} non-2XX; profile in ${out}\n`,
+    );
+    summarize(profile, measure.requests);
+  } finally {
+    await stopDevServer(child);
+    rmSync(DIR, { recursive: true, force: true });
+    rmSync(join(ROOT, PROFILE_CONFIG), { force: true });
+  }
+}
+
+await main();
