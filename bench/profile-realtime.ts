@@ -13,13 +13,12 @@
  *    DevTools) and prints the functions with the most self time, and the source
  *    files with the most self time.
  *
- * Run with `npx tsx --experimental-websocket bench/profile-realtime.ts` (Node 20 has its
- * WebSocket client behind that flag; Node 22 has it always). A diagnosis aid, not part of
- * `npm run bench`.
+ * Run with `npx tsx bench/profile-realtime.ts`. A diagnosis aid, not part of `npm run bench`.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import WebSocket from "ws";
 import { seedRealtimePlant } from "./lib/realtime-plant";
 import {
   applyMigrations,
@@ -54,21 +53,6 @@ interface Profile {
   timeDeltas: number[];
 }
 
-/** The part of Node's WebSocket client (the WHATWG one) used here. */
-interface Socket {
-  addEventListener(type: "open" | "error", listener: () => void): void;
-  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
-  send(data: string): void;
-  close(): void;
-}
-
-/** Node's WebSocket client, or an error saying how to get it. */
-function webSocketClient(): new (url: string) => Socket {
-  const client = (globalThis as { WebSocket?: new (url: string) => Socket }).WebSocket;
-  if (!client) throw new Error("no WebSocket in this Node: run it with --experimental-websocket");
-  return client;
-}
-
 /** One DevTools protocol session over the inspector's WebSocket. */
 async function inspect(): Promise<{
   call: (method: string, params?: object) => Promise<Record<string, unknown>>;
@@ -80,15 +64,16 @@ async function inspect(): Promise<{
   }[];
   const target = targets[0];
   if (!target) throw new Error("no inspector target");
-  const ws = new (webSocketClient())(target.webSocketDebuggerUrl);
-  await new Promise<void>((resolve, reject) => {
-    ws.addEventListener("open", () => resolve());
-    ws.addEventListener("error", () => reject(new Error("inspector WebSocket failed")));
+  // `ws`, not Node's own client: wrangler's inspector proxy refuses the latter's handshake.
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
   });
   let next = 1;
   const waiting = new Map<number, (result: Record<string, unknown>) => void>();
-  ws.addEventListener("message", (event) => {
-    const message = JSON.parse(String(event.data)) as {
+  ws.on("message", (data: WebSocket.RawData) => {
+    const message = JSON.parse(String(data)) as {
       id?: number;
       result?: Record<string, unknown>;
     };
