@@ -214,5 +214,14 @@ describe("events of answered realtime writes", () => {
         .one().n;
       expect(n).toBe(0);
     });
+
+    // A restart with the outbox empty: the next event still gets a sequence number above
+    // every one sent before (else the stream would take it for a resent one and drop it).
+    await runInDurableObject(realtime, (_instance, state) => state.abort("restart")).catch(
+      (error: unknown) => expect(String(error)).toContain("restart"),
+    );
+    expect((await postSku(p.co, m.id, { quantity: 300 })).status).toBe(204);
+    const after = await machineSub.waitFor((e) => e.data.quantity === 300);
+    expect(after.map((e) => e.data.revision)).toEqual([2 * BURST + 2]);
   });
 });
