@@ -11,7 +11,8 @@
  * as D1 reports them in each result's `meta`. `raw()` results carry no `meta`: for a read,
  * the same statement is run once more with `all()` only to read its `meta` (not counted as
  * a round trip); for a write (an INSERT ... RETURNING), the rows it returned are its rows
- * written.
+ * written. A session a request opens on a binding (`withSession`, src/db/session.ts) counts
+ * like the binding: without it a request's shard statements went uncounted.
  *
  * - `GET /__bench/d1`: the counts so far, `{source: {roundTrips, statements, writes,
  *   rowsRead, rowsWritten}}`;
@@ -71,8 +72,8 @@ function record(caller: string, sql: string, meta: Meta | undefined, returned = 
   counts.rowsWritten += meta?.rows_written ?? (isWrite(sql) ? returned : 0);
 }
 
-/** A D1 binding that counts what `caller` sends through it. */
-function countingD1(real: D1Database, caller: string): D1Database {
+/** A D1 binding (or one of its sessions) that counts what `caller` sends through it. */
+function countingD1<T extends D1Database | D1DatabaseSession>(real: T, caller: string): T {
   const sqlOf = new WeakMap<object, string>();
   const unwrap = new WeakMap<object, D1PreparedStatement>();
   const wrap = (statement: D1PreparedStatement, sql: string): D1PreparedStatement => {
@@ -133,7 +134,7 @@ function countingD1(real: D1Database, caller: string): D1Database {
           return results;
         };
       }
-      if (prop === "exec") {
+      if (prop === "exec" && "exec" in target) {
         return async (sql: string) => {
           const result = await target.exec(sql);
           countsOf(`${caller} · exec`).roundTrips += 1;
@@ -142,6 +143,11 @@ function countingD1(real: D1Database, caller: string): D1Database {
           }
           return result;
         };
+      }
+      if (prop === "withSession" && "withSession" in target) {
+        // A request's reads go through a session (src/db/session.ts): it counts as the binding.
+        return (constraintOrBookmark?: string) =>
+          countingD1(target.withSession(constraintOrBookmark), caller);
       }
       const value: unknown = Reflect.get(target, prop, target);
       return typeof value === "function" ? value.bind(target) : value;

@@ -9,9 +9,11 @@
  * log. Only instances that have ended are kept: their figures no longer depend on
  * the current time.
  *
- * Why it is never stale: SQL triggers (migrations/0009_figure-triggers.sql)
- * delete the rows a written log, stop or classification overlaps, whatever code
- * writes it, and count each machine's writes in `machine_writes`. A report reads
+ * Why it is never stale: SQL triggers (migrations/0009_figure-triggers.sql; 0013
+ * runs an update's old-row half only when the old span reaches further) delete the
+ * rows a written log, stop or classification overlaps, whatever code writes it, and
+ * count each machine's writes in `machine_writes` (only a change of the count
+ * matters: it grows on every write of the machine). A report reads
  * the counts before it reads any record and keeps what it computed only where the
  * count is unchanged, in the same statement, so figures computed from records
  * that changed meanwhile are dropped rather than kept.

@@ -1,7 +1,7 @@
 /**
  * Figures of closed shift instances, kept once computed (docs/bounded-work.md, "KPIs"):
  * the KPI report reads them instead of the instances' logs and stops. SQL triggers
- * (migrations/0009_figure-triggers.sql) delete a machine's rows that a written log, stop or classification
+ * (migrations/0009_figure-triggers.sql and 0013) delete a machine's rows that a written log, stop or classification
  * overlaps, and count each machine's writes, so a kept figure is never stale. Part of
  * the data model (src/db/schema.ts).
  */
