@@ -5,10 +5,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { ROOT } from "./lib/bench-env";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const TSX_CLI = createRequire(join(ROOT, "package.json")).resolve("tsx/cli");
 const BENCHES = [
   "run.ts",

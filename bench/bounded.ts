@@ -21,10 +21,10 @@
 import type { ChildProcess } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { ok } from "../scripts/lib/http";
 import { connectOperator, type StopInput } from "../scripts/lib/operator-api";
+import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
 import {
@@ -34,13 +34,12 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PORT = Number(process.env.BENCH_BOUNDED_PORT ?? 8790);
+const PORT = envNumber("BENCH_BOUNDED_PORT", 8790);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PERSIST_DIR = ".wrangler/bench-bounded-state";
 const RESULTS = join(ROOT, "bench", "bounded-results.md");
 const TOKEN = "bench-bounded-token";
-const RUNS = Number(process.env.BENCH_RUNS ?? 10);
+const RUNS = envNumber("BENCH_RUNS", 10);
 const WARMUPS = 2;
 const HOUR = 3_600_000;
 const YEAR_START = Date.UTC(2025, 0, 1);

@@ -22,8 +22,8 @@
 import type { ChildProcess } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { envNumber, ROOT } from "./lib/bench-env";
 import {
   applyMigrations,
   spawnDevServer,
@@ -31,8 +31,7 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PORT = Number(process.env.BENCH_MOVE_PORT ?? 8802);
+const PORT = envNumber("BENCH_MOVE_PORT", 8802);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PERSIST_DIR = ".wrangler/bench-move-state";
 const TOKEN = "bench-move-token";

@@ -32,8 +32,8 @@
  */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { envNumber, ROOT } from "./lib/bench-env";
 import { operatorCall, publicCall } from "./lib/local-worker";
 import { seedRealtimePlant } from "./lib/realtime-plant";
 import {
@@ -43,12 +43,10 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const PORT = num("BENCH_D1_PORT", 8797);
-const MACHINES = num("BENCH_D1_MACHINES", 50);
-const WARMUP_S = num("BENCH_D1_WARMUP", 30);
-const MEASURE_S = num("BENCH_D1_SECONDS", 120);
+const PORT = envNumber("BENCH_D1_PORT", 8797);
+const MACHINES = envNumber("BENCH_D1_MACHINES", 50);
+const WARMUP_S = envNumber("BENCH_D1_WARMUP", 30);
+const MEASURE_S = envNumber("BENCH_D1_SECONDS", 120);
 const BASE = `http://127.0.0.1:${PORT}`;
 const TOKEN = "bench-d1-token";
 const STATE_DIR = existsSync("/dev/shm")

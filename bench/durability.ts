@@ -49,12 +49,12 @@ import { writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { type ReceivedDelivery, startReceiver } from "../scripts/receiver";
+import { envNumber, ROOT } from "./lib/bench-env";
 import {
   type LocalWorker,
   operatorCall,
   prepareWorker,
   publicCall,
-  ROOT,
   requestJson,
   sleep,
   startWorker,
@@ -62,24 +62,19 @@ import {
 } from "./lib/local-worker";
 import { DAY_MS, type SeededCompany, seedCompany, todayStart } from "./lib/plant";
 
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number >= 0`);
-  return value;
-};
-const PORT = num("DUR_PORT", 8796);
-const RECEIVER_PORT = num("DUR_RECEIVER_PORT", 9826);
-const ROUNDS = num("DUR_ROUNDS", 2);
-const WRITE_SECONDS = num("DUR_WRITE_SECONDS", 8);
-const FAIL_FOR = num("DUR_FAIL_FOR", 4);
-const STALLED_MARGIN_SECONDS = num("DUR_STALLED_MARGIN", 20);
+const PORT = envNumber("DUR_PORT", 8796);
+const RECEIVER_PORT = envNumber("DUR_RECEIVER_PORT", 9826);
+const ROUNDS = envNumber("DUR_ROUNDS", 2);
+const WRITE_SECONDS = envNumber("DUR_WRITE_SECONDS", 8);
+const FAIL_FOR = envNumber("DUR_FAIL_FOR", 4);
+const STALLED_MARGIN_SECONDS = envNumber("DUR_STALLED_MARGIN", 20);
 if (!Number.isInteger(STALLED_MARGIN_SECONDS) || STALLED_MARGIN_SECONDS < 1) {
   throw new Error("DUR_STALLED_MARGIN must be a whole number of seconds >= 1");
 }
 /** The longest wait before round 2 (60 s + 10 % jitter): the latest lost message is re-sent after it plus the margin. */
 const LONGEST_FIRST_WAIT_SECONDS = 66;
 const DELIVERY_TIMEOUT_MS =
-  num(
+  envNumber(
     "DUR_DELIVERY_TIMEOUT",
     Math.max(120, LONGEST_FIRST_WAIT_SECONDS + STALLED_MARGIN_SECONDS + 34),
   ) * 1000;

@@ -23,8 +23,8 @@
  */
 
 import { existsSync, rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
+import { envNumber, ROOT } from "./lib/bench-env";
 import { publicCall } from "./lib/local-worker";
 import { type RealtimePlant, seedRealtimePlant } from "./lib/realtime-plant";
 import {
@@ -34,11 +34,9 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const TOKEN = "bench-events-token";
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const PORT = num("BENCH_EV_PORT", 8796);
-const WRITES = num("BENCH_EV_WRITES", 20);
+const PORT = envNumber("BENCH_EV_PORT", 8796);
+const WRITES = envNumber("BENCH_EV_WRITES", 20);
 const BASE = `http://127.0.0.1:${PORT}`;
 const MACHINES = 200;
 const FAN_OUT = 1_000;

@@ -23,10 +23,10 @@
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { ok } from "../scripts/lib/http";
 import { connectOperator, type StopInput } from "../scripts/lib/operator-api";
+import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
 import {
@@ -36,13 +36,12 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PORT = Number(process.env.BENCH_KPIS_PORT ?? 8831);
+const PORT = envNumber("BENCH_KPIS_PORT", 8831);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PERSIST_DIR = ".wrangler/bench-kpis-state";
 const RESULTS = join(ROOT, "bench", "kpis-results.md");
 const TOKEN = "bench-kpis-token";
-const RUNS = Number(process.env.BENCH_RUNS ?? 10);
+const RUNS = envNumber("BENCH_RUNS", 10);
 const WARMUPS = 2;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

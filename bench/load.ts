@@ -34,22 +34,18 @@ import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { envNumber, ROOT } from "./lib/bench-env";
 import {
   type LocalWorker,
   prepareWorker,
   publicCall,
-  ROOT,
   sleep,
   startWorker,
   stopWorker,
 } from "./lib/local-worker";
 import { DAY_MS, type SeededCompany, seedCompany, todayStart } from "./lib/plant";
 
-const num = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a number > 0`);
-  return value;
-};
+const num = (name: string, fallback: number) => envNumber(name, fallback, { positive: true });
 const RATE = num("LOAD_RATE", 50);
 const DURATION = num("LOAD_DURATION", 60);
 const PORT = num("LOAD_PORT", 8795);

@@ -16,9 +16,9 @@
  * Run with `npx tsx bench/profile-realtime.ts`. A diagnosis aid, not part of `npm run bench`.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import WebSocket from "ws";
+import { envNumber, ROOT } from "./lib/bench-env";
 import { seedRealtimePlant } from "./lib/realtime-plant";
 import {
   applyMigrations,
@@ -28,11 +28,9 @@ import {
 } from "./lib/spawn-dev-server";
 import { measureThroughput } from "./lib/throughput";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const PORT = num("BENCH_PROFILE_PORT", 8794);
-const INSPECTOR = num("BENCH_INSPECTOR_PORT", 9231);
-const SECONDS = num("BENCH_PROFILE_SECONDS", 10);
+const PORT = envNumber("BENCH_PROFILE_PORT", 8794);
+const INSPECTOR = envNumber("BENCH_INSPECTOR_PORT", 9231);
+const SECONDS = envNumber("BENCH_PROFILE_SECONDS", 10);
 const BASE = `http://127.0.0.1:${PORT}`;
 const TOKEN = "bench-profile-token";
 /** A copy of wrangler.toml with `minify` off, beside it (its paths are relative). */

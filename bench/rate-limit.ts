@@ -21,8 +21,9 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { envNumber, ROOT } from "./lib/bench-env";
 import {
   applyMigrations,
   spawnDevServer,
@@ -30,7 +31,6 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PERSIST_DIR = ".wrangler/bench-rate-limit";
 const TOKEN = "bench-rate-limit-token";
 /** Target: the limiter costs at most this fraction of throughput. */
@@ -95,12 +95,11 @@ async function loadAutocannon(): Promise<Autocannon> {
 }
 
 function withDefaults(options: RateLimitBenchOptions): Required<RateLimitBenchOptions> {
-  const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
   return {
-    port: options.port ?? env("BENCH_RL_PORT", 8791),
-    durationSeconds: options.durationSeconds ?? env("BENCH_RL_DURATION", 10),
-    warmupSeconds: options.warmupSeconds ?? env("BENCH_RL_WARMUP", 3),
-    connections: options.connections ?? env("BENCH_RL_CONNECTIONS", 10),
+    port: options.port ?? envNumber("BENCH_RL_PORT", 8791),
+    durationSeconds: options.durationSeconds ?? envNumber("BENCH_RL_DURATION", 10),
+    warmupSeconds: options.warmupSeconds ?? envNumber("BENCH_RL_WARMUP", 3),
+    connections: options.connections ?? envNumber("BENCH_RL_CONNECTIONS", 10),
   };
 }
 

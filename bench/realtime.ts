@@ -39,8 +39,8 @@
 
 import type { ChildProcess } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
+import { envNumber, ROOT } from "./lib/bench-env";
 import { CPU_COUNT } from "./lib/cpu";
 import { type RealtimePlant, seedRealtimePlant } from "./lib/realtime-plant";
 import {
@@ -51,7 +51,6 @@ import {
 } from "./lib/spawn-dev-server";
 import { type Measure, measureThroughput } from "./lib/throughput";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** The state directory on disk (relative to the root), and in memory (tmpfs). */
 const DISK_DIR = ".wrangler/bench-realtime";
 const MEMORY_DIR = `/dev/shm/production-monitoring-bench-realtime-${process.pid}`;
@@ -61,13 +60,12 @@ const MACHINES = 50;
 export const ONE_MACHINE_TARGET = 0.4;
 export const SPREAD_TARGET = 0.6;
 
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const PORT = num("BENCH_RT_PORT", 8792);
-const CONNECTIONS = num("BENCH_RT_CONNECTIONS", 32);
-const DURATION = num("BENCH_RT_DURATION", 20);
-const WARMUP = num("BENCH_RT_WARMUP", 3);
+const PORT = envNumber("BENCH_RT_PORT", 8792);
+const CONNECTIONS = envNumber("BENCH_RT_CONNECTIONS", 32);
+const DURATION = envNumber("BENCH_RT_DURATION", 20);
+const WARMUP = envNumber("BENCH_RT_WARMUP", 3);
 /** Rounds each scenario is measured in, `DURATION / ROUNDS` seconds each. */
-const ROUNDS = num("BENCH_RT_ROUNDS", 5);
+const ROUNDS = envNumber("BENCH_RT_ROUNDS", 5);
 const BASE = `http://127.0.0.1:${PORT}`;
 /** BENCH_RT_LIMITER=false measures without the per-credential rate limiter (diagnosis only). */
 const LIMITER = process.env.BENCH_RT_LIMITER === "false" ? "false" : "true";

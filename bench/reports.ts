@@ -19,8 +19,7 @@
 import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { cpus } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { DEMO_PLANT_A } from "../scripts/lib/demo-data";
 import {
   PLANT_A_SHIFTS,
@@ -30,6 +29,7 @@ import {
 import { seedDemo } from "../scripts/lib/demo-seed";
 import { ok } from "../scripts/lib/http";
 import { connectOperator } from "../scripts/lib/operator-api";
+import { envNumber, ROOT } from "./lib/bench-env";
 import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
@@ -38,12 +38,11 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PORT = Number(process.env.BENCH_REPORTS_PORT ?? 8789);
+const PORT = envNumber("BENCH_REPORTS_PORT", 8789);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PERSIST_DIR = ".wrangler/bench-reports-state";
 const TOKEN = "bench-reports-token";
-const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const RUNS = envNumber("BENCH_RUNS", 30);
 const WARMUPS = 3;
 const TARGET_MEDIAN_MS = 100;
 const LIMIT = 100;

@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { envNumber, ROOT } from "./lib/bench-env";
 import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
@@ -33,14 +33,13 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PORT = Number(process.env.BENCH_PORT ?? 8788);
+const PORT = envNumber("BENCH_PORT", 8788);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PERSIST_DIR = ".wrangler/bench-state";
 const MARKER = join(ROOT, PERSIST_DIR, "bench-seed.json");
 const RESULTS = join(ROOT, "bench", "results.md");
 const TOKEN = "bench-token";
-const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const RUNS = envNumber("BENCH_RUNS", 30);
 const WARMUPS = 3;
 
 /** The seeded series: 14 days at 1 Hz from 2024-01-01T00:00:00Z. */

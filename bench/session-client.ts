@@ -18,13 +18,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { drizzle } from "drizzle-orm/d1";
 import { createSessionDb } from "../src/db/client";
 import * as schema from "../src/db/schema";
+import { ROOT } from "./lib/bench-env";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const RUNS = 2_000;
 const ROUNDS = 5;
 

@@ -27,7 +27,8 @@
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { percentile, ROOT } from "./lib/local-worker";
+import { envNumber, ROOT } from "./lib/bench-env";
+import { percentile } from "./lib/local-worker";
 import { chunkBody, iso, reference, START } from "./lib/signal-series";
 import {
   applyMigrations,
@@ -36,10 +37,10 @@ import {
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
-const WEEKS = Number(process.env.PLANT_WEEKS ?? 8);
-const MACHINES = Number(process.env.PLANT_MACHINES ?? 20);
-const RUNS = Number(process.env.PLANT_RUNS ?? 31);
-const PORT = Number(process.env.BENCH_PLANT_PORT ?? 8796);
+const WEEKS = envNumber("PLANT_WEEKS", 8);
+const MACHINES = envNumber("PLANT_MACHINES", 20);
+const RUNS = envNumber("PLANT_RUNS", 31);
+const PORT = envNumber("BENCH_PLANT_PORT", 8796);
 const FLOOR_PORT = PORT + 1;
 const TOKEN = "bench-token";
 const STATE = ".wrangler/bench-plant";

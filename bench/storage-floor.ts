@@ -18,11 +18,12 @@
  * (BENCH_SF_PORT, default 8798).
  */
 import { existsSync, rmSync } from "node:fs";
+import { envNumber } from "./lib/bench-env";
 import { CPU_COUNT } from "./lib/cpu";
 import { spawnDevServer, stopDevServer, waitForHealthz } from "./lib/spawn-dev-server";
 import { type Measure, measureThroughput } from "./lib/throughput";
 
-const PORT = Number(process.env.BENCH_SF_PORT ?? 8798);
+const PORT = envNumber("BENCH_SF_PORT", 8798);
 const BASE = `http://127.0.0.1:${PORT}`;
 const RUN = { connections: 32, warmupSeconds: 3, durationSeconds: 8 };
 const OBJECTS = 50;

@@ -33,25 +33,25 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { type ReceivedDelivery, startReceiver } from "../scripts/receiver";
+import { envNumber, ROOT } from "./lib/bench-env";
 import {
   operatorCall,
   percentile,
   prepareWorker,
-  ROOT,
   startWorker,
   stopWorker,
   type WorkerPaths,
 } from "./lib/local-worker";
 
-const PORT = Number(process.env.BENCH_WH_PORT ?? 8797);
+const PORT = envNumber("BENCH_WH_PORT", 8797);
 const BASE = `http://127.0.0.1:${PORT}`;
 const RESULTS = join(ROOT, "bench", "webhooks-results.md");
 const TOKEN = "bench-token";
-const CHANGES = Number(process.env.BENCH_WH_CHANGES ?? 1000);
-const CONCURRENCY = Number(process.env.BENCH_WH_CONCURRENCY ?? 10);
-const TIMEOUT_MS = Number(process.env.BENCH_WH_TIMEOUT ?? 300) * 1000;
+const CHANGES = envNumber("BENCH_WH_CHANGES", 1000);
+const CONCURRENCY = envNumber("BENCH_WH_CONCURRENCY", 10);
+const TIMEOUT_MS = envNumber("BENCH_WH_TIMEOUT", 300) * 1000;
 /** The receivers' ports: BENCH_WH_RECEIVER_PORT (9811) and the next two. */
-const RECEIVER_BASE = Number(process.env.BENCH_WH_RECEIVER_PORT ?? 9811);
+const RECEIVER_BASE = envNumber("BENCH_WH_RECEIVER_PORT", 9811);
 const RECEIVER_PORTS = [RECEIVER_BASE, RECEIVER_BASE + 1, RECEIVER_BASE + 2] as const;
 const FAILING_SECONDS = 60;
 /** How the failing receiver fails: "503" (answers 503) or "hang" (never answers). */

@@ -14,12 +14,11 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, sep } from "node:path";
-import { fileURLToPath } from "node:url";
 import { d1Bindings } from "../../scripts/lib/cloudflare-setup";
+import { ROOT } from "./bench-env";
 import { DEV_SERVER_ENV } from "./spawn-dev-server";
 
 /** Absolute path of the project root. */
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
 const READY_TIMEOUT_MS = 90_000;

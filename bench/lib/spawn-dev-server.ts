@@ -6,11 +6,10 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { d1Bindings } from "../../scripts/lib/cloudflare-setup";
+import { ROOT } from "./bench-env";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const requireHere = createRequire(join(ROOT, "package.json"));
 const TSX_CLI = requireHere.resolve("tsx/cli");
 const WRANGLER_BIN = requireHere.resolve("wrangler/bin/wrangler.js");
