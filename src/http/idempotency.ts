@@ -24,7 +24,7 @@
  * for different calls. The key itself is 1 to 255 printable ASCII characters.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { type AppEnv, scopeOf } from "../app-env";
+import type { AppEnv } from "../app-env";
 import { ApiError } from "./errors";
 
 /** Request header carrying the key. */
@@ -176,8 +176,9 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
     }
     const { credentialId, companyId } = c.get("principal");
     // The request's session on the company's shard (set by `authenticate` with the
-    // principal: src/db/shards.ts).
-    const d1 = scopeOf(c).db.$client;
+    // principal: src/db/shards.ts); SQL text goes to it directly, no Drizzle client needed.
+    const d1 = c.get("session");
+    if (!d1) throw new Error("idempotency: no session (the route is not past authenticate)");
     const fingerprint = await fingerprintOf(c);
     const token = crypto.randomUUID();
     const now = Date.now();
