@@ -39,15 +39,24 @@ function publisherOutbox(instance: unknown): OutboxInside {
 
 const WRITES = ["segment.changed", "segment.updated"];
 
+/**
+ * A plant with both streams subscribed (the machine's and the company's) and a first SKU
+ * write already seen on the machine's.
+ */
+async function subscribedMachine() {
+  const p = await plant();
+  const m = p.machines[0];
+  if (!m) throw new Error("no machine");
+  const machineSub = await sse(p.co.key, `/v1/realtime/${m.id}/events`);
+  const companySub = await sse(p.co.key, "/v1/realtime/events");
+  expect((await postSku(p.co, m.id, { sku: "Apple juice" })).status).toBe(204);
+  await machineSub.waitFor((e) => e.type === "segment.changed");
+  return { p, m, machineSub, companySub };
+}
+
 describe("events of answered realtime writes", () => {
   it("a restart between the answer and the publish loses none, and a resent batch adds none twice", async () => {
-    const p = await plant();
-    const m = p.machines[0];
-    if (!m) throw new Error("no machine");
-    const machineSub = await sse(p.co.key, `/v1/realtime/${m.id}/events`);
-    const companySub = await sse(p.co.key, "/v1/realtime/events");
-    expect((await postSku(p.co, m.id, { sku: "Apple juice" })).status).toBe(204);
-    await machineSub.waitFor((e) => e.type === "segment.changed");
+    const { p, m, machineSub, companySub } = await subscribedMachine();
 
     // The stream becomes unreachable for the object: its writes are still answered.
     const realtime = env.REALTIME_MACHINE.get(
@@ -134,13 +143,7 @@ describe("events of answered realtime writes", () => {
   });
 
   it("concurrent writes share calls, are stored before their answers, and give each event once in revision order", async () => {
-    const p = await plant();
-    const m = p.machines[0];
-    if (!m) throw new Error("no machine");
-    const machineSub = await sse(p.co.key, `/v1/realtime/${m.id}/events`);
-    const companySub = await sse(p.co.key, "/v1/realtime/events");
-    expect((await postSku(p.co, m.id, { sku: "Apple juice" })).status).toBe(204);
-    await machineSub.waitFor((e) => e.type === "segment.changed");
+    const { p, m, machineSub, companySub } = await subscribedMachine();
 
     // Count the object's calls to its stream; the stream is unreachable at first.
     const realtime = env.REALTIME_MACHINE.get(
