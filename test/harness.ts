@@ -16,15 +16,40 @@ export function call(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(new Request(`${BASE}${path}`, init));
 }
 
-/** Calls the operator API with the test operator token and a JSON body. */
-export function operator(method: string, path: string, body?: unknown): Promise<Response> {
-  return call(`/operator/v1${path}`, {
+/** An operator API request with the test operator token and a JSON body (`path` after `/operator/v1`). */
+export function operatorRequest(method: string, path: string, body?: unknown): Request {
+  return new Request(`${BASE}/operator/v1${path}`, {
     method,
     headers: {
       authorization: `Bearer ${OPERATOR_TOKEN}`,
       ...(body === undefined ? {} : { "content-type": "application/json" }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Calls the operator API with the test operator token and a JSON body. */
+export function operator(method: string, path: string, body?: unknown): Promise<Response> {
+  return exports.default.fetch(operatorRequest(method, path, body));
+}
+
+/**
+ * A D1 binding that records the anchor of every `withSession` call in `anchors` (locally there
+ * is one copy of each database, so where a session starts is only seen this way) and passes
+ * everything else to `real`.
+ */
+export function recordingSessions(real: D1Database, anchors: (string | undefined)[]): D1Database {
+  return new Proxy(real, {
+    get(target, prop) {
+      if (prop === "withSession") {
+        return (anchor?: string) => {
+          anchors.push(anchor);
+          return target.withSession(anchor);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
   });
 }
 

@@ -20,7 +20,7 @@ import { forgetShard, shardBindings } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import { countStatements } from "../d1-counter";
-import { api, createCompany, OPERATOR_TOKEN, operator, operatorJson } from "../harness";
+import { api, createCompany, operator, operatorJson, operatorRequest } from "../harness";
 
 /** The copied fields of a company's row, as a user of the database would compare them. */
 const FIELDS =
@@ -63,18 +63,7 @@ async function operatorOn(
   body?: unknown,
 ): Promise<Response> {
   const ctx = createExecutionContext();
-  const res = await createApp().fetch(
-    new Request(`http://api.test/operator/v1${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${OPERATOR_TOKEN}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-    bindings,
-    ctx,
-  );
+  const res = await createApp().fetch(operatorRequest(method, path, body), bindings, ctx);
   await waitOnExecutionContext(ctx);
   return res;
 }
@@ -273,16 +262,7 @@ describe("what the repair costs", () => {
 
   it("on the operator's company calls: one more statement per company created or retention set", async () => {
     const send = async (method: string, path: string, body?: unknown) => {
-      const counted = await countStatements(
-        new Request(`http://api.test/operator/v1${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${OPERATOR_TOKEN}`,
-            ...(body === undefined ? {} : { "content-type": "application/json" }),
-          },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        }),
-      );
+      const counted = await countStatements(operatorRequest(method, path, body));
       expect(counted.response.status, await counted.response.clone().text()).toBeLessThan(300);
       return { statements: counted.statements, body: await counted.response.json() };
     };

@@ -11,7 +11,13 @@ import { createApp } from "../../src/app";
 import { parseBookmark, sessionStartOf } from "../../src/db/session";
 import { shardBindings } from "../../src/db/shards";
 import type { Env } from "../../src/env";
-import { api, createCompany, createMachines, type TestCompany } from "../harness";
+import {
+  api,
+  createCompany,
+  createMachines,
+  recordingSessions,
+  type TestCompany,
+} from "../harness";
 
 const app = createApp();
 
@@ -27,19 +33,7 @@ interface Spy {
 /** Sends requests to the app with shard bindings that record their sessions' anchors. */
 function spied(): Spy {
   const anchors: (string | undefined)[] = [];
-  const spy = (real: D1Database) =>
-    new Proxy(real, {
-      get(target, prop) {
-        if (prop === "withSession") {
-          return (anchor?: string) => {
-            anchors.push(anchor);
-            return target.withSession(anchor);
-          };
-        }
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+  const spy = (real: D1Database) => recordingSessions(real, anchors);
   const bindings = { ...(env as unknown as Env) } as Env & Record<string, unknown>;
   for (const [name, binding] of shardBindings(env)) bindings[name] = spy(binding);
   return {

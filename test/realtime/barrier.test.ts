@@ -5,7 +5,7 @@ import { type CompanyScope, scopeIn } from "../../src/db/company-scope";
 import { openSession } from "../../src/db/session";
 import { syncPendingMachines } from "../../src/durable/realtime-barrier";
 import { ApiError } from "../../src/http/errors";
-import { createCompany, createMachines, shardD1 } from "../harness";
+import { createCompany, createMachines, recordingSessions, shardD1 } from "../harness";
 
 /** A company with `n` machines, every one marked in realtime_pending. */
 async function markedMachines(
@@ -83,18 +83,7 @@ describe("the read barrier", () => {
   it("moves a request's session to the primary's present when a machine was marked or it sent a bookmark", async () => {
     const { companyId } = await markedMachines(1);
     const anchors: (string | undefined)[] = [];
-    const spy = new Proxy(await shardD1(companyId), {
-      get(target, prop) {
-        if (prop === "withSession") {
-          return (anchor?: string) => {
-            anchors.push(anchor);
-            return target.withSession(anchor);
-          };
-        }
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const spy = recordingSessions(await shardD1(companyId), anchors);
     const session = openSession(spy, "DB", "first-unconstrained", null);
     const { db } = session;
     await db.$client.prepare("SELECT 1").run();
