@@ -86,7 +86,7 @@ describe("a known path with another verb", () => {
     expect(res.headers.get("allow")).toBe("DELETE, GET, HEAD, OPTIONS, PATCH");
   });
 
-  it("leaves unknown paths 404, whatever the verb, and /mcp its own 405", async () => {
+  it("leaves unknown paths 404, whatever the verb, and /mcp the same 405", async () => {
     const co = await createCompany();
     for (const [verb, path] of [
       ["DELETE", "/v1/nope"],
@@ -100,7 +100,8 @@ describe("a known path with another verb", () => {
     }
     const mcp = await api(co.key, "/mcp", { method: "GET" });
     expect(mcp.status).toBe(405);
-    expect(mcp.headers.get("allow")).toBe("POST");
+    expect(mcp.headers.get("allow")).toBe("OPTIONS, POST");
+    expect(await mcp.json()).toEqual({ detail: "Method Not Allowed" });
   });
 
   it("keeps HEAD of a GET route working", async () => {
