@@ -449,7 +449,7 @@ export interface paths {
          *
          *     - `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);
          *     - `skus`: `search` (fuzzy on the SKU code or name), `include`/`exclude` (SKU ids);
-         *     - `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} (inclusive), `equal`;
+         *     - `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} (the half-open window `[start, end)`), `equal`;
          *     - `count`: `greaterThan`, `greaterThanOrEqual`, `lessThan`, `lessThanOrEqual`, `equal`, `notEqual`;
          *     - `isReviewed` (boolean), `type` (`correct`, `defects`, `total`).
          *
@@ -523,7 +523,7 @@ export interface paths {
          *
          *     - `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);
          *     - `shifts`: `include`/`exclude` (shift definition ids);
-         *     - `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), `before` (strictly), `between` (`start`..`end` inclusive) and `equal`.
+         *     - `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), `before` (strictly), `between` (the half-open window `[start, end)`) and `equal`.
          *
          *     Only instances that have started are listed. Without any date operator: the instances that started in the last 7 days. A filter with no lower bound covers the 7 days before its upper bound; a wider window may be given with both bounds (any length). Ordered by instance start, then machine id. `shift.id` and `shiftIndicators.indicatorId` are the instance id (stable). `limit` is 1 to 100. A change to a stop or a production log shows in the next call.
          *
@@ -547,7 +547,7 @@ export interface paths {
         put?: never;
         /**
          * Stops report
-         * @description One row per stop, with its classification (every field null when unclassified), machine and shift instance (the instance of the machine containing the stop's start, considered or not; null when none). Deleted stops and stops with `isIncludedInStops = false` are left out. Every body field is optional and they combine with AND: `machines` (`search` fuzzy on the name, `include`/`exclude` ids), `stopId` (`include`/`exclude` and numeric comparisons), `startDate` on the stop's start and `endDate` on its end (`after` and `before` strictly, `between` inclusive, `equal`; an open stop matches no `endDate` operator). `durationInMinutes` runs to now for an open stop. Ordered by `startTime`, then id. `limit` is 1 to 100.
+         * @description One row per stop, with its classification (every field null when unclassified), machine and shift instance (the instance of the machine containing the stop's start, considered or not; null when none). Deleted stops and stops with `isIncludedInStops = false` are left out. Every body field is optional and they combine with AND: `machines` (`search` fuzzy on the name, `include`/`exclude` ids), `stopId` (`include`/`exclude` and numeric comparisons), `startDate` on the stop's start and `endDate` on its end (`after` and `before` strictly, `between` the half-open window `[start, end)`, `equal`; an open stop matches no `endDate` operator). `durationInMinutes` runs to now for an open stop. Ordered by `startTime`, then id. `limit` is 1 to 100.
          *
          *     **Required scope:** `reports.read`
          */
@@ -1075,7 +1075,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1200,7 +1200,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1312,7 +1312,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1458,7 +1458,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1693,7 +1693,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1729,7 +1729,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1780,7 +1780,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1993,7 +1993,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2029,7 +2029,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2172,7 +2172,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2208,7 +2208,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2244,7 +2244,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2359,7 +2359,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2395,7 +2395,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2588,7 +2588,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2624,7 +2624,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
