@@ -30,7 +30,7 @@ import {
   type StartAnswer,
 } from "./exports-rpc";
 import { R2FileWriter } from "./r2-file";
-import { EXPORT_FILES_KEPT_MS, MAX_ACTIVE_EXPORTS, MAX_FILE_BYTES, MAX_FILE_ROWS } from "./schemas";
+import { EXPORT_FILES_KEPT_MS, MAX_ACTIVE_EXPORTS, MAX_FILE_BYTES } from "./schemas";
 import {
   type ColumnBatch,
   type Cursor,
@@ -206,11 +206,11 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
       let offset = Math.min(file.skip, batch.length);
       file.skip = 0;
       while (offset < batch.length) {
-        const take = Math.min(batch.length - offset, MAX_FILE_ROWS - file.rows);
+        const take = Math.min(batch.length - offset, spec.rowsPerFile - file.rows);
         await file.encoder.write(sliceBatch(batch, offset, take));
         file.rows += take;
         offset += take;
-        const full = file.rows >= MAX_FILE_ROWS || file.writer.bytes >= MAX_FILE_BYTES;
+        const full = file.rows >= spec.rowsPerFile || file.writer.bytes >= MAX_FILE_BYTES;
         if (full && (offset < batch.length || next !== null)) {
           // The next file starts right after this one's last row.
           const start: FileStart =

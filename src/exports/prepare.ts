@@ -13,18 +13,32 @@ import { stopsReport } from "../reports/stops-report";
 import { filterLogs } from "../resources/production-logs/search";
 import { listedSignalsOf } from "../resources/signals/queries";
 import { AGG_UNIT_MS, bucketsTouched } from "../resources/signals/window";
-import { type ExportRequest, MAX_EXPORT_ROWS, type SignalExportFilters } from "./schemas";
+import {
+  type ExportRequest,
+  MAX_EXPORT_FILES,
+  MAX_EXPORT_ROWS,
+  type SignalExportFilters,
+} from "./schemas";
 import type { ExportSpec, SignalSelection } from "./sources";
 
 /** Most signals one export may read (its selection is kept with it). */
 export const MAX_EXPORT_SIGNALS = 5_000;
 
+/**
+ * Most rows an export may hold: `MAX_EXPORT_ROWS`, and `MAX_EXPORT_FILES` files of its
+ * `rowsPerFile`.
+ */
+export function maxExportRows(rowsPerFile: number): number {
+  return Math.min(MAX_EXPORT_ROWS, MAX_EXPORT_FILES * rowsPerFile);
+}
+
 /** The row count an export may not pass, as a 422 at `loc`. */
-function tooManyRows(loc: (string | number)[], rows: string) {
+function tooManyRows(loc: (string | number)[], rows: string, rowsPerFile: number) {
   return unprocessable(
     loc,
-    `The export would hold ${rows} rows; at most ${MAX_EXPORT_ROWS} are allowed: ` +
-      "narrow the filters or split it into several exports",
+    `The export would hold ${rows} rows; at most ${maxExportRows(rowsPerFile)} are allowed ` +
+      `(${MAX_EXPORT_ROWS} in all, ${MAX_EXPORT_FILES} files of rowsPerFile): narrow the ` +
+      "filters, split it into several exports or raise rowsPerFile",
     "export_too_large",
   );
 }
@@ -39,6 +53,7 @@ function tooManyRows(loc: (string | number)[], rows: string) {
 async function selectSignals(
   scope: NamedScope,
   filters: SignalExportFilters,
+  rowsPerFile: number,
 ): Promise<SignalSelection> {
   const machineUuids = filters.machines ?? [];
   const publicIds = filters.signals ?? [];
@@ -66,8 +81,8 @@ async function selectSignals(
   const bucketWidthMs = filters.agg_period * AGG_UNIT_MS[filters.agg_unit];
   const points =
     signals.length * bucketsTouched(filters.start_time, filters.end_time, bucketWidthMs);
-  if (points > MAX_EXPORT_ROWS) {
-    throw tooManyRows(["body", "filters", "end_time"], `up to ${points}`);
+  if (points > maxExportRows(rowsPerFile)) {
+    throw tooManyRows(["body", "filters", "end_time"], `up to ${points}`, rowsPerFile);
   }
   return {
     signals: signals.map(({ id, machineId, machineUuid, publicId, name }) => ({
@@ -100,6 +115,7 @@ export async function prepareExport(
 ): Promise<{ spec: ExportSpec; totalRows: number | null }> {
   const base = {
     format: request.format,
+    rowsPerFile: request.rowsPerFile,
     now,
     company: { id: scope.companyId, name: scope.companyName, timezone: scope.timezone },
   };
@@ -112,7 +128,7 @@ export async function prepareExport(
         spec: {
           ...base,
           dataset: "signals",
-          selection: await selectSignals(scope, request.filters),
+          selection: await selectSignals(scope, request.filters, request.rowsPerFile),
         },
         totalRows: null,
       };
@@ -142,6 +158,8 @@ export async function prepareExport(
         totalRows: null,
       };
   }
-  if (totalRows > MAX_EXPORT_ROWS) throw tooManyRows(["body", "filters"], String(totalRows));
+  if (totalRows > maxExportRows(request.rowsPerFile)) {
+    throw tooManyRows(["body", "filters"], String(totalRows), request.rowsPerFile);
+  }
   return { spec, totalRows };
 }

@@ -36,6 +36,7 @@ import {
   ExportRequestSchema,
   ExportSchema,
   MAX_ACTIVE_EXPORTS,
+  MAX_EXPORT_FILES,
   MAX_EXPORT_ROWS,
   MAX_FILE_BYTES,
   MAX_FILE_ROWS,
@@ -127,10 +128,11 @@ const createExportRoute = publicRoute(byDataset(true, true), {
     "`agg_period`, `agg_function`) over a window of any length, for `machines` (uuids: every " +
     "listed signal of each) and `signals` (public ids); its rows are " +
     "`machine_uuid, public_id, name, timestamp, value`. Reports are computed as of the " +
-    "export's start. Files hold at most " +
-    `${MAX_FILE_ROWS.toLocaleString("en")} rows (${MAX_FILE_BYTES / 1024 / 1024} MiB); an ` +
-    `export at most ${MAX_EXPORT_ROWS.toLocaleString("en")} rows; a company runs at most ` +
-    `${MAX_ACTIVE_EXPORTS} exports at once. Files are kept ${EXPORT_FILES_KEPT_MS / 86_400_000} ` +
+    "export's start. A file holds at most `rowsPerFile` rows (default and most " +
+    `${MAX_FILE_ROWS.toLocaleString("en")}) and ${MAX_FILE_BYTES / 1024 / 1024} MiB; an export ` +
+    `at most ${MAX_EXPORT_ROWS.toLocaleString("en")} rows and ${MAX_EXPORT_FILES} files (more is ` +
+    `a 422 \`export_too_large\`); a company runs at most ${MAX_ACTIVE_EXPORTS} exports at once. ` +
+    `Files are kept ${EXPORT_FILES_KEPT_MS / 86_400_000} ` +
     "days after the export ends.",
   request: {
     body: { required: true, content: { "application/json": { schema: ExportRequestSchema } } },

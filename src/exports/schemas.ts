@@ -42,8 +42,12 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** Most exports of one company queued or running at once; one more is a 429. */
 export const MAX_ACTIVE_EXPORTS = 3;
-/** A file holds at most this many rows; the export goes on in the next file. */
+/** A file holds at most this many rows (`rowsPerFile`, 10,000 to this); the export goes on in the next file. */
 export const MAX_FILE_ROWS = 1_000_000;
+/** The fewest rows per file a client may ask for. */
+export const MIN_FILE_ROWS = 10_000;
+/** Most files one export may hold. */
+export const MAX_EXPORT_FILES = 1_000;
 /** A file is closed once it holds this many bytes (it may pass it by one batch). */
 export const MAX_FILE_BYTES = 512 * 1024 * 1024;
 /** Most rows (signal points) one export may hold; a larger one is a 422 when started. */
@@ -60,6 +64,18 @@ const Format = z
     description:
       "`parquet` (typed columns: instants as UTC timestamps, integers as INT64, other numbers " +
       "as DOUBLE; Snappy-compressed) or `csv` (RFC 4180, UTF-8, a header row, the API's CSV).",
+  });
+
+const RowsPerFile = z
+  .number()
+  .int()
+  .min(MIN_FILE_ROWS)
+  .max(MAX_FILE_ROWS)
+  .default(MAX_FILE_ROWS)
+  .openapi({
+    description:
+      `Most rows in one file (${MIN_FILE_ROWS.toLocaleString("en")} to ` +
+      `${MAX_FILE_ROWS.toLocaleString("en")}, the default); the export goes on in the next file.`,
   });
 
 const IdList = (what: string) =>
@@ -120,6 +136,7 @@ const datasetRequest = <D extends keyof typeof DATASET_FILTERS>(dataset: D) =>
     .object({
       dataset: z.literal(dataset),
       format: Format,
+      rowsPerFile: RowsPerFile,
       filters: DATASET_FILTERS[dataset].nullish().openapi({
         description: `The body of \`${DATASET_ENDPOINTS[dataset]}\` without \`page\` and \`limit\`.`,
       }),
@@ -132,6 +149,7 @@ export const ExportRequestSchema = z
       .object({
         dataset: z.literal("signals"),
         format: Format,
+        rowsPerFile: RowsPerFile,
         filters: SignalExportFiltersSchema,
       })
       .strict(),

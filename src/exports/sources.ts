@@ -55,6 +55,8 @@ export interface SignalSelection {
 /** What an export reads, fixed when it starts: stored with it, in JSON. */
 export type ExportSpec = {
   format: ExportFormat;
+  /** Most rows one file holds. */
+  rowsPerFile: number;
   /** The instant the rows are read as of (reports: `now`), ms. */
   now: number;
   /** The company, as the report rows show it. */

@@ -64,12 +64,12 @@ export async function finishExport(
   id: string,
   onStep?: (state: ExportAnswer, step: number) => Promise<void>,
 ): Promise<ExportAnswer> {
-  const stub = exportsStub(companyId);
   for (let step = 0; step < 2_000; step++) {
     const state = await getExport(key, id);
     if (state.state === "succeeded" || state.state === "failed") return state;
     await onStep?.(state, step);
-    await runDurableObjectAlarm(stub);
+    // A stub of its own each time: `onStep` may have restarted the object.
+    await runDurableObjectAlarm(exportsStub(companyId));
   }
   throw new Error(`export ${id} did not end`);
 }
