@@ -7,24 +7,27 @@
  *   `{columns: [{name, type}], rows: [[...]]}` (instants as ms since the epoch, 64-bit
  *   integers as decimal text, CSV cells as text);
  * - `POST /sql` with `{sql, files: {name: base64}}`: the files are written to a fresh folder
- *   that relative paths in `sql` resolve against, the statements run, and the last one's
- *   rows come back the same way (the docs' DuckDB example runs so).
+ *   (names may hold folders) that relative paths in `sql` resolve against, the statements
+ *   run, and the last one's rows come back the same way (the docs' DuckDB example runs so).
  *
  * DuckDB is loaded on the first request, so a run without export tests does not pay for it.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { DuckDBConnection } from "@duckdb/node-api";
 import type { TestProject } from "vitest/node";
 
 let connection: Promise<DuckDBConnection> | undefined;
 
 function duckdb(): Promise<DuckDBConnection> {
-  connection ??= import("@duckdb/node-api").then(async ({ DuckDBInstance }) =>
-    (await DuckDBInstance.create(":memory:")).connect(),
-  );
+  connection ??= import("@duckdb/node-api").then(async ({ DuckDBInstance }) => {
+    const con = await (await DuckDBInstance.create(":memory:")).connect();
+    // Instants are shown in UTC whatever the machine's zone, so answers are the same anywhere.
+    await con.run("SET TimeZone = 'UTC'");
+    return con;
+  });
   return connection;
 }
 
@@ -79,6 +82,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
         files: Record<string, string>;
       };
       for (const [name, base64] of Object.entries(files)) {
+        mkdirSync(dirname(join(dir, name)), { recursive: true });
         writeFileSync(join(dir, name), Buffer.from(base64, "base64"));
       }
       await con.run(`SET file_search_path = '${dir}'`);
