@@ -2915,7 +2915,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -2951,7 +2951,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3002,7 +3002,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3092,7 +3092,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3128,7 +3128,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3164,7 +3164,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3248,7 +3248,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3284,7 +3284,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3356,7 +3356,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3392,7 +3392,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
