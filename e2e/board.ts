@@ -10,7 +10,8 @@
  * in another zone (America/New_York). Then it loads the board, enters the key, and checks
  * what a person would: every time is the plant's (the update, the stop, the charts), not
  * the browser's; every machine is shown with its shift (a 24-hour one as such), SKU,
- * operator, production, OEE and stop; the bench is not polled into an error every round; a
+ * operator, production, OEE and stop (a machine that made nothing: "no production", not
+ * 0 %); the bench is not polled into an error every round; a
  * realtime write through the API shows on the board within 5 s (it follows the company's
  * live events); the keyboard opens a machine, whose power and count plots and OEE per
  * shift are drawn; the page fits 390 px and 1,400 px without horizontal scrolling, and no
@@ -286,6 +287,10 @@ async function main(): Promise<void> {
     check(
       two.includes(`Stopped since ${wallClock(plant.stopStart, PLANT_ZONE)}`),
       `machine 2 shows its open stop since ${wallClock(plant.stopStart, PLANT_ZONE)}, the plant's time`,
+    );
+    check(
+      /Quality no production/.test(two) && !/Quality 0\.0/.test(two),
+      "machine 2, which made nothing, shows no production for its quality, not 0 %",
     );
     check(
       (await page.locator("[data-machine-id]").count()) === plant.machines.length + 1,
