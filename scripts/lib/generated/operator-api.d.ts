@@ -1825,7 +1825,7 @@ export interface paths {
         get?: never;
         /**
          * Classify a stop (create or replace its classification)
-         * @description Replaces the whole classification: an omitted or null field becomes null. Cause names are looked up in the company's catalog (exact, after trimming) or created. Emits `MachineStopClassificationCreated` for a first classification, `...Updated` for a changed one, and nothing when the stop already has exactly this classification.
+         * @description Replaces the whole classification: an omitted or null field becomes null. Cause names are looked up in the company's catalog (exact, after trimming) or created. Emits `MachineStopClassificationCreated` for a first classification, `...Updated` otherwise.
          */
         put: {
             parameters: {
@@ -2004,7 +2004,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/companies/{company_id}/stop-causes": {
+    "/machines/{machine_id}/stop-detection": {
         parameters: {
             query?: never;
             header?: never;
@@ -2012,27 +2012,27 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The company's catalog of causes
-         * @description Each list by name, at most 1000 each.
+         * Read a machine's stop detection
+         * @description The rules the machine's stops are detected with (the defaults until set).
          */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    company_id: number;
+                    machine_id: number;
                 };
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description The catalog. */
+                /** @description The settings in force. */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["StopCauseCatalog"];
+                        "application/json": components["schemas"]["StopDetection"];
                     };
                 };
                 /** @description Missing or wrong operator token. */
@@ -2083,40 +2083,32 @@ export interface paths {
                 };
             };
         };
-        put?: never;
         /**
-         * Add causes to the company's catalog
-         * @description The reasons a stop can be given from the machine. A name the list has already (exact, after trimming) is kept with its id, so the call can be repeated. Classifications through `PUT /stops/{stop_id}/classification` add the names they use as well.
+         * Set a machine's stop detection
+         * @description Replaces the settings (a field left out takes its default). Detection is on for every machine with a `count` signal from the start; this changes its rules. The last 7 days are evaluated again with the new settings at once (stops appear, move or go, with their stream events); older stops keep the settings they were detected with. An unknown analog signal, or `count`, is a 422.
          */
-        post: {
+        put: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    company_id: number;
+                    machine_id: number;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
-                    "application/json": {
-                        /**
-                         * @description Which list of the catalog: `generalCause`, `specificCause` or `component`.
-                         * @enum {string}
-                         */
-                        kind: "generalCause" | "specificCause" | "component";
-                        name: string;
-                    }[];
+                    "application/json": components["schemas"]["StopDetection"];
                 };
             };
             responses: {
-                /** @description Each item's cause, in order. */
-                201: {
+                /** @description The settings now in force. */
+                200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["OperatorStopCause"][];
+                        "application/json": components["schemas"]["StopDetection"];
                     };
                 };
                 /** @description Missing or wrong operator token. */
@@ -2185,6 +2177,7 @@ export interface paths {
                 };
             };
         };
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3076,33 +3069,46 @@ export interface components {
                 name: string | null;
             };
         };
-        OperatorStopCause: {
-            /** Format: uuid */
-            id: string;
+        StopDetection: {
             /**
-             * @description Which list of the catalog: `generalCause`, `specificCause` or `component`.
-             * @enum {string}
+             * @description Whether stops are detected from the machine's signals; default true.
+             * @default true
              */
-            kind: "generalCause" | "specificCause" | "component";
-            name: string;
-        };
-        /** @description The company's catalog of causes, each list by name (at most 1000 each). The lists are independent: any general cause goes with any specific cause and component. */
-        StopCauseCatalog: {
-            generalCauses: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
-            specificCauses: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
-            components: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
+            enabled?: boolean;
+            /**
+             * @description Seconds: the shortest stop. A time without pieces (or below the analog threshold) inside planned time that lasts at least this long is a detected stop; a shorter one is speed loss. 60 to 86400; default 300.
+             * @default 300
+             * @example 300
+             */
+            stopThresholdSeconds?: number;
+            /**
+             * @description Seconds: the longest time between two samples that is still one stretch of data. A longer silence is no data, never a stop. Set it above the gateway's sampling period (a 1 Hz gateway can use 10). 1 to 86400; default 300.
+             * @default 300
+             * @example 300
+             */
+            maxSampleGapSeconds?: number;
+            /**
+             * @description Optional: the machine is also down while this signal is below its threshold, even when the count signal is silent for another reason; null for none (default).
+             * @default null
+             */
+            analog?: {
+                /**
+                 * @description The `name` of one of the machine's signals (its lowest-id one that is not deleted), for example `power` or `current`; not `count`, which the count rule reads.
+                 * @example power
+                 */
+                signal: string;
+                /**
+                 * @description Below this value the machine is down. In the signal's own unit (kW for `power`, A for `current`).
+                 * @example 0.5
+                 */
+                threshold: number;
+                /**
+                 * @description The machine is up again from `threshold + hysteresis` on; between the two it keeps its state. In the signal's unit; default 0.
+                 * @default 0
+                 * @example 0.2
+                 */
+                hysteresis?: number;
+            } | null;
         };
         OperatorRecordId: {
             /** @enum {string} */
