@@ -1631,7 +1631,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a stop (soft)
-         * @description `deletedAt` is set: the stop leaves both reports at once.
+         * @description `deletedAt` is set: the stop leaves both reports at once. A detected stop deleted so stays deleted: its machine's signals make no stop of that time again.
          */
         delete: {
             parameters: {
@@ -1703,7 +1703,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a stop (for example close it)
-         * @description Send only the fields to change; `endTime: null` reopens the stop. The resulting `endTime` must be after `startTime`. A deleted stop is a 404.
+         * @description Send only the fields to change; `endTime: null` reopens the stop. The resulting `endTime` must be after `startTime`. A deleted stop is a 404. A detected stop (from the machine's signals) edited so becomes a recorded one: detection no longer changes it.
          */
         patch: {
             parameters: {
