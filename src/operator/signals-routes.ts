@@ -127,7 +127,8 @@ export const operatorSignalsRoutes = createRouter()
       );
       if (!signal) throw notFound("Signal not found");
       const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
-      const result = await ingestSamples(c.env, { ...signal, retentionMs }, body);
+      const hotWindowMs = signal.hotWindowDays * 86_400_000;
+      const result = await ingestSamples(c.env, { ...signal, retentionMs, hotWindowMs }, body);
       if (result.refused !== undefined) throw unprocessable(["body"], result.refused);
       // Production changed: the machine's live stream recomputes it (at most once a second).
       if (signal.name === COUNT_SIGNAL_NAME) {

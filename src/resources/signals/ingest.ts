@@ -30,15 +30,22 @@ export interface SampleArrays {
  * sample at an instant wins (see `SignalStore.ingest`).
  *
  * @param env the bindings holding `SIGNAL_STORE`.
- * @param signal internal signal id, its company and machine, and the company's raw-sample
- *   retention in ms (null: kept forever).
+ * @param signal internal signal id, its company and machine, the company's raw-sample
+ *   retention in ms (null: kept forever) and its hot window in ms (older hours go to the
+ *   archive on R2).
  * @param samples at most `MAX_SAMPLES_PER_CALL` finite samples, in any order.
  * @returns the number of samples stored (after de-duplication by instant), or the
  *   store's reason for refusing the call.
  */
 export async function ingestSamples(
   env: Pick<Env, "SIGNAL_STORE">,
-  signal: { id: number; companyId: number; machineId: number; retentionMs: number | null },
+  signal: {
+    id: number;
+    companyId: number;
+    machineId: number;
+    retentionMs: number | null;
+    hotWindowMs: number;
+  },
   samples: SampleArrays,
 ): Promise<{ accepted: number; refused?: string }> {
   if (samples.ts.length === 0) return { accepted: 0 };
@@ -47,5 +54,6 @@ export async function ingestSamples(
     samples.ts,
     samples.values,
     signal.retentionMs,
+    { companyId: signal.companyId, machineId: signal.machineId, hotWindowMs: signal.hotWindowMs },
   );
 }

@@ -8,8 +8,10 @@
  * SQLite holds one row per signal and UTC hour (`blocks.ts` has the format), so storage
  * grows with the plant: every machine has its own 10 GB.
  *
- * Raw samples older than the company's retention (passed with every ingestion) are
- * removed by the object's alarm; the hour and minute rollups stay.
+ * The object's alarm moves the samples of hours older than the company's hot window into
+ * Parquet objects on R2 (`archive.ts`), and removes the samples (and archive objects) older
+ * than the company's retention; the hour and minute rollups stay. Both settings come with
+ * every ingestion.
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -20,10 +22,14 @@ import {
   aggregateBlocks,
   BLOCK_QUERY_SQL,
   type BlockRow,
+  needsArchivedSamples,
+  type ReadMode,
   readMode,
   type Series,
   sumBlocks,
 } from "./aggregate";
+import { ARCHIVE_COLUMNS, ARCHIVE_SCHEMA, type ArchiveObject, SignalArchive } from "./archive";
+import type { ArchivePlace } from "./archive-format";
 import {
   BLOCK_MS,
   blockOf,
@@ -37,8 +43,10 @@ import {
   summarize,
 } from "./blocks";
 
-/** How often the alarm prunes raw samples, ms. */
+/** How often the alarm archives and prunes raw samples, ms. */
 export const PRUNE_EVERY_MS = 3_600_000;
+/** How soon the alarm runs after an ingestion stored hours already past the hot window, ms. */
+export const ARCHIVE_SOON_MS = 10_000;
 /** Most blocks one alarm prunes; more are left to an alarm a second later. */
 export const PRUNE_BATCH_BLOCKS = 2_000;
 
@@ -82,16 +90,40 @@ type DueBlock = {
 type StoredBlock = {
   n: number;
   samples: ArrayBuffer | null;
+  archive_id: number | null;
   [key: string]: SqlStorageValue;
 };
+
+/** The archive of a store, as the operator's diagnostics and the benchmark see it. */
+export interface ArchiveStatus {
+  objects: ArchiveObject[];
+  /** Hours (blocks) holding their samples in the store, and archived hours without them. */
+  hotHours: number;
+  archivedHours: number;
+  /** Hours past the hot window whose samples are not (or no longer exactly) in the archive. */
+  dueHours: number;
+  databaseSize: number;
+}
 
 export class SignalStore extends DurableObject<Env> {
   /** Whether an alarm is known to be set (saves a storage read per ingestion). */
   private alarmSet = false;
+  private readonly archive: SignalArchive;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(SCHEMA);
+    const sql = ctx.storage.sql;
+    sql.exec(SCHEMA);
+    sql.exec(ARCHIVE_SCHEMA);
+    const columns = [
+      ...sql.exec("SELECT * FROM blocks LIMIT 0").columnNames,
+      ...sql.exec("SELECT * FROM settings LIMIT 0").columnNames,
+    ];
+    for (const statement of ARCHIVE_COLUMNS) {
+      const column = statement.split(" ")[5] ?? "";
+      if (!columns.includes(column)) sql.exec(statement);
+    }
+    this.archive = new SignalArchive(sql, env.HISTORY, (work) => ctx.blockConcurrencyWhile(work));
   }
 
   /**
@@ -100,11 +132,15 @@ export class SignalStore extends DurableObject<Env> {
    *
    * A sample at an instant that already has one replaces it; within one call the last
    * sample at an instant wins. Samples in an hour whose raw samples retention already
-   * removed are not stored (its rollups cannot tell which sample they would replace).
+   * removed are not stored (its rollups cannot tell which sample they would replace). A
+   * sample in an archived hour is stored: the hour's samples come back from R2 first, and
+   * the next archive step rewrites its object (docs/signal-storage.md, "Late samples").
    *
    * @param signalId the signal's internal id (D1 `signals.id`).
    * @param ts instants, integer ms since the epoch, any order; `values[i]` at `ts[i]`, finite.
    * @param retentionMs the company's raw-sample retention, ms, or null to keep them all.
+   * @param archive the store's company and machine (the archive's path) and the company's
+   *   hot window, ms; absent = the store's last known ones.
    * @returns the number stored, or a refusal when a block would exceed
    *   `MAX_SAMPLES_PER_BLOCK`.
    */
@@ -113,6 +149,7 @@ export class SignalStore extends DurableObject<Env> {
     ts: readonly number[],
     values: readonly number[],
     retentionMs: number | null,
+    archive?: ArchivePlace & { hotWindowMs: number },
   ): Promise<IngestResult> {
     const order = ascendingOrder(ts);
     // Per hour: ascending distinct instants, the last sample of an instant winning.
@@ -133,16 +170,30 @@ export class SignalStore extends DurableObject<Env> {
       }
     }
     const sql = this.ctx.storage.sql;
-    const writes: { hour: number; merged: DecodedSamples }[] = [];
-    let accepted = 0;
-    for (const [hour, group] of byHour) {
-      const stored = sql
+    if (archive) this.archive.setSettings(archive, archive.hotWindowMs);
+    const read = (hour: number) =>
+      sql
         .exec<StoredBlock>(
-          "SELECT n, samples FROM blocks WHERE signal_id = ? AND hour = ?",
+          "SELECT n, samples, archive_id FROM blocks WHERE signal_id = ? AND hour = ?",
           signalId,
           hour,
         )
         .toArray()[0];
+    // Archived hours whose samples are only on R2 come back first, with no other call of
+    // the object in between (the writes below then run in one synchronous turn, as always).
+    const archived = [...byHour.keys()].flatMap((hour) => {
+      const stored = read(hour);
+      return stored && stored.samples === null && stored.archive_id !== null
+        ? [{ hour, archiveId: stored.archive_id }]
+        : [];
+    });
+    if (archived.length > 0) {
+      await this.ctx.blockConcurrencyWhile(() => this.archive.restore(signalId, archived));
+    }
+    const writes: { hour: number; merged: DecodedSamples }[] = [];
+    let accepted = 0;
+    for (const [hour, group] of byHour) {
+      const stored = read(hour);
       if (stored !== undefined && stored.samples === null) continue;
       const merged = mergeSamples(
         stored?.samples ? decodeSamples(hour, stored.n, stored.samples) : undefined,
@@ -164,9 +215,13 @@ export class SignalStore extends DurableObject<Env> {
         merged.ts.length > MINUTES_FROM_SAMPLES
           ? minuteRollups(hour, merged.ts, merged.values).buffer
           : null;
+      // An archived hour stays in its object, marked stale: the next step rewrites it.
       sql.exec(
-        `INSERT OR REPLACE INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (signal_id, hour) DO UPDATE SET n = excluded.n, sum = excluded.sum,
+           lo = excluded.lo, hi = excluded.hi, minutes = excluded.minutes,
+           samples = excluded.samples, archive_stale = (archive_id IS NOT NULL)`,
         signalId,
         hour,
         summary.n,
@@ -178,9 +233,16 @@ export class SignalStore extends DurableObject<Env> {
       );
     }
     sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
-    if (retentionMs !== null && !this.alarmSet) {
-      if ((await this.ctx.storage.getAlarm()) === null) {
-        await this.ctx.storage.setAlarm(Date.now() + PRUNE_EVERY_MS);
+    const hotWindowMs = this.archive.settings()?.hotWindowMs;
+    if (retentionMs !== null || hotWindowMs !== undefined) {
+      // Hours already past the hot window (a backfill, a late sample) are archived soon.
+      const past =
+        hotWindowMs !== undefined &&
+        writes.some(({ hour }) => hour + BLOCK_MS <= Date.now() - hotWindowMs);
+      if (!this.alarmSet || past) {
+        const alarm = await this.ctx.storage.getAlarm();
+        const wanted = Date.now() + (past ? ARCHIVE_SOON_MS : PRUNE_EVERY_MS);
+        if (alarm === null || (past && alarm > wanted)) await this.ctx.storage.setAlarm(wanted);
       }
       this.alarmSet = true;
     }
@@ -194,20 +256,14 @@ export class SignalStore extends DurableObject<Env> {
    * @param useRollups false decodes every sample (the naive plan, for diagnostics).
    * @returns bucket starts (ms) and values, ascending; empty buckets left out.
    */
-  aggregate(
+  async aggregate(
     signalId: number,
     q: { from: number; to: number; bucketWidthMs: number },
     fn: AggFunction,
     useRollups = true,
-  ): Series {
+  ): Promise<Series> {
     const mode = readMode(q.bucketWidthMs, useRollups);
-    const rows = this.ctx.storage.sql.exec<BlockRow & Record<string, SqlStorageValue>>(
-      BLOCK_QUERY_SQL,
-      signalId,
-      q.from,
-      q.to,
-      mode,
-    );
+    const rows = await this.blocksOf(signalId, q.from, q.to, mode);
     return aggregateBlocks(rows, q, fn, mode);
   }
 
@@ -215,18 +271,65 @@ export class SignalStore extends DurableObject<Env> {
    * Sums of one signal's values over windows, one per window (`start <= t < end`, ms);
    * 0 for a window without samples.
    */
-  sums(signalId: number, windows: readonly { start: number; end: number }[]): number[] {
-    return windows.map((w) => {
-      if (w.end <= w.start) return 0;
-      const rows = this.ctx.storage.sql.exec<BlockRow & Record<string, SqlStorageValue>>(
-        BLOCK_QUERY_SQL,
-        signalId,
-        w.start,
-        w.end,
-        "hours",
-      );
-      return sumBlocks(rows, w.start, w.end);
-    });
+  async sums(
+    signalId: number,
+    windows: readonly { start: number; end: number }[],
+  ): Promise<number[]> {
+    const out: number[] = [];
+    for (const w of windows) {
+      if (w.end <= w.start) {
+        out.push(0);
+        continue;
+      }
+      out.push(sumBlocks(await this.blocksOf(signalId, w.start, w.end, "hours"), w.start, w.end));
+    }
+    return out;
+  }
+
+  /**
+   * The blocks overlapping `[from, to)` with what `mode` reads of them, the samples of
+   * archived hours read from R2 (into `decoded`) when the aggregation needs them.
+   */
+  private async blocksOf(
+    signalId: number,
+    from: number,
+    to: number,
+    mode: ReadMode,
+  ): Promise<BlockRow[]> {
+    const rows = this.ctx.storage.sql
+      .exec<BlockRow & Record<string, SqlStorageValue>>(BLOCK_QUERY_SQL, signalId, from, to, mode)
+      .toArray() as BlockRow[];
+    const needed = rows.filter((row) => needsArchivedSamples(row, { from, to }, mode));
+    if (needed.length === 0) return rows;
+    const samples = await this.archive.samplesOf(
+      signalId,
+      needed.map((row) => ({ hour: row.hour, archiveId: Number(row.archive_id) })),
+    );
+    for (const row of needed) row.decoded = samples.get(row.hour);
+    return rows;
+  }
+
+  /** The archive's objects and how many hours are hot, archived or due (diagnostics). */
+  archiveStatus(): ArchiveStatus {
+    const sql = this.ctx.storage.sql;
+    const hotWindowMs = this.archive.settings()?.hotWindowMs;
+    const counts = sql
+      .exec<{ hot: number; archived: number; due: number }>(
+        `SELECT COALESCE(SUM(samples IS NOT NULL), 0) AS hot,
+           COALESCE(SUM(samples IS NULL AND archive_id IS NOT NULL), 0) AS archived,
+           COALESCE(SUM(samples IS NOT NULL AND (archive_id IS NULL OR archive_stale = 1)
+             AND hour + ${BLOCK_MS} <= ?), 0) AS due
+         FROM blocks`,
+        hotWindowMs === undefined ? Number.NEGATIVE_INFINITY : Date.now() - hotWindowMs,
+      )
+      .one();
+    return {
+      objects: this.archive.objects(),
+      hotHours: Number(counts.hot),
+      archivedHours: Number(counts.archived),
+      dueHours: Number(counts.due),
+      databaseSize: sql.databaseSize,
+    };
   }
 
   /** Size of the object's SQLite database, bytes (for the benchmark and capacity figures). */
@@ -251,7 +354,8 @@ export class SignalStore extends DurableObject<Env> {
       .exec<DueBlock>(
         `SELECT signal_id, hour, n, minutes IS NOT NULL AS has_minutes,
            CASE WHEN minutes IS NULL THEN samples END AS samples
-         FROM blocks WHERE samples IS NOT NULL AND hour + ${BLOCK_MS} <= ? LIMIT ?`,
+         FROM blocks WHERE (samples IS NOT NULL OR archive_id IS NOT NULL)
+           AND hour + ${BLOCK_MS} <= ? LIMIT ?`,
         horizon,
         PRUNE_BATCH_BLOCKS,
       )
@@ -259,7 +363,7 @@ export class SignalStore extends DurableObject<Env> {
     for (const block of due) {
       if (block.has_minutes || block.samples === null) {
         sql.exec(
-          "UPDATE blocks SET samples = NULL WHERE signal_id = ? AND hour = ?",
+          "UPDATE blocks SET samples = NULL, archive_id = NULL WHERE signal_id = ? AND hour = ?",
           block.signal_id,
           block.hour,
         );
@@ -267,7 +371,7 @@ export class SignalStore extends DurableObject<Env> {
       }
       const { ts, values } = decodeSamples(block.hour, block.n, block.samples);
       sql.exec(
-        "UPDATE blocks SET minutes = ?, samples = NULL WHERE signal_id = ? AND hour = ?",
+        "UPDATE blocks SET minutes = ?, samples = NULL, archive_id = NULL WHERE signal_id = ? AND hour = ?",
         minuteRollups(block.hour, ts, values).buffer,
         block.signal_id,
         block.hour,
@@ -276,17 +380,24 @@ export class SignalStore extends DurableObject<Env> {
     return due.length;
   }
 
-  /** Prunes raw samples past the retention and sets the next alarm while a retention is set. */
+  /**
+   * Prunes raw samples past the retention and removes the archive objects wholly past it,
+   * then archives one bounded step of the hours past the hot window; sets the next alarm
+   * (a second later while work is left, else in an hour) while either setting is known.
+   */
   override async alarm(): Promise<void> {
-    const pruned = this.prune(Date.now());
+    const now = Date.now();
+    const pruned = this.prune(now);
     const setting = this.ctx.storage.sql
       .exec<{ retention_ms: number | null }>("SELECT retention_ms FROM settings WHERE id = 1")
       .one();
-    if (setting.retention_ms === null) {
+    if (setting.retention_ms !== null) await this.archive.retire(now - setting.retention_ms);
+    const more = await this.archive.step(now);
+    if (setting.retention_ms === null && this.archive.settings() === null) {
       this.alarmSet = false;
       return;
     }
-    const next = pruned === PRUNE_BATCH_BLOCKS ? 1000 : PRUNE_EVERY_MS;
+    const next = pruned === PRUNE_BATCH_BLOCKS || more ? 1000 : PRUNE_EVERY_MS;
     await this.ctx.storage.setAlarm(Date.now() + next);
   }
 }

@@ -1,0 +1,207 @@
+/**
+ * The signal archive's objects on R2: where they live (a Hive-style path, one table for
+ * DuckDB and Spark) and their Parquet form, written with hyparquet-writer and read back
+ * with hyparquet (docs/signal-storage.md, "The archive").
+ *
+ * An object holds one signal's samples of one UTC day (a dense day) or of one UTC month (the
+ * sparse days of that month), as two columns: `time` (INT64 timestamp, ms, UTC,
+ * DELTA_BINARY_PACKED, with statistics) and `value` (DOUBLE, BYTE_STREAM_SPLIT, or a
+ * dictionary where it halves the column), ZSTD-compressed. A day object keeps about an hour
+ * per row group, so a query of two hours decodes two row groups, not the day.
+ */
+import { parquetMetadata, parquetRead } from "hyparquet";
+import { parquetWriteBuffer } from "hyparquet-writer";
+import { PARQUET_PAGE_BYTES, zstdCompress, zstdDecompress } from "../../parquet/zstd";
+import { BLOCK_MS } from "./blocks";
+
+/** A UTC day, ms. */
+export const DAY_MS = 86_400_000;
+/**
+ * A day with at least this many samples of a signal (one every 30 s) gets an object of its
+ * own; sparser days wait for their month and share its object, so that no object is mostly
+ * footer (a Parquet footer and page headers are about 300 bytes).
+ */
+export const DAY_OBJECT_MIN_SAMPLES = 2_880;
+/** A row group closes at the first hour boundary after this many rows. */
+export const ROW_GROUP_MIN_ROWS = 3_600;
+
+/** Where a store's objects go: its company and machine (internal ids, which never change). */
+export interface ArchivePlace {
+  companyId: number;
+  machineId: number;
+}
+
+/** The span of one object: a UTC day or a UTC month, `[start, end)` in ms. */
+export interface ArchiveSpan {
+  kind: "day" | "month";
+  start: number;
+  end: number;
+}
+
+/** The day (`start` ms) or the month of an instant as an object span. */
+export function spanOf(kind: "day" | "month", t: number): ArchiveSpan {
+  if (kind === "day") {
+    const start = Math.floor(t / DAY_MS) * DAY_MS;
+    return { kind, start, end: start + DAY_MS };
+  }
+  const d = new Date(t);
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  return { kind, start, end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+}
+
+/**
+ * The object's key: `archive/signals/company_id=…/machine_id=…/signal_id=…/year=YYYY/` then
+ * `YYYY-MM-DD.parquet` (a day) or `YYYY-MM.parquet` (a month's sparse days). Every level is
+ * a Hive partition, so `read_parquet('…/archive/signals/**', hive_partitioning = true)`
+ * gives one table with `company_id`, `machine_id`, `signal_id` and `year` columns.
+ */
+export function archiveKey(place: ArchivePlace, signalId: number, span: ArchiveSpan): string {
+  const iso = new Date(span.start).toISOString();
+  const name = span.kind === "day" ? iso.slice(0, 10) : iso.slice(0, 7);
+  return `${archivePrefix(place)}signal_id=${signalId}/year=${iso.slice(0, 4)}/${name}.parquet`;
+}
+
+/** The key prefix of every object of one machine's store. */
+export function archivePrefix(place: ArchivePlace): string {
+  return `archive/signals/company_id=${place.companyId}/machine_id=${place.machineId}/`;
+}
+
+/**
+ * Encodes one object.
+ *
+ * @param ts ascending, distinct instants, integer ms.
+ * @param values `values[i]` at `ts[i]`; written bit for bit (`-0` and every NaN payload kept).
+ * @returns the Parquet file's bytes.
+ */
+export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Array {
+  const time = Array.from(ts, (t) => BigInt(t));
+  let distinct = 0;
+  const seen = new Set<number>();
+  for (const v of values) {
+    if (!seen.has(v)) {
+      seen.add(v);
+      if (++distinct * 4 > values.length) break;
+    }
+  }
+  const buffer = parquetWriteBuffer({
+    codec: "ZSTD",
+    compressors: { ZSTD: zstdCompress },
+    pageSize: PARQUET_PAGE_BYTES,
+    rowGroupSize: rowGroups(ts),
+    createdBy: "production-monitoring-api signal archive",
+    columnData: [
+      {
+        name: "time",
+        data: time,
+        type: "TIMESTAMP",
+        nullable: false,
+        encoding: "DELTA_BINARY_PACKED",
+      },
+      {
+        name: "value",
+        data: values,
+        type: "DOUBLE",
+        nullable: false,
+        // Few distinct values (a counter, kW in whole units): let the writer try a dictionary.
+        encoding: distinct * 4 <= values.length ? undefined : "BYTE_STREAM_SPLIT",
+        // Min and max of noisy floats cost 0.1 bytes a sample on sparse objects; the time
+        // statistics are what readers prune row groups by.
+        statistics: false,
+      },
+    ],
+  });
+  return new Uint8Array(buffer);
+}
+
+/** Row group sizes: hours put together until a group holds `ROW_GROUP_MIN_ROWS` rows. */
+function rowGroups(ts: Float64Array): number[] {
+  const sizes: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < ts.length; i++) {
+    rows++;
+    const next = ts[i + 1];
+    const hourEnds =
+      next === undefined || Math.floor(next / BLOCK_MS) !== Math.floor((ts[i] ?? 0) / BLOCK_MS);
+    if (hourEnds && (rows >= ROW_GROUP_MIN_ROWS || next === undefined)) {
+      sizes.push(rows);
+      rows = 0;
+    }
+  }
+  return sizes.length > 0 ? sizes : [1];
+}
+
+/**
+ * Decodes the samples of an object with `from <= t < to`, decoding only the row groups whose
+ * time range meets the window.
+ *
+ * @param file the object's bytes.
+ * @returns ascending instants (ms) and their values.
+ * @throws Error when the file is not an archive object (no `time`/`value` columns).
+ */
+export async function decodeArchive(
+  file: ArrayBuffer,
+  from = Number.NEGATIVE_INFINITY,
+  to = Number.POSITIVE_INFINITY,
+): Promise<{ ts: Float64Array; values: Float64Array }> {
+  const parsers = { timestampFromMilliseconds: (ms: bigint) => Number(ms) };
+  const metadata = parquetMetadata(file, { parsers });
+  const parts: { ts: Float64Array; values: Float64Array }[] = [];
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rows = Number(group.num_rows);
+    const stats = group.columns[0]?.meta_data?.statistics;
+    const lo = Number(stats?.min_value ?? Number.NEGATIVE_INFINITY);
+    const hi = Number(stats?.max_value ?? Number.POSITIVE_INFINITY);
+    if (hi >= from && lo < to) {
+      const columns = new Map<string, ArrayLike<unknown>>();
+      await parquetRead({
+        file,
+        metadata,
+        rowStart,
+        rowEnd: rowStart + rows,
+        columns: ["time", "value"],
+        parsers,
+        compressors: { ZSTD: zstdDecompress },
+        onChunk: (chunk) => {
+          if (chunk.rowStart === rowStart) columns.set(chunk.columnName, chunk.columnData);
+        },
+      });
+      const time = columns.get("time");
+      const value = columns.get("value");
+      if (!time || !value) throw new Error("not a signal archive object: no time or value column");
+      parts.push(
+        clip(
+          Float64Array.from(time as ArrayLike<number>),
+          Float64Array.from(value as ArrayLike<number>),
+          from,
+          to,
+        ),
+      );
+    }
+    rowStart += rows;
+  }
+  return concat(parts);
+}
+
+/** The samples of ascending `ts` with `from <= t < to`. */
+function clip(ts: Float64Array, values: Float64Array, from: number, to: number) {
+  let a = 0;
+  while (a < ts.length && (ts[a] ?? 0) < from) a++;
+  let b = ts.length;
+  while (b > a && (ts[b - 1] ?? 0) >= to) b--;
+  return { ts: ts.subarray(a, b), values: values.subarray(a, b) };
+}
+
+function concat(parts: { ts: Float64Array; values: Float64Array }[]) {
+  if (parts.length === 1 && parts[0]) return parts[0];
+  const n = parts.reduce((sum, p) => sum + p.ts.length, 0);
+  const ts = new Float64Array(n);
+  const values = new Float64Array(n);
+  let at = 0;
+  for (const p of parts) {
+    ts.set(p.ts, at);
+    values.set(p.values, at);
+    at += p.ts.length;
+  }
+  return { ts, values };
+}

@@ -1,0 +1,479 @@
+/**
+ * The archive of one machine's `SignalStore`: the samples of hours older than the company's
+ * hot window, moved into Parquet objects on R2 (`archive-format.ts`), and read back when a
+ * query needs them (docs/signal-storage.md, "The archive").
+ *
+ * The store's `blocks` rows say where each hour's samples are: `samples` in the row (hot, or a
+ * sparse hour, which keeps them), `archive_id` the object that holds them, `archive_stale` 1
+ * when the row changed after the object was written (a late sample). An hour with minute
+ * rollups (more than 240 samples) drops its samples once its object is written and read
+ * back; its rollups stay, so rollup-served queries never reach R2.
+ *
+ * Every change of an object runs under `blockConcurrencyWhile`: no ingestion interleaves
+ * between reading the rows, writing the object and marking the rows, so a row is never marked
+ * archived with samples the object does not hold, and raw samples are dropped only after the
+ * object was written and read back equal.
+ */
+import {
+  type ArchivePlace,
+  type ArchiveSpan,
+  archiveKey,
+  DAY_MS,
+  DAY_OBJECT_MIN_SAMPLES,
+  decodeArchive,
+  encodeArchive,
+  spanOf,
+} from "./archive-format";
+import { BLOCK_MS, type DecodedSamples, decodeSamples, encodeSamples } from "./blocks";
+
+/** Most objects one archive step writes; more are left to an alarm a second later. */
+export const ARCHIVE_OBJECTS_PER_STEP = 8;
+/** Most samples one archive step writes (about a 1 Hz signal's 5 days). */
+export const ARCHIVE_SAMPLES_PER_STEP = 500_000;
+/** Bytes of objects a store keeps in memory for queries over archived hours. */
+const OBJECT_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** One archive object as the store's catalog knows it. */
+export interface ArchiveObject {
+  id: number;
+  signalId: number;
+  kind: "day" | "month";
+  start: number;
+  end: number;
+  key: string;
+  /** Samples in the object. */
+  n: number;
+  /** The object's size, bytes. */
+  bytes: number;
+}
+
+type Row = Record<string, SqlStorageValue>;
+
+/** The catalog table and the archive's columns of `blocks` (added to older stores). */
+export const ARCHIVE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS archive_objects (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  signal_id INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  start INTEGER NOT NULL,
+  "end" INTEGER NOT NULL,
+  key TEXT NOT NULL UNIQUE,
+  n INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+);
+`;
+export const ARCHIVE_COLUMNS = [
+  "ALTER TABLE blocks ADD COLUMN archive_id INTEGER",
+  "ALTER TABLE blocks ADD COLUMN archive_stale INTEGER NOT NULL DEFAULT 0",
+  "ALTER TABLE settings ADD COLUMN hot_window_ms INTEGER",
+  "ALTER TABLE settings ADD COLUMN company_id INTEGER",
+  "ALTER TABLE settings ADD COLUMN machine_id INTEGER",
+];
+
+/** The archive of one store: its SQL, the R2 bucket and the object's concurrency control. */
+export class SignalArchive {
+  private readonly cache = new Map<string, ArrayBuffer>();
+  private cachedBytes = 0;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly bucket: R2Bucket,
+    private readonly exclusive: <T>(work: () => Promise<T>) => Promise<T>,
+  ) {}
+
+  /** Where this store's objects go and its hot window (ms), or null before the first ingestion that said. */
+  settings(): { place: ArchivePlace; hotWindowMs: number } | null {
+    const row = this.sql
+      .exec<Row>("SELECT hot_window_ms, company_id, machine_id FROM settings WHERE id = 1")
+      .one();
+    if (row.hot_window_ms === null || row.company_id === null || row.machine_id === null) {
+      return null;
+    }
+    return {
+      place: { companyId: Number(row.company_id), machineId: Number(row.machine_id) },
+      hotWindowMs: Number(row.hot_window_ms),
+    };
+  }
+
+  /** Records the store's place and the company's hot window (every ingestion passes them). */
+  setSettings(place: ArchivePlace, hotWindowMs: number): void {
+    this.sql.exec(
+      "UPDATE settings SET hot_window_ms = ?, company_id = ?, machine_id = ? WHERE id = 1",
+      hotWindowMs,
+      place.companyId,
+      place.machineId,
+    );
+  }
+
+  /** The objects of one signal (or all), by start. */
+  objects(signalId?: number): ArchiveObject[] {
+    const rows =
+      signalId === undefined
+        ? this.sql.exec<Row>(`SELECT * FROM archive_objects ORDER BY signal_id, start`)
+        : this.sql.exec<Row>(
+            `SELECT * FROM archive_objects WHERE signal_id = ? ORDER BY start`,
+            signalId,
+          );
+    return rows.toArray().map(toObject);
+  }
+
+  /**
+   * One bounded archive step: writes the objects of the days (dense) and months (sparse
+   * days) that ended before `now - hot window` and hold samples not yet archived or changed
+   * since, at most `ARCHIVE_OBJECTS_PER_STEP` objects and about `ARCHIVE_SAMPLES_PER_STEP`
+   * samples.
+   *
+   * @returns true when more is left to archive.
+   * @throws the R2 error of a failed write or read-back (nothing is marked then: the next
+   *   alarm tries again).
+   */
+  async step(now: number): Promise<boolean> {
+    const settings = this.settings();
+    if (!settings) return false;
+    const horizon = now - settings.hotWindowMs;
+    const days = this.sql
+      .exec<Row>(
+        `SELECT signal_id, hour - (hour % ${DAY_MS}) AS day FROM blocks
+         WHERE samples IS NOT NULL AND (archive_id IS NULL OR archive_stale = 1)
+           AND hour + ${BLOCK_MS} <= ?
+         GROUP BY signal_id, day ORDER BY signal_id, day`,
+        horizon,
+      )
+      .toArray();
+    let objects = 0;
+    let samples = 0;
+    const done = new Set<string>();
+    for (const d of days) {
+      const signalId = Number(d.signal_id);
+      const day = Number(d.day);
+      if (day + DAY_MS > horizon) continue;
+      const span = this.spanOfDay(signalId, day);
+      if (span.end > horizon) continue;
+      const key = archiveKey(settings.place, signalId, span);
+      if (done.has(key)) continue;
+      done.add(key);
+      if (objects >= ARCHIVE_OBJECTS_PER_STEP || samples >= ARCHIVE_SAMPLES_PER_STEP) return true;
+      samples += await this.exclusive(() => this.writeObject(signalId, span, key));
+      objects++;
+    }
+    return false;
+  }
+
+  /**
+   * The object a day's samples go to: the one its hours already are in, else the day's own
+   * (at least `DAY_OBJECT_MIN_SAMPLES` samples) or its month's.
+   */
+  private spanOfDay(signalId: number, day: number): ArchiveSpan {
+    const row = this.sql
+      .exec<Row>(
+        `SELECT o.kind, o.start, o."end" FROM blocks b JOIN archive_objects o ON o.id = b.archive_id
+         WHERE b.signal_id = ? AND b.hour >= ? AND b.hour < ? LIMIT 1`,
+        signalId,
+        day,
+        day + DAY_MS,
+      )
+      .toArray()[0];
+    if (row) {
+      return {
+        kind: row.kind === "day" ? "day" : "month",
+        start: Number(row.start),
+        end: Number(row.end),
+      };
+    }
+    return this.daySamples(signalId, day) >= DAY_OBJECT_MIN_SAMPLES
+      ? spanOf("day", day)
+      : spanOf("month", day);
+  }
+
+  private daySamples(signalId: number, day: number): number {
+    const row = this.sql
+      .exec<Row>(
+        "SELECT COALESCE(SUM(n), 0) AS n FROM blocks WHERE signal_id = ? AND hour >= ? AND hour < ?",
+        signalId,
+        day,
+        day + DAY_MS,
+      )
+      .one();
+    return Number(row.n);
+  }
+
+  /**
+   * Writes (or rewrites) one object: the samples the store holds for its hours, with the
+   * samples of its other hours taken from the object as it is; reads it back; then marks
+   * the hours archived and drops the samples of those with minute rollups.
+   *
+   * @returns the samples written.
+   */
+  private async writeObject(signalId: number, span: ArchiveSpan, key: string): Promise<number> {
+    const existing = this.sql
+      .exec<Row>("SELECT * FROM archive_objects WHERE key = ?", key)
+      .toArray()
+      .map(toObject)[0];
+    // The hours of this object: those already in it, and for a month the hours of its days
+    // that are not in an object of their own and are too sparse to get one.
+    const rows = this.sql
+      .exec<Row>(
+        `SELECT hour, n, samples, archive_id FROM blocks
+         WHERE signal_id = ? AND hour >= ? AND hour < ?
+           AND (archive_id = ? OR (archive_id IS NULL AND samples IS NOT NULL))
+         ORDER BY hour`,
+        signalId,
+        span.start,
+        span.end,
+        existing?.id ?? -1,
+      )
+      .toArray()
+      .filter((row) => {
+        if (row.archive_id !== null || span.kind === "day") return true;
+        const day = Number(row.hour) - (Number(row.hour) % DAY_MS);
+        return this.spanOfDay(signalId, day).kind === "month";
+      });
+    const local = new Map<number, DecodedSamples>();
+    for (const row of rows) {
+      if (row.samples !== null) {
+        local.set(
+          Number(row.hour),
+          decodeSamples(Number(row.hour), Number(row.n), row.samples as ArrayBuffer),
+        );
+      }
+    }
+    // Hours whose samples are only in the object: taken from it.
+    const kept: DecodedSamples[] = [];
+    if (existing && rows.some((row) => row.samples === null)) {
+      const old = await this.read(existing.key);
+      const decoded = await decodeArchive(old);
+      kept.push(dropHours(decoded, local));
+    }
+    const parts = [...kept, ...local.values()];
+    const merged = mergeByTime(parts);
+    if (merged.ts.length === 0) return 0;
+    const file = encodeArchive(merged.ts, merged.values);
+    await this.bucket.put(key, file, {
+      customMetadata: { samples: String(merged.ts.length), format: "signal-archive-1" },
+    });
+    // Read back and compare sample by sample before anything is dropped.
+    const stored = await this.bucket.get(key);
+    if (!stored) throw new Error(`archive object ${key} not found after writing it`);
+    const bytes = await stored.arrayBuffer();
+    const back = await decodeArchive(bytes);
+    if (!sameSamples(back, merged)) throw new Error(`archive object ${key} read back differs`);
+    this.remember(key, bytes);
+
+    const id = this.sql
+      .exec<Row>(
+        `INSERT INTO archive_objects (signal_id, kind, start, "end", key, n, bytes)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(key) DO UPDATE SET n = excluded.n, bytes = excluded.bytes
+         RETURNING id`,
+        signalId,
+        span.kind,
+        span.start,
+        span.end,
+        key,
+        merged.ts.length,
+        bytes.byteLength,
+      )
+      .one().id;
+    for (const hour of local.keys()) {
+      // An hour with minute rollups no longer needs its samples here; a sparse one keeps
+      // them (they cost less than the rollups it has not got).
+      this.sql.exec(
+        `UPDATE blocks SET archive_id = ?, archive_stale = 0,
+           samples = CASE WHEN minutes IS NULL THEN samples END
+         WHERE signal_id = ? AND hour = ?`,
+        id,
+        signalId,
+        hour,
+      );
+    }
+    return merged.ts.length;
+  }
+
+  /**
+   * The samples of archived hours whose samples the store dropped, read from their objects.
+   *
+   * @param hours the hours (block starts, ms) with the object that holds each.
+   * @returns each hour's samples, ascending.
+   * @throws Error when an object is missing from R2.
+   */
+  async samplesOf(
+    signalId: number,
+    hours: readonly { hour: number; archiveId: number }[],
+  ): Promise<Map<number, DecodedSamples>> {
+    const out = new Map<number, DecodedSamples>();
+    const byObject = new Map<number, number[]>();
+    for (const h of hours)
+      byObject.set(h.archiveId, [...(byObject.get(h.archiveId) ?? []), h.hour]);
+    for (const [archiveId, list] of byObject) {
+      const object = this.sql
+        .exec<Row>(
+          "SELECT * FROM archive_objects WHERE id = ? AND signal_id = ?",
+          archiveId,
+          signalId,
+        )
+        .toArray()
+        .map(toObject)[0];
+      if (!object)
+        throw new Error(`archive object ${archiveId} of signal ${signalId} is not in the catalog`);
+      const from = Math.min(...list);
+      const to = Math.max(...list) + BLOCK_MS;
+      const decoded = await decodeArchive(await this.read(object.key), from, to);
+      const wanted = new Set(list);
+      for (const [hour, samples] of splitByHour(decoded)) {
+        if (wanted.has(hour)) out.set(hour, samples);
+      }
+      for (const hour of list) {
+        if (!out.has(hour)) out.set(hour, { ts: new Float64Array(0), values: new Float64Array(0) });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Brings archived hours whose samples the store dropped back into it (a late sample is
+   * about to be merged into them): their samples again in their rows, marked stale so that
+   * the next step rewrites their object. Run it under `blockConcurrencyWhile`.
+   */
+  async restore(
+    signalId: number,
+    hours: readonly { hour: number; archiveId: number }[],
+  ): Promise<void> {
+    const samples = await this.samplesOf(signalId, hours);
+    for (const [hour, s] of samples) {
+      this.sql.exec(
+        "UPDATE blocks SET samples = ?, archive_stale = 1 WHERE signal_id = ? AND hour = ? AND samples IS NULL",
+        encodeSamples(hour, s.ts, s.values).buffer,
+        signalId,
+        hour,
+      );
+    }
+  }
+
+  /**
+   * Removes the objects whose whole span ended before `horizon` (the retention) and that no
+   * row refers to any more (retention's prune clears the rows first).
+   *
+   * @returns the objects removed.
+   */
+  async retire(horizon: number): Promise<number> {
+    const due = this.sql
+      .exec<Row>(
+        `SELECT * FROM archive_objects o WHERE "end" <= ?
+           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.archive_id = o.id) LIMIT 1000`,
+        horizon,
+      )
+      .toArray()
+      .map(toObject);
+    if (due.length === 0) return 0;
+    await this.bucket.delete(due.map((o) => o.key));
+    for (const o of due) {
+      this.sql.exec("DELETE FROM archive_objects WHERE id = ?", o.id);
+      this.forget(o.key);
+    }
+    return due.length;
+  }
+
+  /** An object's bytes, from memory when a recent query read it. */
+  private async read(key: string): Promise<ArrayBuffer> {
+    const cached = this.cache.get(key);
+    if (cached) {
+      this.cache.delete(key);
+      this.cache.set(key, cached);
+      return cached;
+    }
+    const object = await this.bucket.get(key);
+    if (!object) throw new Error(`archive object ${key} is missing from R2`);
+    const bytes = await object.arrayBuffer();
+    this.remember(key, bytes);
+    return bytes;
+  }
+
+  private remember(key: string, bytes: ArrayBuffer): void {
+    this.forget(key);
+    this.cache.set(key, bytes);
+    this.cachedBytes += bytes.byteLength;
+    for (const [oldest, b] of this.cache) {
+      if (this.cachedBytes <= OBJECT_CACHE_BYTES) break;
+      this.cache.delete(oldest);
+      this.cachedBytes -= b.byteLength;
+    }
+  }
+
+  private forget(key: string): void {
+    const b = this.cache.get(key);
+    if (b) {
+      this.cache.delete(key);
+      this.cachedBytes -= b.byteLength;
+    }
+  }
+}
+
+function toObject(row: Row): ArchiveObject {
+  return {
+    id: Number(row.id),
+    signalId: Number(row.signal_id),
+    kind: row.kind === "day" ? "day" : "month",
+    start: Number(row.start),
+    end: Number(row.end),
+    key: String(row.key),
+    n: Number(row.n),
+    bytes: Number(row.bytes),
+  };
+}
+
+/** The samples of `s` outside the hours of `replaced`. */
+function dropHours(s: DecodedSamples, replaced: Map<number, DecodedSamples>): DecodedSamples {
+  const ts: number[] = [];
+  const values: number[] = [];
+  for (let i = 0; i < s.ts.length; i++) {
+    const t = s.ts[i] ?? 0;
+    if (replaced.has(t - (t % BLOCK_MS))) continue;
+    ts.push(t);
+    values.push(s.values[i] ?? 0);
+  }
+  return { ts: Float64Array.from(ts), values: Float64Array.from(values) };
+}
+
+/** Parts covering disjoint hours, merged into one ascending series. */
+function mergeByTime(parts: DecodedSamples[]): DecodedSamples {
+  const hours = new Map<number, DecodedSamples>();
+  for (const part of parts) for (const [hour, s] of splitByHour(part)) hours.set(hour, s);
+  const sorted = [...hours.entries()].sort((a, b) => a[0] - b[0]);
+  const n = sorted.reduce((sum, [, s]) => sum + s.ts.length, 0);
+  const ts = new Float64Array(n);
+  const values = new Float64Array(n);
+  let at = 0;
+  for (const [, s] of sorted) {
+    ts.set(s.ts, at);
+    values.set(s.values, at);
+    at += s.ts.length;
+  }
+  return { ts, values };
+}
+
+/** An ascending series cut at hour boundaries. */
+function splitByHour(s: DecodedSamples): Map<number, DecodedSamples> {
+  const out = new Map<number, DecodedSamples>();
+  let start = 0;
+  for (let i = 1; i <= s.ts.length; i++) {
+    const hour = (t: number) => t - (t % BLOCK_MS);
+    if (i === s.ts.length || hour(s.ts[i] ?? 0) !== hour(s.ts[start] ?? 0)) {
+      out.set(hour(s.ts[start] ?? 0), {
+        ts: s.ts.subarray(start, i),
+        values: s.values.subarray(start, i),
+      });
+      start = i;
+    }
+  }
+  return out;
+}
+
+/** Whether two series hold the same instants and the same values, bit for bit. */
+function sameSamples(a: DecodedSamples, b: DecodedSamples): boolean {
+  if (a.ts.length !== b.ts.length) return false;
+  const av = new Uint8Array(a.values.buffer, a.values.byteOffset, a.values.byteLength);
+  const bv = new Uint8Array(b.values.buffer, b.values.byteOffset, b.values.byteLength);
+  for (let i = 0; i < a.ts.length; i++) if (a.ts[i] !== b.ts[i]) return false;
+  for (let i = 0; i < av.length; i++) if (av[i] !== bv[i]) return false;
+  return true;
+}
