@@ -3,8 +3,9 @@
  * DuckDB and Spark) and their Parquet form, written with hyparquet-writer and read back
  * with hyparquet (docs/signal-storage.md, "The archive").
  *
- * An object holds one signal's samples of one UTC day (a dense day) or of one UTC month (the
- * sparse days of that month), as two columns: `time` (INT64 timestamp, ms, UTC,
+ * An object holds one signal's samples of one UTC day (a dense day), of one UTC month (the
+ * sparse days of that month) or of one UTC hour (each hour of a day too dense for one object
+ * in a Worker's memory), as two columns: `time` (INT64 timestamp, ms, UTC,
  * DELTA_BINARY_PACKED, with statistics) and `value` (DOUBLE, BYTE_STREAM_SPLIT, or a
  * dictionary where it halves the column), ZSTD-compressed. A day object keeps about an hour
  * per row group, so a query of two hours decodes two row groups, not the day.
@@ -22,6 +23,11 @@ export const DAY_MS = 86_400_000;
  * footer (a Parquet footer and page headers are about 300 bytes).
  */
 export const DAY_OBJECT_MIN_SAMPLES = 2_880;
+/**
+ * A day with more samples than this (about 6 Hz) gets an object per hour instead: encoding
+ * a day object holds its samples several times over in the Worker's 128 MB.
+ */
+export const DAY_OBJECT_MAX_SAMPLES = 500_000;
 /** A row group closes at the first hour boundary after this many rows. */
 export const ROW_GROUP_MIN_ROWS = 3_600;
 
@@ -31,15 +37,22 @@ export interface ArchivePlace {
   machineId: number;
 }
 
-/** The span of one object: a UTC day or a UTC month, `[start, end)` in ms. */
+/** What one object covers. */
+export type ArchiveKind = "hour" | "day" | "month";
+
+/** The span of one object: a UTC hour, day or month, `[start, end)` in ms. */
 export interface ArchiveSpan {
-  kind: "day" | "month";
+  kind: ArchiveKind;
   start: number;
   end: number;
 }
 
-/** The day (`start` ms) or the month of an instant as an object span. */
-export function spanOf(kind: "day" | "month", t: number): ArchiveSpan {
+/** The hour, day or month of an instant as an object span. */
+export function spanOf(kind: ArchiveKind, t: number): ArchiveSpan {
+  if (kind === "hour") {
+    const start = t - (t % BLOCK_MS);
+    return { kind, start, end: start + BLOCK_MS };
+  }
   if (kind === "day") {
     const start = Math.floor(t / DAY_MS) * DAY_MS;
     return { kind, start, end: start + DAY_MS };
@@ -51,13 +64,14 @@ export function spanOf(kind: "day" | "month", t: number): ArchiveSpan {
 
 /**
  * The object's key: `archive/signals/company_id=…/machine_id=…/signal_id=…/year=YYYY/` then
- * `YYYY-MM-DD.parquet` (a day) or `YYYY-MM.parquet` (a month's sparse days). Every level is
+ * `YYYY-MM-DD.parquet` (a day), `YYYY-MM.parquet` (a month's sparse days) or
+ * `YYYY-MM-DDTHH.parquet` (an hour of a very dense day). Every level is
  * a Hive partition, so `read_parquet('…/archive/signals/**', hive_partitioning = true)`
  * gives one table with `company_id`, `machine_id`, `signal_id` and `year` columns.
  */
 export function archiveKey(place: ArchivePlace, signalId: number, span: ArchiveSpan): string {
   const iso = new Date(span.start).toISOString();
-  const name = span.kind === "day" ? iso.slice(0, 10) : iso.slice(0, 7);
+  const name = iso.slice(0, span.kind === "hour" ? 13 : span.kind === "day" ? 10 : 7);
   return `${archivePrefix(place)}signal_id=${signalId}/year=${iso.slice(0, 4)}/${name}.parquet`;
 }
 
@@ -74,7 +88,7 @@ export function archivePrefix(place: ArchivePlace): string {
  * @returns the Parquet file's bytes.
  */
 export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Array {
-  const time = Array.from(ts, (t) => BigInt(t));
+  const time = BigInt64Array.from(ts, (t) => BigInt(t));
   let distinct = 0;
   const seen = new Set<number>();
   for (const v of values) {

@@ -15,15 +15,18 @@
  * object was written and read back equal.
  */
 import {
+  type ArchiveKind,
   type ArchivePlace,
   type ArchiveSpan,
   archiveKey,
   DAY_MS,
+  DAY_OBJECT_MAX_SAMPLES,
   DAY_OBJECT_MIN_SAMPLES,
   decodeArchive,
   encodeArchive,
   spanOf,
 } from "./archive-format";
+import { dropHours, mergeByTime, sameSamples, splitByHour } from "./archive-series";
 import { BLOCK_MS, type DecodedSamples, decodeSamples, encodeSamples } from "./blocks";
 
 /** Most objects one archive step writes; more are left to an alarm a second later. */
@@ -37,7 +40,7 @@ const OBJECT_CACHE_BYTES = 16 * 1024 * 1024;
 export interface ArchiveObject {
   id: number;
   signalId: number;
-  kind: "day" | "month";
+  kind: ArchiveKind;
   start: number;
   end: number;
   key: string;
@@ -118,10 +121,10 @@ export class SignalArchive {
   }
 
   /**
-   * One bounded archive step: writes the objects of the days (dense) and months (sparse
-   * days) that ended before `now - hot window` and hold samples not yet archived or changed
-   * since, at most `ARCHIVE_OBJECTS_PER_STEP` objects and about `ARCHIVE_SAMPLES_PER_STEP`
-   * samples.
+   * One bounded archive step: writes the objects of the days (dense), months (sparse days)
+   * and hours (very dense days) that ended before `now - hot window` and hold samples not yet
+   * archived or changed since, at most `ARCHIVE_OBJECTS_PER_STEP` objects and about
+   * `ARCHIVE_SAMPLES_PER_STEP` samples.
    *
    * @returns true when more is left to archive.
    * @throws the R2 error of a failed write or read-back (nothing is marked then: the next
@@ -131,23 +134,24 @@ export class SignalArchive {
     const settings = this.settings();
     if (!settings) return false;
     const horizon = now - settings.hotWindowMs;
-    const days = this.sql
+    const hours = this.sql
       .exec<Row>(
-        `SELECT signal_id, hour - (hour % ${DAY_MS}) AS day FROM blocks
+        `SELECT signal_id, hour FROM blocks
          WHERE samples IS NOT NULL AND (archive_id IS NULL OR archive_stale = 1)
            AND hour + ${BLOCK_MS} <= ?
-         GROUP BY signal_id, day ORDER BY signal_id, day`,
+         ORDER BY signal_id, hour LIMIT 10000`,
         horizon,
       )
       .toArray();
     let objects = 0;
     let samples = 0;
     const done = new Set<string>();
-    for (const d of days) {
-      const signalId = Number(d.signal_id);
-      const day = Number(d.day);
-      if (day + DAY_MS > horizon) continue;
-      const span = this.spanOfDay(signalId, day);
+    for (const h of hours) {
+      const signalId = Number(h.signal_id);
+      const hour = Number(h.hour);
+      // A day (and its month) is archived once it has wholly left the hot window.
+      if (hour - (hour % DAY_MS) + DAY_MS > horizon) continue;
+      const span = this.spanOfHour(signalId, hour);
       if (span.end > horizon) continue;
       const key = archiveKey(settings.place, signalId, span);
       if (done.has(key)) continue;
@@ -156,33 +160,34 @@ export class SignalArchive {
       samples += await this.exclusive(() => this.writeObject(signalId, span, key));
       objects++;
     }
-    return false;
+    return hours.length === 10_000;
   }
 
   /**
-   * The object a day's samples go to: the one its hours already are in, else the day's own
-   * (at least `DAY_OBJECT_MIN_SAMPLES` samples) or its month's.
+   * The object an hour's samples go to: the one it (or, for a day or month object, its day)
+   * is already in; else, by its day's samples, an object of its own (a very dense day), its
+   * day's (at least `DAY_OBJECT_MIN_SAMPLES`) or its month's.
    */
-  private spanOfDay(signalId: number, day: number): ArchiveSpan {
+  private spanOfHour(signalId: number, hour: number): ArchiveSpan {
+    const day = hour - (hour % DAY_MS);
     const row = this.sql
       .exec<Row>(
         `SELECT o.kind, o.start, o."end" FROM blocks b JOIN archive_objects o ON o.id = b.archive_id
-         WHERE b.signal_id = ? AND b.hour >= ? AND b.hour < ? LIMIT 1`,
+         WHERE b.signal_id = ? AND b.hour >= ? AND b.hour < ? AND (o.kind <> 'hour' OR b.hour = ?)
+         LIMIT 1`,
         signalId,
         day,
         day + DAY_MS,
+        hour,
       )
       .toArray()[0];
     if (row) {
-      return {
-        kind: row.kind === "day" ? "day" : "month",
-        start: Number(row.start),
-        end: Number(row.end),
-      };
+      const kind = row.kind === "hour" ? "hour" : row.kind === "day" ? "day" : "month";
+      return { kind, start: Number(row.start), end: Number(row.end) };
     }
-    return this.daySamples(signalId, day) >= DAY_OBJECT_MIN_SAMPLES
-      ? spanOf("day", day)
-      : spanOf("month", day);
+    const n = this.daySamples(signalId, day);
+    if (n > DAY_OBJECT_MAX_SAMPLES) return spanOf("hour", hour);
+    return n >= DAY_OBJECT_MIN_SAMPLES ? spanOf("day", day) : spanOf("month", day);
   }
 
   private daySamples(signalId: number, day: number): number {
@@ -224,9 +229,8 @@ export class SignalArchive {
       )
       .toArray()
       .filter((row) => {
-        if (row.archive_id !== null || span.kind === "day") return true;
-        const day = Number(row.hour) - (Number(row.hour) % DAY_MS);
-        return this.spanOfDay(signalId, day).kind === "month";
+        if (row.archive_id !== null || span.kind !== "month") return true;
+        return this.spanOfHour(signalId, Number(row.hour)).kind === "month";
       });
     const local = new Map<number, DecodedSamples>();
     for (const row of rows) {
@@ -412,68 +416,11 @@ function toObject(row: Row): ArchiveObject {
   return {
     id: Number(row.id),
     signalId: Number(row.signal_id),
-    kind: row.kind === "day" ? "day" : "month",
+    kind: row.kind === "hour" ? "hour" : row.kind === "day" ? "day" : "month",
     start: Number(row.start),
     end: Number(row.end),
     key: String(row.key),
     n: Number(row.n),
     bytes: Number(row.bytes),
   };
-}
-
-/** The samples of `s` outside the hours of `replaced`. */
-function dropHours(s: DecodedSamples, replaced: Map<number, DecodedSamples>): DecodedSamples {
-  const ts: number[] = [];
-  const values: number[] = [];
-  for (let i = 0; i < s.ts.length; i++) {
-    const t = s.ts[i] ?? 0;
-    if (replaced.has(t - (t % BLOCK_MS))) continue;
-    ts.push(t);
-    values.push(s.values[i] ?? 0);
-  }
-  return { ts: Float64Array.from(ts), values: Float64Array.from(values) };
-}
-
-/** Parts covering disjoint hours, merged into one ascending series. */
-function mergeByTime(parts: DecodedSamples[]): DecodedSamples {
-  const hours = new Map<number, DecodedSamples>();
-  for (const part of parts) for (const [hour, s] of splitByHour(part)) hours.set(hour, s);
-  const sorted = [...hours.entries()].sort((a, b) => a[0] - b[0]);
-  const n = sorted.reduce((sum, [, s]) => sum + s.ts.length, 0);
-  const ts = new Float64Array(n);
-  const values = new Float64Array(n);
-  let at = 0;
-  for (const [, s] of sorted) {
-    ts.set(s.ts, at);
-    values.set(s.values, at);
-    at += s.ts.length;
-  }
-  return { ts, values };
-}
-
-/** An ascending series cut at hour boundaries. */
-function splitByHour(s: DecodedSamples): Map<number, DecodedSamples> {
-  const out = new Map<number, DecodedSamples>();
-  let start = 0;
-  for (let i = 1; i <= s.ts.length; i++) {
-    const hour = (t: number) => t - (t % BLOCK_MS);
-    if (i === s.ts.length || hour(s.ts[i] ?? 0) !== hour(s.ts[start] ?? 0)) {
-      out.set(hour(s.ts[start] ?? 0), {
-        ts: s.ts.subarray(start, i),
-        values: s.values.subarray(start, i),
-      });
-      start = i;
-    }
-  }
-  return out;
-}
-
-/** Whether two series hold the same instants and the same values, bit for bit. */
-function sameSamples(a: DecodedSamples, b: DecodedSamples): boolean {
-  if (a.ts.length !== b.ts.length) return false;
-  const av = new Uint8Array(a.values.buffer, a.values.byteOffset, a.values.byteLength);
-  const bv = new Uint8Array(b.values.buffer, b.values.byteOffset, b.values.byteLength);
-  for (let i = 0; i < a.ts.length; i++) if (a.ts[i] !== b.ts[i]) return false;
-  for (let i = 0; i < av.length; i++) if (av[i] !== bv[i]) return false;
-  return true;
 }

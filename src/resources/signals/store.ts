@@ -47,6 +47,8 @@ import {
 export const PRUNE_EVERY_MS = 3_600_000;
 /** How soon the alarm runs after an ingestion stored hours already past the hot window, ms. */
 export const ARCHIVE_SOON_MS = 10_000;
+/** How soon the alarm tries again after an archive step failed, ms. */
+export const ARCHIVE_RETRY_MS = 5 * 60_000;
 /** Most blocks one alarm prunes; more are left to an alarm a second later. */
 export const PRUNE_BATCH_BLOCKS = 2_000;
 
@@ -391,13 +393,20 @@ export class SignalStore extends DurableObject<Env> {
     const setting = this.ctx.storage.sql
       .exec<{ retention_ms: number | null }>("SELECT retention_ms FROM settings WHERE id = 1")
       .one();
-    if (setting.retention_ms !== null) await this.archive.retire(now - setting.retention_ms);
-    const more = await this.archive.step(now);
+    let next = PRUNE_EVERY_MS;
+    try {
+      if (setting.retention_ms !== null) await this.archive.retire(now - setting.retention_ms);
+      if ((await this.archive.step(now)) || pruned === PRUNE_BATCH_BLOCKS) next = 1000;
+    } catch (error) {
+      // R2 refused or an object read back wrong: nothing was dropped (archive.ts); try again
+      // later rather than let the runtime's few alarm retries run out.
+      console.error("signal archive step failed; retrying in 5 minutes", error);
+      next = ARCHIVE_RETRY_MS;
+    }
     if (setting.retention_ms === null && this.archive.settings() === null) {
       this.alarmSet = false;
       return;
     }
-    const next = pruned === PRUNE_BATCH_BLOCKS || more ? 1000 : PRUNE_EVERY_MS;
     await this.ctx.storage.setAlarm(Date.now() + next);
   }
 }
