@@ -1305,6 +1305,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/machines/{machine_id}/signal-archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operator diagnostics: a machine's signal archive
+         * @description The Parquet objects on R2 that hold the machine's archived samples (docs/signal-storage.md, "The archive"), and how many hours its signal store holds hot, archived or due.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    machine_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The archive of the machine's store. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SignalArchiveStatus"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/signals/{public_id}/aggregate": {
         parameters: {
             query?: never;
@@ -2925,6 +3012,30 @@ export interface components {
                 en: string | null;
                 es: string | null;
             };
+        };
+        SignalArchiveStatus: {
+            /** @description The machine's archive objects, by signal and start. */
+            objects: {
+                /** @description The object's key in the HISTORY bucket. */
+                key: string;
+                signalId: number;
+                /** @enum {string} */
+                kind: "hour" | "day" | "month";
+                /** Format: date-time */
+                start: string;
+                /** Format: date-time */
+                end: string;
+                samples: number;
+                bytes: number;
+            }[];
+            /** @description Hours whose samples the store holds. */
+            hotHours: number;
+            /** @description Archived hours whose samples are only on R2 (rollups kept). */
+            archivedHours: number;
+            /** @description Hours past the hot window not yet (or no longer exactly) in the archive. */
+            dueHours: number;
+            /** @description The store's SQLite size, bytes. */
+            databaseSize: number;
         };
         AggregateDiagnostics: {
             /** @enum {string} */
