@@ -75,7 +75,7 @@ const ArchiveStatusOut = z
         z.object({
           key: z.string().openapi({ description: "The object's key in the HISTORY bucket." }),
           signalId: z.number().int(),
-          kind: z.enum(["hour", "day", "month"]),
+          kind: z.enum(["hour", "day", "month", "year"]),
           start: z.string().openapi({ format: "date-time" }),
           end: z.string().openapi({ format: "date-time" }),
           samples: z.number().int(),

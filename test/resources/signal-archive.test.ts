@@ -42,6 +42,7 @@ async function plant() {
   if (!m?.uuid) throw new Error("no machine");
   const dense = await createSignal(m.id, { name: "power" });
   const sparse = await createSignal(m.id, { name: "voltage" });
+  const hourly = await createSignal(m.id, { name: "pressure" });
   const store = signalStore(env, co.id, m.id);
   const read = async (publicId: string, params: Record<string, string>) => {
     const q = new URLSearchParams({ transpose: "true", ...params });
@@ -57,7 +58,7 @@ async function plant() {
     }
     throw new Error("the archive did not finish in 50 alarms");
   };
-  return { co, m, dense, sparse, store, read, archiveAll };
+  return { co, m, dense, sparse, hourly, store, read, archiveAll };
 }
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -66,7 +67,8 @@ describe("signal archive", () => {
   it("moves hours past the hot window to Parquet on R2 and answers every window bit for bit as before", async () => {
     const p = await plant();
     // Dense: two days at one sample every 5 s (17,280 a day: an object a day), from 200 days
-    // ago; sparse: hourly for a month (24 a day: one object for the month); hot: yesterday.
+    // ago; sparse: every 5 minutes for 4 weeks (288 a day: one object for the month); hourly
+    // for 4 weeks (24 a day: one object for the year); hot: yesterday.
     const denseStart = monthStart(200) + 3 * DAY;
     const dense = Array.from(
       { length: 2 * 17_280 },
@@ -74,13 +76,18 @@ describe("signal archive", () => {
     );
     const sparseStart = monthStart(200);
     const sparse = Array.from(
+      { length: 28 * 288 },
+      (_, i) => [sparseStart + i * 5 * MIN + 17 * S, noisy(i) * 3] as const,
+    );
+    const hourly = Array.from(
       { length: 28 * 24 },
-      (_, i) => [sparseStart + i * HOUR + 17 * S, noisy(i) * 3] as const,
+      (_, i) => [sparseStart + i * HOUR, Math.round(noisy(i))] as const,
     );
     const hotStart = Math.floor((Date.now() - DAY) / HOUR) * HOUR;
     const hot = Array.from({ length: 3600 }, (_, i) => [hotStart + i * S, noisy(i)] as const);
     await ingest(p.dense, [...dense, ...hot]);
     await ingest(p.sparse, sparse);
+    await ingest(p.hourly, hourly);
 
     // Windows across the archived days: raw widths (1 s, 7 s), edges that cut hours, minute,
     // hour and day widths, every function.
@@ -132,11 +139,13 @@ describe("signal archive", () => {
     await p.archiveAll();
 
     const status = await p.store.archiveStatus();
-    // Two day objects for the dense signal, one month object for the sparse one; yesterday stays.
+    // Two day objects for the dense signal, a month's for the sparse one, a year's for the
+    // hourly one; yesterday stays.
     expect(status.objects.map((o) => [o.kind, o.n])).toEqual([
       ["day", 17_280],
       ["day", 17_280],
-      ["month", 28 * 24],
+      ["month", 28 * 288],
+      ["year", 28 * 24],
     ]);
     const prefix = `archive/signals/company_id=${p.co.id}/machine_id=${p.m.id}/`;
     const listed = await env.HISTORY.list({ prefix });
@@ -149,7 +158,7 @@ describe("signal archive", () => {
     );
     // The dense hours dropped their samples (their rollups stay); the sparse ones keep them.
     expect(status.archivedHours).toBe(48);
-    expect(status.hotHours).toBe(28 * 24 + 1);
+    expect(status.hotHours).toBe(2 * 28 * 24 + 1);
     expect(status.databaseSize).toBeLessThan(sizeBefore);
 
     // Every window answers the same text, bit for bit.
@@ -170,6 +179,7 @@ describe("signal archive", () => {
     expect(rows.map((r) => [Number(r.n), Number(r.first), Number(r.last)])).toEqual([
       [dense.length, denseStart, dense.at(-1)?.[0]],
       [sparse.length, sparseStart + 17 * S, sparse.at(-1)?.[0]],
+      [hourly.length, sparseStart, hourly.at(-1)?.[0]],
     ]);
     // Bit for bit: every archived value, as DuckDB reads it, is the one ingested.
     const values = await duckdb(
@@ -177,8 +187,12 @@ describe("signal archive", () => {
       `SELECT epoch_ms(time) AS t, value FROM read_parquet('{dir}/**/*.parquet') ORDER BY t`,
     );
     const ingested = new Map([...dense, ...sparse].map(([t, v]) => [t, v]));
-    expect(values.length).toBe(ingested.size);
-    for (const r of values) expect(r.value).toBe(ingested.get(Number(r.t)));
+    const onlyHourly = new Map(hourly.map(([t, v]) => [t, v]));
+    expect(values.length).toBe(ingested.size + onlyHourly.size);
+    for (const r of values) {
+      const t = Number(r.t);
+      expect([ingested.get(t), onlyHourly.get(t)]).toContain(r.value);
+    }
   });
 
   it("merges a late sample into an archived hour, and the next step rewrites its object", async () => {
@@ -272,6 +286,36 @@ describe("signal archive", () => {
     // With R2 answering, the same step archives it.
     await p.archiveAll();
     expect((await p.store.archiveStatus()).objects.map((o) => o.n)).toEqual([4_000]);
+  });
+
+  it("applies the retention to the archive: expired hours leave month and year objects too", async () => {
+    const p = await plant();
+    const first = Math.floor((Date.now() - 100 * DAY) / HOUR) * HOUR;
+    const hourly = Array.from({ length: 60 * 24 }, (_, i) => [first + i * HOUR, i] as const);
+    await ingest(p.hourly, hourly);
+    await p.archiveAll();
+    const archived = async () => {
+      const files = await bucketFiles(env.HISTORY, `archive/signals/company_id=${p.co.id}/`);
+      const all = await Promise.all(Object.values(files).map((f) => decodeArchive(f)));
+      return all.flatMap((d) => [...d.ts]).sort((a, b) => a - b);
+    };
+    expect(await archived()).toEqual(hourly.map(([t]) => t));
+
+    await operatorJson("PUT", `/companies/${p.co.id}/signal-retention`, { days: 60 });
+    const now = Date.now();
+    await ingest(p.hourly, [[now - DAY, 1]]);
+    for (let i = 0; i < 5; i++) await runDurableObjectAlarm(p.store);
+    const kept = await archived();
+    // Nothing from before the retention is left on R2; everything after it is.
+    expect(kept[0]).toBeGreaterThanOrEqual(now - 60 * DAY - HOUR);
+    expect(kept).toEqual(
+      expect.arrayContaining(hourly.map(([t]) => t).filter((t) => t >= now - 60 * DAY + HOUR)),
+    );
+    expect(
+      (await p.store.archiveStatus()).objects.every(
+        (o) => o.n === kept.filter((t) => t >= o.start && t < o.end).length,
+      ),
+    ).toBe(true);
   });
 
   it("keeps the hot window each company sets, validated", async () => {

@@ -4,25 +4,38 @@
  * with hyparquet (docs/signal-storage.md, "The archive").
  *
  * An object holds one signal's samples of one UTC day (a dense day), of one UTC month (the
- * sparse days of that month) or of one UTC hour (each hour of a day too dense for one object
- * in a Worker's memory), as two columns: `time` (INT64 timestamp, ms, UTC,
- * DELTA_BINARY_PACKED, with statistics) and `value` (DOUBLE, BYTE_STREAM_SPLIT, or a
- * dictionary where it halves the column), ZSTD-compressed. A day object keeps about an hour
- * per row group, so a query of two hours decodes two row groups, not the day.
+ * sparse days of that month), of one UTC year (the very sparse days of that year) or of one
+ * UTC hour (each hour of a day too dense for one object in a Worker's memory), as two
+ * columns: `time` (INT64 timestamp, ms, UTC, DELTA_BINARY_PACKED, with statistics) and
+ * `value` (DOUBLE, BYTE_STREAM_SPLIT, or a dictionary where it halves the column). A day
+ * object keeps about an hour per row group, so a query of two hours decodes two row groups,
+ * not the day.
  */
 import { parquetMetadata, parquetRead } from "hyparquet";
 import { parquetWriteBuffer } from "hyparquet-writer";
-import { PARQUET_PAGE_BYTES, zstdCompress, zstdDecompress } from "../../parquet/zstd";
+import {
+  PARQUET_PAGE_BYTES,
+  zstdCompress,
+  zstdCompressByteStreams,
+  zstdDecompress,
+} from "../../parquet/zstd";
 import { BLOCK_MS } from "./blocks";
 
 /** A UTC day, ms. */
 export const DAY_MS = 86_400_000;
 /**
  * A day with at least this many samples of a signal (one every 30 s) gets an object of its
- * own; sparser days wait for their month and share its object, so that no object is mostly
- * footer (a Parquet footer and page headers are about 300 bytes).
+ * own; sparser days share their month's object, so that no object is mostly footer (a
+ * Parquet footer and page headers are about 300 bytes).
  */
 export const DAY_OBJECT_MIN_SAMPLES = 2_880;
+/**
+ * A day with fewer samples than this (one every 15 minutes) shares its year's object: a
+ * month of such days is a few hundred samples, too few for their footer and for zstd's
+ * tables (the demo's hourly Fleet B: 7.1-7.3 bytes a sample in month objects, 6.6 in year
+ * objects).
+ */
+export const MONTH_OBJECT_MIN_DAY_SAMPLES = 96;
 /**
  * A day with more samples than this (about 6 Hz) gets an object per hour instead: encoding
  * a day object holds its samples several times over in the Worker's 128 MB.
@@ -38,7 +51,7 @@ export interface ArchivePlace {
 }
 
 /** What one object covers. */
-export type ArchiveKind = "hour" | "day" | "month";
+export type ArchiveKind = "hour" | "day" | "month" | "year";
 
 /** The span of one object: a UTC hour, day or month, `[start, end)` in ms. */
 export interface ArchiveSpan {
@@ -47,7 +60,7 @@ export interface ArchiveSpan {
   end: number;
 }
 
-/** The hour, day or month of an instant as an object span. */
+/** The hour, day, month or year of an instant as an object span. */
 export function spanOf(kind: ArchiveKind, t: number): ArchiveSpan {
   if (kind === "hour") {
     const start = t - (t % BLOCK_MS);
@@ -58,20 +71,26 @@ export function spanOf(kind: ArchiveKind, t: number): ArchiveSpan {
     return { kind, start, end: start + DAY_MS };
   }
   const d = new Date(t);
+  if (kind === "year") {
+    const year = d.getUTCFullYear();
+    return { kind, start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1) };
+  }
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
   return { kind, start, end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
 }
 
 /**
  * The object's key: `archive/signals/company_id=…/machine_id=…/signal_id=…/year=YYYY/` then
- * `YYYY-MM-DD.parquet` (a day), `YYYY-MM.parquet` (a month's sparse days) or
- * `YYYY-MM-DDTHH.parquet` (an hour of a very dense day). Every level is
+ * `YYYY-MM-DD.parquet` (a day), `YYYY-MM.parquet` (a month's sparse days), `YYYY.parquet`
+ * (a year's very sparse days) or `YYYY-MM-DDTHH.parquet` (an hour of a very dense day).
+ * Every level is
  * a Hive partition, so `read_parquet('…/archive/signals/**', hive_partitioning = true)`
  * gives one table with `company_id`, `machine_id`, `signal_id` and `year` columns.
  */
 export function archiveKey(place: ArchivePlace, signalId: number, span: ArchiveSpan): string {
   const iso = new Date(span.start).toISOString();
-  const name = iso.slice(0, span.kind === "hour" ? 13 : span.kind === "day" ? 10 : 7);
+  const length = { hour: 13, day: 10, month: 7, year: 4 }[span.kind];
+  const name = iso.slice(0, length);
   return `${archivePrefix(place)}signal_id=${signalId}/year=${iso.slice(0, 4)}/${name}.parquet`;
 }
 
@@ -97,9 +116,13 @@ export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Arra
       if (++distinct * 4 > values.length) break;
     }
   }
+  const dictionary = distinct * 4 <= values.length;
   const buffer = parquetWriteBuffer({
     codec: "ZSTD",
-    compressors: { ZSTD: zstdCompress },
+    // BYTE_STREAM_SPLIT values: each byte stream in a zstd frame of its own (zstd.ts), and
+    // the instants (a few bytes a page once delta-coded) in Snappy, so that every ZSTD page
+    // of the file is a page of split doubles.
+    compressors: { ZSTD: dictionary ? zstdCompress : zstdCompressByteStreams(8) },
     pageSize: PARQUET_PAGE_BYTES,
     rowGroupSize: rowGroups(ts),
     createdBy: "production-monitoring-api signal archive",
@@ -110,6 +133,7 @@ export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Arra
         type: "TIMESTAMP",
         nullable: false,
         encoding: "DELTA_BINARY_PACKED",
+        codec: dictionary ? "ZSTD" : "SNAPPY",
       },
       {
         name: "value",
@@ -117,7 +141,7 @@ export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Arra
         type: "DOUBLE",
         nullable: false,
         // Few distinct values (a counter, kW in whole units): let the writer try a dictionary.
-        encoding: distinct * 4 <= values.length ? undefined : "BYTE_STREAM_SPLIT",
+        encoding: dictionary ? undefined : "BYTE_STREAM_SPLIT",
         // Min and max of noisy floats cost 0.1 bytes a sample on sparse objects; the time
         // statistics are what readers prune row groups by.
         statistics: false,

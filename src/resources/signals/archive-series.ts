@@ -4,16 +4,13 @@
  */
 import { BLOCK_MS, type DecodedSamples } from "./blocks";
 
-/** The samples of `s` outside the hours of `replaced`. */
-export function dropHours(
-  s: DecodedSamples,
-  replaced: Map<number, DecodedSamples>,
-): DecodedSamples {
+/** The samples of `s` in the hours (block starts, ms) of `hours`. */
+export function keepHours(s: DecodedSamples, hours: ReadonlySet<number>): DecodedSamples {
   const ts: number[] = [];
   const values: number[] = [];
   for (let i = 0; i < s.ts.length; i++) {
     const t = s.ts[i] ?? 0;
-    if (replaced.has(t - (t % BLOCK_MS))) continue;
+    if (!hours.has(t - (t % BLOCK_MS))) continue;
     ts.push(t);
     values.push(s.values[i] ?? 0);
   }

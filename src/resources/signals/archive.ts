@@ -24,9 +24,10 @@ import {
   DAY_OBJECT_MIN_SAMPLES,
   decodeArchive,
   encodeArchive,
+  MONTH_OBJECT_MIN_DAY_SAMPLES,
   spanOf,
 } from "./archive-format";
-import { dropHours, mergeByTime, sameSamples, splitByHour } from "./archive-series";
+import { keepHours, mergeByTime, sameSamples, splitByHour } from "./archive-series";
 import { BLOCK_MS, type DecodedSamples, decodeSamples, encodeSamples } from "./blocks";
 
 /** Most objects one archive step writes; more are left to an alarm a second later. */
@@ -48,6 +49,8 @@ export interface ArchiveObject {
   n: number;
   /** The object's size, bytes. */
   bytes: number;
+  /** Its first sample's instant, ms. */
+  first: number;
 }
 
 type Row = Record<string, SqlStorageValue>;
@@ -62,7 +65,8 @@ CREATE TABLE IF NOT EXISTS archive_objects (
   "end" INTEGER NOT NULL,
   key TEXT NOT NULL UNIQUE,
   n INTEGER NOT NULL,
-  bytes INTEGER NOT NULL
+  bytes INTEGER NOT NULL,
+  first INTEGER NOT NULL
 );
 `;
 export const ARCHIVE_COLUMNS = [
@@ -151,22 +155,25 @@ export class SignalArchive {
       const hour = Number(h.hour);
       // A day (and its month) is archived once it has wholly left the hot window.
       if (hour - (hour % DAY_MS) + DAY_MS > horizon) continue;
+      // A month's or year's object is rewritten as its days leave the window (from the
+      // samples its sparse hours keep here), not held back until the month or year ends.
       const span = this.spanOfHour(signalId, hour);
-      if (span.end > horizon) continue;
       const key = archiveKey(settings.place, signalId, span);
       if (done.has(key)) continue;
       done.add(key);
       if (objects >= ARCHIVE_OBJECTS_PER_STEP || samples >= ARCHIVE_SAMPLES_PER_STEP) return true;
-      samples += await this.exclusive(() => this.writeObject(signalId, span, key));
+      const before = horizon - (horizon % DAY_MS);
+      samples += await this.exclusive(() => this.writeObject(signalId, span, key, before));
       objects++;
     }
     return hours.length === 10_000;
   }
 
   /**
-   * The object an hour's samples go to: the one it (or, for a day or month object, its day)
-   * is already in; else, by its day's samples, an object of its own (a very dense day), its
-   * day's (at least `DAY_OBJECT_MIN_SAMPLES`) or its month's.
+   * The object an hour's samples go to: the one it (or, but for hour objects, its day) is
+   * already in; else, by its day's samples, an object of its own (a very dense day), its
+   * day's (at least `DAY_OBJECT_MIN_SAMPLES`), its month's (at least
+   * `MONTH_OBJECT_MIN_DAY_SAMPLES`) or its year's.
    */
   private spanOfHour(signalId: number, hour: number): ArchiveSpan {
     const day = hour - (hour % DAY_MS);
@@ -181,13 +188,11 @@ export class SignalArchive {
         hour,
       )
       .toArray()[0];
-    if (row) {
-      const kind = row.kind === "hour" ? "hour" : row.kind === "day" ? "day" : "month";
-      return { kind, start: Number(row.start), end: Number(row.end) };
-    }
+    if (row) return { kind: kindOf(row.kind), start: Number(row.start), end: Number(row.end) };
     const n = this.daySamples(signalId, day);
     if (n > DAY_OBJECT_MAX_SAMPLES) return spanOf("hour", hour);
-    return n >= DAY_OBJECT_MIN_SAMPLES ? spanOf("day", day) : spanOf("month", day);
+    if (n >= DAY_OBJECT_MIN_SAMPLES) return spanOf("day", day);
+    return spanOf(n >= MONTH_OBJECT_MIN_DAY_SAMPLES ? "month" : "year", day);
   }
 
   private daySamples(signalId: number, day: number): number {
@@ -207,30 +212,38 @@ export class SignalArchive {
    * samples of its other hours taken from the object as it is; reads it back; then marks
    * the hours archived and drops the samples of those with minute rollups.
    *
+   * @param before hours not yet in the object join it only if they start before this (the
+   *   first day still in the hot window).
    * @returns the samples written.
    */
-  private async writeObject(signalId: number, span: ArchiveSpan, key: string): Promise<number> {
+  private async writeObject(
+    signalId: number,
+    span: ArchiveSpan,
+    key: string,
+    before: number,
+  ): Promise<number> {
     const existing = this.sql
       .exec<Row>("SELECT * FROM archive_objects WHERE key = ?", key)
       .toArray()
       .map(toObject)[0];
-    // The hours of this object: those already in it, and for a month the hours of its days
-    // that are not in an object of their own and are too sparse to get one.
+    // The hours of this object: those already in it, and those of its days past the hot
+    // window that no object holds yet and whose day belongs to an object of this kind.
     const rows = this.sql
       .exec<Row>(
         `SELECT hour, n, samples, archive_id FROM blocks
          WHERE signal_id = ? AND hour >= ? AND hour < ?
-           AND (archive_id = ? OR (archive_id IS NULL AND samples IS NOT NULL))
+           AND (archive_id = ? OR (archive_id IS NULL AND samples IS NOT NULL AND hour < ?))
          ORDER BY hour`,
         signalId,
         span.start,
         span.end,
         existing?.id ?? -1,
+        before,
       )
       .toArray()
       .filter((row) => {
-        if (row.archive_id !== null || span.kind !== "month") return true;
-        return this.spanOfHour(signalId, Number(row.hour)).kind === "month";
+        if (row.archive_id !== null || span.kind === "day" || span.kind === "hour") return true;
+        return this.spanOfHour(signalId, Number(row.hour)).kind === span.kind;
       });
     const local = new Map<number, DecodedSamples>();
     for (const row of rows) {
@@ -241,16 +254,20 @@ export class SignalArchive {
         );
       }
     }
-    // Hours whose samples are only in the object: taken from it.
+    // Hours whose samples are only in the object: taken from it (hours it holds that no row
+    // refers to any more, past the retention, are left out).
     const kept: DecodedSamples[] = [];
-    if (existing && rows.some((row) => row.samples === null)) {
-      const old = await this.read(existing.key);
-      const decoded = await decodeArchive(old);
-      kept.push(dropHours(decoded, local));
+    const onlyThere = new Set(
+      rows.filter((row) => row.samples === null).map((row) => Number(row.hour)),
+    );
+    if (existing && onlyThere.size > 0) {
+      kept.push(keepHours(await decodeArchive(await this.read(existing.key)), onlyThere));
     }
-    const parts = [...kept, ...local.values()];
-    const merged = mergeByTime(parts);
-    if (merged.ts.length === 0) return 0;
+    const merged = mergeByTime([...kept, ...local.values()]);
+    if (merged.ts.length === 0) {
+      if (existing) await this.remove([existing]);
+      return 0;
+    }
     const file = encodeArchive(merged.ts, merged.values);
     await this.bucket.put(key, file, {
       customMetadata: { samples: String(merged.ts.length), format: "signal-archive-1" },
@@ -265,9 +282,10 @@ export class SignalArchive {
 
     const id = this.sql
       .exec<Row>(
-        `INSERT INTO archive_objects (signal_id, kind, start, "end", key, n, bytes)
-         VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(key) DO UPDATE SET n = excluded.n, bytes = excluded.bytes
+        `INSERT INTO archive_objects (signal_id, kind, start, "end", key, n, bytes, first)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(key) DO UPDATE SET n = excluded.n, bytes = excluded.bytes,
+           first = excluded.first
          RETURNING id`,
         signalId,
         span.kind,
@@ -276,6 +294,7 @@ export class SignalArchive {
         key,
         merged.ts.length,
         bytes.byteLength,
+        merged.ts[0] ?? span.start,
       )
       .one().id;
     for (const hour of local.keys()) {
@@ -354,27 +373,43 @@ export class SignalArchive {
   }
 
   /**
-   * Removes the objects whose whole span ended before `horizon` (the retention) and that no
-   * row refers to any more (retention's prune clears the rows first).
+   * Applies the retention to the archive: removes the objects that no row refers to any more
+   * (retention's prune clears the rows of expired hours first) and rewrites, one bounded step
+   * at a time, those that still hold samples from before `horizon` (a month or year that is
+   * partly expired), without them.
    *
-   * @returns the objects removed.
+   * @returns true when more is left for the next alarm.
    */
-  async retire(horizon: number): Promise<number> {
-    const due = this.sql
+  async retire(horizon: number): Promise<boolean> {
+    const unused = this.sql
       .exec<Row>(
-        `SELECT * FROM archive_objects o WHERE "end" <= ?
-           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.archive_id = o.id) LIMIT 1000`,
-        horizon,
+        `SELECT * FROM archive_objects o
+         WHERE NOT EXISTS (SELECT 1 FROM blocks b WHERE b.archive_id = o.id) LIMIT 1000`,
       )
       .toArray()
       .map(toObject);
-    if (due.length === 0) return 0;
-    await this.bucket.delete(due.map((o) => o.key));
-    for (const o of due) {
+    if (unused.length > 0) await this.remove(unused);
+    const partly = this.sql
+      .exec<Row>(
+        `SELECT * FROM archive_objects WHERE first < ? ORDER BY id LIMIT ?`,
+        horizon,
+        ARCHIVE_OBJECTS_PER_STEP + 1,
+      )
+      .toArray()
+      .map(toObject);
+    for (const o of partly.slice(0, ARCHIVE_OBJECTS_PER_STEP)) {
+      await this.exclusive(() => this.writeObject(o.signalId, o, o.key, o.start));
+    }
+    return unused.length === 1000 || partly.length > ARCHIVE_OBJECTS_PER_STEP;
+  }
+
+  /** Deletes objects from R2, then from the catalog (a crash between leaves a key to delete again). */
+  private async remove(objects: readonly ArchiveObject[]): Promise<void> {
+    await this.bucket.delete(objects.map((o) => o.key));
+    for (const o of objects) {
       this.sql.exec("DELETE FROM archive_objects WHERE id = ?", o.id);
       this.forget(o.key);
     }
-    return due.length;
   }
 
   /** An object's bytes, from memory when a recent query read it. */
@@ -412,15 +447,20 @@ export class SignalArchive {
   }
 }
 
+function kindOf(value: SqlStorageValue | undefined): ArchiveKind {
+  return value === "hour" || value === "day" || value === "month" ? value : "year";
+}
+
 function toObject(row: Row): ArchiveObject {
   return {
     id: Number(row.id),
     signalId: Number(row.signal_id),
-    kind: row.kind === "hour" ? "hour" : row.kind === "day" ? "day" : "month",
+    kind: kindOf(row.kind),
     start: Number(row.start),
     end: Number(row.end),
     key: String(row.key),
     n: Number(row.n),
     bytes: Number(row.bytes),
+    first: Number(row.first),
   };
 }

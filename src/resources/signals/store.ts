@@ -395,8 +395,9 @@ export class SignalStore extends DurableObject<Env> {
       .one();
     let next = PRUNE_EVERY_MS;
     try {
-      if (setting.retention_ms !== null) await this.archive.retire(now - setting.retention_ms);
-      if ((await this.archive.step(now)) || pruned === PRUNE_BATCH_BLOCKS) next = 1000;
+      const retiring =
+        setting.retention_ms !== null && (await this.archive.retire(now - setting.retention_ms));
+      if ((await this.archive.step(now)) || retiring || pruned === PRUNE_BATCH_BLOCKS) next = 1000;
     } catch (error) {
       // R2 refused or an object read back wrong: nothing was dropped (archive.ts); try again
       // later rather than let the runtime's few alarm retries run out.
