@@ -137,14 +137,13 @@ export class SignalArchive {
   async step(now: number): Promise<boolean> {
     const settings = this.settings();
     if (!settings) return false;
-    const horizon = now - settings.hotWindowMs;
+    const before = archivableBefore(now, settings.hotWindowMs);
     const hours = this.sql
       .exec<Row>(
         `SELECT signal_id, hour FROM blocks
-         WHERE samples IS NOT NULL AND (archive_id IS NULL OR archive_stale = 1)
-           AND hour + ${BLOCK_MS} <= ?
+         WHERE samples IS NOT NULL AND (archive_id IS NULL OR archive_stale = 1) AND hour < ?
          ORDER BY signal_id, hour LIMIT 10000`,
-        horizon,
+        before,
       )
       .toArray();
     let objects = 0;
@@ -153,8 +152,6 @@ export class SignalArchive {
     for (const h of hours) {
       const signalId = Number(h.signal_id);
       const hour = Number(h.hour);
-      // A day (and its month) is archived once it has wholly left the hot window.
-      if (hour - (hour % DAY_MS) + DAY_MS > horizon) continue;
       // A month's or year's object is rewritten as its days leave the window (from the
       // samples its sparse hours keep here), not held back until the month or year ends.
       const span = this.spanOfHour(signalId, hour);
@@ -162,7 +159,6 @@ export class SignalArchive {
       if (done.has(key)) continue;
       done.add(key);
       if (objects >= ARCHIVE_OBJECTS_PER_STEP || samples >= ARCHIVE_SAMPLES_PER_STEP) return true;
-      const before = horizon - (horizon % DAY_MS);
       samples += await this.exclusive(() => this.writeObject(signalId, span, key, before));
       objects++;
     }
@@ -445,6 +441,15 @@ export class SignalArchive {
       this.cachedBytes -= b.byteLength;
     }
   }
+}
+
+/**
+ * Hours before this instant (ms) may be archived: a day is archived once it has wholly left
+ * the hot window, so that a day object is written once, with all its hours.
+ */
+export function archivableBefore(now: number, hotWindowMs: number): number {
+  const horizon = now - hotWindowMs;
+  return horizon - (horizon % DAY_MS);
 }
 
 function kindOf(value: SqlStorageValue | undefined): ArchiveKind {

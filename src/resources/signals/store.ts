@@ -28,7 +28,13 @@ import {
   type Series,
   sumBlocks,
 } from "./aggregate";
-import { ARCHIVE_COLUMNS, ARCHIVE_SCHEMA, type ArchiveObject, SignalArchive } from "./archive";
+import {
+  ARCHIVE_COLUMNS,
+  ARCHIVE_SCHEMA,
+  type ArchiveObject,
+  archivableBefore,
+  SignalArchive,
+} from "./archive";
 import type { ArchivePlace } from "./archive-format";
 import {
   BLOCK_MS,
@@ -102,7 +108,7 @@ export interface ArchiveStatus {
   /** Hours (blocks) holding their samples in the store, and archived hours without them. */
   hotHours: number;
   archivedHours: number;
-  /** Hours past the hot window whose samples are not (or no longer exactly) in the archive. */
+  /** Hours of days past the hot window whose samples are not (or no longer exactly) in the archive. */
   dueHours: number;
   databaseSize: number;
 }
@@ -240,7 +246,7 @@ export class SignalStore extends DurableObject<Env> {
       // Hours already past the hot window (a backfill, a late sample) are archived soon.
       const past =
         hotWindowMs !== undefined &&
-        writes.some(({ hour }) => hour + BLOCK_MS <= Date.now() - hotWindowMs);
+        writes.some(({ hour }) => hour < archivableBefore(Date.now(), hotWindowMs));
       if (!this.alarmSet || past) {
         const alarm = await this.ctx.storage.getAlarm();
         const wanted = Date.now() + (past ? ARCHIVE_SOON_MS : PRUNE_EVERY_MS);
@@ -320,9 +326,11 @@ export class SignalStore extends DurableObject<Env> {
         `SELECT COALESCE(SUM(samples IS NOT NULL), 0) AS hot,
            COALESCE(SUM(samples IS NULL AND archive_id IS NOT NULL), 0) AS archived,
            COALESCE(SUM(samples IS NOT NULL AND (archive_id IS NULL OR archive_stale = 1)
-             AND hour + ${BLOCK_MS} <= ?), 0) AS due
+             AND hour < ?), 0) AS due
          FROM blocks`,
-        hotWindowMs === undefined ? Number.NEGATIVE_INFINITY : Date.now() - hotWindowMs,
+        hotWindowMs === undefined
+          ? Number.NEGATIVE_INFINITY
+          : archivableBefore(Date.now(), hotWindowMs),
       )
       .one();
     return {
