@@ -1,7 +1,7 @@
 /**
- * The signal archive's objects on R2: where they live (a Hive-style path, one table for
- * DuckDB and Spark) and their Parquet form, written with hyparquet-writer and read back
- * with hyparquet (docs/signal-storage.md, "The archive").
+ * The Parquet form of the signal archive's objects (where they live and what each covers:
+ * archive-layout.ts), written with hyparquet-writer and read back with hyparquet
+ * (docs/signal-storage.md, "The archive").
  *
  * An object holds one signal's samples of one UTC day (a dense day), of one UTC month (the
  * sparse days of that month), of one UTC year (the very sparse days of that year) or of one
@@ -21,83 +21,8 @@ import {
 } from "../../parquet/zstd";
 import { BLOCK_MS } from "./blocks";
 
-/** A UTC day, ms. */
-export const DAY_MS = 86_400_000;
-/**
- * A day with at least this many samples of a signal (one every 30 s) gets an object of its
- * own; sparser days share their month's object, so that no object is mostly footer (a
- * Parquet footer and page headers are about 300 bytes).
- */
-export const DAY_OBJECT_MIN_SAMPLES = 2_880;
-/**
- * A day with fewer samples than this (one every 15 minutes) shares its year's object: a
- * month of such days is a few hundred samples, too few for their footer and for zstd's
- * tables (the demo's hourly Fleet B: 7.1-7.3 bytes a sample in month objects, 6.6 in year
- * objects).
- */
-export const MONTH_OBJECT_MIN_DAY_SAMPLES = 96;
-/**
- * A day with more samples than this (about 6 Hz) gets an object per hour instead: encoding
- * a day object holds its samples several times over in the Worker's 128 MB.
- */
-export const DAY_OBJECT_MAX_SAMPLES = 500_000;
 /** A row group closes at the first hour boundary after this many rows. */
 export const ROW_GROUP_MIN_ROWS = 3_600;
-
-/** Where a store's objects go: its company and machine (internal ids, which never change). */
-export interface ArchivePlace {
-  companyId: number;
-  machineId: number;
-}
-
-/** What one object covers. */
-export type ArchiveKind = "hour" | "day" | "month" | "year";
-
-/** The span of one object: a UTC hour, day or month, `[start, end)` in ms. */
-export interface ArchiveSpan {
-  kind: ArchiveKind;
-  start: number;
-  end: number;
-}
-
-/** The hour, day, month or year of an instant as an object span. */
-export function spanOf(kind: ArchiveKind, t: number): ArchiveSpan {
-  if (kind === "hour") {
-    const start = t - (t % BLOCK_MS);
-    return { kind, start, end: start + BLOCK_MS };
-  }
-  if (kind === "day") {
-    const start = Math.floor(t / DAY_MS) * DAY_MS;
-    return { kind, start, end: start + DAY_MS };
-  }
-  const d = new Date(t);
-  if (kind === "year") {
-    const year = d.getUTCFullYear();
-    return { kind, start: Date.UTC(year, 0, 1), end: Date.UTC(year + 1, 0, 1) };
-  }
-  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-  return { kind, start, end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
-}
-
-/**
- * The object's key: `archive/signals/company_id=…/machine_id=…/signal_id=…/year=YYYY/` then
- * `YYYY-MM-DD.parquet` (a day), `YYYY-MM.parquet` (a month's sparse days), `YYYY.parquet`
- * (a year's very sparse days) or `YYYY-MM-DDTHH.parquet` (an hour of a very dense day).
- * Every level is
- * a Hive partition, so `read_parquet('…/archive/signals/**', hive_partitioning = true)`
- * gives one table with `company_id`, `machine_id`, `signal_id` and `year` columns.
- */
-export function archiveKey(place: ArchivePlace, signalId: number, span: ArchiveSpan): string {
-  const iso = new Date(span.start).toISOString();
-  const length = { hour: 13, day: 10, month: 7, year: 4 }[span.kind];
-  const name = iso.slice(0, length);
-  return `${archivePrefix(place)}signal_id=${signalId}/year=${iso.slice(0, 4)}/${name}.parquet`;
-}
-
-/** The key prefix of every object of one machine's store. */
-export function archivePrefix(place: ArchivePlace): string {
-  return `archive/signals/company_id=${place.companyId}/machine_id=${place.machineId}/`;
-}
 
 /**
  * Encodes one object.

@@ -14,6 +14,7 @@
  * archived with samples the object does not hold, and raw samples are dropped only after the
  * object was written and read back equal.
  */
+import { decodeArchive, encodeArchive } from "./archive-format";
 import {
   type ArchiveKind,
   type ArchivePlace,
@@ -22,11 +23,9 @@ import {
   DAY_MS,
   DAY_OBJECT_MAX_SAMPLES,
   DAY_OBJECT_MIN_SAMPLES,
-  decodeArchive,
-  encodeArchive,
   MONTH_OBJECT_MIN_DAY_SAMPLES,
   spanOf,
-} from "./archive-format";
+} from "./archive-layout";
 import { keepHours, mergeByTime, sameSamples, splitByHour } from "./archive-series";
 import { BLOCK_MS, type DecodedSamples, decodeSamples, encodeSamples } from "./blocks";
 

@@ -35,7 +35,7 @@ import {
   archivableBefore,
   SignalArchive,
 } from "./archive";
-import type { ArchivePlace } from "./archive-format";
+import type { ArchivePlace } from "./archive-layout";
 import {
   BLOCK_MS,
   blockOf,
