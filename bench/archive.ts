@@ -222,7 +222,7 @@ async function main() {
     const before: Record<string, string> = {};
     for (const [name, path] of Object.entries(queries)) before[name] = (await get(path)).text;
 
-    // 3. The 35-day window; each store learns it with its next ingestion (its first sample
+    // 3. The hot window; each store learns it with its next ingestion (its first sample
     // again: the same value, nothing changes, and its hour is past the window).
     await op("PUT", `/companies/${company.id}/signal-hot-window`, { days: HOT_WINDOW_DAYS });
     for (const s of series) await ingest(s.publicId, s.ts.slice(0, 1), s.values.slice(0, 1));
