@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { SignalArchive } from "../../src/resources/signals/archive";
 import { decodeArchive, encodeArchive } from "../../src/resources/signals/archive-format";
 import { signalStore } from "../../src/resources/signals/store";
-import { bucketFiles, duckdb } from "../duckdb";
+import { duckdbSql } from "../exports/export-harness";
 import {
   api,
   createCompany,
@@ -62,6 +62,21 @@ async function plant() {
 }
 
 const iso = (t: number) => new Date(t).toISOString();
+
+/** Every object of the HISTORY bucket under `prefix`, by key: the archive as DuckDB reads it. */
+async function bucketFiles(prefix: string): Promise<Record<string, Uint8Array>> {
+  const files: Record<string, Uint8Array> = {};
+  let cursor: string | undefined;
+  do {
+    const page = await env.HISTORY.list({ prefix, cursor });
+    for (const object of page.objects) {
+      const body = await env.HISTORY.get(object.key);
+      if (body) files[object.key] = new Uint8Array(await body.arrayBuffer());
+    }
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return files;
+}
 
 describe("signal archive", () => {
   it("moves hours past the hot window to Parquet on R2 and answers every window bit for bit as before", async () => {
@@ -167,31 +182,29 @@ describe("signal archive", () => {
       expect(text, JSON.stringify(windows[i])).toBe(before[i]);
 
     // DuckDB reads the archive as one table with the partitions as columns.
-    const files = await bucketFiles(env.HISTORY, prefix);
-    const rows = await duckdb(
-      files,
-      `SELECT signal_id, count(*) AS n, min(epoch_ms(time)) AS first, max(epoch_ms(time)) AS last,
-         sum(value) AS total
-       FROM read_parquet('{dir}/**/*.parquet', hive_partitioning = true)
+    const files = await bucketFiles(prefix);
+    const { rows } = await duckdbSql(
+      `SELECT signal_id, count(*) AS n, min(epoch_ms(time)) AS first, max(epoch_ms(time)) AS last
+       FROM read_parquet('archive/**/*.parquet', hive_partitioning = true)
        WHERE company_id = ${p.co.id} AND machine_id = ${p.m.id}
        GROUP BY signal_id ORDER BY n DESC`,
+      files,
     );
-    expect(rows.map((r) => [Number(r.n), Number(r.first), Number(r.last)])).toEqual([
+    expect(rows.map((r) => [Number(r[1]), Number(r[2]), Number(r[3])])).toEqual([
       [dense.length, denseStart, dense.at(-1)?.[0]],
       [sparse.length, sparseStart + 17 * S, sparse.at(-1)?.[0]],
       [hourly.length, sparseStart, hourly.at(-1)?.[0]],
     ]);
     // Bit for bit: every archived value, as DuckDB reads it, is the one ingested.
-    const values = await duckdb(
+    const { rows: values } = await duckdbSql(
+      "SELECT time, value FROM read_parquet('archive/**/*.parquet') ORDER BY time",
       files,
-      `SELECT epoch_ms(time) AS t, value FROM read_parquet('{dir}/**/*.parquet') ORDER BY t`,
     );
     const ingested = new Map([...dense, ...sparse].map(([t, v]) => [t, v]));
     const onlyHourly = new Map(hourly.map(([t, v]) => [t, v]));
     expect(values.length).toBe(ingested.size + onlyHourly.size);
-    for (const r of values) {
-      const t = Number(r.t);
-      expect([ingested.get(t), onlyHourly.get(t)]).toContain(r.value);
+    for (const [t, value] of values) {
+      expect([ingested.get(Number(t)), onlyHourly.get(Number(t))]).toContain(value);
     }
   });
 
@@ -295,8 +308,10 @@ describe("signal archive", () => {
     await ingest(p.hourly, hourly);
     await p.archiveAll();
     const archived = async () => {
-      const files = await bucketFiles(env.HISTORY, `archive/signals/company_id=${p.co.id}/`);
-      const all = await Promise.all(Object.values(files).map((f) => decodeArchive(f)));
+      const files = await bucketFiles(`archive/signals/company_id=${p.co.id}/`);
+      const all = await Promise.all(
+        Object.values(files).map((f) => decodeArchive(f.slice().buffer)),
+      );
       return all.flatMap((d) => [...d.ts]).sort((a, b) => a - b);
     };
     expect(await archived()).toEqual(hourly.map(([t]) => t));

@@ -2,7 +2,7 @@
  * Ingestion of signal samples into the machine's `SignalStore`.
  */
 import type { Env } from "../../env";
-import { signalStore } from "./store";
+import { type IngestContext, signalStore } from "./store";
 
 /** At most this many samples in one ingestion call. */
 export const MAX_SAMPLES_PER_CALL = 10_000;
@@ -34,6 +34,8 @@ export interface SampleArrays {
  *   retention in ms (null: kept forever) and its hot window in ms (older hours go to the
  *   archive on R2).
  * @param samples at most `MAX_SAMPLES_PER_CALL` finite samples, in any order.
+ * @param countSignal true when the signal is the machine's count signal (the store detects
+ *   the machine's stops from it: docs/machine-state.md).
  * @returns the number of samples stored (after de-duplication by instant), or the
  *   store's reason for refusing the call.
  */
@@ -47,13 +49,20 @@ export async function ingestSamples(
     hotWindowMs: number;
   },
   samples: SampleArrays,
+  countSignal = false,
 ): Promise<{ accepted: number; refused?: string }> {
   if (samples.ts.length === 0) return { accepted: 0 };
+  const context: IngestContext = {
+    companyId: signal.companyId,
+    machineId: signal.machineId,
+    countSignal,
+    hotWindowMs: signal.hotWindowMs,
+  };
   return signalStore(env, signal.companyId, signal.machineId).ingest(
     signal.id,
     samples.ts,
     samples.values,
     signal.retentionMs,
-    { companyId: signal.companyId, machineId: signal.machineId, hotWindowMs: signal.hotWindowMs },
+    context,
   );
 }

@@ -35,7 +35,6 @@ import {
   archivableBefore,
   SignalArchive,
 } from "./archive";
-import type { ArchivePlace } from "./archive-layout";
 import {
   BLOCK_MS,
   blockOf,
@@ -95,6 +94,25 @@ type DueBlock = {
   [key: string]: SqlStorageValue;
 };
 
+/**
+ * Who sends an ingestion, for the machine-state detection that runs on the samples
+ * (src/machine-state/, docs/machine-state.md): the machine, and whether the signal is its
+ * count signal (the one live production sums).
+ */
+export interface IngestContext {
+  companyId: number;
+  machineId: number;
+  countSignal: boolean;
+  /** The company's hot window, ms: older hours go to the archive (archive.ts). */
+  hotWindowMs?: number;
+}
+
+/** A block an ingestion wrote: its hour and its samples after the merge. */
+export interface WrittenBlock {
+  hour: number;
+  merged: DecodedSamples;
+}
+
 type StoredBlock = {
   n: number;
   samples: ArrayBuffer | null;
@@ -147,8 +165,8 @@ export class SignalStore extends DurableObject<Env> {
    * @param signalId the signal's internal id (D1 `signals.id`).
    * @param ts instants, integer ms since the epoch, any order; `values[i]` at `ts[i]`, finite.
    * @param retentionMs the company's raw-sample retention, ms, or null to keep them all.
-   * @param archive the store's company and machine (the archive's path) and the company's
-   *   hot window, ms; absent = the store's last known ones.
+   * @param context the machine (also the archive's path), the signal's role (for
+   *   `blocksWritten`) and the company's hot window, ms; absent = the store's last known ones.
    * @returns the number stored, or a refusal when a block would exceed
    *   `MAX_SAMPLES_PER_BLOCK`.
    */
@@ -157,7 +175,7 @@ export class SignalStore extends DurableObject<Env> {
     ts: readonly number[],
     values: readonly number[],
     retentionMs: number | null,
-    archive?: ArchivePlace & { hotWindowMs: number },
+    context?: IngestContext,
   ): Promise<IngestResult> {
     const order = ascendingOrder(ts);
     // Per hour: ascending distinct instants, the last sample of an instant winning.
@@ -178,7 +196,9 @@ export class SignalStore extends DurableObject<Env> {
       }
     }
     const sql = this.ctx.storage.sql;
-    if (archive) this.archive.setSettings(archive, archive.hotWindowMs);
+    if (context?.hotWindowMs !== undefined) {
+      this.archive.setSettings(context, context.hotWindowMs);
+    }
     const read = (hour: number) =>
       sql
         .exec<StoredBlock>(
@@ -240,6 +260,7 @@ export class SignalStore extends DurableObject<Env> {
         encodeSamples(hour, merged.ts, merged.values).buffer,
       );
     }
+    if (writes.length > 0) this.blocksWritten(signalId, writes, context);
     sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
     const hotWindowMs = this.archive.settings()?.hotWindowMs;
     if (retentionMs !== null || hotWindowMs !== undefined) {
@@ -256,6 +277,18 @@ export class SignalStore extends DurableObject<Env> {
     }
     return { accepted };
   }
+
+  /**
+   * Called once per ingestion that wrote blocks, in the same synchronous step as the writes
+   * (so that what it stores commits with them), with the blocks in ascending hour order. The
+   * machine-state store (src/machine-state/signal-store.ts) detects stops here; this class
+   * does nothing.
+   */
+  protected blocksWritten(
+    _signalId: number,
+    _blocks: readonly WrittenBlock[],
+    _context: IngestContext | undefined,
+  ): void {}
 
   /**
    * Aggregates one signal over `[from, to)` in buckets (see `aggregate.ts`).
