@@ -63,21 +63,22 @@ export function spanOf(kind: ArchiveKind, t: number): ArchiveSpan {
 }
 
 /**
- * The object's key: `archive/signals/company_id=…/machine_id=…/signal_id=…/year=YYYY/` then
- * `YYYY-MM-DD.parquet` (a day), `YYYY-MM.parquet` (a month's sparse days), `YYYY.parquet`
- * (a year's very sparse days) or `YYYY-MM-DDTHH.parquet` (an hour of a very dense day).
- * Every level is
- * a Hive partition, so `read_parquet('…/archive/signals/**', hive_partitioning = true)`
- * gives one table with `company_id`, `machine_id`, `signal_id` and `year` columns.
+ * The object's key: `archive/signals/`, then one Hive partition a level (the company, machine
+ * and signal ids, the year), then `YYYY-MM-DD.parquet` (a day), `YYYY-MM.parquet` (a month's
+ * sparse days), `YYYY.parquet` (a year's very sparse days) or `YYYY-MM-DDTHH.parquet` (an
+ * hour of a very dense day). Read with `hive_partitioning`, the whole archive is one table
+ * whose partition columns are `company_id`, `machine_id`, `signal_id` and `year`.
  */
 export function archiveKey(place: ArchivePlace, signalId: number, span: ArchiveSpan): string {
   const iso = new Date(span.start).toISOString();
   const length = { hour: 13, day: 10, month: 7, year: 4 }[span.kind];
-  const name = iso.slice(0, length);
-  return `${archivePrefix(place)}signal_id=${signalId}/year=${iso.slice(0, 4)}/${name}.parquet`;
+  return `${archivePrefix(place)}${partition("signal_id", signalId)}${partition("year", iso.slice(0, 4))}${iso.slice(0, length)}.parquet`;
 }
 
 /** The key prefix of every object of one machine's store. */
 export function archivePrefix(place: ArchivePlace): string {
-  return `archive/signals/company_id=${place.companyId}/machine_id=${place.machineId}/`;
+  return `archive/signals/${partition("company_id", place.companyId)}${partition("machine_id", place.machineId)}`;
 }
+
+/** One level of a Hive-style path: `name=value/`. */
+const partition = (name: string, value: string | number): string => `${name}=${value}/`;

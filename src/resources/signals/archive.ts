@@ -16,7 +16,6 @@
  */
 import { decodeArchive, encodeArchive } from "./archive-format";
 import {
-  type ArchiveKind,
   type ArchivePlace,
   type ArchiveSpan,
   archiveKey,
@@ -26,33 +25,21 @@ import {
   MONTH_OBJECT_MIN_DAY_SAMPLES,
   spanOf,
 } from "./archive-layout";
-import { keepHours, mergeByTime, sameSamples, splitByHour } from "./archive-series";
-import { BLOCK_MS, type DecodedSamples, decodeSamples, encodeSamples } from "./blocks";
+import {
+  type ArchiveObject,
+  ArchiveReader,
+  archivableBefore,
+  kindOf,
+  type Row,
+  toObject,
+} from "./archive-reader";
+import { keepHours, mergeByTime, sameSamples } from "./archive-series";
+import { type DecodedSamples, decodeSamples, encodeSamples } from "./blocks";
 
 /** Most objects one archive step writes; more are left to an alarm a second later. */
 export const ARCHIVE_OBJECTS_PER_STEP = 8;
 /** Most samples one archive step writes (about a 1 Hz signal's 5 days). */
 export const ARCHIVE_SAMPLES_PER_STEP = 500_000;
-/** Bytes of objects a store keeps in memory for queries over archived hours. */
-const OBJECT_CACHE_BYTES = 16 * 1024 * 1024;
-
-/** One archive object as the store's catalog knows it. */
-export interface ArchiveObject {
-  id: number;
-  signalId: number;
-  kind: ArchiveKind;
-  start: number;
-  end: number;
-  key: string;
-  /** Samples in the object. */
-  n: number;
-  /** The object's size, bytes. */
-  bytes: number;
-  /** Its first sample's instant, ms. */
-  first: number;
-}
-
-type Row = Record<string, SqlStorageValue>;
 
 /** The catalog table and the archive's columns of `blocks` (added to older stores). */
 export const ARCHIVE_SCHEMA = `
@@ -72,31 +59,46 @@ export const ARCHIVE_COLUMNS = [
   "ALTER TABLE blocks ADD COLUMN archive_id INTEGER",
   "ALTER TABLE blocks ADD COLUMN archive_stale INTEGER NOT NULL DEFAULT 0",
   "ALTER TABLE settings ADD COLUMN hot_window_ms INTEGER",
-  "ALTER TABLE settings ADD COLUMN company_id INTEGER",
-  "ALTER TABLE settings ADD COLUMN machine_id INTEGER",
+  "ALTER TABLE settings ADD COLUMN place_company INTEGER",
+  "ALTER TABLE settings ADD COLUMN place_machine INTEGER",
 ];
 
 /** The archive of one store: its SQL, the R2 bucket and the object's concurrency control. */
 export class SignalArchive {
-  private readonly cache = new Map<string, ArrayBuffer>();
-  private cachedBytes = 0;
+  /** Reads objects back (with the store's cache of them). */
+  readonly reader: ArchiveReader;
 
   constructor(
     private readonly sql: SqlStorage,
     private readonly bucket: R2Bucket,
     private readonly exclusive: <T>(work: () => Promise<T>) => Promise<T>,
-  ) {}
+  ) {
+    this.reader = new ArchiveReader(sql, bucket);
+  }
+
+  /** Creates the catalog and adds the archive's columns to a store made before it. */
+  static migrate(sql: SqlStorage): void {
+    sql.exec(ARCHIVE_SCHEMA);
+    const columns = [
+      ...sql.exec("SELECT * FROM blocks LIMIT 0").columnNames,
+      ...sql.exec("SELECT * FROM settings LIMIT 0").columnNames,
+    ];
+    for (const statement of ARCHIVE_COLUMNS) {
+      const column = statement.split(" ")[5] ?? "";
+      if (!columns.includes(column)) sql.exec(statement);
+    }
+  }
 
   /** Where this store's objects go and its hot window (ms), or null before the first ingestion that said. */
   settings(): { place: ArchivePlace; hotWindowMs: number } | null {
     const row = this.sql
-      .exec<Row>("SELECT hot_window_ms, company_id, machine_id FROM settings WHERE id = 1")
+      .exec<Row>("SELECT hot_window_ms, place_company, place_machine FROM settings WHERE id = 1")
       .one();
-    if (row.hot_window_ms === null || row.company_id === null || row.machine_id === null) {
+    if (row.hot_window_ms === null || row.place_company === null || row.place_machine === null) {
       return null;
     }
     return {
-      place: { companyId: Number(row.company_id), machineId: Number(row.machine_id) },
+      place: { companyId: Number(row.place_company), machineId: Number(row.place_machine) },
       hotWindowMs: Number(row.hot_window_ms),
     };
   }
@@ -104,7 +106,7 @@ export class SignalArchive {
   /** Records the store's place and the company's hot window (every ingestion passes them). */
   setSettings(place: ArchivePlace, hotWindowMs: number): void {
     this.sql.exec(
-      "UPDATE settings SET hot_window_ms = ?, company_id = ?, machine_id = ? WHERE id = 1",
+      "UPDATE settings SET hot_window_ms = ?, place_company = ?, place_machine = ? WHERE id = 1",
       hotWindowMs,
       place.companyId,
       place.machineId,
@@ -256,7 +258,7 @@ export class SignalArchive {
       rows.filter((row) => row.samples === null).map((row) => Number(row.hour)),
     );
     if (existing && onlyThere.size > 0) {
-      kept.push(keepHours(await decodeArchive(await this.read(existing.key)), onlyThere));
+      kept.push(keepHours(await decodeArchive(await this.reader.read(existing.key)), onlyThere));
     }
     const merged = mergeByTime([...kept, ...local.values()]);
     if (merged.ts.length === 0) {
@@ -273,7 +275,7 @@ export class SignalArchive {
     const bytes = await stored.arrayBuffer();
     const back = await decodeArchive(bytes);
     if (!sameSamples(back, merged)) throw new Error(`archive object ${key} read back differs`);
-    this.remember(key, bytes);
+    this.reader.remember(key, bytes);
 
     const id = this.sql
       .exec<Row>(
@@ -308,46 +310,6 @@ export class SignalArchive {
   }
 
   /**
-   * The samples of archived hours whose samples the store dropped, read from their objects.
-   *
-   * @param hours the hours (block starts, ms) with the object that holds each.
-   * @returns each hour's samples, ascending.
-   * @throws Error when an object is missing from R2.
-   */
-  async samplesOf(
-    signalId: number,
-    hours: readonly { hour: number; archiveId: number }[],
-  ): Promise<Map<number, DecodedSamples>> {
-    const out = new Map<number, DecodedSamples>();
-    const byObject = new Map<number, number[]>();
-    for (const h of hours)
-      byObject.set(h.archiveId, [...(byObject.get(h.archiveId) ?? []), h.hour]);
-    for (const [archiveId, list] of byObject) {
-      const object = this.sql
-        .exec<Row>(
-          "SELECT * FROM archive_objects WHERE id = ? AND signal_id = ?",
-          archiveId,
-          signalId,
-        )
-        .toArray()
-        .map(toObject)[0];
-      if (!object)
-        throw new Error(`archive object ${archiveId} of signal ${signalId} is not in the catalog`);
-      const from = Math.min(...list);
-      const to = Math.max(...list) + BLOCK_MS;
-      const decoded = await decodeArchive(await this.read(object.key), from, to);
-      const wanted = new Set(list);
-      for (const [hour, samples] of splitByHour(decoded)) {
-        if (wanted.has(hour)) out.set(hour, samples);
-      }
-      for (const hour of list) {
-        if (!out.has(hour)) out.set(hour, { ts: new Float64Array(0), values: new Float64Array(0) });
-      }
-    }
-    return out;
-  }
-
-  /**
    * Brings archived hours whose samples the store dropped back into it (a late sample is
    * about to be merged into them): their samples again in their rows, marked stale so that
    * the next step rewrites their object. Run it under `blockConcurrencyWhile`.
@@ -356,7 +318,7 @@ export class SignalArchive {
     signalId: number,
     hours: readonly { hour: number; archiveId: number }[],
   ): Promise<void> {
-    const samples = await this.samplesOf(signalId, hours);
+    const samples = await this.reader.samplesOf(signalId, hours);
     for (const [hour, s] of samples) {
       this.sql.exec(
         "UPDATE blocks SET samples = ?, archive_stale = 1 WHERE signal_id = ? AND hour = ? AND samples IS NULL",
@@ -403,68 +365,9 @@ export class SignalArchive {
     await this.bucket.delete(objects.map((o) => o.key));
     for (const o of objects) {
       this.sql.exec("DELETE FROM archive_objects WHERE id = ?", o.id);
-      this.forget(o.key);
-    }
-  }
-
-  /** An object's bytes, from memory when a recent query read it. */
-  private async read(key: string): Promise<ArrayBuffer> {
-    const cached = this.cache.get(key);
-    if (cached) {
-      this.cache.delete(key);
-      this.cache.set(key, cached);
-      return cached;
-    }
-    const object = await this.bucket.get(key);
-    if (!object) throw new Error(`archive object ${key} is missing from R2`);
-    const bytes = await object.arrayBuffer();
-    this.remember(key, bytes);
-    return bytes;
-  }
-
-  private remember(key: string, bytes: ArrayBuffer): void {
-    this.forget(key);
-    this.cache.set(key, bytes);
-    this.cachedBytes += bytes.byteLength;
-    for (const [oldest, b] of this.cache) {
-      if (this.cachedBytes <= OBJECT_CACHE_BYTES) break;
-      this.cache.delete(oldest);
-      this.cachedBytes -= b.byteLength;
-    }
-  }
-
-  private forget(key: string): void {
-    const b = this.cache.get(key);
-    if (b) {
-      this.cache.delete(key);
-      this.cachedBytes -= b.byteLength;
+      this.reader.forget(o.key);
     }
   }
 }
 
-/**
- * Hours before this instant (ms) may be archived: a day is archived once it has wholly left
- * the hot window, so that a day object is written once, with all its hours.
- */
-export function archivableBefore(now: number, hotWindowMs: number): number {
-  const horizon = now - hotWindowMs;
-  return horizon - (horizon % DAY_MS);
-}
-
-function kindOf(value: SqlStorageValue | undefined): ArchiveKind {
-  return value === "hour" || value === "day" || value === "month" ? value : "year";
-}
-
-function toObject(row: Row): ArchiveObject {
-  return {
-    id: Number(row.id),
-    signalId: Number(row.signal_id),
-    kind: kindOf(row.kind),
-    start: Number(row.start),
-    end: Number(row.end),
-    key: String(row.key),
-    n: Number(row.n),
-    bytes: Number(row.bytes),
-    first: Number(row.first),
-  };
-}
+export type { ArchiveObject };

@@ -28,15 +28,9 @@ import {
   type Series,
   sumBlocks,
 } from "./aggregate";
+import { SignalArchive } from "./archive";
+import { type ArchiveStatus, archivableBefore, archiveStatus } from "./archive-reader";
 import {
-  ARCHIVE_COLUMNS,
-  ARCHIVE_SCHEMA,
-  type ArchiveObject,
-  archivableBefore,
-  SignalArchive,
-} from "./archive";
-import {
-  BLOCK_MS,
   blockOf,
   type DecodedSamples,
   decodeSamples,
@@ -47,6 +41,7 @@ import {
   minuteRollups,
   summarize,
 } from "./blocks";
+import { PRUNE_BATCH_BLOCKS, pruneBlocks } from "./retention";
 
 /** How often the alarm archives and prunes raw samples, ms. */
 export const PRUNE_EVERY_MS = 3_600_000;
@@ -54,8 +49,6 @@ export const PRUNE_EVERY_MS = 3_600_000;
 export const ARCHIVE_SOON_MS = 10_000;
 /** How soon the alarm tries again after an archive step failed, ms. */
 export const ARCHIVE_RETRY_MS = 5 * 60_000;
-/** Most blocks one alarm prunes; more are left to an alarm a second later. */
-export const PRUNE_BATCH_BLOCKS = 2_000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS blocks (
@@ -84,16 +77,6 @@ export interface IngestResult {
   refused?: string;
 }
 
-/** A block the alarm prunes; `samples` only when it has no minute rollups yet. */
-type DueBlock = {
-  signal_id: number;
-  hour: number;
-  n: number;
-  has_minutes: number;
-  samples: ArrayBuffer | null;
-  [key: string]: SqlStorageValue;
-};
-
 /**
  * Who sends an ingestion, for the machine-state detection that runs on the samples
  * (src/machine-state/, docs/machine-state.md): the machine, and whether the signal is its
@@ -120,17 +103,6 @@ type StoredBlock = {
   [key: string]: SqlStorageValue;
 };
 
-/** The archive of a store, as the operator's diagnostics and the benchmark see it. */
-export interface ArchiveStatus {
-  objects: ArchiveObject[];
-  /** Hours (blocks) holding their samples in the store, and archived hours without them. */
-  hotHours: number;
-  archivedHours: number;
-  /** Hours of days past the hot window whose samples are not (or no longer exactly) in the archive. */
-  dueHours: number;
-  databaseSize: number;
-}
-
 export class SignalStore extends DurableObject<Env> {
   /** Whether an alarm is known to be set (saves a storage read per ingestion). */
   private alarmSet = false;
@@ -140,15 +112,7 @@ export class SignalStore extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     sql.exec(SCHEMA);
-    sql.exec(ARCHIVE_SCHEMA);
-    const columns = [
-      ...sql.exec("SELECT * FROM blocks LIMIT 0").columnNames,
-      ...sql.exec("SELECT * FROM settings LIMIT 0").columnNames,
-    ];
-    for (const statement of ARCHIVE_COLUMNS) {
-      const column = statement.split(" ")[5] ?? "";
-      if (!columns.includes(column)) sql.exec(statement);
-    }
+    SignalArchive.migrate(sql);
     this.archive = new SignalArchive(sql, env.HISTORY, (work) => ctx.blockConcurrencyWhile(work));
   }
 
@@ -342,7 +306,7 @@ export class SignalStore extends DurableObject<Env> {
       .toArray() as BlockRow[];
     const needed = rows.filter((row) => needsArchivedSamples(row, { from, to }, mode));
     if (needed.length === 0) return rows;
-    const samples = await this.archive.samplesOf(
+    const samples = await this.archive.reader.samplesOf(
       signalId,
       needed.map((row) => ({ hour: row.hour, archiveId: Number(row.archive_id) })),
     );
@@ -352,27 +316,7 @@ export class SignalStore extends DurableObject<Env> {
 
   /** The archive's objects and how many hours are hot, archived or due (diagnostics). */
   archiveStatus(): ArchiveStatus {
-    const sql = this.ctx.storage.sql;
-    const hotWindowMs = this.archive.settings()?.hotWindowMs;
-    const counts = sql
-      .exec<{ hot: number; archived: number; due: number }>(
-        `SELECT COALESCE(SUM(samples IS NOT NULL), 0) AS hot,
-           COALESCE(SUM(samples IS NULL AND archive_id IS NOT NULL), 0) AS archived,
-           COALESCE(SUM(samples IS NOT NULL AND (archive_id IS NULL OR archive_stale = 1)
-             AND hour < ?), 0) AS due
-         FROM blocks`,
-        hotWindowMs === undefined
-          ? Number.NEGATIVE_INFINITY
-          : archivableBefore(Date.now(), hotWindowMs),
-      )
-      .one();
-    return {
-      objects: this.archive.objects(),
-      hotHours: Number(counts.hot),
-      archivedHours: Number(counts.archived),
-      dueHours: Number(counts.due),
-      databaseSize: sql.databaseSize,
-    };
+    return archiveStatus(this.ctx.storage.sql, this.archive.settings()?.hotWindowMs);
   }
 
   /** Size of the object's SQLite database, bytes (for the benchmark and capacity figures). */
@@ -381,46 +325,12 @@ export class SignalStore extends DurableObject<Env> {
   }
 
   /**
-   * Removes raw samples of the hours that ended before `now - retention`, keeping each
-   * block's hour and minute rollups (computed from the samples if the block had none).
+   * Removes raw samples of the hours that ended before `now - retention` (retention.ts).
    *
    * @returns the number of blocks pruned (at most `PRUNE_BATCH_BLOCKS`).
    */
   prune(now: number): number {
-    const sql = this.ctx.storage.sql;
-    const setting = sql
-      .exec<{ retention_ms: number | null }>("SELECT retention_ms FROM settings WHERE id = 1")
-      .one();
-    if (setting.retention_ms === null) return 0;
-    const horizon = now - setting.retention_ms;
-    const due = sql
-      .exec<DueBlock>(
-        `SELECT signal_id, hour, n, minutes IS NOT NULL AS has_minutes,
-           CASE WHEN minutes IS NULL THEN samples END AS samples
-         FROM blocks WHERE (samples IS NOT NULL OR archive_id IS NOT NULL)
-           AND hour + ${BLOCK_MS} <= ? LIMIT ?`,
-        horizon,
-        PRUNE_BATCH_BLOCKS,
-      )
-      .toArray();
-    for (const block of due) {
-      if (block.has_minutes || block.samples === null) {
-        sql.exec(
-          "UPDATE blocks SET samples = NULL, archive_id = NULL WHERE signal_id = ? AND hour = ?",
-          block.signal_id,
-          block.hour,
-        );
-        continue;
-      }
-      const { ts, values } = decodeSamples(block.hour, block.n, block.samples);
-      sql.exec(
-        "UPDATE blocks SET minutes = ?, samples = NULL, archive_id = NULL WHERE signal_id = ? AND hour = ?",
-        minuteRollups(block.hour, ts, values).buffer,
-        block.signal_id,
-        block.hour,
-      );
-    }
-    return due.length;
+    return pruneBlocks(this.ctx.storage.sql, now);
   }
 
   /**
