@@ -86,10 +86,12 @@ export interface IngestTarget {
   name: string;
   /** The company's raw-sample retention, days; null = kept forever. */
   retentionDays: number | null;
+  /** The company's hot window, days: older hours move to the archive on R2. */
+  hotWindowDays: number;
 }
 
 /**
- * A live (not deleted) signal by its public id, with its company's retention (the operator
+ * A live (not deleted) signal by its public id, with its company's retention and hot window (the operator
  * API's ingestion: any company, listed or not).
  *
  * @param publicId lower case.
@@ -106,6 +108,7 @@ export function findIngestTarget(
       machineId: signals.machineId,
       name: signals.name,
       retentionDays: companies.signalRetentionDays,
+      hotWindowDays: companies.signalHotWindowDays,
     })
     .from(signals)
     .innerJoin(companies, eq(companies.id, signals.companyId))
