@@ -92,7 +92,13 @@ export const MCP_TOOLS: readonly McpTool[] = [
       ];
       const oee = metrics?.productionMetrics.oee;
       if (metrics) parts.push(oee == null ? "no OEE yet" : `OEE so far ${oee.toFixed(3)}`);
-      if (currentStop) parts.push(`stopped since ${currentStop.stop.startTime}`);
+      if (currentStop) {
+        const reason = currentStop.classification.generalCause.name;
+        parts.push(
+          `stopped since ${currentStop.stop.startTime}, ` +
+            (reason ? `reason: ${reason}` : "reason not given"),
+        );
+      }
       return `${parts.join("; ")}.`;
     },
   }),
