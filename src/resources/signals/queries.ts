@@ -5,6 +5,7 @@
 import { and, asc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type CompanyScope, owned } from "../../db/company-scope";
+import { inJsonList } from "../../db/json-list";
 import { companies, machines, signals } from "../../db/schema";
 
 export interface SignalRow {
@@ -135,11 +136,6 @@ export interface ListedSignal {
   machineUuid: string;
   publicId: string;
   name: string;
-}
-
-/** `column IN (values)`, the values as one JSON parameter (D1 binds at most 100). */
-function inJsonList(column: typeof machines.uuid | typeof signals.publicId, values: string[]): SQL {
-  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 }
 
 /**
