@@ -53,8 +53,8 @@ interface Row {
 interface ReportRow {
   machine: { id: number; name: string };
   shift: { name: string; startTime: string; endTime: string };
-  shiftIndicators: Record<string, number>;
-  productionMetrics: Record<string, number>;
+  shiftIndicators: Record<string, number | null>;
+  productionMetrics: Record<string, number | null>;
 }
 
 /** The SME rows of each asset with their intervals, kinds and automatic rates. */
@@ -201,9 +201,11 @@ function expected(
   const nonProgrammed = lengthOf(stops) / 60_000;
   const noData = available - nonProgrammed - lengthOf(production) / 60_000 - late - early;
   const run = available - (nonProgrammed + late + early + noData);
-  const availability = available > 0 ? run / available : 0;
-  const effectiveness = run > 0 ? ideal / run : 0;
-  const quality = total > 0 ? 1 : 0;
+  // A ratio without a denominator is null (docs/metrics.md); OEE is fully productive time
+  // over the available time (every item is good here), 0 when nothing was made.
+  const availability = available > 0 ? run / available : null;
+  const effectiveness = run > 0 ? ideal / run : null;
+  const quality = total > 0 ? 1 : null;
   return {
     availableTime: available,
     programmedDowntime: 0,
@@ -214,7 +216,7 @@ function expected(
     availability,
     effectiveness,
     quality,
-    oee: availability * effectiveness * quality,
+    oee: available > 0 ? ideal / available : null,
     minutesLostByLowSpeed: Math.max(0, run - ideal),
     minutesLostByLowQuality: 0,
   };
@@ -314,7 +316,12 @@ async function main(): Promise<void> {
     const want = expected(rows.get(asset) ?? [], detected.get(asset) ?? [], speeds, asset, w0, w1);
     const got = { ...row.shiftIndicators, ...row.productionMetrics };
     for (const [field, value] of Object.entries(want)) {
-      const diff = Math.abs(value - (got[field] ?? Number.NaN));
+      const diff =
+        value === null
+          ? got[field] === null
+            ? 0
+            : Number.NaN
+          : Math.abs(value - (got[field] ?? Number.NaN));
       worst = Math.max(worst, Number.isNaN(diff) ? Number.POSITIVE_INFINITY : diff);
       if (!(diff <= TOLERANCE))
         problems.push(`${where} ${field}: CSV ${value}, report ${got[field]}`);
@@ -336,7 +343,7 @@ async function main(): Promise<void> {
     );
     for (const field of ["availability", "effectiveness", "quality", "oee"] as const) {
       console.log(
-        `  ${field}: CSV ${want[field].toFixed(9)}  report ${(sample.productionMetrics[field] ?? Number.NaN).toFixed(9)}`,
+        `  ${field}: CSV ${want[field]?.toFixed(9)}  report ${sample.productionMetrics[field]?.toFixed(9)}`,
       );
     }
   }

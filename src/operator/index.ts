@@ -31,8 +31,8 @@ export function createOperatorApp() {
   app.route("/", operatorShiftsRoutes);
   app.route("/", operatorStopsRoutes);
   app.route("/", operatorStopClassificationsRoutes);
-  app.route("/", operatorStopDetectionRoutes);
   app.route("/", operatorStopCausesRoutes);
+  app.route("/", operatorStopDetectionRoutes);
   app.route("/", operatorRecordIdsRoutes);
   app.route("/", operatorWebhooksRoutes);
   // The list of operator routes is for the operator only, like the routes themselves.
