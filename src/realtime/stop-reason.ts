@@ -56,21 +56,18 @@ function ofMachine(scope: CompanyScope, machineId: number): SQL {
   ) as SQL;
 }
 
-/** The query of the machine's open stop (begun by `now`) that started last. */
+/**
+ * The query of the machine's open stop (begun by `now`) that started last. The plus on the
+ * start, in the condition and in the order, keeps SQLite off the machine's index on starts,
+ * which the order would tempt it to walk: through the whole history when none is open.
+ */
 function openStopQuery(scope: CompanyScope, machineId: number, now: number) {
+  const start = sql`+${stops.startTime}`;
   return scope.db
     .select(stopFacts)
     .from(stops)
-    .where(
-      and(
-        ofMachine(scope, machineId),
-        isNull(stops.endTime),
-        sql`+${stops.startTime} <= ${now}`,
-      ),
-    )
-    // The plus again, in the order too: not the machine's index on starts, which the order
-    // would tempt SQLite to walk, through the machine's whole history when none is open.
-    .orderBy(desc(sql`+${stops.startTime}`), desc(stops.id))
+    .where(and(ofMachine(scope, machineId), isNull(stops.endTime), sql`${start} <= ${now}`))
+    .orderBy(desc(start), desc(stops.id))
     .limit(1);
 }
 
