@@ -46,7 +46,7 @@ const stopFacts = { id: stops.id, machineId: stops.machineId, endTime: stops.end
 /**
  * "This machine's stops that are not deleted", seeking the index on the machine's stop ends
  * (`stops_machine_end_idx`): the unary plus keeps SQLite from the company's indexes, which
- * would read every stop the company ever had (`test/db/indexes.test.ts`).
+ * would read every stop the company ever had (`test/realtime/stop-reason-work.test.ts`).
  */
 function ofMachine(scope: CompanyScope, machineId: number): SQL {
   return and(

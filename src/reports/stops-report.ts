@@ -312,7 +312,7 @@ export async function machineStopsSince(
   const { db } = scope;
   // The unary plus on the company and on the order's start keeps SQLite on the index of the
   // machine's stop ends: the company's indexes, or the machine's on starts (which the order
-  // would tempt it to walk), hold every stop ever (test/db/indexes.test.ts).
+  // would tempt it to walk), hold every stop ever (test/realtime/stop-reason-work.test.ts).
   const newest = [desc(sql`+${stops.startTime}`), desc(stops.id)];
   const ofMachine = (end: SQL) =>
     selectStopsWithClassification(db)
