@@ -240,6 +240,21 @@ export const ROUTE_CASES: Record<string, RouteCase> = {
     }),
   },
 
+  "POST /v1/exports": {
+    body: (w) => ({
+      dataset: "metrics",
+      format: "csv",
+      rowsPerFile: 10_000,
+      filters: {
+        machines: { search: "press", include: [w.machineId] },
+        shifts: { include: [w.shiftId] },
+        startDate: { after: iso(Date.now() - 48 * HOUR) },
+      },
+    }),
+  },
+  "GET /v1/exports/{export_id}": {},
+  "GET /v1/exports/{export_id}/files/{file_name}": {},
+
   "POST /v1/realtime/{machine_id}/sku": {
     body: (w) => ({
       skuId: w.skuId,

@@ -340,8 +340,8 @@ describe("mass assignment", () => {
     );
   });
 
-  it("covers every create, PATCH and realtime write", () => {
-    expect(writes.length).toBe(13);
+  it("covers every create, PATCH and realtime write, and the start of an export", () => {
+    expect(writes.length).toBe(14);
   });
 
   it.each(writes)(
