@@ -12,11 +12,12 @@
  * in another zone (America/New_York). Then it loads the board, enters the key, and checks
  * what a person would: every time is the plant's (the update, the stop, the charts), not
  * the browser's; every machine is shown with its shift (a 24-hour one as such), SKU,
- * operator, production, OEE and stop ("Down since 14:05, reason not given"); the bench is
- * not polled into an error every round; a realtime write through the API shows on the board
- * within 5 s (it follows the company's live events), and so do a stop that ended without a
- * reason ("waiting for its reason") and the reasons a scanner gives
- * (`POST /v1/realtime/{machine_id}/stop-reason`); the keyboard opens a machine, whose power and count plots and OEE per
+ * operator, production, OEE and stop ("Down since 14:05, reason not given"; a machine that
+ * made nothing: "no production", not 0 %); the bench is not polled into an error every round;
+ * a realtime write through the API shows on the board within 5 s (it follows the company's
+ * live events), and so do a stop that ended without a reason ("waiting for its reason") and
+ * the reasons a scanner gives (`POST /v1/realtime/{machine_id}/stop-reason`); the keyboard
+ * opens a machine, whose power and count plots and OEE per
  * shift are drawn; the page fits 390 px and 1,400 px without horizontal scrolling, and no
  * figure breaks across lines; the icon answers; a company without machines says so. It saves screenshots to
  * `docs/board.png` (1,400 px) and `docs/board-phone.png` (390 px).
@@ -338,6 +339,10 @@ async function main(): Promise<void> {
     check(
       true,
       `the capper, whose counter went silent, shows its detected stop: "Down since ${detectedSince}, reason not given"`,
+    );
+    check(
+      /Quality no production/.test(two) && !/Quality 0\.0/.test(two),
+      "machine 2, which made nothing, shows no production for its quality, not 0 %",
     );
     check(
       (await page.locator("[data-machine-id]").count()) === plant.machines.length + 2,
