@@ -1,4 +1,5 @@
 import type { NamedScope } from "../../db/company-scope";
+import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import {
   resolvedOrIssue,
@@ -6,14 +7,53 @@ import {
   resolveOne,
   resolveSkus,
 } from "../nominal-speeds/references";
+import { liveLogIssue, liveLogOwner, refusedLivePatchFields } from "./live-log-owner";
 import { sensorCountOf, startBeforeEnd } from "./log-fields";
 import { type LogInterval, placeLogs, runningShiftIssue } from "./placement";
 import type { ProductionLogPatch } from "./schemas";
-import { findLogCore, type LogChanges, updateLog } from "./update";
+import { findLogCore, type LogChanges, type LogCore, updateLog } from "./update";
 
 /**
- * Applies a patch to the company's live log `id` (lowercase uuid).
+ * A PATCH of a live log, as its owner allows (./live-log-owner.ts): what it counts is
+ * refused, the review fields are written to D1, and the operator is written to D1 and
+ * handed to the machine's realtime object, whose later flushes keep it.
  *
+ * @throws ApiError 422 `running_shift` naming each refused field; 404 when the log is gone.
+ */
+async function patchLiveLog(
+  env: Pick<Env, "REALTIME_MACHINE">,
+  scope: NamedScope,
+  current: LogCore,
+  patch: ProductionLogPatch,
+): Promise<void> {
+  const refused = refusedLivePatchFields(patch);
+  if (refused.length > 0) {
+    throw new ApiError(
+      422,
+      refused.map((field) => liveLogIssue(["body", field], current, "changed")),
+    );
+  }
+  const changes: LogChanges = {};
+  if (patch.isReviewed != null) changes.isReviewed = patch.isReviewed;
+  if (patch.operator !== undefined) changes.operator = patch.operator;
+  if (patch.workOrder !== undefined) changes.workOrder = patch.workOrder;
+  // D1 first: the operator is found or created there, and the object is told its id.
+  const updated = await updateLog(scope, current.id, changes);
+  if (!updated) throw notFound("Production log not found");
+  if (patch.operator !== undefined) {
+    await liveLogOwner(env, scope.companyId, current.machineId).setLogOperator(
+      current.id,
+      updated.operatorId,
+    );
+  }
+}
+
+/**
+ * Applies a patch to the company's log `id` (lowercase uuid), not deleted. A live log
+ * (the running shift's, kept by its realtime object) takes only what its owner allows
+ * (./live-log-owner.ts).
+ *
+ * @param env the bindings (the machine's realtime object, for a live log's operator).
  * @param scope the caller; the log must be of its company.
  * @param id the log's id, lowercase.
  * @param patch the validated body.
@@ -21,12 +61,14 @@ import { findLogCore, type LogChanges, updateLog } from "./update";
  *   422 with the problems of the patch.
  */
 export async function patchLog(
+  env: Pick<Env, "REALTIME_MACHINE">,
   scope: NamedScope,
   id: string,
   patch: ProductionLogPatch,
 ): Promise<void> {
   const current = await findLogCore(scope, id);
   if (!current) throw notFound("Production log not found");
+  if (current.live) return patchLiveLog(env, scope, current, patch);
 
   const issues: ValidationIssue[] = [];
   const [machineResolution, skuResolution] = await Promise.all([

@@ -19,6 +19,7 @@ import {
 import { MAX_LIMIT, pagedResponseSchema, pageEnvelope, pageRequest } from "../../http/pagination";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { createLogs } from "./create";
+import { deleteLog } from "./delete";
 import { findExpandedLogs } from "./expanded";
 import { patchLog } from "./patch";
 import {
@@ -28,7 +29,7 @@ import {
   ProductionLogSchema,
 } from "./schemas";
 import { filterLogs, machinesFilterCanTouch } from "./search";
-import { machineOfLog, softDeleteLog } from "./update";
+import { machineOfLog } from "./update";
 
 /**
  * The read barrier for one log: flushes its machine's realtime object. A log D1
@@ -39,9 +40,10 @@ async function syncLogMachine(
   env: Pick<Env, "DB" | "REALTIME_MACHINE">,
   scope: CompanyScope,
   id: string,
-): Promise<void> {
-  const machineId = await machineOfLog(scope, id);
-  await syncPendingMachines(env, scope, machineId === undefined ? undefined : [machineId]);
+): Promise<{ machineId: number; end: number } | undefined> {
+  const log = await machineOfLog(scope, id);
+  await syncPendingMachines(env, scope, log === undefined ? undefined : [log.machineId]);
+  return log;
 }
 
 const IdParam = z.object({ production_log_id: UuidId("production_log_id") });
@@ -51,6 +53,15 @@ const RUNNING_SHIFT_RULE =
   "`[start, end)` overlaps the shift instance its machine is running at the time of the call " +
   "(`instance.start <= now < instance.end`) is a 422 (`type` `running_shift`) whose `msg` " +
   "points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift.";
+
+const LIVE_LOG_RULE =
+  "**A live log (`live: true`) is its machine's:** the running shift's log, which the " +
+  "machine's realtime object rewrites from its timeline. Deleting it, or changing what it " +
+  "counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), is a 422 " +
+  "(`type` `running_shift`, one issue per field) pointing to `POST /v1/realtime/{machine_id}/sku`; " +
+  "a PATCH of `operator` is applied by the realtime object to its timeline, so it sticks, " +
+  "and `isReviewed` and `workOrder` are the reviewers' own. Once the shift has ended the log " +
+  "is an ordinary one.";
 
 const createRoute = publicRoute("production_logs.create", {
   method: "post",
@@ -149,7 +160,8 @@ const patchRoute = publicRoute("production_logs.update", {
     "The rule applies to a PATCH that changes what the log counts (`type`, `count`, " +
     "`nominalSpeed`, `start`, `end`, `machine`, `sku`), before and after the change: a log can " +
     "neither be moved into nor out of, nor changed inside, the running shift. Reviewing " +
-    "(`isReviewed`) and setting the operator or work order are always allowed.",
+    "(`isReviewed`) and setting the operator or work order are always allowed.\n\n" +
+    LIVE_LOG_RULE,
   request: { params: IdParam, body: objectBody(ProductionLogPatchSchema) },
   responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
@@ -162,7 +174,8 @@ const deleteRoute = publicRoute("production_logs.delete", {
   summary: "Delete a production log",
   description:
     "Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and " +
-    "every report. Success is 204.",
+    "every report, the live figures of its machine's stream included. Success is 204.\n\n" +
+    LIVE_LOG_RULE,
   request: { params: IdParam },
   responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
@@ -191,15 +204,13 @@ export const productionLogsRoutes = createRouter()
     const id = production_log_id.toLowerCase();
     const scope = scopeOf(c);
     await syncLogMachine(c.env, scope, id);
-    await patchLog(scope, id, c.req.valid("json"));
+    await patchLog(c.env, scope, id, c.req.valid("json"));
     return c.body(null, 204);
   })
   .openapi(deleteRoute, async (c) => {
-    const { production_log_id } = c.req.valid("param");
+    const id = c.req.valid("param").production_log_id.toLowerCase();
     const scope = scopeOf(c);
-    await syncLogMachine(c.env, scope, production_log_id.toLowerCase());
-    if (!(await softDeleteLog(scope, production_log_id.toLowerCase()))) {
-      throw notFound("Production log not found");
-    }
+    const log = await syncLogMachine(c.env, scope, id);
+    await deleteLog(c.env, scope, id, log);
     return c.body(null, 204);
   });

@@ -482,7 +482,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a production log
-         * @description Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and every report. Success is 204.
+         * @description Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and every report, the live figures of its machine's stream included. Success is 204.
+         *
+         *     **A live log (`live: true`) is its machine's:** the running shift's log, which the machine's realtime object rewrites from its timeline. Deleting it, or changing what it counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), is a 422 (`type` `running_shift`, one issue per field) pointing to `POST /v1/realtime/{machine_id}/sku`; a PATCH of `operator` is applied by the realtime object to its timeline, so it sticks, and `isReviewed` and `workOrder` are the reviewers' own. Once the shift has ended the log is an ordinary one.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -496,6 +498,8 @@ export interface paths {
          * @description Send only the fields to change: `type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku` (by `id` or `name`), `operator` `{firstName, lastName}` (found by name or created), `workOrder` (a name, found or created) and `isReviewed`. `null` leaves a field as it is, except for `operator` and `workOrder`, where it removes them from the log. An unknown field is a 422. The result must keep `start` < `end`. A new `count` re-derives `sensorCount` with the log's counting factor; a new `start` or `machine` re-derives the shift instance. Success is 204; the next report call reflects the change.
          *
          *     **No production logs for the shift a machine is running now:** a log whose interval `[start, end)` overlaps the shift instance its machine is running at the time of the call (`instance.start <= now < instance.end`) is a 422 (`type` `running_shift`) whose `msg` points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift. The rule applies to a PATCH that changes what the log counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), before and after the change: a log can neither be moved into nor out of, nor changed inside, the running shift. Reviewing (`isReviewed`) and setting the operator or work order are always allowed.
+         *
+         *     **A live log (`live: true`) is its machine's:** the running shift's log, which the machine's realtime object rewrites from its timeline. Deleting it, or changing what it counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), is a 422 (`type` `running_shift`, one issue per field) pointing to `POST /v1/realtime/{machine_id}/sku`; a PATCH of `operator` is applied by the realtime object to its timeline, so it sticks, and `isReviewed` and `workOrder` are the reviewers' own. Once the shift has ended the log is an ordinary one.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
