@@ -24,7 +24,7 @@ import {
 } from "./stop-classifications-queries";
 
 const CauseName = z
-  .object({ name: z.string().trim().min(1).max(200) })
+  .object({ name: z.string().trim().regex(/\S/, "Must not be blank").max(200) })
   .strict()
   .nullish();
 

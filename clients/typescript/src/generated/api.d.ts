@@ -1079,13 +1079,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1103,7 +1103,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1204,13 +1204,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1228,7 +1228,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1316,13 +1316,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1340,7 +1340,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1392,6 +1392,10 @@ export interface components {
             id?: number | null;
             /** @description Exact machine name; 422 when several machines share it. */
             name?: string | null;
+        } | {
+            id: number;
+        } | {
+            name: string;
         };
         /** @description A SKU of the company (archived ones included), by `id` or by `name` (if both, they must agree). */
         SkuRef: {
@@ -1399,6 +1403,10 @@ export interface components {
             id?: string | null;
             /** @description Exact SKU `name` or `sku` code; 422 when it designates several SKUs. */
             name?: string | null;
+        } | {
+            id: string;
+        } | {
+            name: string;
         };
         NominalSpeedPage: {
             /** @description Rows matching the filters. */
@@ -1462,13 +1470,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1486,7 +1494,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1499,19 +1507,35 @@ export interface components {
             /** @description SKU units per sensor pulse, > 0; absent or null = unchanged. */
             countingFactor?: number | null;
             /** @description The machine, by `id` or `name`; absent or null = unchanged. */
-            machine?: {
+            machine?: (({
                 /** @description Machine id. */
                 id?: number | null;
                 /** @description Exact machine name; 422 when several machines share it. */
                 name?: string | null;
-            } | null;
+            } | {
+                id: number;
+            } | {
+                name: string;
+            }) | null) | {
+                id: number;
+            } | {
+                name: string;
+            };
             /** @description The SKU, by `id` or `name`; absent or null = unchanged. */
-            sku?: {
+            sku?: (({
                 /** @description SKU id (uuid). */
                 id?: string | null;
                 /** @description Exact SKU `name` or `sku` code; 422 when it designates several SKUs. */
                 name?: string | null;
-            } | null;
+            } | {
+                id: string;
+            } | {
+                name: string;
+            }) | null) | {
+                id: string;
+            } | {
+                name: string;
+            };
         };
         ProductionLog: {
             /** Format: uuid */
@@ -1600,13 +1624,13 @@ export interface components {
             /**
              * Format: date-time
              * @description Start of the interval (included).
-             * @example 2026-03-02T06:00:00Z
+             * @example 2022-09-05T08:00:00Z
              */
             start: string;
             /**
              * Format: date-time
              * @description End of the interval (excluded); after `start`.
-             * @example 2026-03-02T06:00:00Z
+             * @example 2022-09-05T09:00:00Z
              */
             end: string;
             /** @description Items produced in the interval, in the SKU's unit; integer >= 0. Absent or null: measured, as the realtime logs are: `sensorCount` (when not given) is the sum of the machine's `count` signal samples in [`start`, `end`), rounded, and `count = sensorCount x countingFactor`, rounded; 0 when the machine has no `count` signal. */
@@ -1697,13 +1721,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1733,13 +1757,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1784,13 +1808,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1808,7 +1832,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1828,29 +1852,45 @@ export interface components {
             /**
              * Format: date-time
              * @description Absent or null = unchanged.
-             * @example 2026-03-02T06:00:00Z
+             * @example 2022-09-05T08:00:00Z
              */
             start?: string;
             /**
              * Format: date-time
              * @description Absent or null = unchanged.
-             * @example 2026-03-02T06:00:00Z
+             * @example 2022-09-05T09:00:00Z
              */
             end?: string;
             /** @description A machine of the company, by `id` or by `name`; absent or null = unchanged. */
-            machine?: {
+            machine?: (({
                 /** @description Machine id. */
                 id?: number | null;
                 /** @description Exact machine name; 422 when several machines share it. */
                 name?: string | null;
-            } | null;
+            } | {
+                id: number;
+            } | {
+                name: string;
+            }) | null) | {
+                id: number;
+            } | {
+                name: string;
+            };
             /** @description A SKU of the company, by `id` or by `name`; absent or null = unchanged. */
-            sku?: {
+            sku?: (({
                 /** @description SKU id (uuid). */
                 id?: string | null;
                 /** @description Exact SKU `name` or `sku` code; 422 when it designates several SKUs. */
                 name?: string | null;
-            } | null;
+            } | {
+                id: string;
+            } | {
+                name: string;
+            }) | null) | {
+                id: string;
+            } | {
+                name: string;
+            };
             /** @description Found by name or created; null removes the operator from the log. */
             operator?: {
                 firstName: string;
@@ -1997,13 +2037,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2033,13 +2073,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2176,13 +2216,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2212,13 +2252,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2248,13 +2288,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2272,7 +2312,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -2363,13 +2403,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2399,13 +2439,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2592,13 +2632,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2628,13 +2668,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2672,7 +2712,10 @@ export interface components {
             };
         };
         RealtimeSkuWrite: {
-            /** @description The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU. */
+            /**
+             * @description The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU.
+             * @example a1000000-0000-4000-8000-000000000001
+             */
             skuId?: string | null;
             /** @description The SKU by name: its exact `name` or `sku` code (422 when several match). */
             sku?: string | null;
@@ -2685,19 +2728,33 @@ export interface components {
             /**
              * Format: date-time
              * @description When the machine starts on this SKU; default: the moment the write is applied. Must be inside the running shift instance.
-             * @example 2026-03-02T06:00:00Z
              */
             start?: string;
             /**
              * Format: date-time
              * @description When it stops (after `start`); default: open, until the next SKU write or the end of the instance. Clipped to the instance.
-             * @example 2026-03-02T06:00:00Z
              */
             end?: string;
             /** @description Custom field values keyed by field id, stored and shown as given. */
             custom?: {
                 [key: string]: unknown;
             } | null;
+        } | {
+            skuId: unknown;
+        } | {
+            sku: unknown;
+        } | {
+            simpleWorkOrderId: unknown;
+        } | {
+            simpleWorkOrderName: unknown;
+        } | {
+            quantity: unknown;
+        } | {
+            start: unknown;
+        } | {
+            end: unknown;
+        } | {
+            custom: unknown;
         };
         RealtimeOperatorWrite: {
             /**
@@ -3268,7 +3325,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3830,7 +3887,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4028,7 +4085,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4277,7 +4334,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4837,7 +4894,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5035,7 +5092,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5284,7 +5341,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5844,7 +5901,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6042,7 +6099,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6291,7 +6348,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6858,7 +6915,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7056,7 +7113,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7305,7 +7362,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7906,7 +7963,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8120,7 +8177,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9638,7 +9695,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9886,7 +9943,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
