@@ -50,21 +50,21 @@ export const REALTIME_LOG_COLUMNS = [
 export const REVIEW_LOG_COLUMNS = ["is_reviewed", "work_order_id", "deleted_at"] as const;
 
 /** Who applies each PATCH field of a live log. */
-type LivePatchOwner = "refused" | "realtime" | "review";
+type LivePatchOwner = "counting" | "realtime" | "review";
 
 /**
  * Every PATCH field, classified (a new field of the PATCH body does not compile until it
- * is classified here): what the log counts is the realtime object's and is refused; the
- * operator is applied by the object; the review fields go to D1.
+ * is classified here): what the log counts (`counting`) is the realtime object's and is
+ * refused; the operator is applied by the object; the review fields go to D1.
  */
 export const LIVE_LOG_PATCH_FIELDS = {
-  type: "refused",
-  count: "refused",
-  nominalSpeed: "refused",
-  start: "refused",
-  end: "refused",
-  machine: "refused",
-  sku: "refused",
+  type: "counting",
+  count: "counting",
+  nominalSpeed: "counting",
+  start: "counting",
+  end: "counting",
+  machine: "counting",
+  sku: "counting",
   operator: "realtime",
   workOrder: "review",
   isReviewed: "review",
@@ -73,15 +73,16 @@ export const LIVE_LOG_PATCH_FIELDS = {
 type PatchField = keyof typeof LIVE_LOG_PATCH_FIELDS;
 
 /**
- * The fields of a PATCH that a live log refuses: those given (not absent; `null` is
- * "unchanged" for them) that the realtime object owns.
+ * The fields of a PATCH that change what the log counts: those given (not absent; `null`
+ * is "unchanged" for them) of the `counting` class. A live log refuses them; for any
+ * other log they are what the running-shift rule applies to.
  *
  * @param patch the validated body.
- * @returns the refused fields, in the body's order; empty when the PATCH may proceed.
+ * @returns the fields, in the order of `LIVE_LOG_PATCH_FIELDS`; empty when none is given.
  */
-export function refusedLivePatchFields(patch: ProductionLogPatch): PatchField[] {
+export function countingFieldsOf(patch: ProductionLogPatch): PatchField[] {
   return (Object.keys(LIVE_LOG_PATCH_FIELDS) as PatchField[]).filter(
-    (field) => LIVE_LOG_PATCH_FIELDS[field] === "refused" && patch[field] != null,
+    (field) => LIVE_LOG_PATCH_FIELDS[field] === "counting" && patch[field] != null,
   );
 }
 

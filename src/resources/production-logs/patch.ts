@@ -1,15 +1,16 @@
 import type { NamedScope } from "../../db/company-scope";
 import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { noUnendedStored, unendedStored } from "../../shifts/unended";
 import {
   resolvedOrIssue,
   resolveMachines,
   resolveOne,
   resolveSkus,
 } from "../nominal-speeds/references";
-import { liveLogIssue, liveLogOwner, refusedLivePatchFields } from "./live-log-owner";
+import { countingFieldsOf, liveLogIssue, liveLogOwner } from "./live-log-owner";
 import { sensorCountOf, startBeforeEnd } from "./log-fields";
-import { type LogInterval, placeLogs, runningShiftIssue } from "./placement";
+import { type LogInterval, placeLogs, unendedShiftIssue } from "./placement";
 import type { ProductionLogPatch } from "./schemas";
 import { findLogCore, type LogChanges, type LogCore, updateLog } from "./update";
 
@@ -26,7 +27,7 @@ async function patchLiveLog(
   current: LogCore,
   patch: ProductionLogPatch,
 ): Promise<void> {
-  const refused = refusedLivePatchFields(patch);
+  const refused = countingFieldsOf(patch);
   if (refused.length > 0) {
     throw new ApiError(
       422,
@@ -93,19 +94,12 @@ export async function patchLog(
   if (issues.length > 0) throw new ApiError(422, issues);
 
   const target = machine ?? { id: current.machineId, name: current.machineName };
-  const changesCounting = [
-    patch.type,
-    patch.count,
-    patch.nominalSpeed,
-    patch.start,
-    patch.end,
-    patch.machine,
-    patch.sku,
-  ].some((v) => v != null);
+  const changesCounting = countingFieldsOf(patch).length > 0;
   const replace = target.id !== current.machineId || start !== current.start;
   const changes: LogChanges = {};
+  const now = Date.now();
+  const after: LogInterval = { machineId: target.id, start, end };
   if (changesCounting || replace) {
-    const after: LogInterval = { machineId: target.id, start, end };
     const before: LogInterval = {
       machineId: current.machineId,
       start: current.start,
@@ -115,18 +109,20 @@ export async function patchLog(
       scope,
       replace ? [after] : [],
       changesCounting ? [after, before] : [],
-      Date.now(),
+      now,
     );
-    const [intoRunning, fromRunning] = conflicts;
-    if (intoRunning) {
-      throw new ApiError(422, [runningShiftIssue(["body"], target, intoRunning)]);
-    }
-    if (fromRunning) {
+    const [into, from] = conflicts;
+    // The result must lie in shifts that have ended; and a log already in the running
+    // shift (written before it was defined) is counted by its live figures: it keeps what
+    // it counts until the shift ends (it can be deleted).
+    if (into) throw new ApiError(422, [unendedShiftIssue(["body"], target, into, now)]);
+    if (from && from.start <= now) {
       throw new ApiError(422, [
-        runningShiftIssue(
+        unendedShiftIssue(
           ["body"],
           { id: current.machineId, name: current.machineName },
-          fromRunning,
+          from,
+          now,
         ),
       ]);
     }
@@ -145,7 +141,14 @@ export async function patchLog(
   if (patch.isReviewed != null) changes.isReviewed = patch.isReviewed;
   if (patch.operator !== undefined) changes.operator = patch.operator;
   if (patch.workOrder !== undefined) changes.workOrder = patch.workOrder;
-  if (!(await updateLog(scope, id, changes))) {
+  // The rule again, in the update itself (see insertLogs): one step with the write.
+  const guard = changesCounting ? noUnendedStored(scope, [after], now) : undefined;
+  if (!(await updateLog(scope, id, changes, guard))) {
+    const [stored] = guard ? await unendedStored(scope.db, scope, [after], now) : [null];
+    if (stored) throw new ApiError(422, [unendedShiftIssue(["body"], target, stored, now)]);
+    if (guard && (await findLogCore(scope, id))) {
+      throw new ApiError(409, "A shift of this machine changed meanwhile; retry the call");
+    }
     throw notFound("Production log not found");
   }
 }

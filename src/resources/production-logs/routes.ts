@@ -13,6 +13,7 @@ import { notFound } from "../../http/errors";
 import {
   BARRIER_RESPONSE,
   createRouter,
+  ErrorSchema,
   jsonResponse,
   NOT_FOUND_RESPONSE,
 } from "../../http/openapi";
@@ -49,10 +50,15 @@ async function syncLogMachine(
 const IdParam = z.object({ production_log_id: UuidId("production_log_id") });
 
 const RUNNING_SHIFT_RULE =
-  "**No production logs for the shift a machine is running now:** a log whose interval " +
-  "`[start, end)` overlaps the shift instance its machine is running at the time of the call " +
-  "(`instance.start <= now < instance.end`) is a 422 (`type` `running_shift`) whose `msg` " +
-  "points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift.";
+  "**Production logs only for shifts that have ended:** a log whose interval `[start, end)` " +
+  "overlaps a shift instance of its machine that has not ended at the time of the call " +
+  "(`instance.end > now`) is a 422: `running_shift` for the instance the machine is running " +
+  "now (`instance.start <= now < instance.end`; the spec's rule, whose `msg` points to " +
+  "`POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift), `future_shift` " +
+  "for one that has not started (when it runs, the realtime logs record it). The rule is " +
+  "checked again in the statement that writes the logs, so a shift that starts or is defined " +
+  "meanwhile cannot slip in between; should the shift plan change between the two checks the " +
+  "call writes nothing and answers 409 (retry it).";
 
 const LIVE_LOG_RULE =
   "**A live log (`live: true`) is its machine's:** the running shift's log, which the " +
@@ -62,6 +68,15 @@ const LIVE_LOG_RULE =
   "a PATCH of `operator` is applied by the realtime object to its timeline, so it sticks, " +
   "and `isReviewed` and `workOrder` are the reviewers' own. Once the shift has ended the log " +
   "is an ordinary one.";
+
+const SHIFT_CHANGED_RESPONSE = {
+  409: jsonResponse(
+    ErrorSchema,
+    "A shift instance of the log's machine was stored between the check of the rule above and " +
+      "the write, and the shift plan read for the check did not know it: nothing was written.",
+    { detail: "A shift of these machines changed meanwhile; retry the call" },
+  ),
+} as const;
 
 const createRoute = publicRoute("production_logs.create", {
   method: "post",
@@ -89,6 +104,7 @@ const createRoute = publicRoute("production_logs.create", {
   request: { body: arrayBody(ProductionLogCreateSchema) },
   responses: {
     200: jsonResponse(z.array(ProductionLogSchema), "The created production logs."),
+    ...SHIFT_CHANGED_RESPONSE,
   },
 });
 
@@ -104,7 +120,7 @@ const filterRoute = publicRoute("production_logs.read", {
     "- `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);\n" +
     "- `skus`: `search` (fuzzy on the SKU code or name), `include`/`exclude` (SKU ids);\n" +
     "- `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} " +
-    "(inclusive), `equal`;\n" +
+    "(the half-open window `[start, end)`), `equal`;\n" +
     "- `count`: `greaterThan`, `greaterThanOrEqual`, `lessThan`, `lessThanOrEqual`, `equal`, " +
     "`notEqual`;\n" +
     "- `isReviewed` (boolean), `type` (`correct`, `defects`, `total`).\n\n" +
@@ -158,12 +174,19 @@ const patchRoute = publicRoute("production_logs.update", {
     "with the log's counting factor; a new `start` or `machine` re-derives the shift instance. " +
     `Success is 204; the next report call reflects the change.\n\n${RUNNING_SHIFT_RULE} ` +
     "The rule applies to a PATCH that changes what the log counts (`type`, `count`, " +
-    "`nominalSpeed`, `start`, `end`, `machine`, `sku`), before and after the change: a log can " +
-    "neither be moved into nor out of, nor changed inside, the running shift. Reviewing " +
-    "(`isReviewed`) and setting the operator or work order are always allowed.\n\n" +
+    "`nominalSpeed`, `start`, `end`, `machine`, `sku`): the log as changed must lie in shifts " +
+    "that have ended, and a log already in the running shift (written before the shift was " +
+    "defined) keeps what it counts until the shift ends, as the stream counts it (it can be " +
+    "deleted). Reviewing (`isReviewed`) and setting the operator or work order are always " +
+    "allowed.\n\n" +
     LIVE_LOG_RULE,
   request: { params: IdParam, body: objectBody(ProductionLogPatchSchema) },
-  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
+  responses: {
+    204: { description: "Updated." },
+    ...NOT_FOUND_RESPONSE,
+    ...SHIFT_CHANGED_RESPONSE,
+    ...BARRIER_RESPONSE,
+  },
 });
 
 const deleteRoute = publicRoute("production_logs.delete", {

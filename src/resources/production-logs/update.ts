@@ -5,7 +5,7 @@
  * scoped to a company and ignores deleted logs.
  */
 
-import { and, eq } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { type CompanyScope, owned, softDelete } from "../../db/company-scope";
@@ -96,13 +96,16 @@ export interface LogChanges {
  * Updates a live log (only the fields given), finding or creating its
  * operator and work order in the same batch.
  *
+ * @param guard a condition the update (and the operator and work order it creates)
+ *   also requires, checked in the same statements (the rule of shifts that have ended).
  * @returns the log's operator id after the update, or null when the log does not exist
- *   for this company (or is deleted).
+ *   for this company (or is deleted), or `guard` does not hold.
  */
 export async function updateLog(
   scope: CompanyScope,
   id: string,
   changes: LogChanges,
+  guard?: SQL,
 ): Promise<{ operatorId: number | null } | null> {
   const { db, companyId } = scope;
   const now = Date.now();
@@ -117,11 +120,11 @@ export async function updateLog(
   const update = db
     .update(productionLogs)
     .set(set)
-    .where(and(liveLog(companyId), eq(productionLogs.id, id)))
+    .where(and(liveLog(companyId), eq(productionLogs.id, id), guard))
     .returning({ operatorId: productionLogs.operatorId });
   // The operator and work order are found or created first, so that the update's
   // sub-selects see them; the update is last and its result tells whether the log exists.
-  const references = referenceStatements(scope, [{ operator, workOrder }], now);
+  const references = referenceStatements(scope, [{ operator, workOrder }], now, guard);
   const [first, ...rest]: BatchItem<"sqlite">[] = [...references, update];
   if (!first) return null;
   const results: unknown[] = await db.batch([first, ...rest]);
