@@ -33,7 +33,10 @@ export function textInteger(min: number, max: number) {
     .union([
       // A JSON number where the same schema reads a tool's arguments (MCP: src/mcp/tool.ts).
       z.number(),
-      z.string().regex(/^-?\d{1,16}$/, "Input should be a valid integer").transform(Number),
+      z
+        .string()
+        .regex(/^-?\d{1,16}$/, "Input should be a valid integer")
+        .transform(Number),
     ])
     .pipe(z.number().int().min(min).max(max))
     .openapi({ type: "integer", minimum: min, maximum: max });

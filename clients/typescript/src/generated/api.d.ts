@@ -2959,13 +2959,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -2995,13 +2995,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3046,13 +3046,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3070,7 +3070,7 @@ export interface components {
                 syncAfter?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     updatedAt: string;
@@ -3136,13 +3136,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3172,13 +3172,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3208,13 +3208,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3232,7 +3232,7 @@ export interface components {
                 syncAfter?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     updatedAt: string;
@@ -3292,13 +3292,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3328,13 +3328,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3400,13 +3400,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3436,13 +3436,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3654,9 +3654,9 @@ export interface components {
         RealtimeStopReason: {
             /** @description The stop to give the reason to: one of the machine's recent stops (open, or ended less than 24 hours ago). Default: the machine's current stop (the open stop that started last). */
             stopId?: number | null;
-            generalCause: components["schemas"]["StopCauseRef"] & unknown;
+            generalCause: components["schemas"]["StopCauseChoice"];
             /** @description The specific cause, from the company's catalog; null or absent = none. */
-            specificCause?: {
+            specificCause?: (({
                 /**
                  * Format: uuid
                  * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
@@ -3664,9 +3664,17 @@ export interface components {
                 id?: string | null;
                 /** @description The cause's exact name (after trimming). */
                 name?: string | null;
-            } | null;
+            } | {
+                id: string;
+            } | {
+                name: string;
+            }) | null) | {
+                id: string;
+            } | {
+                name: string;
+            };
             /** @description The component, from the company's catalog; null or absent = none. */
-            component?: {
+            component?: (({
                 /**
                  * Format: uuid
                  * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
@@ -3674,9 +3682,31 @@ export interface components {
                 id?: string | null;
                 /** @description The cause's exact name (after trimming). */
                 name?: string | null;
-            } | null;
+            } | {
+                id: string;
+            } | {
+                name: string;
+            }) | null) | {
+                id: string;
+            } | {
+                name: string;
+            };
             /** @description Free text, as given; null or absent = none. */
             description?: string | null;
+        };
+        /** @description The general cause, from the company's catalog (required). */
+        StopCauseChoice: {
+            /**
+             * Format: uuid
+             * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
+             */
+            id?: string | null;
+            /** @description The cause's exact name (after trimming). */
+            name?: string | null;
+        } | {
+            id: string;
+        } | {
+            name: string;
         };
         RealtimeStops: {
             machine: {
@@ -10047,7 +10077,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11806,7 +11836,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
