@@ -23,6 +23,7 @@ const BENCHES = [
   "webhooks.ts",
   "events.ts",
   "d1-load.ts",
+  "detection.ts",
 ];
 
 const failed: string[] = [];
