@@ -113,6 +113,19 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   // No `start`: the SKU runs from the moment of the call.
   setRealtimeSku: { body: { skuId: R.sku } },
   addRealtimeOperator: { bodyProperties: { operatorId: EXAMPLE_OPERATOR_ID, start: null } },
+  // The example machine's power over the example day; the export's id comes from its answer.
+  createExport: {
+    body: {
+      dataset: "signals",
+      format: "parquet",
+      filters: {
+        signals: [EXAMPLE_SIGNAL_ID],
+        start_time: EXAMPLE_WINDOW.start,
+        end_time: EXAMPLE_WINDOW.end,
+        agg_unit: "m",
+      },
+    },
+  },
 };
 
 /** The parts of an OpenAPI document this module reads and writes. */
