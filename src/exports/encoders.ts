@@ -22,6 +22,8 @@ export interface FileEncoder {
   write(batch: ColumnBatch): Promise<void>;
   /** Writes what is buffered and the file's end. */
   finish(): Promise<void>;
+  /** Bytes the encoder holds for the file (its output buffer), for the memory figures. */
+  heldBytes(): number;
 }
 
 /** The file name extension and media type of each format. */
@@ -46,6 +48,9 @@ function csvCell(value: unknown, type: ColumnType): unknown {
 
 const encoder = new TextEncoder();
 
+/** Rows of a CSV batch written at once: about a megabyte of text. */
+const CSV_SLICE_ROWS = 10_000;
+
 /** CSV: a header row with the dotted column names, then each batch's records. */
 class CsvEncoder implements FileEncoder {
   constructor(
@@ -58,15 +63,22 @@ class CsvEncoder implements FileEncoder {
   }
 
   async write(batch: ColumnBatch): Promise<void> {
-    if (batch.length === 0) return;
-    const records: unknown[][] = new Array(batch.length);
-    for (let i = 0; i < batch.length; i++) {
-      records[i] = this.columns.map((c, j) => csvCell(batch.columns[j]?.[i], c.type));
+    // In slices: a signal batch of 100,000 points is about 11 MB of text at once.
+    for (let from = 0; from < batch.length; from += CSV_SLICE_ROWS) {
+      const to = Math.min(batch.length, from + CSV_SLICE_ROWS);
+      const records: unknown[][] = new Array(to - from);
+      for (let i = from; i < to; i++) {
+        records[i - from] = this.columns.map((c, j) => csvCell(batch.columns[j]?.[i], c.type));
+      }
+      await this.sink.push(encoder.encode(csvRecords(records)));
     }
-    await this.sink.push(encoder.encode(csvRecords(records)));
   }
 
   async finish(): Promise<void> {}
+
+  heldBytes(): number {
+    return 0;
+  }
 }
 
 /** A Parquet schema element per column type: OPTIONAL (a nested object may be null). */
@@ -191,6 +203,10 @@ class ParquetEncoder implements FileEncoder {
     const rows = this.pendingRows;
     this.pendingRows = 0;
     await this.parquet.write({ columnData, rowGroupSize: rows });
+  }
+
+  heldBytes(): number {
+    return this.writer.buffer.byteLength;
   }
 
   async finish(): Promise<void> {
