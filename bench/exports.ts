@@ -341,10 +341,13 @@ async function main(): Promise<void> {
         rows: SIGNAL_DAYS * 86_400,
       },
     ];
+    // BENCH_EXPORTS_CASES=signals (or metrics) runs one case only, to compare a change.
+    const only = process.env.BENCH_EXPORTS_CASES;
+    const selected = cases.filter((c) => !only || c.body.dataset.startsWith(only));
     const lines: string[] = [];
     const memoryLines: string[] = [];
     const misses: string[] = [];
-    for (const c of cases) {
+    for (const c of selected) {
       // The floor twice (the first also warms the reads' caches), the best kept.
       const floors = [
         await runFloor(key, companyId, c.body, pgid),
