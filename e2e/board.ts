@@ -6,13 +6,18 @@
  * Against its own local Worker (fresh state, see stack.ts), it builds a plant in
  * Europe/Rome through the operator and public APIs: two machines running a 24-hour shift,
  * with `power` and `count` samples over the last 24 hours, a SKU write and an operator on
- * the first, an open stop on the second, and a bench that runs no shift. The browser runs
+ * the first, an open stop on the second, a third whose counter has said no pieces for 12
+ * minutes (a detected stop, which nobody recorded), a catalog of stop causes, and a bench
+ * that runs no shift. The browser runs
  * in another zone (America/New_York). Then it loads the board, enters the key, and checks
  * what a person would: every time is the plant's (the update, the stop, the charts), not
  * the browser's; every machine is shown with its shift (a 24-hour one as such), SKU,
- * operator, production, OEE and stop; the bench is not polled into an error every round; a
- * realtime write through the API shows on the board within 5 s (it follows the company's
- * live events); the keyboard opens a machine, whose power and count plots and OEE per
+ * operator, production, OEE and stop ("Down since 14:05, reason not given"; a machine that
+ * made nothing: "no production", not 0 %); the bench is not polled into an error every round;
+ * a realtime write through the API shows on the board within 5 s (it follows the company's
+ * live events), and so do a stop that ended without a reason ("waiting for its reason") and
+ * the reasons a scanner gives (`POST /v1/realtime/{machine_id}/stop-reason`); the keyboard
+ * opens a machine, whose power and count plots and OEE per
  * shift are drawn; the page fits 390 px and 1,400 px without horizontal scrolling, and no
  * figure breaks across lines; the icon answers; a company without machines says so. It saves screenshots to
  * `docs/board.png` (1,400 px) and `docs/board-phone.png` (390 px).
@@ -67,6 +72,9 @@ interface Plant {
   skus: { id: string; sku: string }[];
   /** When the second machine's stop began, ms. */
   stopStart: number;
+  /** A running machine whose count signal says no pieces since `detectedStart`. */
+  capper: { id: number; name: string };
+  detectedStart: number;
 }
 
 /** A company of its own with a key and no machine at all. */
@@ -110,6 +118,7 @@ async function buildPlant(stack: Stack): Promise<Plant> {
             "nominal_speeds.create",
             "operators.create",
           ],
+          // "realtime.write" gives stop reasons too, as a scanner would.
           rateLimit: { requests: 100_000, periodSeconds: 60 },
         },
       ],
@@ -117,20 +126,46 @@ async function buildPlant(stack: Stack): Promise<Plant> {
   );
   if (!apiKey) throw new Error("no key");
   const key = apiKey.key;
-  const [press, filler, bench] = await call<{ id: number; uuid: string; name: string }[]>(
+  const [press, filler, bench, capper] = await call<{ id: number; uuid: string; name: string }[]>(
     stack,
     `/operator/v1/companies/${company.id}/machines`,
-    { body: [{ name: "Press 1" }, { name: "Filler 2" }, { name: "Bench 3" }] },
+    {
+      body: [{ name: "Press 1" }, { name: "Filler 2" }, { name: "Bench 3" }, { name: "Capper 4" }],
+    },
   );
-  if (!press || !filler || !bench) throw new Error("no machines");
+  if (!press || !filler || !bench || !capper) throw new Error("no machines");
   const machines = [press, filler];
   // 24-hour shifts: the instance of today runs now, whatever the hour; the bench has none.
   await call(stack, `/operator/v1/companies/${company.id}/shifts`, {
     body: [
-      { name: "Day", startTime: "00:00", endTime: "00:00", machineIds: [press.id, filler.id] },
+      {
+        name: "Day",
+        startTime: "00:00",
+        endTime: "00:00",
+        machineIds: [press.id, filler.id, capper.id],
+      },
     ],
   });
   const now = Date.now();
+  // The capper's counter, every second: pieces, then none for the last 12 minutes. Nobody
+  // records a stop: the machine tells it (a detected stop, open).
+  const wholeSecond = Math.floor(now / 1000) * 1000;
+  const detectedStart = wholeSecond - 12 * 60_000;
+  const [capperCount] = await call<{ publicId: string }[]>(
+    stack,
+    `/operator/v1/machines/${capper.id}/signals`,
+    { body: [{ name: "count", displayName: "Pieces", kind: "counter" }] },
+  );
+  if (!capperCount) throw new Error("no capper count signal");
+  const capperTimes: string[] = [];
+  const capperValues: number[] = [];
+  for (let t = wholeSecond - 40 * 60_000; t <= wholeSecond; t += 1000) {
+    capperTimes.push(new Date(t).toISOString());
+    capperValues.push(t < detectedStart ? 1 : 0);
+  }
+  await call(stack, `/operator/v1/signals/${capperCount.publicId}/samples`, {
+    body: { timestamps: capperTimes, values: capperValues },
+  });
   for (const machine of machines) {
     const signals = await call<{ publicId: string; name: string }[]>(
       stack,
@@ -182,6 +217,13 @@ async function buildPlant(stack: Stack): Promise<Plant> {
     key,
     body: { operatorId: operator.id, start: hourAgo },
   });
+  await call(stack, `/operator/v1/companies/${company.id}/stop-causes`, {
+    body: [
+      { kind: "generalCause", name: "Material shortage" },
+      { kind: "generalCause", name: "Jam" },
+      { kind: "specificCause", name: "Waiting for cartons" },
+    ],
+  });
   const stopStart = now - 10 * 60_000;
   await call(stack, `/operator/v1/machines/${second.id}/stops`, {
     body: [
@@ -193,7 +235,7 @@ async function buildPlant(stack: Stack): Promise<Plant> {
       },
     ],
   });
-  return { key, machines, bench, skus, stopStart };
+  return { key, machines, bench, skus, stopStart, capper, detectedStart };
 }
 
 function check(condition: unknown, message: string): asserts condition {
@@ -283,12 +325,27 @@ async function main(): Promise<void> {
     check(/Availability \d/.test(one) && /Quality \d/.test(one), "with its three factors");
     check(/\d+\sbottles of \d+ at nominal speed/.test(one), "production against the nominal speed");
     const two = await cardText(page, second.id);
+    const since = wallClock(plant.stopStart, PLANT_ZONE);
     check(
-      two.includes(`Stopped since ${wallClock(plant.stopStart, PLANT_ZONE)}`),
-      `machine 2 shows its open stop since ${wallClock(plant.stopStart, PLANT_ZONE)}, the plant's time`,
+      two.includes(`Down since ${since}, reason not given`),
+      `machine 2 shows "Down since ${since}, reason not given", the plant's time`,
+    );
+    check(one.includes("No open stop, none waiting for a reason"), "machine 1 has no stop to show");
+    const detectedSince = wallClock(plant.detectedStart, PLANT_ZONE);
+    await page
+      .locator(`[data-machine-id="${plant.capper.id}"] [data-field="stop"]`)
+      .filter({ hasText: `Down since ${detectedSince}, reason not given` })
+      .waitFor({ timeout: 10_000 });
+    check(
+      true,
+      `the capper, whose counter went silent, shows its detected stop: "Down since ${detectedSince}, reason not given"`,
     );
     check(
-      (await page.locator("[data-machine-id]").count()) === plant.machines.length + 1,
+      /Quality no production/.test(two) && !/Quality 0\.0/.test(two),
+      "machine 2, which made nothing, shows no production for its quality, not 0 %",
+    );
+    check(
+      (await page.locator("[data-machine-id]").count()) === plant.machines.length + 2,
       "every machine is on the board",
     );
     check(
@@ -318,6 +375,25 @@ async function main(): Promise<void> {
       "the board received the write as a live event",
     );
 
+    // A stop that ended without a reason shows as waiting for it within 5 s (live events).
+    const waitStart = Date.now() - 25 * 60_000;
+    const waitEnd = Date.now() - 5 * 60_000;
+    await call(stack, `/operator/v1/machines/${first.id}/stops`, {
+      body: [
+        {
+          startTime: new Date(waitStart).toISOString(),
+          endTime: new Date(waitEnd).toISOString(),
+          isProgrammed: false,
+        },
+      ],
+    });
+    const waiting = `Stop ${wallClock(waitStart, PLANT_ZONE)}–${wallClock(waitEnd, PLANT_ZONE)} waiting for its reason`;
+    await page
+      .locator(`[data-machine-id="${first.id}"] [data-field="stop"]`)
+      .filter({ hasText: waiting })
+      .waitFor({ timeout: 5_000 });
+    check(true, `machine 1 shows "${waiting}" within 5 s (live events)`);
+
     // A polling round (every 15 s) passes: the bench, which runs no shift, is not asked again.
     await page.waitForTimeout(16_000);
     check(benchNoShift <= 1, `the bench is not polled into a 409 every round (${benchNoShift})`);
@@ -343,6 +419,29 @@ async function main(): Promise<void> {
       `the power chart ends at ${axisEnd}, the plant's time (one of ${lastBuckets.join(", ")})`,
     );
     await page.screenshot({ path: join(PROJECT_ROOT, "docs", "board.png"), fullPage: true });
+
+    // A scanner gives the reasons: the open stop of machine 2, the last stop of machine 1.
+    await call(stack, `/v1/realtime/${second.id}/stop-reason`, {
+      key: plant.key,
+      body: {
+        generalCause: { name: "Material shortage" },
+        specificCause: { name: "Waiting for cartons" },
+      },
+    });
+    await page
+      .locator(`[data-machine-id="${second.id}"] [data-field="stop"]`)
+      .filter({ hasText: `Down since ${since} · Material shortage · Waiting for cartons` })
+      .waitFor({ timeout: 5_000 });
+    check(true, "a reason given at machine 2 shows on its open stop within 5 s");
+    await call(stack, `/v1/realtime/${first.id}/stop-reason`, {
+      key: plant.key,
+      body: { generalCause: { name: "Jam" } },
+    });
+    await page
+      .locator(`[data-machine-id="${first.id}"] [data-field="stop"]`)
+      .filter({ hasText: "No open stop, none waiting for a reason" })
+      .waitFor({ timeout: 5_000 });
+    check(true, "machine 1's stop no longer waits once its reason is given");
     await page.keyboard.press("Escape");
     check(await page.locator("#detail").isHidden(), "Escape closes the machine");
     check(await fitsWidth(page), "fits 1,400 px");

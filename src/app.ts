@@ -43,6 +43,7 @@ import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
 import { operatorAuth } from "./operator/auth";
 import { realtimeRoutes } from "./realtime/routes";
+import { stopReasonRoutes } from "./realtime/stop-reasons/routes";
 import { eventsRoutes } from "./realtime/streams/routes";
 import { reportsRoutes } from "./reports/routes";
 import { machinesRoutes } from "./resources/machines/routes";
@@ -167,6 +168,7 @@ export function createApp() {
   // Before realtimeRoutes: `/v1/realtime/events` is not a `{machine_id}`.
   app.route("/", eventsRoutes);
   app.route("/", realtimeRoutes);
+  app.route("/", stopReasonRoutes);
   // Mounted through a plain Hono app so that the operator routes stay out of the
   // public OpenAPI document (OpenAPIHono.route merges the registries of OpenAPIHono
   // sub-apps); the operator API has its own document at /operator/v1/openapi.json.

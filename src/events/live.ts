@@ -25,9 +25,12 @@ import type { Env } from "../env";
 import { metricsReport } from "../reports/metrics-report";
 import {
   computeProductionMetrics,
-  computeShiftIndicators,
+  OEE_FIGURES,
+  type OeeFigure,
+  type OeeFigures,
   type ProductionMetrics,
 } from "../reports/oee";
+import { computeShiftIndicators } from "../reports/shift-time";
 import { sumCountSignal } from "../resources/signals/count-sums";
 import { runningInstance } from "../shifts/queries";
 import {
@@ -153,16 +156,11 @@ export class LiveState {
   }
 }
 
-/** The six figures of the live `oee` event, out of a report row's `productionMetrics`. */
+/** The figures of the live `oee` event, out of a report row's `productionMetrics`: the OEE figure list. */
 function liveOeeOf(m: ProductionMetrics): LiveOee {
-  return {
-    availability: m.availability,
-    netAvailability: m.netAvailability,
-    effectiveness: m.effectiveness,
-    quality: m.quality,
-    oee: m.oee,
-    netOee: m.netOee,
-  };
+  const figures = {} as LiveOee;
+  for (const figure of Object.keys(OEE_FIGURES) as OeeFigure[]) figures[figure] = m[figure];
+  return figures;
 }
 
 /** The live OEE of one instance from its inputs (the report's functions, at `now`). */
@@ -186,8 +184,8 @@ export interface LiveShift {
   isConsidered: boolean;
 }
 
-/** The OEE figures of the metrics report's `productionMetrics` (fractions). */
-export type LiveOee = Omit<ProductionMetrics, "minutesLostByLowSpeed" | "minutesLostByLowQuality">;
+/** The OEE figures of the metrics report's `productionMetrics` (fractions, null without a denominator). */
+export type LiveOee = OeeFigures;
 
 /** What the stream last emitted, to emit only changes. */
 export interface LiveFigures {

@@ -141,6 +141,10 @@ export async function buildWorld(label = "own"): Promise<World> {
       isProgrammed: false,
     },
   ]);
+  // The catalog of causes a scanner gives a stop's reason from.
+  await operatorJson("POST", `/companies/${co.id}/stop-causes`, [
+    { kind: "generalCause", name: "Jam" },
+  ]);
   const shift = shifts[0];
   if (!speed || !log || !stop || !shift) throw new Error("no plant data");
   // A metrics export, run to its end. Worlds other than "own" export CSV, so that the file

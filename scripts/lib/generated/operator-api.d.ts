@@ -1825,7 +1825,7 @@ export interface paths {
         get?: never;
         /**
          * Classify a stop (create or replace its classification)
-         * @description Replaces the whole classification: an omitted or null field becomes null. Cause names are looked up in the company's catalog (exact, after trimming) or created. Emits `MachineStopClassificationCreated` for a first classification, `...Updated` otherwise.
+         * @description Replaces the whole classification: an omitted or null field becomes null. Cause names are looked up in the company's catalog (exact, after trimming) or created. Emits `MachineStopClassificationCreated` for a first classification, `...Updated` for a changed one, and nothing when the stop already has exactly this classification.
          */
         put: {
             parameters: {
@@ -1999,6 +1999,373 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{company_id}/stop-causes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's catalog of causes
+         * @description Each list by name, at most 1000 each.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The catalog. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StopCauseCatalog"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add causes to the company's catalog
+         * @description The reasons a stop can be given from the machine. A name the list has already (exact, after trimming) is kept with its id, so the call can be repeated. Classifications through `PUT /stops/{stop_id}/classification` add the names they use as well.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Which list of the catalog: `generalCause`, `specificCause` or `component`.
+                         * @enum {string}
+                         */
+                        kind: "generalCause" | "specificCause" | "component";
+                        name: string;
+                    }[];
+                };
+            };
+            responses: {
+                /** @description Each item's cause, in order. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OperatorStopCause"][];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A body whose `Content-Type` is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/machines/{machine_id}/stop-detection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a machine's stop detection
+         * @description The rules the machine's stops are detected with (the defaults until set).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    machine_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The settings in force. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StopDetection"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Set a machine's stop detection
+         * @description Replaces the settings (a field left out takes its default). Detection is on for every machine with a `count` signal from the start; this changes its rules. The last 7 days are evaluated again with the new settings at once (stops appear, move or go, with their stream events); older stops keep the settings they were detected with. An unknown analog signal, or `count`, is a 422.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    machine_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["StopDetection"];
+                };
+            };
+            responses: {
+                /** @description The settings now in force. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StopDetection"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A body whose `Content-Type` is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2888,6 +3255,75 @@ export interface components {
                 id: string | null;
                 name: string | null;
             };
+        };
+        OperatorStopCause: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description Which list of the catalog: `generalCause`, `specificCause` or `component`.
+             * @enum {string}
+             */
+            kind: "generalCause" | "specificCause" | "component";
+            name: string;
+        };
+        /** @description The company's catalog of causes, each list by name (at most 1000 each). The lists are independent: any general cause goes with any specific cause and component. */
+        StopCauseCatalog: {
+            generalCauses: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            specificCauses: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            components: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+        };
+        StopDetection: {
+            /**
+             * @description Whether stops are detected from the machine's signals; default true.
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description Seconds: the shortest stop. A time without pieces (or below the analog threshold) inside planned time that lasts at least this long is a detected stop; a shorter one is speed loss. 60 to 86400; default 300.
+             * @default 300
+             * @example 300
+             */
+            stopThresholdSeconds?: number;
+            /**
+             * @description Seconds: the longest time between two samples that is still one stretch of data. A longer silence is no data, never a stop. Set it above the gateway's sampling period (a 1 Hz gateway can use 10). 1 to 86400; default 300.
+             * @default 300
+             * @example 300
+             */
+            maxSampleGapSeconds?: number;
+            /**
+             * @description Optional: the machine is also down while this signal is below its threshold, even when the count signal is silent for another reason; null for none (default).
+             * @default null
+             */
+            analog?: {
+                /**
+                 * @description The `name` of one of the machine's signals (its lowest-id one that is not deleted), for example `power` or `current`; not `count`, which the count rule reads.
+                 * @example power
+                 */
+                signal: string;
+                /**
+                 * @description Below this value the machine is down. In the signal's own unit (kW for `power`, A for `current`).
+                 * @example 0.5
+                 */
+                threshold: number;
+                /**
+                 * @description The machine is up again from `threshold + hysteresis` on; between the two it keeps its state. In the signal's unit; default 0.
+                 * @default 0
+                 * @example 0.2
+                 */
+                hysteresis?: number;
+            } | null;
         };
         OperatorRecordId: {
             /** @enum {string} */

@@ -449,7 +449,7 @@ export interface paths {
          *
          *     - `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);
          *     - `skus`: `search` (fuzzy on the SKU code or name), `include`/`exclude` (SKU ids);
-         *     - `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} (inclusive), `equal`;
+         *     - `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} (the half-open window `[start, end)`), `equal`;
          *     - `count`: `greaterThan`, `greaterThanOrEqual`, `lessThan`, `lessThanOrEqual`, `equal`, `notEqual`;
          *     - `isReviewed` (boolean), `type` (`correct`, `defects`, `total`).
          *
@@ -519,11 +519,11 @@ export interface paths {
         put?: never;
         /**
          * Metrics report (OEE per machine and shift)
-         * @description One row per machine x shift instance of a definition with `isConsidered = true`, computed as the service's metrics definitions say (times in minutes, ratios as fractions, 0 when a denominator is 0). Every body field is optional and they combine with AND:
+         * @description One row per machine x shift instance of a definition with `isConsidered = true`, computed as the service's metrics definitions say (times in minutes, ratios as fractions, null when a denominator is 0). Every body field is optional and they combine with AND:
          *
          *     - `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);
          *     - `shifts`: `include`/`exclude` (shift definition ids);
-         *     - `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), `before` (strictly), `between` (`start`..`end` inclusive) and `equal`.
+         *     - `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), `before` (strictly), `between` (the half-open window `[start, end)`) and `equal`.
          *
          *     Only instances that have started are listed. Without any date operator: the instances that started in the last 7 days. A filter with no lower bound covers the 7 days before its upper bound; a wider window may be given with both bounds (any length). Ordered by instance start, then machine id. `shift.id` and `shiftIndicators.indicatorId` are the instance id (stable). `limit` is 1 to 100. A change to a stop or a production log shows in the next call.
          *
@@ -547,7 +547,7 @@ export interface paths {
         put?: never;
         /**
          * Stops report
-         * @description One row per stop, with its classification (every field null when unclassified), machine and shift instance (the instance of the machine containing the stop's start, considered or not; null when none). Deleted stops and stops with `isIncludedInStops = false` are left out. Every body field is optional and they combine with AND: `machines` (`search` fuzzy on the name, `include`/`exclude` ids), `stopId` (`include`/`exclude` and numeric comparisons), `startDate` on the stop's start and `endDate` on its end (`after` and `before` strictly, `between` inclusive, `equal`; an open stop matches no `endDate` operator). `durationInMinutes` runs to now for an open stop. Ordered by `startTime`, then id. `limit` is 1 to 100.
+         * @description One row per stop, with its classification (every field null when unclassified), machine and shift instance (the instance of the machine containing the stop's start, considered or not; null when none). Deleted stops and stops with `isIncludedInStops = false` are left out. Every body field is optional and they combine with AND: `machines` (`search` fuzzy on the name, `include`/`exclude` ids), `stopId` (`include`/`exclude` and numeric comparisons), `startDate` on the stop's start and `endDate` on its end (`after` and `before` strictly, `between` the half-open window `[start, end)`, `equal`; an open stop matches no `endDate` operator). `durationInMinutes` runs to now for an open stop. Ordered by `startTime`, then id. `limit` is 1 to 100.
          *
          *     **Required scope:** `reports.read`
          */
@@ -842,6 +842,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/realtime/{machine_id}/stop-reason": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a stop of a machine its reason
+         * @description Gives a stop of the machine its reason: one of its recent stops named by `stopId` (open, or ended less than 24 hours ago), or by default the one a person at the machine means: its open stop (the one that started last), else its last stop (the one that ended last, less than 24 hours ago), so a repeated scan goes to the same stop. The reason is made of causes of the company's catalog, `generalCause` (required), `specificCause` and `component`, each by `id` or exact `name` as `GET /v1/realtime/{machine_id}/stops` lists them, and a free `description`. The whole classification is replaced: an absent cause or description becomes null. A cause the catalog does not have is a 422: a scanner never adds one (the operator API fills the catalog).
+         *
+         *     The classification is the one the stops report, the downtime Pareto and the MCP tools show, and it fires the same events as every classification: the webhook `MachineStopClassificationCreated` for a stop's first reason, `...Updated` for another reason, and the live event `stop.classified`. Giving a stop the reason it already has changes nothing and fires nothing, so a repeated scan is never a second event.
+         *
+         *     **Errors in order:** an unknown machine (404), then a `stopId` that is not a stop of this machine (404), then no stop to give the reason to when no `stopId` is given, or a stop that ended more than 24 hours ago (409), then a cause the catalog does not have (422).
+         *
+         *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
+         *
+         *     **Required scope:** `realtime.write`
+         */
+        post: operations["setRealtimeStopReason"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/realtime/{machine_id}/stops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A machine's recent stops and the causes to give them
+         * @description What a scanner shows before it gives a reason: the machine's recent stops (open, or ended less than 24 hours ago; newest first, at most 100) as rows of the stops report with their classification (all null while a stop waits for its reason), `defaultStopId` (the stop a `stop-reason` write without `stopId` goes to), and the company's catalog of causes.
+         *
+         *     **Required scope:** `realtime.read`
+         */
+        get: operations["getRealtimeStops"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -958,18 +1008,18 @@ export interface components {
             shiftId: number;
             /** @description true on the last figures of an ended shift (equal to its report row). */
             final: boolean;
-            /** @description runTime / availableTime, as in the metrics report's productionMetrics. */
-            availability: number;
-            /** @description runTime / (availableTime - programmedDowntime), as in the metrics report's productionMetrics. */
-            netAvailability: number;
-            /** @description Ideal minutes / runTime, as in the metrics report's productionMetrics. */
-            effectiveness: number;
-            /** @description Good / total count, as in the metrics report's productionMetrics. */
-            quality: number;
-            /** @description availability x effectiveness x quality, as in the metrics report's productionMetrics. */
-            oee: number;
-            /** @description netAvailability x effectiveness x quality, as in the metrics report's productionMetrics. */
-            netOee: number;
+            /** @description runTime / availableTime (a fraction; null when its denominator is 0) */
+            availability: number | null;
+            /** @description runTime / plannedTime (availableTime - programmedDowntime) (a fraction; null when its denominator is 0) */
+            netAvailability: number | null;
+            /** @description ideal minutes / runTime; not clamped (above 1: the nominal speed is too low) (a fraction; null when its denominator is 0) */
+            effectiveness: number | null;
+            /** @description good / total count (a fraction; null when its denominator is 0) */
+            quality: number | null;
+            /** @description availability x effectiveness x quality (good ideal minutes / availableTime) (a fraction; null when its denominator is 0) */
+            oee: number | null;
+            /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
+            netOee: number | null;
         };
         /** @description `reset`: the client is further behind than the stream keeps (or gave an id it never had); the current state, then live events after `lastEventId`. */
         ResetEvent: {
@@ -1151,7 +1201,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1276,7 +1326,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1388,7 +1438,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1534,7 +1584,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1769,7 +1819,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1805,7 +1855,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1856,7 +1906,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2000,27 +2050,27 @@ export interface components {
             unavailableTime: number;
             /** @description Stop time covered by classified stops (minutes) */
             annotatedDowntime: number;
-            /** @description runTime / availableTime (a fraction; 0 when its denominator is 0) */
-            availability: number;
-            /** @description runTime / (availableTime - programmedDowntime) (a fraction; 0 when its denominator is 0) */
-            netAvailability: number;
+            /** @description runTime / availableTime (a fraction; null when its denominator is 0) */
+            availability: number | null;
+            /** @description runTime / plannedTime (availableTime - programmedDowntime) (a fraction; null when its denominator is 0) */
+            netAvailability: number | null;
         };
         ProductionMetrics: {
-            /** @description As in shiftIndicators (a fraction; 0 when its denominator is 0) */
-            availability: number;
-            /** @description As in shiftIndicators (a fraction; 0 when its denominator is 0) */
-            netAvailability: number;
-            /** @description Ideal minutes / runTime; not clamped (above 1 = nominal speed too low). */
-            effectiveness: number;
-            /** @description Good / total count (a fraction; 0 when its denominator is 0) */
-            quality: number;
-            /** @description availability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
-            oee: number;
-            /** @description netAvailability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
-            netOee: number;
+            /** @description runTime / availableTime (a fraction; null when its denominator is 0) */
+            availability: number | null;
+            /** @description runTime / plannedTime (availableTime - programmedDowntime) (a fraction; null when its denominator is 0) */
+            netAvailability: number | null;
+            /** @description ideal minutes / runTime; not clamped (above 1: the nominal speed is too low) (a fraction; null when its denominator is 0) */
+            effectiveness: number | null;
+            /** @description good / total count (a fraction; null when its denominator is 0) */
+            quality: number | null;
+            /** @description availability x effectiveness x quality (good ideal minutes / availableTime) (a fraction; null when its denominator is 0) */
+            oee: number | null;
+            /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
+            netOee: number | null;
             /** @description max(0, runTime - ideal minutes) (minutes) */
             minutesLostByLowSpeed: number;
-            /** @description Ideal minutes x defects / total count (minutes) */
+            /** @description Ideal minutes x defects / total count; 0 without items (minutes) */
             minutesLostByLowQuality: number;
         };
         MetricsReportFilters: {
@@ -2069,7 +2119,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2105,7 +2155,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2248,7 +2298,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2284,7 +2334,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2320,7 +2370,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2435,7 +2485,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2471,7 +2521,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2545,26 +2595,26 @@ export interface components {
             instances: number;
             minutes: components["schemas"]["KpiMinutes"];
             counts: components["schemas"]["KpiCounts"];
-            /** @description runTime / availableTime (a fraction; 0 when its denominator is 0) */
-            availability: number;
-            /** @description runTime / plannedTime (a fraction; 0 when its denominator is 0) */
-            netAvailability: number;
-            /** @description idealTime / runTime; not clamped. */
-            effectiveness: number;
-            /** @description good / total (a fraction; 0 when its denominator is 0) */
-            quality: number;
-            /** @description availability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
-            oee: number;
-            /** @description netAvailability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
-            netOee: number;
-            /** @description oee x availableTime / calendarTime (a fraction; 0 when its denominator is 0) */
-            teep: number;
-            /** @description runTime / unplannedStops; 0 without unplanned stops (minutes) */
-            mtbf: number;
-            /** @description nonProgrammedDowntime / unplannedStops; 0 without unplanned stops (minutes) */
-            mttr: number;
-            /** @description defects / total (a fraction; 0 when its denominator is 0) */
-            scrapRatio: number;
+            /** @description runTime / availableTime (a fraction; null when its denominator is 0) */
+            availability: number | null;
+            /** @description runTime / plannedTime (availableTime - programmedDowntime) (a fraction; null when its denominator is 0) */
+            netAvailability: number | null;
+            /** @description ideal minutes / runTime; not clamped (above 1: the nominal speed is too low) (a fraction; null when its denominator is 0) */
+            effectiveness: number | null;
+            /** @description good / total count (a fraction; null when its denominator is 0) */
+            quality: number | null;
+            /** @description availability x effectiveness x quality (good ideal minutes / availableTime) (a fraction; null when its denominator is 0) */
+            oee: number | null;
+            /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
+            netOee: number | null;
+            /** @description oee x availableTime / calendarTime (a fraction; null when its denominator is 0) */
+            teep: number | null;
+            /** @description runTime / unplannedStops; null without unplanned stops (minutes) */
+            mtbf: number | null;
+            /** @description nonProgrammedDowntime / unplannedStops; null without unplanned stops (minutes) */
+            mttr: number | null;
+            /** @description defects / total (a fraction; null when its denominator is 0) */
+            scrapRatio: number | null;
         };
         KpiSkuRef: {
             /** Format: uuid */
@@ -2664,7 +2714,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2700,7 +2750,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2865,7 +2915,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -2901,7 +2951,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -2952,7 +3002,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3042,7 +3092,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3078,7 +3128,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3114,7 +3164,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3198,7 +3248,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3234,7 +3284,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3306,7 +3356,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3342,7 +3392,7 @@ export interface components {
                      * @example 2026-03-02T06:00:00Z
                      */
                     before?: string;
-                    /** @description From `start` to `end`, both included. */
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                     between?: {
                         /**
                          * Format: date-time
@@ -3543,6 +3593,67 @@ export interface components {
             sku: string;
             name: string | null;
             unit: string | null;
+        };
+        RealtimeStopReason: {
+            /** @description The stop to give the reason to: one of the machine's recent stops (open, or ended less than 24 hours ago). Default: the machine's current stop (the open stop that started last). */
+            stopId?: number | null;
+            generalCause: components["schemas"]["StopCauseRef"] & unknown;
+            /** @description The specific cause, from the company's catalog; null or absent = none. */
+            specificCause?: {
+                /**
+                 * Format: uuid
+                 * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
+                 */
+                id?: string | null;
+                /** @description The cause's exact name (after trimming). */
+                name?: string | null;
+            } | null;
+            /** @description The component, from the company's catalog; null or absent = none. */
+            component?: {
+                /**
+                 * Format: uuid
+                 * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
+                 */
+                id?: string | null;
+                /** @description The cause's exact name (after trimming). */
+                name?: string | null;
+            } | null;
+            /** @description Free text, as given; null or absent = none. */
+            description?: string | null;
+        };
+        RealtimeStops: {
+            machine: {
+                id: number;
+                name: string;
+            };
+            /**
+             * Format: date-time
+             * @description 24 hours before now: stops that ended before this instant are not listed and cannot be given a reason from the machine.
+             */
+            recentSince: string;
+            /** @description The stop a `stop-reason` write without `stopId` goes to: the open stop that started last, else the stop that ended last; null when there is none. */
+            defaultStopId: number | null;
+            /** @description The machine's recent stops (open, or ended at or after `recentSince`), newest start first, at most 100, as rows of the stops report with their classification (all null while a stop waits for its reason). */
+            stops: components["schemas"]["StopsReportRow"][];
+            causes: components["schemas"]["StopCauseCatalog"];
+        };
+        /** @description The company's catalog of causes, each list by name (at most 1000 each). The lists are independent: any general cause goes with any specific cause and component. */
+        StopCauseCatalog: {
+            generalCauses: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            specificCauses: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            components: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
         };
     };
     responses: never;
@@ -11572,6 +11683,416 @@ export interface operations {
                     /**
                      * @example {
                      *       "detail": "Machine 1 is not running a shift now"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setRealtimeStopReason: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 4 */
+                machine_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "generalCause": {
+                 *         "name": "Material shortage"
+                 *       },
+                 *       "specificCause": {
+                 *         "name": "Waiting for cartons"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RealtimeStopReason"];
+            };
+        };
+        responses: {
+            /** @description The stop with its new classification, as a row of the stops report. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StopsReportRow"];
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id, or an id of another company. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No `stopId`, and the machine has no open stop and no stop in the last 24 hours; or the stop ended more than 24 hours ago. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
+            409: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Machine 1 has no open stop and no stop in the last 24 hours: there is no stop to give a reason to"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
+            413: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request body is larger than 4194304 bytes (4 MiB); split it into several calls"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
+            415: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             0,
+                     *             "sku"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         },
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             1,
+                     *             "colour"
+                     *           ],
+                     *           "msg": "Extra inputs are not permitted",
+                     *           "type": "extra_forbidden"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRealtimeStops: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                machine_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recent stops and the catalog. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RealtimeStops"];
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id, or an id of another company. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not Found"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
