@@ -20,6 +20,7 @@ const BENCHES = [
   "reports.ts",
   "bounded.ts",
   "kpis.ts",
+  "exports.ts",
   "webhooks.ts",
   "events.ts",
   "d1-load.ts",
