@@ -19,51 +19,50 @@ export interface LocalDay {
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
 /**
- * The local days of `timezone` from the one containing `from` to the one
- * containing `to`, ascending, with a lookup by instant.
+ * The local days of `timezone`, found on demand: the work grows with the days looked up,
+ * not with the span between the first and the last (a report whose records lie decades
+ * apart looks up a handful of days). Consecutive lookups (instances or stops in start
+ * order) step from one day to the next without a zone lookup of the instant.
  */
 export class LocalCalendar {
-  readonly days: LocalDay[] = [];
+  private readonly byDate = new Map<string, LocalDay>();
+  private last: LocalDay | undefined;
 
-  /**
-   * @param timezone IANA zone.
-   * @param from first instant to cover, ms.
-   * @param to last instant to cover, ms (inclusive).
-   */
-  constructor(timezone: string, from: number, to: number) {
-    const first = new TZDate(from, timezone);
-    let y = first.getFullYear();
-    let m = first.getMonth();
-    let d = first.getDate();
-    let start = new TZDate(y, m, d, timezone).getTime();
-    // One day at a time until the day containing `to`; midday steps never skip a date.
-    while (start <= to) {
-      const next = new TZDate(y, m, d + 1, 12, 0, timezone);
-      const ny = next.getFullYear();
-      const nm = next.getMonth();
-      const nd = next.getDate();
-      const end = new TZDate(ny, nm, nd, timezone).getTime();
-      this.days.push({ start, end, date: `${pad(y, 4)}-${pad(m + 1)}-${pad(d)}` });
-      y = ny;
-      m = nm;
-      d = nd;
-      start = end;
-    }
+  /** @param timezone IANA zone. */
+  constructor(private readonly timezone: string) {}
+
+  /** The local day of a date, and the next day's date; `d` may run past the month's end. */
+  private dayAt(y: number, m: number, d: number): LocalDay {
+    const start = new TZDate(y, m, d, this.timezone).getTime();
+    // The next date from midday: midday steps never skip a date.
+    const next = new TZDate(y, m, d + 1, 12, 0, this.timezone);
+    const end = new TZDate(
+      next.getFullYear(),
+      next.getMonth(),
+      next.getDate(),
+      this.timezone,
+    ).getTime();
+    // The date itself by calendar arithmetic (no zone involved).
+    const date = new Date(Date.UTC(y, m, d));
+    return {
+      start,
+      end,
+      date: `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`,
+    };
   }
 
-  /** The local day containing `at` (ms); throws when outside the calendar's range. */
+  /** The local day containing `at` (ms). */
   dayOf(at: number): LocalDay {
-    let lo = 0;
-    let hi = this.days.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if ((this.days[mid]?.start ?? Number.POSITIVE_INFINITY) <= at) lo = mid;
-      else hi = mid - 1;
+    const last = this.last;
+    if (last && at >= last.start && at < last.end) return last;
+    const local = new TZDate(at, this.timezone);
+    const key = `${local.getFullYear()}-${local.getMonth()}-${local.getDate()}`;
+    let day = this.byDate.get(key);
+    if (!day) {
+      day = this.dayAt(local.getFullYear(), local.getMonth(), local.getDate());
+      this.byDate.set(key, day);
     }
-    const day = this.days[lo];
-    if (!day || at < day.start || at >= day.end) {
-      throw new RangeError(`Instant ${at} is outside the calendar`);
-    }
+    this.last = day;
     return day;
   }
 }

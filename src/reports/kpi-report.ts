@@ -15,7 +15,7 @@
  * (`./figure-cache.ts`) and read back packed; only the others (running ones,
  * and those whose records were written since) are computed, in slices of
  * `SLICE_INSTANCES` in start order, each slice's logs and stops read around its
- * span (`loadPageSpans`), so memory holds one slice's records and one entry per
+ * instances (`loadPageSpans`), so memory holds one slice's records and one entry per
  * group.
  */
 
@@ -233,7 +233,7 @@ export async function kpiGroups(
   const writeCounts = await machineWriteCounts(db, machineIds);
   const first = instances[0]?.start ?? 0;
   const last = instances[instances.length - 1]?.start ?? 0;
-  const calendar = new LocalCalendar(timezone, first, last);
+  const calendar = new LocalCalendar(timezone);
 
   const attributed = groupBy.filter(isAttributed);
   const kept = await readKept(scope, machineIds, first, last + 1, attributed.length === 0);
@@ -302,10 +302,7 @@ export async function kpiGroups(
   const toKeep: ToKeep[] = [];
   for (let i = 0; i < missing.length; i += SLICE_INSTANCES) {
     const slice = missing.slice(i, i + SLICE_INSTANCES);
-    const spanFrom = Math.min(...slice.map((x) => x.start));
-    const spanTo = Math.max(...slice.map((x) => x.end));
-    const sliceMachines = [...new Set(slice.map((x) => x.machineId))];
-    const spans = await loadPageSpans(scope, sliceMachines, spanFrom, spanTo, true);
+    const spans = await loadPageSpans(scope, slice, true);
     for (const inst of slice) {
       const { machineId, start, end } = inst;
       const parts = [
