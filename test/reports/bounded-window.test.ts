@@ -8,6 +8,7 @@
  * MCP); a page of sparse instances reads around them, not the years between them.
  */
 import { describe, expect, it } from "vitest";
+import { MAX_DOWNTIME_STOPS } from "../../src/reports/downtime-report";
 import { MAX_REPORT_INSTANCES } from "../../src/reports/metrics-report";
 import { countStatements } from "../d1-counter";
 import { inServiceSince } from "../fixtures/machine-history";
@@ -250,4 +251,35 @@ describe("sparse instances", () => {
     const all = await post(co, "/v1/reports/kpis", EVERYTHING);
     expect(all.status, await all.clone().text()).toBe(200);
   });
+});
+
+describe("the downtime report", () => {
+  it("groups at most MAX_DOWNTIME_STOPS stops: more is a 422 naming the bound", async () => {
+    const co = await createCompany({ timezone: "UTC" });
+    const [m] = await createMachines(co.id, [{ name: "Stopper" }]);
+    if (!m) throw new Error("no machine");
+    // One more stop than the bound: a minute every two minutes from 2020-01-01.
+    const from = Date.parse("2020-01-01T00:00:00Z");
+    const d1 = await shardD1(co.id);
+    await d1
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?3)
+         INSERT INTO stops (company_id, machine_id, start_time, end_time, is_programmed)
+         SELECT ?1, ?2, ?4 + i * 120000, ?4 + i * 120000 + 60000, 0 FROM n`,
+      )
+      .bind(co.id, m.id, MAX_DOWNTIME_STOPS, from)
+      .run();
+    const res = await post(co, "/v1/reports/downtime", EVERYTHING);
+    expect(res.status).toBe(422);
+    const { detail } = (await res.json()) as { detail: { msg: string; type: string }[] };
+    expect(detail[0]?.type).toBe("too_many_stops");
+    expect(detail[0]?.msg).toContain(`more than ${MAX_DOWNTIME_STOPS} stops`);
+    // The first 1,000 stops are grouped.
+    const some = await post(co, "/v1/reports/downtime", {
+      startDate: { before: new Date(from + 1000 * 120_000).toISOString() },
+    });
+    expect(some.status).toBe(200);
+    const page = (await some.json()) as { downtime: { stops: number }[] };
+    expect(page.downtime[0]?.stops).toBe(1000);
+  }, 60_000);
 });
