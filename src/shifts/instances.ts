@@ -8,7 +8,7 @@
  * the instant of that wall-clock time on its own local date, so a shift across
  * a DST change lasts 7 or 9 hours. Zone arithmetic is `@date-fns/tz`'s.
  */
-import { TZDate } from "@date-fns/tz";
+import { TZDate, tzOffset } from "@date-fns/tz";
 
 export interface ShiftDefinitionTimes {
   /** `HH:MM`, local. */
@@ -53,9 +53,60 @@ function isoWeekday(date: LocalDate): number {
   return ((new Date(Date.UTC(date.y, date.m, date.d)).getUTCDay() + 6) % 7) + 1;
 }
 
+/** Around an instant, no zone change within this span means its wall-clock time is plain. */
+const PLAIN_SPAN_MS = 25 * 3_600_000;
+
+/** An offset change this large skipped (or repeated) a whole local date. */
+const SKIPPED_DATE_MS = 20 * 3_600_000;
+
+/** The last UTC offset found per zone, ms: the next instant's first guess. */
+const lastOffset = new Map<string, number>();
+
+const offsetAt = (timezone: string, at: number) => tzOffset(timezone, new Date(at)) * 60_000;
+
+/**
+ * The instant of a local wall-clock time in a zone, ms: `TZDate`'s answer, reached with a
+ * third of its zone lookups where nothing is special. The wall time less the zone's last
+ * offset is the instant when the zone has that offset there and no change within 25 hours
+ * on either side (then the wall time exists and is unambiguous: every zone change since 1970
+ * is shorter than that); otherwise (a day around a change) `TZDate` decides, as everywhere
+ * before. Shift instances of years are computed this way (`instancesBetween`).
+ *
+ * @returns the instant, and whether it was plain (no zone change near it).
+ */
+function instantOf(
+  date: LocalDate,
+  clock: { hours: number; minutes: number },
+  timezone: string,
+): { at: number; plain: boolean } {
+  const wall = Date.UTC(date.y, date.m, date.d, clock.hours, clock.minutes);
+  let guess = lastOffset.get(timezone);
+  if (guess === undefined) {
+    guess = offsetAt(timezone, wall);
+    lastOffset.set(timezone, guess);
+  }
+  const at = wall - guess;
+  if (
+    offsetAt(timezone, at) === guess &&
+    offsetAt(timezone, at - PLAIN_SPAN_MS) === guess &&
+    offsetAt(timezone, at + PLAIN_SPAN_MS) === guess
+  ) {
+    return { at, plain: true };
+  }
+  const exact = new TZDate(date.y, date.m, date.d, clock.hours, clock.minutes, timezone).getTime();
+  lastOffset.set(timezone, offsetAt(timezone, exact));
+  return { at: exact, plain: false };
+}
+
 /** The definition's start on a local date, ms (the zone's instant of that wall-clock time). */
 function startOn(date: LocalDate, clock: { hours: number; minutes: number }, timezone: string) {
-  return new TZDate(date.y, date.m, date.d, clock.hours, clock.minutes, timezone).getTime();
+  return instantOf(date, clock, timezone).at;
+}
+
+/** Whether an instant's local date is this date (`d` possibly past the month's end). */
+function isOnDate(at: number, date: LocalDate, timezone: string): boolean {
+  const local = localDateOf(at, timezone);
+  return Date.UTC(local.y, local.m, local.d) === Date.UTC(date.y, date.m, date.d);
 }
 
 /** Days from one calendar date to another (negative when before). */
@@ -95,9 +146,12 @@ export function instancesBetween(
   for (let k = -1; k <= days + 1; k++) {
     const date = { y: first.y, m: first.m, d: first.d + k };
     if (!weekdays.has(isoWeekday(date))) continue;
-    const startMs = startOn(date, start, timezone);
+    const { at: startMs, plain } = instantOf(date, start, timezone);
     if (startMs < from) continue;
     if (startMs >= to) break;
+    // Near a zone change, a date the zone skipped (Samoa's 2011-12-30) gives another date's
+    // instant: no instance that day.
+    if (!plain && !isOnDate(startMs, date, timezone)) continue;
     const endMs = startOn({ ...date, d: date.d + (crossesMidnight ? 1 : 0) }, end, timezone);
     out.push({ start: startMs, end: endMs });
   }
@@ -122,6 +176,11 @@ export function countInstancesBetween(
   to: number,
 ): number {
   if (to <= from || def.weekdays.length === 0) return 0;
+  // A zone that skipped a whole date in between (its offset moved by a day) is counted by
+  // listing: calendar arithmetic would count the date that never was.
+  if (Math.abs(offsetAt(timezone, to) - offsetAt(timezone, from)) >= SKIPPED_DATE_MS) {
+    return instancesBetween(def, timezone, from, to).length;
+  }
   const start = parseClock(def.startTime);
   const startAt = (date: LocalDate, k: number) =>
     startOn({ ...date, d: date.d + k }, start, timezone);

@@ -136,6 +136,8 @@ describe("shift instances of any window (property)", () => {
     "Australia/Lord_Howe",
     "Asia/Kolkata",
     "America/Sao_Paulo",
+    "Pacific/Apia",
+    "Antarctica/Casey",
   );
   const window = fc
     .tuple(
@@ -143,6 +145,28 @@ describe("shift instances of any window (property)", () => {
       fc.integer({ min: 0, max: 120 * 86_400_000 }),
     )
     .map(([from, length]) => ({ from, to: from + length }));
+
+  it("lists what the day-by-day walk lists across a skipped day and 3-hour changes", () => {
+    // Samoa skipped 2011-12-30 (UTC-10 to UTC+14); Casey moved between UTC+8 and +11.
+    for (const [timezone, from, to] of [
+      ["Pacific/Apia", "2011-12-20", "2012-01-10"],
+      ["Antarctica/Casey", "2009-10-01", "2012-03-01"],
+      ["Antarctica/Casey", "2016-10-01", "2018-04-01"],
+    ] as const) {
+      for (const def of [
+        { startTime: "00:30", endTime: "08:30", weekdays: [1, 2, 3, 4, 5, 6, 7] },
+        { startTime: "22:00", endTime: "22:00", weekdays: [1, 2, 3, 4, 5, 6, 7] },
+      ]) {
+        const [a, b] = [Date.parse(`${from}T00:00:00Z`), Date.parse(`${to}T00:00:00Z`)];
+        expect(instancesBetween(def, timezone, a, b)).toEqual(
+          referenceInstances(def, timezone, a, b),
+        );
+        expect(countInstancesBetween(def, timezone, a, b)).toBe(
+          referenceInstances(def, timezone, a, b).length,
+        );
+      }
+    }
+  });
 
   it("lists what the day-by-day walk lists, and counts what it lists", () => {
     fc.assert(
