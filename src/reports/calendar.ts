@@ -5,6 +5,7 @@
  * Zone arithmetic is `@date-fns/tz`'s, as for shift instances.
  */
 import { TZDate } from "@date-fns/tz";
+import { wallClockInstant } from "../shifts/instances";
 
 const DAY_MS = 86_400_000;
 
@@ -18,49 +19,54 @@ export interface LocalDay {
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
+/** The local day after or before one, walked to instead of looked up (ms of span). */
+const WALK_MS = 3 * DAY_MS;
+
 /**
  * The local days of `timezone`, found on demand: the work grows with the days looked up,
  * not with the span between the first and the last (a report whose records lie decades
- * apart looks up a handful of days). Consecutive lookups (instances or stops in start
- * order) step from one day to the next without a zone lookup of the instant.
+ * apart looks up a handful of days). A lookup near the last day found (instances or stops
+ * in start order) walks to it a day at a time, two wall-clock instants per day; a lookup
+ * far from it finds the instant's local date first.
  */
 export class LocalCalendar {
-  private readonly byDate = new Map<string, LocalDay>();
   private last: LocalDay | undefined;
 
   /** @param timezone IANA zone. */
   constructor(private readonly timezone: string) {}
 
-  /** The local day of a date, and the next day's date; `d` may run past the month's end. */
+  /** The local day of a date; `d` may run past the month's end. */
   private dayAt(y: number, m: number, d: number): LocalDay {
-    const start = new TZDate(y, m, d, this.timezone).getTime();
-    // The next date from midday: midday steps never skip a date.
-    const next = new TZDate(y, m, d + 1, 12, 0, this.timezone);
-    const end = new TZDate(
-      next.getFullYear(),
-      next.getMonth(),
-      next.getDate(),
-      this.timezone,
-    ).getTime();
     // The date itself by calendar arithmetic (no zone involved).
     const date = new Date(Date.UTC(y, m, d));
+    const [yy, mm, dd] = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()];
     return {
-      start,
-      end,
-      date: `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`,
+      start: wallClockInstant(yy, mm, dd, 0, 0, this.timezone),
+      end: wallClockInstant(yy, mm, dd + 1, 0, 0, this.timezone),
+      date: `${pad(yy, 4)}-${pad(mm + 1)}-${pad(dd)}`,
     };
+  }
+
+  /** The day `k` days from a day (by its date). */
+  private dayFrom(day: LocalDay, k: number): LocalDay {
+    const [y, m, d] = day.date.split("-").map(Number) as [number, number, number];
+    return this.dayAt(y, m - 1, d + k);
   }
 
   /** The local day containing `at` (ms). */
   dayOf(at: number): LocalDay {
-    const last = this.last;
-    if (last && at >= last.start && at < last.end) return last;
-    const local = new TZDate(at, this.timezone);
-    const key = `${local.getFullYear()}-${local.getMonth()}-${local.getDate()}`;
-    let day = this.byDate.get(key);
-    if (!day) {
+    let day = this.last;
+    if (day && at >= day.start && at < day.end) return day;
+    if (day && at >= day.end && at < day.end + WALK_MS) {
+      while (at >= day.end) day = this.dayFrom(day, 1);
+    } else if (day && at < day.start && at >= day.start - WALK_MS) {
+      while (at < day.start) day = this.dayFrom(day, -1);
+    } else {
+      const local = new TZDate(at, this.timezone);
       day = this.dayAt(local.getFullYear(), local.getMonth(), local.getDate());
-      this.byDate.set(key, day);
+      // A wall-clock midnight the zone skipped: the instant's date starts later than it.
+      while (at < day.start) day = this.dayFrom(day, -1);
+      while (at >= day.end) day = this.dayFrom(day, 1);
     }
     this.last = day;
     return day;

@@ -19,7 +19,7 @@
  * group.
  */
 
-import { type Column, eq, type SQL, sql } from "drizzle-orm";
+import { and, type Column, eq, gte, lt, type SQL, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
 import {
   machines,
@@ -29,6 +29,7 @@ import {
   simpleWorkOrders,
   skus,
 } from "../db/schema";
+import { ITEMS_PER_TURN, yieldToOtherRequests } from "../http/budget";
 import type { Page, PageRequest } from "../http/pagination";
 import { companyQuery } from "../shifts/plan";
 import { isoWeekOf, LocalCalendar, monthOf } from "./calendar";
@@ -43,7 +44,7 @@ import {
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
 import { addFigures, type Figures, instanceFigures, zeroFigures } from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
-import { reportInstancesWhere } from "./metrics-report";
+import { type ReportInstances, reportInstancesWhere } from "./metrics-report";
 import { ratio } from "./oee";
 import { loadPageSpans, type SpanLog } from "./page-spans";
 
@@ -58,6 +59,25 @@ interface ListedInstance {
   end: number;
   name: string;
 }
+
+/**
+ * Instances listed, and their kept figures read, per statement, about: one statement over
+ * many more (a year of 20 machines is 21,900) holds D1 long enough to stall other requests.
+ */
+const INSTANCES_PER_STATEMENT = 2_000;
+
+/** The covered span of starts cut into spans of about `INSTANCES_PER_STATEMENT` instances. */
+function piecesOf(covered: ReportInstances): [number, number][] {
+  const count = Math.max(1, Math.ceil(covered.planned / INSTANCES_PER_STATEMENT));
+  const step = Math.ceil((covered.to - covered.from) / count);
+  const out: [number, number][] = [];
+  for (let a = covered.from; a < covered.to; a += step)
+    out.push([a, Math.min(a + step, covered.to)]);
+  return out;
+}
+
+/** Instances whose figures are computed in one turn of the isolate. */
+const FIGURES_PER_TURN = 50;
 
 /** Instances read and computed together (about a week of 20 machines x 3 shifts). */
 export const SLICE_INSTANCES = 420;
@@ -199,11 +219,12 @@ export async function kpiGroups(
 ): Promise<KpiReportRow[]> {
   const { db, companyId } = scope;
   const groupBy: readonly KpiKey[] = filters.groupBy ?? ["machine"];
-  const where = await reportInstancesWhere(scope, filters, now);
-  if (where === null) return [];
+  const covered = await reportInstancesWhere(scope, filters, now);
+  if (covered === null) return [];
+  const pieces = piecesOf(covered);
   // The instances travel packed, one JSON text per machine and 30 days (page-spans.ts says
   // why): 21,900 result rows cost the Worker far more than 240 texts.
-  const [chunks, company, machineRows] = await Promise.all([
+  const listPiece = ([a, b]: [number, number]) =>
     db
       .select({
         packed: sql<string>`json_group_array(json_array(${shiftInstances.id},
@@ -212,14 +233,20 @@ export async function kpiGroups(
       })
       .from(shiftInstances)
       .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
-      .where(where)
-      .groupBy(shiftInstances.machineId, sql`${shiftInstances.start} / ${LISTING_CHUNK_MS}`),
+      .where(and(covered.where, gte(shiftInstances.start, a), lt(shiftInstances.start, b)))
+      .groupBy(shiftInstances.machineId, sql`${shiftInstances.start} / ${LISTING_CHUNK_MS}`);
+  const [company, machineRows] = await Promise.all([
     companyQuery(scope),
     db
       .select({ id: machines.id, name: machines.name })
       .from(machines)
       .where(owned({ companyId }, machines)),
   ]);
+  const chunks: { packed: string }[] = [];
+  for (const piece of pieces) {
+    chunks.push(...(await listPiece(piece)));
+    await yieldToOtherRequests();
+  }
   const machineRefs = new Map(machineRows.map((m) => [m.id, { id: m.id, name: m.name }]));
   const instances: ListedInstance[] = chunks
     .flatMap((c) => JSON.parse(c.packed) as [number, number, number, number, string][])
@@ -227,6 +254,7 @@ export async function kpiGroups(
     .sort((a, b) => a.start - b.start || a.machineId - b.machineId || a.id - b.id);
   const timezone = company[0]?.timezone;
   if (instances.length === 0 || timezone === undefined) return [];
+  await yieldToOtherRequests();
   const machineIds = [...new Set(instances.map((i) => i.machineId))];
   await beforeRead(machineIds);
   // Counted before any record is read: see figure-cache.ts.
@@ -236,7 +264,13 @@ export async function kpiGroups(
   const calendar = new LocalCalendar(timezone);
 
   const attributed = groupBy.filter(isAttributed);
-  const kept = await readKept(scope, machineIds, first, last + 1, attributed.length === 0);
+  const kept = new Map<number, Part[]>();
+  for (const [a, b] of pieces) {
+    if (b <= first || a > last) continue;
+    for (const [id, parts] of await readKept(scope, machineIds, a, b, attributed.length === 0)) {
+      kept.set(id, parts);
+    }
+  }
   const groups = new Map<string, Group>();
   // The keys an instance gives every part (machine, shift, day, week, month), built once per
   // machine, shift name and day: an instance's work is then a few map lookups per part.
@@ -303,7 +337,9 @@ export async function kpiGroups(
   for (let i = 0; i < missing.length; i += SLICE_INSTANCES) {
     const slice = missing.slice(i, i + SLICE_INSTANCES);
     const spans = await loadPageSpans(scope, slice, true);
-    for (const inst of slice) {
+    for (const [n, inst] of slice.entries()) {
+      // An instance of thousands of logs takes a millisecond or more: the others get turns.
+      if (n > 0 && n % FIGURES_PER_TURN === 0) await yieldToOtherRequests();
       const { machineId, start, end } = inst;
       const parts = [
         ...instanceFigures(
@@ -331,9 +367,12 @@ export async function kpiGroups(
     }
   }
   await keep(scope, toKeep);
-  for (const inst of instances) {
-    const parts = kept.get(inst.id);
-    if (parts) add(inst, parts);
+  for (let i = 0; i < instances.length; i += ITEMS_PER_TURN) {
+    for (const inst of instances.slice(i, i + ITEMS_PER_TURN)) {
+      const parts = kept.get(inst.id);
+      if (parts) add(inst, parts);
+    }
+    await yieldToOtherRequests();
   }
 
   const ids: Record<Attributed, Set<string | number>> = {

@@ -101,6 +101,18 @@ interface PageInstance {
  */
 export const MAX_REPORT_INSTANCES = 25_000;
 
+/** The instances a report covers (`reportInstancesWhere`). */
+export interface ReportInstances {
+  /** The condition on `shift_instances` joined with `shift_definitions`. */
+  where: SQL;
+  /** Earliest instance start covered, ms. */
+  from: number;
+  /** Exclusive upper bound of instance starts, ms. */
+  to: number;
+  /** How many instances the window plans (at most `MAX_REPORT_INSTANCES`). */
+  planned: number;
+}
+
 /** Whether a definition passes the `shifts` filter (include, then exclude). */
 function passesShifts(filter: MetricsReportFilters["shifts"], id: number): boolean {
   if (filter?.include && filter.include.length > 0 && !filter.include.includes(id)) return false;
@@ -119,8 +131,9 @@ function passesShifts(filter: MetricsReportFilters["shifts"], id: number): boole
  * @param scope the caller's company (every row selected is of it).
  * @param filters the parsed body's filters.
  * @param now the current instant, ms.
- * @returns the condition, or null when nothing can match (empty window, no machine,
- *   no considered definition).
+ * @returns the condition, with the span of instance starts it covers (`[from, to)`, ms) and
+ *   how many instances it plans there (at most `MAX_REPORT_INSTANCES`); null when nothing can
+ *   match (empty window, no machine, no considered definition).
  * @throws ApiError 422 (`too_many_instances`) when the bounded window still holds more than
  *   `MAX_REPORT_INSTANCES` instances; nothing is written then.
  */
@@ -128,7 +141,7 @@ export async function reportInstancesWhere(
   scope: CompanyScope,
   filters: Pick<MetricsReportFilters, "machines" | "shifts" | "startDate" | "endDate">,
   now: number,
-): Promise<SQL | null> {
+): Promise<ReportInstances | null> {
   const { from, to } = instanceStartWindow(filters, now);
   if (to <= from) return null;
   const machineRefs = await resolveMachines(scope, filters.machines);
@@ -175,7 +188,9 @@ export async function reportInstancesWhere(
     ...dateConditions(shiftInstances.start, filters.startDate),
     ...dateConditions(shiftInstances.end, filters.endDate),
   ];
-  return and(...conditions) ?? null;
+  const where = and(...conditions);
+  if (!where) return null;
+  return { where, from: Math.min(...range.machines.map((w) => w.from)), to, planned: total };
 }
 
 /**
@@ -197,8 +212,9 @@ export async function metricsReport(
 ): Promise<Page<MetricsReportRow>> {
   const { db } = scope;
   const companyId = scope.companyId;
-  const where = await reportInstancesWhere(scope, filters, now);
-  if (where === null) return emptyPage(page);
+  const covered = await reportInstancesWhere(scope, filters, now);
+  if (covered === null) return emptyPage(page);
+  const { where } = covered;
   const found = await paginate(
     page,
     db

@@ -16,6 +16,7 @@ import { and, count, gte, lt, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type CompanyScope, owned, ownedSql } from "../db/company-scope";
 import { machines, productionLogs, shiftInstances, stops } from "../db/schema";
+import { yieldToOtherRequests } from "../http/budget";
 import { inIntegerList } from "../http/filters";
 import { countInstancesBetween, type InstanceWindow, instancesBetween } from "./instances";
 import {
@@ -26,8 +27,12 @@ import {
   type ShiftPlan,
 } from "./plan";
 
-/** Rows per `INSERT ... SELECT FROM json_each(?)` statement (one bound JSON parameter each). */
-export const INSERT_CHUNK = 2000;
+/**
+ * Rows per `INSERT ... SELECT FROM json_each(?)` statement (one bound JSON parameter each):
+ * few enough that one statement holds D1 a few milliseconds (25,000 instances, the most a
+ * report covers, are 50 statements).
+ */
+export const INSERT_CHUNK = 500;
 
 /** Span of instance starts computed in one go before the Worker yields, ms (90 days). */
 const WALK_CHUNK_MS = 90 * 86_400_000;
@@ -228,9 +233,6 @@ export function rangeCondition(scope: CompanyScope, range: InstanceRange): SQL {
   ) as SQL;
 }
 
-/** Lets other requests of the isolate run (a timer turn) before the next chunk of work. */
-const yieldToOthers = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
 /**
  * Makes sure every instance of a range is stored. Idempotent; after the first call over a
  * range the cost is one count on the covering index per call: instances follow
@@ -268,7 +270,7 @@ export async function ensureInstances(
   const flush = async () => {
     for (const statement of insertStatements(scope, pending)) {
       await statement;
-      await yieldToOthers();
+      await yieldToOtherRequests();
     }
     pending = [];
   };
@@ -290,7 +292,7 @@ export async function ensureInstances(
         }
       }
       if (pending.length >= INSERT_CHUNK) await flush();
-      else await yieldToOthers();
+      else await yieldToOtherRequests();
     }
   }
   await flush();
