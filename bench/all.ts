@@ -18,6 +18,7 @@ const BENCHES = [
   "realtime.ts",
   "reports.ts",
   "bounded.ts",
+  "bounded-window.ts",
   "kpis.ts",
   "webhooks.ts",
   "events.ts",
