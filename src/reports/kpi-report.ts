@@ -19,16 +19,9 @@
  * group.
  */
 
-import { and, type Column, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import { type Column, type SQL, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
-import {
-  machines,
-  operators,
-  shiftDefinitions,
-  shiftInstances,
-  simpleWorkOrders,
-  skus,
-} from "../db/schema";
+import { machines, operators, simpleWorkOrders, skus } from "../db/schema";
 import { ITEMS_PER_TURN, yieldToOtherRequests } from "../http/budget";
 import type { Page, PageRequest } from "../http/pagination";
 import { companyQuery } from "../shifts/plan";
@@ -43,38 +36,11 @@ import {
 } from "./figure-cache";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
 import { addFigures, type Figures, instanceFigures, zeroFigures } from "./kpi-figures";
+import { type ListedInstance, listInstances, piecesOf } from "./kpi-instances";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
-import { type ReportInstances, reportInstancesWhere } from "./metrics-report";
+import { reportInstancesWhere } from "./metrics-report";
 import { ratio } from "./oee";
 import { loadPageSpans, type SpanLog } from "./page-spans";
-
-/** Instances listed per JSON text: a machine's instances starting within 30 days. */
-const LISTING_CHUNK_MS = 30 * 86_400_000;
-
-/** A listed shift instance: id, machine, window (ms) and definition name. */
-interface ListedInstance {
-  id: number;
-  machineId: number;
-  start: number;
-  end: number;
-  name: string;
-}
-
-/**
- * Instances listed, and their kept figures read, per statement, about: one statement over
- * many more (a year of 20 machines is 21,900) holds D1 long enough to stall other requests.
- */
-const INSTANCES_PER_STATEMENT = 2_000;
-
-/** The covered span of starts cut into spans of about `INSTANCES_PER_STATEMENT` instances. */
-function piecesOf(covered: ReportInstances): [number, number][] {
-  const count = Math.max(1, Math.ceil(covered.planned / INSTANCES_PER_STATEMENT));
-  const step = Math.ceil((covered.to - covered.from) / count);
-  const out: [number, number][] = [];
-  for (let a = covered.from; a < covered.to; a += step)
-    out.push([a, Math.min(a + step, covered.to)]);
-  return out;
-}
 
 /** Instances whose figures are computed in one turn of the isolate. */
 const FIGURES_PER_TURN = 50;
@@ -222,36 +188,15 @@ export async function kpiGroups(
   const covered = await reportInstancesWhere(scope, filters, now);
   if (covered === null) return [];
   const pieces = piecesOf(covered);
-  // The instances travel packed, one JSON text per machine and 30 days (page-spans.ts says
-  // why): 21,900 result rows cost the Worker far more than 240 texts.
-  const listPiece = ([a, b]: [number, number]) =>
-    db
-      .select({
-        packed: sql<string>`json_group_array(json_array(${shiftInstances.id},
-          ${shiftInstances.machineId}, ${shiftInstances.start}, ${shiftInstances.end},
-          ${shiftDefinitions.name}))`,
-      })
-      .from(shiftInstances)
-      .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
-      .where(and(covered.where, gte(shiftInstances.start, a), lt(shiftInstances.start, b)))
-      .groupBy(shiftInstances.machineId, sql`${shiftInstances.start} / ${LISTING_CHUNK_MS}`);
-  const [company, machineRows] = await Promise.all([
+  const [company, machineRows, instances] = await Promise.all([
     companyQuery(scope),
     db
       .select({ id: machines.id, name: machines.name })
       .from(machines)
       .where(owned({ companyId }, machines)),
+    listInstances(scope, covered.where, pieces),
   ]);
-  const chunks: { packed: string }[] = [];
-  for (const piece of pieces) {
-    chunks.push(...(await listPiece(piece)));
-    await yieldToOtherRequests();
-  }
   const machineRefs = new Map(machineRows.map((m) => [m.id, { id: m.id, name: m.name }]));
-  const instances: ListedInstance[] = chunks
-    .flatMap((c) => JSON.parse(c.packed) as [number, number, number, number, string][])
-    .map(([id, machineId, start, end, name]) => ({ id, machineId, start, end, name }))
-    .sort((a, b) => a.start - b.start || a.machineId - b.machineId || a.id - b.id);
   const timezone = company[0]?.timezone;
   if (instances.length === 0 || timezone === undefined) return [];
   await yieldToOtherRequests();
