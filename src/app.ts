@@ -20,6 +20,8 @@ import {
 import { createDb } from "./db/client";
 import { isFenceError } from "./db/move-fence";
 import { isCompanyMoving, UnknownCompanyError } from "./db/shards";
+import { exportsRoutes } from "./exports/routes";
+import { allowedMethods } from "./http/allowed-methods";
 import { d1Session } from "./http/d1-session";
 import {
   DOCS_ASSETS_PREFIX,
@@ -39,7 +41,9 @@ import {
 import { createRouter } from "./http/openapi";
 import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
+import { operatorAuth } from "./operator/auth";
 import { realtimeRoutes } from "./realtime/routes";
+import { stopReasonRoutes } from "./realtime/stop-reasons/routes";
 import { eventsRoutes } from "./realtime/streams/routes";
 import { reportsRoutes } from "./reports/routes";
 import { machinesRoutes } from "./resources/machines/routes";
@@ -112,6 +116,15 @@ export function createApp() {
   // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
   app.get("/healthz", (c) => c.body(null, 204));
   app.use("*", requestId());
+  // A known path asked with another verb: 405 with `Allow`, before anything reads the request
+  // (an operator path only to the operator, whose routes are not public).
+  app.use(
+    "*",
+    allowedMethods(() => app.routes, {
+      paths: (path) => path.startsWith("/operator/v1/"),
+      check: operatorAuth(),
+    }),
+  );
   app.use("*", async function attachDirectory(c, next) {
     c.set("directory", createDb(c.env.DB));
     await next();
@@ -151,9 +164,11 @@ export function createApp() {
   app.route("/", nominalSpeedsRoutes);
   app.route("/", productionLogsRoutes);
   app.route("/", reportsRoutes);
+  app.route("/", exportsRoutes);
   // Before realtimeRoutes: `/v1/realtime/events` is not a `{machine_id}`.
   app.route("/", eventsRoutes);
   app.route("/", realtimeRoutes);
+  app.route("/", stopReasonRoutes);
   // Mounted through a plain Hono app so that the operator routes stay out of the
   // public OpenAPI document (OpenAPIHono.route merges the registries of OpenAPIHono
   // sub-apps); the operator API has its own document at /operator/v1/openapi.json.
@@ -178,6 +193,10 @@ export function createApp() {
       { name: "Production logs", description: "Counts produced over intervals." },
       { name: "Reports", description: "OEE metrics per machine and shift, and stops." },
       { name: "Realtime", description: "What a machine runs now, written and read live." },
+      {
+        name: "Exports",
+        description: "Whole datasets as Parquet or CSV files, written in the background.",
+      },
     ],
   };
   // Generated once per isolate (the routes do not change), with the examples that make

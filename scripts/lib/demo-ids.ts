@@ -102,3 +102,13 @@ export const DOCS_RECORDS = {
   /** A production log of the manual packing bench. */
   disposableProductionLog: demoRecordId("a", "productionLog", 2),
 } as const;
+
+/**
+ * The reason of the manual packing bench's stop, kept recent for the stop-reason example of
+ * `/docs` (./demo-docs-stop.ts); the example gives the same reason (src/http/examples.ts
+ * `EXAMPLE_STOP_REASON`), so pressing it changes nothing.
+ */
+export const DOCS_STOP_REASON = {
+  generalCause: "Material shortage",
+  specificCause: "Waiting for cartons",
+} as const;
