@@ -28,6 +28,7 @@ import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { unprocessable } from "../http/errors";
 import { dateConditions, inIntegerList, resolveMachines } from "../http/filters";
 import type { Page, PageRequest } from "../http/pagination";
+import { instanceContains } from "../shifts/instances";
 import {
   loadShiftPlan,
   MAX_INSTANCE_MS,
@@ -38,8 +39,8 @@ import {
 import { LocalCalendar } from "./calendar";
 import type { DowntimeKey, DowntimeReportFilters, DowntimeReportRow } from "./downtime-schemas";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
+import { minutesOf } from "./oee";
 
-const MS_PER_MINUTE = 60_000;
 const CHUNK_MS = 30 * 86_400_000;
 
 /**
@@ -72,7 +73,7 @@ function shiftNames(plan: ShiftPlan | null): (machineId: number, at: number) => 
     let best: { start: number; name: string } | null = null;
     for (const def of byMachine.get(machineId) ?? []) {
       for (const w of windowsBetween(def, plan.timezone, at - MAX_INSTANCE_MS, at + 1)) {
-        if (w.start <= at && at < w.end && (!best || w.start > best.start)) {
+        if (instanceContains(w, at) && (!best || w.start > best.start)) {
           best = { start: w.start, name: def.name };
         }
       }
@@ -205,7 +206,7 @@ export async function downtimeGroups(
     return {
       ...row,
       stops: g.stops,
-      minutes: g.ms / MS_PER_MINUTE,
+      minutes: minutesOf(g.ms),
       share: totalMs === 0 ? 0 : g.ms / totalMs,
       cumulativeShare: totalMs === 0 ? 0 : cumulativeMs / totalMs,
     } as DowntimeReportRow;
