@@ -32,7 +32,7 @@ export const FENCE_ERROR = "company_moving";
  * The states of a company in `company_moves`: in the source, `tracking` (changes recorded),
  * `fenced` (its writes refused), `removing` (its rows being deleted), `gone` (moved out); in
  * the target, `receiving` (its rows being copied in). The figure triggers
- * (migrations/0014_figure-triggers-skip-copies.sql) skip a `receiving` or `removing`
+ * (migrations/0017_figure-triggers-skip-copies.sql) skip a `receiving` or `removing`
  * company's rows: a copy carries the source's kept figures and write counts as they are.
  */
 export type MoveState = "tracking" | "fenced" | "removing" | "gone" | "receiving";

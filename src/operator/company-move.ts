@@ -20,7 +20,7 @@
  *
  * The target receives the company in state `receiving`: its figure triggers leave the copied
  * logs, stops and classifications alone, so that the kept figures and write counts copied with
- * them stay as the source has them (migrations/0014_figure-triggers-skip-copies.sql); the
+ * them stay as the source has them (migrations/0017_figure-triggers-skip-copies.sql); the
  * state goes once the copy matches, before the switch.
  *
  * A failure before the switch puts everything back: the source unfenced, the directory
