@@ -19,6 +19,7 @@ const BENCHES = [
   "realtime.ts",
   "reports.ts",
   "bounded.ts",
+  "bounded-window.ts",
   "kpis.ts",
   "exports.ts",
   "webhooks.ts",
