@@ -6,9 +6,9 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 import { plant } from "../realtime/plant";
-import { SseSubscriber } from "./subscriber";
 
 const DAY = 86_400_000;
 const open: SseSubscriber[] = [];
