@@ -26,10 +26,10 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
+import type { Principal } from "../app-env";
 import type { Database } from "../db/client";
 import { companies } from "../db/schema";
 import type { JwtSettings } from "../env";
-import type { Principal } from "./principal";
 
 /** Signature algorithms accepted; everything else (`none`, HS*, PS*, EdDSA) is refused. */
 export const ALGORITHMS = ["RS256", "ES256"] as const;

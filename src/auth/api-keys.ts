@@ -2,9 +2,9 @@
  * API keys: random, shown once, stored as SHA-256 hashes with a short display prefix.
  */
 import { and, eq, isNull } from "drizzle-orm";
+import type { Principal } from "../app-env";
 import type { Database } from "../db/client";
 import { apiKeys, companies } from "../db/schema";
-import type { Principal } from "./principal";
 
 const KEY_PREFIX = "pm_";
 const KEY_BYTES = 32;
