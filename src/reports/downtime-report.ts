@@ -23,12 +23,13 @@
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
-import { dateConditions, inIntegerList, resolveMachines } from "../http/filters";
+import { dateConditions, inIntegerList } from "../http/filters";
 import type { Page, PageRequest } from "../http/pagination";
 import { loadShiftPlan, MAX_INSTANCE_MS, machinesOf, windowsBetween } from "../shifts/plan";
 import { LocalCalendar } from "./calendar";
 import type { DowntimeKey, DowntimeReportFilters, DowntimeReportRow } from "./downtime-schemas";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
+import { resolveMachines } from "./machine-filter";
 
 const MS_PER_MINUTE = 60_000;
 const CHUNK_MS = 30 * 86_400_000;

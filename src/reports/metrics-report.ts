@@ -26,11 +26,12 @@
 import { and, asc, count, eq, gte, isNull, lt, type SQL } from "drizzle-orm";
 import { type CompanyScope, type NamedScope, owned } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
-import { dateConditions, dateRange, inIntegerList, resolveMachines } from "../http/filters";
+import { dateConditions, dateRange, inIntegerList } from "../http/filters";
 import { emptyPage, type Page, type PageRequest, paginate } from "../http/pagination";
 import { idListConditions } from "../http/search";
 import { ensureInstances } from "../shifts/materialize";
 import { MAX_INSTANCE_MS } from "../shifts/plan";
+import { resolveMachines } from "./machine-filter";
 import type { MetricsReportFilters, MetricsReportRow } from "./metrics-schemas";
 import { computeProductionMetrics } from "./oee";
 import { loadPageSpans } from "./page-spans";
