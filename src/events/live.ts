@@ -19,7 +19,6 @@
  */
 
 import { companyScope, loadNamedScope } from "../db/company-scope";
-import { companyD1 } from "../db/shards";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { metricsReport } from "../reports/metrics-report";
@@ -32,6 +31,7 @@ import {
 } from "../reports/oee";
 import { computeShiftIndicators } from "../reports/shift-time";
 import { sumCountSignal } from "../resources/signals/count-sums";
+import { instanceContains } from "../shifts/instances";
 import { runningInstance } from "../shifts/queries";
 import {
   applyLogChange,
@@ -142,7 +142,7 @@ export class LiveState {
     this.held = [];
     try {
       const loaded = await loadInstanceInputs(
-        await companyD1(env, machine.companyId),
+        await companyScope(env, machine.companyId),
         machine,
         { instanceId: shift.id, start: shift.startMs, end: shift.endMs },
         now,
@@ -313,7 +313,10 @@ async function currentShift(
   state: LiveState,
   now: number,
 ): Promise<LiveFigures["shift"] | null> {
-  if (previous && previous.shift.startMs <= now && now < previous.shift.endMs) {
+  if (
+    previous &&
+    instanceContains({ start: previous.shift.startMs, end: previous.shift.endMs }, now)
+  ) {
     return previous.shift;
   }
   if (!previous && now < state.noShiftUntil) return null;

@@ -13,7 +13,8 @@
 
 import { z } from "@hono/zod-openapi";
 import { type Column, type SQL, sql } from "drizzle-orm";
-import { epochMsOf, NO_OFFSET_IS_UTC } from "./instants";
+import { inJsonList } from "../db/json-list";
+import { epochMsOf, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "./instants";
 import { idListConditions, integerIdListFields, numericConditions, SearchTerm } from "./search";
 
 /**
@@ -28,8 +29,9 @@ export const DateTimeMs = z.iso
   .openapi({
     type: "string",
     format: "date-time",
+    pattern: INSTANT_PATTERN,
     example: "2026-03-02T06:00:00Z",
-    description: `ISO 8601. ${NO_OFFSET_IS_UTC}`,
+    description: `ISO 8601, on or after 1970-01-01T00:00:00Z (the \`pattern\`). ${NO_OFFSET_IS_UTC}`,
   });
 
 /**
@@ -201,7 +203,7 @@ export const LITERAL_LIST_MAX = 1_000;
 export function inIntegerList(column: Column, ids: readonly number[]): SQL {
   const literals = integerLiterals(ids);
   if (literals !== null) return sql`${column} IN (${sql.raw(literals)})`;
-  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  return inJsonList(column, ids);
 }
 
 /**

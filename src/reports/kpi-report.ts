@@ -19,8 +19,9 @@
  * group.
  */
 
-import { type Column, eq, type SQL, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
+import { inJsonList } from "../db/json-list";
 import {
   machines,
   operators,
@@ -79,10 +80,6 @@ const NULL_ATTRIBUTION = JSON.stringify([null, null, null]);
 const isAttributed = (k: KpiKey): k is Attributed =>
   k === "sku" || k === "operator" || k === "simpleWorkOrder";
 
-/** `column IN (values)`, the values bound as one JSON parameter. */
-const inJson = (column: Column, values: string): SQL =>
-  sql`${column} IN (SELECT value FROM json_each(${values}))`;
-
 /** Names of the SKUs, operators and work orders the groups refer to. */
 async function referenceNames(
   scope: CompanyScope,
@@ -96,13 +93,13 @@ async function referenceNames(
       : db
           .select({ id: skus.id, name: skus.sku })
           .from(skus)
-          .where(owned({ companyId }, skus, inJson(skus.id, json(ids.sku)))),
+          .where(owned({ companyId }, skus, inJsonList(skus.id, json(ids.sku)))),
     ids.operator.size === 0
       ? []
       : db
           .select({ id: operators.id, first: operators.firstName, last: operators.lastName })
           .from(operators)
-          .where(owned({ companyId }, operators, inJson(operators.id, json(ids.operator)))),
+          .where(owned({ companyId }, operators, inJsonList(operators.id, json(ids.operator)))),
     ids.simpleWorkOrder.size === 0
       ? []
       : db
@@ -112,7 +109,7 @@ async function referenceNames(
             owned(
               { companyId },
               simpleWorkOrders,
-              inJson(simpleWorkOrders.id, json(ids.simpleWorkOrder)),
+              inJsonList(simpleWorkOrders.id, json(ids.simpleWorkOrder)),
             ),
           ),
   ]);
@@ -299,7 +296,7 @@ export async function kpiGroups(
     const spanFrom = Math.min(...slice.map((x) => x.start));
     const spanTo = Math.max(...slice.map((x) => x.end));
     const sliceMachines = [...new Set(slice.map((x) => x.machineId))];
-    const spans = await loadPageSpans(scope, sliceMachines, spanFrom, spanTo, true);
+    const spans = await loadPageSpans(scope, sliceMachines, spanFrom, spanTo, "attributed");
     for (const inst of slice) {
       const { machineId, start, end } = inst;
       const parts = [

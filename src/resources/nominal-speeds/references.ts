@@ -10,10 +10,27 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { or, sql } from "drizzle-orm";
+import { or } from "drizzle-orm";
 import { type CompanyScope, live } from "../../db/company-scope";
+import { inJsonList } from "../../db/json-list";
 import { machines, skus } from "../../db/schema";
 import type { ValidationIssue } from "../../http/errors";
+
+/**
+ * The rule "by `id` or by `name`" as JSON Schema: at least one of the properties given and
+ * not null (`{}` and `{"id": null}` are refused with a 422 naming the reference, by the
+ * schema's refinement, before any record is looked up). A `null`
+ * reference itself still passes (`required` says nothing about a non-object), so the same
+ * branches serve the nullable uses.
+ *
+ * @param properties each property's non-null type.
+ */
+function oneOfRequired(properties: Record<string, { type: "integer" | "string" }>) {
+  return Object.entries(properties).map(([name, schema]) => ({
+    required: [name],
+    properties: { [name]: schema },
+  }));
+}
 
 /**
  * The machine reference object before registration: `MachineRefObject.nullish()` documents
@@ -26,12 +43,14 @@ export const MachineRefObject = z
     name: z
       .string()
       .trim()
-      .min(1)
+      .regex(/\S/, "Must not be blank")
       .max(200)
       .nullish()
       .openapi({ description: "Exact machine name; 422 when several machines share it." }),
   })
-  .strict();
+  .strict()
+  .refine((r) => r.id != null || r.name != null, "Give the machine's id or name")
+  .openapi({ anyOf: oneOfRequired({ id: { type: "integer" }, name: { type: "string" } }) });
 
 export const MachineRefSchema = MachineRefObject.openapi("MachineRef", {
   description: "A machine of the company, by `id` or by `name` (if both, they must agree).",
@@ -41,11 +60,13 @@ export const MachineRefSchema = MachineRefObject.openapi("MachineRef", {
 export const SkuRefObject = z
   .object({
     id: z.string().max(100).nullish().openapi({ description: "SKU id (uuid)." }),
-    name: z.string().trim().min(1).max(200).nullish().openapi({
+    name: z.string().trim().regex(/\S/, "Must not be blank").max(200).nullish().openapi({
       description: "Exact SKU `name` or `sku` code; 422 when it designates several SKUs.",
     }),
   })
-  .strict();
+  .strict()
+  .refine((r) => r.id != null || r.name != null, "Give the SKU's id or name")
+  .openapi({ anyOf: oneOfRequired({ id: { type: "string" }, name: { type: "string" } }) });
 
 export const SkuRefSchema = SkuRefObject.openapi("SkuRef", {
   description:
@@ -135,10 +156,7 @@ export async function resolveMachines(
             live(
               scope,
               machines,
-              or(
-                sql`${machines.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
-                sql`${machines.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`,
-              ),
+              or(inJsonList(machines.id, ids), inJsonList(machines.name, names)),
             ),
           )
           .all();
@@ -178,9 +196,9 @@ export async function resolveSkus(
               scope,
               skus,
               or(
-                sql`${skus.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
-                sql`${skus.name} IN (SELECT value FROM json_each(${namesJson}))`,
-                sql`${skus.sku} IN (SELECT value FROM json_each(${namesJson}))`,
+                inJsonList(skus.id, ids),
+                inJsonList(skus.name, namesJson),
+                inJsonList(skus.sku, namesJson),
               ),
             ),
           )
