@@ -28,7 +28,7 @@ import { join } from "node:path";
 import { DEMO_PLANT_A } from "../scripts/lib/demo-data";
 import { seedDemo } from "../scripts/lib/demo-seed";
 import { ok } from "../scripts/lib/http";
-import { connectOperator } from "../scripts/lib/operator-api";
+import { connectOperator, type Scope } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
@@ -57,7 +57,7 @@ const EVERYTHING = {
 async function issueKey(
   client: ReturnType<typeof connectOperator>,
   companyId: number,
-  scopes: string[],
+  scopes: Scope[],
 ): Promise<string> {
   const [apiKey] = ok(
     "POST",
