@@ -49,6 +49,20 @@ describe("the layers", () => {
   });
 });
 
+describe("one security chain", () => {
+  it("is assembled in src/app-chain/ only: no door (/v1, /mcp) rebuilds it by hand", () => {
+    // The chain's first and third steps: a module that calls them outside app-chain/ has a
+    // chain of its own, which may drift from /v1's (its order, its body limit, a new step).
+    const steps = /\b(limitFailedAuthentications|rateLimit)\(/;
+    const own = ["../src/rate-limit/middleware.ts"];
+    const outside = Object.keys(sources).filter((f) => f.startsWith("../src/app-chain/"));
+    expect(outside.length).toBeGreaterThan(0);
+    expect(linesMatching(steps, [...own, ...outside])).toEqual([]);
+    // The pattern does see the chain where it is built.
+    expect(linesMatching(steps, own).length).toBeGreaterThan(0);
+  });
+});
+
 /** The folder of src/ a source file is in (`realtime`, `resources`), or null for a file at the top. */
 function folderOf(file: string): string | null {
   const parts = file.replace(/^\.\.\/src\//, "").split("/");
