@@ -25,6 +25,11 @@ export const RULES: { type: string | RegExp; msg: RegExp; why: string; between?:
   },
   { type: "ambiguous", msg: /./, why: "a reference by name that several records share" },
   {
+    type: /^(too_many_instances|too_many_stops|export_too_large|csv_too_many_rows)$/,
+    msg: /./,
+    why: "a report, export or CSV bounded by the rows the company's data would give (bounded-work.md)",
+  },
+  {
     type: "idempotency_key_reused",
     msg: /./,
     why: "the same Idempotency-Key with another request (fast-check replays values)",
