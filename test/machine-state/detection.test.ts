@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SseSubscriber } from "../events/subscriber";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api } from "../harness";
 import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 
