@@ -200,12 +200,6 @@ export class CompanyStream extends project.CompanyStream {
 
 export { ConnectionLeases, RealtimeTickets } from "../../src/index";
 
-export class CompanyExports extends project.CompanyExports {
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, counted(env, "company exports object"));
-  }
-}
-
 export class SignalStore extends project.SignalStore {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, counted(env, "signal store"));
