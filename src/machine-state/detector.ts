@@ -332,7 +332,8 @@ export class Detector {
       // the last sample; else the tail waits for a wake at once (never a wake the evaluation
       // it causes would set again: that alarm would run without end).
       if (silenceOver > now) at = Math.min(at, silenceOver);
-      else if (evaluatedTo <= v.lastT) at = Math.min(at, now + 1);
+      else if (evaluatedTo > v.lastT) this.tailSettled.set(rule, v.lastT);
+      else if (this.tailSettled.get(rule) !== v.lastT) at = Math.min(at, now + 1);
     }
     const plan = this.tables.plan();
     if (plan && this.tables.openDetected()) {
@@ -379,6 +380,11 @@ export class Detector {
   }
 
   private retryAt: number | null = null;
+  /**
+   * Per rule, the last sample whose run was evaluated after its silence was over: a late
+   * batch further back needs no wake for it (in memory: after a restart, one wake more).
+   */
+  private readonly tailSettled = new Map<RuleId, number>();
   private safetyArmed = false;
   /**
    * The object's alarm as this detector last set or saw it (undefined: not read yet), so
