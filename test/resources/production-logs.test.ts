@@ -7,6 +7,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { inServiceSince } from "../fixtures/machine-history";
 import {
   api,
   createCompany,
@@ -904,6 +905,9 @@ describe("production logs and the metrics report", () => {
   it("a created log changes the report and deleting it changes it back", async () => {
     const p = await plant();
     await defineShifts(p.co.id, [{ name: "Morning", startTime: "06:00", endTime: "14:00" }]);
+    // The machine was in service on that day: its shift is a report row with nothing recorded
+    // before the log and after its deletion (docs/bounded-work.md, "Where instances exist").
+    await inServiceSince(p.co.id, [p.m1.id]);
     const reportRow = async () => {
       const res = await api(p.co.key, "/v1/reports/metrics", {
         method: "POST",
