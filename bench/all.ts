@@ -23,6 +23,7 @@ const BENCHES = [
   "kpis.ts",
   "webhooks.ts",
   "events.ts",
+  "revocation.ts",
   "d1-load.ts",
 ];
 

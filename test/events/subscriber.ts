@@ -60,6 +60,15 @@ abstract class Collector {
     }
   }
 
+  /** Waits until the stream is closed, or fails after `timeoutMs`. */
+  async waitClosed(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed) {
+      if (Date.now() > deadline) throw new Error(`still open after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** Events of these types, in order. */
   of(...types: string[]): LiveEvent[] {
     return this.events.filter((e) => types.includes(e.type));
@@ -129,6 +138,8 @@ export class SseSubscriber extends Collector {
 export class WsSubscriber extends Collector {
   readonly ws: WebSocket;
   readonly texts: string[] = [];
+  /** The code of the close the server sent, once closed. */
+  closeCode: number | null = null;
 
   constructor(response: Response) {
     super();
@@ -142,7 +153,8 @@ export class WsSubscriber extends Collector {
       if (text.startsWith("{")) this.push(JSON.parse(text) as LiveEvent);
       else this.wake();
     });
-    ws.addEventListener("close", () => {
+    ws.addEventListener("close", (e) => {
+      this.closeCode = e.code;
       this.closed = true;
       this.wake();
     });
