@@ -26,6 +26,7 @@ const BENCHES = [
   "events.ts",
   "revocation.ts",
   "d1-load.ts",
+  "detection.ts",
 ];
 
 const failed: string[] = [];
