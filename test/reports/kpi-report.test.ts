@@ -6,6 +6,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { inServiceSince } from "../fixtures/machine-history";
 import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
 
 type KpiRow = Api["KpiReportRow"];
@@ -54,6 +55,7 @@ async function scenario() {
   const [capper, filler] = (
     await createMachines(co.id, [{ name: "Capper" }, { name: "Filler" }])
   ).map((m) => m.id) as [number, number];
+  await inServiceSince(co.id, [capper, filler]);
   await operatorJson("POST", `/companies/${co.id}/shifts`, [
     { name: "Morning", startTime: "06:00", endTime: "14:00" },
     { name: "Afternoon", startTime: "14:00", endTime: "22:00" },
