@@ -4,8 +4,9 @@
  *
  * - The directory is the `DB` binding: credentials, companies (with each company's shard),
  *   the id ranges of the shards and the keys unique across shards (./schema/directory.ts).
- * - A shard is every D1 binding named as {@link SHARD_BINDING} says (`SHARD_0`, ...), found
- *   in the Worker's bindings, so no second list can disagree with wrangler.toml.
+ * - A shard is every D1 binding whose name matches {@link SHARD_BINDING} (`SHARD_0`,
+ *   `SHARD_1`, ...): the deployment sets N by declaring the bindings in wrangler.toml, and the
+ *   Worker learns the list from its bindings, so no second list can disagree with them.
  * - Integer ids are globally unique: each shard allocates the ids of its ranges
  *   ({@link RANGE_SIZE} ids each, handed out by the directory), so an id names its shard.
  */
@@ -23,10 +24,11 @@ export const SHARD_BINDING = /^SHARD_(0|[1-9][0-9]*)$/;
 export const RANGE_SIZE = 2 ** 40;
 
 /**
- * How long an isolate keeps a company's shard, ms, counted from the instant its directory read
- * reflects (./directory-reads.ts). A move marks the company, waits this long (every isolate
- * has seen the mark by then) and a grace, then switches (src/operator/company-move.ts): so it
- * is also about how long the company's requests pause during a move (docs/scaling.md).
+ * How long an isolate keeps a company's shard, ms, counted from the instant its directory
+ * answer reflects (a replica at most `DIRECTORY_ANCHOR_MS` behind: ./directory-reads.ts). A
+ * move marks the company moving, waits this long (every isolate has read the mark by then)
+ * and a grace, then fences the old shard and switches (src/operator/company-move.ts): 2 s
+ * keeps that pause short, for one directory read per company and isolate every 2 s.
  */
 export const SHARD_CACHE_MS = 2_000;
 
@@ -47,10 +49,7 @@ export class CompanyMovingError extends Error {
   }
 }
 
-/**
- * True for a {@link CompanyMovingError}, also one that crossed a Durable Object's RPC (which
- * keeps only the message).
- */
+/** True for a {@link CompanyMovingError}, also one that crossed an RPC (only its message kept). */
 export function isCompanyMoving(error: unknown): boolean {
   return (
     error instanceof CompanyMovingError ||
@@ -136,13 +135,15 @@ const MAX_CACHED_COMPANIES = 50_000;
  * The shard of a company, from the directory: the one function that routes a company to its
  * database (every scope, route, Durable Object and queue handler goes through it). Cached in
  * the isolate for {@link SHARD_CACHE_MS}. While the directory marks the company moving, it
- * waits for the switch (reading the directory every {@link MOVE_POLL_MS}: one read per poll,
- * company and isolate however many requests wait; the others sleep on timers of their own),
- * so that nothing reads or writes the old shard once the move fences it. A company whose
- * mirror is pending (its creation or last change cut short: ./company-mirror.ts) gets its
- * mirror copied here first, so the first request or operator call that touches it repairs it.
- * No promise is shared between requests (workerd fails a request's I/O that continues from
- * a promise another request settled): requests that miss the cache together each read it.
+ * waits for the switch (one directory read per {@link MOVE_POLL_MS}, company and isolate;
+ * other waiters sleep), so nothing touches the old shard once the move fences it. A pending
+ * mirror (./company-mirror.ts) is repaired here by the first request that touches it.
+ *
+ * No promise is shared between requests: in workerd a request that awaits a promise settled
+ * by another request's I/O continues in that request's context, and then fails on I/O of its
+ * own ("Cannot perform I/O on behalf of a different request", seen reading a body after an
+ * authentication that shared a directory read). Requests that miss the cache together each
+ * read (and cache) the shard; only the waiting of a move is coordinated, through plain data.
  *
  * @param env the bindings (`DB`).
  * @param companyId the company.
@@ -201,10 +202,8 @@ async function readShard(
       )
       .bind(companyId)
       .first<{ shard: string | null; moving_until: number | null; pending: number }>();
-  // A replica at most DIRECTORY_ANCHOR_MS behind (./directory-reads.ts), the cache counted
-  // from the instant it reflects, so a move's mark reaches every isolate within
-  // SHARD_CACHE_MS as before; a company seen moving is polled at the primary, so that its
-  // requests go on as soon as the switch is committed.
+  // At the isolate's anchor (SHARD_CACHE_MS counts from its instant); a company seen moving
+  // is polled at the primary, so that its requests go on as soon as the switch is committed.
   const { value: row, asOf } = movingPolls.has(companyId)
     ? await readAtPrimary(env.DB, read)
     : await readDirectory(env.DB, read, (found) => Boolean(found?.shard));
