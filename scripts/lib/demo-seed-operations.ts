@@ -124,8 +124,14 @@ export async function loadPlantAOperations(
   ops: PlantAOperations,
   log: Log,
 ): Promise<void> {
-  // No retries: a failure shows at once, and every call runs exactly once.
-  const api = createClient({ baseUrl: client.baseUrl, apiKey, maxRetries: 0 });
+  // Only the connection's retries (of what says nothing was done): a failure shows at once,
+  // and every call runs exactly once.
+  const api = createClient({
+    baseUrl: client.baseUrl,
+    apiKey,
+    maxRetries: 0,
+    ...(client.fetch ? { fetch: client.fetch } : {}),
+  });
   const assetMachine = (asset: number) => machineNamed(machines, `Asset ${asset}`);
   const assetIds = [...new Set(ops.productionLogs.map((l) => l.asset))]
     .sort((a, b) => a - b)

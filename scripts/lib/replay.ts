@@ -19,6 +19,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { demoFetch, type Fetch } from "./demo-fetch";
 import { parseSmeRows, type SmeRow } from "./demo-operations";
 import { pause } from "./pause";
 import { PROJECT_ROOT } from "./project";
@@ -78,6 +79,8 @@ export class Replay {
   readonly openStops = new Map<string, number>();
   /** The recorded rows by asset. */
   readonly rows: Map<number, SmeRow[]>;
+  /** Every call goes through it: it retries what says nothing was done (./demo-fetch.ts). */
+  private readonly send: Fetch;
 
   constructor(
     private readonly target: ReplayTarget,
@@ -85,6 +88,7 @@ export class Replay {
     smeCsv = readFileSync(join(PROJECT_ROOT, SME_FILE), "utf8"),
   ) {
     this.rows = parseSmeRows(smeCsv);
+    this.send = demoFetch({ onRetry: (line) => this.log(`Replay: retrying ${line}`) });
   }
 
   /**
@@ -103,12 +107,13 @@ export class Replay {
     if (init.body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
     try {
-      res = await fetch(`${this.target.baseUrl}${path}`, {
-        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-        headers,
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        signal: AbortSignal.timeout(30_000),
-      });
+      res = await this.send(
+        new Request(`${this.target.baseUrl}${path}`, {
+          method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+          headers,
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        }),
+      );
     } catch (error) {
       throw new CallError(0, `${path}: ${String(error)}`);
     }
