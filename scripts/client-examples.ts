@@ -4,7 +4,7 @@
  * (`@production-monitoring/client`, an npm workspace of this repository), and prints what
  * each one answered.
  *
- * The Worker is `$PM_URL`, else the local one; the key `$PM_KEY`, else the demo's
+ * The Worker is `$PM_URL`, else the one `npm start` runs (./lib/local-server.ts); the key `$PM_KEY`, else the demo's
  * "demo-full-access" key of Demo Plant A (`.wrangler/demo-keys.json`). Example 2 creates
  * two SKUs with codes of its own (`EXAMPLE-<time>-A`, `-B`), example 3 finds them, and the
  * script deletes them at the end, so the demo is left as it was. Exits 1 on an error.
@@ -15,16 +15,18 @@ import { createSkus } from "../clients/typescript/examples/create-skus";
 import { hourlyPower } from "../clients/typescript/examples/hourly-power";
 import { ASSET_0_POWER_ID, ASSET_0_UUID } from "./lib/demo-ids";
 import { readDemoKeys } from "./lib/demo-seed";
-import { DEFAULT_BASE_URL } from "./lib/project";
+import { resolveBaseUrl } from "./lib/local-server";
 
 async function main(): Promise<number> {
-  const baseUrl = (process.env.PM_URL ?? DEFAULT_BASE_URL).replace(/\/$/, "");
+  const baseUrl = resolveBaseUrl();
   const apiKey =
     process.env.PM_KEY ??
     readDemoKeys(baseUrl).find((k) => k.company === "Demo Plant A" && k.name === "demo-full-access")
       ?.key;
   if (!apiKey) {
-    console.error('No key: set PM_KEY (eval "$(npm run --silent demo-env)") or run npm start.');
+    console.error(
+      `No key for ${baseUrl}: set PM_KEY (eval "$(npm run --silent demo-env)") or run npm start.`,
+    );
     return 2;
   }
   const client = createClient({ baseUrl, apiKey });

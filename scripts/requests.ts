@@ -2,7 +2,8 @@
  * `npm run requests [-- FILE.http ...]`: runs the request collection (`requests/*.http`, or
  * the files given) against the local Worker, as VS Code's REST Client would, and fails on
  * the first answer that is not 2XX. The key is `$PM_KEY`, else the demo's full-access key of
- * Demo Plant A (`.wrangler/demo-keys.json`); the Worker is `$PM_URL`, else the local one.
+ * Demo Plant A (`.wrangler/demo-keys.json`); the Worker is `$PM_URL`, else the one
+ * `npm start` runs, whatever its port (./lib/local-server.ts).
  *
  * It leaves the demo as it found it (scripts/lib/requests-restore.ts): Asset 0 back on the
  * SKU it was making, and the records the run left deleted; then prints one summary line.
@@ -11,7 +12,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readDemoKeys } from "./lib/demo-seed";
 import { parseHttpFile, runHttpFile } from "./lib/http-files";
-import { DEFAULT_BASE_URL, PROJECT_ROOT } from "./lib/project";
+import { resolveBaseUrl } from "./lib/local-server";
+import { PROJECT_ROOT } from "./lib/project";
 import { restore, takeSnapshot } from "./lib/requests-restore";
 
 const REQUESTS_DIR = join(PROJECT_ROOT, "requests");
@@ -19,13 +21,15 @@ const REQUESTS_DIR = join(PROJECT_ROOT, "requests");
 const REALTIME_MACHINE_ID = 1;
 
 async function main(files: string[]): Promise<number> {
-  const baseUrl = process.env.PM_URL ?? DEFAULT_BASE_URL;
+  const baseUrl = resolveBaseUrl();
   const key =
     process.env.PM_KEY ??
     readDemoKeys(baseUrl).find((k) => k.company === "Demo Plant A" && k.name === "demo-full-access")
       ?.key;
   if (!key) {
-    console.error('No key: set PM_KEY (eval "$(npm run --silent demo-env)") or run npm start.');
+    console.error(
+      `No key for ${baseUrl}: set PM_KEY (eval "$(npm run --silent demo-env)") or run npm start.`,
+    );
     return 2;
   }
   const paths =
