@@ -49,6 +49,12 @@ export interface DemoKey {
   companyId: number;
   /** The whole key, for `x-api-key`. */
   key: string;
+  /**
+   * The company's webhook signing secret (the same on each key of the company), so that a
+   * receiver of the demo's webhooks can verify them (docs/webhooks.md). Absent in a keys
+   * file written before it was kept: {@link getDemoKeys} then rotates the secret to learn it.
+   */
+  webhookSecret?: string;
 }
 
 /** The keys file: demo keys per Worker base URL (local and remote seeds do not mix). */
@@ -152,7 +158,8 @@ async function loadCompanies(
 ): Promise<DemoKey[]> {
   const keys: DemoKey[] = [];
   for (const [i, company] of companies.entries()) {
-    keys.push(...(await issueKeys(client, company, demo[i]?.keys ?? [])));
+    const issued = await issueKeys(client, company, demo[i]?.keys ?? []);
+    keys.push(...issued.map((key) => ({ ...key, webhookSecret: company.webhookSecret })));
   }
   if (saveKeys) saveDemoKeys(client.baseUrl, keys);
   log(
@@ -261,13 +268,19 @@ export async function getDemoKeys(
 ): Promise<DemoKey[]> {
   const list = companies ?? ok("GET", await client.api.GET("/companies"));
   const saved = readDemoKeys(client.baseUrl);
-  if (saved.length > 0 && (await keysStillValid(client.baseUrl, saved, list))) return saved;
+  if (saved.length > 0 && (await keysStillValid(client.baseUrl, saved, list, client.fetch))) {
+    if (saved.every((key) => key.webhookSecret)) return saved;
+    const withSecrets = await withWebhookSecrets(client, saved);
+    saveDemoKeys(client.baseUrl, withSecrets);
+    return withSecrets;
+  }
 
-  const keys: DemoKey[] = [];
+  const issued: DemoKey[] = [];
   for (const [name, definitions] of Object.entries(DEMO_KEYS)) {
     const company = list.find((c) => c.name === name);
-    if (company) keys.push(...(await issueKeys(client, company, definitions)));
+    if (company) issued.push(...(await issueKeys(client, company, definitions)));
   }
+  const keys = await withWebhookSecrets(client, issued);
   if (keys.length === 0) {
     throw new Error(
       `No demo company ("${DEMO_PLANT_A}", "${FLEET_B}") at ${client.baseUrl}: run the seed first.`,
@@ -275,6 +288,30 @@ export async function getDemoKeys(
   }
   saveDemoKeys(client.baseUrl, keys);
   return keys;
+}
+
+/**
+ * The keys with their company's webhook secret. The API shows a secret only when it issues
+ * one, so a company whose secret is not known here gets a new one (`webhook-secret/rotate`;
+ * for 24 hours deliveries carry both signatures, docs/webhooks.md).
+ */
+async function withWebhookSecrets(
+  client: OperatorConnection,
+  keys: readonly DemoKey[],
+): Promise<DemoKey[]> {
+  const secrets = new Map<number, string>();
+  for (const key of keys) if (key.webhookSecret) secrets.set(key.companyId, key.webhookSecret);
+  for (const companyId of new Set(keys.map((key) => key.companyId))) {
+    if (secrets.has(companyId)) continue;
+    const { webhookSecret } = ok(
+      "POST",
+      await client.api.POST("/companies/{company_id}/webhook-secret/rotate", {
+        params: { path: { company_id: companyId } },
+      }),
+    );
+    secrets.set(companyId, webhookSecret);
+  }
+  return keys.map((key) => ({ ...key, webhookSecret: secrets.get(key.companyId) ?? "" }));
 }
 
 /** Issues a company's demo keys and returns them in the keys-file shape. */
@@ -344,6 +381,7 @@ async function keysStillValid(
   baseUrl: string,
   keys: DemoKey[],
   companies: Company[],
+  send?: (request: Request) => Promise<Response>,
 ): Promise<boolean> {
   const sameCompanies = keys.every((key) =>
     companies.some((company) => company.id === key.companyId && company.name === key.company),
@@ -351,8 +389,13 @@ async function keysStillValid(
   const first = keys[0];
   if (!sameCompanies || !first) return false;
   try {
-    // No retries: a refused key must show at once.
-    const api = createPublicClient({ baseUrl, apiKey: first.key, maxRetries: 0 });
+    // No retries of its own: a refused key must show at once.
+    const api = createPublicClient({
+      baseUrl,
+      apiKey: first.key,
+      maxRetries: 0,
+      ...(send ? { fetch: send } : {}),
+    });
     ok("GET", await api.GET("/v1/machines"));
     return true;
   } catch (error) {
