@@ -5,8 +5,10 @@
  * Demo Plant A (`.wrangler/demo-keys.json`); the Worker is `$PM_URL`, else the one
  * `npm start` runs, whatever its port (./lib/local-server.ts).
  *
- * It leaves the demo as it found it (scripts/lib/requests-restore.ts): Asset 0 back on the
- * SKU it was making, and the records the run left deleted; then prints one summary line.
+ * It leaves the demo as it found it (scripts/lib/requests-restore.ts): Asset 0's segment put
+ * back as it was, and the records the run left deleted; then it compares every record and
+ * Asset 0's running shift with what they were before, and prints one summary line saying
+ * so, or what differs (and exits 1).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +16,7 @@ import { readDemoKeys } from "./lib/demo-seed";
 import { parseHttpFile, runHttpFile } from "./lib/http-files";
 import { resolveBaseUrl } from "./lib/local-server";
 import { PROJECT_ROOT } from "./lib/project";
-import { restore, takeSnapshot } from "./lib/requests-restore";
+import { compareWith, restore, takeSnapshot } from "./lib/requests-restore";
 
 const REQUESTS_DIR = join(PROJECT_ROOT, "requests");
 /** The machine the collection's realtime writes address: Asset 0 (requests/realtime.http). */
@@ -56,10 +58,15 @@ async function main(files: string[]): Promise<number> {
     }
   }
   const undone = await restore(target, before);
+  const { differences, checked } = await compareWith(target, before);
   console.log(
     `Requests: ${sent} sent from ${paths.length} files, ` +
-      `${failed === 0 ? "every answer 2XX" : `${failed} not 2XX`}; the demo left as found (${undone}).`,
+      `${failed === 0 ? "every answer 2XX" : `${failed} not 2XX`}; ` +
+      (differences.length === 0
+        ? `the demo left as found (${undone}; checked: ${checked}, as before).`
+        : `the demo differs from before (${undone}): ${differences.join("; ")}.`),
   );
+  if (differences.length > 0) return 1;
   return failed > 0 ? 1 : 0;
 }
 
