@@ -7,15 +7,17 @@
  * demo seed (scripts/lib/demo-seed.ts, without Fleet B), it opens `/docs`, enters the
  * `demo-full-access` key in "Authorize", then, for each operation in the page's order,
  * expands it, presses "Try it out" and "Execute" without editing anything, and reads the
- * status of the request the page sent. It passes when every one is 2XX, and prints
- * `N of N operations answered 2XX`. The examples it relies on are in src/http/examples.ts;
- * the fixed ids of the records they name in docs/demo-data.md.
+ * status of the request the page sent. It passes when every one is 2XX and the demo is as it
+ * was before (every record of Demo Plant A and Asset 0's running shift compared, as
+ * `npm run requests` does: scripts/lib/requests-restore.ts), and prints
+ * `N of N operations answered 2XX; the demo as it was`. The examples it relies on are in
+ * src/http/examples.ts, what the page fills in from earlier answers in
+ * src/http/try-it-fills.ts; the fixed ids of the records they name in docs/demo-data.md.
  *
  * Options: `--url URL` runs against a Worker already loaded with the demo (for example the
- * one `npm start` runs) instead of starting one; `--key KEY` is then its full-access key
- * (default: from `.wrangler/demo-keys.json`). On a Worker where the examples were already
- * tried, the DELETE examples are 404 (their records are gone) and the nominal speed create
- * a 409 (the pair has one).
+ * one `npm start` runs, whose replay may begin a segment meanwhile: that is not counted as a
+ * difference) instead of starting one; `--key KEY` is then its full-access key (default: from
+ * `.wrangler/demo-keys.json`).
  */
 /// <reference lib="dom" />
 import { parseArgs } from "node:util";
@@ -23,6 +25,7 @@ import { chromium, type Page, type Response } from "playwright-core";
 import { DEMO_PLANT_A } from "../scripts/lib/demo-data";
 import { readDemoKeys, seedDemo } from "../scripts/lib/demo-seed";
 import { connectOperator } from "../scripts/lib/operator-api";
+import { compareWith, takeSnapshot } from "../scripts/lib/requests-restore";
 import { type Stack, startStack, stopStack } from "./stack";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -60,7 +63,8 @@ async function tryOperation(page: Page, index: number): Promise<Outcome> {
   const method = (await block.locator(".opblock-summary-method").innerText()).trim();
   const path = (await block.locator(".opblock-summary-path").getAttribute("data-path")) ?? "";
   await block.locator(".opblock-summary").first().click();
-  await block.locator("button.try-out__btn").click();
+  // `.reset` is the Reset of a body the page filled in (src/http/docs-page.ts), not Try it out.
+  await block.locator("button.try-out__btn:not(.reset)").click();
   const pattern = pathPattern(path);
   const answered = page.waitForResponse(
     (response: Response) =>
@@ -108,6 +112,9 @@ async function main(): Promise<void> {
     baseUrl = stack.workerUrl;
     key = seeded.key;
   }
+  // Asset 0 (machine 1): the machine of the realtime examples.
+  const target = { baseUrl, key };
+  const before = await takeSnapshot(target, 1);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -126,9 +133,22 @@ async function main(): Promise<void> {
       if (!ok) console.log(`     ${outcome.body.slice(0, 400)}`);
     }
     const passed = outcomes.filter((o) => o.status >= 200 && o.status < 300).length;
-    console.log(`${passed} of ${outcomes.length} operations answered 2XX.`);
+    const { differences, checked } = await compareWith(target, before, {
+      replayRuns: stack === undefined,
+    });
+    console.log(
+      `${passed} of ${outcomes.length} operations answered 2XX; ` +
+        (differences.length === 0
+          ? `the demo as it was (checked: ${checked}).`
+          : `the demo differs: ${differences.join("; ")}.`),
+    );
     if (errors.length > 0) console.log(`Script errors on the page: ${errors.join("; ")}`);
-    if (passed !== outcomes.length || outcomes.length === 0 || errors.length > 0) {
+    if (
+      passed !== outcomes.length ||
+      outcomes.length === 0 ||
+      errors.length > 0 ||
+      differences.length > 0
+    ) {
       process.exitCode = 1;
     }
   } finally {

@@ -37,6 +37,7 @@ import {
   PUBLIC_MAX_BODY_BYTES,
 } from "./http/json-body";
 import { createRouter } from "./http/openapi";
+import { TRY_IT_FILLS } from "./http/try-it-fills";
 import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
 import { realtimeRoutes } from "./realtime/routes";
@@ -206,7 +207,11 @@ export function createApp() {
   app.route("/", mcpRoutes(openApiDocument));
   app.get("/", (c) => c.html(landingPageHtml("Production Monitoring Public API", API_VERSION)));
   app.get("/docs", (c) =>
-    c.html(docsPageHtml("Production Monitoring Public API", "/openapi.json")),
+    c.html(
+      docsPageHtml("Production Monitoring Public API", "/openapi.json", {
+        tryItFills: TRY_IT_FILLS,
+      }),
+    ),
   );
   app.get("/operator/docs", (c) =>
     c.html(

@@ -39,25 +39,6 @@ export const DEMO_WORK_ORDERS = [
   { name: "WO-2022-W38" },
 ] as const;
 
-/**
- * The records made for the DELETE examples of `/docs` (docs/demo-data.md): deleting them
- * leaves the data's records, which the GET and PATCH examples name, in place.
- */
-export const DOCS_DISPOSABLE = {
-  operator: { firstName: "Docs", lastName: "Example" },
-  sku: {
-    sku: "DOCS-DELETE-ME",
-    name: "Disposable product",
-    description: "Made for the DELETE example of /docs",
-    unit: "pieces",
-  },
-  simpleWorkOrder: { name: "WO-DOCS-DELETE-ME" },
-  /** The manual packing bench's nominal speed and production log are of SKU P00. */
-  machine: "Manual packing bench",
-  nominalSpeed: 1,
-  productionLog: { start: "2022-09-05T10:00:00Z", end: "2022-09-05T11:00:00Z", count: 60 },
-} as const;
-
 /** One record to move to its fixed id (POST /operator/v1/companies/{id}/record-ids). */
 interface RecordIdChange {
   type: "sku" | "simpleWorkOrder" | "nominalSpeed" | "productionLog";
@@ -147,17 +128,16 @@ export async function loadPlantAOperations(
           description: `Product id ${product} of the SME data set (column \`product\`)`,
           unit: "pieces",
         })),
-        DOCS_DISPOSABLE.sku,
       ],
     }),
   );
-  // The examples of /docs name P00 (Asset 0 has a nominal speed for it) and the disposable SKU.
+  // The examples of /docs name P00 (Asset 0 has a nominal speed for it). Nothing is made for
+  // their DELETE examples: the /docs page deletes what its create examples made.
   const skuIdOf = (code: string) => created.find((sku) => sku.sku === code)?.id;
   await fixRecordIds(client, companyId, [
     { type: "sku", id: skuIdOf(skuCode(0)), newId: DOCS_RECORDS.sku },
-    { type: "sku", id: skuIdOf(DOCS_DISPOSABLE.sku.sku), newId: DOCS_RECORDS.disposableSku },
   ]);
-  const skus = created.slice(0, ops.products.length);
+  const skus = created;
   const skuId = new Map(skus.map((sku) => [sku.sku, sku.id]));
   skuId.set(skuCode(0), DOCS_RECORDS.sku);
   const skuOf = (product: number) => {
@@ -165,14 +145,11 @@ export async function loadPlantAOperations(
     if (!id) throw new Error(`SKU ${skuCode(product)} was not created`);
     return id;
   };
-  ok(
-    "POST",
-    await api.POST("/v1/operators", { body: [...DEMO_OPERATORS, DOCS_DISPOSABLE.operator] }),
-  );
+  ok("POST", await api.POST("/v1/operators", { body: [...DEMO_OPERATORS] }));
   const orders = ok(
     "POST",
     await api.POST("/v1/simple-work-orders", {
-      body: [...DEMO_WORK_ORDERS, DOCS_DISPOSABLE.simpleWorkOrder],
+      body: [...DEMO_WORK_ORDERS],
     }),
   );
   const orderIdOf = (name: string) => orders.find((order) => order.name === name)?.id;
@@ -182,13 +159,7 @@ export async function loadPlantAOperations(
       id: orderIdOf(DEMO_WORK_ORDERS[0].name),
       newId: DOCS_RECORDS.simpleWorkOrder,
     },
-    {
-      type: "simpleWorkOrder",
-      id: orderIdOf(DOCS_DISPOSABLE.simpleWorkOrder.name),
-      newId: DOCS_RECORDS.disposableSimpleWorkOrder,
-    },
   ]);
-  const bench = machineNamed(machines, DOCS_DISPOSABLE.machine);
   const speeds = ok(
     "POST",
     await api.POST("/v1/nominal-speeds", {
@@ -199,12 +170,6 @@ export async function loadPlantAOperations(
           machine: { id: assetMachine(speed.asset).id },
           sku: { id: skuOf(speed.product) },
         })),
-        {
-          nominalSpeed: DOCS_DISPOSABLE.nominalSpeed,
-          countingFactor: 1,
-          machine: { id: bench.id },
-          sku: { id: DOCS_RECORDS.sku },
-        },
       ],
     }),
   );
@@ -212,7 +177,6 @@ export async function loadPlantAOperations(
     speeds.find((s) => s.machine.id === machineId && s.sku.id === DOCS_RECORDS.sku)?.id;
   await fixRecordIds(client, companyId, [
     { type: "nominalSpeed", id: speedOf(assetMachine(0).id), newId: DOCS_RECORDS.nominalSpeed },
-    { type: "nominalSpeed", id: speedOf(bench.id), newId: DOCS_RECORDS.disposableNominalSpeed },
   ]);
   log(
     `  Demo Plant A: ${skus.length} SKUs, ${DEMO_OPERATORS.length} operators, ` +
@@ -227,13 +191,16 @@ export async function loadPlantAOperations(
     }),
   );
 
-  const logs = ops.productionLogs.map((entry) => ({
+  const logs = ops.productionLogs.map((entry, i) => ({
     start: iso(entry.start),
     end: iso(entry.end),
     count: entry.count,
     type: "total" as const,
     machine: { id: assetMachine(entry.asset).id },
     sku: { id: skuOf(entry.product) },
+    // The first log is the one the PATCH example of /docs marks reviewed: already so, the
+    // example changes nothing.
+    isReviewed: i === 0,
   }));
   const [firstLog] = ops.productionLogs;
   if (firstLog?.asset !== 0 || firstLog.product !== 0) {
@@ -246,26 +213,8 @@ export async function loadPlantAOperations(
     const rows = ok("POST", await api.POST("/v1/production-logs", { body: chunk }));
     logIds.push(...rows.map((row) => row.id));
   }
-  const [disposableLog] = ok(
-    "POST",
-    await api.POST("/v1/production-logs", {
-      body: [
-        {
-          ...DOCS_DISPOSABLE.productionLog,
-          type: "total",
-          machine: { id: bench.id },
-          sku: { id: DOCS_RECORDS.sku },
-        },
-      ],
-    }),
-  );
   await fixRecordIds(client, companyId, [
     { type: "productionLog", id: logIds[0], newId: DOCS_RECORDS.productionLog },
-    {
-      type: "productionLog",
-      id: disposableLog?.id,
-      newId: DOCS_RECORDS.disposableProductionLog,
-    },
   ]);
 
   const stopsByMachine = new Map<number, StopInput[]>();

@@ -21,6 +21,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { demoFetch, type Fetch } from "./demo-fetch";
 import { parseSmeRows, type SmeRow } from "./demo-operations";
+import { DEMO_OPERATORS } from "./demo-seed-operations";
 import { pause } from "./pause";
 import { PROJECT_ROOT } from "./project";
 import { type ReplayEvent, replayEvents, skusRunningAt } from "./replay-plan";
@@ -145,13 +146,15 @@ export class Replay {
     if (this.machines.size === 0) {
       throw new Error('No "Asset N" machine with power and count signals: is this Demo Plant A?');
     }
-    const { operators } = await this.call<{ operators: { id: number }[] }>(
-      "/v1/operators/filters",
-      {
-        body: { limit: 100 },
-      },
+    const { operators } = await this.call<{
+      operators: { id: number; firstName: string | null; lastName: string | null }[];
+    }>("/v1/operators/filters", { body: { limit: 100 } });
+    // The data's roster only: an operator someone created (a /docs example) is not put to work.
+    this.operatorIds = DEMO_OPERATORS.flatMap(
+      (person) =>
+        operators.find((o) => o.firstName === person.firstName && o.lastName === person.lastName)
+          ?.id ?? [],
     );
-    this.operatorIds = operators.map((o) => o.id);
   }
 
   /** A realtime write; a machine outside its running shift (409, 422 `start`) is skipped. */
