@@ -68,22 +68,45 @@ export interface Stack {
   services: Service[];
 }
 
-/**
- * Finds a TCP port that is free on 127.0.0.1 right now.
- *
- * @returns a port number (1024-65535), chosen by the OS.
- */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+/** Whether `port` (0: any) can be listened on at 127.0.0.1 right now; resolves the port taken. */
+function tryPort(port: number): Promise<number | null> {
+  return new Promise((resolvePort) => {
     const server = createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.on("error", () => resolvePort(null));
+    server.listen(port, "127.0.0.1", () => {
       const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port > 0 ? resolvePort(port) : reject(new Error("no free port"))));
+      const taken = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolvePort(taken > 0 ? taken : null));
     });
   });
+}
+
+/** Ports handed out by this process, so that two services of one run never get the same. */
+const handedOut = new Set<number>();
+
+/**
+ * Finds a TCP port that is free on 127.0.0.1 right now: in `E2E_PORTS` (`<first>-<last>`,
+ * for a machine whose users share out port ranges) when it is set, else one the OS chooses.
+ *
+ * @returns a port number (1024-65535).
+ * @throws Error when no port is free (in the range, when one is set).
+ */
+export async function freePort(): Promise<number> {
+  const range = /^(\d+)-(\d+)$/.exec(process.env.E2E_PORTS ?? "");
+  if (range) {
+    for (let port = Number(range[1]); port <= Number(range[2]); port += 1) {
+      if (handedOut.has(port)) continue;
+      if ((await tryPort(port)) !== null) {
+        handedOut.add(port);
+        return port;
+      }
+    }
+    throw new Error(`no free port in E2E_PORTS=${process.env.E2E_PORTS}`);
+  }
+  const port = await tryPort(0);
+  if (port === null) throw new Error("no free port");
+  return port;
 }
 
 /**

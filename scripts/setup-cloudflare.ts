@@ -1,8 +1,8 @@
 /**
  * `npm run setup:cloudflare -- --env sandbox [--dry-run]`: creates the D1 databases (the
- * directory `DB` and every shard `SHARD_<n>`) and the Queues of one environment of
- * wrangler.toml on the Cloudflare account wrangler is logged in to (`npx wrangler login`),
- * and writes each new database's id into wrangler.toml. An existing queue is kept. Then it prints the remaining steps (the
+ * directory `DB` and every shard `SHARD_<n>`), the Queues and the R2 bucket of one environment
+ * of wrangler.toml on the Cloudflare account wrangler is logged in to (`npx wrangler login`),
+ * and writes each new database's id into wrangler.toml. An existing queue or bucket is kept. Then it prints the remaining steps (the
  * operator secret, the migrations, the deployment).
  *
  * `--dry-run` prints the commands and the wrangler.toml change without running anything:
@@ -43,6 +43,10 @@ for (const args of setupCommands(resources)) {
     const text = String((error as { stderr?: string }).stderr ?? error);
     if (args[0] === "queues" && /already (exists|taken)/i.test(text)) {
       console.log(`  kept: queue ${args[2]} exists`);
+      continue;
+    }
+    if (args[0] === "r2" && /already exists|already own/i.test(text)) {
+      console.log(`  kept: bucket ${args[3]} exists`);
       continue;
     }
     throw error;

@@ -20,6 +20,7 @@ import {
 import { createDb } from "./db/client";
 import { isFenceError } from "./db/move-fence";
 import { isCompanyMoving, UnknownCompanyError } from "./db/shards";
+import { allowedMethods } from "./http/allowed-methods";
 import { d1Session } from "./http/d1-session";
 import {
   DOCS_ASSETS_PREFIX,
@@ -40,6 +41,7 @@ import { createRouter } from "./http/openapi";
 import { TRY_IT_FILLS } from "./http/try-it-fills";
 import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
+import { operatorAuth } from "./operator/auth";
 import { realtimeRoutes } from "./realtime/routes";
 import { eventsRoutes } from "./realtime/streams/routes";
 import { reportsRoutes } from "./reports/routes";
@@ -127,6 +129,15 @@ export function createApp() {
   // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
   app.get("/healthz", (c) => c.body(null, 204));
   app.use("*", requestId());
+  // A known path asked with another verb: 405 with `Allow`, before anything reads the request
+  // (an operator path only to the operator, whose routes are not public).
+  app.use(
+    "*",
+    allowedMethods(() => app.routes, {
+      paths: (path) => path.startsWith("/operator/v1/"),
+      check: operatorAuth(),
+    }),
+  );
   app.use("*", async function attachDirectory(c, next) {
     c.set("directory", createDb(c.env.DB));
     await next();

@@ -1,7 +1,8 @@
 /**
  * What `npm run setup:cloudflare` creates on a Cloudflare account for one environment of
  * wrangler.toml, and how it writes each new D1 database's id back into the file: the
- * directory (`DB`) and every shard (`SHARD_<n>`, docs/deploying.md). Pure functions (no
+ * directory (`DB`) and every shard (`SHARD_<n>`, docs/deploying.md), the queues and the R2
+ * buckets. Pure functions (no
  * I/O), so that the tests can check them on the real wrangler.toml.
  */
 import { parse } from "smol-toml";
@@ -22,6 +23,8 @@ export interface EnvironmentResources {
   databases: DatabaseResource[];
   /** Queues the Worker produces to or consumes from, dead-letter queues included. */
   queues: string[];
+  /** R2 buckets (the signal archive and export files: `HISTORY`). */
+  buckets: string[];
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -32,6 +35,7 @@ interface EnvTable {
     producers?: { queue: string }[];
     consumers?: { queue: string; dead_letter_queue?: string }[];
   };
+  r2_buckets?: { binding: string; bucket_name: string }[];
 }
 
 /**
@@ -61,7 +65,8 @@ export function environmentResources(toml: string, env: string): EnvironmentReso
       databaseId: UUID.test(id) && !/^0{8}-/.test(id) ? id : null,
     };
   });
-  return { env, databases, queues: [...queues] };
+  const buckets = [...new Set((table.r2_buckets ?? []).map((b) => b.bucket_name))];
+  return { env, databases, queues: [...queues], buckets };
 }
 
 /**
@@ -116,7 +121,8 @@ export function withDatabaseId(toml: string, env: string, binding: string, id: s
 /**
  * The wrangler commands that create what the environment still lacks, in order.
  *
- * @returns argument lists for `wrangler` (a database only when its id is a placeholder).
+ * @returns argument lists for `wrangler` (a database only when its id is a placeholder;
+ *   queues and buckets always, an existing one being kept by the caller).
  */
 export function setupCommands(resources: EnvironmentResources): string[][] {
   return [
@@ -124,5 +130,6 @@ export function setupCommands(resources: EnvironmentResources): string[][] {
       .filter((database) => database.databaseId === null)
       .map((database) => ["d1", "create", database.databaseName]),
     ...resources.queues.map((queue) => ["queues", "create", queue]),
+    ...resources.buckets.map((bucket) => ["r2", "bucket", "create", bucket]),
   ];
 }

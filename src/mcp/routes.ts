@@ -16,14 +16,20 @@ import { authenticate } from "../auth/middleware";
 import { ApiError } from "../http/errors";
 import { PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "../http/json-body";
 import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
+import { JSON_RPC, refusedMessage } from "./jsonrpc";
 
 export const MCP_PATH = "/mcp";
 
-/** A JSON-RPC error answer with no request id (the request could not be read as one). */
-function jsonRpcError(status: 400 | 405, code: number, message: string, headers = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
+/** A JSON-RPC error answer to a body that is not one JSON-RPC message (id null unless read). */
+function jsonRpcError(
+  code: number,
+  message: string,
+  id: string | number | null = null,
+  status: 200 | 400 = 400,
+): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id }), {
     status,
-    headers: { "content-type": "application/json", ...headers },
+    headers: { "content-type": "application/json" },
   });
 }
 
@@ -45,7 +51,9 @@ function relay(c: Context<AppEnv>, response: Response): Response {
  * @param openApiDocument the public OpenAPI document (the `docs://openapi` resource).
  */
 export function mcpRoutes(openApiDocument: () => unknown) {
-  return new Hono<AppEnv>().all(
+  // POST only: another verb is the app's 405 with `Allow` (src/http/allowed-methods.ts), as on
+  // every path; stateless, there is no session to resume (GET) or end (DELETE).
+  return new Hono<AppEnv>().post(
     MCP_PATH,
     limitFailedAuthentications(),
     authenticate(),
@@ -57,15 +65,6 @@ export function mcpRoutes(openApiDocument: () => unknown) {
       },
     }),
     async function mcp(c) {
-      // Stateless: no session to resume or end, and no server-initiated messages to stream.
-      if (c.req.method !== "POST") {
-        return relay(
-          c,
-          jsonRpcError(405, -32000, "Method not allowed: send JSON-RPC messages by POST", {
-            Allow: "POST",
-          }),
-        );
-      }
       const text = await c.req.text();
       let parsed: unknown;
       let parsedOk = true;
@@ -79,8 +78,18 @@ export function mcpRoutes(openApiDocument: () => unknown) {
       if (parsedOk && Array.isArray(parsed)) {
         return relay(
           c,
-          jsonRpcError(400, -32600, "Invalid Request: send one JSON-RPC message per request"),
+          jsonRpcError(
+            JSON_RPC.invalidRequest,
+            "Invalid Request: send one JSON-RPC message per request",
+          ),
         );
+      }
+      // JSON that is not a JSON-RPC message is an Invalid Request; the SDK would call it a
+      // Parse error, which JSON-RPC keeps for text that is not JSON (src/mcp/jsonrpc.ts).
+      const refused = parsedOk ? refusedMessage(parsed) : undefined;
+      if (refused) {
+        const { code, message, id } = refused.problem;
+        return relay(c, jsonRpcError(code, message, id, refused.status));
       }
       // The body is read once, here; the transport checks Accept, Content-Type and the
       // protocol version, and answers unreadable JSON with a JSON-RPC parse error.

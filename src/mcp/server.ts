@@ -24,6 +24,33 @@ const RESOURCE_NOT_FOUND = -32002;
 /** The server's name and version in `initialize`. */
 export const MCP_SERVER_INFO = { name: "production-monitoring", version: "0.1.0" } as const;
 
+/**
+ * A request handler whose unexpected failures are logged with the request id and answered
+ * as a JSON-RPC Internal error without their message (which could name internals); an
+ * `McpError` (unknown tool, unknown resource) keeps its code and words.
+ */
+function guarded<A extends unknown[], R>(
+  ctx: ToolContext,
+  handler: (...args: A) => R | Promise<R>,
+): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await handler(...args);
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      console.error(
+        JSON.stringify({
+          level: "error",
+          requestId: ctx.requestId,
+          error: String(error),
+          stack: error instanceof Error ? error.stack : undefined,
+        }),
+      );
+      throw new McpError(ErrorCode.InternalError, "Internal error");
+    }
+  };
+}
+
 /** What an assistant is told once, at `initialize`: who it acts for and the units. */
 function instructions(ctx: ToolContext): string {
   const { companyName, timezone } = ctx.principal;
@@ -67,43 +94,57 @@ export function createMcpServer(
   });
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools
-      .filter((tool) => ctx.principal.scopes.has(tool.scope))
-      .map((tool) => ({
-        name: tool.name,
-        title: tool.title,
-        description: tool.description,
-        inputSchema: tool.inputSchema as { type: "object" },
-        outputSchema: tool.outputSchema as { type: "object" },
-        annotations: { readOnlyHint: true, openWorldHint: false, title: tool.title },
-      })),
-  }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = byName.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    return toCallResult(await tool.call(ctx, request.params.arguments));
-  });
-
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: resources.map(({ uri, name, title, description, mimeType }) => ({
-      uri,
-      name,
-      title,
-      description,
-      mimeType,
+  server.setRequestHandler(
+    ListToolsRequestSchema,
+    guarded(ctx, () => ({
+      tools: tools
+        .filter((tool) => ctx.principal.scopes.has(tool.scope))
+        .map((tool) => ({
+          name: tool.name,
+          title: tool.title,
+          description: tool.description,
+          inputSchema: tool.inputSchema as { type: "object" },
+          outputSchema: tool.outputSchema as { type: "object" },
+          annotations: { readOnlyHint: true, openWorldHint: false, title: tool.title },
+        })),
     })),
-  }));
+  );
 
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    const resource = resources.find((r) => r.uri === request.params.uri);
-    if (!resource) {
-      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${request.params.uri}`);
-    }
-    return {
-      contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.read() }],
-    };
-  });
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    guarded(ctx, async (request) => {
+      const tool = byName.get(request.params.name);
+      if (!tool) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      }
+      return toCallResult(await tool.call(ctx, request.params.arguments));
+    }),
+  );
+
+  server.setRequestHandler(
+    ListResourcesRequestSchema,
+    guarded(ctx, () => ({
+      resources: resources.map(({ uri, name, title, description, mimeType }) => ({
+        uri,
+        name,
+        title,
+        description,
+        mimeType,
+      })),
+    })),
+  );
+
+  server.setRequestHandler(
+    ReadResourceRequestSchema,
+    guarded(ctx, (request) => {
+      const resource = resources.find((r) => r.uri === request.params.uri);
+      if (!resource) {
+        throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${request.params.uri}`);
+      }
+      return {
+        contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.read() }],
+      };
+    }),
+  );
   return server;
 }

@@ -6,6 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../http/schemas";
+import { tellPlanChanged } from "../machine-state/notify";
 import { armMachines } from "../realtime/arm";
 import { createShiftDefinitions, listShiftDefinitions } from "../shifts/definitions";
 import { requireCompanyScope } from "./lookups";
@@ -107,6 +108,8 @@ export const operatorShiftsRoutes = createRouter()
         items.map((item) => item.machineIds),
       );
       await armMachines(c.env, company_id, machineIds);
+      // Their stop detectors evaluate the last week again with the new planned time.
+      await tellPlanChanged(c.env, company_id, machineIds);
       return c.json(created, 201);
     },
   )

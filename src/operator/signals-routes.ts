@@ -8,7 +8,7 @@ import { nudgeLive } from "../events/publish";
 import { notFound, unprocessable } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody, UuidId } from "../http/schemas";
-import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
+import { COUNT_SIGNAL_NAME, countSignalId } from "../resources/signals/count-sums";
 import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
 import {
   forgetMissingCount,
@@ -114,20 +114,25 @@ export const operatorSignalsRoutes = createRouter()
     async (c) => {
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
+      const background = (refresh: Promise<unknown>) => {
+        try {
+          c.executionCtx.waitUntil(refresh);
+        } catch {
+          // An app called without an execution context (tests): the refresh runs unawaited.
+        }
+      };
       const signal = await lookupIngestTarget(
         async () => (await scopeOfKey(c.env, "signal", public_id.toLowerCase()))?.db ?? null,
         public_id,
-        (refresh) => {
-          try {
-            c.executionCtx.waitUntil(refresh);
-          } catch {
-            // An app called without an execution context (tests): the refresh runs unawaited.
-          }
-        },
+        background,
       );
       if (!signal) throw notFound("Signal not found");
       const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
-      const result = await ingestSamples(c.env, { ...signal, retentionMs }, body);
+      // The machine's count signal drives stop detection in its store (docs/machine-state.md).
+      const isCount =
+        signal.name === COUNT_SIGNAL_NAME &&
+        (await countSignalId(c.env, signal, background)) === signal.id;
+      const result = await ingestSamples(c.env, { ...signal, retentionMs }, body, isCount);
       if (result.refused !== undefined) throw unprocessable(["body"], result.refused);
       // Production changed: the machine's live stream recomputes it (at most once a second).
       if (signal.name === COUNT_SIGNAL_NAME) {

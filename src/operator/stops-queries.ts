@@ -92,7 +92,12 @@ export async function updateStop(
   );
   const row = await db
     .update(stops)
-    .set({ ...set, updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)` })
+    // A person's edit makes a detected stop a recorded one (docs/machine-state.md).
+    .set({
+      ...set,
+      detectionKey: null,
+      updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`,
+    })
     .where(
       and(
         eq(stops.id, stopId),
@@ -116,7 +121,7 @@ export async function deleteStop(db: Database, stopId: number) {
     .update(stops)
     .set(softDeleted(stops))
     .where(and(eq(stops.id, stopId), isNull(stops.deletedAt)))
-    .returning({ ...stopColumns, companyId: stops.companyId })
+    .returning({ ...stopColumns, companyId: stops.companyId, detectionKey: stops.detectionKey })
     .get();
   return row ?? null;
 }

@@ -11,6 +11,7 @@ import { notFound, unprocessable } from "../http/errors";
 import { DateTimeMs } from "../http/filters";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody } from "../http/schemas";
+import { tellRecordedStop } from "../machine-state/notify";
 import { StopSchema, toStopOut } from "../reports/schemas";
 import { requireMachine, requireRowScope } from "./lookups";
 import { operatorRoute } from "./schemas";
@@ -76,6 +77,12 @@ export const operatorStopsRoutes = createRouter()
       const created = await createStops(machine.scope, machine.id, items);
       for (const row of created) {
         await publish(c.env, machine.companyId, row.machineId, stopEvent(row, "created"));
+        await tellRecordedStop(c.env, machine.companyId, row.machineId, {
+          id: row.id,
+          start: row.startTime,
+          end: row.endTime,
+          kind: "recorded",
+        });
       }
       const now = Date.now();
       return c.json(
@@ -92,7 +99,9 @@ export const operatorStopsRoutes = createRouter()
       summary: "Edit a stop (for example close it)",
       description:
         "Send only the fields to change; `endTime: null` reopens the stop. The resulting " +
-        "`endTime` must be after `startTime`. A deleted stop is a 404.",
+        "`endTime` must be after `startTime`. A deleted stop is a 404. A detected stop " +
+        "(from the machine's signals) edited so becomes a recorded one: detection no longer " +
+        "changes it.",
       request: { params: StopParam, body: objectBody(StopPatch) },
       responses: { 204: { description: "Updated." } },
     }),
@@ -119,6 +128,14 @@ export const operatorStopsRoutes = createRouter()
         updated.machineId,
         stopEvent(updated, "updated", wasOpen),
       );
+      // An edited stop is the plant's record, a detected one included (the detector lets go).
+      await tellRecordedStop(c.env, current.companyId, updated.machineId, {
+        id: updated.id,
+        start: updated.startTime,
+        end: updated.endTime,
+        previous: { start: current.startTime, end: current.endTime },
+        kind: "recorded",
+      });
       return c.body(null, 204);
     },
   )
@@ -128,7 +145,9 @@ export const operatorStopsRoutes = createRouter()
       path: "/stops/{stop_id}",
       tags: ["Stops"],
       summary: "Delete a stop (soft)",
-      description: "`deletedAt` is set: the stop leaves both reports at once.",
+      description:
+        "`deletedAt` is set: the stop leaves both reports at once. A detected stop deleted " +
+        "so stays deleted: its machine's signals make no stop of that time again.",
       request: { params: StopParam },
       responses: { 204: { description: "Deleted." } },
     }),
@@ -138,6 +157,13 @@ export const operatorStopsRoutes = createRouter()
       const row = await deleteStop(db, stop_id);
       if (!row) throw notFound("Stop not found");
       await publish(c.env, row.companyId, row.machineId, stopEvent(row, "deleted"));
+      // A detected stop a person deletes is dismissed: its time is no stop any more.
+      await tellRecordedStop(c.env, row.companyId, row.machineId, {
+        id: row.id,
+        start: row.startTime,
+        end: row.endTime,
+        kind: row.detectionKey === null ? "deleted" : "dismissed",
+      });
       return c.body(null, 204);
     },
   );

@@ -5,6 +5,7 @@
  * (and the class, which calls other modules, is imported by nothing but the Worker's
  * entry: no import cycle, type-only ones included).
  */
+import type { LiveLogOwnerRpc } from "../resources/production-logs/live-log-owner";
 import type {
   OperatorWrite,
   SegmentUpdate,
@@ -15,9 +16,10 @@ import type {
 
 /**
  * The RPC methods of `RealtimeMachine` (src/realtime/realtime-machine.ts documents each).
- * None names the machine: the object's name does (`machineObject`).
+ * None names the machine: the object's name does (`machineObject`). Besides these, what the
+ * public production-log endpoints ask of it about its live logs (`LiveLogOwnerRpc`).
  */
-export interface RealtimeMachineRpc extends Rpc.DurableObjectBranded {
+export interface RealtimeMachineRpc extends LiveLogOwnerRpc {
   /** Starts a segment with this SKU (and work order), or refuses (not running, conflicts). */
   applySku(write: SkuWrite): Promise<WriteResult>;
   /** Changes the current segment's fields without starting a new one. */

@@ -1,5 +1,5 @@
 /**
- * The realtime object's tables (`meta`, `segments`, `assignments`, `sync`) in its SQLite
+ * The realtime object's tables (`meta`, `segments`, `log_operators`, `assignments`, `sync`) in its SQLite
  * storage, and the copy of them it keeps in memory: loaded from storage on first use and
  * changed together with it, so that a write or a flush reads nothing back from SQLite. An
  * operation that throws drops the copy (`forgetCopy`), and the next one reloads it.
@@ -31,6 +31,10 @@ const SCHEMA = `
     custom TEXT,
     has_log INTEGER NOT NULL DEFAULT 0,
     projected TEXT
+  );
+  CREATE TABLE IF NOT EXISTS log_operators (
+    log_id TEXT PRIMARY KEY,
+    operator_id INTEGER
   );
   CREATE TABLE IF NOT EXISTS assignments (
     operator_id INTEGER PRIMARY KEY,
@@ -71,6 +75,9 @@ interface SegmentRow extends Record<string, SqlStorageValue> {
   custom: string | null;
   has_log: number;
   projected: string | null;
+  /** 1 when a PATCH of the segment's log named its operator (`log_operators`). */
+  overridden: number;
+  override_operator: number | null;
 }
 
 /**
@@ -225,7 +232,10 @@ export class MachineStore {
    */
   segments(): readonly StoredSegment[] {
     this.timeline ??= this.sql
-      .exec<SegmentRow>("SELECT * FROM segments ORDER BY start")
+      .exec<SegmentRow>(
+        `SELECT s.*, o.log_id IS NOT NULL AS overridden, o.operator_id AS override_operator
+         FROM segments AS s LEFT JOIN log_operators AS o ON o.log_id = s.log_id ORDER BY s.start`,
+      )
       .toArray()
       .map((r) => ({
         logId: r.log_id,
@@ -239,6 +249,7 @@ export class MachineStore {
         customJson: r.custom,
         hasLog: r.has_log === 1,
         projected: r.projected,
+        ...(r.overridden === 1 ? { operator: r.override_operator } : {}),
       }));
     return this.timeline;
   }
@@ -274,9 +285,29 @@ export class MachineStore {
     this.crew = crew;
   }
 
+  /**
+   * Makes `operatorId` (null: nobody) the operator of the segment whose log is `logId`,
+   * whatever the assignments say (a PATCH of the log: src/resources/production-logs/live-log-owner.ts).
+   *
+   * @returns false when no segment of the timeline has that log.
+   */
+  setLogOperator(logId: string, operatorId: number | null): boolean {
+    const segment = (this.segments() as StoredSegment[]).find((s) => s.logId === logId);
+    if (!segment) return false;
+    this.sql.exec(
+      `INSERT INTO log_operators (log_id, operator_id) VALUES (?, ?)
+       ON CONFLICT (log_id) DO UPDATE SET operator_id = excluded.operator_id`,
+      logId,
+      operatorId,
+    );
+    segment.operator = operatorId;
+    return true;
+  }
+
   /** Empties the timeline and the assignments (the instance is closed). */
   clearTimeline(): void {
     this.sql.exec("DELETE FROM segments");
+    this.sql.exec("DELETE FROM log_operators");
     this.sql.exec("DELETE FROM assignments");
     this.timeline = [];
     this.crew = [];

@@ -11,6 +11,7 @@
  * definition of `count`; `sensor_count` and `count` are integer columns).
  */
 import { ownedText } from "../db/company-scope";
+import { REALTIME_LOG_COLUMNS } from "../resources/production-logs/live-log-owner";
 
 /** What one production log row of a segment holds (besides its company and machine); instants in ms. */
 export interface LiveLog {
@@ -47,9 +48,10 @@ export const LOGS_PER_STATEMENT = 500;
  * from one JSON parameter (`json_each`), so a flush of any number of segments
  * costs D1 one statement per 500 logs, not one per log (D1 allows 1,000 queries
  * per invocation, and each costs a round of parsing and planning).
- * A row deleted through the public API stays deleted (its `deleted_at` is not
- * touched); `is_reviewed` and `work_order_id` belong to the log's reviewers and
- * are not touched either. A row that already holds every value (the periodic
+ * Only `REALTIME_LOG_COLUMNS` are written (the live-log owner's list,
+ * src/resources/production-logs/live-log-owner.ts): `is_reviewed` and `work_order_id`
+ * belong to the log's reviewers, and a deleted row (`deleted_at`) is left as it is, so
+ * that nothing counts it again. A row that already holds every value (the periodic
  * refresh of a log whose samples did not change) is left as it is, `updated_at`
  * included: a client syncing logs by `updatedAt` sees only real changes, and the
  * database writes nothing.
@@ -80,9 +82,18 @@ export function upsertLiveLogs(
   return statements;
 }
 
+const quoted = (column: string) => `"${column}"`;
+/** The columns the object writes (`REALTIME_LOG_COLUMNS`), each as `column = excluded.column`. */
+const REALTIME_SET = REALTIME_LOG_COLUMNS.map((c) => `${quoted(c)} = excluded.${quoted(c)}`).join(
+  ", ",
+);
+const STORED_TUPLE = REALTIME_LOG_COLUMNS.map((c) => `production_logs.${quoted(c)}`).join(", ");
+const EXCLUDED_TUPLE = REALTIME_LOG_COLUMNS.map((c) => `excluded.${quoted(c)}`).join(", ");
+
 /**
  * ?1 company, ?2 machine, ?3 the logs as a JSON array of `LiveLog` with `live`
- * as 0/1. `count = sensorCount x countingFactor`, rounded to an integer.
+ * as 0/1. `count = sensorCount x countingFactor`, rounded to an integer. The update
+ * sets `REALTIME_LOG_COLUMNS` and nothing else, and leaves a deleted row alone.
  */
 const UPSERT_LIVE_LOGS_SQL = `WITH counted AS (
     SELECT l.value AS v, l.value ->> 'sensorCount' AS n FROM json_each(?3) AS l
@@ -96,21 +107,9 @@ const UPSERT_LIVE_LOGS_SQL = `WITH counted AS (
     v ->> 'nominalSpeed', v ->> 'countingFactor', v ->> 'start', v ->> 'end', 0, 1,
     v ->> 'live', v ->> 'now', v ->> 'now'
   FROM counted WHERE true
-  ON CONFLICT (id) DO UPDATE SET
-    sku_id = excluded.sku_id, shift_instance_id = excluded.shift_instance_id,
-    operator_id = excluded.operator_id, simple_work_order_id = excluded.simple_work_order_id,
-    count = excluded.count, sensor_count = excluded.sensor_count,
-    nominal_speed = excluded.nominal_speed, counting_factor = excluded.counting_factor,
-    start = excluded.start, "end" = excluded."end", live = excluded.live,
-    updated_at = excluded.updated_at
-  WHERE (production_logs.sku_id, production_logs.shift_instance_id, production_logs.operator_id,
-      production_logs.simple_work_order_id, production_logs.count, production_logs.sensor_count,
-      production_logs.nominal_speed, production_logs.counting_factor, production_logs.start,
-      production_logs."end", production_logs.live)
-    IS NOT (excluded.sku_id, excluded.shift_instance_id, excluded.operator_id,
-      excluded.simple_work_order_id, excluded.count, excluded.sensor_count,
-      excluded.nominal_speed, excluded.counting_factor, excluded.start, excluded."end",
-      excluded.live)
+  ON CONFLICT (id) DO UPDATE SET ${REALTIME_SET}, updated_at = excluded.updated_at
+  WHERE production_logs.deleted_at IS NULL
+    AND (${STORED_TUPLE}) IS NOT (${EXCLUDED_TUPLE})
   RETURNING id, sensor_count, count`;
 
 /** Most ids per count read: its one JSON parameter (about 40 bytes per id) stays far below 2 MB. */
@@ -122,7 +121,7 @@ export const IDS_PER_COUNT_READ = 10_000;
  *
  * @param companyId the company of the logs; `ids` their ids.
  * @returns the statements (none for no ids); their result rows are
- *   `{id, sensor_count, count}`, one per stored log (deleted ones included).
+ *   `{id, sensor_count, count}`, one per stored log that is not deleted.
  */
 export function readLogCounts(
   d1: D1Database,
@@ -135,7 +134,8 @@ export function readLogCounts(
       d1
         .prepare(
           `SELECT id, sensor_count, count FROM production_logs
-           WHERE ${ownedText("?1")} AND id IN (SELECT value FROM json_each(?2))`,
+           WHERE ${ownedText("?1")} AND id IN (SELECT value FROM json_each(?2))
+             AND deleted_at IS NULL`,
         )
         .bind(companyId, JSON.stringify(ids.slice(i, i + IDS_PER_COUNT_READ))),
     );

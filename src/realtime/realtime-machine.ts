@@ -239,6 +239,43 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   }
 
   /**
+   * A PATCH of a live log's operator (src/resources/production-logs/live-log-owner.ts): the
+   * segment of that log has this operator (null: nobody) from now on, whatever the
+   * assignments say, so every flush writes it; returns once D1 shows it, as a write does.
+   *
+   * @returns false when no segment of the running instance has that log (the instance
+   *   ended meanwhile and its logs are ordinary ones).
+   */
+  async setLogOperator(logId: string, operatorId: number | null): Promise<boolean> {
+    return this.enqueue(async () => {
+      const now = Date.now();
+      const instance = await this.lifecycle.ensureInstance(this.key, now);
+      if (!instance || !this.store.setLogOperator(logId, operatorId)) return false;
+      await this.lifecycle.afterWrite(now);
+      return true;
+    });
+  }
+
+  /**
+   * A log of the running instance that is not one of this object's was deleted through the
+   * public API: the machine's stream drops it from the live figures now (it would otherwise
+   * keep it until it reads the instance's logs again).
+   */
+  async forgetLog(logId: string): Promise<void> {
+    await this.enqueue(async () => {
+      const instance = await this.lifecycle.ensureInstance(this.key, Date.now());
+      if (!instance) return;
+      this.ctx.waitUntil(
+        nudgeLive(this.env, this.key.companyId, this.key.machineId, {
+          instanceId: instance.id,
+          upserted: [],
+          removed: [logId],
+        }),
+      );
+    });
+  }
+
+  /**
    * The running instance's state, with every log refreshed from the samples first
    * (so the counts are exact at this instant, and the other views show the same).
    */

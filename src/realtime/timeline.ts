@@ -14,7 +14,8 @@
  *   moves their `start`.
  * - Each segment that has begun becomes one production log (`live: true` while
  *   the instance runs), `[start, min(segment end, now))`; a segment that has not
- *   begun yet (a `start` later than now) has no log until it begins.
+ *   begun yet (a `start` later than now) has no log until it begins. Its operator
+ *   follows the assignments, unless a PATCH of the log named one (`Segment.operator`).
  */
 
 /** The SKU of a segment as it was resolved at the write. */
@@ -41,6 +42,11 @@ export interface Segment {
   quantity: number | null;
   /** Custom field values as the JSON text given (kept as text: the object never reads them). */
   customJson: string | null;
+  /**
+   * The operator a PATCH of the segment's log set (null: nobody), which wins over the
+   * assignments from then on; absent when none did (src/resources/production-logs/live-log-owner.ts).
+   */
+  operator?: number | null;
 }
 
 /** One operator assignment; `start` in ms since the epoch. */
@@ -147,7 +153,12 @@ export function projectTimeline(
       segment,
       end,
       logEnd: clipped > segment.start ? clipped : null,
-      operatorId: end > segment.start ? segmentOperator(assignments, segment.start, end) : null,
+      operatorId:
+        segment.operator !== undefined
+          ? segment.operator
+          : end > segment.start
+            ? segmentOperator(assignments, segment.start, end)
+            : null,
     };
   });
 }

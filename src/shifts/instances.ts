@@ -28,6 +28,22 @@ export interface InstanceWindow {
 
 const DAY_MS = 86_400_000;
 
+/**
+ * Whether the instant `t` (ms) lies in the instance: W = [start, end), its start included,
+ * its end not (docs/metrics.md). The one statement of "t is in the shift" for every layer:
+ * the shift of a log or a stop, the shift a machine runs now, a realtime write's start.
+ */
+export function instanceContains(w: InstanceWindow, t: number): boolean {
+  return w.start <= t && t < w.end;
+}
+
+/**
+ * Whether the half-open span `[span.start, span.end)` shares an instant with the instance.
+ */
+export function overlapsInstance(w: InstanceWindow, span: InstanceWindow): boolean {
+  return span.start < w.end && span.end > w.start;
+}
+
 /** Parses `HH:MM` (00:00 to 23:59) into hours and minutes; throws on anything else. */
 export function parseClock(clock: string): { hours: number; minutes: number } {
   const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(clock);

@@ -13,16 +13,23 @@ import { attemptDelivery } from "./attempt";
 import {
   attemptStatement,
   type DeliveryContext,
+  type DeliveryProgress,
   loadDeliveries,
-  outcomeStatement,
+  progressStatement,
 } from "./delivery-records";
 import { GroupCommit } from "./group-commit";
-import { type NextStep, nextStep, type RetryPolicy } from "./retry-policy";
+import { dueAtOf, type NextStep, nextStep, type RetryPolicy } from "./retry-policy";
 import type { UrlSafetyOptions } from "./url-safety";
+
+/**
+ * What follows an attempt, with the instant it is due (`dueAt`, ms since the epoch, for
+ * the next attempt or round): the deliverer's alarm and the delivery's record share it.
+ */
+export type ScheduledStep = NextStep & { dueAt: number | null };
 
 /** What became of one delivery handed to {@link deliverDue}. */
 export type DeliveryStep =
-  | NextStep
+  | ScheduledStep
   /** Unknown, or no longer pending (delivered, failed, a duplicate hand-over): nothing done. */
   | { kind: "not-pending" }
   /** Its registration was deleted while it waited: marked failed, no attempt. */
@@ -30,9 +37,33 @@ export type DeliveryStep =
   /** D1 failed (read or write): try again later. */
   | { kind: "error"; error: unknown };
 
+/** Where a delivery stands after `step` (its record: rounds, attempts of the round, next attempt). */
+function progressAfter(
+  delivery: DeliveryContext,
+  step: NextStep,
+  dueAt: number | null,
+): DeliveryProgress {
+  switch (step.kind) {
+    case "next-attempt":
+      return {
+        status: "pending",
+        rounds: delivery.rounds,
+        attemptsInRound: step.attemptsInRound,
+        nextAttemptAt: dueAt,
+      };
+    case "next-round":
+      return { status: "pending", rounds: step.rounds, attemptsInRound: 0, nextAttemptAt: dueAt };
+    case "exhausted":
+      return { status: "failed", rounds: step.rounds, attemptsInRound: 0, nextAttemptAt: null };
+    case "done":
+      return { status: step.status, rounds: step.rounds, attemptsInRound: 0, nextAttemptAt: null };
+  }
+}
+
 /**
- * One attempt of a pending delivery, recorded (the attempt row and, at the end
- * of the delivery or of a round, the outcome, in one transaction).
+ * One attempt of a pending delivery, recorded: the attempt row and where the delivery
+ * stands after it (rounds, attempts of the round, when the next is due), in one
+ * transaction, so the count and the schedule are the record's and nothing else's.
  *
  * @throws what D1 throws for the write.
  */
@@ -42,21 +73,18 @@ async function attemptAndRecord(
   delivery: DeliveryContext,
   urlOptions: UrlSafetyOptions,
   policy: RetryPolicy,
-): Promise<NextStep> {
+): Promise<ScheduledStep> {
   const requestId = crypto.randomUUID();
   const at = Date.now();
   const result = await attemptDelivery(delivery, requestId, urlOptions, policy.attemptTimeoutMs);
-  const statements = [attemptStatement(db, delivery, requestId, at, Date.now() - at, result)];
+  const ended = Date.now();
   const step = nextStep(delivery, result.verdict, result.retryAfterSeconds, policy);
-  if (step.kind === "done") {
-    statements.push(outcomeStatement(db, delivery.id, step.status, step.rounds, at));
-  } else if (step.kind === "next-round") {
-    statements.push(outcomeStatement(db, delivery.id, "pending", step.rounds, at));
-  } else if (step.kind === "exhausted") {
-    statements.push(outcomeStatement(db, delivery.id, "failed", step.rounds, at));
-  }
-  await writes.submit(statements);
-  return step;
+  const dueAt = dueAtOf(step, ended);
+  await writes.submit([
+    attemptStatement(db, delivery, requestId, at, ended - at, result),
+    progressStatement(db, delivery.id, progressAfter(delivery, step, dueAt)),
+  ]);
+  return { ...step, dueAt };
 }
 
 /**
@@ -90,7 +118,14 @@ export async function deliverDue(
           steps.set(id, { kind: "not-pending" });
         } else if (delivery.webhookDeletedAt !== null) {
           // The registration was deleted while the delivery waited: nobody to deliver to.
-          await writes.submit([outcomeStatement(db, id, "failed", delivery.rounds, null)]);
+          await writes.submit([
+            progressStatement(db, id, {
+              status: "failed",
+              rounds: delivery.rounds,
+              attemptsInRound: 0,
+              nextAttemptAt: null,
+            }),
+          ]);
           steps.set(id, { kind: "registration-deleted" });
         } else {
           steps.set(id, await attemptAndRecord(db, writes, delivery, urlOptions, policy));

@@ -4,12 +4,12 @@
  * delivery.
  *
  * Where a delivery stands is read from D1, not kept by the deliverer: `rounds`
- * of the delivery is the rounds completed, and the attempts of the current
- * round are the recorded attempts (`webhook_attempts`) made at or after the
- * delivery's `updated_at`, which is set when the delivery is (re)sent to the
- * Queue and when a round ends, and not between the attempts of a round. So a
- * delivery handed over twice (the sweeper re-sent it, a replay) goes on from
- * where the records say.
+ * of the delivery is the rounds completed, `attempts_in_round` the attempts of
+ * the current round, and `next_attempt_at` when the next is due; the three are
+ * written with every attempt (one transaction with the attempt's row) and by
+ * nothing else but a replay, which starts the delivery over. So a delivery
+ * handed over twice (the sweeper re-sent it, two messages) goes on from where
+ * the records say: a re-send changes neither its count nor its schedule.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
@@ -53,10 +53,7 @@ export async function loadDeliveries(
       webhookId: webhookDeliveries.webhookId,
       status: webhookDeliveries.status,
       rounds: webhookDeliveries.rounds,
-      // The round began at `updated_at` (see the module comment); the index
-      // webhook_attempts_delivery_idx (delivery_id, at) answers this.
-      attemptsInRound: sql<number>`(SELECT count(*) FROM ${webhookAttempts} a
-        WHERE a.delivery_id = ${webhookDeliveries.id} AND a.at >= ${webhookDeliveries.updatedAt})`,
+      attemptsInRound: webhookDeliveries.attemptsInRound,
       url: webhooks.url,
       webhookDeletedAt: webhooks.deletedAt,
       eventId: webhookEvents.id,
@@ -132,25 +129,28 @@ export function attemptStatement(
   });
 }
 
+/** Where a delivery stands after an attempt (or a deleted registration). */
+export interface DeliveryProgress {
+  status: "pending" | "delivered" | "failed";
+  /** Rounds completed. */
+  rounds: number;
+  /** Attempts made in the current round (0 once a round ended). */
+  attemptsInRound: number;
+  /** When the next attempt is due, ms since the epoch; null when none follows. */
+  nextAttemptAt: number | null;
+}
+
 /**
- * The write that records the end of a delivery or of a round, guarded on the
+ * The write that records where a delivery stands after an attempt, guarded on the
  * delivery still being pending (a duplicate must not overwrite an outcome).
- *
- * `updated_at` opens the next round (see the module comment): it is set after
- * the last attempt's `at`, so that attempt is not counted in the next round.
- *
- * @param lastAttemptAt `at` of the attempt that ended the round, ms since the epoch.
  */
-export function outcomeStatement(
+export function progressStatement(
   db: Database,
   deliveryId: string,
-  status: "pending" | "delivered" | "failed",
-  rounds: number,
-  lastAttemptAt: number | null,
+  progress: DeliveryProgress,
 ): BatchItem<"sqlite"> {
-  const updatedAt = Math.max(Date.now(), (lastAttemptAt ?? 0) + 1);
   return db
     .update(webhookDeliveries)
-    .set({ status, rounds, updatedAt })
+    .set({ ...progress, updatedAt: Date.now() })
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")));
 }

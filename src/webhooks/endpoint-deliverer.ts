@@ -162,17 +162,17 @@ export class WebhookEndpoint extends DurableObject<DelivererEnv> {
       ids.length === 0
         ? new Map<string, DeliveryStep>()
         : await deliverDue(await this.#shard(), ids, urlOptions, policy);
-    // Waits count from the end of the attempt, as the Queue's delays did.
+    // The instant the retry policy scheduled and the delivery's record keeps (deliver.ts).
     const ended = Date.now();
     for (const [id, step] of steps) {
-      const wait =
+      const dueAt =
         step.kind === "next-attempt" || step.kind === "next-round"
-          ? step.delaySeconds * 1000
+          ? step.dueAt
           : step.kind === "error"
-            ? ERROR_RETRY_MS
+            ? ended + ERROR_RETRY_MS
             : null;
-      if (wait === null) this.sql.exec("DELETE FROM due WHERE delivery_id = ?", id);
-      else this.sql.exec("UPDATE due SET due_at = ? WHERE delivery_id = ?", ended + wait, id);
+      if (dueAt === null) this.sql.exec("DELETE FROM due WHERE delivery_id = ?", id);
+      else this.sql.exec("UPDATE due SET due_at = ? WHERE delivery_id = ?", dueAt, id);
       if (step.kind === "error") {
         console.error(
           JSON.stringify({

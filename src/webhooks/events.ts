@@ -85,13 +85,17 @@ function matchingRegistrations(companyId: number, eventType: string): SQL {
   return sql`${ownedSql({ companyId }, "w.company_id")} AND w.event_type = ${eventType} AND w.deleted_at IS NULL`;
 }
 
-/** One delivery per matching registration, written only if the event row was. */
+/**
+ * One delivery per matching registration, written only if the event row was. The selected
+ * values follow the table's columns in the schema's order (id, company, event, webhook,
+ * status, enqueued_at, rounds, attempts_in_round, next_attempt_at, created_at, updated_at).
+ */
 function deliveriesStatement(scope: CompanyScope, eventId: string, eventType: string) {
   const { db, companyId } = scope;
   return db
     .insert(webhookDeliveries)
     .select(sql`
-    SELECT ${SQL_UUID}, w.company_id, ${eventId}, w.id, 'pending', NULL, 0, ${NOW_MS}, ${NOW_MS}
+    SELECT ${SQL_UUID}, w.company_id, ${eventId}, w.id, 'pending', NULL, 0, 0, NULL, ${NOW_MS}, ${NOW_MS}
     FROM webhooks w
     WHERE ${matchingRegistrations(companyId, eventType)}
       AND EXISTS (SELECT 1 FROM webhook_events e WHERE e.id = ${eventId})`)

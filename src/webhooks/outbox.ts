@@ -37,10 +37,6 @@ export interface OutboxBindings {
 const SEND_BATCH_SIZE = 100;
 /** Age after which the sweeper sends a delivery whose message was not sent, ms. */
 export const SWEEP_AFTER_MS = 30_000;
-/** The waits between rounds, s (docs/webhooks.md): 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
-export const ROUND_DELAYS_SECONDS: readonly number[] = [
-  60, 300, 1_800, 7_200, 21_600, 43_200, 86_400,
-];
 /** Most deliveries one sweep sends (the next run takes the rest). */
 const SWEEP_LIMIT = 1000;
 
@@ -89,33 +85,26 @@ export interface SweepOptions {
    * message is taken for lost, ms (default `DEFAULT_STALLED_MARGIN_SECONDS`).
    */
   stalledMarginMs?: number;
-  /** The schedule between rounds, s (the consumer's; default `ROUND_DELAYS_SECONDS`). */
-  roundDelaysSeconds?: readonly number[];
 }
 
 /**
- * SQL for the latest instant a pending delivery may stay quiet: its last sign of
- * life (sent, a round ended, an attempt) plus the wait before its next round
- * (docs/webhooks.md schedule, +10 % jitter; 0 before the first round) plus
- * the stalled margin. Later than that, its message was lost (for example with
- * a local `wrangler dev` that stopped: local Queues keep messages in memory).
+ * SQL for the latest instant a pending delivery may stay quiet: `stalledSince` of the
+ * retry policy (the recorded next attempt, or the message's sending if later) plus the
+ * stalled margin. The schedule is the deliverer's, as recorded, `Retry-After` and jitter
+ * included; the sweeper derives none of its own. Later than that, its message was lost
+ * (for example with a local `wrangler dev` that stopped: local Queues keep messages in
+ * memory).
  */
-function quietDeadlineSql(roundDelaysSeconds: readonly number[], stalledMarginMs: number) {
-  const cases = roundDelaysSeconds
-    .map((seconds, i) => `WHEN ${i + 1} THEN ${Math.ceil(seconds * 1100)}`)
-    .join(" ");
-  const fallback = Math.ceil((roundDelaysSeconds[roundDelaysSeconds.length - 1] ?? 0) * 1100);
-  return sql`${sql.raw(`MAX(d.updated_at, d.enqueued_at, COALESCE(
-      (SELECT MAX(a.at) FROM webhook_attempts AS a WHERE a.delivery_id = d.id), 0))
-    + (CASE d.rounds WHEN 0 THEN 0 ${cases} ELSE ${fallback} END)`)}
-    + CAST(${stalledMarginMs} AS INTEGER)`;
+function quietDeadlineSql(stalledMarginMs: number) {
+  return sql`MAX(COALESCE(d.next_attempt_at, 0), d.enqueued_at) + CAST(${stalledMarginMs} AS INTEGER)`;
 }
 
 /**
  * The sweeper (cron trigger), for pending deliveries without a live message:
  *
  * - never sent: written (or reset by a replay) at least 30 s ago with `enqueued_at` null;
- * - sent but lost: quiet past their next scheduled handling by the stalled margin.
+ * - sent but lost: quiet past their next scheduled handling (as the deliverer recorded it)
+ *   by the stalled margin.
  *
  * Either is sent again. A message that was only late becomes a duplicate, which
  * delivery at least once allows (receivers deduplicate on `eventId`). The margin
@@ -126,7 +115,7 @@ function quietDeadlineSql(roundDelaysSeconds: readonly number[], stalledMarginMs
  * @param env the Queue binding.
  * @param db Drizzle client.
  * @param now ms since the epoch.
- * @param options the stalled margin (ms, default ten minutes) and the schedule between rounds.
+ * @param options the stalled margin (ms, default ten minutes).
  * @returns how many deliveries were sent.
  * @throws whatever D1 or `sendBatch` throw.
  */
@@ -137,7 +126,6 @@ export async function sweepOutbox(
   options: SweepOptions = {},
 ): Promise<number> {
   const stalledMarginMs = options.stalledMarginMs ?? DEFAULT_STALLED_MARGIN_SECONDS * 1000;
-  const roundDelaysSeconds = options.roundDelaysSeconds ?? ROUND_DELAYS_SECONDS;
   const neverSent = await db
     .select({ id: webhookDeliveries.id, companyId: webhookDeliveries.companyId })
     .from(webhookDeliveries)
@@ -154,7 +142,7 @@ export async function sweepOutbox(
   const lost = await db.all<DeliveryRef>(
     sql`SELECT d.id AS id, d.company_id AS companyId FROM webhook_deliveries AS d
         WHERE d.status = 'pending' AND d.enqueued_at IS NOT NULL
-          AND ${quietDeadlineSql(roundDelaysSeconds, stalledMarginMs)} < CAST(${now} AS INTEGER)
+          AND ${quietDeadlineSql(stalledMarginMs)} < CAST(${now} AS INTEGER)
         ORDER BY d.updated_at LIMIT ${SWEEP_LIMIT}`,
   );
   const refs = [...neverSent, ...lost];

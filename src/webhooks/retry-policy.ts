@@ -2,7 +2,11 @@
  * The retry policy of a delivery (docs/webhooks.md "Delivery and retries"), as
  * pure functions: no I/O, no clock of its own (instants and randomness come in
  * as arguments), so every rule is unit-tested without D1, a Queue or a timer
- * (test/webhooks/retry-policy.test.ts).
+ * (test/webhooks/retry-policy.test.ts). The one schedule: the deliverer decides
+ * here what follows an attempt and when ({@link nextStep}, {@link dueAtOf}),
+ * records both with the delivery (`attempts_in_round`, `next_attempt_at`), and
+ * the outbox sweeper reads that record ({@link stalledSince}) instead of
+ * deriving a schedule of its own (docs/webhook-delivery.md).
  *
  * A round is "up to 3 attempts in quick succession with exponential backoff"
  * (the spec's words): attempts at 0 s, then 1 s, then 2 s; a `Retry-After` of
@@ -13,7 +17,10 @@
  * a longer `Retry-After`, capped at 24 h); after the 8th round the delivery is
  * failed.
  */
-import { ROUND_DELAYS_SECONDS } from "./outbox";
+/** The waits between rounds, s (docs/webhooks.md): 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
+export const ROUND_DELAYS_SECONDS: readonly number[] = [
+  60, 300, 1_800, 7_200, 21_600, 43_200, 86_400,
+];
 
 /** Timing of rounds and attempts; the defaults are the contract's. */
 export interface RetryPolicy {
@@ -112,8 +119,11 @@ export interface RoundState {
 export type NextStep =
   /** Delivered or failed for good; `rounds` = rounds completed, this one included. */
   | { kind: "done"; status: "delivered" | "failed"; rounds: number }
-  /** The next attempt of the same round, after `delaySeconds`; nothing to record. */
-  | { kind: "next-attempt"; delaySeconds: number }
+  /**
+   * The next attempt of the same round, after `delaySeconds`; `attemptsInRound` = attempts
+   * made in the round, this one included.
+   */
+  | { kind: "next-attempt"; delaySeconds: number; attemptsInRound: number }
   /** The round failed; the next one starts after `delaySeconds`. */
   | { kind: "next-round"; rounds: number; delaySeconds: number }
   /** The last round failed: the delivery is failed. */
@@ -138,7 +148,11 @@ export function nextStep(
     nextDelay !== undefined &&
     (retryAfterSeconds === null || retryAfterSeconds <= policy.maxInRoundRetryAfterSeconds)
   ) {
-    return { kind: "next-attempt", delaySeconds: retryAfterSeconds ?? nextDelay };
+    return {
+      kind: "next-attempt",
+      delaySeconds: retryAfterSeconds ?? nextDelay,
+      attemptsInRound: state.attemptsInRound + 1,
+    };
   }
   const rounds = state.rounds + 1;
   if (rounds >= maxRounds(policy)) return { kind: "exhausted", rounds };
@@ -147,4 +161,33 @@ export function nextStep(
     rounds,
     delaySeconds: nextRoundDelaySeconds(rounds, retryAfterSeconds, policy),
   };
+}
+
+/**
+ * The instant of what a step schedules, the one the deliverer's alarm waits for and the
+ * delivery's record keeps (`next_attempt_at`): the wait counts from the end of the attempt.
+ *
+ * @param step what follows the attempt ({@link nextStep}).
+ * @param attemptEndedAt when the attempt ended, ms since the epoch.
+ * @returns ms since the epoch, or null when nothing follows (delivered, failed, exhausted).
+ */
+export function dueAtOf(step: NextStep, attemptEndedAt: number): number | null {
+  if (step.kind === "next-attempt" || step.kind === "next-round") {
+    return attemptEndedAt + step.delaySeconds * 1000;
+  }
+  return null;
+}
+
+/**
+ * Since when a pending delivery has been quiet for the outbox sweeper: its next handling
+ * was due (the recorded `next_attempt_at`, `Retry-After` and jitter included) or its
+ * message was sent, whichever is later. Past that by the stalled margin, the message is
+ * taken for lost and sent again. The sweeper evaluates the same rule in SQL
+ * (src/webhooks/outbox.ts); this is its statement, unit-tested.
+ *
+ * @param nextAttemptAt the recorded next attempt, ms since the epoch, or null before the first.
+ * @param enqueuedAt when the message was last sent, ms since the epoch.
+ */
+export function stalledSince(nextAttemptAt: number | null, enqueuedAt: number): number {
+  return Math.max(nextAttemptAt ?? 0, enqueuedAt);
 }

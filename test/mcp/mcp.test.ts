@@ -93,7 +93,8 @@ beforeAll(async () => {
   expect((await postSku(p.co, machine.id, { skuId: p.b.id })).status).toBe(204);
   const assign = await postOperator(p.co, machine.id, {
     operatorId: p.operators[0]?.id,
-    start: new Date(Date.now() - HOUR).toISOString(),
+    // Inside today's instance of the 24-hour shift, also in the first hour after midnight.
+    start: new Date(Math.max(midnight, Date.now() - HOUR)).toISOString(),
   });
   expect(assign.status, await assign.clone().text()).toBe(204);
   full = await connect({ "x-api-key": p.co.key });
@@ -187,16 +188,145 @@ describe("the front door", () => {
     });
     const notRpc = await rawPost('{"hello": "world"}', headers);
     expect(notRpc.status).toBe(400);
-    expect(await notRpc.json()).toMatchObject({ error: { code: -32700 } });
+    expect(await notRpc.json()).toMatchObject({ error: { code: -32600 }, id: null });
     const batch = await rawPost(
       JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "tools/list" }]),
       headers,
     );
     expect(batch.status).toBe(400);
     expect(await batch.json()).toMatchObject({ error: { code: -32600 } });
-    const get = await api(p.co.key, "/mcp", { headers: { accept: "text/event-stream" } });
-    expect(get.status).toBe(405);
-    expect(get.headers.get("allow")).toBe("POST");
+    for (const method of ["GET", "DELETE", "PUT"]) {
+      const other = await api(p.co.key, "/mcp", {
+        method,
+        headers: { accept: "text/event-stream" },
+      });
+      expect(other.status, method).toBe(405);
+      expect(other.headers.get("allow"), method).toBe("OPTIONS, POST");
+      expect(await other.json(), method).toEqual({ detail: "Method Not Allowed" });
+    }
+  });
+
+  /**
+   * Malformed messages, each with the code JSON-RPC 2.0 (section 5.1) and MCP give it:
+   * -32700 only for text that is not JSON; -32600 for JSON that is not a request; -32602
+   * for params that do not fit the method, naming the field, never a validator's dump;
+   * -32601 for a method the server does not offer.
+   */
+  it.each([
+    ["params not a structured value, nothing else", { params: "x" }, 400, -32600, null],
+    [
+      "params a string",
+      { jsonrpc: "2.0", id: 7, method: "tools/list", params: "x" },
+      400,
+      -32600,
+      7,
+    ],
+    ["no jsonrpc", { id: 1, method: "tools/list" }, 400, -32600, 1],
+    ['jsonrpc "1.0"', { jsonrpc: "1.0", id: 1, method: "tools/list" }, 400, -32600, 1],
+    ["method a number", { jsonrpc: "2.0", id: 1, method: 5 }, 400, -32600, 1],
+    ["id null (MCP: never)", { jsonrpc: "2.0", id: null, method: "tools/list" }, 400, -32600, null],
+    ["id an object", { jsonrpc: "2.0", id: {}, method: "tools/list" }, 400, -32600, null],
+    ["a JSON string", "tools/list", 400, -32600, null],
+    ["JSON null", null, 400, -32600, null],
+    ["an empty object", {}, 400, -32600, null],
+    [
+      "a response with both result and error",
+      { jsonrpc: "2.0", id: 1, result: {}, error: { code: 1, message: "x" } },
+      400,
+      -32600,
+      1,
+    ],
+    [
+      "arguments null",
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "list_machines", arguments: null },
+      },
+      200,
+      -32602,
+      2,
+    ],
+    [
+      "arguments a string",
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "list_machines", arguments: "x" },
+      },
+      200,
+      -32602,
+      3,
+    ],
+    [
+      "tool name missing",
+      { jsonrpc: "2.0", id: 4, method: "tools/call", params: {} },
+      200,
+      -32602,
+      4,
+    ],
+    [
+      "tool name a number",
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: 5 } },
+      200,
+      -32602,
+      5,
+    ],
+    [
+      "params an array",
+      { jsonrpc: "2.0", id: 6, method: "tools/list", params: [] },
+      200,
+      -32602,
+      6,
+    ],
+    [
+      "cursor a number",
+      { jsonrpc: "2.0", id: 8, method: "tools/list", params: { cursor: 5 } },
+      200,
+      -32602,
+      8,
+    ],
+    [
+      "resources/read without uri",
+      { jsonrpc: "2.0", id: 9, method: "resources/read", params: {} },
+      200,
+      -32602,
+      9,
+    ],
+    [
+      "initialize without its params",
+      { jsonrpc: "2.0", id: 10, method: "initialize", params: {} },
+      200,
+      -32602,
+      10,
+    ],
+    [
+      "an unknown tool",
+      { jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "nope" } },
+      200,
+      -32602,
+      11,
+    ],
+    ["an unknown method", { jsonrpc: "2.0", id: 12, method: "nope/nope" }, 200, -32601, 12],
+    [
+      "params of a method not offered",
+      { jsonrpc: "2.0", id: 13, method: "prompts/get", params: 5 },
+      400,
+      -32600,
+      13,
+    ],
+  ] as const)("answers %s with its JSON-RPC code", async (_label, message, status, code, id) => {
+    const res = await rawPost(JSON.stringify(message), { "x-api-key": p.co.key });
+    expect(res.status).toBe(status);
+    const body = (await res.json()) as { jsonrpc: string; id: unknown; error: { message: string } };
+    expect(body).toMatchObject({ jsonrpc: "2.0", id, error: { code } });
+    // Words a caller can act on, not the validator's dump.
+    expect(body.error.message).not.toMatch(/"code"|invalid_type|\n|\[\s*\{/);
+    if (code === -32602 && _label.startsWith("arguments")) {
+      expect(body.error.message).toMatch(/^Invalid params for tools\/call: params\.arguments: /);
+    }
   });
 });
 

@@ -203,6 +203,48 @@ describe("upsertLiveLogs", () => {
     expect(await updatedAt()).toEqual([now, now + MIN]);
   });
 
+  it("writes only the realtime object's columns, and never a deleted row", async () => {
+    const p = await plant();
+    const db = await shardD1(p.co.id);
+    const [m] = p.machines;
+    if (!m) throw new Error("no machine");
+    const instanceId = (await getState(p.co, m.id)).shift.id;
+    const owner = { companyId: p.co.id, machineId: m.id };
+    const t0 = Math.floor(Date.now() / MIN) * MIN - 10 * MIN;
+    const [kept, deleted] = [
+      liveLog(p.a.id, instanceId, { start: t0, end: t0 + MIN }),
+      liveLog(p.a.id, instanceId, { start: t0 + MIN, end: t0 + 2 * MIN }),
+    ] as [Omit<LiveLog, "sensorCount">, Omit<LiveLog, "sensorCount">];
+    await db.batch(upsertLiveLogs(db, owner, await counted(owner, [kept, deleted])));
+    // A reviewer's fields on one, a deletion (legacy data: the API refuses it now) on the other.
+    await db
+      .prepare("UPDATE production_logs SET is_reviewed = 1, work_order_id = 'wo' WHERE id = ?")
+      .bind(kept.id)
+      .run();
+    await db
+      .prepare("UPDATE production_logs SET deleted_at = 1 WHERE id = ?")
+      .bind(deleted.id)
+      .run();
+    const later = [kept, deleted].map((l) => ({ ...l, end: l.end + MIN, now: l.now + MIN }));
+    const results = await db.batch<{ id: string }>([
+      ...upsertLiveLogs(db, owner, await counted(owner, later)),
+      ...readLogCounts(db, p.co.id, [kept.id, deleted.id]),
+    ]);
+    // Neither returned nor read back: nothing counts the deleted log again.
+    expect(results.map((r) => r.results.map((row) => row.id))).toEqual([[kept.id], [kept.id]]);
+    const rows = await db
+      .prepare(
+        `SELECT id, "end", is_reviewed, work_order_id, deleted_at FROM production_logs
+         WHERE id IN (?, ?) ORDER BY start`,
+      )
+      .bind(kept.id, deleted.id)
+      .all();
+    expect(rows.results).toEqual([
+      { id: kept.id, end: kept.end + MIN, is_reviewed: 1, work_order_id: "wo", deleted_at: null },
+      { id: deleted.id, end: deleted.end, is_reviewed: 0, work_order_id: null, deleted_at: 1 },
+    ]);
+  });
+
   it("makes no statement for no logs", () => {
     expect(upsertLiveLogs(env.DB, { companyId: 1, machineId: 1 }, [])).toEqual([]);
     expect(readLogCounts(env.DB, 1, [])).toEqual([]);

@@ -12,6 +12,7 @@ import {
   createSignal,
   ingest,
   operatorJson,
+  shardD1,
   type TestCompany,
   type TestMachine,
 } from "../harness";
@@ -826,6 +827,113 @@ describe("the running-shift rule", () => {
     expect(after).toMatchObject({ count: 120, isReviewed: true, workOrder: { name: "WO-7" } });
     // DELETE stays possible (a wrong log can always be removed).
     expect((await deleteLog(p.co, log.id)).status).toBe(204);
+  });
+  it("refuses a log that reaches into a future shift, naming the rule; ended shifts are fine", async () => {
+    const p = await plant({ timezone: "UTC" });
+    const now = Date.now();
+    // A 2-hour shift on m1 starting in about 5 hours (it also ran yesterday at that time).
+    await defineShifts(p.co.id, [
+      {
+        name: "Late",
+        startTime: clock(now + 5 * HOUR),
+        endTime: clock(now + 7 * HOUR),
+        machineIds: [p.m1.id],
+      },
+    ]);
+    const next = Math.floor((now + 5 * HOUR) / MIN) * MIN;
+    const DAY = 24 * HOUR;
+    const body = await expect422(
+      await post(p.co, [
+        span(p, now - HOUR, now - 30 * MIN),
+        span(p, next + 30 * MIN, next + HOUR),
+        span(p, now - HOUR, next + MIN),
+        span(p, now + 40 * DAY, now + 41 * DAY),
+      ]),
+    );
+    expect(body.detail.map((d) => [d.loc, d.type])).toEqual([
+      [["body", 1], "future_shift"],
+      [["body", 2], "future_shift"],
+      [["body", 3], "future_shift"],
+    ]);
+    expect(body.detail[0]?.msg).toContain("production logs are only for shifts that have ended");
+    expect(body.detail[0]?.msg).toContain(new Date(next).toISOString());
+    expect((await filter(p.co, {})).totalCount).toBe(0);
+
+    // Yesterday's instance has ended; m2 runs no shift.
+    const [past, other] = await createLogs(p.co, [
+      span(p, next - DAY + 10 * MIN, next - DAY + 20 * MIN),
+      span(p, next + 30 * MIN, next + HOUR, { machine: { id: p.m2.id }, nominalSpeed: 4 }),
+    ]);
+    expect(past?.shift?.name).toBe("Late");
+    // PATCH: a new start and end, a new end alone, or a machine that runs the shift.
+    const iso = (ms: number) => new Date(ms).toISOString();
+    for (const [id, change] of [
+      [past?.id, { start: iso(next + 10 * MIN), end: iso(next + 20 * MIN) }],
+      [past?.id, { end: iso(next + 10 * MIN) }],
+      [other?.id, { machine: { id: p.m1.id } }],
+    ] as const) {
+      const refused = await expect422(await patchLog(p.co, id ?? "", change));
+      expect(refused.detail.map((d) => [d.loc, d.type])).toEqual([[["body"], "future_shift"]]);
+    }
+    expect(await readLog(p.co, past?.id ?? "")).toMatchObject({
+      start: iso(next - DAY + 10 * MIN),
+      end: iso(next - DAY + 20 * MIN),
+    });
+    expect((await readLog(p.co, other?.id ?? "")).machineId).toBe(p.m2.id);
+  });
+
+  it("checks the rule in the statement that writes: a stored instance the plan misses stops it, and nothing is created", async () => {
+    const p = await plant({ timezone: "UTC" });
+    const now = Date.now();
+    const [def] = await defineShifts(p.co.id, [
+      { name: "Other line", startTime: "00:00", endTime: "00:00", machineIds: [p.m2.id] },
+    ]);
+    // m1's running instance as another request stored it, under a plan in which the
+    // definition applied to m1 (the plan this call reads does not show it).
+    const db = await shardD1(p.co.id);
+    await db
+      .prepare(
+        `INSERT INTO shift_instances (company_id, shift_definition_id, machine_id, start, "end")
+         VALUES (?, ?, ?, ?, ?)`,
+      )
+      .bind(p.co.id, def?.id, p.m1.id, now - HOUR, now + HOUR)
+      .run();
+    const named = { operator: { firstName: "Nova", lastName: "Ray" }, workOrder: "WO-race" };
+    const body = await expect422(
+      await post(p.co, [span(p, now - 30 * MIN, now - 20 * MIN, named)]),
+    );
+    expect(body.detail).toEqual([
+      expect.objectContaining({ loc: ["body", 0], type: "running_shift" }),
+    ]);
+    const count = async (sql: string) =>
+      (await db.prepare(sql).bind(p.co.id).first<{ n: number }>())?.n;
+    expect((await filter(p.co, {})).totalCount).toBe(0);
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM operators WHERE company_id = ? AND first_name = 'Nova'",
+      ),
+    ).toBe(0);
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM work_orders WHERE company_id = ? AND name = 'WO-race'",
+      ),
+    ).toBe(0);
+
+    const earlier = await createLog(p.co, span(p, now - 5 * HOUR, now - 4 * HOUR));
+    const moved = await expect422(
+      await patchLog(p.co, earlier.id, {
+        start: new Date(now - 30 * MIN).toISOString(),
+        end: new Date(now - 20 * MIN).toISOString(),
+        operator: { firstName: "Nova", lastName: "Ray" },
+      }),
+    );
+    expect(moved.detail[0]?.type).toBe("running_shift");
+    expect((await readLog(p.co, earlier.id)).start).toBe(new Date(now - 5 * HOUR).toISOString());
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM operators WHERE company_id = ? AND first_name = 'Nova'",
+      ),
+    ).toBe(0);
   });
 });
 

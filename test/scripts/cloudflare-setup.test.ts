@@ -16,13 +16,14 @@ import wranglerToml from "../../wrangler.toml?raw";
 const NEW_ID = "0f6b2c1e-8d3a-4c55-9a1e-2b7d4e6f8a90";
 
 describe("npm run setup:cloudflare", () => {
-  it("plans the directory, every shard and every queue of each environment, dead-letter queues included", () => {
+  it("plans the directory, every shard, every queue (dead-letter queues included) and the R2 bucket of each environment", () => {
     expect(setupCommands(environmentResources(wranglerToml, "sandbox"))).toEqual([
       ["d1", "create", "production-monitoring-sandbox"],
       ["d1", "create", "production-monitoring-sandbox-shard-0"],
       ["d1", "create", "production-monitoring-sandbox-shard-1"],
       ["queues", "create", "webhook-deliveries-sandbox"],
       ["queues", "create", "webhook-deliveries-dlq-sandbox"],
+      ["r2", "bucket", "create", "production-monitoring-history-sandbox"],
     ]);
     expect(setupCommands(environmentResources(wranglerToml, "production"))).toEqual([
       ["d1", "create", "production-monitoring-production"],
@@ -30,6 +31,7 @@ describe("npm run setup:cloudflare", () => {
       ["d1", "create", "production-monitoring-production-shard-1"],
       ["queues", "create", "webhook-deliveries"],
       ["queues", "create", "webhook-deliveries-dlq"],
+      ["r2", "bucket", "create", "production-monitoring-history"],
     ]);
     expect(() => environmentResources(wranglerToml, "staging")).toThrow(/no \[env.staging\]/);
   });

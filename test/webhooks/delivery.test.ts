@@ -126,6 +126,9 @@ describe("a delivered attempt", () => {
       eventId,
       eventType: "Ping",
       status: "delivered",
+      rounds: 1,
+      attemptsInRound: 0,
+      nextAttemptAt: null,
       attempts: [
         {
           requestId: headers["x-service-request-id"],
@@ -281,7 +284,10 @@ describe("a round", () => {
     const result = await runMessages([message]);
     expect(net.at(url)).toHaveLength(1);
     expect(result.steps).toEqual([
-      { msgId: "m0", step: { kind: "next-round", rounds: 1, delaySeconds: 600 } },
+      {
+        msgId: "m0",
+        step: { kind: "next-round", rounds: 1, delaySeconds: 600, dueAt: expect.any(Number) },
+      },
     ]);
     // Round 2 has its own 3 attempts, then round 3 comes after about 5 minutes.
     const [a, b, c] = delaysOf(await runHandlings(message, [2, 3, 4]));
@@ -393,7 +399,9 @@ describe("rounds", () => {
     expect(delaysOf(await runHandlings(message, [22, 23]))).toEqual([1, 2]);
     // ...and when the last fails, the delivery is failed and nothing is left to do.
     const last = await runMessages([message], { attempts: 24 });
-    expect(last.steps).toEqual([{ msgId: "m0", step: { kind: "exhausted", rounds: 8 } }]);
+    expect(last.steps).toEqual([
+      { msgId: "m0", step: { kind: "exhausted", rounds: 8, dueAt: null } },
+    ]);
     expect(await heldBy(hook.id)).toEqual([]);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("failed");
@@ -509,14 +517,23 @@ describe("a hanging endpoint", () => {
     });
     // The fast endpoint's deliverer delivers while the slow attempt is still waiting.
     const fastSteps = await runDeliverer(fast.hook.id);
-    expect(fastSteps.get(b.deliveryId)).toEqual({ kind: "done", status: "delivered", rounds: 1 });
+    expect(fastSteps.get(b.deliveryId)).toEqual({
+      kind: "done",
+      status: "delivered",
+      rounds: 1,
+      dueAt: null,
+    });
     expect(slowEnded).toBe(false);
     expect(net.at(slow.url)).toHaveLength(1);
     expect(net.at(fast.url)).toHaveLength(1);
     expect((await deliveryOf(fast.hook.id, b.deliveryId)).status).toBe("delivered");
     expect((await deliveryOf(slow.hook.id, a.deliveryId)).attempts).toEqual([]);
     release();
-    expect((await slowRun).get(a.deliveryId)).toEqual({ kind: "next-attempt", delaySeconds: 1 });
+    expect((await slowRun).get(a.deliveryId)).toMatchObject({
+      kind: "next-attempt",
+      delaySeconds: 1,
+      attemptsInRound: 1,
+    });
     expect(
       (await deliveryOf(slow.hook.id, a.deliveryId)).attempts.map((x) => x.statusCode),
     ).toEqual([503]);

@@ -139,6 +139,9 @@ describe("registrations", () => {
         eventId: pings[2]?.eventId,
         eventType: "Ping",
         status: "pending",
+        rounds: 0,
+        attemptsInRound: 0,
+        nextAttemptAt: null,
         attempts: [],
       },
       {
@@ -146,6 +149,9 @@ describe("registrations", () => {
         eventId: pings[1]?.eventId,
         eventType: "Ping",
         status: "pending",
+        rounds: 0,
+        attemptsInRound: 0,
+        nextAttemptAt: null,
         attempts: [],
       },
     ]);

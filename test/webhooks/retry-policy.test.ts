@@ -5,11 +5,13 @@
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_RETRY_POLICY,
+  dueAtOf,
   maxRounds,
   nextRoundDelaySeconds,
   nextStep,
   parseRetryAfter,
   type RetryPolicy,
+  stalledSince,
   verdictOf,
 } from "../../src/webhooks/retry-policy";
 
@@ -62,18 +64,22 @@ describe("nextStep", () => {
     expect(nextStep({ rounds: 0, attemptsInRound: 0 }, "retryable", null)).toEqual({
       kind: "next-attempt",
       delaySeconds: 1,
+      attemptsInRound: 1,
     });
     expect(nextStep({ rounds: 0, attemptsInRound: 1 }, "retryable", null)).toEqual({
       kind: "next-attempt",
       delaySeconds: 2,
+      attemptsInRound: 2,
     });
     expect(nextStep({ rounds: 0, attemptsInRound: 0 }, "retryable", 10)).toEqual({
       kind: "next-attempt",
       delaySeconds: 10,
+      attemptsInRound: 1,
     });
     expect(nextStep({ rounds: 0, attemptsInRound: 1 }, "retryable", 0)).toEqual({
       kind: "next-attempt",
       delaySeconds: 0,
+      attemptsInRound: 2,
     });
   });
 
@@ -121,5 +127,27 @@ describe("nextRoundDelaySeconds", () => {
     expect(nextRoundDelaySeconds(1, 3600, policy(0))).toBe(3600);
     expect(nextRoundDelaySeconds(1, 30, policy(0))).toBe(60);
     expect(nextRoundDelaySeconds(1, 200_000, policy(0))).toBe(86_400);
+  });
+});
+
+describe("the one schedule: dueAtOf and stalledSince", () => {
+  const ended = Date.UTC(2026, 0, 1, 12);
+  it("schedules the next attempt or round from the end of the attempt, Retry-After included", () => {
+    const inRound = nextStep({ rounds: 0, attemptsInRound: 0 }, "retryable", 7, policy(0.5));
+    expect(dueAtOf(inRound, ended)).toBe(ended + 7_000);
+    const round = nextStep({ rounds: 0, attemptsInRound: 2 }, "retryable", null, policy(0.5));
+    expect(dueAtOf(round, ended)).toBe(ended + 63_000); // 60 s + 5 % of the jitter drawn
+    const long = nextStep({ rounds: 0, attemptsInRound: 0 }, "retryable", 3600, policy(0.5));
+    expect(dueAtOf(long, ended)).toBe(ended + 3_600_000);
+    expect(dueAtOf(nextStep({ rounds: 0, attemptsInRound: 0 }, "delivered", null), ended)).toBe(
+      null,
+    );
+  });
+
+  it("takes the later of the recorded next attempt and the message's sending", () => {
+    expect(stalledSince(null, ended)).toBe(ended);
+    expect(stalledSince(ended + 3_600_000, ended)).toBe(ended + 3_600_000);
+    // Re-sent after its due instant: quiet from the re-send on, not sent again every sweep.
+    expect(stalledSince(ended, ended + 60_000)).toBe(ended + 60_000);
   });
 });

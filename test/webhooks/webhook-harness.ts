@@ -43,6 +43,10 @@ export interface Delivery {
   eventId: string;
   eventType: string;
   status: "pending" | "delivered" | "failed";
+  rounds: number;
+  attemptsInRound: number;
+  /** ISO 8601, or null before the first attempt and once the delivery ended. */
+  nextAttemptAt: string | null;
   attempts: Attempt[];
 }
 

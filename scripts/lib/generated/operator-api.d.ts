@@ -2927,6 +2927,15 @@ export interface components {
             eventType: string;
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
+            /** @description Rounds of attempts completed (0 to 8). */
+            rounds: number;
+            /** @description Attempts made in the current round (0 to 3; 0 between rounds and once ended). */
+            attemptsInRound: number;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, as the retry policy scheduled it (`Retry-After` and jitter included); null before the first attempt and once the delivery ended.
+             */
+            nextAttemptAt: string | null;
             /** @description Oldest first. */
             attempts: components["schemas"]["WebhookAttempt"][];
         };

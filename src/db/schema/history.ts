@@ -191,11 +191,18 @@ export const stops = sqliteTable(
       .default(true),
     isIncludedInStops: integer("is_included_in_stops", { mode: "boolean" }).notNull().default(true),
     isManual: integer("is_manual", { mode: "boolean" }).notNull().default(false),
+    /**
+     * Set on a stop the machine's signals detected (docs/machine-state.md): the key its
+     * machine's `SignalStore` gives it, so that a resent write finds the row it made; null on
+     * a stop recorded through the operator API (and on a detected stop a person edited).
+     */
+    detectionKey: text("detection_key"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: integer("deleted_at"),
   },
   (t) => [
+    uniqueIndex("stops_detection_key_unique").on(t.detectionKey),
     index("stops_machine_start_idx").on(t.machineId, t.startTime),
     index("stops_company_start_idx").on(t.companyId, t.startTime, t.id),
     // Open stops (end_time NULL) of a machine in one seek.

@@ -62,6 +62,17 @@ export const webhookDeliveries = sqliteTable(
     enqueuedAt: integer("enqueued_at"),
     /** Rounds completed so far. */
     rounds: integer("rounds").notNull().default(0),
+    /**
+     * Attempts made in the current round (0 = the next attempt opens it), written with each
+     * attempt: where the delivery stands, whatever re-sends or replays touch.
+     */
+    attemptsInRound: integer("attempts_in_round").notNull().default(0),
+    /**
+     * When the next attempt is due (ms), as the retry policy scheduled it after the last
+     * attempt (`Retry-After` and jitter included); null before the first attempt and once the
+     * delivery ended. The outbox sweeper reads it (src/webhooks/retry-policy.ts).
+     */
+    nextAttemptAt: integer("next_attempt_at"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -158,6 +158,9 @@ export async function deliveriesPage(
           eventId: webhookDeliveries.eventId,
           eventType: webhookEvents.eventType,
           status: webhookDeliveries.status,
+          rounds: webhookDeliveries.rounds,
+          attemptsInRound: webhookDeliveries.attemptsInRound,
+          nextAttemptAt: webhookDeliveries.nextAttemptAt,
         })
         .from(webhookDeliveries)
         .innerJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
@@ -212,7 +215,14 @@ export function deliveryForReplay(db: Database, deliveryId: string) {
 export function resetForReplay(db: Database, deliveryId: string, now: number) {
   return db
     .update(webhookDeliveries)
-    .set({ status: "pending", rounds: 0, enqueuedAt: null, updatedAt: now })
+    .set({
+      status: "pending",
+      rounds: 0,
+      attemptsInRound: 0,
+      nextAttemptAt: null,
+      enqueuedAt: null,
+      updatedAt: now,
+    })
     .where(and(eq(webhookDeliveries.id, deliveryId), sql`${webhookDeliveries.status} <> 'pending'`))
     .returning({ id: webhookDeliveries.id })
     .get();

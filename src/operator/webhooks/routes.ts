@@ -176,8 +176,9 @@ export const operatorWebhooksRoutes = createRouter()
       if (!(await webhookExists(db, webhook_id))) throw notFound("Webhook not found");
       const { page, attempts } = await deliveriesPage(db, webhook_id, query);
       return c.json(
-        pageEnvelope("deliveries", page, (row) => ({
+        pageEnvelope("deliveries", page, ({ nextAttemptAt, ...row }) => ({
           ...row,
+          nextAttemptAt: nextAttemptAt === null ? null : iso(nextAttemptAt),
           attempts: (attempts.get(row.id) ?? []).map((a) => ({ ...a, at: iso(a.at) })),
         })),
         200,

@@ -57,6 +57,17 @@ export const DeliverySchema = z
     eventId: z.string().openapi({ format: "uuid" }),
     eventType: z.string(),
     status: z.enum(DELIVERY_STATUSES),
+    rounds: z.number().int().openapi({ description: "Rounds of attempts completed (0 to 8)." }),
+    attemptsInRound: z.number().int().openapi({
+      description: "Attempts made in the current round (0 to 3; 0 between rounds and once ended).",
+    }),
+    nextAttemptAt: dateTime()
+      .nullable()
+      .openapi({
+        description:
+          "When the next attempt is due, as the retry policy scheduled it (`Retry-After` and " +
+          "jitter included); null before the first attempt and once the delivery ended.",
+      }),
     attempts: z.array(AttemptSchema).openapi({ description: "Oldest first." }),
   })
   .openapi("WebhookDelivery");

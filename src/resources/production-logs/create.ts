@@ -3,12 +3,14 @@
  * logs. Each item's machine, SKU, nominal speed, counting factor and count are
  * resolved (the count measured from the machine's `count` signal when none is
  * given), every problem of every item is reported at once (422), a log may not
- * touch the shift its machine runs now, and the logs are written all or none.
+ * reach into a shift of its machine that has not ended (`./placement.ts`), and the
+ * logs are written all or none, in the step that checks that rule again in D1.
  */
 
 import type { AppEnv } from "../../app-env";
 import type { NamedScope } from "../../db/company-scope";
 import { ApiError, type ValidationIssue } from "../../http/errors";
+import { type UnendedInstance, unendedStored } from "../../shifts/unended";
 import {
   type ResolvedMachine,
   resolvedOrIssue,
@@ -18,7 +20,7 @@ import { sumCountSignal } from "../signals/count-sums";
 import { findExpandedLogs } from "./expanded";
 import { insertLogs, type NewLog, pairNominalSpeeds } from "./insert";
 import { countOf, sensorCountOf, startBeforeEnd } from "./log-fields";
-import { placeLogs, runningShiftIssue } from "./placement";
+import { placeLogs, unendedShiftIssue } from "./placement";
 import type { ProductionLogCreate, ProductionLogOut } from "./schemas";
 
 /**
@@ -142,15 +144,25 @@ export async function createLogs(
   if (issues.length > 0) throw new ApiError(422, inItemOrder(issues));
 
   // Every item is valid from here on, so `logs[i]` is item i.
-  const { shifts, conflicts } = await placeLogs(scope, logs, logs, Date.now());
-  conflicts.forEach((running, i) => {
-    const log = logs[i];
-    if (running && log) issues.push(runningShiftIssue(["body", i], log.machine, running));
-  });
-  if (issues.length > 0) throw new ApiError(422, issues);
+  const now = Date.now();
+  const { shifts, conflicts } = await placeLogs(scope, logs, logs, now);
+  const refuse = (found: readonly (UnendedInstance | null)[]) => {
+    found.forEach((instance, i) => {
+      const log = logs[i];
+      if (instance && log) issues.push(unendedShiftIssue(["body", i], log.machine, instance, now));
+    });
+    if (issues.length > 0) throw new ApiError(422, issues);
+  };
+  refuse(conflicts);
   const ids = await insertLogs(
     scope,
     logs.map((log, i) => ({ ...log, shiftInstanceId: shifts[i]?.id ?? null })),
+    now,
   );
+  // Stopped in D1: an instance stored since the plan was read (see insertLogs).
+  if (ids === null) {
+    refuse(await unendedStored(scope.db, scope, logs, now));
+    throw new ApiError(409, "A shift of these machines changed meanwhile; retry the call");
+  }
   return findExpandedLogs(scope, ids);
 }

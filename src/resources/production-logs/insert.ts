@@ -9,6 +9,7 @@ import { type CompanyScope, live } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { nominalSpeeds, operators, productionLogs, workOrders } from "../../db/schema";
 import { idListConditions } from "../../http/search";
+import { noUnendedStored } from "../../shifts/unended";
 import { type OperatorName, referenceStatements } from "./named-references";
 import type { LogType } from "./schemas";
 
@@ -77,14 +78,23 @@ export interface NewLog {
  * and chunk; for a typical 1,000-item call, three): the operators named that
  * do not exist yet, the work orders named that do not exist yet, then the
  * logs, which take their operator and work order ids through sub-selects on
- * the names (so that no other request can slip in between).
+ * the names (so that no other request can slip in between). Every statement
+ * also requires that no stored shift instance that has not ended at `now`
+ * overlaps any of the logs (`noUnendedStored`, the rule the caller checked on
+ * the plan): the check and the write are one step, and a write it stops
+ * creates nothing.
  *
  * @param logs the logs, every field resolved (`count` and `sensorCount` present).
- * @returns the new log ids, in the order given.
+ * @param now the instant of the rule's check, ms.
+ * @returns the new log ids, in the order given; null when the rule stopped the write.
  */
-export async function insertLogs(scope: CompanyScope, logs: readonly NewLog[]): Promise<string[]> {
+export async function insertLogs(
+  scope: CompanyScope,
+  logs: readonly NewLog[],
+  now: number,
+): Promise<string[] | null> {
   const { db, companyId } = scope;
-  const now = Date.now();
+  const guard = noUnendedStored(scope, logs, now);
   const ids = logs.map(() => crypto.randomUUID());
   const rows = logs.map((log, i) => [
     ids[i],
@@ -106,8 +116,10 @@ export async function insertLogs(scope: CompanyScope, logs: readonly NewLog[]): 
   // Every column in table order, as drizzle's insert-select lists them. An item
   // without an operator has NULL names, which match no operator: NULL id.
   const inserts = jsonChunks(rows).map((chunk) =>
-    db.insert(productionLogs).select(
-      sql`SELECT j.id, CAST(${companyId} AS INTEGER), j.machine_id, j.sku_id, j.shift_instance_id,
+    db
+      .insert(productionLogs)
+      .select(
+        sql`SELECT j.id, CAST(${companyId} AS INTEGER), j.machine_id, j.sku_id, j.shift_instance_id,
             (SELECT min(${operators.id}) FROM ${operators}
               WHERE ${operators.companyId} = ${companyId} AND ${operators.firstName} = j.first_name
                 AND ${operators.lastName} = j.last_name AND ${operators.deletedAt} IS NULL),
@@ -123,10 +135,16 @@ export async function insertLogs(scope: CompanyScope, logs: readonly NewLog[]): 
                   ${jsonColumn(11)} AS counting_factor, ${jsonColumn(12)} AS start,
                   ${jsonColumn(13)} AS end_at, ${jsonColumn(14)} AS is_reviewed
                 FROM json_each(${chunk})) AS j
+          WHERE ${guard}
           ORDER BY j.key`,
-    ),
+      )
+      .returning({ id: productionLogs.id }),
   );
-  const [first, ...rest] = [...referenceStatements(scope, logs, now), ...inserts];
-  if (first) await db.batch([first, ...rest]);
-  return ids;
+  const [first, ...rest] = [...referenceStatements(scope, logs, now, guard), ...inserts];
+  if (!first) return ids;
+  const results: unknown[] = await db.batch([first, ...rest]);
+  const inserted = results
+    .slice(results.length - inserts.length)
+    .reduce((sum: number, r) => sum + (r as unknown[]).length, 0);
+  return inserted === logs.length ? ids : null;
 }

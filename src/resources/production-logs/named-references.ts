@@ -23,7 +23,7 @@ export interface OperatorName {
  * firstNameSearch, lastNameSearch], ...]`, distinct names) that have no live
  * operator of that exact name yet.
  */
-function createOperatorsUnlessExist(scope: CompanyScope, chunk: string, now: number) {
+function createOperatorsUnlessExist(scope: CompanyScope, chunk: string, now: number, guard: SQL) {
   const { db, companyId } = scope;
   // Every column in table order (id NULL = autoincrement), as drizzle's insert-select lists them.
   return db.insert(operators).select(
@@ -33,6 +33,7 @@ function createOperatorsUnlessExist(scope: CompanyScope, chunk: string, now: num
           WHERE NOT EXISTS (SELECT 1 FROM ${operators}
             WHERE ${operators.companyId} = ${companyId} AND ${operators.firstName} = ${jsonColumn(0)}
               AND ${operators.lastName} = ${jsonColumn(1)} AND ${operators.deletedAt} IS NULL)
+            AND ${guard}
           ORDER BY key`,
   );
 }
@@ -48,7 +49,7 @@ export function operatorIdOf(companyId: number, name: OperatorName): SQL {
  * Statement creating the work orders of a chunk (`[[id, name], ...]`) the
  * company has no work order of that name for (unique index).
  */
-function createWorkOrdersUnlessExist(scope: CompanyScope, chunk: string, now: number) {
+function createWorkOrdersUnlessExist(scope: CompanyScope, chunk: string, now: number, guard: SQL) {
   const { db, companyId } = scope;
   // Every column in table order, as drizzle's insert-select lists them; `WHERE true`
   // lets SQLite parse the ON CONFLICT clause after a SELECT.
@@ -57,7 +58,7 @@ function createWorkOrdersUnlessExist(scope: CompanyScope, chunk: string, now: nu
     .select(
       sql`SELECT ${jsonColumn(0)}, CAST(${companyId} AS INTEGER), ${jsonColumn(1)}, NULL, 'InProgress',
             CAST(${now} AS INTEGER), CAST(${now} AS INTEGER)
-          FROM json_each(${chunk}) WHERE true ORDER BY key`,
+          FROM json_each(${chunk}) WHERE ${guard} ORDER BY key`,
     )
     .onConflictDoNothing({ target: [workOrders.companyId, workOrders.name] });
 }
@@ -72,11 +73,15 @@ export function workOrderIdOf(companyId: number, name: string): SQL {
  * The find-or-create statements for the operators and work orders named by
  * some logs: one `INSERT ... SELECT FROM json_each(?)` per table and chunk of
  * distinct names, whatever the number of names.
+ *
+ * @param guard a condition every statement also requires (the log write's own, so that a
+ *   refused write creates nothing); default: none.
  */
 export function referenceStatements(
   scope: CompanyScope,
   named: readonly { operator?: OperatorName | null; workOrder?: string | null }[],
   now: number,
+  guard: SQL = sql`true`,
 ): BatchItem<"sqlite">[] {
   const operatorNames = new Map<string, OperatorName>();
   const workOrderNames = new Set<string>();
@@ -95,7 +100,11 @@ export function referenceStatements(
   ]);
   const workOrderRows = [...workOrderNames].map((name) => [crypto.randomUUID(), name]);
   return [
-    ...jsonChunks(operatorRows).map((chunk) => createOperatorsUnlessExist(scope, chunk, now)),
-    ...jsonChunks(workOrderRows).map((chunk) => createWorkOrdersUnlessExist(scope, chunk, now)),
+    ...jsonChunks(operatorRows).map((chunk) =>
+      createOperatorsUnlessExist(scope, chunk, now, guard),
+    ),
+    ...jsonChunks(workOrderRows).map((chunk) =>
+      createWorkOrdersUnlessExist(scope, chunk, now, guard),
+    ),
   ];
 }

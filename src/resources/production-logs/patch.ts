@@ -1,19 +1,60 @@
 import type { NamedScope } from "../../db/company-scope";
+import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { noUnendedStored, unendedStored } from "../../shifts/unended";
 import {
   resolvedOrIssue,
   resolveMachines,
   resolveOne,
   resolveSkus,
 } from "../nominal-speeds/references";
+import { countingFieldsOf, liveLogIssue, liveLogOwner } from "./live-log-owner";
 import { sensorCountOf, startBeforeEnd } from "./log-fields";
-import { type LogInterval, placeLogs, runningShiftIssue } from "./placement";
+import { type LogInterval, placeLogs, unendedShiftIssue } from "./placement";
 import type { ProductionLogPatch } from "./schemas";
-import { findLogCore, type LogChanges, updateLog } from "./update";
+import { findLogCore, type LogChanges, type LogCore, updateLog } from "./update";
 
 /**
- * Applies a patch to the company's live log `id` (lowercase uuid).
+ * A PATCH of a live log, as its owner allows (./live-log-owner.ts): what it counts is
+ * refused, the review fields are written to D1, and the operator is written to D1 and
+ * handed to the machine's realtime object, whose later flushes keep it.
  *
+ * @throws ApiError 422 `running_shift` naming each refused field; 404 when the log is gone.
+ */
+async function patchLiveLog(
+  env: Pick<Env, "REALTIME_MACHINE">,
+  scope: NamedScope,
+  current: LogCore,
+  patch: ProductionLogPatch,
+): Promise<void> {
+  const refused = countingFieldsOf(patch);
+  if (refused.length > 0) {
+    throw new ApiError(
+      422,
+      refused.map((field) => liveLogIssue(["body", field], current, "changed")),
+    );
+  }
+  const changes: LogChanges = {};
+  if (patch.isReviewed != null) changes.isReviewed = patch.isReviewed;
+  if (patch.operator !== undefined) changes.operator = patch.operator;
+  if (patch.workOrder !== undefined) changes.workOrder = patch.workOrder;
+  // D1 first: the operator is found or created there, and the object is told its id.
+  const updated = await updateLog(scope, current.id, changes);
+  if (!updated) throw notFound("Production log not found");
+  if (patch.operator !== undefined) {
+    await liveLogOwner(env, scope.companyId, current.machineId).setLogOperator(
+      current.id,
+      updated.operatorId,
+    );
+  }
+}
+
+/**
+ * Applies a patch to the company's log `id` (lowercase uuid), not deleted. A live log
+ * (the running shift's, kept by its realtime object) takes only what its owner allows
+ * (./live-log-owner.ts).
+ *
+ * @param env the bindings (the machine's realtime object, for a live log's operator).
  * @param scope the caller; the log must be of its company.
  * @param id the log's id, lowercase.
  * @param patch the validated body.
@@ -21,12 +62,14 @@ import { findLogCore, type LogChanges, updateLog } from "./update";
  *   422 with the problems of the patch.
  */
 export async function patchLog(
+  env: Pick<Env, "REALTIME_MACHINE">,
   scope: NamedScope,
   id: string,
   patch: ProductionLogPatch,
 ): Promise<void> {
   const current = await findLogCore(scope, id);
   if (!current) throw notFound("Production log not found");
+  if (current.live) return patchLiveLog(env, scope, current, patch);
 
   const issues: ValidationIssue[] = [];
   const [machineResolution, skuResolution] = await Promise.all([
@@ -51,19 +94,12 @@ export async function patchLog(
   if (issues.length > 0) throw new ApiError(422, issues);
 
   const target = machine ?? { id: current.machineId, name: current.machineName };
-  const changesCounting = [
-    patch.type,
-    patch.count,
-    patch.nominalSpeed,
-    patch.start,
-    patch.end,
-    patch.machine,
-    patch.sku,
-  ].some((v) => v != null);
+  const changesCounting = countingFieldsOf(patch).length > 0;
   const replace = target.id !== current.machineId || start !== current.start;
   const changes: LogChanges = {};
+  const now = Date.now();
+  const after: LogInterval = { machineId: target.id, start, end };
   if (changesCounting || replace) {
-    const after: LogInterval = { machineId: target.id, start, end };
     const before: LogInterval = {
       machineId: current.machineId,
       start: current.start,
@@ -73,18 +109,20 @@ export async function patchLog(
       scope,
       replace ? [after] : [],
       changesCounting ? [after, before] : [],
-      Date.now(),
+      now,
     );
-    const [intoRunning, fromRunning] = conflicts;
-    if (intoRunning) {
-      throw new ApiError(422, [runningShiftIssue(["body"], target, intoRunning)]);
-    }
-    if (fromRunning) {
+    const [into, from] = conflicts;
+    // The result must lie in shifts that have ended; and a log already in the running
+    // shift (written before it was defined) is counted by its live figures: it keeps what
+    // it counts until the shift ends (it can be deleted).
+    if (into) throw new ApiError(422, [unendedShiftIssue(["body"], target, into, now)]);
+    if (from && from.start <= now) {
       throw new ApiError(422, [
-        runningShiftIssue(
+        unendedShiftIssue(
           ["body"],
           { id: current.machineId, name: current.machineName },
-          fromRunning,
+          from,
+          now,
         ),
       ]);
     }
@@ -103,7 +141,14 @@ export async function patchLog(
   if (patch.isReviewed != null) changes.isReviewed = patch.isReviewed;
   if (patch.operator !== undefined) changes.operator = patch.operator;
   if (patch.workOrder !== undefined) changes.workOrder = patch.workOrder;
-  if (!(await updateLog(scope, id, changes))) {
+  // The rule again, in the update itself (see insertLogs): one step with the write.
+  const guard = changesCounting ? noUnendedStored(scope, [after], now) : undefined;
+  if (!(await updateLog(scope, id, changes, guard))) {
+    const [stored] = guard ? await unendedStored(scope.db, scope, [after], now) : [null];
+    if (stored) throw new ApiError(422, [unendedShiftIssue(["body"], target, stored, now)]);
+    if (guard && (await findLogCore(scope, id))) {
+      throw new ApiError(409, "A shift of this machine changed meanwhile; retry the call");
+    }
     throw notFound("Production log not found");
   }
 }

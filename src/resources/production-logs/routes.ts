@@ -13,12 +13,14 @@ import { notFound } from "../../http/errors";
 import {
   BARRIER_RESPONSE,
   createRouter,
+  ErrorSchema,
   jsonResponse,
   NOT_FOUND_RESPONSE,
 } from "../../http/openapi";
 import { MAX_LIMIT, pagedResponseSchema, pageEnvelope, pageRequest } from "../../http/pagination";
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { createLogs } from "./create";
+import { deleteLog } from "./delete";
 import { findExpandedLogs } from "./expanded";
 import { patchLog } from "./patch";
 import {
@@ -28,7 +30,7 @@ import {
   ProductionLogSchema,
 } from "./schemas";
 import { filterLogs, machinesFilterCanTouch } from "./search";
-import { machineOfLog, softDeleteLog } from "./update";
+import { machineOfLog } from "./update";
 
 /**
  * The read barrier for one log: flushes its machine's realtime object. A log D1
@@ -39,18 +41,42 @@ async function syncLogMachine(
   env: Pick<Env, "DB" | "REALTIME_MACHINE">,
   scope: CompanyScope,
   id: string,
-): Promise<void> {
-  const machineId = await machineOfLog(scope, id);
-  await syncPendingMachines(env, scope, machineId === undefined ? undefined : [machineId]);
+): Promise<{ machineId: number; end: number } | undefined> {
+  const log = await machineOfLog(scope, id);
+  await syncPendingMachines(env, scope, log === undefined ? undefined : [log.machineId]);
+  return log;
 }
 
 const IdParam = z.object({ production_log_id: UuidId("production_log_id") });
 
 const RUNNING_SHIFT_RULE =
-  "**No production logs for the shift a machine is running now:** a log whose interval " +
-  "`[start, end)` overlaps the shift instance its machine is running at the time of the call " +
-  "(`instance.start <= now < instance.end`) is a 422 (`type` `running_shift`) whose `msg` " +
-  "points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift.";
+  "**Production logs only for shifts that have ended:** a log whose interval `[start, end)` " +
+  "overlaps a shift instance of its machine that has not ended at the time of the call " +
+  "(`instance.end > now`) is a 422: `running_shift` for the instance the machine is running " +
+  "now (`instance.start <= now < instance.end`; the spec's rule, whose `msg` points to " +
+  "`POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift), `future_shift` " +
+  "for one that has not started (when it runs, the realtime logs record it). The rule is " +
+  "checked again in the statement that writes the logs, so a shift that starts or is defined " +
+  "meanwhile cannot slip in between; should the shift plan change between the two checks the " +
+  "call writes nothing and answers 409 (retry it).";
+
+const LIVE_LOG_RULE =
+  "**A live log (`live: true`) is its machine's:** the running shift's log, which the " +
+  "machine's realtime object rewrites from its timeline. Deleting it, or changing what it " +
+  "counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), is a 422 " +
+  "(`type` `running_shift`, one issue per field) pointing to `POST /v1/realtime/{machine_id}/sku`; " +
+  "a PATCH of `operator` is applied by the realtime object to its timeline, so it sticks, " +
+  "and `isReviewed` and `workOrder` are the reviewers' own. Once the shift has ended the log " +
+  "is an ordinary one.";
+
+const SHIFT_CHANGED_RESPONSE = {
+  409: jsonResponse(
+    ErrorSchema,
+    "A shift instance of the log's machine was stored between the check of the rule above and " +
+      "the write, and the shift plan read for the check did not know it: nothing was written.",
+    { detail: "A shift of these machines changed meanwhile; retry the call" },
+  ),
+} as const;
 
 const createRoute = publicRoute("production_logs.create", {
   method: "post",
@@ -78,6 +104,7 @@ const createRoute = publicRoute("production_logs.create", {
   request: { body: arrayBody(ProductionLogCreateSchema) },
   responses: {
     200: jsonResponse(z.array(ProductionLogSchema), "The created production logs."),
+    ...SHIFT_CHANGED_RESPONSE,
   },
 });
 
@@ -147,11 +174,19 @@ const patchRoute = publicRoute("production_logs.update", {
     "with the log's counting factor; a new `start` or `machine` re-derives the shift instance. " +
     `Success is 204; the next report call reflects the change.\n\n${RUNNING_SHIFT_RULE} ` +
     "The rule applies to a PATCH that changes what the log counts (`type`, `count`, " +
-    "`nominalSpeed`, `start`, `end`, `machine`, `sku`), before and after the change: a log can " +
-    "neither be moved into nor out of, nor changed inside, the running shift. Reviewing " +
-    "(`isReviewed`) and setting the operator or work order are always allowed.",
+    "`nominalSpeed`, `start`, `end`, `machine`, `sku`): the log as changed must lie in shifts " +
+    "that have ended, and a log already in the running shift (written before the shift was " +
+    "defined) keeps what it counts until the shift ends, as the stream counts it (it can be " +
+    "deleted). Reviewing (`isReviewed`) and setting the operator or work order are always " +
+    "allowed.\n\n" +
+    LIVE_LOG_RULE,
   request: { params: IdParam, body: objectBody(ProductionLogPatchSchema) },
-  responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
+  responses: {
+    204: { description: "Updated." },
+    ...NOT_FOUND_RESPONSE,
+    ...SHIFT_CHANGED_RESPONSE,
+    ...BARRIER_RESPONSE,
+  },
 });
 
 const deleteRoute = publicRoute("production_logs.delete", {
@@ -162,7 +197,8 @@ const deleteRoute = publicRoute("production_logs.delete", {
   summary: "Delete a production log",
   description:
     "Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and " +
-    "every report. Success is 204.",
+    "every report, the live figures of its machine's stream included. Success is 204.\n\n" +
+    LIVE_LOG_RULE,
   request: { params: IdParam },
   responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
@@ -191,15 +227,13 @@ export const productionLogsRoutes = createRouter()
     const id = production_log_id.toLowerCase();
     const scope = scopeOf(c);
     await syncLogMachine(c.env, scope, id);
-    await patchLog(scope, id, c.req.valid("json"));
+    await patchLog(c.env, scope, id, c.req.valid("json"));
     return c.body(null, 204);
   })
   .openapi(deleteRoute, async (c) => {
-    const { production_log_id } = c.req.valid("param");
+    const id = c.req.valid("param").production_log_id.toLowerCase();
     const scope = scopeOf(c);
-    await syncLogMachine(c.env, scope, production_log_id.toLowerCase());
-    if (!(await softDeleteLog(scope, production_log_id.toLowerCase()))) {
-      throw notFound("Production log not found");
-    }
+    const log = await syncLogMachine(c.env, scope, id);
+    await deleteLog(c.env, scope, id, log);
     return c.body(null, 204);
   });

@@ -5,7 +5,7 @@
  * scoped to a company and ignores deleted logs.
  */
 
-import { and, eq } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { type CompanyScope, owned, softDelete } from "../../db/company-scope";
@@ -31,6 +31,9 @@ export interface LogCore {
   countingFactor: number;
   start: number;
   end: number;
+  /** Kept by the machine's realtime object (the running shift's log: ./live-log-owner.ts). */
+  live: boolean;
+  shiftInstanceId: number | null;
 }
 
 /** The company's live log with this id (its stored fields), or undefined. */
@@ -48,6 +51,8 @@ export function findLogCore(scope: CompanyScope, id: string): Promise<LogCore | 
       countingFactor: productionLogs.countingFactor,
       start: productionLogs.start,
       end: productionLogs.end,
+      live: productionLogs.live,
+      shiftInstanceId: productionLogs.shiftInstanceId,
     })
     .from(productionLogs)
     .innerJoin(machines, eq(machines.id, productionLogs.machineId))
@@ -56,17 +61,19 @@ export function findLogCore(scope: CompanyScope, id: string): Promise<LogCore | 
 }
 
 /**
- * The machine of the company's log with this id, deleted or not (a primary-key
- * read), or undefined when D1 has no such log.
+ * The machine and end (ms) of the company's log with this id, deleted or not (a
+ * primary-key read), or undefined when D1 has no such log.
  */
-export async function machineOfLog(scope: CompanyScope, id: string): Promise<number | undefined> {
+export function machineOfLog(
+  scope: CompanyScope,
+  id: string,
+): Promise<{ machineId: number; end: number } | undefined> {
   const { db, companyId } = scope;
-  const row = await db
-    .select({ machineId: productionLogs.machineId })
+  return db
+    .select({ machineId: productionLogs.machineId, end: productionLogs.end })
     .from(productionLogs)
     .where(owned({ companyId }, productionLogs, eq(productionLogs.id, id)))
     .get();
-  return row?.machineId;
 }
 
 /** The columns a PATCH may set; `operator` and `workOrder` by name (null = remove). */
@@ -89,13 +96,17 @@ export interface LogChanges {
  * Updates a live log (only the fields given), finding or creating its
  * operator and work order in the same batch.
  *
- * @returns false when the log does not exist for this company (or is deleted).
+ * @param guard a condition the update (and the operator and work order it creates)
+ *   also requires, checked in the same statements (the rule of shifts that have ended).
+ * @returns the log's operator id after the update, or null when the log does not exist
+ *   for this company (or is deleted), or `guard` does not hold.
  */
 export async function updateLog(
   scope: CompanyScope,
   id: string,
   changes: LogChanges,
-): Promise<boolean> {
+  guard?: SQL,
+): Promise<{ operatorId: number | null } | null> {
   const { db, companyId } = scope;
   const now = Date.now();
   const { operator, workOrder, ...columns } = changes;
@@ -109,24 +120,31 @@ export async function updateLog(
   const update = db
     .update(productionLogs)
     .set(set)
-    .where(and(liveLog(companyId), eq(productionLogs.id, id)))
-    .returning({ id: productionLogs.id });
+    .where(and(liveLog(companyId), eq(productionLogs.id, id), guard))
+    .returning({ operatorId: productionLogs.operatorId });
   // The operator and work order are found or created first, so that the update's
   // sub-selects see them; the update is last and its result tells whether the log exists.
-  const references = referenceStatements(scope, [{ operator, workOrder }], now);
+  const references = referenceStatements(scope, [{ operator, workOrder }], now, guard);
   const [first, ...rest]: BatchItem<"sqlite">[] = [...references, update];
-  if (!first) return false;
+  if (!first) return null;
   const results: unknown[] = await db.batch([first, ...rest]);
-  const updated = results[results.length - 1] as { id: string }[];
-  return updated.length > 0;
+  const [updated] = results[results.length - 1] as { operatorId: number | null }[];
+  return updated ?? null;
 }
 
 /**
- * Soft-deletes a log: from then on it is gone from reads, searches and every
- * report (they all filter `deleted_at IS NULL`).
+ * Soft-deletes a log that is not live: from then on it is gone from reads, searches and
+ * every report (they all filter `deleted_at IS NULL`). A live log (its realtime object's:
+ * ./live-log-owner.ts) is left as it is, in the same statement.
  *
- * @returns false when it does not exist for this company (or is already deleted).
+ * @returns false when it does not exist for this company, is already deleted, or is live.
  */
 export async function softDeleteLog(scope: CompanyScope, id: string): Promise<boolean> {
-  return (await softDelete(scope, productionLogs, eq(productionLogs.id, id))) > 0;
+  const deleted = await softDelete(
+    scope,
+    productionLogs,
+    eq(productionLogs.id, id),
+    eq(productionLogs.live, false),
+  );
+  return deleted > 0;
 }

@@ -2,7 +2,7 @@
  * Ingestion of signal samples into the machine's `SignalStore`.
  */
 import type { Env } from "../../env";
-import { signalStore } from "./store";
+import { type IngestContext, signalStore } from "./store";
 
 /** At most this many samples in one ingestion call. */
 export const MAX_SAMPLES_PER_CALL = 10_000;
@@ -33,6 +33,8 @@ export interface SampleArrays {
  * @param signal internal signal id, its company and machine, and the company's raw-sample
  *   retention in ms (null: kept forever).
  * @param samples at most `MAX_SAMPLES_PER_CALL` finite samples, in any order.
+ * @param countSignal true when the signal is the machine's count signal (the store detects
+ *   the machine's stops from it: docs/machine-state.md).
  * @returns the number of samples stored (after de-duplication by instant), or the
  *   store's reason for refusing the call.
  */
@@ -40,12 +42,19 @@ export async function ingestSamples(
   env: Pick<Env, "SIGNAL_STORE">,
   signal: { id: number; companyId: number; machineId: number; retentionMs: number | null },
   samples: SampleArrays,
+  countSignal = false,
 ): Promise<{ accepted: number; refused?: string }> {
   if (samples.ts.length === 0) return { accepted: 0 };
+  const context: IngestContext = {
+    companyId: signal.companyId,
+    machineId: signal.machineId,
+    countSignal,
+  };
   return signalStore(env, signal.companyId, signal.machineId).ingest(
     signal.id,
     samples.ts,
     samples.values,
     signal.retentionMs,
+    context,
   );
 }

@@ -79,6 +79,23 @@ type DueBlock = {
   [key: string]: SqlStorageValue;
 };
 
+/**
+ * Who sends an ingestion, for the machine-state detection that runs on the samples
+ * (src/machine-state/, docs/machine-state.md): the machine, and whether the signal is its
+ * count signal (the one live production sums).
+ */
+export interface IngestContext {
+  companyId: number;
+  machineId: number;
+  countSignal: boolean;
+}
+
+/** A block an ingestion wrote: its hour and its samples after the merge. */
+export interface WrittenBlock {
+  hour: number;
+  merged: DecodedSamples;
+}
+
 type StoredBlock = {
   n: number;
   samples: ArrayBuffer | null;
@@ -105,6 +122,7 @@ export class SignalStore extends DurableObject<Env> {
    * @param signalId the signal's internal id (D1 `signals.id`).
    * @param ts instants, integer ms since the epoch, any order; `values[i]` at `ts[i]`, finite.
    * @param retentionMs the company's raw-sample retention, ms, or null to keep them all.
+   * @param context the machine and the signal's role, for `blocksWritten`.
    * @returns the number stored, or a refusal when a block would exceed
    *   `MAX_SAMPLES_PER_BLOCK`.
    */
@@ -113,6 +131,7 @@ export class SignalStore extends DurableObject<Env> {
     ts: readonly number[],
     values: readonly number[],
     retentionMs: number | null,
+    context?: IngestContext,
   ): Promise<IngestResult> {
     const order = ascendingOrder(ts);
     // Per hour: ascending distinct instants, the last sample of an instant winning.
@@ -177,6 +196,7 @@ export class SignalStore extends DurableObject<Env> {
         encodeSamples(hour, merged.ts, merged.values).buffer,
       );
     }
+    if (writes.length > 0) this.blocksWritten(signalId, writes, context);
     sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
     if (retentionMs !== null && !this.alarmSet) {
       if ((await this.ctx.storage.getAlarm()) === null) {
@@ -186,6 +206,18 @@ export class SignalStore extends DurableObject<Env> {
     }
     return { accepted };
   }
+
+  /**
+   * Called once per ingestion that wrote blocks, in the same synchronous step as the writes
+   * (so that what it stores commits with them), with the blocks in ascending hour order. The
+   * machine-state store (src/machine-state/signal-store.ts) detects stops here; this class
+   * does nothing.
+   */
+  protected blocksWritten(
+    _signalId: number,
+    _blocks: readonly WrittenBlock[],
+    _context: IngestContext | undefined,
+  ): void {}
 
   /**
    * Aggregates one signal over `[from, to)` in buckets (see `aggregate.ts`).

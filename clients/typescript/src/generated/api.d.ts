@@ -419,7 +419,7 @@ export interface paths {
          * Create production logs
          * @description A JSON array of 1 to 1,000 logs, all created or none. Each needs `start` < `end` (the only required fields); `type` defaults to `total`. `count` (integer >= 0) is optional: without it the log takes the count the machine measured, as the realtime logs do: `sensorCount` (unless given) is the sum of the machine's `count` signal samples in [`start`, `end`), rounded; `count = sensorCount x countingFactor`, rounded; both 0 when the machine has no `count` signal. `machine` and `sku` take `id` or `name` (a SKU name matches its `name` or `sku` code). `nominalSpeed` and `countingFactor` default to those of the machine/SKU pair's nominal speed (`countingFactor` to 1 when the pair has none); no nominal speed for the pair and none given is a 422 at `["body", i, "nominalSpeed"]`. `sensorCount` defaults to `count / countingFactor` rounded to the nearest integer. `operator` `{firstName, lastName}` is the company's operator of that name, created when there is none; `workOrder` is a work order name, found or created. Each log belongs to the machine's shift instance containing its `start` (`shift`, null when none). Every problem is reported at once with the item index in `loc` (for example `["body", 2, "machine"]`, `["body", 0, "end"]`).
          *
-         *     **No production logs for the shift a machine is running now:** a log whose interval `[start, end)` overlaps the shift instance its machine is running at the time of the call (`instance.start <= now < instance.end`) is a 422 (`type` `running_shift`) whose `msg` points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift.
+         *     **Production logs only for shifts that have ended:** a log whose interval `[start, end)` overlaps a shift instance of its machine that has not ended at the time of the call (`instance.end > now`) is a 422: `running_shift` for the instance the machine is running now (`instance.start <= now < instance.end`; the spec's rule, whose `msg` points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift), `future_shift` for one that has not started (when it runs, the realtime logs record it). The rule is checked again in the statement that writes the logs, so a shift that starts or is defined meanwhile cannot slip in between; should the shift plan change between the two checks the call writes nothing and answers 409 (retry it).
          *
          *     Success is **200** with the created logs, expanded as GET shows them.
          *
@@ -482,7 +482,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a production log
-         * @description Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and every report. Success is 204.
+         * @description Soft delete (`deletedAt` set): from then on the log is gone from GET, PATCH, searches and every report, the live figures of its machine's stream included. Success is 204.
+         *
+         *     **A live log (`live: true`) is its machine's:** the running shift's log, which the machine's realtime object rewrites from its timeline. Deleting it, or changing what it counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), is a 422 (`type` `running_shift`, one issue per field) pointing to `POST /v1/realtime/{machine_id}/sku`; a PATCH of `operator` is applied by the realtime object to its timeline, so it sticks, and `isReviewed` and `workOrder` are the reviewers' own. Once the shift has ended the log is an ordinary one.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -495,7 +497,9 @@ export interface paths {
          * Update a production log
          * @description Send only the fields to change: `type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku` (by `id` or `name`), `operator` `{firstName, lastName}` (found by name or created), `workOrder` (a name, found or created) and `isReviewed`. `null` leaves a field as it is, except for `operator` and `workOrder`, where it removes them from the log. An unknown field is a 422. The result must keep `start` < `end`. A new `count` re-derives `sensorCount` with the log's counting factor; a new `start` or `machine` re-derives the shift instance. Success is 204; the next report call reflects the change.
          *
-         *     **No production logs for the shift a machine is running now:** a log whose interval `[start, end)` overlaps the shift instance its machine is running at the time of the call (`instance.start <= now < instance.end`) is a 422 (`type` `running_shift`) whose `msg` points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift. The rule applies to a PATCH that changes what the log counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), before and after the change: a log can neither be moved into nor out of, nor changed inside, the running shift. Reviewing (`isReviewed`) and setting the operator or work order are always allowed.
+         *     **Production logs only for shifts that have ended:** a log whose interval `[start, end)` overlaps a shift instance of its machine that has not ended at the time of the call (`instance.end > now`) is a 422: `running_shift` for the instance the machine is running now (`instance.start <= now < instance.end`; the spec's rule, whose `msg` points to `POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift), `future_shift` for one that has not started (when it runs, the realtime logs record it). The rule is checked again in the statement that writes the logs, so a shift that starts or is defined meanwhile cannot slip in between; should the shift plan change between the two checks the call writes nothing and answers 409 (retry it). The rule applies to a PATCH that changes what the log counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`): the log as changed must lie in shifts that have ended, and a log already in the running shift (written before the shift was defined) keeps what it counts until the shift ends, as the stream counts it (it can be deleted). Reviewing (`isReviewed`) and setting the operator or work order are always allowed.
+         *
+         *     **A live log (`live: true`) is its machine's:** the running shift's log, which the machine's realtime object rewrites from its timeline. Deleting it, or changing what it counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), is a 422 (`type` `running_shift`, one issue per field) pointing to `POST /v1/realtime/{machine_id}/sku`; a PATCH of `operator` is applied by the realtime object to its timeline, so it sticks, and `isReviewed` and `workOrder` are the reviewers' own. Once the shift has ended the log is an ordinary one.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -7387,7 +7391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
+            /** @description A shift instance of the log's machine was stored between the check of the rule above and the write, and the shift plan read for the check did not know it: nothing was written. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
@@ -7402,7 +7406,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "A request with this Idempotency-Key is still being processed: retry later"
+                     *       "detail": "A shift of these machines changed meanwhile; retry the call"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8213,7 +8217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
+            /** @description A shift instance of the log's machine was stored between the check of the rule above and the write, and the shift plan read for the check did not know it: nothing was written. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
@@ -8228,7 +8232,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "A request with this Idempotency-Key is still being processed: retry later"
+                     *       "detail": "A shift of these machines changed meanwhile; retry the call"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -1,0 +1,360 @@
+/**
+ * The stop detector of one machine, inside its `SignalStore` (docs/machine-state.md): the
+ * hour summaries written with every block of the count signal (and of the analog rule's
+ * signal), the stretches they touch evaluated after the ingestion answered, the detected
+ * stops written to D1 and the stream, and the clock (a silence that outlasts the gap, the
+ * end of planned time while a stop is open).
+ *
+ * What runs when: `onBlocks` in the ingestion's own synchronous step (the summaries commit
+ * with the samples); `process` after it, one at a time per object: it reads D1 only for the
+ * machine's plan and recorded stops (on first need and hourly, never per upload), writes D1
+ * only when a stop opens, closes, moves or goes.
+ */
+import { eq, isNull } from "drizzle-orm";
+import { owned } from "../db/company-scope";
+import { stops } from "../db/schema";
+import { companyDb } from "../db/shards";
+import type { Env } from "../env";
+import { MachinePublisher } from "../events/publish";
+import { decodeSamples } from "../resources/signals/blocks";
+import type { WrittenBlock } from "../resources/signals/store";
+import { END_OF_DATA, evaluate } from "./evaluate";
+import { summarizeHour } from "./hour-fold";
+import { loadPlan, PLAN_REFRESH_MS, plannedBlocks } from "./plan";
+import { classify, type DetectionSettings, type SignalRule } from "./rules";
+import { syncDetectedStops } from "./stop-sync";
+import { ANALOG_RULE, COUNT_RULE, DetectorTables, type RuleId } from "./tables";
+
+const HOUR_MS = 3_600_000;
+/** How soon a failed evaluation or write is tried again, ms. */
+export const RETRY_MS = 5_000;
+/** The alarm an ingestion sets, in case the object goes before its evaluation ends, ms. */
+const SAFETY_MS = 30_000;
+/** Most rounds of evaluating and writing in one `process`. */
+const MAX_ROUNDS = 20;
+/** How far back a change of settings or shifts is evaluated again, ms (the reports' default week). */
+export const REEVALUATE_MS = 7 * 86_400_000;
+
+/** Settings as the store keeps them: the operator's, and the analog signal's id. */
+export type StoredSettings = DetectionSettings & { analogSignalId: number | null };
+
+export class Detector {
+  readonly tables: DetectorTables;
+  private publisher: MachinePublisher | null = null;
+  private running: Promise<void> | null = null;
+
+  /**
+   * @param storage the object's storage (SQLite and alarm).
+   * @param env the object's bindings.
+   * @param background keeps the object alive for work after an answer (`ctx.waitUntil`).
+   */
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly env: Env,
+    private readonly background: (work: Promise<unknown>) => void,
+  ) {
+    this.tables = new DetectorTables(storage.sql);
+  }
+
+  /** The rule a signal is read with here, or null when detection does not read it. */
+  private ruleOf(signalId: number, countSignal: boolean | undefined): [RuleId, SignalRule] | null {
+    const settings = this.tables.settings();
+    if (!settings.enabled) return null;
+    if (countSignal ?? signalId === this.tables.countSignal())
+      return [COUNT_RULE, { kind: "count" }];
+    if (settings.analog && signalId === settings.analogSignalId) {
+      return [
+        ANALOG_RULE,
+        {
+          kind: "analog",
+          threshold: settings.analog.threshold,
+          hysteresis: settings.analog.hysteresis,
+        },
+      ];
+    }
+    return null;
+  }
+
+  /**
+   * Summarizes the hours an ingestion wrote, in its synchronous step, and marks them to
+   * evaluate; `process` evaluates them after the answer.
+   */
+  onBlocks(
+    signalId: number,
+    blocks: readonly WrittenBlock[],
+    context: { companyId: number; machineId: number; countSignal: boolean } | undefined,
+  ): void {
+    if (context) {
+      this.tables.setMachine(context.companyId, context.machineId);
+      if (context.countSignal && this.tables.countSignal() !== signalId) {
+        this.tables.setCountSignal(signalId);
+      }
+    }
+    const found = this.ruleOf(signalId, context?.countSignal);
+    if (!found) return;
+    const [rule, signalRule] = found;
+    const gapMs = this.tables.settings().maxSampleGapSeconds * 1_000;
+    for (const block of blocks) this.summarize(rule, signalRule, gapMs, block);
+    const first = blocks[0];
+    const last = blocks[blocks.length - 1];
+    if (!first || !last) return;
+    this.tables.addPending(first.hour, last.hour + HOUR_MS);
+    this.armSafety();
+    this.background(this.process());
+  }
+
+  private summarize(
+    rule: RuleId,
+    signalRule: SignalRule,
+    gapMs: number,
+    block: WrittenBlock,
+  ): void {
+    const { ts, values } = block.merged;
+    if (ts.length === 0) return;
+    const classes = new Uint8Array(values.length);
+    for (let i = 0; i < values.length; i++) classes[i] = classify(signalRule, values[i] as number);
+    this.tables.putHour(
+      rule,
+      summarizeHour(block.hour, ts, classes as ArrayLike<0 | 1 | 2>, gapMs),
+    );
+  }
+
+  /**
+   * Rebuilds a rule's summaries over `[from, to)` from the stored samples (after a change of
+   * settings), and marks the stretch to evaluate.
+   */
+  rebuild(from: number, to: number): void {
+    const settings = this.tables.settings();
+    const gapMs = settings.maxSampleGapSeconds * 1_000;
+    const signals: [RuleId, number | null][] = [
+      [COUNT_RULE, this.tables.countSignal()],
+      [ANALOG_RULE, settings.analogSignalId],
+    ];
+    for (const [rule, signalId] of signals) {
+      this.tables.clearHours(rule, from, to);
+      if (signalId === null || !settings.enabled) continue;
+      const found = this.ruleOf(signalId, rule === COUNT_RULE);
+      if (!found) continue;
+      const rows = this.storage.sql
+        .exec<{ hour: number; n: number; samples: ArrayBuffer | null }>(
+          "SELECT hour, n, samples FROM blocks WHERE signal_id = ? AND hour >= ? AND hour < ? ORDER BY hour",
+          signalId,
+          from,
+          to,
+        )
+        .toArray();
+      for (const r of rows) {
+        if (r.samples === null) continue;
+        this.summarize(rule, found[1], gapMs, {
+          hour: r.hour,
+          merged: decodeSamples(r.hour, r.n, r.samples),
+        });
+      }
+    }
+    this.tables.addPending(from, to);
+  }
+
+  /**
+   * Evaluates what waits and writes what changed, one run at a time per object (a call
+   * while one runs joins it, and the run goes on while something waits). Never rejects: a
+   * failure is logged and retried by the alarm.
+   */
+  process(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = (async () => {
+      try {
+        // What an ingestion adds while D1 is written waits for the next round.
+        for (let round = 0; round < MAX_ROUNDS; round++) {
+          await this.evaluatePending();
+          const machine = this.tables.machine();
+          if (machine) {
+            await syncDetectedStops(
+              this.env,
+              this.tables,
+              machine,
+              this.publisherFor(machine),
+              this.background,
+            );
+          }
+          if (!this.tables.hasPending()) break;
+        }
+        this.retryAt = null;
+      } catch (error) {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            event: "stop_detection_failed",
+            machine: this.tables.machine(),
+            error: String(error),
+          }),
+        );
+        this.retryAt = Date.now() + RETRY_MS;
+      }
+      this.safetyArmed = false;
+      await this.alarmBy(this.nextAlarm());
+    })().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private publisherFor(machine: { companyId: number; machineId: number }): MachinePublisher {
+    if (!this.publisher?.isFor(machine.companyId, machine.machineId)) {
+      this.publisher = new MachinePublisher(
+        this.env,
+        this.storage.sql,
+        machine.companyId,
+        machine.machineId,
+      );
+    }
+    return this.publisher;
+  }
+
+  /** Drains the stream outbox (after a restart or a failed send). */
+  drainEvents(): Promise<void> {
+    const machine = this.tables.machine();
+    if (!machine) return Promise.resolve();
+    const publisher = this.publisherFor(machine);
+    return publisher.pending() > 0 ? publisher.drain() : Promise.resolve();
+  }
+
+  private async evaluatePending(): Promise<void> {
+    for (;;) {
+      const machine = this.tables.machine();
+      const span = this.tables.peekPending();
+      if (!machine || !span) return;
+      const settings = this.tables.settings();
+      const now = Date.now();
+      const plan = this.tables.plan();
+      const recordedAt = this.tables.recordedAt();
+      const fresh =
+        plan !== null &&
+        now - plan.at < PLAN_REFRESH_MS &&
+        recordedAt !== null &&
+        now - recordedAt < PLAN_REFRESH_MS;
+      const rules: RuleId[] =
+        settings.analog && settings.analogSignalId !== null
+          ? [COUNT_RULE, ANALOG_RULE]
+          : [COUNT_RULE];
+      const result = evaluate(
+        this.tables,
+        {
+          plan: fresh ? plan : null,
+          thresholdMs: settings.stopThresholdSeconds * 1_000,
+          maxGapMs: settings.maxSampleGapSeconds * 1_000,
+          rules,
+          now,
+        },
+        span.start,
+        span.end,
+      );
+      if (result.neededPlan && !fresh) {
+        await this.loadPrerequisites(machine, now);
+        continue;
+      }
+      // The same synchronous step as the evaluation: nothing was added to what waits.
+      this.tables.clearPending();
+      for (const k of result.changes.kept) this.tables.wantDetected(k.key, k.start, k.end);
+      for (const key of result.changes.removed) this.tables.removeDetected(key);
+      for (const a of result.changes.added)
+        this.tables.wantDetected(crypto.randomUUID(), a.start, a.end);
+      this.planWake(settings, now);
+    }
+  }
+
+  /** Reads the machine's plan and recorded stops from D1 (one batch each). */
+  private async loadPrerequisites(
+    machine: { companyId: number; machineId: number },
+    now: number,
+  ): Promise<void> {
+    const db = await companyDb(this.env, machine.companyId);
+    const scope = { db, companyId: machine.companyId };
+    const plan = await loadPlan(scope, machine.machineId, now);
+    const recorded = await db
+      .select({ id: stops.id, start: stops.startTime, end: stops.endTime })
+      .from(stops)
+      .where(
+        owned(
+          scope,
+          stops,
+          eq(stops.machineId, machine.machineId),
+          isNull(stops.detectionKey),
+          isNull(stops.deletedAt),
+        ),
+      );
+    this.tables.setPlan(plan ?? { at: now, timezone: "UTC", definitions: [] });
+    this.tables.loadRecorded(recorded, now);
+  }
+
+  /**
+   * When the clock alone changes the answer: a run reaching the last sample ends when the
+   * silence after it outlasts the gap; an open stop ends with its planned time.
+   */
+  private planWake(settings: StoredSettings, now: number): void {
+    const gapMs = settings.maxSampleGapSeconds * 1_000;
+    let at = END_OF_DATA;
+    for (const rule of [COUNT_RULE, ANALOG_RULE] as RuleId[]) {
+      const last = this.tables.hours(rule, END_OF_DATA, true, 1)[0];
+      const v =
+        last && (last.variant === 1 && last.summary.down ? last.summary.down : last.summary.up);
+      if (v?.open) at = Math.min(at, v.lastT + gapMs + 1);
+    }
+    const plan = this.tables.plan();
+    if (plan && this.tables.openDetected()) {
+      const block = plannedBlocks(plan, now, now + 1).find((b) => b.start <= now && now < b.end);
+      if (block) at = Math.min(at, block.end);
+    }
+    this.tables.setWakeAt(at === END_OF_DATA ? null : Math.max(at, now + 1));
+  }
+
+  /** Called by the object's alarm: evaluates the tail when its time came, retries what failed. */
+  async onAlarm(): Promise<void> {
+    const wake = this.tables.wakeAt();
+    const now = Date.now();
+    if (wake !== null && wake <= now) {
+      this.tables.setWakeAt(null);
+      const tail = this.tailStart();
+      if (tail !== null) this.tables.addPending(tail, now + 1);
+    }
+    await this.process();
+    await this.drainEvents();
+  }
+
+  /** The first sample of the latest hour of either rule (where a running run is reached from). */
+  private tailStart(): number | null {
+    let start: number | null = null;
+    for (const rule of [COUNT_RULE, ANALOG_RULE] as RuleId[]) {
+      const last = this.tables.hours(rule, END_OF_DATA, true, 1)[0];
+      if (last) start = start === null ? last.summary.firstT : Math.min(start, last.summary.firstT);
+    }
+    return start;
+  }
+
+  /**
+   * The object's next alarm for detection: the wake, or a retry at `retryAt`, or a check a
+   * while after an ingestion (in case the object goes before `process` ends).
+   */
+  nextAlarm(): number | null {
+    const wake = this.tables.wakeAt();
+    const retry = this.retryAt;
+    const candidates = [wake, retry].filter((t): t is number => t !== null);
+    return candidates.length === 0 ? null : Math.min(...candidates);
+  }
+
+  private retryAt: number | null = null;
+  private safetyArmed = false;
+
+  /** Sets the object's alarm to `at` unless it is set earlier already (a later one is moved). */
+  private async alarmBy(at: number | null): Promise<void> {
+    if (at === null) return;
+    const current = await this.storage.getAlarm();
+    if (current === null || current > at || current < Date.now()) await this.storage.setAlarm(at);
+  }
+
+  /** Sets an alarm soon after an ingestion, so that an object gone before `process` ends resumes. */
+  private armSafety(): void {
+    if (this.safetyArmed) return;
+    this.safetyArmed = true;
+    this.background(this.alarmBy(Date.now() + SAFETY_MS));
+  }
+}

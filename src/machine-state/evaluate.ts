@@ -1,0 +1,215 @@
+/**
+ * Evaluation of a stretch of history (docs/machine-state.md, "Only the touched hours"): the
+ * runs of each rule around the stretch, composed from the hour summaries (walking back to
+ * where the run that reaches the stretch began, and on until no run goes on and no later
+ * hour reads differently), then the stops they make, matched to the stops already detected
+ * there. Synchronous over the store's tables: it runs in one step of the object.
+ */
+import {
+  matchStops,
+  plannedParts,
+  type Span,
+  type StopChanges,
+  type StopSpan,
+  unionParts,
+  withoutRecorded,
+} from "./parts";
+import { type PlanCache, plannedBlocks } from "./plan";
+import { type Before, type DownRun, RunComposer } from "./runs";
+import type { DetectorTables, HourRow, RuleId } from "./tables";
+
+const HOUR_MS = 3_600_000;
+const hourOf = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;
+/** First page of summaries read in each direction; pages double after it. */
+const FIRST_PAGE = 3;
+/** Stands for "the end of the data". */
+export const END_OF_DATA = Number.MAX_SAFE_INTEGER;
+
+/** The runs of one rule that reach a stretch, and where the walk's knowledge begins and ends. */
+export interface RuleWalk {
+  /** Runs with a part starting at or after this instant were all composed. */
+  start: number;
+  /** ... and before this one (`END_OF_DATA` when the walk reached the last hour). */
+  end: number;
+  runs: DownRun[];
+}
+
+const variantOf = (row: HourRow) =>
+  row.variant === 1 && row.summary.down ? row.summary.down : row.summary.up;
+
+/** Reads a rule's summaries in one direction, a page at a time. */
+class HourCursor {
+  private page: HourRow[] = [];
+  private at = 0;
+  private size = FIRST_PAGE;
+  private done = false;
+
+  constructor(
+    private readonly tables: DetectorTables,
+    private readonly rule: RuleId,
+    private hour: number,
+    private readonly down: boolean,
+  ) {}
+
+  next(): HourRow | undefined {
+    if (this.at >= this.page.length) {
+      if (this.done) return undefined;
+      this.page = this.tables.hours(this.rule, this.hour, this.down, this.size);
+      this.at = 0;
+      this.done = this.page.length < this.size;
+      this.size *= 2;
+      const last = this.page[this.page.length - 1];
+      if (!last) return undefined;
+      this.hour = this.down ? last.summary.hour - 1 : last.summary.hour;
+    }
+    return this.page[this.at++];
+  }
+}
+
+/**
+ * Composes the runs of one rule around `[from, to)`.
+ *
+ * Backward: from the last hour whose first sample is at or before `from`, while the hour
+ * before it ends in a run and follows within the gap, that hour too. Forward: every hour to
+ * `to`, then on while a run goes on or an hour's incoming state changed (the analog rule's
+ * band); the data's end closes or keeps open the last run (`RunComposer.finish`).
+ */
+export function walkRule(
+  tables: DetectorTables,
+  rule: RuleId,
+  maxGapMs: number,
+  from: number,
+  to: number,
+  now: number,
+): RuleWalk {
+  const back = new HourCursor(tables, rule, hourOf(from), true);
+  let first = back.next();
+  if (first && first.summary.firstT > from) first = back.next();
+  let before: Before | null = null;
+  while (first) {
+    const prev = back.next();
+    if (!prev) break;
+    const v = variantOf(prev);
+    if (!v.open || first.summary.firstT - v.lastT > maxGapMs) {
+      before = { lastT: v.lastT, cur: v.cur };
+      break;
+    }
+    first = prev;
+  }
+  const composer = new RunComposer(maxGapMs, before);
+  const start = first ? first.summary.firstT : from;
+  const lastHour = hourOf(to - 1);
+  const push = (row: HourRow) => {
+    const used = composer.push(row.summary);
+    if (used !== row.variant) tables.setVariant(rule, row.summary.hour, used);
+  };
+  if (first) push(first);
+  const ahead = new HourCursor(tables, rule, first ? first.summary.hour : hourOf(from) - 1, false);
+  for (let row = ahead.next(); row; row = ahead.next()) {
+    if (
+      row.summary.hour > lastHour &&
+      !composer.running &&
+      composer.variantFor(row.summary) === row.variant
+    ) {
+      return { start, end: row.summary.firstT, runs: composer.runs };
+    }
+    push(row);
+  }
+  composer.finish(now);
+  return { start, end: END_OF_DATA, runs: composer.runs };
+}
+
+/** Everything an evaluation needs besides the summaries. */
+export interface EvaluationInputs {
+  plan: PlanCache | null;
+  thresholdMs: number;
+  maxGapMs: number;
+  rules: RuleId[];
+  now: number;
+}
+
+/** The result of evaluating a stretch: the changes to the detected stops, and their scope. */
+export interface Evaluation {
+  /** Detected stops starting in `[start, end)` were compared. */
+  start: number;
+  end: number;
+  changes: StopChanges;
+  /** True when runs were found: the plan and recorded stops were needed. */
+  neededPlan: boolean;
+}
+
+/** Most times an evaluation widens its scope before it settles for what it has. */
+const MAX_WIDENINGS = 32;
+
+/**
+ * Evaluates `[from, to)`: the runs of every rule around it, cut to planned time, joined,
+ * without the recorded stops, matched to the detected stops starting in the evaluated scope.
+ * The scope widens while a joined stop crosses one of its edges (the two rules' runs can
+ * reach beyond each other's walks).
+ */
+export function evaluate(
+  tables: DetectorTables,
+  inputs: EvaluationInputs,
+  from: number,
+  to: number,
+): Evaluation {
+  let lo = from;
+  let hi = to;
+  for (let widenings = 0; ; widenings++) {
+    const walks = inputs.rules.map((rule) =>
+      walkRule(tables, rule, inputs.maxGapMs, lo, hi, inputs.now),
+    );
+    const start = Math.max(...walks.map((w) => w.start));
+    const end = Math.min(...walks.map((w) => w.end));
+    const known = tables
+      .detectedStarting(start, end)
+      .map((r) => ({ key: r.key, start: r.start, end: r.end }));
+    if (walks.every((w) => w.runs.length === 0) && known.length === 0) {
+      return { start, end, changes: { kept: [], removed: [], added: [] }, neededPlan: false };
+    }
+    const plan = inputs.plan;
+    if (plan === null) {
+      return { start, end, changes: { kept: [], removed: [], added: [] }, neededPlan: true };
+    }
+    const parts = unionParts(
+      walks.flatMap((w) =>
+        plannedParts(w.runs, blocksFor(plan, w.runs, inputs.now), inputs.thresholdMs, inputs.now),
+      ),
+    );
+    if (widenings < MAX_WIDENINGS) {
+      let nextLo = lo;
+      let nextHi = hi;
+      for (const p of parts) {
+        const pEnd = p.end ?? END_OF_DATA;
+        if (p.start < start && pEnd > start) nextLo = Math.min(nextLo, p.start);
+        if (end < END_OF_DATA && p.start < end && pEnd >= end) {
+          nextHi = Math.max(nextHi, pEnd === END_OF_DATA ? END_OF_DATA : pEnd + 1);
+        }
+      }
+      if (nextLo !== lo || nextHi !== hi) {
+        lo = nextLo;
+        hi = nextHi;
+        continue;
+      }
+    }
+    const inScope = parts.filter((p) => p.start >= start && p.start < end);
+    const wanted = withoutRecorded(inScope, recordedFor(tables, inScope), inputs.thresholdMs);
+    return { start, end, changes: matchStops(known, wanted), neededPlan: true };
+  }
+}
+
+/** Planned time over the runs' extent. */
+function blocksFor(plan: PlanCache, runs: readonly DownRun[], now: number): Span[] {
+  if (runs.length === 0) return [];
+  const from = Math.min(...runs.map((r) => r.start));
+  const to = Math.max(...runs.map((r) => r.end ?? Math.max(now, r.lastDown))) + 1;
+  return plannedBlocks(plan, from, to);
+}
+
+/** The recorded stops overlapping the parts. */
+function recordedFor(tables: DetectorTables, parts: readonly StopSpan[]) {
+  if (parts.length === 0) return [];
+  const from = Math.min(...parts.map((p) => p.start));
+  const to = Math.max(...parts.map((p) => p.end ?? END_OF_DATA));
+  return tables.recordedOverlapping(from, to);
+}

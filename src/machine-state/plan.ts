@@ -1,0 +1,76 @@
+/**
+ * The machine's planned time, as the detector needs it: the company's zone and the shift
+ * definitions that apply to the machine, read from D1 in one batch and kept in the store
+ * (refreshed hourly and whenever the operator creates shifts), and the instances they imply
+ * over any window, joined where they follow each other (`joinSpans`).
+ */
+import { eq } from "drizzle-orm";
+import { type CompanyScope, owned } from "../db/company-scope";
+import { shiftDefinitionMachines } from "../db/schema";
+import { companyQuery, definitionsQuery, MAX_INSTANCE_MS, windowsBetween } from "../shifts/plan";
+import { joinSpans, type Span } from "./parts";
+
+/** What the store keeps of the machine's shifts. */
+export interface PlanCache {
+  /** When it was read, ms. */
+  at: number;
+  timezone: string;
+  /** The definitions (not deleted) that apply to the machine. */
+  definitions: { id: number; startTime: string; endTime: string; weekdays: number[] }[];
+}
+
+/** How long a cached plan is used before it is read again, ms (pushes refresh it sooner). */
+export const PLAN_REFRESH_MS = 3_600_000;
+
+/**
+ * Reads the machine's plan: the company's zone and the definitions that apply to it, in
+ * one batch of three statements.
+ *
+ * @returns the plan, or null when the company has no row in its shard.
+ */
+export async function loadPlan(
+  scope: CompanyScope,
+  machineId: number,
+  now: number,
+): Promise<PlanCache | null> {
+  const { db, companyId } = scope;
+  const [company, defs, links] = await db.batch([
+    companyQuery(scope),
+    definitionsQuery(scope),
+    db
+      .select({ definitionId: shiftDefinitionMachines.shiftDefinitionId })
+      .from(shiftDefinitionMachines)
+      .where(
+        owned(
+          { companyId },
+          shiftDefinitionMachines,
+          eq(shiftDefinitionMachines.machineId, machineId),
+        ),
+      ),
+  ] as const);
+  const timezone = company[0]?.timezone;
+  if (timezone === undefined) return null;
+  const linked = new Set(links.map((l) => l.definitionId));
+  return {
+    at: now,
+    timezone,
+    definitions: defs
+      .filter((d) => d.allMachines || linked.has(d.id))
+      .map((d) => ({ id: d.id, startTime: d.startTime, endTime: d.endTime, weekdays: d.weekdays })),
+  };
+}
+
+/**
+ * The machine's planned time overlapping `[from, to)`: its instances, joined where one ends
+ * as the next begins.
+ */
+export function plannedBlocks(plan: PlanCache, from: number, to: number): Span[] {
+  const spans: Span[] = [];
+  for (const def of plan.definitions) {
+    const full = { ...def, name: "", isConsidered: true, allMachines: true, machineIds: [] };
+    for (const w of windowsBetween(full, plan.timezone, from - MAX_INSTANCE_MS, to)) {
+      if (w.end > from) spans.push({ start: w.start, end: w.end });
+    }
+  }
+  return joinSpans(spans);
+}

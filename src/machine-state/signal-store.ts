@@ -1,0 +1,140 @@
+/**
+ * The `SignalStore` Durable Object as deployed: the machine's signal storage
+ * (src/resources/signals/store.ts) with its stop detector (./detector.ts) inside, so that the
+ * detector sees every sample of the count signal as it is stored, without a call or a read
+ * of its own (docs/machine-state.md). The operator API reaches the detector through the
+ * methods below: settings, and the changes of recorded stops and shifts it must know.
+ */
+import { namedStub } from "../durable/named-stub";
+import type { Env } from "../env";
+import { type IngestContext, SignalStore, type WrittenBlock } from "../resources/signals/store";
+import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
+import type { DetectionSettings } from "./rules";
+
+/** A machine, by its company and internal id. */
+export interface MachineRef {
+  companyId: number;
+  machineId: number;
+}
+
+/** A change of a stop recorded through the operator API, as the detector needs it. */
+export interface RecordedStopChange {
+  id: number;
+  /** The stop's times now (before, for a deletion). */
+  start: number;
+  end: number | null;
+  /** The times before an edit, so that both stretches are evaluated again. */
+  previous?: { start: number; end: number | null };
+  /**
+   * `recorded`: a recorded stop created or edited (a detected stop a person edited becomes
+   * one); `deleted`: a recorded stop deleted; `dismissed`: a detected stop a person deleted.
+   */
+  kind: "recorded" | "deleted" | "dismissed";
+}
+
+export class MachineStateStore extends SignalStore {
+  private readonly detector: Detector;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.detector = new Detector(ctx.storage, env, (work) => ctx.waitUntil(work));
+  }
+
+  protected override blocksWritten(
+    signalId: number,
+    blocks: readonly WrittenBlock[],
+    context: IngestContext | undefined,
+  ): void {
+    this.detector.onBlocks(signalId, blocks, context);
+  }
+
+  override async alarm(): Promise<void> {
+    await this.detector.onAlarm();
+    await super.alarm();
+    // The signal storage's alarm may have set a later one: the detector's wins when earlier.
+    const at = this.detector.nextAlarm();
+    if (at !== null) {
+      const current = await this.ctx.storage.getAlarm();
+      if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    }
+  }
+
+  /** The machine's detection settings (defaults when never set). */
+  detectionSettings(): StoredSettings {
+    return this.detector.tables.settings();
+  }
+
+  /**
+   * Sets the machine's detection settings. Summaries of the last `REEVALUATE_MS` are
+   * rebuilt from the samples with them and evaluated again; older stops keep the settings
+   * they were detected with.
+   *
+   * @param analogSignalId the internal id of the analog rule's signal (null without one).
+   */
+  async configureDetection(
+    machine: MachineRef,
+    settings: DetectionSettings,
+    analogSignalId: number | null,
+  ): Promise<StoredSettings> {
+    const tables = this.detector.tables;
+    tables.setMachine(machine.companyId, machine.machineId);
+    const stored = { ...settings, analogSignalId };
+    tables.setSettings(stored);
+    const now = Date.now();
+    const from = Math.floor((now - REEVALUATE_MS) / 3_600_000) * 3_600_000;
+    this.detector.rebuild(from, now + 3_600_000);
+    await this.detector.process();
+    return tables.settings();
+  }
+
+  /**
+   * A recorded stop of the machine was created, edited or deleted, or a person took over
+   * or deleted a detected stop: the detector keeps its copy and evaluates the stretches.
+   */
+  async recordedStopChanged(machine: MachineRef, change: RecordedStopChange): Promise<void> {
+    const tables = this.detector.tables;
+    tables.setMachine(machine.companyId, machine.machineId);
+    const taken = tables.detectedByStopId(change.id);
+    if (taken) tables.forgetDetected(taken.key);
+    if (change.kind === "deleted") tables.removeRecorded(change.id);
+    else tables.putRecorded(change.id, change.start, change.end, change.kind === "dismissed");
+    const now = Date.now();
+    for (const span of [change, change.previous]) {
+      if (span) tables.addPending(span.start, (span.end ?? now) + 1);
+    }
+    await this.detector.process();
+  }
+
+  /** The machine's shifts changed: the plan is read again and the last week evaluated. */
+  async planChanged(machine: MachineRef): Promise<void> {
+    const tables = this.detector.tables;
+    tables.setMachine(machine.companyId, machine.machineId);
+    tables.setPlan(null);
+    const now = Date.now();
+    tables.addPending(now - REEVALUATE_MS, now + 1);
+    await this.detector.process();
+  }
+
+  /** Runs the detector's pending work now and waits for it (tests, and the operator's writes). */
+  settleDetection(): Promise<void> {
+    return this.detector.process();
+  }
+
+  /** Summary rows read since the object started (the benchmark's "only the touched hours"). */
+  detectionReads(): number {
+    return this.detector.tables.summariesRead;
+  }
+}
+
+/**
+ * The stub of a machine's store with its detector (`<companyId>:<machineId>`).
+ *
+ * @returns a stub; creating it makes no call.
+ */
+export function machineStateStore(
+  env: Pick<Env, "SIGNAL_STORE">,
+  companyId: number,
+  machineId: number,
+): DurableObjectStub<MachineStateStore> {
+  return namedStub(env.SIGNAL_STORE, `${companyId}:${machineId}`);
+}

@@ -1,0 +1,211 @@
+/**
+ * Writes the detected stops the store wants to D1 (the company's shard, `companyDb`), as rows
+ * of the stops table (`isManual` false, `isProgrammed` false, in availability and in stops),
+ * and tells the machine's live stream what changed: `stop.started` when a stop opens,
+ * `stop.ended` when it closes, `stop.updated` or `stop.deleted` when later samples move or
+ * remove it (docs/machine-state.md, "Writes").
+ *
+ * Each write is keyed by the stop's `detection_key`, so a write resent after a crash finds
+ * the row it made. A row a person deleted or edited meanwhile (no longer the detector's) is
+ * left as it is. A removed stop that had a classification loses it through the existing
+ * path: `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (stream).
+ */
+import { eq, isNull, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { type CompanyScope, owned, softDeleted } from "../db/company-scope";
+import { stopClassifications, stops } from "../db/schema";
+import { companyDb } from "../db/shards";
+import type { Env } from "../env";
+import { stopEvent, stopUnclassified } from "../events/payloads";
+import type { MachinePublisher } from "../events/publish";
+import { toClassificationOut, toReportShift, toStopOut } from "../reports/schemas";
+import { findStopWithClassification, stopColumns } from "../reports/stops-report";
+import { instancesContaining, loadShiftPlan } from "../shifts/queries";
+import {
+  type ClassificationChange,
+  classificationEventStatements,
+  dispatchDeliveries,
+} from "../webhooks/events";
+import type { DetectedRow, DetectorTables } from "./tables";
+
+/** Most stops written in one D1 batch. */
+export const SYNC_BATCH = 50;
+
+const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
+
+type StopOutRow = {
+  id: number;
+  machineId: number;
+  startTime: number;
+  endTime: number | null;
+  isProgrammed: boolean;
+  isIncludedInAvailability: boolean;
+  isIncludedInStops: boolean;
+  isManual: boolean;
+  createdAt: number;
+  updatedAt: number;
+  deletedAt: number | null;
+};
+
+/** One row's write: its statements, and what to do once D1 answered. */
+interface Write {
+  row: DetectedRow;
+  statements: BatchItem<"sqlite">[];
+  /** Index in the batch of the statement whose RETURNING is the stop. */
+  returns: number;
+  /** The webhook event of a classification removed with the stop. */
+  event?: { eventId: string; deliveriesAt: number };
+  classified: boolean;
+}
+
+/**
+ * Writes every stop the store wants differently from what D1 holds, `SYNC_BATCH` at a time,
+ * each batch in one D1 call; then stages the stream events in the store's outbox.
+ *
+ * @param machine the store's machine (its company picks the shard).
+ * @param publisher the machine's stream publisher in this store (events staged with the
+ *   record of what D1 holds, in one synchronous step).
+ * @returns once nothing is left to write; throws when D1 fails (the rows stay to write, and
+ *   the caller retries).
+ */
+export async function syncDetectedStops(
+  env: Env,
+  tables: DetectorTables,
+  machine: { companyId: number; machineId: number },
+  publisher: MachinePublisher,
+  background: (work: Promise<unknown>) => void,
+): Promise<void> {
+  for (;;) {
+    const rows = tables.dirty(SYNC_BATCH);
+    if (rows.length === 0) return;
+    const toWrite: DetectedRow[] = [];
+    for (const row of rows) {
+      // A stop that went before D1 ever had it needs no write.
+      if (row.removed && row.synced === null) tables.forgetDetected(row.key);
+      else toWrite.push(row);
+    }
+    if (toWrite.length === 0) continue;
+    const db = await companyDb(env, machine.companyId);
+    const scope: CompanyScope = { db, companyId: machine.companyId };
+    const writes: Write[] = [];
+    const statements: BatchItem<"sqlite">[] = [];
+    for (const row of toWrite) {
+      const write = await writeOf(scope, machine.machineId, row);
+      write.returns += statements.length;
+      if (write.event) write.event.deliveriesAt += statements.length;
+      statements.push(...write.statements);
+      writes.push(write);
+    }
+    const [head, ...rest] = statements;
+    if (!head) continue;
+    const results = (await db.batch([head, ...rest])) as unknown[];
+    for (const write of writes) {
+      const stop = (results[write.returns] as StopOutRow[] | undefined)?.[0];
+      const { row } = write;
+      if (!stop) {
+        // Not the detector's any more: a person deleted the stop or took it over.
+        tables.forgetDetected(row.key);
+        continue;
+      }
+      const written = { start: stop.startTime, end: stop.endTime, removed: write.row.removed };
+      const wasOpen = row.synced !== null && row.synced.end === null;
+      tables.markSynced(row.key, stop.id, written);
+      if (row.removed) {
+        if (write.classified) publisher.stage(stopUnclassified(stop.id));
+        publisher.stage(stopEvent(stop, "deleted"));
+      } else if (row.synced === null) publisher.stage(stopEvent(stop, "created"));
+      else if (row.synced.start !== stop.startTime || row.synced.end !== stop.endTime) {
+        publisher.stage(stopEvent(stop, "updated", wasOpen));
+      }
+      if (write.event) {
+        const deliveries = results[write.event.deliveriesAt] as { id: string; webhookId: string }[];
+        background(dispatchDeliveries(env, scope, write.event.eventId, deliveries));
+      }
+    }
+    background(publisher.drain());
+  }
+}
+
+/** The statements of one row's write. */
+async function writeOf(scope: CompanyScope, machineId: number, row: DetectedRow): Promise<Write> {
+  const { db, companyId } = scope;
+  const mine = owned(
+    { companyId },
+    stops,
+    eq(stops.detectionKey, row.key),
+    isNull(stops.deletedAt),
+  );
+  if (!row.removed && row.synced === null) {
+    const insert = db
+      .insert(stops)
+      .values({
+        companyId,
+        machineId,
+        startTime: row.start,
+        endTime: row.end,
+        isProgrammed: false,
+        isIncludedInAvailability: true,
+        isIncludedInStops: true,
+        isManual: false,
+        detectionKey: row.key,
+      })
+      .onConflictDoUpdate({
+        target: stops.detectionKey,
+        set: { startTime: row.start, endTime: row.end, updatedAt: NOW_MS },
+        setWhere: isNull(stops.deletedAt),
+      })
+      .returning(stopColumns);
+    return { row, statements: [insert], returns: 0, classified: false };
+  }
+  if (!row.removed) {
+    const update = db
+      .update(stops)
+      .set({ startTime: row.start, endTime: row.end, updatedAt: NOW_MS })
+      .where(mine)
+      .returning(stopColumns);
+    return { row, statements: [update], returns: 0, classified: false };
+  }
+  const remove = db.update(stops).set(softDeleted(stops)).where(mine).returning(stopColumns);
+  const found =
+    row.stopId === null ? undefined : await findStopWithClassification(db, row.stopId, companyId);
+  if (!found || found.classification.id === null) {
+    return { row, statements: [remove], returns: 0, classified: false };
+  }
+  const change = await removalChange(scope, found);
+  const event = classificationEventStatements(db, change);
+  return {
+    row,
+    statements: [
+      db.delete(stopClassifications).where(eq(stopClassifications.stopId, found.stop.id)),
+      remove,
+      event.event,
+      event.deliveries,
+    ],
+    returns: 1,
+    event: { eventId: event.eventId, deliveriesAt: 3 },
+    classified: true,
+  };
+}
+
+/** The `MachineStopClassificationDeleted` change of a classified stop the detector removes. */
+async function removalChange(
+  scope: CompanyScope,
+  found: NonNullable<Awaited<ReturnType<typeof findStopWithClassification>>>,
+): Promise<ClassificationChange> {
+  const now = Date.now();
+  const plan = await loadShiftPlan(scope);
+  const [instance] = plan
+    ? await instancesContaining(scope.db, plan, [
+        { machineId: found.stop.machineId, at: found.stop.startTime },
+      ])
+    : [null];
+  return {
+    kind: "Deleted",
+    companyId: scope.companyId,
+    stopId: found.stop.id,
+    stop: toStopOut(found.stop, now),
+    machine: found.machine,
+    shift: instance ? toReportShift(instance, now) : null,
+    previous: toClassificationOut(found.classification),
+  };
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { SseSubscriber } from "../events/subscriber";
+import { api } from "../harness";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
+
+const D0 = Date.UTC(2025, 3, 7, 6);
+
+describe("detected stops from the count signal", () => {
+  it("at 1 Hz: a silence of pieces of 10 minutes is a stop, one of 4 minutes is not", async () => {
+    const plant = await detectionPlant();
+    const down = (t: number) =>
+      (t >= D0 + 30 * MIN && t < D0 + 40 * MIN) || (t >= D0 + 60 * MIN && t < D0 + 64 * MIN);
+    await plant.send(series(D0, D0 + 2 * HOUR, S, (t) => (down(t) ? 0 : 1)));
+    const stops = await plant.stops();
+    expect(stops).toHaveLength(1);
+    expect(stops[0]).toMatchObject({
+      startTime: iso(D0 + 30 * MIN),
+      endTime: iso(D0 + 40 * MIN),
+      isProgrammed: false,
+      isIncludedInAvailability: true,
+      isIncludedInStops: true,
+      isManual: false,
+    });
+  });
+});
+
+describe("a stop going on now", () => {
+  it("is open in the stops report and on the stream until pieces come again", async () => {
+    const plant = await detectionPlant();
+    const res = await api(plant.co.key, `/v1/realtime/${plant.machineId}/events`);
+    expect(res.status).toBe(200);
+    const sub = new SseSubscriber(res);
+    try {
+      const now = Math.floor(Date.now() / S) * S;
+      const downFrom = now - 8 * MIN;
+      // Pieces every second for 20 minutes, then none for the last 8.
+      await plant.send(series(now - 28 * MIN, now, S, (t) => (t < downFrom ? 1 : 0)));
+      const [open] = await plant.stops();
+      expect(open).toMatchObject({ startTime: iso(downFrom), endTime: null, isManual: false });
+      const [started] = await sub.waitFor((e) => e.type === "stop.started");
+      expect(started?.data).toMatchObject({
+        stop: { id: open?.id, startTime: iso(downFrom), endTime: null },
+      });
+
+      // Pieces again a second later: the stop ends at that sample.
+      await plant.send([[now, 3]]);
+      const [closed] = await plant.stops();
+      expect(closed).toMatchObject({ id: open?.id, startTime: iso(downFrom), endTime: iso(now) });
+      const [ended] = await sub.waitFor((e) => e.type === "stop.ended");
+      expect(ended?.data).toMatchObject({ stop: { id: open?.id, endTime: iso(now) } });
+    } finally {
+      await sub.close();
+    }
+  });
+});
