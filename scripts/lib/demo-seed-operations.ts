@@ -7,8 +7,10 @@
 
 import { createClient } from "../../clients/typescript/src/index";
 import { mapWithConcurrency } from "./concurrency";
+import { MANUAL_BENCH } from "./demo-data";
 import { DOCS_RECORDS } from "./demo-ids";
 import {
+  BENCH_SHIFT,
   type DerivedFleetStop,
   FLEET_B_SHIFT,
   PLANT_A_SHIFTS,
@@ -187,7 +189,10 @@ export async function loadPlantAOperations(
     "POST",
     await client.api.POST("/companies/{company_id}/shifts", {
       params: { path: { company_id: companyId } },
-      body: PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+      body: [
+        ...PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+        { ...BENCH_SHIFT, machineIds: [machineNamed(machines, MANUAL_BENCH.name).id] },
+      ],
     }),
   );
 
