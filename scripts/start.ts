@@ -24,11 +24,12 @@ import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { DEMO_FILES, DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
 import { demoFetch } from "./lib/demo-fetch";
+import { completeFleetHistory } from "./lib/demo-fleet-history";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
 import { localDatabases, migrationsRecorded } from "./lib/local-migrations";
 import { forgetLocalServer, recordLocalServer } from "./lib/local-server";
-import { connectOperator } from "./lib/operator-api";
+import { connectOperator, type OperatorConnection } from "./lib/operator-api";
 import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } from "./lib/project";
 import { Replay, startReplay } from "./lib/replay";
 import { type FleetFiles, fillFleetWeek } from "./lib/replay-fleet";
@@ -269,7 +270,8 @@ async function main(): Promise<void> {
   try {
     const client = connectOperator(BASE_URL, token, send);
     if (!verbose) console.log(`Loading the demo data if needed (progress in ${LOG_NAME}) ...`);
-    const seed = await seedDemo(client, log);
+    // Fleet B's history after the banner: nothing the banner shows needs it.
+    const seed = await seedDemo(client, log, { deferFleetHistory: true });
     keys = seed.keys;
     console.log(seed.seeded ? "Demo data loaded." : "Demo data already loaded.");
     clock.done(seed.seeded ? "demo data" : "demo keys checked");
@@ -292,49 +294,84 @@ async function main(): Promise<void> {
       phases: clock.phases,
     }),
   );
-  if (replay) await replayDemo(keys, token, log);
+  await completeDemo(connectOperator(BASE_URL, token, send), keys, replay, log);
 }
 
 /**
- * The demo weeks, after the banner: Demo Plant A's replay (the last 7 days, then the running
- * shift so far, then every minute until Ctrl-C) and Fleet B's recorded week. Failures are
- * printed; the server keeps running.
+ * After the banner: Fleet B's history when it is not complete (a first start, or one stopped
+ * while it loaded), then the demo weeks when the replay is on. Failures are printed; the
+ * server keeps running.
  */
-async function replayDemo(
+async function completeDemo(
+  client: OperatorConnection,
+  keys: readonly DemoKey[],
+  replay: boolean,
+  log: (line: string) => void,
+): Promise<void> {
+  if (replay) await replayPlantA(keys, client.token, log);
+  const started = performance.now();
+  try {
+    const loaded = await completeFleetHistory(client, keys, log);
+    if (loaded) {
+      const took = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(`Fleet B's history loaded: ${loaded} (${took} s).`);
+    }
+  } catch (error) {
+    if (!stopping) console.error(`Fleet B's history could not be loaded: ${describe(error)}`);
+    return;
+  }
+  if (replay) await replayFleetB(keys, client.token, log);
+}
+
+/**
+ * Demo Plant A's replay: the last 7 days, then the running shift so far, then every minute
+ * until Ctrl-C (scripts/lib/replay.ts). A failure is printed; the server keeps running.
+ */
+async function replayPlantA(
   keys: readonly DemoKey[],
   operatorToken: string,
   log: (line: string) => void,
 ): Promise<void> {
   const started = performance.now();
-  const took = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
   const plantKey = keys.find((k) => k.company === DEMO_PLANT_A && k.name === "demo-full-access");
-  const target = { baseUrl: BASE_URL, key: plantKey?.key ?? "", operatorToken };
-  if (plantKey) {
-    const controller = new AbortController();
-    for (const signal of ["SIGINT", "SIGTERM"] as const) {
-      process.on(signal, () => controller.abort());
-    }
-    const replayLog = (line: string) =>
-      line.startsWith("Replay: Demo Plant A") ? console.log(`${line} (${took()})`) : log(line);
-    try {
-      const { running } = await startReplay(target, { log: replayLog, signal: controller.signal });
-      running.catch((error: unknown) => log(`Replay stopped: ${describe(error)}`));
-    } catch (error) {
-      if (!stopping) console.error(`The demo replay could not start: ${describe(error)}`);
-    }
+  if (!plantKey) return;
+  const controller = new AbortController();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => controller.abort());
   }
+  const took = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  const replayLog = (line: string) =>
+    line.startsWith("Replay: Demo Plant A") ? console.log(`${line} (${took()})`) : log(line);
+  try {
+    const { running } = await startReplay(
+      { baseUrl: BASE_URL, key: plantKey.key, operatorToken },
+      { log: replayLog, signal: controller.signal },
+    );
+    running.catch((error: unknown) => log(`Replay stopped: ${describe(error)}`));
+  } catch (error) {
+    if (!stopping) console.error(`The demo replay could not start: ${describe(error)}`);
+  }
+}
+
+/** Fleet B's recorded week on the last 7 days (scripts/lib/replay-fleet.ts). */
+async function replayFleetB(
+  keys: readonly DemoKey[],
+  operatorToken: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const started = performance.now();
   const fleetKey = keys.find((k) => k.company === FLEET_B);
-  if (fleetKey) {
-    try {
-      const fleet = new Replay({ ...target, key: fleetKey.key }, log);
-      const sent = await fillFleetWeek(fleet, readFleetFiles(), Date.now());
-      console.log(
-        `Replay: Fleet B's recorded week (from Monday 2015-01-19) on the last 7 days: ` +
-          `${sent.samples} samples, ${sent.stops} classified stops created (${took()}).`,
-      );
-    } catch (error) {
-      if (!stopping) console.error(`Fleet B's demo week could not be filled: ${describe(error)}`);
-    }
+  if (!fleetKey) return;
+  try {
+    const fleet = new Replay({ baseUrl: BASE_URL, key: fleetKey.key, operatorToken }, log);
+    const sent = await fillFleetWeek(fleet, readFleetFiles(), Date.now());
+    const took = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(
+      `Replay: Fleet B's recorded week (from Monday 2015-01-19) on the last 7 days: ` +
+        `${sent.samples} samples, ${sent.stops} classified stops created (${took} s).`,
+    );
+  } catch (error) {
+    if (!stopping) console.error(`Fleet B's demo week could not be filled: ${describe(error)}`);
   }
 }
 

@@ -80,7 +80,10 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Finds the machine of a demo company by name; throws when the seed did not create it. */
-function machineNamed(machines: readonly Machine[], name: string): Machine {
+function machineNamed<M extends { id: number; name: string }>(
+  machines: readonly M[],
+  name: string,
+): M {
   const machine = machines.find((m) => m.name === name);
   if (!machine) throw new Error(`The demo has no machine named "${name}"`);
   return machine;
@@ -249,31 +252,52 @@ export async function loadPlantAOperations(
 /**
  * Loads Fleet B's 24-hour shift (not considered in the metrics report) and its
  * failure and maintenance stops, each classified with its component and general cause.
+ * Idempotent, so that a load cut short (npm start stopped while it ran after the banner) is
+ * completed by the next one: the shift is created when the company has none, a stop only when
+ * none of its machine starts at the same instant (the stops report), and a classification is
+ * written for every stop that has none.
  *
  * @param client the operator API of the Worker.
  * @param companyId the company's id.
  * @param machines the company's machines as created ("Machine 1" ..).
  * @param stops the derived stops (./demo-operations.ts).
+ * @param apiKey a key of Fleet B with `reports.read` (the stops it already has).
  * @param log where progress lines go.
  * @throws HttpError from the API; Error when a machine of the data is missing.
  */
 export async function loadFleetBOperations(
   client: OperatorConnection,
   companyId: number,
-  machines: readonly Machine[],
+  machines: readonly { id: number; name: string }[],
   stops: readonly DerivedFleetStop[],
+  apiKey: string,
   log: Log,
 ): Promise<void> {
-  ok(
-    "POST",
-    await client.api.POST("/companies/{company_id}/shifts", {
+  const shifts = ok(
+    "GET",
+    await client.api.GET("/companies/{company_id}/shifts", {
       params: { path: { company_id: companyId } },
-      body: [FLEET_B_SHIFT],
     }),
   );
+  if (shifts.length === 0) {
+    ok(
+      "POST",
+      await client.api.POST("/companies/{company_id}/shifts", {
+        params: { path: { company_id: companyId } },
+        body: [FLEET_B_SHIFT],
+      }),
+    );
+  }
+  const existing = await existingStops(client, apiKey, stops);
   const byMachine = new Map<number, DerivedFleetStop[]>();
+  const toClassify: { id: number; stop: DerivedFleetStop }[] = [];
   for (const stop of stops) {
     const id = machineNamed(machines, `Machine ${stop.machine}`).id;
+    const found = existing.get(`${id}:${stop.start}`);
+    if (found) {
+      if (!found.classified) toClassify.push({ id: found.id, stop });
+      continue;
+    }
     const list = byMachine.get(id) ?? [];
     list.push(stop);
     byMachine.set(id, list);
@@ -299,18 +323,59 @@ export async function loadFleetBOperations(
     }
     return out;
   });
-  await mapWithConcurrency(created.flat(), CALL_CONCURRENCY, async ({ id, stop }) =>
-    ok(
-      "PUT",
-      await client.api.PUT("/stops/{stop_id}/classification", {
-        params: { path: { stop_id: id } },
-        body: { component: { name: stop.component }, generalCause: { name: stop.generalCause } },
-      }),
-    ),
+  await mapWithConcurrency(
+    [...toClassify, ...created.flat()],
+    CALL_CONCURRENCY,
+    async ({ id, stop }) =>
+      ok(
+        "PUT",
+        await client.api.PUT("/stops/{stop_id}/classification", {
+          params: { path: { stop_id: id } },
+          body: { component: { name: stop.component }, generalCause: { name: stop.generalCause } },
+        }),
+      ),
   );
   const programmed = stops.filter((stop) => stop.isProgrammed).length;
   log(
     `  Fleet B: 1 shift (not considered), ${stops.length - programmed} failure stops, ` +
-      `${programmed} maintenance stops, all classified`,
+      `${programmed} maintenance stops, all classified` +
+      (existing.size > 0 ? ` (${existing.size} were there already)` : ""),
   );
+}
+
+/**
+ * The stops Fleet B already has in the period of `stops`, by `machineId:startMs`, with whether
+ * each is classified (the stops report, with a key of the company).
+ */
+async function existingStops(
+  client: OperatorConnection,
+  apiKey: string,
+  stops: readonly DerivedFleetStop[],
+): Promise<Map<string, { id: number; classified: boolean }>> {
+  const found = new Map<string, { id: number; classified: boolean }>();
+  if (stops.length === 0) return found;
+  const api = createClient({
+    baseUrl: client.baseUrl,
+    apiKey,
+    maxRetries: 0,
+    ...(client.fetch ? { fetch: client.fetch } : {}),
+  });
+  const from = Math.min(...stops.map((stop) => stop.start));
+  const until = Math.max(...stops.map((stop) => stop.start)) + 1;
+  for (let page = 1; ; page++) {
+    const body = ok(
+      "POST",
+      await api.POST("/v1/reports/stops", {
+        body: { startDate: { between: { start: iso(from), end: iso(until) } }, limit: 100, page },
+      }),
+    );
+    for (const row of body.stops) {
+      found.set(`${row.machine.id}:${Date.parse(row.stop.startTime)}`, {
+        id: row.stop.id,
+        classified: row.classification !== null,
+      });
+    }
+    if (page >= body.totalPages) break;
+  }
+  return found;
 }

@@ -17,8 +17,9 @@ import {
   type DemoCompany,
   FLEET_B,
 } from "./demo-data";
-import { deriveFleetStops, derivePlantAOperations } from "./demo-operations";
-import { loadFleetBOperations, loadPlantAOperations } from "./demo-seed-operations";
+import { loadFleetHistory } from "./demo-fleet-history";
+import { derivePlantAOperations } from "./demo-operations";
+import { loadPlantAOperations } from "./demo-seed-operations";
 import type { components } from "./generated/operator-api";
 import { HttpError, ok } from "./http";
 import {
@@ -97,6 +98,12 @@ export interface SeedOptions {
    * demo is already loaded, nothing is issued here and the keys come from {@link getDemoKeys}.
    */
   saveKeys?: boolean;
+  /**
+   * Leave Fleet B's telemetry, shift and stops (its machines, signals and keys are made here)
+   * to `completeFleetHistory` of ./demo-fleet-history.ts, which `npm start` runs after its
+   * banner. Default false: everything is loaded here.
+   */
+  deferFleetHistory?: boolean;
 }
 
 /** Reads a file of `data/` (path relative to the project root). */
@@ -138,7 +145,10 @@ export async function seedDemo(
     await client.api.POST("/companies", { body: demo.map((company) => company.input) }),
   );
   try {
-    const keys = await loadCompanies(client, demo, companies, log, options.saveKeys ?? true);
+    const keys = await loadCompanies(client, demo, companies, log, {
+      saveKeys: options.saveKeys ?? true,
+      deferFleetHistory: options.deferFleetHistory ?? false,
+    });
     return { seeded: true, keys };
   } catch (error) {
     throw new PartialSeedError(error);
@@ -154,7 +164,7 @@ async function loadCompanies(
   demo: DemoCompany[],
   companies: CreatedCompany[],
   log: Log,
-  saveKeys: boolean,
+  { saveKeys, deferFleetHistory }: { saveKeys: boolean; deferFleetHistory: boolean },
 ): Promise<DemoKey[]> {
   const keys: DemoKey[] = [];
   for (const [i, company] of companies.entries()) {
@@ -180,6 +190,8 @@ async function loadCompanies(
       }),
     );
     machinesOf.set(company.name, machines);
+    // Fleet B's samples go with the rest of its history (./demo-fleet-history.ts).
+    const upload = company.name !== FLEET_B;
     for (const [j, machine] of machines.entries()) {
       const signals = definition.machines[j]?.signals ?? [];
       if (signals.length === 0) continue;
@@ -191,6 +203,7 @@ async function loadCompanies(
         }),
       );
       created.forEach((signal, k) => {
+        if (!upload) return;
         uploads.push({
           label: `${company.name} / ${machine.name} / ${signal.name}`,
           publicId: signal.publicId,
@@ -204,50 +217,39 @@ async function loadCompanies(
     log(`  ${upload.label}: ${accepted} samples`);
   });
   log(`Loaded ${uploads.length} signals; loading shifts, catalog, production logs and stops ...`);
-  await loadOperations(client, demo, companies, machinesOf, keys, log);
-  log("Demo loaded.");
+  await loadOperations(client, companies, machinesOf, keys, log);
+  const fleet = companies.find((company) => company.name === FLEET_B);
+  const fleetDefinition = demo.find((company) => company.input.name === FLEET_B);
+  const fleetKey = keys.find((key) => key.company === FLEET_B);
+  if (fleet && fleetDefinition && fleetKey && !deferFleetHistory) {
+    const machines = machinesOf.get(FLEET_B) ?? [];
+    await loadFleetHistory(client, fleet.id, machines, fleetDefinition, fleetKey.key, log);
+  }
+  log(deferFleetHistory && fleet ? "Demo loaded, but for Fleet B's history." : "Demo loaded.");
   return keys;
 }
 
-/**
- * Derives and loads the operational records of each demo company (./demo-operations.ts):
- * Demo Plant A's catalog, shifts, production logs and alarm stops, and Fleet B's shift
- * and classified stops. Fleet B's stops keep to its telemetry period, read from the
- * samples already built.
- */
+/** Derives and loads Demo Plant A's catalog, shifts, production logs and alarm stops. */
 async function loadOperations(
   client: OperatorConnection,
-  demo: DemoCompany[],
   companies: CreatedCompany[],
   machinesOf: Map<string, Machine[]>,
   keys: DemoKey[],
   log: Log,
 ): Promise<void> {
-  for (const [i, company] of companies.entries()) {
-    const machines = machinesOf.get(company.name) ?? [];
-    if (company.name === DEMO_PLANT_A) {
-      const key = keys.find((k) => k.company === company.name && k.name === PLANT_A_LOADER_KEY);
-      if (!key) throw new Error(`No ${PLANT_A_LOADER_KEY} key was issued`);
-      const ops = derivePlantAOperations(readDataFile(DEMO_FILES.sme));
-      await loadPlantAOperations(client, company.id, machines, key.key, ops, log);
-    } else if (company.name === FLEET_B) {
-      const instants = (demo[i]?.machines ?? []).flatMap((machine) =>
-        machine.signals.flatMap((signal) => signal.samples.map((s) => Date.parse(s.timestamp))),
-      );
-      if (instants.length === 0) throw new Error("Fleet B has no telemetry");
-      const period = instants.reduce(
-        (acc, t) => ({ min: Math.min(acc.min, t), max: Math.max(acc.max, t) }),
-        { min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY },
-      );
-      const stops = deriveFleetStops(
-        readDataFile(DEMO_FILES.azureFailures),
-        readDataFile(DEMO_FILES.azureMaint),
-        period.min,
-        period.max,
-      );
-      await loadFleetBOperations(client, company.id, machines, stops, log);
-    }
-  }
+  const company = companies.find((c) => c.name === DEMO_PLANT_A);
+  if (!company) return;
+  const key = keys.find((k) => k.company === company.name && k.name === PLANT_A_LOADER_KEY);
+  if (!key) throw new Error(`No ${PLANT_A_LOADER_KEY} key was issued`);
+  const ops = derivePlantAOperations(readDataFile(DEMO_FILES.sme));
+  await loadPlantAOperations(
+    client,
+    company.id,
+    machinesOf.get(company.name) ?? [],
+    key.key,
+    ops,
+    log,
+  );
 }
 
 /**

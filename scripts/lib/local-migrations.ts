@@ -2,10 +2,12 @@
  * Applies the D1 migrations to the local databases of `wrangler dev` (the directory and every
  * shard) in one runtime: a Miniflare with only the D1 bindings of wrangler.toml, persisted
  * where `wrangler dev` keeps them (`.wrangler/state/v3/d1`), with wrangler's own bookkeeping
- * (its `d1_migrations` table; each file split into statements as wrangler splits them, by
- * `readD1Migrations`). `wrangler d1 migrations apply --local` starts a runtime for every file
- * of every database, about 48 on a fresh state: the measurements are in docs/demo-data.md,
- * "Where npm start spends its time".
+ * (its `d1_migrations` table, the files in the order of their number). Each file runs whole,
+ * with its row of `d1_migrations`, in one transaction: local D1 is a Durable Object's SQLite,
+ * whose `exec` runs every statement of a text, triggers included (the schema equals the one
+ * wrangler's command makes, compared table by table and trigger by trigger). `wrangler d1
+ * migrations apply --local` starts a runtime for every file of every database, about 48 on a
+ * fresh state: the measurements are in docs/demo-data.md, "Where npm start spends its time".
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -73,9 +75,8 @@ export async function applyLocalMigrations(
   projectRoot: string,
   databases: readonly LocalDatabase[],
 ): Promise<Map<string, string[]>> {
-  // Loaded here only: `npm start` reads the record without paying for them.
+  // Loaded here only: `npm start` reads the record without paying for it.
   const { Miniflare } = await import("miniflare");
-  const { readD1Migrations } = await import("@cloudflare/vitest-pool-workers");
   const mf = new Miniflare({
     modules: true,
     script: "",
@@ -84,13 +85,8 @@ export async function applyLocalMigrations(
   });
   try {
     const applied = new Map<string, string[]>();
-    const migrationsOf = new Map<string, { name: string; queries: string[] }[]>();
     for (const database of databases) {
-      let migrations = migrationsOf.get(database.migrationsDir);
-      if (!migrations) {
-        migrations = await readD1Migrations(join(projectRoot, database.migrationsDir));
-        migrationsOf.set(database.migrationsDir, migrations);
-      }
+      const migrations = migrationFiles(projectRoot, database.migrationsDir);
       const db = await mf.getD1Database(database.binding);
       await db
         .prepare(
@@ -110,10 +106,7 @@ export async function applyLocalMigrations(
       const record = db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (name) VALUES (?)`);
       for (const migration of migrations) {
         if (done.has(migration.name)) continue;
-        await db.batch([
-          ...migration.queries.map((query) => db.prepare(query)),
-          record.bind(migration.name),
-        ]);
+        await db.batch([db.prepare(migration.sql), record.bind(migration.name)]);
         names.push(migration.name);
       }
       applied.set(database.binding, names);
@@ -167,4 +160,13 @@ export function migrationsRecorded(
     sqliteFiles >= databases.length &&
     readFileSync(state.record, "utf8") === recordText(projectRoot, databases)
   );
+}
+
+/** A folder's migration files in the order of their number (`0003_...sql`), as wrangler orders them. */
+function migrationFiles(projectRoot: string, dir: string): { name: string; sql: string }[] {
+  const number = (name: string) => Number.parseInt(name.split("_")[0] ?? "", 10);
+  return readdirSync(join(projectRoot, dir))
+    .filter((name) => name.endsWith(".sql"))
+    .sort((a, b) => number(a) - number(b))
+    .map((name) => ({ name, sql: readFileSync(join(projectRoot, dir, name), "utf8") }));
 }

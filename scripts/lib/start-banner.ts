@@ -104,10 +104,12 @@ export function startBanner(input: BannerInput): string {
   lines.push(
     "",
     input.replay
-      ? "Demo Plant A plays its recorded week at the current time of day: the last 7 days are being " +
-          "filled in now (a line below says when they are), then the running shift plays live, every " +
-          "minute (npm start -- --no-replay to switch off)."
-      : "The replay is off (--no-replay): no machine runs a shift now.",
+      ? "Demo Plant A plays its recorded week at the current time of day: its last 7 days are being " +
+          "filled in now, then the running shift plays live, every minute (npm start -- --no-replay " +
+          "to switch off). Fleet B's history (three months of telemetry, its stops) loads next on a " +
+          "first start, then its week. A line below says when each is done."
+      : "The replay is off (--no-replay): no production plays live. Fleet B's history (three months " +
+          "of telemetry, its stops) loads now on a first start; a line below says when it is done.",
     "",
     `Up in ${seconds(total)}: ${input.phases.map(([name, s]) => `${name} ${seconds(s)}`).join(", ")}.`,
   );
