@@ -54,10 +54,11 @@ module.exports = {
       name: "realtime-over-the-streams",
       severity: "error",
       comment:
-        "realtime/ publishes into events/ and reads the catalog in resources/; nothing below it " +
+        "realtime/ publishes into events/, classifies stops through stops/ and reads the catalog " +
+        "in resources/; nothing below it " +
         "imports it back (the read barrier every log reader passes is durable/realtime-barrier.ts). " +
         "test/architecture.test.ts checks that no two folders import each other at all.",
-      from: { path: "^src/(events|reports|resources|shifts|durable|webhooks|db|http|auth)/" },
+      from: { path: "^src/(stops|events|reports|resources|shifts|durable|webhooks|db|http|auth)/" },
       to: { path: "^src/realtime/" },
     },
     {

@@ -73,6 +73,8 @@ export default defineConfig(async () => {
     ],
     test: {
       setupFiles: ["./test/setup.ts"],
+      // DuckDB in Node, the export tests' Parquet reader (it cannot run in workerd).
+      globalSetup: ["./test/node/duckdb-bridge.ts"],
       include: ["test/**/*.test.ts"],
       // Some tests drive hundreds of requests through workerd; on a loaded 2-core CI
       // machine they need more than vitest's 5 s default.

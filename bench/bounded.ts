@@ -262,7 +262,7 @@ async function main(): Promise<void> {
     }
     const yearBody = (page: number) => ({
       machines: { include: yearMachines.map((m) => m.id) },
-      startDate: { between: { start: iso(YEAR_START), end: iso(YEAR_END - 1) } },
+      startDate: { between: { start: iso(YEAR_START), end: iso(YEAR_END) } },
       limit: 100,
       page,
     });

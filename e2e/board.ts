@@ -6,13 +6,16 @@
  * Against its own local Worker (fresh state, see stack.ts), it builds a plant in
  * Europe/Rome through the operator and public APIs: two machines running a 24-hour shift,
  * with `power` and `count` samples over the last 24 hours, a SKU write and an operator on
- * the first, an open stop on the second, and a bench that runs no shift. The browser runs
+ * the first, an open stop on the second, a catalog of stop causes, and a bench that runs no
+ * shift. The browser runs
  * in another zone (America/New_York). Then it loads the board, enters the key, and checks
  * what a person would: every time is the plant's (the update, the stop, the charts), not
  * the browser's; every machine is shown with its shift (a 24-hour one as such), SKU,
- * operator, production, OEE and stop; the bench is not polled into an error every round; a
- * realtime write through the API shows on the board within 5 s (it follows the company's
- * live events); the keyboard opens a machine, whose power and count plots and OEE per
+ * operator, production, OEE and stop ("Down since 14:05, reason not given"); the bench is
+ * not polled into an error every round; a realtime write through the API shows on the board
+ * within 5 s (it follows the company's live events), and so do a stop that ended without a
+ * reason ("waiting for its reason") and the reasons a scanner gives
+ * (`POST /v1/realtime/{machine_id}/stop-reason`); the keyboard opens a machine, whose power and count plots and OEE per
  * shift are drawn; the page fits 390 px and 1,400 px without horizontal scrolling, and no
  * figure breaks across lines; the icon answers; a company without machines says so. It saves screenshots to
  * `docs/board.png` (1,400 px) and `docs/board-phone.png` (390 px).
@@ -110,6 +113,7 @@ async function buildPlant(stack: Stack): Promise<Plant> {
             "nominal_speeds.create",
             "operators.create",
           ],
+          // "realtime.write" gives stop reasons too, as a scanner would.
           rateLimit: { requests: 100_000, periodSeconds: 60 },
         },
       ],
@@ -181,6 +185,13 @@ async function buildPlant(stack: Stack): Promise<Plant> {
   await call(stack, `/v1/realtime/${first.id}/operator`, {
     key,
     body: { operatorId: operator.id, start: hourAgo },
+  });
+  await call(stack, `/operator/v1/companies/${company.id}/stop-causes`, {
+    body: [
+      { kind: "generalCause", name: "Material shortage" },
+      { kind: "generalCause", name: "Jam" },
+      { kind: "specificCause", name: "Waiting for cartons" },
+    ],
   });
   const stopStart = now - 10 * 60_000;
   await call(stack, `/operator/v1/machines/${second.id}/stops`, {
@@ -289,10 +300,12 @@ async function main(): Promise<void> {
     check(/Availability \d/.test(one) && /Quality \d/.test(one), "with its three factors");
     check(/\d+\sbottles of \d+ at nominal speed/.test(one), "production against the nominal speed");
     const two = await cardText(page, second.id);
+    const since = wallClock(plant.stopStart, PLANT_ZONE);
     check(
-      two.includes(`Stopped since ${wallClock(plant.stopStart, PLANT_ZONE)}`),
-      `machine 2 shows its open stop since ${wallClock(plant.stopStart, PLANT_ZONE)}, the plant's time`,
+      two.includes(`Down since ${since}, reason not given`),
+      `machine 2 shows "Down since ${since}, reason not given", the plant's time`,
     );
+    check(one.includes("No open stop, none waiting for a reason"), "machine 1 has no stop to show");
     check(
       (await page.locator("[data-machine-id]").count()) === plant.machines.length + 1,
       "every machine is on the board",
@@ -324,6 +337,25 @@ async function main(): Promise<void> {
       "the board received the write as a live event",
     );
 
+    // A stop that ended without a reason shows as waiting for it within 5 s (live events).
+    const waitStart = Date.now() - 25 * 60_000;
+    const waitEnd = Date.now() - 5 * 60_000;
+    await call(stack, `/operator/v1/machines/${first.id}/stops`, {
+      body: [
+        {
+          startTime: new Date(waitStart).toISOString(),
+          endTime: new Date(waitEnd).toISOString(),
+          isProgrammed: false,
+        },
+      ],
+    });
+    const waiting = `Stop ${wallClock(waitStart, PLANT_ZONE)}–${wallClock(waitEnd, PLANT_ZONE)} waiting for its reason`;
+    await page
+      .locator(`[data-machine-id="${first.id}"] [data-field="stop"]`)
+      .filter({ hasText: waiting })
+      .waitFor({ timeout: 5_000 });
+    check(true, `machine 1 shows "${waiting}" within 5 s (live events)`);
+
     // A polling round (every 15 s) passes: the bench, which runs no shift, is not asked again.
     await page.waitForTimeout(16_000);
     check(benchNoShift <= 1, `the bench is not polled into a 409 every round (${benchNoShift})`);
@@ -349,6 +381,29 @@ async function main(): Promise<void> {
       `the power chart ends at ${axisEnd}, the plant's time (one of ${lastBuckets.join(", ")})`,
     );
     await page.screenshot({ path: join(PROJECT_ROOT, "docs", "board.png"), fullPage: true });
+
+    // A scanner gives the reasons: the open stop of machine 2, the last stop of machine 1.
+    await call(stack, `/v1/realtime/${second.id}/stop-reason`, {
+      key: plant.key,
+      body: {
+        generalCause: { name: "Material shortage" },
+        specificCause: { name: "Waiting for cartons" },
+      },
+    });
+    await page
+      .locator(`[data-machine-id="${second.id}"] [data-field="stop"]`)
+      .filter({ hasText: `Down since ${since} · Material shortage · Waiting for cartons` })
+      .waitFor({ timeout: 5_000 });
+    check(true, "a reason given at machine 2 shows on its open stop within 5 s");
+    await call(stack, `/v1/realtime/${first.id}/stop-reason`, {
+      key: plant.key,
+      body: { generalCause: { name: "Jam" } },
+    });
+    await page
+      .locator(`[data-machine-id="${first.id}"] [data-field="stop"]`)
+      .filter({ hasText: "No open stop, none waiting for a reason" })
+      .waitFor({ timeout: 5_000 });
+    check(true, "machine 1's stop no longer waits once its reason is given");
     await page.keyboard.press("Escape");
     check(await page.locator("#detail").isHidden(), "Escape closes the machine");
     check(await fitsWidth(page), "fits 1,400 px");

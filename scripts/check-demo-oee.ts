@@ -217,7 +217,7 @@ async function main(): Promise<void> {
   });
   const week = values.replayed ? weekWindow(Date.now()) : null;
   const start = week ? new Date(week.from).toISOString() : values.start;
-  const end = week ? new Date(week.until - 1).toISOString() : values.end;
+  const end = week ? new Date(week.until).toISOString() : values.end;
   const baseUrl = resolveBaseUrl(values.url);
   const key = readDemoKeys(baseUrl).find((k) => k.company === DEMO_PLANT_A);
   if (!key) throw new Error(`No Demo Plant A key for ${baseUrl} in .wrangler/demo-keys.json`);

@@ -20,6 +20,7 @@ import {
 import { createDb } from "./db/client";
 import { isFenceError } from "./db/move-fence";
 import { isCompanyMoving, UnknownCompanyError } from "./db/shards";
+import { exportsRoutes } from "./exports/routes";
 import { allowedMethods } from "./http/allowed-methods";
 import { d1Session } from "./http/d1-session";
 import {
@@ -43,6 +44,7 @@ import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
 import { operatorAuth } from "./operator/auth";
 import { realtimeRoutes } from "./realtime/routes";
+import { stopReasonRoutes } from "./realtime/stop-reasons/routes";
 import { eventsRoutes } from "./realtime/streams/routes";
 import { reportsRoutes } from "./reports/routes";
 import { machinesRoutes } from "./resources/machines/routes";
@@ -177,9 +179,11 @@ export function createApp() {
   app.route("/", nominalSpeedsRoutes);
   app.route("/", productionLogsRoutes);
   app.route("/", reportsRoutes);
+  app.route("/", exportsRoutes);
   // Before realtimeRoutes: `/v1/realtime/events` is not a `{machine_id}`.
   app.route("/", eventsRoutes);
   app.route("/", realtimeRoutes);
+  app.route("/", stopReasonRoutes);
   // Mounted through a plain Hono app so that the operator routes stay out of the
   // public OpenAPI document (OpenAPIHono.route merges the registries of OpenAPIHono
   // sub-apps); the operator API has its own document at /operator/v1/openapi.json.
@@ -204,6 +208,10 @@ export function createApp() {
       { name: "Production logs", description: "Counts produced over intervals." },
       { name: "Reports", description: "OEE metrics per machine and shift, and stops." },
       { name: "Realtime", description: "What a machine runs now, written and read live." },
+      {
+        name: "Exports",
+        description: "Whole datasets as Parquet or CSV files, written in the background.",
+      },
     ],
   };
   // Generated once per isolate (the routes do not change), with the examples that make

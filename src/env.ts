@@ -16,6 +16,9 @@ declare global {
       OPERATOR_TOKEN?: string;
       /** A JWKS given inline as JSON (local development and tests); excludes `JWT_JWKS_URL`. */
       JWT_JWKS?: string;
+      /** R2 S3 API credentials that sign the export files' direct URLs (docs/exports.md). */
+      R2_ACCESS_KEY_ID?: string;
+      R2_SECRET_ACCESS_KEY?: string;
     }
   }
 }
@@ -112,6 +115,31 @@ const WebhookSettingsSchema = z.object({
   stalledMarginSeconds: positiveInt,
 });
 
+/**
+ * The direct (presigned) URLs of export files: the account and both credentials set (with
+ * the bucket's name), or none of the three (then files are downloaded through the API only).
+ */
+const ExportUrlSettingsSchema = z
+  .object({
+    accountId: z.string().trim().min(1).optional(),
+    bucket: z.string().trim().min(1).optional(),
+    accessKeyId: z.string().trim().min(1).optional(),
+    secretAccessKey: z.string().trim().min(1).optional(),
+    // SigV4 query signatures live at most 7 days.
+    seconds: z.coerce.number().int().min(1).max(604_800),
+  })
+  .superRefine((s, ctx) => {
+    const given = [s.accountId, s.accessKeyId, s.secretAccessKey].filter(Boolean);
+    if (given.length !== 0 && (given.length !== 3 || !s.bucket)) {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "Direct export URLs need R2_ACCOUNT_ID, HISTORY_BUCKET_NAME, R2_ACCESS_KEY_ID and " +
+          "R2_SECRET_ACCESS_KEY together",
+      });
+    }
+  });
+
 const SettingsSchema = z.object({
   environment: z.enum(["development", "test", "sandbox", "production"]),
   defaultRateLimit: positiveInt,
@@ -123,6 +151,7 @@ const SettingsSchema = z.object({
   jwt: JwtSettingsSchema,
   webhooks: WebhookSettingsSchema,
   eventsMaxConnections: positiveInt,
+  exportUrls: ExportUrlSettingsSchema,
 });
 
 export type Settings = z.infer<typeof SettingsSchema>;
@@ -133,6 +162,8 @@ export type Settings = z.infer<typeof SettingsSchema>;
 export type WebhookSettings = Settings["webhooks"];
 /** Access-token settings; `jwks` and `jwksUrl` both absent = no Bearer token is valid. */
 export type JwtSettings = Settings["jwt"];
+/** Direct URLs of export files: account, bucket and credentials (all or none), lifetime (s). */
+export type ExportUrlSettings = Settings["exportUrls"];
 
 /** Empty strings in `[vars]` mean "not set". */
 function unlessEmpty(value: string | undefined): string | undefined {
@@ -155,7 +186,8 @@ let cached: { env: Env; settings: Settings } | undefined;
  * tokens living at most 24 h,
  * webhook hosts resolved with Cloudflare's DNS-over-HTTPS, no exempt origin, a sent
  * delivery taken for lost after 600 s of quiet past its next scheduled handling, 20 open
- * live-event connections per credential.
+ * live-event connections per credential, export files' direct URLs off (valid 900 s when
+ * configured).
  *
  * @param env the Worker bindings.
  * @returns typed settings.
@@ -188,6 +220,13 @@ export function readSettings(env: Env): Settings {
         unlessEmpty(env.WEBHOOK_STALLED_MARGIN_SECONDS) ?? String(DEFAULT_STALLED_MARGIN_SECONDS),
     },
     eventsMaxConnections: unlessEmpty(env.EVENTS_MAX_CONNECTIONS) ?? "20",
+    exportUrls: {
+      accountId: unlessEmpty(env.R2_ACCOUNT_ID),
+      bucket: unlessEmpty(env.HISTORY_BUCKET_NAME),
+      accessKeyId: unlessEmpty(env.R2_ACCESS_KEY_ID),
+      secretAccessKey: unlessEmpty(env.R2_SECRET_ACCESS_KEY),
+      seconds: unlessEmpty(env.EXPORT_URL_SECONDS) ?? "900",
+    },
   });
   cached = { env, settings };
   return settings;

@@ -14,6 +14,7 @@ export { CompanyStream } from "./events/company-stream";
 export { ConnectionLeases } from "./events/lease-object";
 export { MachineStream } from "./events/machine-stream";
 export { RealtimeTickets } from "./events/ticket-object";
+export { CompanyExports } from "./exports/export-object";
 export { MachineStateStore as SignalStore } from "./machine-state/signal-store";
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";

@@ -103,3 +103,13 @@ export const DOCS_RECORDS = {
   /** The DELETE example's placeholder. */
   disposableProductionLog: demoRecordId("a", "productionLog", 2),
 } as const;
+
+/**
+ * The reason of the manual packing bench's stop, kept recent for the stop-reason example of
+ * `/docs` (./demo-docs-stop.ts); the example gives the same reason (src/http/examples.ts
+ * `EXAMPLE_STOP_REASON`), so pressing it changes nothing.
+ */
+export const DOCS_STOP_REASON = {
+  generalCause: "Material shortage",
+  specificCause: "Waiting for cartons",
+} as const;

@@ -17,6 +17,7 @@ import {
   type DemoCompany,
   FLEET_B,
 } from "./demo-data";
+import { keepDocsStopReason } from "./demo-docs-stop";
 import { loadFleetHistory } from "./demo-fleet-history";
 import { derivePlantAOperations } from "./demo-operations";
 import { loadPlantAOperations } from "./demo-seed-operations";
@@ -113,6 +114,21 @@ const readDataFile = (path: string) => readFileSync(join(PROJECT_ROOT, path), "u
 const PLANT_A_LOADER_KEY = "demo-full-access";
 
 /**
+ * Demo Plant A's catalog of stop causes and the bench's recent stop that the stop-reason
+ * example of `/docs` names (./demo-docs-stop.ts), at every load and start: the stop must be
+ * recent when the example is pressed, whenever the demo was first loaded.
+ */
+async function keepDocsRecords(
+  client: OperatorConnection,
+  companies: readonly { id: number; name: string }[],
+  keys: readonly DemoKey[],
+): Promise<void> {
+  const plantA = companies.find((company) => company.name === DEMO_PLANT_A);
+  const key = keys.find((k) => k.company === DEMO_PLANT_A && k.name === PLANT_A_LOADER_KEY);
+  if (plantA && key) await keepDocsStopReason(client, plantA.id, key.key);
+}
+
+/**
  * Loads the demo companies, keys, machines, signals and samples, then the shifts,
  * SKUs, operators, work orders, nominal speeds, production logs and stops
  * (data/README.md, "Production, stops and OEE"), unless "Demo Plant A" already exists
@@ -137,7 +153,9 @@ export async function seedDemo(
 ): Promise<SeedResult> {
   const existing = ok("GET", await client.api.GET("/companies"));
   if (existing.some((company) => company.name === DEMO_PLANT_A)) {
-    return { seeded: false, keys: await getDemoKeys(client, existing) };
+    const keys = await getDemoKeys(client, existing);
+    await keepDocsRecords(client, existing, keys);
+    return { seeded: false, keys };
   }
   const demo = buildDemoCompanies(readDataFile, options.companies ?? DEMO_COMPANY_NAMES);
   const companies = ok(
@@ -149,6 +167,7 @@ export async function seedDemo(
       saveKeys: options.saveKeys ?? true,
       deferFleetHistory: options.deferFleetHistory ?? false,
     });
+    await keepDocsRecords(client, companies, keys);
     return { seeded: true, keys };
   } catch (error) {
     throw new PartialSeedError(error);

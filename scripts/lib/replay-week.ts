@@ -84,7 +84,7 @@ async function shiftsWithLogs(replay: Replay, plan: WeekFill): Promise<Set<strin
     }>("/v1/production-logs/filters", {
       body: {
         machines: { include: ids },
-        start: { between: { start: iso(plan.from), end: iso(plan.until - 1) } },
+        start: { between: { start: iso(plan.from), end: iso(plan.until) } },
         limit: 100,
         page,
       },
@@ -146,7 +146,7 @@ async function existingStops(
     }>("/v1/reports/stops", {
       body: {
         machines: { include: ids },
-        startDate: { between: { start: iso(plan.from), end: iso(plan.until - 1) } },
+        startDate: { between: { start: iso(plan.from), end: iso(plan.until) } },
         limit: 100,
         page,
       },

@@ -1,7 +1,8 @@
 /**
  * The scopes a key issued by the scripts can carry: exactly those that public routes
- * require, read from the API's own document (each operation's `x-required-scope`, which
- * `publicRoute(scope, ...)` in src/app-chain/public-route.ts writes). The document is the committed
+ * require, read from the API's own document (each operation's `x-required-scope`, or the
+ * scopes of its `x-required-scope-by`, which `publicRoute(scope, ...)` in
+ * src/app-chain/public-route.ts writes). The document is the committed
  * `clients/typescript/src/generated/openapi.json`, which `npm test` keeps equal to the one
  * the Worker serves. The Worker knows a few more scopes (src/auth/scopes.ts: every section
  * with read, create, update and delete) that no route asks for; granting them gives nothing.
@@ -24,11 +25,16 @@ export function routeScopes(document: ScopedDocument): string[] {
   const used = new Set<string>();
   for (const operations of Object.values(document.paths)) {
     for (const operation of Object.values(operations)) {
-      const scope =
-        operation !== null && typeof operation === "object"
-          ? (operation as { "x-required-scope"?: unknown })["x-required-scope"]
-          : undefined;
+      if (operation === null || typeof operation !== "object") continue;
+      const { "x-required-scope": scope, "x-required-scope-by": by } = operation as {
+        "x-required-scope"?: unknown;
+        "x-required-scope-by"?: { scopes?: Record<string, unknown> };
+      };
       if (typeof scope === "string") used.add(scope);
+      // An operation whose scope a request field picks (the exports): each it may need.
+      for (const picked of Object.values(by?.scopes ?? {})) {
+        if (typeof picked === "string") used.add(picked);
+      }
     }
   }
   const known = KNOWN_SCOPES.filter((scope) => used.has(scope));

@@ -8,7 +8,7 @@
 import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
-import { authenticate, requireScope } from "../auth/middleware";
+import { authenticate, requireScope, requireScopeOfBody } from "../auth/middleware";
 import { BOOKMARK_HEADER, MAX_BOOKMARK_LENGTH } from "../db/session";
 import {
   IDEMPOTENCY_HEADER,
@@ -142,6 +142,26 @@ const CHANGING_ROUTE_RESPONSES = {
   ),
 } as const;
 
+/**
+ * A scope chosen by the request: the route needs the scope that a body field's value names
+ * (an export needs its dataset's, src/exports/routes.ts). Published as the extension
+ * `x-required-scope-by` (`{field, scopes}`) in place of `x-required-scope`.
+ */
+export interface ScopeByField {
+  /** The body field whose value picks the scope (`dataset`). */
+  field: string;
+  /** The scope each value needs. */
+  scopes: Readonly<Record<string, string>>;
+  /**
+   * Whether the body carries the field (checked in the chain, right after the body is read,
+   * so a missing scope is a 403 before the body's 422); false when the handler finds the
+   * value (a stored export's dataset) and checks it with `requireScopeOf`.
+   */
+  inBody: boolean;
+  /** Whether the route creates or changes something (idempotency, as a non-`read` scope). */
+  changes: boolean;
+}
+
 /** How a public route may differ from the standard chain. */
 export interface PublicRouteOptions {
   /**
@@ -183,8 +203,25 @@ function mergeConflict(responses: Responses): Responses {
 }
 
 /** True for the scopes of calls that create or change something (not `*.read`). */
-export function changesSomething(scope: string): boolean {
-  return !scope.endsWith(".read");
+export function changesSomething(scope: string | ScopeByField): boolean {
+  return typeof scope === "string" ? !scope.endsWith(".read") : scope.changes;
+}
+
+/** The description's scope line. */
+function scopeLine(scope: string | ScopeByField): string {
+  if (typeof scope === "string") return `**Required scope:** \`${scope}\``;
+  const pairs = Object.entries(scope.scopes).map(([value, s]) => `\`${value}\`: \`${s}\``);
+  return `**Required scope:** the one its \`${scope.field}\` needs (${pairs.join(", ")}).`;
+}
+
+/** The chain's scope step: a fixed scope, the body field's, or none (the handler checks). */
+function scopeSteps(scope: string | ScopeByField): {
+  beforeBody: MiddlewareHandler<AppEnv>[];
+  afterBody: MiddlewareHandler<AppEnv>[];
+} {
+  if (typeof scope === "string") return { beforeBody: [requireScope(scope)], afterBody: [] };
+  if (!scope.inBody) return { beforeBody: [], afterBody: [] };
+  return { beforeBody: [], afterBody: [requireScopeOfBody(scope.field, scope.scopes)] };
 }
 
 /**
@@ -201,12 +238,12 @@ export function changesSomething(scope: string): boolean {
  * `x-required-scope`; the standard 401/403/422/429/500 responses are added (and
  * 413/415 on POST, PUT and PATCH, from src/http/json-body.ts), and every response documents the `RateLimit` and `RateLimit-Policy` fields.
  *
- * @param scope `section.action`.
+ * @param scope `section.action`, or the scope a request's field picks (`ScopeByField`).
  * @param route the route without security or middleware.
  * @param options `authenticate`: another authentication step in the same place.
  */
 export function publicRoute<R extends PublicRouteConfig>(
-  scope: string,
+  scope: string | ScopeByField,
   route: R,
   options: PublicRouteOptions = {},
 ) {
@@ -219,22 +256,26 @@ export function publicRoute<R extends PublicRouteConfig>(
       ? "**Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the " +
         `first response again (\`${REPLAYED_HEADER}: true\`) and changes nothing.`
       : undefined,
-    `**Required scope:** \`${scope}\``,
+    scopeLine(scope),
   ]
     .filter(Boolean)
     .join("\n\n");
+  const steps = scopeSteps(scope);
   return createRoute({
     ...route,
     description,
     security: SECURITY,
-    "x-required-scope": scope,
+    ...(typeof scope === "string"
+      ? { "x-required-scope": scope }
+      : { "x-required-scope-by": { field: scope.field, scopes: scope.scopes } }),
     parameters: changes ? [BOOKMARK_PARAMETER, IDEMPOTENCY_PARAMETER] : [BOOKMARK_PARAMETER],
     middleware: [
       limitFailedAuthentications(),
       options.authenticate ?? authenticate(),
       rateLimit(),
-      requireScope(scope),
+      ...steps.beforeBody,
       ...(takesBody(route.method) ? [jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES })] : []),
+      ...steps.afterBody,
       // Last: a 401, 403 or 429 takes no key; a passthrough when the header is absent.
       ...(changes ? [idempotency()] : []),
     ] as const,

@@ -143,3 +143,35 @@ export function requireScope(scope: string): MiddlewareHandler<AppEnv> {
     await next();
   };
 }
+
+/**
+ * Requires, of the authenticated caller, the scope a request needs when it depends on the
+ * request (an export's dataset).
+ *
+ * @throws ApiError 403 `Not enough permissions. Missing scope: <scope>`.
+ */
+export function requireScopeOf(c: Context<AppEnv>, scope: string): void {
+  if (!c.get("principal").scopes.has(scope)) throw missingScope(scope);
+}
+
+/**
+ * Middleware (after the body is read): requires the scope that a body field's value names.
+ * A body without the field, or with a value no scope is named for, passes: its validation
+ * answers the 422.
+ *
+ * @param field the top-level body field (`dataset`).
+ * @param scopes the scope each value needs.
+ */
+export function requireScopeOfBody(
+  field: string,
+  scopes: Readonly<Record<string, string>>,
+): MiddlewareHandler<AppEnv> {
+  return async function requireScopeOfBodyMiddleware(c, next) {
+    const body: unknown = await c.req.json().catch(() => undefined);
+    const value =
+      body !== null && typeof body === "object" ? (body as Record<string, unknown>)[field] : null;
+    const scope = typeof value === "string" && Object.hasOwn(scopes, value) ? scopes[value] : null;
+    if (scope) requireScopeOf(c, scope);
+    await next();
+  };
+}

@@ -4,7 +4,7 @@
 
 (() => {
   globalThis.PMBoard.live = (ctx) => {
-    const { state, api, render, setStatus, updated, refreshRealtime, refreshReports } = ctx;
+    const { state, api, render, setStatus, updated, refreshRealtime, refreshReports, stops } = ctx;
     /** The event kinds of the live streams, as the Worker lists them (src/events/names.ts). */
     const EVENT_KINDS = JSON.parse(document.body.dataset.eventKinds || "[]");
 
@@ -64,6 +64,8 @@
             document.body.dataset.liveEvents = String(
               Number(document.body.dataset.liveEvents || 0) + 1,
             );
+            // A stop's event changes its card at once; the machine is read again after.
+            if (stops.applyEvent(event)) render();
             machineChanged(kind === "reset" ? null : event.machineId);
           });
         }

@@ -2,7 +2,8 @@
  * `/board`: the plant board, a page for the shop floor that shows every machine of the
  * company of the API key a person enters: the running SKU and work order, the operators,
  * the running shift's live OEE with its three factors, production against the nominal
- * speed, the current stop; and, for a selected machine, its `power` and `count` signals
+ * speed, the stop (down since when, and whether its reason was given) or the stops waiting
+ * for their reason; and, for a selected machine, its `power` and `count` signals
  * over the last 24 hours and its OEE per shift over the last 7 days.
  *
  * The page is served by the Worker itself, with its script shipped as text modules like
@@ -25,12 +26,14 @@ import boardChartsScript from "./board-charts.client.js";
 import boardDetailScript from "./board-detail.client.js";
 import boardFormatScript from "./board-format.client.js";
 import boardLiveScript from "./board-live.client.js";
+import boardStopsScript from "./board-stops.client.js";
 
 /** The board's script: its parts in the order they build on each other. */
 const boardScript = [
   boardFormatScript,
   boardChartsScript,
   boardDetailScript,
+  boardStopsScript,
   boardLiveScript,
   boardMainScript,
 ].join("\n");
@@ -56,7 +59,7 @@ const escapeAttribute = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&
 export const BOARD_SCRIPT_PATH = "/board/board.js";
 
 const STYLE = `
-:root{color-scheme:light dark;--accent:#1f6feb;--bad:#c62828;--muted:#666}
+:root{color-scheme:light dark;--accent:#1f6feb;--bad:#c62828;--warn:#b35c00;--muted:#666}
 *{box-sizing:border-box}
 [hidden]{display:none!important}
 body{font:16px/1.45 system-ui,sans-serif;margin:0;padding:0 1rem 2rem}
@@ -77,6 +80,7 @@ input{font:inherit;padding:.4rem;min-width:16rem;max-width:100%}
 .fig{white-space:nowrap}
 .shift,.idle{color:var(--muted);margin:0}
 .stopped{color:var(--bad);font-weight:600}
+.waiting{color:var(--warn);font-weight:600}
 .oee{display:flex;flex-direction:column}.oee .big{font-size:1.5rem;font-weight:700}
 #detail{margin-top:1.5rem;border-top:1px solid #8884;padding-top:1rem}
 #detail-head{display:flex;gap:1rem;align-items:center}

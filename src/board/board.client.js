@@ -6,6 +6,7 @@
 (() => {
   const { format } = globalThis.PMBoard;
   const { el, percent, number, fig, HOUR } = format;
+  const stops = globalThis.PMBoard.stops();
   const KEY_STORAGE = "pm-board-key";
   /** How long a machine that runs no shift is left alone before it is asked again. */
   const NO_SHIFT_RETRY_MS = 10 * 60_000;
@@ -17,7 +18,6 @@
     /** Machines that answered 409 (no shift now): when to ask again, ms. */
     noShift: new Map(),
     metrics: new Map(),
-    stops: new Map(),
     selected: null,
     timer: null,
     slowTimer: null,
@@ -124,10 +124,13 @@
     card.addEventListener("click", () => openDetail(machine));
     if (!rt) {
       card.append(el("p", { class: "idle" }, "No shift running now"));
+      // A stop needs no shift: one recorded by hand, or one still waiting for its reason.
+      if (stops.hasStopToShow(machine.id)) {
+        card.append(el("dl", {}, el("dt", {}, "Stop"), stops.stopEntry(machine.id)));
+      }
       return card;
     }
     const current = rt.current;
-    const stop = state.stops.get(machine.id);
     card.append(
       el("p", { class: "shift", "data-field": "shift" }, format.shiftSpan(rt.shift)),
       el(
@@ -158,17 +161,7 @@
         el("dt", {}, "Production"),
         el("dd", { "data-field": "production" }, productionText(machine, rt)),
         el("dt", {}, "Stop"),
-        el(
-          "dd",
-          { "data-field": "stop", class: stop ? "stopped" : "" },
-          stop
-            ? `Stopped since ${format.clock(stop.stop.startTime)}${
-                stop.classification.generalCause.name
-                  ? ` (${stop.classification.generalCause.name})`
-                  : " (unclassified)"
-              }`
-            : "No open stop",
-        ),
+        stops.stopEntry(machine.id),
       ),
       oeeBlock(rt, state.metrics.get(`${machine.id}:${rt.shift.id}`)),
     );
@@ -229,7 +222,7 @@
     return rows;
   }
 
-  /** The running shifts' metrics rows and the open stops of every machine. */
+  /** The running shifts' metrics rows, and the stops of every machine (./board-stops.client.js). */
   async function refreshReports() {
     const ids = state.machines.map((m) => m.id);
     if (ids.length === 0) return;
@@ -240,11 +233,8 @@
       metrics.set(`${row.machine.id}:${row.shift.id}`, row);
     }
     state.metrics = metrics;
-    const stops = new Map();
-    for (const row of await allPages("/v1/reports/stops", body, "stops")) {
-      if (row.stop.endTime === null) stops.set(row.machine.id, row);
-    }
-    state.stops = stops;
+    const requestedAt = Date.now();
+    stops.fromReport(await allPages("/v1/reports/stops", body, "stops"), requestedAt);
   }
 
   async function refresh(withReports) {
@@ -259,7 +249,7 @@
     }
   }
 
-  const ctx = { state, api, render, setStatus, updated, refreshRealtime, refreshReports };
+  const ctx = { state, api, render, setStatus, updated, refreshRealtime, refreshReports, stops };
   const { openDetail, closeDetail } = globalThis.PMBoard.detail(ctx);
   const { listen } = globalThis.PMBoard.live(ctx);
 

@@ -104,10 +104,22 @@ export function csvText(
   header: boolean,
 ): string {
   const paths = columns.map((c) => c.split("."));
-  const records = rows.map((row) => paths.map((p) => cell(valueAt(row, p))));
-  return stringify(header ? [columns as string[], ...records] : records, {
-    record_delimiter: "\r\n",
-  });
+  const records = rows.map((row) => paths.map((p) => valueAt(row, p)));
+  return csvRecords(header ? [columns, ...records] : records);
+}
+
+/**
+ * RFC 4180 text of records already laid out as cells in column order (CRLF line ends):
+ * the one writer behind every CSV the API writes (the answers above and the export
+ * files, src/exports/), cells written as `cell` says.
+ *
+ * @param records one array of values per line, in column order.
+ */
+export function csvRecords(records: readonly (readonly unknown[])[]): string {
+  return stringify(
+    records.map((record) => record.map(cell)),
+    { record_delimiter: "\r\n" },
+  );
 }
 
 /**

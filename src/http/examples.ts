@@ -21,6 +21,15 @@ export const EXAMPLE_WINDOW = {
   end: "2022-09-06T00:00:00Z",
   aggUnit: "h",
 } as const;
+/**
+ * The reason the stop-reason example gives the manual packing bench's last stop: the reason
+ * the demo gave it already (scripts/lib/demo-ids.ts `DOCS_STOP_REASON`), so "Try it out"
+ * answers 200 and changes nothing, however often it is pressed.
+ */
+export const EXAMPLE_STOP_REASON = {
+  generalCause: "Material shortage",
+  specificCause: "Waiting for cartons",
+} as const;
 /** The first demo operator of Demo Plant A (integer id on a fresh install). */
 export const EXAMPLE_OPERATOR_ID = 1;
 /**
@@ -117,6 +126,14 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   // No `start`: the SKU runs from the moment of the call.
   setRealtimeSku: { body: { skuId: R.sku } },
   addRealtimeOperator: { bodyProperties: { operatorId: EXAMPLE_OPERATOR_ID, start: null } },
+  // The bench's last stop, which the demo keeps recent (docs/demo-data.md).
+  setRealtimeStopReason: {
+    params: { machine_id: EXAMPLE_BENCH_MACHINE_ID },
+    body: {
+      generalCause: { name: EXAMPLE_STOP_REASON.generalCause },
+      specificCause: { name: EXAMPLE_STOP_REASON.specificCause },
+    },
+  },
 };
 
 /** The parts of an OpenAPI document this module reads and writes. */

@@ -41,8 +41,10 @@ export const DateTimeMs = z.iso
 
 /**
  * The date operators. Every operator given applies (AND):
- * `after` = strictly later, `before` = strictly earlier, `between` = from
- * `start` to `end` inclusive (`start <= end`), `equal` = the same instant (ms).
+ * `after` = strictly later, `before` = strictly earlier, `between` = the half-open
+ * window `[start, end)` (`start < end`; docs/api-guide.md, "Time windows"), `equal` =
+ * the same instant (ms). Half-open so that consecutive windows (days, shifts) tile time:
+ * an instant at the boundary belongs to the later window only.
  */
 export const DateComparisonFilter = z
   .object({
@@ -51,9 +53,16 @@ export const DateComparisonFilter = z
     between: z
       .object({ start: DateTimeMs, end: DateTimeMs })
       .strict()
-      .refine((b) => b.start <= b.end, { message: "start must not be after end", path: ["end"] })
+      .refine((b) => b.start < b.end, {
+        message: "end must be after start (the window is [start, end))",
+        path: ["end"],
+      })
       .nullish()
-      .openapi({ description: "From `start` to `end`, both included." }),
+      .openapi({
+        description:
+          "The half-open window `[start, end)`: `start` included, `end` excluded, so that " +
+          "`{start: <a midnight>, end: <the next midnight>}` is exactly one day.",
+      }),
     equal: DateTimeMs.nullish().openapi({
       description: "Exactly this instant (to the millisecond).",
     }),
@@ -80,7 +89,7 @@ export function dateConditions(column: Column, filter: DateComparison): SQL[] {
     out.push(sql`${column} < ${filter.before}`);
   if (filter.between) {
     out.push(sql`${column} >= ${filter.between.start}`);
-    out.push(sql`${column} <= ${filter.between.end}`);
+    out.push(sql`${column} < ${filter.between.end}`);
   }
   if (filter.equal !== undefined && filter.equal !== null)
     out.push(sql`${column} = ${filter.equal}`);
@@ -115,7 +124,7 @@ export function dateRange(filter: DateComparison): InstantRange {
   if (filter.before !== undefined && filter.before !== null) lowerTo(filter.before);
   if (filter.between) {
     raiseFrom(filter.between.start);
-    lowerTo(filter.between.end + 1);
+    lowerTo(filter.between.end);
   }
   if (filter.equal !== undefined && filter.equal !== null) {
     raiseFrom(filter.equal);

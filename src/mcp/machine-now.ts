@@ -34,8 +34,9 @@ export const MachineNowSchema = z.object({
   currentStop: StopsReportRowSchema.or(z.null()).openapi({
     description:
       "The machine's stop in progress (its latest stop, still open: endTime null) as a row of " +
-      "the stops report; null when the machine is not stopped, or when the credential lacks " +
-      "reports.read.",
+      "the stops report, with its classification (the reason given at the machine or by the " +
+      "plant's systems; all null while it waits for one); null when the machine is not " +
+      "stopped, or when the credential lacks reports.read.",
   }),
   reportsShown: z.boolean().openapi({
     description:

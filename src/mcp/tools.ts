@@ -91,7 +91,13 @@ export const MCP_TOOLS: readonly McpTool[] = [
         `count ${realtime.production.count}`,
       ];
       if (metrics) parts.push(`OEE so far ${metrics.productionMetrics.oee.toFixed(3)}`);
-      if (currentStop) parts.push(`stopped since ${currentStop.stop.startTime}`);
+      if (currentStop) {
+        const reason = currentStop.classification.generalCause.name;
+        parts.push(
+          `stopped since ${currentStop.stop.startTime}, ` +
+            (reason ? `reason: ${reason}` : "reason not given"),
+        );
+      }
       return `${parts.join("; ")}.`;
     },
   }),

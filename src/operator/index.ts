@@ -8,6 +8,7 @@ import { operatorMachinesRoutes } from "./machines-routes";
 import { operatorRecordIdsRoutes } from "./record-ids-routes";
 import { operatorShiftsRoutes } from "./shifts-routes";
 import { operatorSignalsRoutes } from "./signals-routes";
+import { operatorStopCausesRoutes } from "./stop-causes-routes";
 import { operatorStopClassificationsRoutes } from "./stop-classifications-routes";
 import { operatorStopsRoutes } from "./stops-routes";
 import { operatorWebhooksRoutes } from "./webhooks/routes";
@@ -29,6 +30,7 @@ export function createOperatorApp() {
   app.route("/", operatorShiftsRoutes);
   app.route("/", operatorStopsRoutes);
   app.route("/", operatorStopClassificationsRoutes);
+  app.route("/", operatorStopCausesRoutes);
   app.route("/", operatorRecordIdsRoutes);
   app.route("/", operatorWebhooksRoutes);
   // The list of operator routes is for the operator only, like the routes themselves.

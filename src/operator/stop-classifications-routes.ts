@@ -1,27 +1,18 @@
 /**
- * Operator routes for the classification of a machine stop (PUT and DELETE). The
- * catalog of causes, the batch that writes a classification with its webhook event, and
- * the reads are in ./stop-classifications-queries.ts: a classification change costs four
- * D1 round trips (the stop, its shift plan, the batch, and recording the messages sent).
+ * Operator routes for the classification of a machine stop (PUT and DELETE), over the one
+ * classification path every door shares (src/stops/classify.ts: the rows, the webhook
+ * event and the stream event of a change). A classification change costs four D1 round
+ * trips (the stop, its shift plan, the batch, and recording the messages sent).
  */
 
 import { z } from "@hono/zod-openapi";
-import { scopeIn } from "../db/company-scope";
-import { stopClassified, stopUnclassified } from "../events/payloads";
-import { publish } from "../events/publish";
 import { notFound } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { IntId, objectBody } from "../http/schemas";
-import { ClassificationSchema, toClassificationOut } from "../reports/schemas";
-import { findStopWithClassification } from "../reports/stops-report";
-import { dispatchDeliveries } from "../webhooks/events";
+import { ClassificationSchema } from "../reports/schemas";
+import { classifyStop, unclassifyStop } from "../stops/classify";
 import { requireRowScope } from "./lookups";
 import { operatorRoute } from "./schemas";
-import {
-  classificationChange,
-  deleteClassification,
-  putClassification,
-} from "./stop-classifications-queries";
 
 const CauseName = z
   .object({ name: z.string().trim().min(1).max(200) })
@@ -49,7 +40,8 @@ export const operatorStopClassificationsRoutes = createRouter()
       description:
         "Replaces the whole classification: an omitted or null field becomes null. Cause names " +
         "are looked up in the company's catalog (exact, after trimming) or created. Emits " +
-        "`MachineStopClassificationCreated` for a first classification, `...Updated` otherwise.",
+        "`MachineStopClassificationCreated` for a first classification, `...Updated` for a " +
+        "changed one, and nothing when the stop already has exactly this classification.",
       request: { params: StopParam, body: objectBody(ClassificationPut) },
       responses: { 200: jsonResponse(ClassificationSchema, "The classification.") },
     }),
@@ -57,32 +49,14 @@ export const operatorStopClassificationsRoutes = createRouter()
       const { stop_id } = c.req.valid("param");
       const body = c.req.valid("json");
       const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
-      const now = Date.now();
-      const found = await findStopWithClassification(db, stop_id);
-      if (!found) throw notFound("Stop not found");
-      const companyId = found.companyId;
-      const change = await classificationChange(
-        db,
-        found,
-        found.classification.id === null ? "Created" : "Updated",
-        now,
-      );
-      const { eventId, deliveries, written } = await putClassification(
-        scopeIn(db, companyId),
-        stop_id,
-        {
-          description: body.description ?? null,
-          component: body.component?.name ?? null,
-          specificCause: body.specificCause?.name ?? null,
-          generalCause: body.generalCause?.name ?? null,
-        },
-        change,
-      );
-      await dispatchDeliveries(c.env, scopeIn(db, companyId), eventId, deliveries);
-      if (!written) throw notFound("Stop not found");
-      const out = toClassificationOut(written);
-      await publish(c.env, companyId, found.stop.machineId, stopClassified(stop_id, out));
-      return c.json(out, 200);
+      const classified = await classifyStop(c.env, db, stop_id, null, {
+        description: body.description ?? null,
+        component: body.component?.name ?? null,
+        specificCause: body.specificCause?.name ?? null,
+        generalCause: body.generalCause?.name ?? null,
+      });
+      if (!classified) throw notFound("Stop not found");
+      return c.json(classified.classification, 200);
     },
   )
   .openapi(
@@ -100,13 +74,9 @@ export const operatorStopClassificationsRoutes = createRouter()
     async (c) => {
       const { stop_id } = c.req.valid("param");
       const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
-      const found = await findStopWithClassification(db, stop_id);
-      if (!found) throw notFound("Stop not found");
-      if (found.classification.id === null) throw notFound("The stop has no classification");
-      const change = await classificationChange(db, found, "Deleted", Date.now());
-      const { eventId, deliveries } = await deleteClassification(db, stop_id, change);
-      await dispatchDeliveries(c.env, scopeIn(db, found.companyId), eventId, deliveries);
-      await publish(c.env, found.companyId, found.stop.machineId, stopUnclassified(stop_id));
+      const outcome = await unclassifyStop(c.env, db, stop_id, null);
+      if (outcome === "not_found") throw notFound("Stop not found");
+      if (outcome === "unclassified") throw notFound("The stop has no classification");
       return c.body(null, 204);
     },
   );

@@ -49,7 +49,7 @@ const metricsRoute = publicRoute("reports.read", {
     "- `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);\n" +
     "- `shifts`: `include`/`exclude` (shift definition ids);\n" +
     "- `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), " +
-    "`before` (strictly), `between` (`start`..`end` inclusive) and `equal`.\n\n" +
+    "`before` (strictly), `between` (the half-open window `[start, end)`) and `equal`.\n\n" +
     "Only instances that have started are listed. Without any date operator: the instances that " +
     "started in the last 7 days. A filter with no lower bound covers the 7 days before its upper " +
     "bound; a wider window may be given with both bounds (any length). " +
@@ -79,7 +79,8 @@ const stopsRoute = publicRoute("reports.read", {
     "Every body field is optional and they combine with AND: `machines` (`search` fuzzy on the " +
     "name, `include`/`exclude` ids), `stopId` (`include`/`exclude` and numeric comparisons), " +
     "`startDate` on the stop's start and `endDate` on its end (`after` and `before` strictly, " +
-    "`between` inclusive, `equal`; an open stop matches no `endDate` operator). " +
+    "`between` the half-open window `[start, end)`, `equal`; an open stop matches no `endDate` " +
+    "operator). " +
     "`durationInMinutes` runs to now for an open stop. Ordered by `startTime`, then id. " +
     `\`limit\` is 1 to ${MAX_LIMIT}.`,
   request: { body: optionalBody(StopsReportFiltersSchema) },

@@ -18,7 +18,7 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, isNull, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { type NamedScope, owned } from "../db/company-scope";
@@ -258,7 +258,19 @@ export async function stopsReport(
         .limit(limit)
         .offset(offset),
   );
-  const items = found.rows.map(splitJoined);
+  return { ...found, rows: await reportRows(scope, found.rows.map(splitJoined), now) };
+}
+
+/**
+ * Stops with their classification as rows of the report: their company, and the shift
+ * instance containing each one's start (one read of the shift plan, one of the instances).
+ */
+async function reportRows(
+  scope: NamedScope,
+  items: readonly StopWithClassification[],
+  now: number,
+): Promise<StopsReportRow[]> {
+  const { db, companyId } = scope;
   const plan = items.length > 0 ? await loadShiftPlan(scope) : null;
   const shifts = plan
     ? await instancesContaining(
@@ -267,17 +279,51 @@ export async function stopsReport(
         items.map((i) => ({ machineId: i.stop.machineId, at: i.stop.startTime })),
       )
     : [];
-  return {
-    ...found,
-    rows: items.map((item, index) => {
-      const shift = shifts[index] ?? null;
-      return {
-        classification: toClassificationOut(item.classification),
-        company: { id: companyId, name: scope.companyName },
-        machine: item.machine,
-        shift: shift ? toReportShift(shift, now) : null,
-        stop: toStopOut(item.stop, now),
-      };
-    }),
-  };
+  return items.map((item, index) => {
+    const shift = shifts[index] ?? null;
+    return {
+      classification: toClassificationOut(item.classification),
+      company: { id: companyId, name: scope.companyName },
+      machine: item.machine,
+      shift: shift ? toReportShift(shift, now) : null,
+      stop: toStopOut(item.stop, now),
+    };
+  });
+}
+
+/**
+ * A machine's stops that are open, or ended at or after `since`, newest start first, as
+ * rows of the report (deleted stops left out; every flag kept, so the row shows it). Two
+ * reads, each a range of the index on the machine's stop ends (`stops_machine_end_idx`):
+ * an `OR` of both would make SQLite read every stop the machine ever had.
+ *
+ * @param scope the caller (its company scopes the query and fills `company`).
+ * @param since ms: stops that ended before it are left out.
+ * @param limit most rows (the newest).
+ * @param now the current instant, ms (open stops' duration, `isActive`).
+ */
+export async function machineStopsSince(
+  scope: NamedScope,
+  machineId: number,
+  since: number,
+  limit: number,
+  now: number,
+): Promise<StopsReportRow[]> {
+  const { db } = scope;
+  const newest = [desc(stops.startTime), desc(stops.id)];
+  const ofMachine = (end: SQL) =>
+    selectStopsWithClassification(db)
+      .where(owned(scope, stops, eq(stops.machineId, machineId), isNull(stops.deletedAt), end))
+      .orderBy(...newest)
+      .limit(limit);
+  // Not one db.batch: inside a batch D1 keys a row's columns by name, and the three
+  // causes' `id` and `name` would overwrite each other.
+  const [open, ended] = await Promise.all([
+    ofMachine(isNull(stops.endTime)),
+    ofMachine(gte(stops.endTime, since)),
+  ]);
+  const rows = [...open, ...ended]
+    .sort((a, b) => b.startTime - a.startTime || b.id - a.id)
+    .slice(0, limit);
+  return reportRows(scope, rows.map(splitJoined), now);
 }

@@ -80,6 +80,12 @@ const SQL_UUID = sql`(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2
 /** The current instant in ms, as the schema's defaults compute it. */
 const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 
+/**
+ * True when the statement run just before changed a row: `changes()` is evaluated before
+ * this INSERT changes anything, so it still counts the previous statement's rows.
+ */
+const WRITE_CHANGED_A_ROW = sql`changes() > 0`;
+
 /** Registrations of the company for `eventType` that are not deleted (SQL condition on alias `w`). */
 function matchingRegistrations(companyId: number, eventType: string): SQL {
   return sql`${ownedSql({ companyId }, "w.company_id")} AND w.event_type = ${eventType} AND w.deleted_at IS NULL`;
@@ -105,8 +111,12 @@ function deliveriesStatement(scope: CompanyScope, eventId: string, eventType: st
 /**
  * The statements that record the webhook event of a stop-classification
  * change; the caller appends `event` then `deliveries` to the SAME `db.batch`
- * as the write, after it, so that the event exists if and only if the change
- * does, and passes the result of `deliveries` to `dispatchDeliveries`.
+ * as the write, right after it, so that the event exists if and only if the
+ * change does, and passes the result of `deliveries` to `dispatchDeliveries`.
+ * `event` is written only when the statement just before it changed a row
+ * (SQLite's `changes()`, which counts the rows of the last completed INSERT,
+ * UPDATE or DELETE, not those of its triggers): a write guarded on what it
+ * replaces, and refused because another request changed it first, emits nothing.
  *
  * The statements are INSERT ... SELECT through Drizzle's `insert().select(sql)`
  * (raw `db.run` statements cannot be batched by drizzle-orm 0.45 on D1), which
@@ -152,7 +162,7 @@ export function classificationEventStatements(
     });
     insertEvent = db.insert(webhookEvents).select(sql`
       SELECT ${eventId}, ${companyId}, ${eventType}, ${body}, CAST(${now} AS INTEGER), ${NOW_MS}
-      WHERE ${registered}`);
+      WHERE ${WRITE_CHANGED_A_ROW} AND ${registered}`);
   } else {
     const cause = (alias: string) =>
       sql`json_object('id', ${sql.raw(alias)}.id, 'name', ${sql.raw(alias)}.name)`;
@@ -184,7 +194,8 @@ export function classificationEventStatements(
       LEFT JOIN stop_causes comp ON comp.id = sc.component_id
       LEFT JOIN stop_causes spec ON spec.id = sc.specific_cause_id
       LEFT JOIN stop_causes gen ON gen.id = sc.general_cause_id
-      WHERE sc.stop_id = ${change.stopId} AND ${ownedSql({ companyId }, "sc.company_id")} AND ${registered}`);
+      WHERE ${WRITE_CHANGED_A_ROW} AND sc.stop_id = ${change.stopId}
+        AND ${ownedSql({ companyId }, "sc.company_id")} AND ${registered}`);
   }
   return {
     eventId,

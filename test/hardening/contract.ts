@@ -21,6 +21,8 @@ export interface Operation {
   statuses: number[];
   /** Per documented status, the name of the `$ref`'d body schema (`Error`, `ValidationError`, ...). */
   bodySchemas: Record<number, string | undefined>;
+  /** Per documented status, the media types of its body (an export file: Parquet or CSV). */
+  mediaTypes: Record<number, string[]>;
   /** True when the operation documents a JSON request body. */
   hasBody: boolean;
   /** True when that body is required. */
@@ -33,6 +35,8 @@ export interface Operation {
 
 interface OpenApiOperation {
   "x-required-scope"?: string;
+  /** The exports: the scope a body field picks (`dataset`). */
+  "x-required-scope-by"?: { field: string; scopes: Record<string, string> };
   parameters?: { name: string; in: string }[];
   requestBody?: { required?: boolean; content?: Record<string, unknown> };
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
@@ -59,16 +63,20 @@ export function publicOperations(): Promise<Operation[]> {
       for (const [method, op] of Object.entries(item)) {
         const statuses = Object.keys(op.responses).map(Number);
         const bodySchemas: Record<number, string | undefined> = {};
+        const mediaTypes: Record<number, string[]> = {};
         for (const [status, response] of Object.entries(op.responses)) {
           const ref = response.content?.["application/json"]?.schema?.$ref;
           bodySchemas[Number(status)] = ref?.split("/").pop();
+          mediaTypes[Number(status)] = Object.keys(response.content ?? {});
         }
         out.push({
           method: method.toUpperCase() as Method,
           path,
-          scope: op["x-required-scope"] ?? "",
+          // The exports' scope is their dataset's; the worlds' exports and cases are metrics.
+          scope: op["x-required-scope"] ?? op["x-required-scope-by"]?.scopes.metrics ?? "",
           statuses,
           bodySchemas,
+          mediaTypes,
           hasBody: op.requestBody?.content?.["application/json"] !== undefined,
           bodyRequired: op.requestBody?.required === true,
           pathParams: (op.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name),
@@ -114,7 +122,8 @@ export interface Answer {
  * its status is documented (and is not a 500); a 204 has no body; every
  * error has the documented error body: `{detail: [{loc, msg, type}, ...]}`
  * where the document names `ValidationError`, `{detail: "..."}` (and nothing
- * else) where it names `Error`; a success is JSON.
+ * else) where it names `Error`; a success is JSON, or a body of a media type documented for
+ * its status without JSON (an export file).
  *
  * @param op the operation, from the document.
  * @param res the response.
@@ -141,6 +150,12 @@ export async function expectDocumentedAnswer(
   if (res.status === 204) {
     expect(text, where).toBe("");
     return { status: 204, body: undefined };
+  }
+  const documented = op.mediaTypes[res.status] ?? [];
+  const contentType = (res.headers.get("content-type") ?? "").split(";")[0]?.trim() ?? "";
+  if (res.status < 300 && documented.length > 0 && !documented.includes("application/json")) {
+    expect(documented, where).toContain(contentType);
+    return { status: res.status, body: undefined };
   }
   expect(res.headers.get("content-type") ?? "", where).toMatch(/^application\/json/);
   const body: unknown = JSON.parse(text);

@@ -240,6 +240,21 @@ export const ROUTE_CASES: Record<string, RouteCase> = {
     }),
   },
 
+  "POST /v1/exports": {
+    body: (w) => ({
+      dataset: "metrics",
+      format: "csv",
+      rowsPerFile: 10_000,
+      filters: {
+        machines: { search: "press", include: [w.machineId] },
+        shifts: { include: [w.shiftId] },
+        startDate: { after: iso(Date.now() - 48 * HOUR) },
+      },
+    }),
+  },
+  "GET /v1/exports/{export_id}": {},
+  "GET /v1/exports/{export_id}/files/{file_name}": {},
+
   "POST /v1/realtime/{machine_id}/sku": {
     body: (w) => ({
       skuId: w.skuId,
@@ -253,6 +268,17 @@ export const ROUTE_CASES: Record<string, RouteCase> = {
     body: (w) => ({ operatorId: w.operatorId, start: iso(Date.now() - 60_000) }),
   },
   "GET /v1/realtime/{machine_id}": {},
+  "POST /v1/realtime/{machine_id}/stop-reason": {
+    body: (w) => ({ stopId: w.stopId, generalCause: { name: "Jam" }, description: "belt" }),
+    state: (w) =>
+      all(w, (x) =>
+        api(x.co.key, "/v1/reports/stops", {
+          method: "POST",
+          json: { stopId: { include: [x.stopId] } },
+        }).then((res) => res.json()),
+      ),
+  },
+  "GET /v1/realtime/{machine_id}/stops": {},
   "GET /v1/realtime/{machine_id}/events": { query: () => ({ since: "0" }) },
   "GET /v1/realtime/events": { query: () => ({ since: "0" }) },
   "POST /v1/realtime/tickets": {},

@@ -268,6 +268,16 @@ describe("another company's ids", () => {
       ),
     ).toContain("not_found");
 
+    // The stop a reason is given to is the write's own record, as a path id is: a 404.
+    const foreignStop = await post(`/v1/realtime/${own.machineId}/stop-reason`, {
+      stopId: foreign.stopId,
+      generalCause: { name: "Jam" },
+    });
+    expect(foreignStop).toEqual({
+      status: 404,
+      body: { detail: `Stop ${foreign.stopId} not found on machine ${own.machineId}` },
+    });
+
     const empty = async (path: string, body: unknown, list: string) => {
       const answer = await post(path, body);
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
@@ -330,8 +340,8 @@ describe("mass assignment", () => {
     );
   });
 
-  it("covers every create, PATCH and realtime write", () => {
-    expect(writes.length).toBe(12);
+  it("covers every create, PATCH and realtime write, and the start of an export", () => {
+    expect(writes.length).toBe(14);
   });
 
   it.each(writes)(

@@ -5,6 +5,7 @@
  * shift, so that realtime writes reach the machine's object), a SKU with a
  * nominal speed, an operator, a work order, a production log and a stop.
  */
+import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { expect } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import type { TestCompany } from "../harness";
@@ -29,6 +30,10 @@ export interface World {
   productionLogId: string;
   stopId: number;
   shiftId: number;
+  /** A finished metrics export (Parquet in the own world, CSV in the others: see below). */
+  exportId: string;
+  /** Its one file's name. */
+  exportFile: string;
 }
 
 /**
@@ -49,8 +54,8 @@ export async function generousKey(
   return created;
 }
 
-async function created<T>(res: Response): Promise<T> {
-  expect(res.status, await res.clone().text()).toBe(200);
+async function created<T>(res: Response, status = 200): Promise<T> {
+  expect(res.status, await res.clone().text()).toBe(status);
   return (await res.json()) as T;
 }
 
@@ -136,8 +141,22 @@ export async function buildWorld(label = "own"): Promise<World> {
       isProgrammed: false,
     },
   ]);
+  // The catalog of causes a scanner gives a stop's reason from.
+  await operatorJson("POST", `/companies/${co.id}/stop-causes`, [
+    { kind: "generalCause", name: "Jam" },
+  ]);
   const shift = shifts[0];
   if (!speed || !log || !stop || !shift) throw new Error("no plant data");
+  // A metrics export, run to its end. Worlds other than "own" export CSV, so that the file
+  // name of one (`part-00001.csv`) is not a file of the other's export either.
+  const started = await created<{ id: string }>(
+    await api(key, "/v1/exports", {
+      method: "POST",
+      json: { dataset: "metrics", format: label === "own" ? "parquet" : "csv" },
+    }),
+    202,
+  );
+  const exportFile = await finishedFile(key, co.id, started.id);
   return {
     co,
     machineId: machine.id,
@@ -152,7 +171,24 @@ export async function buildWorld(label = "own"): Promise<World> {
     productionLogId: log.id,
     stopId: stop.id,
     shiftId: shift.id,
+    exportId: started.id,
+    exportFile,
   };
+}
+
+/** Runs a company's export to its end (its object's alarm) and names its first file. */
+async function finishedFile(key: string, companyId: number, id: string): Promise<string> {
+  for (let step = 0; step < 100; step++) {
+    const answer = (await (await api(key, `/v1/exports/${id}`)).json()) as {
+      state: string;
+      files: { name: string }[];
+    };
+    if (answer.state === "succeeded" && answer.files[0]) return answer.files[0].name;
+    await runDurableObjectAlarm(
+      env.COMPANY_EXPORTS.get(env.COMPANY_EXPORTS.idFromName(String(companyId))),
+    );
+  }
+  throw new Error(`export ${id} did not end`);
 }
 
 /**
@@ -170,6 +206,8 @@ export function pathIds(world: World): Record<string, string> {
     simple_work_order_id: world.workOrderId,
     nominal_speed_id: world.nominalSpeedId,
     production_log_id: world.productionLogId,
+    export_id: world.exportId,
+    file_name: world.exportFile,
   };
 }
 

@@ -6,7 +6,12 @@
  * machine as they were; and those examples are the demo's ids (scripts/lib/demo-ids.ts).
  */
 import { describe, expect, it } from "vitest";
-import { ASSET_0_POWER_ID, ASSET_0_UUID, DOCS_RECORDS } from "../../scripts/lib/demo-ids";
+import {
+  ASSET_0_POWER_ID,
+  ASSET_0_UUID,
+  DOCS_RECORDS,
+  DOCS_STOP_REASON,
+} from "../../scripts/lib/demo-ids";
 import { compareWith, takeSnapshot } from "../../scripts/lib/requests-restore";
 import {
   EXAMPLE_BENCH_MACHINE_ID,
@@ -16,6 +21,7 @@ import {
   EXAMPLE_RECORDS,
   EXAMPLE_SECOND_MACHINE_ID,
   EXAMPLE_SIGNAL_ID,
+  EXAMPLE_STOP_REASON,
 } from "../../src/http/examples";
 import { filledBody, TRY_IT_FILLS, valueAt } from "../../src/http/try-it-fills";
 import { api, call, createCompany, ingest, operatorJson } from "../harness";
@@ -76,6 +82,7 @@ describe("the /docs examples", () => {
     expect(EXAMPLE_MACHINE_UUID).toBe(ASSET_0_UUID);
     expect(EXAMPLE_SIGNAL_ID).toBe(ASSET_0_POWER_ID);
     expect(EXAMPLE_RECORDS).toEqual(DOCS_RECORDS);
+    expect(EXAMPLE_STOP_REASON).toEqual(DOCS_STOP_REASON);
   });
 
   it("answer every operation with 2XX, in the document's order, on a plant with the demo's ids", async () => {
@@ -139,6 +146,23 @@ describe("the /docs examples", () => {
       fix("nominalSpeed", speed?.id, EXAMPLE_RECORDS.nominalSpeed),
       fix("productionLog", log?.id, EXAMPLE_RECORDS.productionLog),
     ]);
+    // The bench's recent stop with the example's reason, as the demo keeps it.
+    const [benchStop] = await operatorJson<{ id: number }[]>(
+      "POST",
+      `/machines/${EXAMPLE_BENCH_MACHINE_ID}/stops`,
+      [
+        {
+          startTime: new Date(Date.now() - 20 * 60_000).toISOString(),
+          endTime: new Date(Date.now() - 10 * 60_000).toISOString(),
+          isProgrammed: false,
+          isManual: true,
+        },
+      ],
+    );
+    await operatorJson("PUT", `/stops/${benchStop?.id}/classification`, {
+      generalCause: { name: DOCS_STOP_REASON.generalCause },
+      specificCause: { name: DOCS_STOP_REASON.specificCause },
+    });
     // A 24-hour shift, so that the realtime state of the example machine exists now, and the
     // machine running a SKU with an operator, as the demo's replay leaves it.
     await operatorJson("POST", `/companies/${co.id}/shifts`, [
@@ -229,6 +253,8 @@ describe("the /docs examples", () => {
         "DELETE /v1/production-logs/{production_log_id}",
         "POST /v1/realtime/{machine_id}/sku",
         "POST /v1/realtime/{machine_id}/operator",
+        "POST /v1/realtime/{machine_id}/stop-reason",
+        "GET /v1/realtime/{machine_id}/stops",
       ]),
     );
     expect(tried.length).toBe(

@@ -414,6 +414,22 @@ describe("every tool answers as its REST twin", () => {
     expect(out.reportsShown).toBe(true);
     expect(out.currentStop?.stop.endTime).toBeNull();
     expect(answer.content[0]?.text).toContain("stopped since");
+    expect(answer.content[0]?.text).toContain("reason not given");
+
+    // A reason given at the machine shows at once, in the row and in the summary.
+    await operatorJson("POST", `/companies/${p.co.id}/stop-causes`, [
+      { kind: "generalCause", name: "Material shortage" },
+    ]);
+    const given = await api(p.co.key, `/v1/realtime/${machine.id}/stop-reason`, {
+      method: "POST",
+      json: { generalCause: { name: "Material shortage" } },
+    });
+    expect(given.status, await given.clone().text()).toBe(200);
+    const after = await callTool(full, "machine_now", { machine_id: machine.id });
+    expect(after.structuredContent).toMatchObject({
+      currentStop: { classification: { generalCause: { name: "Material shortage" } } },
+    });
+    expect(after.content[0]?.text).toContain("reason: Material shortage");
 
     // Without reports.read: the realtime state alone.
     const key = await createKey(p.co.id, ["realtime.read"]);

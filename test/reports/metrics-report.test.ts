@@ -571,12 +571,12 @@ describe("POST /v1/reports/metrics: filters, order, pages", () => {
         startDate: { after: "2026-03-02T05:00:00Z", before: "2026-03-03T13:00:00Z" },
       }),
     ).toEqual(["03-02T13", "03-03T05"]);
-    // between includes both ends.
+    // between is half-open, [start, end): the instance starting at its end is out.
     expect(
       await starts({
         startDate: { between: { start: "2026-03-02T05:00:00Z", end: "2026-03-02T13:00:00Z" } },
       }),
-    ).toEqual(["03-02T05", "03-02T13"]);
+    ).toEqual(["03-02T05"]);
     expect(await starts({ startDate: { equal: "2026-03-03T05:00:00Z" } })).toEqual(["03-03T05"]);
     // endDate applies to the instance end: the Morning of 03-02 ends at 13:00Z.
     expect(await starts({ endDate: { equal: "2026-03-02T13:00:00Z" } })).toEqual(["03-02T05"]);

@@ -83,7 +83,8 @@ describe("metrics report: rows read", () => {
       startDate: {
         between: {
           start: new Date(today - DAY + 6 * HOUR).toISOString(),
-          end: new Date(today - DAY + 14 * HOUR).toISOString(),
+          // Half-open: up to the afternoon's end, so that the afternoon (14:00) is in.
+          end: new Date(today - DAY + 22 * HOUR).toISOString(),
         },
       },
       limit: 100,

@@ -261,7 +261,7 @@ describe("POST /v1/reports/stops", () => {
       await idsOf({
         startDate: { between: { start: "2026-03-02T06:00:00Z", end: "2026-03-02T08:00:00Z" } },
       }),
-    ).toEqual([ids.early, ids.jam, ids.lathe, ids.same]);
+    ).toEqual([ids.early]); // half-open, [start, end): the stops starting at 08:00 are out
     expect(await idsOf({ startDate: { equal: "2026-03-02T08:00:00Z" } })).toEqual([
       ids.jam,
       ids.lathe,
@@ -280,7 +280,7 @@ describe("POST /v1/reports/stops", () => {
       await idsOf({
         endDate: { between: { start: "2026-03-02T08:10:00Z", end: "2026-03-02T08:20:00Z" } },
       }),
-    ).toEqual([ids.lathe, ids.same]);
+    ).toEqual([ids.same]); // the lathe's, ending at 08:20, is out
     expect(await idsOf({ endDate: { equal: "2026-03-02T08:45:00Z" } })).toEqual([ids.jam]);
     expect(
       await idsOf({

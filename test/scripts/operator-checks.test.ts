@@ -15,7 +15,13 @@ import { ALL_SCOPES as KNOWN_SCOPES } from "../../src/auth/scopes";
 import { call, createCompany, createKey, createMachines, operator } from "../harness";
 
 interface Document {
-  paths: Record<string, Record<string, { "x-required-scope"?: string }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { "x-required-scope"?: string; "x-required-scope-by"?: { scopes: Record<string, string> } }
+    >
+  >;
 }
 
 describe("operator CLI: --scopes", () => {
@@ -23,7 +29,11 @@ describe("operator CLI: --scopes", () => {
     const doc = (await (await call("/openapi.json")).json()) as Document;
     const required = new Set(
       Object.values(doc.paths).flatMap((ops) =>
-        Object.values(ops).map((op) => op["x-required-scope"]),
+        Object.values(ops).flatMap((op) =>
+          op["x-required-scope-by"]
+            ? Object.values(op["x-required-scope-by"].scopes)
+            : [op["x-required-scope"]],
+        ),
       ),
     );
     const { scopes, warnings } = parseScopes("all");

@@ -1631,7 +1631,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a stop (soft)
-         * @description `deletedAt` is set: the stop leaves both reports at once.
+         * @description `deletedAt` is set: the stop leaves both reports at once. A detected stop deleted so stays deleted: its machine's signals make no stop of that time again.
          */
         delete: {
             parameters: {
@@ -1703,7 +1703,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a stop (for example close it)
-         * @description Send only the fields to change; `endTime: null` reopens the stop. The resulting `endTime` must be after `startTime`. A deleted stop is a 404.
+         * @description Send only the fields to change; `endTime: null` reopens the stop. The resulting `endTime` must be after `startTime`. A deleted stop is a 404. A detected stop (from the machine's signals) edited so becomes a recorded one: detection no longer changes it.
          */
         patch: {
             parameters: {
@@ -1825,7 +1825,7 @@ export interface paths {
         get?: never;
         /**
          * Classify a stop (create or replace its classification)
-         * @description Replaces the whole classification: an omitted or null field becomes null. Cause names are looked up in the company's catalog (exact, after trimming) or created. Emits `MachineStopClassificationCreated` for a first classification, `...Updated` otherwise.
+         * @description Replaces the whole classification: an omitted or null field becomes null. Cause names are looked up in the company's catalog (exact, after trimming) or created. Emits `MachineStopClassificationCreated` for a first classification, `...Updated` for a changed one, and nothing when the stop already has exactly this classification.
          */
         put: {
             parameters: {
@@ -1999,6 +1999,193 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{company_id}/stop-causes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's catalog of causes
+         * @description Each list by name, at most 1000 each.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The catalog. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StopCauseCatalog"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add causes to the company's catalog
+         * @description The reasons a stop can be given from the machine. A name the list has already (exact, after trimming) is kept with its id, so the call can be repeated. Classifications through `PUT /stops/{stop_id}/classification` add the names they use as well.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Which list of the catalog: `generalCause`, `specificCause` or `component`.
+                         * @enum {string}
+                         */
+                        kind: "generalCause" | "specificCause" | "component";
+                        name: string;
+                    }[];
+                };
+            };
+            responses: {
+                /** @description Each item's cause, in order. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OperatorStopCause"][];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A body whose `Content-Type` is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2888,6 +3075,34 @@ export interface components {
                 id: string | null;
                 name: string | null;
             };
+        };
+        OperatorStopCause: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description Which list of the catalog: `generalCause`, `specificCause` or `component`.
+             * @enum {string}
+             */
+            kind: "generalCause" | "specificCause" | "component";
+            name: string;
+        };
+        /** @description The company's catalog of causes, each list by name (at most 1000 each). The lists are independent: any general cause goes with any specific cause and component. */
+        StopCauseCatalog: {
+            generalCauses: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            specificCauses: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            components: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
         };
         OperatorRecordId: {
             /** @enum {string} */

@@ -120,7 +120,7 @@ const filterRoute = publicRoute("production_logs.read", {
     "- `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);\n" +
     "- `skus`: `search` (fuzzy on the SKU code or name), `include`/`exclude` (SKU ids);\n" +
     "- `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} " +
-    "(inclusive), `equal`;\n" +
+    "(the half-open window `[start, end)`), `equal`;\n" +
     "- `count`: `greaterThan`, `greaterThanOrEqual`, `lessThan`, `lessThanOrEqual`, `equal`, " +
     "`notEqual`;\n" +
     "- `isReviewed` (boolean), `type` (`correct`, `defects`, `total`).\n\n" +

@@ -8,7 +8,7 @@ import type { CompanyScope } from "../../db/company-scope";
 import { findMachineByUuid } from "../../db/machines";
 import { type Env, readSettings } from "../../env";
 import { notFound } from "../../http/errors";
-import { AGG_FUNCTIONS, type Series } from "./aggregate";
+import { AGG_FUNCTIONS, type AggFunction, type Series } from "./aggregate";
 import { lookupSignal } from "./signal-lookup";
 import { signalStore } from "./store";
 import { checkWindow, type SignalWindowQuery } from "./window";
@@ -85,8 +85,9 @@ export async function signalData(
     const machine = await findMachineByUuid(scope, machineUuid);
     throw notFound(machine ? "Signal not found" : "Machine not found");
   }
-  const series = await signalStore(env, scope.companyId, signal.machineId).aggregate(
-    signal.id,
+  const series = await readSeries(
+    env,
+    { companyId: scope.companyId, machineId: signal.machineId, signalId: signal.id },
     window,
     q.agg_function,
   );
@@ -99,4 +100,32 @@ export async function signalData(
     agg_function: q.agg_function,
   };
   return { head, series };
+}
+
+/** A signal as its samples are addressed: its company, its machine (the store) and its id. */
+export interface SeriesAddress {
+  companyId: number;
+  machineId: number;
+  signalId: number;
+}
+
+/**
+ * One signal's samples in `[from, to)`, reduced by `fn` in buckets `bucketWidthMs` wide
+ * (aligned to multiples of the width since the epoch): the one read behind the signal-data
+ * answers and the signal exports (src/exports/), so that both give the same points. No
+ * window ceiling here: callers bound the window (`checkWindow`, or an export's steps).
+ *
+ * @returns bucket starts (ms) and values, ascending; empty buckets left out.
+ */
+export function readSeries(
+  env: Pick<Env, "SIGNAL_STORE">,
+  signal: SeriesAddress,
+  window: { from: number; to: number; bucketWidthMs: number },
+  fn: AggFunction,
+): Promise<Series> {
+  return signalStore(env, signal.companyId, signal.machineId).aggregate(
+    signal.signalId,
+    window,
+    fn,
+  );
 }

@@ -2,7 +2,7 @@
  * Signal queries; every one is scoped to a company.
  */
 
-import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
+import { and, asc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type CompanyScope, owned } from "../../db/company-scope";
 import { companies, machines, signals } from "../../db/schema";
@@ -122,4 +122,63 @@ export function describe(
 ): string | null {
   if (language === "es" && row.descriptionEs) return row.descriptionEs;
   return row.descriptionEn;
+}
+
+/** A listed signal with its machine's uuid: what a signal export reads and writes. */
+export interface ListedSignal {
+  /** The signal's internal id. */
+  id: number;
+  machineId: number;
+  machineUuid: string;
+  publicId: string;
+  name: string;
+}
+
+/** `column IN (values)`, the values as one JSON parameter (D1 binds at most 100). */
+function inJsonList(column: typeof machines.uuid | typeof signals.publicId, values: string[]): SQL {
+  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+}
+
+/**
+ * The listed signals (not deleted, with a kind) of the company's machines (not deleted)
+ * that are named by their machine's uuid or by their own public id, in the order the
+ * signal list gives them (machine id, then name, display name, id).
+ *
+ * @param machineUuids machine uuids, lower case: every listed signal of each.
+ * @param publicIds signal public ids, lower case.
+ */
+export function listedSignalsOf(
+  scope: CompanyScope,
+  machineUuids: readonly string[],
+  publicIds: readonly string[],
+): Promise<ListedSignal[]> {
+  const { db, companyId } = scope;
+  const named: SQL[] = [];
+  if (machineUuids.length > 0) named.push(inJsonList(machines.uuid, [...machineUuids]));
+  if (publicIds.length > 0) named.push(inJsonList(signals.publicId, [...publicIds]));
+  if (named.length === 0) return Promise.resolve([]);
+  return db
+    .select({
+      id: signals.id,
+      machineId: signals.machineId,
+      machineUuid: sql<string>`${machines.uuid}`,
+      publicId: signals.publicId,
+      name: signals.name,
+    })
+    .from(signals)
+    .innerJoin(machines, eq(machines.id, signals.machineId))
+    .where(
+      owned(
+        { companyId },
+        signals,
+        isNull(signals.deletedAt),
+        isNotNull(signals.kind),
+        owned({ companyId }, machines),
+        isNull(machines.deletedAt),
+        isNotNull(machines.uuid),
+        or(...named),
+      ),
+    )
+    .orderBy(asc(signals.machineId), asc(signals.name), asc(signals.displayName), asc(signals.id))
+    .all();
 }

@@ -449,7 +449,7 @@ export interface paths {
          *
          *     - `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);
          *     - `skus`: `search` (fuzzy on the SKU code or name), `include`/`exclude` (SKU ids);
-         *     - `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} (inclusive), `equal`;
+         *     - `start`, `end`: `after` (strictly), `before` (strictly), `between` {`start`, `end`} (the half-open window `[start, end)`), `equal`;
          *     - `count`: `greaterThan`, `greaterThanOrEqual`, `lessThan`, `lessThanOrEqual`, `equal`, `notEqual`;
          *     - `isReviewed` (boolean), `type` (`correct`, `defects`, `total`).
          *
@@ -523,7 +523,7 @@ export interface paths {
          *
          *     - `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);
          *     - `shifts`: `include`/`exclude` (shift definition ids);
-         *     - `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), `before` (strictly), `between` (`start`..`end` inclusive) and `equal`.
+         *     - `startDate` on the instance's start, `endDate` on its end, each with `after` (strictly), `before` (strictly), `between` (the half-open window `[start, end)`) and `equal`.
          *
          *     Only instances that have started are listed. Without any date operator: the instances that started in the last 7 days. A filter with no lower bound covers the 7 days before its upper bound; a wider window may be given with both bounds (any length). Ordered by instance start, then machine id. `shift.id` and `shiftIndicators.indicatorId` are the instance id (stable). `limit` is 1 to 100. A change to a stop or a production log shows in the next call.
          *
@@ -547,7 +547,7 @@ export interface paths {
         put?: never;
         /**
          * Stops report
-         * @description One row per stop, with its classification (every field null when unclassified), machine and shift instance (the instance of the machine containing the stop's start, considered or not; null when none). Deleted stops and stops with `isIncludedInStops = false` are left out. Every body field is optional and they combine with AND: `machines` (`search` fuzzy on the name, `include`/`exclude` ids), `stopId` (`include`/`exclude` and numeric comparisons), `startDate` on the stop's start and `endDate` on its end (`after` and `before` strictly, `between` inclusive, `equal`; an open stop matches no `endDate` operator). `durationInMinutes` runs to now for an open stop. Ordered by `startTime`, then id. `limit` is 1 to 100.
+         * @description One row per stop, with its classification (every field null when unclassified), machine and shift instance (the instance of the machine containing the stop's start, considered or not; null when none). Deleted stops and stops with `isIncludedInStops = false` are left out. Every body field is optional and they combine with AND: `machines` (`search` fuzzy on the name, `include`/`exclude` ids), `stopId` (`include`/`exclude` and numeric comparisons), `startDate` on the stop's start and `endDate` on its end (`after` and `before` strictly, `between` the half-open window `[start, end)`, `equal`; an open stop matches no `endDate` operator). `durationInMinutes` runs to now for an open stop. Ordered by `startTime`, then id. `limit` is 1 to 100.
          *
          *     **Required scope:** `reports.read`
          */
@@ -596,6 +596,82 @@ export interface paths {
          *     **Required scope:** `reports.read`
          */
         post: operations["getKpiReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a bulk export
+         * @description Starts an export of one dataset into files (`parquet` or `csv`) and answers at once with its id; follow it with `GET /v1/exports/{export_id}`. The datasets, each with its endpoint's own filters (less `page` and `limit`: an export holds every matching row, in the endpoint's order):
+         *
+         *     - `signals`: the rows of `GET /v1/machines/{machine_uuid}/signals/{public_id}`, scope `signals.read`;
+         *     - `production_logs`: the rows of `POST /v1/production-logs/filters`, scope `production_logs.read`;
+         *     - `stops`: the rows of `POST /v1/reports/stops`, scope `reports.read`;
+         *     - `metrics`: the rows of `POST /v1/reports/metrics`, scope `reports.read`;
+         *     - `kpis`: the rows of `POST /v1/reports/kpis`, scope `reports.read`.
+         *
+         *     A `signals` export takes the signal-data query (`start_time`, `end_time`, `agg_unit`, `agg_period`, `agg_function`) over a window of any length, for `machines` (uuids: every listed signal of each) and `signals` (public ids); its rows are `machine_uuid, public_id, name, timestamp, value`. Reports are computed as of the export's start. A file holds at most `rowsPerFile` rows (default and most 1,000,000) and 512 MiB; an export at most 100,000,000 rows and 1000 files (more is a 422 `export_too_large`); a company runs at most 3 exports at once. Files are kept 7 days after the export ends.
+         *
+         *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
+         *
+         *     **Required scope:** the one its `dataset` needs (`signals`: `signals.read`, `production_logs`: `production_logs.read`, `stops`: `reports.read`, `metrics`: `reports.read`, `kpis`: `reports.read`).
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an export: state, progress and files
+         * @description The export's `state` (`queued`, `running`, `succeeded`, `failed`, `expired`), its `progress` (0 to 1) and `rows` so far, and its finished files with their rows, bytes and `url` (a download through the API with the same credential); where the deployment is configured for it, also a `directUrl` that works without a credential for a short time. Another company's export is a 404.
+         *
+         *     **Required scope:** the one its `dataset` needs (`signals`: `signals.read`, `production_logs`: `production_logs.read`, `stops`: `reports.read`, `metrics`: `reports.read`, `kpis`: `reports.read`).
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/{export_id}/files/{file_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export file
+         * @description The file's bytes, streamed (`application/vnd.apache.parquet` or `text/csv`). A `Range: bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; `HEAD` gives the size. A file of an expired export, or of another company's, is a 404.
+         *
+         *     **Required scope:** the one its `dataset` needs (`signals`: `signals.read`, `production_logs`: `production_logs.read`, `stops`: `reports.read`, `metrics`: `reports.read`, `kpis`: `reports.read`).
+         */
+        get: operations["getExportFile"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -758,6 +834,56 @@ export interface paths {
          *     **Required scope:** `realtime.read`
          */
         get: operations["getRealtimeState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/realtime/{machine_id}/stop-reason": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a stop of a machine its reason
+         * @description Gives a stop of the machine its reason: one of its recent stops named by `stopId` (open, or ended less than 24 hours ago), or by default the one a person at the machine means: its open stop (the one that started last), else its last stop (the one that ended last, less than 24 hours ago), so a repeated scan goes to the same stop. The reason is made of causes of the company's catalog, `generalCause` (required), `specificCause` and `component`, each by `id` or exact `name` as `GET /v1/realtime/{machine_id}/stops` lists them, and a free `description`. The whole classification is replaced: an absent cause or description becomes null. A cause the catalog does not have is a 422: a scanner never adds one (the operator API fills the catalog).
+         *
+         *     The classification is the one the stops report, the downtime Pareto and the MCP tools show, and it fires the same events as every classification: the webhook `MachineStopClassificationCreated` for a stop's first reason, `...Updated` for another reason, and the live event `stop.classified`. Giving a stop the reason it already has changes nothing and fires nothing, so a repeated scan is never a second event.
+         *
+         *     **Errors in order:** an unknown machine (404), then a `stopId` that is not a stop of this machine (404), then no stop to give the reason to when no `stopId` is given, or a stop that ended more than 24 hours ago (409), then a cause the catalog does not have (422).
+         *
+         *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
+         *
+         *     **Required scope:** `realtime.write`
+         */
+        post: operations["setRealtimeStopReason"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/realtime/{machine_id}/stops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A machine's recent stops and the causes to give them
+         * @description What a scanner shows before it gives a reason: the machine's recent stops (open, or ended less than 24 hours ago; newest first, at most 100) as rows of the stops report with their classification (all null while a stop waits for its reason), `defaultStopId` (the stop a `stop-reason` write without `stopId` goes to), and the company's catalog of causes.
+         *
+         *     **Required scope:** `realtime.read`
+         */
+        get: operations["getRealtimeStops"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1075,7 +1201,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1200,7 +1326,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1312,7 +1438,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1458,7 +1584,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1693,7 +1819,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1729,7 +1855,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1780,7 +1906,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -1993,7 +2119,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2029,7 +2155,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2172,7 +2298,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2208,7 +2334,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2244,7 +2370,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2359,7 +2485,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2395,7 +2521,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2588,7 +2714,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2624,7 +2750,7 @@ export interface components {
                  * @example 2026-03-02T06:00:00Z
                  */
                 before?: string;
-                /** @description From `start` to `end`, both included. */
+                /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
                 between?: {
                     /**
                      * Format: date-time
@@ -2654,6 +2780,684 @@ export interface components {
              *     ]
              */
             groupBy?: ("machine" | "shift" | "day" | "week" | "month" | "sku" | "operator" | "simpleWorkOrder")[] | null;
+        };
+        Export: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            dataset: "signals" | "production_logs" | "stops" | "metrics" | "kpis";
+            /** @enum {string} */
+            format: "parquet" | "csv";
+            /**
+             * @description `queued` (waiting for another export of the company), `running`, `succeeded` (every file listed), `failed` (`error` says why), `expired` (its files were deleted).
+             * @enum {string}
+             */
+            state: "queued" | "running" | "succeeded" | "failed" | "expired";
+            /**
+             * Format: date-time
+             * @description When it was started; the rows are read as of this instant.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it succeeded or failed.
+             */
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When its files are deleted.
+             */
+            expiresAt: string | null;
+            /** @description Share done, 0 to 1. */
+            progress: number;
+            /** @description Rows written so far (every file's). */
+            rows: number;
+            /** @description Rows the export will hold, when known in advance (not signals). */
+            totalRows: number | null;
+            error: string | null;
+            /** @description The finished files, in order; each appears as soon as it is written. */
+            files: components["schemas"]["ExportFile"][];
+        };
+        ExportFile: {
+            /** @example part-00001.parquet */
+            name: string;
+            rows: number;
+            bytes: number;
+            /**
+             * @description Its download through the API (the same credential; `Range` requests are answered).
+             * @example /v1/exports/6f1c2a3e-8b4d-4c5e-9f60-7a8b9c0d1e2f/files/part-00001.parquet
+             */
+            url: string;
+            /** @description Where the deployment is configured for it: a presigned URL of the file in object storage, valid until `directUrlExpiresAt`, usable without a credential. */
+            directUrl?: string;
+            /**
+             * Format: date-time
+             * @description When `directUrl` stops working.
+             */
+            directUrlExpiresAt?: string;
+        };
+        /**
+         * @example {
+         *       "dataset": "metrics",
+         *       "format": "parquet",
+         *       "filters": {
+         *         "startDate": {
+         *           "between": {
+         *             "start": "2026-01-01T00:00:00Z",
+         *             "end": "2026-12-31T23:59:59Z"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        ExportRequest: {
+            /** @enum {string} */
+            dataset: "signals";
+            /**
+             * @description `parquet` (typed columns: instants as UTC timestamps, integers as INT64, other numbers as DOUBLE; Snappy-compressed) or `csv` (RFC 4180, UTF-8, a header row, the API's CSV).
+             * @default parquet
+             * @enum {string}
+             */
+            format?: "parquet" | "csv";
+            /**
+             * @description Most rows in one file (10,000 to 1,000,000, the default); the export goes on in the next file.
+             * @default 1000000
+             */
+            rowsPerFile?: number;
+            filters: components["schemas"]["SignalExportFilters"];
+        } | {
+            /** @enum {string} */
+            dataset: "production_logs";
+            /**
+             * @description `parquet` (typed columns: instants as UTC timestamps, integers as INT64, other numbers as DOUBLE; Snappy-compressed) or `csv` (RFC 4180, UTF-8, a header row, the API's CSV).
+             * @default parquet
+             * @enum {string}
+             */
+            format?: "parquet" | "csv";
+            /**
+             * @description Most rows in one file (10,000 to 1,000,000, the default); the export goes on in the next file.
+             * @default 1000000
+             */
+            rowsPerFile?: number;
+            /** @description The body of `POST /v1/production-logs/filters` without `page` and `limit`. */
+            filters?: {
+                /** @description `search`: fuzzy on the machine name (case- and accent-insensitive containment); `include`/`exclude`: machine ids. */
+                machines?: {
+                    /**
+                     * @description Fuzzy search on the machine name: case- and accent-insensitive containment; blank = no filter.
+                     * @example press
+                     */
+                    search?: string | null;
+                    /** @description Only these ids; null or `[]` = no restriction. */
+                    include?: number[] | null;
+                    /** @description Never these ids. */
+                    exclude?: number[] | null;
+                } | null;
+                skus?: {
+                    /** @description Fuzzy on the SKU's `sku` code or its `name` (either matches); blank = no filter. */
+                    search?: string | null;
+                    /** @description Only these ids; null or `[]` = no restriction. */
+                    include?: string[] | null;
+                    /** @description Never these ids. */
+                    exclude?: string[] | null;
+                } | null;
+                /** @description On the log's start. */
+                start?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /** @description On the log's end. */
+                end?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /** @description Comparisons with `count`. */
+                count?: {
+                    greaterThan?: number | null;
+                    greaterThanOrEqual?: number | null;
+                    lessThan?: number | null;
+                    lessThanOrEqual?: number | null;
+                    equal?: number | null;
+                    notEqual?: number | null;
+                } | null;
+                isReviewed?: boolean | null;
+                /**
+                 * @description `total` = every item made; `correct` and `defects` split them (the metrics report uses the `total` logs of a shift when it has any, else `correct` + `defects`).
+                 * @enum {string|null}
+                 */
+                type?: "correct" | "defects" | "total" | null;
+                /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+                updatedAt?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
+                includeDeleted?: boolean | null;
+                /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+                syncAfter?: {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    updatedAt: string;
+                    id: string | number;
+                } | null;
+            } | null;
+        } | {
+            /** @enum {string} */
+            dataset: "stops";
+            /**
+             * @description `parquet` (typed columns: instants as UTC timestamps, integers as INT64, other numbers as DOUBLE; Snappy-compressed) or `csv` (RFC 4180, UTF-8, a header row, the API's CSV).
+             * @default parquet
+             * @enum {string}
+             */
+            format?: "parquet" | "csv";
+            /**
+             * @description Most rows in one file (10,000 to 1,000,000, the default); the export goes on in the next file.
+             * @default 1000000
+             */
+            rowsPerFile?: number;
+            /** @description The body of `POST /v1/reports/stops` without `page` and `limit`. */
+            filters?: {
+                /** @description `search` (fuzzy, on the machine name), `include`, `exclude` (machine ids). */
+                machines?: {
+                    /**
+                     * @description Fuzzy search on the machine name: case- and accent-insensitive containment; blank = no filter.
+                     * @example press
+                     */
+                    search?: string | null;
+                    /** @description Only these ids; null or `[]` = no restriction. */
+                    include?: number[] | null;
+                    /** @description Never these ids. */
+                    exclude?: number[] | null;
+                } | null;
+                /** @description Stop ids: `include`, `exclude` and numeric comparisons, all applied. */
+                stopId?: {
+                    /** @description Only these ids; null or `[]` = no restriction. */
+                    include?: number[] | null;
+                    /** @description Never these ids. */
+                    exclude?: number[] | null;
+                    greaterThan?: number | null;
+                    greaterThanOrEqual?: number | null;
+                    lessThan?: number | null;
+                    lessThanOrEqual?: number | null;
+                    equal?: number | null;
+                    notEqual?: number | null;
+                } | null;
+                /** @description On the stop's `startTime`. */
+                startDate?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /** @description On the stop's `endTime`; an open stop matches no operator. */
+                endDate?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+                updatedAt?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
+                includeDeleted?: boolean | null;
+                /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+                syncAfter?: {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    updatedAt: string;
+                    id: string | number;
+                } | null;
+            } | null;
+        } | {
+            /** @enum {string} */
+            dataset: "metrics";
+            /**
+             * @description `parquet` (typed columns: instants as UTC timestamps, integers as INT64, other numbers as DOUBLE; Snappy-compressed) or `csv` (RFC 4180, UTF-8, a header row, the API's CSV).
+             * @default parquet
+             * @enum {string}
+             */
+            format?: "parquet" | "csv";
+            /**
+             * @description Most rows in one file (10,000 to 1,000,000, the default); the export goes on in the next file.
+             * @default 1000000
+             */
+            rowsPerFile?: number;
+            /** @description The body of `POST /v1/reports/metrics` without `page` and `limit`. */
+            filters?: {
+                /** @description `search` (fuzzy, on the machine name), `include`, `exclude` (machine ids). */
+                machines?: {
+                    /**
+                     * @description Fuzzy search on the machine name: case- and accent-insensitive containment; blank = no filter.
+                     * @example press
+                     */
+                    search?: string | null;
+                    /** @description Only these ids; null or `[]` = no restriction. */
+                    include?: number[] | null;
+                    /** @description Never these ids. */
+                    exclude?: number[] | null;
+                } | null;
+                /** @description Shift definition ids to include or exclude. */
+                shifts?: {
+                    /** @description Only these ids; null or `[]` = no restriction. */
+                    include?: number[] | null;
+                    /** @description Never these ids. */
+                    exclude?: number[] | null;
+                } | null;
+                /** @description On the instance's start. */
+                startDate?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /** @description On the instance's end. */
+                endDate?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+            } | null;
+        } | {
+            /** @enum {string} */
+            dataset: "kpis";
+            /**
+             * @description `parquet` (typed columns: instants as UTC timestamps, integers as INT64, other numbers as DOUBLE; Snappy-compressed) or `csv` (RFC 4180, UTF-8, a header row, the API's CSV).
+             * @default parquet
+             * @enum {string}
+             */
+            format?: "parquet" | "csv";
+            /**
+             * @description Most rows in one file (10,000 to 1,000,000, the default); the export goes on in the next file.
+             * @default 1000000
+             */
+            rowsPerFile?: number;
+            /** @description The body of `POST /v1/reports/kpis` without `page` and `limit`. */
+            filters?: {
+                /** @description `search` (fuzzy, on the machine name), `include`, `exclude` (machine ids). */
+                machines?: {
+                    /**
+                     * @description Fuzzy search on the machine name: case- and accent-insensitive containment; blank = no filter.
+                     * @example press
+                     */
+                    search?: string | null;
+                    /** @description Only these ids; null or `[]` = no restriction. */
+                    include?: number[] | null;
+                    /** @description Never these ids. */
+                    exclude?: number[] | null;
+                } | null;
+                /** @description Shift definition ids to include or exclude. */
+                shifts?: {
+                    /** @description Only these ids; null or `[]` = no restriction. */
+                    include?: number[] | null;
+                    /** @description Never these ids. */
+                    exclude?: number[] | null;
+                } | null;
+                /** @description On the instance's start. */
+                startDate?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /** @description On the instance's end. */
+                endDate?: {
+                    /**
+                     * Format: date-time
+                     * @description Strictly after this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    after?: string;
+                    /**
+                     * Format: date-time
+                     * @description Strictly before this instant.
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    before?: string;
+                    /** @description The half-open window `[start, end)`: `start` included, `end` excluded, so that `{start: <a midnight>, end: <the next midnight>}` is exactly one day. */
+                    between?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        start: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @example 2026-03-02T06:00:00Z
+                         */
+                        end: string;
+                    } | null;
+                    /**
+                     * Format: date-time
+                     * @description Exactly this instant (to the millisecond).
+                     * @example 2026-03-02T06:00:00Z
+                     */
+                    equal?: string;
+                } | null;
+                /**
+                 * @description Ordered grouping keys; default `["machine"]`. `shift` is the shift definition name; `day`, `week` (ISO) and `month` are the local date of the instance's start in the company's zone; `sku`, `operator` and `simpleWorkOrder` follow the production log covering each instant (null where none does).
+                 * @example [
+                 *       "month",
+                 *       "sku"
+                 *     ]
+                 */
+                groupBy?: ("machine" | "shift" | "day" | "week" | "month" | "sku" | "operator" | "simpleWorkOrder")[] | null;
+            } | null;
+        };
+        SignalExportFilters: {
+            /** @description Machine uuids: every listed signal of each machine (at most 1000). */
+            machines?: string[] | null;
+            /** @description Signal public ids (at most 1000). */
+            signals?: string[] | null;
+            /**
+             * Format: date-time
+             * @description Window start (inclusive), ISO 8601; no offset = UTC.
+             * @example 2022-09-05T00:00:00Z
+             */
+            start_time: string;
+            /**
+             * Format: date-time
+             * @description Window end (exclusive); any length after `start_time`.
+             * @example 2022-09-06T00:00:00Z
+             */
+            end_time: string;
+            /**
+             * @description Bucket unit; a `d` bucket is a UTC day.
+             * @default s
+             * @example h
+             * @enum {string}
+             */
+            agg_unit?: "s" | "m" | "h" | "d";
+            /**
+             * @description Bucket width = agg_period x agg_unit.
+             * @default 1
+             */
+            agg_period?: number;
+            /**
+             * @default avg
+             * @enum {string}
+             */
+            agg_function?: "avg" | "max" | "min" | "sum" | "count";
         };
         RealtimeTicket: {
             /** @description Pass as `?ticket=` to an events path, once. */
@@ -2789,6 +3593,67 @@ export interface components {
             sku: string;
             name: string | null;
             unit: string | null;
+        };
+        RealtimeStopReason: {
+            /** @description The stop to give the reason to: one of the machine's recent stops (open, or ended less than 24 hours ago). Default: the machine's current stop (the open stop that started last). */
+            stopId?: number | null;
+            generalCause: components["schemas"]["StopCauseRef"] & unknown;
+            /** @description The specific cause, from the company's catalog; null or absent = none. */
+            specificCause?: {
+                /**
+                 * Format: uuid
+                 * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
+                 */
+                id?: string | null;
+                /** @description The cause's exact name (after trimming). */
+                name?: string | null;
+            } | null;
+            /** @description The component, from the company's catalog; null or absent = none. */
+            component?: {
+                /**
+                 * Format: uuid
+                 * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
+                 */
+                id?: string | null;
+                /** @description The cause's exact name (after trimming). */
+                name?: string | null;
+            } | null;
+            /** @description Free text, as given; null or absent = none. */
+            description?: string | null;
+        };
+        RealtimeStops: {
+            machine: {
+                id: number;
+                name: string;
+            };
+            /**
+             * Format: date-time
+             * @description 24 hours before now: stops that ended before this instant are not listed and cannot be given a reason from the machine.
+             */
+            recentSince: string;
+            /** @description The stop a `stop-reason` write without `stopId` goes to: the open stop that started last, else the stop that ended last; null when there is none. */
+            defaultStopId: number | null;
+            /** @description The machine's recent stops (open, or ended at or after `recentSince`), newest start first, at most 100, as rows of the stops report with their classification (all null while a stop waits for its reason). */
+            stops: components["schemas"]["StopsReportRow"][];
+            causes: components["schemas"]["StopCauseCatalog"];
+        };
+        /** @description The company's catalog of causes, each list by name (at most 1000 each). The lists are independent: any general cause goes with any specific cause and component. */
+        StopCauseCatalog: {
+            generalCauses: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            specificCauses: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            components: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
         };
     };
     responses: never;
@@ -9119,6 +9984,588 @@ export interface operations {
             };
         };
     };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportRequest"];
+            };
+        };
+        responses: {
+            /** @description Started (queued behind the company's running exports, if any). */
+            202: {
+                headers: {
+                    /** @description Where to follow it. */
+                    Location?: string;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
+            409: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "A request with this Idempotency-Key is still being processed: retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
+            413: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request body is larger than 4194304 bytes (4 MiB); split it into several calls"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
+            415: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             0,
+                     *             "sku"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         },
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             1,
+                     *             "colour"
+                     *           ],
+                     *           "msg": "Extra inputs are not permitted",
+                     *           "type": "extra_forbidden"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The credential's rate limit, or the company already runs 3 exports (`Retry-After`: when to try again). */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Realtime writes of a machine the read touches are still being written (the read waits at most 5 s for them): `Realtime production of some machines is still being written; retry in a second`. Never a read that misses an acknowledged realtime write. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Realtime production of some machines is still being written; retry in a second"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown export, or another company's. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Export not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getExportFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                export_id: string;
+                file_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.parquet": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description The asked range (`Content-Range` says which). */
+            206: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.parquet": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown export or file, or another company's. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "File not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The range is outside the file. */
+            416: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Range Not Satisfiable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     streamCompanyEvents: {
         parameters: {
             query?: {
@@ -10222,6 +11669,416 @@ export interface operations {
                     /**
                      * @example {
                      *       "detail": "Machine 1 is not running a shift now"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setRealtimeStopReason: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 4 */
+                machine_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "generalCause": {
+                 *         "name": "Material shortage"
+                 *       },
+                 *       "specificCause": {
+                 *         "name": "Waiting for cartons"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RealtimeStopReason"];
+            };
+        };
+        responses: {
+            /** @description The stop with its new classification, as a row of the stops report. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StopsReportRow"];
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id, or an id of another company. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No `stopId`, and the machine has no open stop and no stop in the last 24 hours; or the stop ended more than 24 hours ago. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
+            409: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Machine 1 has no open stop and no stop in the last 24 hours: there is no stop to give a reason to"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
+            413: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request body is larger than 4194304 bytes (4 MiB); split it into several calls"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
+            415: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Content-Type must be application/json"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             0,
+                     *             "sku"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         },
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             1,
+                     *             "colour"
+                     *           ],
+                     *           "msg": "Extra inputs are not permitted",
+                     *           "type": "extra_forbidden"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRealtimeStops: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                machine_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recent stops and the catalog. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RealtimeStops"];
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id, or an id of another company. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not Found"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -1,13 +1,17 @@
 /**
- * D1 work of the operator's stop-classification routes
- * (./stop-classifications-routes.ts).
+ * D1 work of a stop's classification, for the one classification path (./classify.ts),
+ * which the operator's `PUT`/`DELETE .../classification` and the scanner's
+ * `POST /v1/realtime/{machine_id}/stop-reason` share.
  *
  * Causes (component, specific cause, general cause) are a per-company catalog
  * (`stop_causes`, uuid ids), looked up by exact name (after trimming) or
  * created on first use. Every classification write, and the webhook event it
  * emits (`classificationEventStatements`), goes in one `db.batch`, which also
- * returns the ids of the event's deliveries (the route sends them to the Queue right
- * after, `dispatchDeliveries`) and, for a PUT, the classification as written.
+ * returns the ids of the event's deliveries (sent to the Queue right after,
+ * `dispatchDeliveries`) and the classification as written. The write is guarded on
+ * the classification it replaces (none for a first one): of two writes that read the
+ * same classification, the second changes nothing and writes no event, so two scanners
+ * giving a reason at once never make two `Created` events (docs/realtime.md).
  */
 
 import { and, eq, isNull, sql } from "drizzle-orm";
@@ -100,6 +104,12 @@ function lastTwo<D, Q>(results: readonly [...unknown[], D, Q]): [D, Q] {
   return [results[results.length - 2], results[results.length - 1]] as [D, Q];
 }
 
+/** The classification a write replaces: its id and `updatedAt` (ms), or null for none. */
+export interface ReplacedClassification {
+  id: number;
+  updatedAt: number;
+}
+
 /** A classification to write: cause names (trimmed; null = none) and a description. */
 export interface ClassificationInput {
   description: string | null;
@@ -111,16 +121,18 @@ export interface ClassificationInput {
 /**
  * Creates or replaces the classification of a stop of the company, with its causes (found
  * by name in the company's catalog or created) and the webhook event of `change`, in one
- * batch.
+ * batch, provided the stop's classification is still `replaces` (null: the stop has none).
  *
- * @returns the event's id and deliveries (to dispatch), and the classification as written
- *   (undefined when the stop was deleted meanwhile).
+ * @returns `applied` false when the classification changed since it was read (nothing was
+ *   written but causes, no event); else the event's id and deliveries (to dispatch), and the
+ *   classification as written (undefined when the stop was deleted meanwhile).
  */
 export async function putClassification(
   scope: CompanyScope,
   stopId: number,
   input: ClassificationInput,
   change: ClassificationChange,
+  replaces: ReplacedClassification | null,
 ) {
   const { db, companyId } = scope;
   const names = {
@@ -140,30 +152,38 @@ export async function putClassification(
   }
   const causeId = (kind: keyof typeof names) =>
     sql`(SELECT id FROM stop_causes WHERE ${ownedSql({ companyId })} AND kind = ${kind} AND name = ${names[kind]})`;
-  const upsert = db
-    .insert(stopClassifications)
-    .values({
-      companyId,
-      stopId,
-      description: input.description,
-      componentId: causeId("component"),
-      specificCauseId: causeId("specific_cause"),
-      generalCauseId: causeId("general_cause"),
-    })
-    .onConflictDoUpdate({
-      target: stopClassifications.stopId,
-      set: {
-        description: sql`excluded.description`,
-        componentId: sql`excluded.component_id`,
-        specificCauseId: sql`excluded.specific_cause_id`,
-        generalCauseId: sql`excluded.general_cause_id`,
-        updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`,
-      },
-    });
+  const values = {
+    description: input.description,
+    componentId: causeId("component"),
+    specificCauseId: causeId("specific_cause"),
+    generalCauseId: causeId("general_cause"),
+  };
+  // A first classification is inserted only if the stop still has none; a replacement
+  // updates only the row that was read, as it was read. Either way the statement that
+  // follows (the webhook event) is written only if this one changed a row.
+  const write =
+    replaces === null
+      ? db
+          .insert(stopClassifications)
+          .values({ companyId, stopId, ...values })
+          .onConflictDoNothing({ target: stopClassifications.stopId })
+          .returning({ id: stopClassifications.id })
+      : db
+          .update(stopClassifications)
+          .set({ ...values, updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)` })
+          .where(
+            and(
+              eq(stopClassifications.stopId, stopId),
+              eq(stopClassifications.id, replaces.id),
+              eq(stopClassifications.updatedAt, replaces.updatedAt),
+              owned({ companyId }, stopClassifications),
+            ),
+          )
+          .returning({ id: stopClassifications.id });
   const event = classificationEventStatements(db, change);
   // The causes, then the classification that refers to them; `head` is typed
   // apart because db.batch wants a tuple with a first element.
-  const [head = upsert, ...middle] = [...causes, upsert];
+  const [head = write, ...middle] = [...causes, write];
   const results = await db.batch([
     head,
     ...middle,
@@ -172,13 +192,16 @@ export async function putClassification(
     classificationQuery(db, stopId, companyId),
   ] as const);
   const [deliveries, [written]] = lastTwo(results);
-  return { eventId: event.eventId, deliveries, written };
+  // The write comes right after the causes; both of its forms return the ids they wrote.
+  const wrote = results[causes.length] as { id: number }[];
+  return { applied: wrote.length > 0, eventId: event.eventId, deliveries, written };
 }
 
 /**
  * Deletes the classification of a stop with the webhook event of `change`, in one batch.
  *
- * @returns the event's id and deliveries (to dispatch).
+ * @returns `deleted` false when another request deleted it first (then no event is
+ *   written); the event's id and deliveries (to dispatch).
  */
 export async function deleteClassification(
   db: Database,
@@ -186,10 +209,13 @@ export async function deleteClassification(
   change: ClassificationChange,
 ) {
   const event = classificationEventStatements(db, change);
-  const [, , deliveries] = await db.batch([
-    db.delete(stopClassifications).where(eq(stopClassifications.stopId, stopId)),
+  const [removed, , deliveries] = await db.batch([
+    db
+      .delete(stopClassifications)
+      .where(eq(stopClassifications.stopId, stopId))
+      .returning({ id: stopClassifications.id }),
     event.event,
     event.deliveries,
   ]);
-  return { eventId: event.eventId, deliveries };
+  return { deleted: removed.length > 0, eventId: event.eventId, deliveries };
 }

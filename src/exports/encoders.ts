@@ -1,0 +1,219 @@
+/**
+ * The bytes of an export file from columnar batches: CSV through the API's one CSV writer
+ * (src/http/csv.ts), Parquet through hyparquet-writer (the project's Parquet library,
+ * docs/decisions.md) with typed columns. Both write as they go: a Parquet file keeps one
+ * row group of values and its metadata, a CSV file one batch (docs/exports.md, "Memory").
+ */
+import { ByteWriter, ParquetWriter } from "hyparquet-writer";
+import { CSV_MEDIA_TYPE, csvRecords } from "../http/csv";
+import { isoInstant } from "../http/instants";
+import type { Column, ColumnType } from "./columns";
+import type { ExportFormat } from "./schemas";
+import type { ColumnBatch } from "./sources";
+
+/** Where an encoder's bytes go (an `R2FileWriter`). */
+export interface ByteSink {
+  push(bytes: Uint8Array): Promise<void>;
+}
+
+/** Writes one file. */
+export interface FileEncoder {
+  /** Encodes a batch (a Parquet file buffers it until a row group is full). */
+  write(batch: ColumnBatch): Promise<void>;
+  /** Writes what is buffered and the file's end. */
+  finish(): Promise<void>;
+}
+
+/** The file name extension and media type of each format. */
+export const FORMAT_FILES: Readonly<
+  Record<ExportFormat, { extension: string; mediaType: string }>
+> = {
+  parquet: { extension: "parquet", mediaType: "application/vnd.apache.parquet" },
+  csv: { extension: "csv", mediaType: CSV_MEDIA_TYPE },
+};
+
+/** An instant as ms since the epoch, from a number (ms) or an ISO 8601 text. */
+function epochMs(value: unknown): number | null {
+  if (typeof value === "number") return value;
+  if (typeof value === "string") return Date.parse(value);
+  return null;
+}
+
+/** A CSV cell: an instant given as ms is written as the JSON answers write it (ISO 8601, UTC). */
+function csvCell(value: unknown, type: ColumnType): unknown {
+  return type === "timestamp" && typeof value === "number" ? isoInstant(value) : value;
+}
+
+const encoder = new TextEncoder();
+
+/** CSV: a header row with the dotted column names, then each batch's records. */
+class CsvEncoder implements FileEncoder {
+  constructor(
+    private readonly columns: readonly Column[],
+    private readonly sink: ByteSink,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.sink.push(encoder.encode(csvRecords([this.columns.map((c) => c.name)])));
+  }
+
+  async write(batch: ColumnBatch): Promise<void> {
+    if (batch.length === 0) return;
+    const records: unknown[][] = new Array(batch.length);
+    for (let i = 0; i < batch.length; i++) {
+      records[i] = this.columns.map((c, j) => csvCell(batch.columns[j]?.[i], c.type));
+    }
+    await this.sink.push(encoder.encode(csvRecords(records)));
+  }
+
+  async finish(): Promise<void> {}
+}
+
+/** A Parquet schema element per column type: OPTIONAL (a nested object may be null). */
+function schemaElement(column: Column) {
+  const base = { name: column.name, repetition_type: "OPTIONAL" as const };
+  switch (column.type) {
+    case "string":
+      return { ...base, type: "BYTE_ARRAY" as const, converted_type: "UTF8" as const };
+    case "int":
+      return { ...base, type: "INT64" as const };
+    case "double":
+      return { ...base, type: "DOUBLE" as const };
+    case "boolean":
+      return { ...base, type: "BOOLEAN" as const };
+    case "timestamp":
+      return {
+        ...base,
+        type: "INT64" as const,
+        logical_type: {
+          type: "TIMESTAMP" as const,
+          isAdjustedToUTC: true,
+          unit: "MILLIS" as const,
+        },
+      };
+  }
+}
+
+/**
+ * The encodings of a column's values: deltas for 64-bit integers (instants a second apart
+ * cost almost nothing), byte-stream split for doubles (it lets the codec see the exponent
+ * bytes together), the writer's choice (a dictionary, when it pays) for the rest.
+ */
+function encodingOf(type: ColumnType) {
+  if (type === "int" || type === "timestamp") return "DELTA_BINARY_PACKED" as const;
+  if (type === "double") return "BYTE_STREAM_SPLIT" as const;
+  return undefined;
+}
+
+/** A column's values as the Parquet writer takes them (64-bit integers as bigint). */
+function parquetValues(values: readonly unknown[], type: ColumnType): unknown[] {
+  const out: unknown[] = new Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v === null || v === undefined) {
+      out[i] = null;
+      continue;
+    }
+    if (type === "int") out[i] = BigInt(v as number);
+    else if (type === "timestamp") {
+      const ms = epochMs(v);
+      out[i] = ms === null || Number.isNaN(ms) ? null : BigInt(ms);
+    } else out[i] = v;
+  }
+  return out;
+}
+
+/** Cells a Parquet row group holds about (rows = this / columns): bounds its memory. */
+export const ROW_GROUP_CELLS = 500_000;
+
+/**
+ * A `ByteWriter` that hands its bytes to the sink after every row group (the writer calls
+ * `flush`) and starts its buffer again, keeping `offset` (the file position the metadata
+ * records) counting on.
+ */
+class SinkWriter extends ByteWriter {
+  constructor(private readonly sink: ByteSink) {
+    super(1 << 20);
+  }
+
+  flush(): Promise<void> {
+    const bytes = this.getBytes().slice();
+    this.index = 0;
+    return this.sink.push(bytes);
+  }
+}
+
+/** Parquet: row groups of about `ROW_GROUP_CELLS` cells, Snappy-compressed pages. */
+class ParquetEncoder implements FileEncoder {
+  private readonly writer: SinkWriter;
+  private readonly parquet: ParquetWriter;
+  private readonly groupRows: number;
+  private pending: unknown[][];
+  private pendingRows = 0;
+
+  constructor(
+    private readonly columns: readonly Column[],
+    sink: ByteSink,
+  ) {
+    this.writer = new SinkWriter(sink);
+    this.parquet = new ParquetWriter({
+      writer: this.writer,
+      schema: [{ name: "root", num_children: columns.length }, ...columns.map(schemaElement)],
+      createdBy: "production-monitoring-api",
+    });
+    this.groupRows = Math.max(1_000, Math.floor(ROW_GROUP_CELLS / Math.max(1, columns.length)));
+    this.pending = columns.map(() => []);
+  }
+
+  async write(batch: ColumnBatch): Promise<void> {
+    let at = 0;
+    while (at < batch.length) {
+      const take = Math.min(batch.length - at, this.groupRows - this.pendingRows);
+      this.columns.forEach((_, j) => {
+        const values = batch.columns[j] ?? [];
+        const target = this.pending[j] ?? [];
+        for (let i = at; i < at + take; i++) target.push(values[i]);
+      });
+      this.pendingRows += take;
+      at += take;
+      if (this.pendingRows >= this.groupRows) await this.writeGroup();
+    }
+  }
+
+  private async writeGroup(): Promise<void> {
+    if (this.pendingRows === 0) return;
+    const columnData = this.columns.map((c, j) => ({
+      name: c.name,
+      data: parquetValues(this.pending[j] ?? [], c.type),
+      encoding: encodingOf(c.type),
+    }));
+    this.pending = this.columns.map(() => []);
+    const rows = this.pendingRows;
+    this.pendingRows = 0;
+    await this.parquet.write({ columnData, rowGroupSize: rows });
+  }
+
+  async finish(): Promise<void> {
+    await this.writeGroup();
+    // The footer (schema, row groups' metadata) and the closing magic, then out.
+    await this.parquet.finish();
+    await this.writer.flush();
+  }
+}
+
+/**
+ * A new file's encoder; a CSV file's header row is written at once.
+ *
+ * @param columns the dataset's columns (`exportColumns`).
+ * @param sink where the bytes go.
+ */
+export async function newEncoder(
+  format: ExportFormat,
+  columns: readonly Column[],
+  sink: ByteSink,
+): Promise<FileEncoder> {
+  if (format === "parquet") return new ParquetEncoder(columns, sink);
+  const csv = new CsvEncoder(columns, sink);
+  await csv.start();
+  return csv;
+}

@@ -1,0 +1,163 @@
+/**
+ * The one classification path of a stop: every door that gives a stop its reason (the
+ * operator's `PUT /operator/v1/stops/{stop_id}/classification`, the scanner's
+ * `POST /v1/realtime/{machine_id}/stop-reason`) and takes it away (the operator's
+ * `DELETE`) calls these functions, so that each writes the same rows, emits the same
+ * webhook events (`MachineStopClassificationCreated` / `Updated` / `Deleted`,
+ * docs/webhooks.md) and the same stream events (`stop.classified`, `stop.unclassified`,
+ * docs/live-events.md). Their D1 work is in ./classification-queries.ts.
+ */
+
+import type { Database } from "../db/client";
+import { scopeIn } from "../db/company-scope";
+import type { Env } from "../env";
+import { stopClassified, stopUnclassified } from "../events/payloads";
+import { publish } from "../events/publish";
+import { ApiError } from "../http/errors";
+import {
+  type ClassificationOut,
+  type ClassificationRow,
+  type ReportShift,
+  type StopOut,
+  toClassificationOut,
+} from "../reports/schemas";
+import { findStopWithClassification, type StopWithClassification } from "../reports/stops-report";
+import { dispatchDeliveries } from "../webhooks/events";
+import type { OutboxBindings } from "../webhooks/outbox";
+import {
+  type ClassificationInput,
+  classificationChange,
+  deleteClassification,
+  putClassification,
+} from "./classification-queries";
+
+export type { ClassificationInput } from "./classification-queries";
+
+/** The bindings a classification change needs: the webhook outbox and the stop's stream. */
+export type ClassifyBindings = OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT" | "MACHINE_STREAM">;
+
+/**
+ * How many times a classification is read and written when other requests change it between
+ * the read and the write. Every round lets one writer through, so five scanners giving a stop
+ * reasons at the same instant all succeed; more than that, and the caller is told to retry.
+ */
+const MAX_ATTEMPTS = 5;
+
+/** A stop as it was classified: the stops report's shapes, as webhook events carry them. */
+export interface ClassifiedStop {
+  /** The stop before the change, with its company. */
+  found: StopWithClassification & { companyId: number };
+  classification: ClassificationOut;
+  stop: StopOut;
+  machine: { id: number; name: string };
+  /** The shift instance containing the stop's start, or null. */
+  shift: ReportShift | null;
+  /** The webhook event the change emitted; null when the stop already had this classification. */
+  emitted: "Created" | "Updated" | null;
+}
+
+/** True when the stored classification already says exactly what `input` says. */
+function sameClassification(row: ClassificationRow, input: ClassificationInput): boolean {
+  return (
+    row.id !== null &&
+    row.description === input.description &&
+    row.componentName === input.component &&
+    row.specificCauseName === input.specificCause &&
+    row.generalCauseName === input.generalCause
+  );
+}
+
+/**
+ * Gives a stop its classification (creating or replacing it), with the webhook event and
+ * the stream event of the change. Cause names are found in the company's catalog (exact,
+ * trimmed by the caller) or added to it; a caller that must not add causes resolves them
+ * first. A classification equal to the stored one (same description and causes) changes
+ * nothing and emits nothing: a scanner that repeats its reason is not a second event.
+ *
+ * @param env the webhook outbox and the stream bindings.
+ * @param db the company's shard (or the shard holding the stop, for the operator).
+ * @param stopId the stop, by its global id.
+ * @param companyId the company the stop must belong to; null = any (the operator).
+ * @param input the whole classification (an absent cause or description is null).
+ * @param now the instant of the change, ms (the event's timestamp, open stops' duration).
+ * @returns the stop, its classification and what was emitted; null when the stop is
+ *   unknown, deleted, or not the company's.
+ * @throws ApiError 409 when other requests changed the classification between each of
+ *   `MAX_ATTEMPTS` reads and writes.
+ */
+export async function classifyStop(
+  env: ClassifyBindings,
+  db: Database,
+  stopId: number,
+  companyId: number | null,
+  input: ClassificationInput,
+  now: number = Date.now(),
+): Promise<ClassifiedStop | null> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+    const found = await findStopWithClassification(db, stopId, companyId);
+    if (!found) return null;
+    const current = found.classification;
+    const unchanged = sameClassification(current, input);
+    const kind = current.id === null ? "Created" : "Updated";
+    const change = await classificationChange(db, found, kind, now);
+    const context = { found, stop: change.stop, machine: change.machine, shift: change.shift };
+    if (unchanged) {
+      return { ...context, classification: toClassificationOut(current), emitted: null };
+    }
+    const scope = scopeIn(db, found.companyId);
+    const replaces =
+      current.id === null || current.updatedAt === null
+        ? null
+        : { id: current.id, updatedAt: current.updatedAt };
+    const { applied, eventId, deliveries, written } = await putClassification(
+      scope,
+      stopId,
+      input,
+      change,
+      replaces,
+    );
+    if (!applied) continue;
+    await dispatchDeliveries(env, scope, eventId, deliveries);
+    if (!written) return null;
+    const classification = toClassificationOut(written);
+    await publish(
+      env,
+      found.companyId,
+      found.stop.machineId,
+      stopClassified(stopId, classification),
+    );
+    return { ...context, classification, emitted: kind };
+  }
+  throw new ApiError(
+    409,
+    `The classification of stop ${stopId} was changed by other requests at the same time: try again`,
+  );
+}
+
+/**
+ * Deletes a stop's classification, with the `MachineStopClassificationDeleted` webhook event
+ * and the `stop.unclassified` stream event.
+ *
+ * @param companyId the company the stop must belong to; null = any (the operator).
+ * @returns `not_found` for an unknown or deleted stop (or another company's),
+ *   `unclassified` when the stop has no classification (or another request deleted it
+ *   first: one event only), else `deleted`.
+ */
+export async function unclassifyStop(
+  env: ClassifyBindings,
+  db: Database,
+  stopId: number,
+  companyId: number | null,
+  now: number = Date.now(),
+): Promise<"not_found" | "unclassified" | "deleted"> {
+  const found = await findStopWithClassification(db, stopId, companyId);
+  if (!found) return "not_found";
+  if (found.classification.id === null) return "unclassified";
+  const change = await classificationChange(db, found, "Deleted", now);
+  const { deleted, eventId, deliveries } = await deleteClassification(db, stopId, change);
+  if (!deleted) return "unclassified";
+  const scope = scopeIn(db, found.companyId);
+  await dispatchDeliveries(env, scope, eventId, deliveries);
+  await publish(env, found.companyId, found.stop.machineId, stopUnclassified(stopId));
+  return "deleted";
+}

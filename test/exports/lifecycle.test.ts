@@ -1,0 +1,184 @@
+/**
+ * An export's life: steps that survive a restart of its object (nothing lost, nothing
+ * twice), files cut at `rowsPerFile`, progress while it runs, a company's exports at once
+ * (a fourth is a 429), the files' expiry, and downloads by range as Parquet readers ask.
+ */
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { MAX_ACTIVE_EXPORTS } from "../../src/exports/schemas";
+import {
+  api,
+  createCompany,
+  createMachines,
+  createSignal,
+  ingest,
+  type TestCompany,
+} from "../harness";
+import { exportsStub, finishExport, getExport, readExport, startExport } from "./export-harness";
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 1, 2);
+
+/** A company with one signal sampled every minute for `days` days from T0. */
+async function sampledSignal(days: number): Promise<{
+  co: TestCompany;
+  uuid: string;
+  signal: string;
+  samples: (readonly [number, number])[];
+}> {
+  const co = await createCompany();
+  const uuid = crypto.randomUUID();
+  const [machine] = await createMachines(co.id, [{ name: "Press", uuid }]);
+  const signal = await createSignal(machine?.id ?? 0, { name: "power" });
+  const samples = Array.from(
+    { length: days * 1440 },
+    (_, i) => [T0 + i * 60_000, Math.round(Math.cos(i / 50) * 1e6) / 100] as const,
+  );
+  await ingest(signal, samples);
+  return { co, uuid, signal, samples };
+}
+
+/** A signal export's body over `days` days from T0, 1-second buckets (one point a sample). */
+const signalExport = (signal: string, days: number, extra: Record<string, unknown> = {}) => ({
+  dataset: "signals",
+  filters: {
+    signals: [signal],
+    start_time: new Date(T0).toISOString(),
+    end_time: new Date(T0 + days * DAY).toISOString(),
+  },
+  ...extra,
+});
+
+describe("an export in steps", () => {
+  it("survives a restart of its object mid-export: every point once, files cut at rowsPerFile", async () => {
+    // 60 days of 1-second buckets: 52 batches of the store, more than one step.
+    const { co, samples, signal } = await sampledSignal(60);
+    const started = await startExport(co.key, signalExport(signal, 60, { rowsPerFile: 12_345 }));
+    const seen: number[] = [];
+    let restarted = false;
+    const done = await finishExport(co.key, co.id, started.id, async (state) => {
+      seen.push(state.progress);
+      if (!restarted && state.state === "running" && state.files.length > 0) {
+        expect(state.progress).toBeGreaterThan(0);
+        expect(state.progress).toBeLessThan(1);
+        expect(state.rows).toBeGreaterThanOrEqual(state.files.length * 12_345);
+        // A restart (a deploy, an eviction) between two steps: the file being written is lost.
+        await runInDurableObject(exportsStub(co.id), (_instance, ctx) =>
+          ctx.abort("restart"),
+        ).catch((error: unknown) => expect(String(error)).toContain("restart"));
+        restarted = true;
+      }
+    });
+    expect(restarted).toBe(true);
+    expect(done.state).toBe("succeeded");
+    // Progress never went back, even across the restart.
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    // Files end inside the store's batches (1,666 or 1,667 points each), not on their edges.
+    expect(done.files.map((f) => f.rows)).toEqual([...Array(6).fill(12_345), 12_330]);
+    expect(done.files.map((f) => f.name)).toEqual(
+      [1, 2, 3, 4, 5, 6, 7].map((i) => `part-0000${i}.parquet`),
+    );
+    const back = await readExport(co.key, done);
+    expect(back.rows.map((r) => [Number(r[3]), r[4]])).toEqual(samples);
+    // Nothing in the bucket but the listed files (an abandoned upload would not be listed).
+    const listed = await env.HISTORY.list({ prefix: `exports/${co.id}/${done.id}/` });
+    expect(listed.objects.map((o) => o.key.split("/").at(-1))).toEqual(
+      done.files.map((f) => f.name),
+    );
+  });
+
+  it("runs at most three exports of a company at once; a fourth is a 429 until one ends", async () => {
+    const { co, signal } = await sampledSignal(1);
+    const ids: string[] = [];
+    // 90 days of 1-second buckets each (78 batches): none ends before the fourth is asked.
+    for (let i = 0; i < MAX_ACTIVE_EXPORTS; i++) {
+      ids.push((await startExport(co.key, signalExport(signal, 90, { format: "csv" }))).id);
+    }
+    const refused = await api(co.key, "/v1/exports", {
+      method: "POST",
+      json: signalExport(signal, 1),
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("60");
+    expect(await refused.json()).toEqual({
+      detail: "The company already runs 3 exports (at most 3 at once); retry when one has finished",
+    });
+    // They take turns, a step each; all three end.
+    for (const id of ids) expect((await finishExport(co.key, co.id, id)).state).toBe("succeeded");
+    await startExport(co.key, signalExport(signal, 1));
+    // Another company is not counted against this one.
+    const other = await sampledSignal(1);
+    await startExport(other.co.key, signalExport(other.signal, 1));
+  });
+
+  it("deletes the files when the export expires, and then answers it as expired", async () => {
+    const { co, signal } = await sampledSignal(1);
+    const done = await finishExport(
+      co.key,
+      co.id,
+      (await startExport(co.key, signalExport(signal, 1))).id,
+    );
+    expect(done.state).toBe("succeeded");
+    expect(Date.parse(done.expiresAt ?? "") - Date.parse(done.finishedAt ?? "")).toBe(7 * DAY);
+    const prefix = `exports/${co.id}/${done.id}/`;
+    expect((await env.HISTORY.list({ prefix })).objects).toHaveLength(1);
+    // Seven days later (the object's clock cannot be moved: its expiry is brought forward).
+    await runInDurableObject(exportsStub(co.id), (_instance, ctx) => {
+      ctx.storage.sql.exec("UPDATE exports SET expires_at = ? WHERE id = ?", Date.now(), done.id);
+    });
+    await runDurableObjectAlarm(exportsStub(co.id));
+    expect((await env.HISTORY.list({ prefix })).objects).toHaveLength(0);
+    const expired = await getExport(co.key, done.id);
+    expect(expired).toMatchObject({ state: "expired", files: [] });
+    const file = await api(co.key, done.files[0]?.url ?? "");
+    expect(file.status).toBe(404);
+  });
+});
+
+describe("downloads", () => {
+  it("stream the whole file, or the range a Parquet reader asks for", async () => {
+    const { co, signal } = await sampledSignal(1);
+    const done = await finishExport(
+      co.key,
+      co.id,
+      (await startExport(co.key, signalExport(signal, 1))).id,
+    );
+    const file = done.files[0];
+    if (!file) throw new Error("no file");
+    const whole = await api(co.key, file.url);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("content-type")).toBe("application/vnd.apache.parquet");
+    expect(whole.headers.get("accept-ranges")).toBe("bytes");
+    expect(whole.headers.get("content-disposition")).toBe(`attachment; filename="${file.name}"`);
+    const bytes = new Uint8Array(await whole.arrayBuffer());
+    expect(bytes.length).toBe(file.bytes);
+    const text = (b: ArrayBuffer) => new TextDecoder().decode(b);
+
+    const head = await api(co.key, file.url, { headers: { range: "bytes=0-3" } });
+    expect(head.status).toBe(206);
+    expect(head.headers.get("content-range")).toBe(`bytes 0-3/${file.bytes}`);
+    expect(text(await head.arrayBuffer())).toBe("PAR1");
+    // The footer's length and the magic: how a reader finds the metadata.
+    const tail = await api(co.key, file.url, { headers: { range: "bytes=-8" } });
+    expect(tail.status).toBe(206);
+    expect(tail.headers.get("content-range")).toBe(
+      `bytes ${file.bytes - 8}-${file.bytes - 1}/${file.bytes}`,
+    );
+    expect(new Uint8Array(await tail.arrayBuffer())).toEqual(bytes.subarray(file.bytes - 8));
+    const middle = await api(co.key, file.url, { headers: { range: "bytes=100-" } });
+    expect(new Uint8Array(await middle.arrayBuffer())).toEqual(bytes.subarray(100));
+
+    const outside = await api(co.key, file.url, { headers: { range: `bytes=${file.bytes}-` } });
+    expect(outside.status).toBe(416);
+    expect(outside.headers.get("content-range")).toBe(`bytes */${file.bytes}`);
+    expect(await outside.json()).toEqual({ detail: "Range Not Satisfiable" });
+
+    const sized = await api(co.key, file.url, { method: "HEAD" });
+    expect(sized.status).toBe(200);
+    expect(sized.headers.get("content-length")).toBe(String(file.bytes));
+
+    const unknown = await api(co.key, file.url.replace("part-00001", "part-00002"));
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ detail: "File not found" });
+  });
+});
