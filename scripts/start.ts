@@ -17,7 +17,7 @@
  * wrangler (one line per request, about 200 while the demo loads) and the seed's progress
  * go to `.wrangler/start.log`; `npm start -- --verbose` shows them on the terminal instead.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
@@ -110,13 +110,14 @@ async function waitUntilReady(
 /**
  * Applies the D1 migrations to every local database of wrangler.toml in one local runtime
  * (scripts/migrate-d1.ts `--local`), unless its record says the same files were applied to
- * the same databases (a restart), in a process of its own: what it imports of wrangler
- * installs signal handlers that exit the process, which here would leave wrangler dev
- * running after Ctrl-C. Its lines (one per database) are printed; on a failure, all of it.
+ * the same databases (a restart), in a process of its own (its Miniflare is disposed of when
+ * it ends, and a Ctrl-C stops it with this script). Its lines (one per database) are
+ * printed; on a failure, all of it.
  *
- * @returns false when a migration failed.
+ * @param track told of the child while it runs, so that a stop signal reaches it.
+ * @returns false when a migration failed or the start was stopped.
  */
-function migrate(): boolean {
+async function migrate(track: (child: ChildProcess | undefined) => void): Promise<boolean> {
   const databases = localDatabases(readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8"));
   if (migrationsRecorded(PROJECT_ROOT, databases)) {
     console.log(
@@ -124,19 +125,33 @@ function migrate(): boolean {
     );
     return true;
   }
-  const result = spawnSync(
+  const child = spawn(
     process.execPath,
     ["--import", "tsx", join(PROJECT_ROOT, "scripts", "migrate-d1.ts"), "--local"],
-    { cwd: PROJECT_ROOT, encoding: "utf8" },
+    { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] },
   );
-  if (result.error) throw result.error;
-  const output = `${result.stdout}${result.stderr}`.trimEnd();
+  track(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += String(chunk);
+  });
+  child.stderr.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const status = await new Promise<number | null>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  track(undefined);
+  const output = `${stdout}${stderr}`.trimEnd();
   appendFileSync(LOG_PATH, `${output}\n`);
-  if (result.status !== 0) {
+  if (stopping) return false;
+  if (status !== 0) {
     console.error(output);
     return false;
   }
-  console.log(result.stdout.trimEnd());
+  console.log(stdout.trimEnd());
   return true;
 }
 
@@ -210,8 +225,18 @@ async function main(): Promise<void> {
     return;
   }
 
-  if (!migrate()) {
-    console.error("Applying the D1 migrations failed.");
+  // Ctrl-C (or SIGTERM) stops whichever child runs: the migrations, then wrangler dev (whose
+  // exit ends this script, below).
+  let child: ChildProcess | undefined;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      stopping = true;
+      if (child && child.exitCode === null && child.signalCode === null) child.kill(signal);
+      else process.exit(128 + (constants.signals[signal] ?? 0));
+    });
+  }
+  if (!(await migrate((running) => (child = running)))) {
+    if (!stopping) console.error("Applying the D1 migrations failed.");
     process.exitCode = 1;
     return;
   }
@@ -224,12 +249,7 @@ async function main(): Promise<void> {
     stdio: logFd === undefined ? "inherit" : ["ignore", logFd, logFd],
     env: quietEnv,
   });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      stopping = true;
-      if (dev.exitCode === null && dev.signalCode === null) dev.kill(signal);
-    });
-  }
+  child = dev;
   dev.on("error", (error) => {
     console.error(`Could not start wrangler dev: ${error.message}`);
     process.exit(1);
@@ -276,6 +296,11 @@ async function main(): Promise<void> {
     console.log(seed.seeded ? "Demo data loaded." : "Demo data already loaded.");
     clock.done(seed.seeded ? "demo data" : "demo keys checked");
   } catch (error) {
+    if (stopping) {
+      // Stopped while loading: only what the next start needs to know.
+      if (error instanceof PartialSeedError) console.error(error.message);
+      return;
+    }
     if (error instanceof PartialSeedError) {
       console.error(`Loading the demo data failed: ${describe(error.cause)}\n${error.message}`);
     } else {
