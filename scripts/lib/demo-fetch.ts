@@ -8,10 +8,13 @@
  *   restarted mid-request": its proxy lost the request on a keep-alive connection the
  *   runtime was closing, before the Worker saw it (workers-sdk issue 14641). Retried after
  *   `Retry-After` (at least {@link MIN_WAIT_MS}), whatever the method.
- * - A GET or HEAD that has not answered within {@link READ_TIMEOUT_MS}, or whose connection
- *   failed: retried. (`wrangler dev` 4.86 holds a GET that met that race until its next
- *   reload, which never comes.)
- * - A network error of any other method is not retried: the request may have run.
+ * - A connection refused (nothing was sent), or closed by the server with no answer (the same
+ *   keep-alive race between this client and `wrangler dev`'s proxy: the server closes only a
+ *   connection it holds idle, so it did not read the request): retried, whatever the method.
+ * - A GET or HEAD that has not answered within {@link READ_TIMEOUT_MS}, or that failed any
+ *   other way: retried. (`wrangler dev` 4.86 holds a GET that met the race above until its
+ *   next reload, which never comes.)
+ * - Any other failure of another method is not retried: the request may have run.
  */
 
 /** Most attempts of one request. */
@@ -41,6 +44,21 @@ export interface DemoFetchOptions {
 const isRead = (method: string) => method === "GET" || method === "HEAD";
 
 /**
+ * Whether a fetch error says the request was not read by the server: the connection was
+ * refused, or the server closed it without an answer (undici's `UND_ERR_SOCKET` "other side
+ * closed", or a reset).
+ */
+export function notDelivered(error: unknown): boolean {
+  const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return (
+    code === "ECONNREFUSED" ||
+    code === "UND_ERR_SOCKET" ||
+    code === "ECONNRESET" ||
+    code === "EPIPE"
+  );
+}
+
+/**
  * The wait a retryable answer asks for, or null when the answer is not retryable.
  *
  * @param status the answer's status.
@@ -60,8 +78,8 @@ export function retryWait(status: number, retryAfter: string | null): number | n
  *
  * @returns a fetch that answers the first final answer, or the last retryable one when
  *   {@link MAX_ATTEMPTS} are spent.
- * @throws the network error (or timeout) of a read's last attempt, or of any other method's
- *   first one.
+ * @throws the network error (or timeout) of the last attempt, or the first failure of a
+ *   method other than GET and HEAD that may have reached the server.
  */
 export function demoFetch(options: DemoFetchOptions = {}): Fetch {
   const send = options.send ?? ((request: Request) => fetch(request));
@@ -81,7 +99,7 @@ export function demoFetch(options: DemoFetchOptions = {}): Fetch {
           read ? new Request(copy, { signal: AbortSignal.timeout(readTimeoutMs) }) : copy,
         );
       } catch (error) {
-        if (!read || last) throw error;
+        if (last || !(read || notDelivered(error))) throw error;
         options.onRetry?.(`${what}: ${String(error)}; attempt ${attempt + 1} in 1 s`);
         await sleep(1000);
         continue;

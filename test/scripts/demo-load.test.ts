@@ -89,7 +89,28 @@ describe("the demo load's fetch", () => {
     }
   });
 
-  it("does not resend a POST whose connection failed (it may have run), but resends a GET", async () => {
+  it("resends any request whose connection was refused or closed under it unanswered", async () => {
+    const closed = () =>
+      Promise.reject(
+        new TypeError("fetch failed", {
+          cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }),
+        }),
+      );
+    const refused = () =>
+      Promise.reject(
+        new TypeError("fetch failed", {
+          cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+        }),
+      );
+    const { send, sent } = scripted([closed, refused, () => new Response("{}", { status: 201 })]);
+    const response = await demoFetch({ send, sleep: noWait })(
+      new Request("http://w/operator/v1/signals/s/samples", { method: "POST", body: "[1]" }),
+    );
+    expect(response.status).toBe(201);
+    expect(sent).toEqual(Array(3).fill({ method: "POST", body: "[1]" }));
+  });
+
+  it("does not resend a POST that failed otherwise (it may have run), but resends a GET", async () => {
     const broken = () => Promise.reject(new TypeError("fetch failed"));
     const post = scripted([broken, () => new Response("{}")]);
     await expect(
