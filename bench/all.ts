@@ -14,6 +14,7 @@ const BENCHES = [
   "session-client.ts",
   "company-move.ts",
   "signals-plant.ts",
+  "archive.ts",
   "rate-limit.ts",
   "realtime.ts",
   "reports.ts",

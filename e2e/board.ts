@@ -6,16 +6,18 @@
  * Against its own local Worker (fresh state, see stack.ts), it builds a plant in
  * Europe/Rome through the operator and public APIs: two machines running a 24-hour shift,
  * with `power` and `count` samples over the last 24 hours, a SKU write and an operator on
- * the first, an open stop on the second, a catalog of stop causes, and a bench that runs no
- * shift. The browser runs
+ * the first, an open stop on the second, a third whose counter has said no pieces for 12
+ * minutes (a detected stop, which nobody recorded), a catalog of stop causes, and a bench
+ * that runs no shift. The browser runs
  * in another zone (America/New_York). Then it loads the board, enters the key, and checks
  * what a person would: every time is the plant's (the update, the stop, the charts), not
  * the browser's; every machine is shown with its shift (a 24-hour one as such), SKU,
- * operator, production, OEE and stop ("Down since 14:05, reason not given"); the bench is
- * not polled into an error every round; a realtime write through the API shows on the board
- * within 5 s (it follows the company's live events), and so do a stop that ended without a
- * reason ("waiting for its reason") and the reasons a scanner gives
- * (`POST /v1/realtime/{machine_id}/stop-reason`); the keyboard opens a machine, whose power and count plots and OEE per
+ * operator, production, OEE and stop ("Down since 14:05, reason not given"; a machine that
+ * made nothing: "no production", not 0 %); the bench is not polled into an error every round;
+ * a realtime write through the API shows on the board within 5 s (it follows the company's
+ * live events), and so do a stop that ended without a reason ("waiting for its reason") and
+ * the reasons a scanner gives (`POST /v1/realtime/{machine_id}/stop-reason`); the keyboard
+ * opens a machine, whose power and count plots and OEE per
  * shift are drawn; the page fits 390 px and 1,400 px without horizontal scrolling, and no
  * figure breaks across lines; the icon answers; a company without machines says so. It saves screenshots to
  * `docs/board.png` (1,400 px) and `docs/board-phone.png` (390 px).
@@ -70,6 +72,9 @@ interface Plant {
   skus: { id: string; sku: string }[];
   /** When the second machine's stop began, ms. */
   stopStart: number;
+  /** A running machine whose count signal says no pieces since `detectedStart`. */
+  capper: { id: number; name: string };
+  detectedStart: number;
 }
 
 /** A company of its own with a key and no machine at all. */
@@ -121,20 +126,46 @@ async function buildPlant(stack: Stack): Promise<Plant> {
   );
   if (!apiKey) throw new Error("no key");
   const key = apiKey.key;
-  const [press, filler, bench] = await call<{ id: number; uuid: string; name: string }[]>(
+  const [press, filler, bench, capper] = await call<{ id: number; uuid: string; name: string }[]>(
     stack,
     `/operator/v1/companies/${company.id}/machines`,
-    { body: [{ name: "Press 1" }, { name: "Filler 2" }, { name: "Bench 3" }] },
+    {
+      body: [{ name: "Press 1" }, { name: "Filler 2" }, { name: "Bench 3" }, { name: "Capper 4" }],
+    },
   );
-  if (!press || !filler || !bench) throw new Error("no machines");
+  if (!press || !filler || !bench || !capper) throw new Error("no machines");
   const machines = [press, filler];
   // 24-hour shifts: the instance of today runs now, whatever the hour; the bench has none.
   await call(stack, `/operator/v1/companies/${company.id}/shifts`, {
     body: [
-      { name: "Day", startTime: "00:00", endTime: "00:00", machineIds: [press.id, filler.id] },
+      {
+        name: "Day",
+        startTime: "00:00",
+        endTime: "00:00",
+        machineIds: [press.id, filler.id, capper.id],
+      },
     ],
   });
   const now = Date.now();
+  // The capper's counter, every second: pieces, then none for the last 12 minutes. Nobody
+  // records a stop: the machine tells it (a detected stop, open).
+  const wholeSecond = Math.floor(now / 1000) * 1000;
+  const detectedStart = wholeSecond - 12 * 60_000;
+  const [capperCount] = await call<{ publicId: string }[]>(
+    stack,
+    `/operator/v1/machines/${capper.id}/signals`,
+    { body: [{ name: "count", displayName: "Pieces", kind: "counter" }] },
+  );
+  if (!capperCount) throw new Error("no capper count signal");
+  const capperTimes: string[] = [];
+  const capperValues: number[] = [];
+  for (let t = wholeSecond - 40 * 60_000; t <= wholeSecond; t += 1000) {
+    capperTimes.push(new Date(t).toISOString());
+    capperValues.push(t < detectedStart ? 1 : 0);
+  }
+  await call(stack, `/operator/v1/signals/${capperCount.publicId}/samples`, {
+    body: { timestamps: capperTimes, values: capperValues },
+  });
   for (const machine of machines) {
     const signals = await call<{ publicId: string; name: string }[]>(
       stack,
@@ -204,7 +235,7 @@ async function buildPlant(stack: Stack): Promise<Plant> {
       },
     ],
   });
-  return { key, machines, bench, skus, stopStart };
+  return { key, machines, bench, skus, stopStart, capper, detectedStart };
 }
 
 function check(condition: unknown, message: string): asserts condition {
@@ -306,8 +337,21 @@ async function main(): Promise<void> {
       `machine 2 shows "Down since ${since}, reason not given", the plant's time`,
     );
     check(one.includes("No open stop, none waiting for a reason"), "machine 1 has no stop to show");
+    const detectedSince = wallClock(plant.detectedStart, PLANT_ZONE);
+    await page
+      .locator(`[data-machine-id="${plant.capper.id}"] [data-field="stop"]`)
+      .filter({ hasText: `Down since ${detectedSince}, reason not given` })
+      .waitFor({ timeout: 10_000 });
     check(
-      (await page.locator("[data-machine-id]").count()) === plant.machines.length + 1,
+      true,
+      `the capper, whose counter went silent, shows its detected stop: "Down since ${detectedSince}, reason not given"`,
+    );
+    check(
+      /Quality no production/.test(two) && !/Quality 0\.0/.test(two),
+      "machine 2, which made nothing, shows no production for its quality, not 0 %",
+    );
+    check(
+      (await page.locator("[data-machine-id]").count()) === plant.machines.length + 2,
       "every machine is on the board",
     );
     check(

@@ -3,12 +3,14 @@
  * SME CSV: `npx tsx scripts/check-demo-oee.ts [--url URL] [--start ISO] [--end ISO]`.
  *
  * A second, independent implementation of the demo's rules (data/README.md, "Production,
- * stops and OEE") and of docs/metrics.md: it does not use the seed's derivation code, and
- * works on the raw rows (each row's interval, kind, items) instead of on runs, logs and
- * stops. For every row of the report (all pages, instance starts in [start, end]) it
- * recomputes the time classes, availability, effectiveness, quality, OEE and minutes lost
- * by low speed, and compares them to 1e-6. It also checks that each instance starts at
- * 06:00, 14:00 or 22:00 Europe/Rome and ends at the next of those wall-clock times.
+ * stops and OEE"), of the stops the count signal makes (docs/machine-state.md, in
+ * ./lib/demo-detected-stops.ts) and of docs/metrics.md: it does not use the seed's
+ * derivation code nor the Worker's detection, and works on the raw rows (each row's interval,
+ * kind, items) instead of on runs, logs and stops. For every row of the report (all pages,
+ * instance starts in [start, end]) it recomputes the time classes, availability,
+ * effectiveness, quality, OEE and minutes lost by low speed, and compares them to 1e-6. It
+ * also checks that each instance starts at 06:00, 14:00 or 22:00 Europe/Rome and ends at the
+ * next of those wall-clock times.
  *
  * `--replayed` checks the demo week instead (what the replay of `npm start` filled in for
  * the last 7 days, scripts/lib/replay-week.ts): the report rows of the closed shift instances
@@ -27,6 +29,7 @@ import { TZDate } from "@date-fns/tz";
 import { createClient } from "../clients/typescript/src/index";
 import { parseCsv, toIsoUtc } from "./lib/csv";
 import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
+import { detectedStops, type Interval, joined, lengthOf, without } from "./lib/demo-detected-stops";
 import { readDemoKeys } from "./lib/demo-seed";
 import { ok } from "./lib/http";
 import { resolveBaseUrl } from "./lib/local-server";
@@ -51,8 +54,8 @@ interface Row {
 interface ReportRow {
   machine: { id: number; name: string };
   shift: { name: string; startTime: string; endTime: string };
-  shiftIndicators: Record<string, number>;
-  productionMetrics: Record<string, number>;
+  shiftIndicators: Record<string, number | null>;
+  productionMetrics: Record<string, number | null>;
 }
 
 /** The SME rows of each asset with their intervals, kinds and automatic rates. */
@@ -146,12 +149,33 @@ function nominalSpeeds(rows: Map<number, Row[]>): Map<string, number> {
   return out;
 }
 
-/** The report figures of one asset and window, from the rows (docs/metrics.md). */
-function expected(rows: Row[], speeds: Map<string, number>, asset: number, w0: number, w1: number) {
-  let stopMs = 0;
-  let productionMs = 0;
-  let first = Number.POSITIVE_INFINITY;
-  let last = Number.NEGATIVE_INFINITY;
+/** The stops the count signal makes, per asset (the alarm runs are the recorded stops). */
+function detectedByAsset(rows: Map<number, Row[]>, now: number): Map<number, Interval[]> {
+  const out = new Map<number, Interval[]>();
+  for (const [asset, list] of rows) {
+    const alarms = joined(
+      list.filter((r) => r.kind === "alarm").map((r) => ({ start: r.ts, end: r.end })),
+    );
+    out.set(asset, detectedStops(list, alarms, now));
+  }
+  return out;
+}
+
+/**
+ * The report figures of one asset and window, from the rows and the detected stops
+ * (docs/metrics.md): alarm and detected stops are non-programmed downtime, production rows
+ * are production where no stop is.
+ */
+function expected(
+  rows: Row[],
+  detected: readonly Interval[],
+  speeds: Map<string, number>,
+  asset: number,
+  w0: number,
+  w1: number,
+) {
+  const clip = (xs: Interval[]) =>
+    joined(xs.map((x) => ({ start: Math.max(x.start, w0), end: Math.min(x.end, w1) })));
   let total = 0;
   let ideal = 0;
   for (const row of rows) {
@@ -162,24 +186,27 @@ function expected(rows: Row[], speeds: Map<string, number>, asset: number, w0: n
       total += row.items;
       ideal += row.items / speed;
     }
-    const s = Math.max(row.ts, w0);
-    const e = Math.min(row.end, w1);
-    if (e <= s || row.kind === "none") continue;
-    if (row.kind === "alarm") stopMs += e - s;
-    else productionMs += e - s;
-    first = Math.min(first, s);
-    last = Math.max(last, e);
   }
+  const interval = (r: Row) => ({ start: r.ts, end: r.end });
+  const stops = clip([...rows.filter((r) => r.kind === "alarm").map(interval), ...detected]);
+  const production = without(
+    clip(rows.filter((r) => r.kind === "production").map(interval)),
+    stops,
+  );
+  const covered = joined([...stops, ...production]);
+  const first = covered[0]?.start;
+  const last = covered[covered.length - 1]?.end;
   const available = (w1 - w0) / 60_000;
-  const covered = Number.isFinite(first);
-  const late = covered ? (first - w0) / 60_000 : 0;
-  const early = covered ? (w1 - last) / 60_000 : 0;
-  const nonProgrammed = stopMs / 60_000;
-  const noData = available - nonProgrammed - productionMs / 60_000 - late - early;
+  const late = first === undefined ? 0 : (first - w0) / 60_000;
+  const early = last === undefined ? 0 : (w1 - last) / 60_000;
+  const nonProgrammed = lengthOf(stops) / 60_000;
+  const noData = available - nonProgrammed - lengthOf(production) / 60_000 - late - early;
   const run = available - (nonProgrammed + late + early + noData);
-  const availability = available > 0 ? run / available : 0;
-  const effectiveness = run > 0 ? ideal / run : 0;
-  const quality = total > 0 ? 1 : 0;
+  // A ratio without a denominator is null (docs/metrics.md); OEE is fully productive time
+  // over the available time (every item is good here), 0 when nothing was made.
+  const availability = available > 0 ? run / available : null;
+  const effectiveness = run > 0 ? ideal / run : null;
+  const quality = total > 0 ? 1 : null;
   return {
     availableTime: available,
     programmedDowntime: 0,
@@ -190,7 +217,7 @@ function expected(rows: Row[], speeds: Map<string, number>, asset: number, w0: n
     availability,
     effectiveness,
     quality,
-    oee: availability * effectiveness * quality,
+    oee: available > 0 ? ideal / available : null,
     minutesLostByLowSpeed: Math.max(0, run - ideal),
     minutesLostByLowQuality: 0,
   };
@@ -240,6 +267,17 @@ async function main(): Promise<void> {
   const recorded = loadRows();
   const speeds = nominalSpeeds(recorded);
   const rows = week ? replayedRows(recorded, week.from, week.until) : recorded;
+  // The count samples the detection read: the replay sends them from a day before the week
+  // and up to now (the running shift plays them live), the seed the whole recording.
+  const now = Date.now();
+  const sent = (from: number) =>
+    new Map(
+      [...replayedRows(recorded, from, now + 1)].map(([asset, list]) => [
+        asset,
+        list.filter((r) => r.ts >= from && r.ts <= now),
+      ]),
+    );
+  const detected = detectedByAsset(week ? sent(week.from - 86_400_000) : recorded, now);
   // Shift instances played live by an earlier replay: their logs are realtime segments.
   const live = new Set<string>();
   if (week) {
@@ -276,10 +314,15 @@ async function main(): Promise<void> {
     if (SHIFT_ENDS[romeClock(w0)] !== romeClock(w1)) {
       problems.push(`${where}: not a 06-14, 14-22 or 22-06 Europe/Rome shift`);
     }
-    const want = expected(rows.get(asset) ?? [], speeds, asset, w0, w1);
+    const want = expected(rows.get(asset) ?? [], detected.get(asset) ?? [], speeds, asset, w0, w1);
     const got = { ...row.shiftIndicators, ...row.productionMetrics };
     for (const [field, value] of Object.entries(want)) {
-      const diff = Math.abs(value - (got[field] ?? Number.NaN));
+      const diff =
+        value === null
+          ? got[field] === null
+            ? 0
+            : Number.NaN
+          : Math.abs(value - (got[field] ?? Number.NaN));
       worst = Math.max(worst, Number.isNaN(diff) ? Number.POSITIVE_INFINITY : diff);
       if (!(diff <= TOLERANCE))
         problems.push(`${where} ${field}: CSV ${value}, report ${got[field]}`);
@@ -290,6 +333,7 @@ async function main(): Promise<void> {
     const asset = Number(sample.machine.name.replace("Asset ", ""));
     const want = expected(
       rows.get(asset) ?? [],
+      detected.get(asset) ?? [],
       speeds,
       asset,
       Date.parse(sample.shift.startTime),
@@ -300,12 +344,12 @@ async function main(): Promise<void> {
     );
     for (const field of ["availability", "effectiveness", "quality", "oee"] as const) {
       console.log(
-        `  ${field}: CSV ${want[field].toFixed(9)}  report ${(sample.productionMetrics[field] ?? Number.NaN).toFixed(9)}`,
+        `  ${field}: CSV ${want[field]?.toFixed(9)}  report ${sample.productionMetrics[field]?.toFixed(9)}`,
       );
     }
   }
   console.log(
-    `Compared ${compared.length} report rows (${Object.keys(expected([], speeds, 0, 0, 1)).length} fields each); ` +
+    `Compared ${compared.length} report rows (${Object.keys(expected([], [], speeds, 0, 0, 1)).length} fields each); ` +
       `largest difference ${worst.toExponential(2)}.`,
   );
   if (report.length === 0) problems.push("The report has no rows: is the demo loaded?");

@@ -193,6 +193,28 @@ describe("tenant isolation in one place", () => {
   });
 });
 
+describe("one home per rule", () => {
+  it("writes the JSON-list idiom `IN (SELECT value FROM json_each(...))` in src/db/json-list.ts only", () => {
+    const idiom = /IN \(SELECT value FROM json_each\(/i;
+    expect(linesMatching(idiom, ["../src/db/json-list.ts"])).toEqual([]);
+    expect("AND id NOT IN (SELECT value FROM json_each(?2))").toMatch(idiom);
+  });
+
+  it("converts report minutes in src/reports/oee.ts only (MS_PER_MINUTE)", () => {
+    const home = "../src/reports/oee.ts";
+    expect(linesMatching(/\bMS_PER_MINUTE\s*=/, [home])).toEqual([]);
+    // A duration in minutes written by hand (`/ 60_000`, `/ 60000`) in a report is a second rule.
+    const reportFiles = Object.keys(sources).filter(
+      (f) => f.startsWith("../src/reports/") && f !== home,
+    );
+    const byHand = linesMatching(
+      /\/\s*60_?000\b/,
+      Object.keys(sources).filter((f) => !reportFiles.includes(f)),
+    );
+    expect(byHand).toEqual([]);
+  });
+});
+
 /** The board's browser script, shipped as text modules (src/board/*.client.js). */
 const boardScripts = import.meta.glob<string>("../src/**/*.client.js", {
   query: "?raw",

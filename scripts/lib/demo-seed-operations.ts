@@ -188,6 +188,33 @@ export async function loadPlantAOperations(
       `${DEMO_WORK_ORDERS.length} work orders, ${ops.nominalSpeeds.length} nominal speeds`,
   );
 
+  // The recorded stops before the shifts: when the shifts come, stop detection evaluates the
+  // samples' history once, the recorded stops already known.
+  const stopsByMachine = new Map<number, StopInput[]>();
+  for (const stop of ops.stops) {
+    const id = assetMachine(stop.asset).id;
+    const list = stopsByMachine.get(id) ?? [];
+    // Recorded by the plant (its alarm rows): manual stops, which replace the time the
+    // machine's count signal would make a detected stop of (docs/machine-state.md).
+    list.push({
+      startTime: iso(stop.start),
+      endTime: iso(stop.end),
+      isProgrammed: false,
+      isManual: true,
+    });
+    stopsByMachine.set(id, list);
+  }
+  for (const [machineId, stops] of stopsByMachine) {
+    for (const chunk of chunks(stops, MAX_ITEMS_PER_CALL)) {
+      ok(
+        "POST",
+        await client.api.POST("/machines/{machine_id}/stops", {
+          params: { path: { machine_id: machineId } },
+          body: chunk,
+        }),
+      );
+    }
+  }
   ok(
     "POST",
     await client.api.POST("/companies/{company_id}/shifts", {
@@ -225,24 +252,6 @@ export async function loadPlantAOperations(
     { type: "productionLog", id: logIds[0], newId: DOCS_RECORDS.productionLog },
   ]);
 
-  const stopsByMachine = new Map<number, StopInput[]>();
-  for (const stop of ops.stops) {
-    const id = assetMachine(stop.asset).id;
-    const list = stopsByMachine.get(id) ?? [];
-    list.push({ startTime: iso(stop.start), endTime: iso(stop.end), isProgrammed: false });
-    stopsByMachine.set(id, list);
-  }
-  for (const [machineId, stops] of stopsByMachine) {
-    for (const chunk of chunks(stops, MAX_ITEMS_PER_CALL)) {
-      ok(
-        "POST",
-        await client.api.POST("/machines/{machine_id}/stops", {
-          params: { path: { machine_id: machineId } },
-          body: chunk,
-        }),
-      );
-    }
-  }
   log(
     `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${logs.length} production logs, ` +
       `${ops.stops.length} unplanned stops`,

@@ -7,7 +7,9 @@
  * of the last 7 days, that is, from the shift instance running 7 days ago to the start of the
  * one running now, it gives what a plant's systems would have recorded then:
  *
- * - every row as a `power` and a `count` sample (up to now);
+ * - every row as a `power` and a `count` sample (up to now), from a day before the window
+ *   (what the machines' stop detection reads at the window's start, on a fresh install as
+ *   on one that played the days before);
  * - production logs by the rules of the seed (scripts/lib/demo-operations.ts): each
  *   production run cut at the shift boundaries, one log per piece, `count` = its items;
  * - one unplanned stop per alarm run that began before the running shift (open when its
@@ -70,7 +72,7 @@ export type WeekStop = Omit<DerivedAlarmStop, "end" | "rows"> & { end: number | 
 export interface WeekFill {
   from: number;
   until: number;
-  /** Samples by asset, `from <= at <= now`, ascending. */
+  /** Samples by asset, `from - 1 day <= at <= now`, ascending. */
   samples: Map<number, WeekSample[]>;
   /** Production logs of the closed shift instances, by asset then start. */
   productionLogs: DerivedProductionLog[];
@@ -101,7 +103,7 @@ export function weekFill(
     samples.set(
       asset,
       rows
-        .filter((row) => row.ts >= from && row.ts <= now)
+        .filter((row) => row.ts >= from - DAY_MS && row.ts <= now)
         .map((row) => ({ at: row.ts, power: row.power, count: row.items })),
     );
     for (const run of smeRuns(rows)) {

@@ -51,6 +51,9 @@ export async function fillWeek(
     stopsCreated: 0,
     stopsClosed: 0,
   };
+  // The recorded stops before the samples: the machines' stop detection then never makes a
+  // stop of the time an alarm stop takes (docs/machine-state.md).
+  await sendStops(replay, plan, counts);
   for (const [asset, machine] of replay.machines) {
     const samples = plan.samples.get(asset) ?? [];
     for (let i = 0; i < samples.length; i += SAMPLE_CHUNK) {
@@ -69,7 +72,6 @@ export async function fillWeek(
     }
   }
   await sendProductionLogs(replay, plan, counts);
-  await sendStops(replay, plan, counts);
   return { counts, plan };
 }
 
@@ -141,7 +143,7 @@ async function existingStops(
       totalPages: number;
       stops: {
         machine: { id: number };
-        stop: { id: number; startTime: string; endTime: string | null };
+        stop: { id: number; startTime: string; endTime: string | null; isManual: boolean };
       }[];
     }>("/v1/reports/stops", {
       body: {
@@ -152,6 +154,8 @@ async function existingStops(
       },
     });
     for (const row of body.stops) {
+      // The alarm stops the replay recorded, not the ones the count signal detected.
+      if (!row.stop.isManual) continue;
       out.set(`${row.machine.id}:${Date.parse(row.stop.startTime)}`, {
         id: row.stop.id,
         open: row.stop.endTime === null,
@@ -201,6 +205,7 @@ async function sendStops(replay: Replay, plan: WeekFill, counts: WeekCounts): Pr
           isProgrammed: false,
           isIncludedInAvailability: true,
           isIncludedInStops: true,
+          isManual: true,
         })),
       },
     );

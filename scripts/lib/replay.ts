@@ -173,21 +173,22 @@ export class Replay {
     }
   }
 
-  /** The id of the stop of `machineId` that starts at `at`, from the stops report. */
+  /** The id of the recorded (manual) stop of `machineId` that starts at `at`, from the stops report. */
   private async findStop(
     machineId: number,
     at: number,
   ): Promise<{ id: number; open: boolean } | null> {
     const { stops } = await this.call<{
-      stops: { stop: { id: number; endTime: string | null } }[];
+      stops: { stop: { id: number; endTime: string | null; isManual: boolean } }[];
     }>("/v1/reports/stops", {
       body: {
         machines: { include: [machineId] },
         startDate: { equal: new Date(at).toISOString() },
-        limit: 1,
+        limit: 10,
       },
     });
-    const found = stops[0]?.stop;
+    // The alarm stop the replay recorded, not one the count signal detected.
+    const found = stops.find((row) => row.stop.isManual)?.stop;
     return found ? { id: found.id, open: found.endTime === null } : null;
   }
 
@@ -306,6 +307,7 @@ export class Replay {
                 isProgrammed: false,
                 isIncludedInAvailability: true,
                 isIncludedInStops: true,
+                isManual: true,
               },
             ],
           },

@@ -32,6 +32,16 @@
     zone: () => zone,
     /** `0.815` -> `81.5 %` (no-break space), `–` when not a number. */
     percent: (x) => (typeof x === "number" ? `${(x * 100).toFixed(1)}${NBSP}%` : "–"),
+    /**
+     * A figure that needs production (effectiveness, quality): its percent, or `no
+     * production` when the API gives none (null: nothing ran, nothing was made; not 0 %).
+     */
+    perProduction: (x) =>
+      typeof x === "number"
+        ? `${(x * 100).toFixed(1)}${NBSP}%`
+        : x === null
+          ? "no production"
+          : "–",
     /** A number with at most `digits` decimals, grouped; `–` when not a number. */
     number: (x, digits = 0) =>
       typeof x === "number"

@@ -5,7 +5,7 @@
 
 (() => {
   const { format } = globalThis.PMBoard;
-  const { el, percent, number, fig, HOUR } = format;
+  const { el, percent, perProduction, number, fig, HOUR } = format;
   const stops = globalThis.PMBoard.stops();
   const KEY_STORAGE = "pm-board-key";
   /** How long a machine that runs no shift is left alone before it is asked again. */
@@ -104,9 +104,9 @@
         "Availability ",
         fig(percent(m?.availability)),
         " · Performance ",
-        fig(percent(m?.effectiveness)),
+        fig(perProduction(m?.effectiveness)),
         " · Quality ",
-        fig(percent(m?.quality)),
+        fig(perProduction(m?.quality)),
       ),
     );
   }

@@ -26,6 +26,7 @@ export type CompanyRow = Pick<
   | "previousWebhookSecret"
   | "previousWebhookSecretExpiresAt"
   | "signalRetentionDays"
+  | "signalHotWindowDays"
   | "revision"
   | "createdAt"
 >;
@@ -39,6 +40,7 @@ const COPIED = [
   "previous_webhook_secret",
   "previous_webhook_secret_expires_at",
   "signal_retention_days",
+  "signal_hot_window_days",
   "revision",
   "created_at",
 ] as const;
@@ -52,6 +54,7 @@ const INTEGER_COLUMNS = new Set<string>([
   "id",
   "previous_webhook_secret_expires_at",
   "signal_retention_days",
+  "signal_hot_window_days",
   "revision",
   "created_at",
 ]);
@@ -73,6 +76,7 @@ function raw(row: CompanyRow): (string | number | null)[] {
     row.previousWebhookSecret,
     row.previousWebhookSecretExpiresAt,
     row.signalRetentionDays,
+    row.signalHotWindowDays,
     row.revision,
     row.createdAt,
   ];
@@ -92,6 +96,7 @@ function fromRaw(row: RawRow): CompanyRow {
         : Number(row.previous_webhook_secret_expires_at),
     signalRetentionDays:
       row.signal_retention_days === null ? null : Number(row.signal_retention_days),
+    signalHotWindowDays: Number(row.signal_hot_window_days),
     revision: Number(row.revision),
     createdAt: Number(row.created_at),
   };

@@ -4,6 +4,7 @@
  * index only sees its own rows.
  */
 import { ownedText } from "./company-scope";
+import { inJsonListText } from "./json-list";
 import type { DirectoryEnv } from "./shards";
 
 /** What a key names. */
@@ -50,7 +51,7 @@ export async function releaseKeys(
   if (values.length === 0) return;
   await env.DB.prepare(
     `DELETE FROM directory_keys WHERE kind = ?1 AND ${ownedText("?2")}
-       AND value IN (SELECT value FROM json_each(?3))`,
+       AND ${inJsonListText("value", "?3")}`,
   )
     .bind(kind, companyId, JSON.stringify(values))
     .run();

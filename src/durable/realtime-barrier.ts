@@ -27,6 +27,7 @@
  * flushed and unmarked since is on the primary, perhaps not yet on the replica).
  */
 import { type CompanyScope, ownedText } from "../db/company-scope";
+import { inJsonListText } from "../db/json-list";
 import { primaryOf, sessionOf } from "../db/session";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
@@ -113,7 +114,7 @@ export async function syncPendingMachines(
         : primary
             .prepare(
               `SELECT machine_id FROM realtime_pending WHERE ${ownedText("?1")} ` +
-                "AND machine_id IN (SELECT value FROM json_each(?2))",
+                `AND ${inJsonListText("machine_id", "?2")}`,
             )
             .bind(companyId, JSON.stringify(machineIds));
   const pending = (await statement.raw<[number]>()).map(([machineId]) => machineId);

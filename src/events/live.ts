@@ -19,16 +19,19 @@
  */
 
 import { companyScope, loadNamedScope } from "../db/company-scope";
-import { companyD1 } from "../db/shards";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { metricsReport } from "../reports/metrics-report";
 import {
   computeProductionMetrics,
-  computeShiftIndicators,
+  OEE_FIGURES,
+  type OeeFigure,
+  type OeeFigures,
   type ProductionMetrics,
 } from "../reports/oee";
+import { computeShiftIndicators } from "../reports/shift-time";
 import { sumCountSignal } from "../resources/signals/count-sums";
+import { instanceContains } from "../shifts/instances";
 import { runningInstance } from "../shifts/queries";
 import {
   applyLogChange,
@@ -139,7 +142,7 @@ export class LiveState {
     this.held = [];
     try {
       const loaded = await loadInstanceInputs(
-        await companyD1(env, machine.companyId),
+        await companyScope(env, machine.companyId),
         machine,
         { instanceId: shift.id, start: shift.startMs, end: shift.endMs },
         now,
@@ -153,16 +156,11 @@ export class LiveState {
   }
 }
 
-/** The six figures of the live `oee` event, out of a report row's `productionMetrics`. */
+/** The figures of the live `oee` event, out of a report row's `productionMetrics`: the OEE figure list. */
 function liveOeeOf(m: ProductionMetrics): LiveOee {
-  return {
-    availability: m.availability,
-    netAvailability: m.netAvailability,
-    effectiveness: m.effectiveness,
-    quality: m.quality,
-    oee: m.oee,
-    netOee: m.netOee,
-  };
+  const figures = {} as LiveOee;
+  for (const figure of Object.keys(OEE_FIGURES) as OeeFigure[]) figures[figure] = m[figure];
+  return figures;
 }
 
 /** The live OEE of one instance from its inputs (the report's functions, at `now`). */
@@ -186,8 +184,8 @@ export interface LiveShift {
   isConsidered: boolean;
 }
 
-/** The OEE figures of the metrics report's `productionMetrics` (fractions). */
-export type LiveOee = Omit<ProductionMetrics, "minutesLostByLowSpeed" | "minutesLostByLowQuality">;
+/** The OEE figures of the metrics report's `productionMetrics` (fractions, null without a denominator). */
+export type LiveOee = OeeFigures;
 
 /** What the stream last emitted, to emit only changes. */
 export interface LiveFigures {
@@ -315,7 +313,10 @@ async function currentShift(
   state: LiveState,
   now: number,
 ): Promise<LiveFigures["shift"] | null> {
-  if (previous && previous.shift.startMs <= now && now < previous.shift.endMs) {
+  if (
+    previous &&
+    instanceContains({ start: previous.shift.startMs, end: previous.shift.endMs }, now)
+  ) {
     return previous.shift;
   }
   if (!previous && now < state.noShiftUntil) return null;

@@ -3,11 +3,10 @@
  * or one WebSocket text message) and the payload of each event type.
  */
 import { z } from "@hono/zod-openapi";
+import { OeeFigureFields } from "../reports/metrics-schemas";
 import { EVENT_KINDS } from "./names";
 
 const instant = () => z.string().openapi({ format: "date-time" });
-const fraction = (what: string) =>
-  z.number().openapi({ description: `${what}, as in the metrics report's productionMetrics.` });
 
 export const LiveShiftSchema = z
   .object({
@@ -109,12 +108,7 @@ export const OeeEventSchema = z
     final: z.boolean().openapi({
       description: "true on the last figures of an ended shift (equal to its report row).",
     }),
-    availability: fraction("runTime / availableTime"),
-    netAvailability: fraction("runTime / (availableTime - programmedDowntime)"),
-    effectiveness: fraction("Ideal minutes / runTime"),
-    quality: fraction("Good / total count"),
-    oee: fraction("availability x effectiveness x quality"),
-    netOee: fraction("netAvailability x effectiveness x quality"),
+    ...OeeFigureFields,
   })
   .openapi("OeeEvent", {
     description:

@@ -13,6 +13,7 @@
 import { z } from "@hono/zod-openapi";
 import { type Column, type SQL, sql } from "drizzle-orm";
 import type { CompanyScope } from "../db/company-scope";
+import { inJsonList } from "../db/json-list";
 import { listMachines, type MachineRow } from "../db/machines";
 import { epochMsOf, NO_OFFSET_IS_UTC } from "./instants";
 import {
@@ -241,7 +242,7 @@ export const LITERAL_LIST_MAX = 1_000;
 export function inIntegerList(column: Column, ids: readonly number[]): SQL {
   const literals = integerLiterals(ids);
   if (literals !== null) return sql`${column} IN (${sql.raw(literals)})`;
-  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  return inJsonList(column, ids);
 }
 
 /**

@@ -13,6 +13,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { type Column, type SQL, sql } from "drizzle-orm";
+import { inJsonList, notInJsonList } from "../db/json-list";
 
 /**
  * Longest search term or LIKE pattern, in UTF-8 bytes: D1 rejects LIKE
@@ -181,12 +182,10 @@ export function idListConditions(
 ): SQL[] {
   const out: SQL[] = [];
   if (filter?.include && filter.include.length > 0) {
-    out.push(sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(filter.include)}))`);
+    out.push(inJsonList(column, filter.include));
   }
   if (filter?.exclude && filter.exclude.length > 0) {
-    out.push(
-      sql`${column} NOT IN (SELECT value FROM json_each(${JSON.stringify(filter.exclude)}))`,
-    );
+    out.push(notInJsonList(column, filter.exclude));
   }
   return out;
 }

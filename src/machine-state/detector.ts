@@ -18,6 +18,7 @@ import type { Env } from "../env";
 import { MachinePublisher } from "../events/publish";
 import { decodeSamples } from "../resources/signals/blocks";
 import type { WrittenBlock } from "../resources/signals/store";
+import { instanceContains } from "../shifts/instances";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
 import { loadPlan, PLAN_REFRESH_MS, plannedBlocks } from "./plan";
@@ -301,7 +302,7 @@ export class Detector {
     }
     const plan = this.tables.plan();
     if (plan && this.tables.openDetected()) {
-      const block = plannedBlocks(plan, now, now + 1).find((b) => b.start <= now && now < b.end);
+      const block = plannedBlocks(plan, now, now + 1).find((b) => instanceContains(b, now));
       if (block) at = Math.min(at, block.end);
     }
     this.tables.setWakeAt(at === END_OF_DATA ? null : Math.max(at, now + 1));

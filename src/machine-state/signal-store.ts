@@ -105,13 +105,16 @@ export class MachineStateStore extends SignalStore {
     await this.detector.process();
   }
 
-  /** The machine's shifts changed: the plan is read again and the last week evaluated. */
+  /**
+   * The machine's shifts changed: the plan is read again and the whole history evaluated
+   * again (a new definition has instances in the past too), from the summaries alone.
+   */
   async planChanged(machine: MachineRef): Promise<void> {
     const tables = this.detector.tables;
     tables.setMachine(machine.companyId, machine.machineId);
     tables.setPlan(null);
     const now = Date.now();
-    tables.addPending(now - REEVALUATE_MS, now + 1);
+    tables.addPending(tables.firstHour() ?? now, now + 1);
     await this.detector.process();
   }
 

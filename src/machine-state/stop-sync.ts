@@ -7,25 +7,21 @@
  *
  * Each write is keyed by the stop's `detection_key`, so a write resent after a crash finds
  * the row it made. A row a person deleted or edited meanwhile (no longer the detector's) is
- * left as it is. A removed stop that had a classification loses it through the existing
- * path: `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (stream).
+ * left as it is. A removed stop that had a classification loses it through the one
+ * classification path (src/stops/classification-queries.ts `classificationDeletion`):
+ * `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (stream).
  */
 import { eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type CompanyScope, owned, softDeleted } from "../db/company-scope";
-import { stopClassifications, stops } from "../db/schema";
+import { stops } from "../db/schema";
 import { companyDb } from "../db/shards";
 import type { Env } from "../env";
 import { stopEvent, stopUnclassified } from "../events/payloads";
 import type { MachinePublisher } from "../events/publish";
-import { toClassificationOut, toReportShift, toStopOut } from "../reports/schemas";
 import { findStopWithClassification, stopColumns } from "../reports/stops-report";
-import { instancesContaining, loadShiftPlan } from "../shifts/queries";
-import {
-  type ClassificationChange,
-  classificationEventStatements,
-  dispatchDeliveries,
-} from "../webhooks/events";
+import { classificationChange, classificationDeletion } from "../stops/classification-queries";
+import { dispatchDeliveries } from "../webhooks/events";
 import type { DetectedRow, DetectorTables } from "./tables";
 
 /** Most stops written in one D1 batch. */
@@ -171,41 +167,15 @@ async function writeOf(scope: CompanyScope, machineId: number, row: DetectedRow)
   if (!found || found.classification.id === null) {
     return { row, statements: [remove], returns: 0, classified: false };
   }
-  const change = await removalChange(scope, found);
-  const event = classificationEventStatements(db, change);
+  // The one classification path's deletion (src/stops/), after the removal: only a stop the
+  // detector did remove loses its reason, with its webhook event.
+  const change = await classificationChange(db, found, "Deleted", Date.now());
+  const deletion = classificationDeletion(db, found.stop.id, change, { onlyIfStopDeleted: true });
   return {
     row,
-    statements: [
-      db.delete(stopClassifications).where(eq(stopClassifications.stopId, found.stop.id)),
-      remove,
-      event.event,
-      event.deliveries,
-    ],
-    returns: 1,
-    event: { eventId: event.eventId, deliveriesAt: 3 },
+    statements: [remove, ...deletion.statements],
+    returns: 0,
+    event: { eventId: deletion.eventId, deliveriesAt: 3 },
     classified: true,
-  };
-}
-
-/** The `MachineStopClassificationDeleted` change of a classified stop the detector removes. */
-async function removalChange(
-  scope: CompanyScope,
-  found: NonNullable<Awaited<ReturnType<typeof findStopWithClassification>>>,
-): Promise<ClassificationChange> {
-  const now = Date.now();
-  const plan = await loadShiftPlan(scope);
-  const [instance] = plan
-    ? await instancesContaining(scope.db, plan, [
-        { machineId: found.stop.machineId, at: found.stop.startTime },
-      ])
-    : [null];
-  return {
-    kind: "Deleted",
-    companyId: scope.companyId,
-    stopId: found.stop.id,
-    stop: toStopOut(found.stop, now),
-    machine: found.machine,
-    shift: instance ? toReportShift(instance, now) : null,
-    previous: toClassificationOut(found.classification),
   };
 }

@@ -145,6 +145,12 @@ export class DetectorTables {
     }));
   }
 
+  /** The first hour any rule has a summary of (null: none). */
+  firstHour(): number | null {
+    const row = this.sql.exec<Row>("SELECT min(hour) AS h FROM detect_hours").one();
+    return (row.h as number | null) ?? null;
+  }
+
   /** Adds a stretch `[start, end)` to evaluate. */
   addPending(start: number, end: number): void {
     this.sql.exec("INSERT INTO detect_pending (start, end) VALUES (?, ?)", start, end);

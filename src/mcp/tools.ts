@@ -90,7 +90,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
         `${realtime.operators.length} operators`,
         `count ${realtime.production.count}`,
       ];
-      if (metrics) parts.push(`OEE so far ${metrics.productionMetrics.oee.toFixed(3)}`);
+      const oee = metrics?.productionMetrics.oee;
+      if (metrics) parts.push(oee == null ? "no OEE yet" : `OEE so far ${oee.toFixed(3)}`);
       if (currentStop) {
         const reason = currentStop.classification.generalCause.name;
         parts.push(
@@ -109,7 +110,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
       "One row per machine x shift instance considered for OEE (as POST /v1/reports/metrics): " +
       "shiftIndicators (availableTime, downtimes, runTime parts, in minutes) and " +
       "productionMetrics (availability, netAvailability, effectiveness, quality, oee, netOee as " +
-      "fractions 0..1, 0 when a denominator is 0; effectiveness may exceed 1; minutes lost by " +
+      "fractions 0..1, null when a denominator is 0 (no production: no quality); effectiveness " +
+      "may exceed 1; minutes lost by " +
       "low speed and low quality). The definitions are in the resource docs://metrics. Without " +
       "a date filter: the instances started in the last 7 days; filters `machines` (ids or " +
       `fuzzy name), \`shifts\`, \`startDate\`/\`endDate\` (after, before, between, equal). ${PAGING} ${UNITS}`,

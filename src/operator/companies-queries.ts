@@ -46,6 +46,30 @@ export async function setSignalRetention(
   return { days: row.signalRetentionDays };
 }
 
+/**
+ * Sets the company's hot window: the days of raw samples each machine's signal store keeps
+ * in itself before moving them to the archive (docs/signal-storage.md, "The archive"). Same
+ * path as the retention: the directory's row (revision + 1), then the mirror.
+ *
+ * @returns the setting now stored, or null when the company does not exist.
+ * @throws the shard's error when the copy fails (the mirror stays pending until repaired).
+ */
+export async function setSignalHotWindow(
+  env: DirectoryEnv,
+  scope: CompanyScope,
+  days: number,
+): Promise<{ days: number } | null> {
+  const row = await directoryDb(env)
+    .update(companies)
+    .set({ signalHotWindowDays: days, revision: sql`revision + 1` })
+    .where(eq(companies.id, scope.companyId))
+    .returning()
+    .get();
+  if (!row) return null;
+  await copyToMirror(env.DB, scope.db.$client, [row]);
+  return { days: row.signalHotWindowDays };
+}
+
 /** A company to create: name, IANA time zone, and the shard the operator names, if any. */
 export interface CompanyInput {
   name: string;

@@ -1,5 +1,5 @@
 /**
- * Operator routes for companies: create and list them, their signal retention and their
+ * Operator routes for companies: create and list them, their signal retention and hot window, their
  * webhook signing secret (their queries in ./companies-queries.ts). Their API keys are in
  * ./api-keys-routes.ts.
  */
@@ -14,6 +14,7 @@ import {
   createCompanies,
   listCompanies,
   rotateWebhookSecret,
+  setSignalHotWindow,
   setSignalRetention,
 } from "./companies-queries";
 import { requireCompanyScope } from "./lookups";
@@ -72,7 +73,55 @@ const SignalRetention = z
   .strict()
   .openapi("SignalRetention");
 
+const SignalHotWindow = z
+  .object({
+    days: z
+      .number()
+      .int()
+      .min(1)
+      .max(36_500)
+      .openapi({
+        description:
+          "Days of raw samples each machine's signal store keeps in itself; the samples of older " +
+          "hours move to the Parquet archive on R2. Default 35.",
+        example: 35,
+      }),
+  })
+  .strict()
+  .openapi("SignalHotWindow");
+
 export const operatorCompaniesRoutes = createRouter()
+  .openapi(
+    operatorRoute({
+      method: "put",
+      path: "/companies/{company_id}/signal-hot-window",
+      tags: ["Companies"],
+      summary: "Set how long raw signal samples stay in the machines' stores",
+      description:
+        "Each machine's signal store moves the samples of the hours that ended more than " +
+        "`days` ago into Parquet objects on R2 (one per machine, signal and UTC day, or month " +
+        "for sparse days), keeps their hour and minute rollups, and answers every query as " +
+        "before, reading archived hours from R2 when a query needs their samples. A store " +
+        "learns the setting with the machine's next ingestion call. Default 35 days.",
+      request: {
+        params: companyParam,
+        body: objectBody(SignalHotWindow),
+      },
+      responses: { 200: jsonResponse(SignalHotWindow, "The setting now in force.") },
+    }),
+    async (c) => {
+      const { company_id } = c.req.valid("param");
+      const { days } = c.req.valid("json");
+      const row = await setSignalHotWindow(
+        c.env,
+        await requireCompanyScope(c.env, company_id),
+        days,
+      );
+      if (!row) throw notFound("Company not found");
+      forgetCompanySignals(company_id);
+      return c.json({ days: row.days }, 200);
+    },
+  )
   .openapi(
     operatorRoute({
       method: "put",
@@ -81,7 +130,8 @@ export const operatorCompaniesRoutes = createRouter()
       summary: "Set how long raw signal samples are kept",
       description:
         "Raw samples older than `days` are removed by each machine's signal store (its alarm, " +
-        "hourly); their hour and minute rollups are kept, so queries of whole minutes and hours " +
+        "hourly), and so are the archive's objects on R2 once their whole day or month is " +
+        "older; their hour and minute rollups are kept, so queries of whole minutes and hours " +
         "still answer. A store learns the setting with the machine's next ingestion call.",
       request: {
         params: companyParam,

@@ -10,6 +10,7 @@ import { operatorShiftsRoutes } from "./shifts-routes";
 import { operatorSignalsRoutes } from "./signals-routes";
 import { operatorStopCausesRoutes } from "./stop-causes-routes";
 import { operatorStopClassificationsRoutes } from "./stop-classifications-routes";
+import { operatorStopDetectionRoutes } from "./stop-detection-routes";
 import { operatorStopsRoutes } from "./stops-routes";
 import { operatorWebhooksRoutes } from "./webhooks/routes";
 
@@ -31,6 +32,7 @@ export function createOperatorApp() {
   app.route("/", operatorStopsRoutes);
   app.route("/", operatorStopClassificationsRoutes);
   app.route("/", operatorStopCausesRoutes);
+  app.route("/", operatorStopDetectionRoutes);
   app.route("/", operatorRecordIdsRoutes);
   app.route("/", operatorWebhooksRoutes);
   // The list of operator routes is for the operator only, like the routes themselves.

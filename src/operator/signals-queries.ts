@@ -3,10 +3,11 @@
  * signals. Samples go to the machine's signal store (src/resources/signals/ingest.ts).
  */
 
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { type CompanyScope, softDeleted } from "../db/company-scope";
 import { withKeys } from "../db/directory-keys";
+import { inJsonList } from "../db/json-list";
 import { signals } from "../db/schema";
 import type { DirectoryEnv } from "../db/shards";
 import { ApiError } from "../http/errors";
@@ -135,7 +136,7 @@ async function refuseDuplicateSignals(
       and(
         eq(signals.machineId, machineId),
         isNull(signals.deletedAt),
-        sql`${signals.name} IN (SELECT value FROM json_each(${names}))`,
+        inJsonList(signals.name, names),
       ),
     )
     .all();

@@ -132,7 +132,13 @@ export const operatorSignalsRoutes = createRouter()
       const isCount =
         signal.name === COUNT_SIGNAL_NAME &&
         (await countSignalId(c.env, signal, background)) === signal.id;
-      const result = await ingestSamples(c.env, { ...signal, retentionMs }, body, isCount);
+      const hotWindowMs = signal.hotWindowDays * 86_400_000;
+      const result = await ingestSamples(
+        c.env,
+        { ...signal, retentionMs, hotWindowMs },
+        body,
+        isCount,
+      );
       if (result.refused !== undefined) throw unprocessable(["body"], result.refused);
       // Production changed: the machine's live stream recomputes it (at most once a second).
       if (signal.name === COUNT_SIGNAL_NAME) {

@@ -8,6 +8,7 @@
 
 import { companyScope } from "../db/company-scope";
 import type { Env } from "../env";
+import { instanceContains } from "../shifts/instances";
 import { plannedInstances } from "../shifts/plan";
 import { loadShiftPlan, runningInstance } from "../shifts/queries";
 import type { MachineFlush } from "./machine-flush";
@@ -165,7 +166,7 @@ export class MachineLifecycle {
   async ensureInstance(key: MachineKey, now: number): Promise<RealtimeInstance | null> {
     const meta = this.store.meta() ?? this.store.createMeta(key.companyId, key.machineId);
     const stored = this.store.instanceOf(meta);
-    if (stored && stored.start <= now && now < stored.end) return stored;
+    if (stored && instanceContains(stored, now)) return stored;
     // A clock behind the instance's start (it never goes back in production): keep the
     // timeline, answer "not running" rather than close an instance that has not ended.
     if (stored && now < stored.start) return null;

@@ -11,6 +11,7 @@
  * definition of `count`; `sensor_count` and `count` are integer columns).
  */
 import { ownedText } from "../db/company-scope";
+import { inJsonListText } from "../db/json-list";
 import { REALTIME_LOG_COLUMNS } from "../resources/production-logs/live-log-owner";
 
 /** What one production log row of a segment holds (besides its company and machine); instants in ms. */
@@ -134,7 +135,7 @@ export function readLogCounts(
       d1
         .prepare(
           `SELECT id, sensor_count, count FROM production_logs
-           WHERE ${ownedText("?1")} AND id IN (SELECT value FROM json_each(?2))
+           WHERE ${ownedText("?1")} AND ${inJsonListText("id", "?2")}
              AND deleted_at IS NULL`,
         )
         .bind(companyId, JSON.stringify(ids.slice(i, i + IDS_PER_COUNT_READ))),

@@ -4,6 +4,8 @@
  * that creates a work order (a refused call must write nothing). Pure: no clock, no I/O.
  * The route only turns a refusal into an HTTP answer (`./routes.ts`).
  */
+
+import { instanceContains } from "../shifts/instances";
 import type { RealtimeInstance, RealtimeRefusal } from "./machine-types";
 
 /** No shift instance runs now. */
@@ -29,7 +31,7 @@ export function refuseStart(
   start: number,
 ): RealtimeRefusal | null {
   if (!instance) return NOT_RUNNING;
-  if (start < instance.start || start >= instance.end) {
+  if (!instanceContains(instance, start)) {
     return { ok: false, reason: "outside_instance", field: "start", instance };
   }
   return null;

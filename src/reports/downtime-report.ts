@@ -25,12 +25,13 @@ import { type CompanyScope, owned } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { dateConditions, inIntegerList, resolveMachines } from "../http/filters";
 import type { Page, PageRequest } from "../http/pagination";
+import { instanceContains } from "../shifts/instances";
 import { loadShiftPlan, MAX_INSTANCE_MS, machinesOf, windowsBetween } from "../shifts/plan";
 import { LocalCalendar } from "./calendar";
 import type { DowntimeKey, DowntimeReportFilters, DowntimeReportRow } from "./downtime-schemas";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
+import { minutesOf } from "./oee";
 
-const MS_PER_MINUTE = 60_000;
 const CHUNK_MS = 30 * 86_400_000;
 
 /** machine, start, end (null = open), general cause, specific cause, component. */
@@ -67,7 +68,7 @@ function shiftNames(
     for (let i = lo - 1; i >= 0; i -= 1) {
       const w = list[i];
       if (!w || w.start <= at - MAX_INSTANCE_MS) break;
-      if (at < w.end) return w.name;
+      if (instanceContains(w, at)) return w.name;
     }
     return null;
   };
@@ -184,7 +185,7 @@ export async function downtimeGroups(
     return {
       ...row,
       stops: g.stops,
-      minutes: g.ms / MS_PER_MINUTE,
+      minutes: minutesOf(g.ms),
       share: totalMs === 0 ? 0 : g.ms / totalMs,
       cumulativeShare: totalMs === 0 ? 0 : cumulativeMs / totalMs,
     } as DowntimeReportRow;

@@ -19,15 +19,8 @@
  * the other parts, so that the parts add up to the instance exactly. Counts
  * go to the log's own key, by the instance's rule for T.
  */
-import {
-  computeShiftIndicators,
-  type LogSpan,
-  productionTotals,
-  type ShiftIndicators,
-  type StopSpan,
-} from "./oee";
-
-const MS_PER_MINUTE = 60_000;
+import { type LogSpan, msOf, productionTotals, type ShiftIndicators, type StopSpan } from "./oee";
+import { computeShiftIndicators } from "./shift-time";
 
 /** The additive figures of an instance or part of one: times in ms, counts in items. */
 export interface Figures {
@@ -89,8 +82,8 @@ export function addFigures(a: Figures, b: Figures, sign = 1): void {
   for (const f of FIGURE_FIELDS) a[f] += sign * b[f];
 }
 
-/** Indicator minutes back to whole ms (instants are whole ms, so this is exact). */
-const ms = (minutes: number) => Math.round(minutes * MS_PER_MINUTE);
+/** Indicator minutes back to whole ms. */
+const ms = msOf;
 
 function timeFigures(i: ShiftIndicators): Figures {
   return {

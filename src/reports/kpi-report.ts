@@ -19,8 +19,9 @@
  * group.
  */
 
-import { type Column, eq, type SQL, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
+import { inJsonList } from "../db/json-list";
 import {
   machines,
   operators,
@@ -44,7 +45,7 @@ import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
 import { addFigures, type Figures, instanceFigures, zeroFigures } from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
 import { reportInstancesWhere } from "./metrics-report";
-import { ratio } from "./oee";
+import { fraction, minutesOf, oeeFigures, plannedTimeOf, runTimeOf } from "./oee";
 import { loadPageSpans, type SpanLog } from "./page-spans";
 
 /** Instances listed per JSON text: a machine's instances starting within 30 days. */
@@ -61,7 +62,6 @@ interface ListedInstance {
 
 /** Instances read and computed together (about a week of 20 machines x 3 shifts). */
 export const SLICE_INSTANCES = 420;
-const MS_PER_MINUTE = 60_000;
 
 interface Group {
   keys: GroupKey[];
@@ -80,10 +80,6 @@ const NULL_ATTRIBUTION = JSON.stringify([null, null, null]);
 const isAttributed = (k: KpiKey): k is Attributed =>
   k === "sku" || k === "operator" || k === "simpleWorkOrder";
 
-/** `column IN (values)`, the values bound as one JSON parameter. */
-const inJson = (column: Column, values: string): SQL =>
-  sql`${column} IN (SELECT value FROM json_each(${values}))`;
-
 /** Names of the SKUs, operators and work orders the groups refer to. */
 async function referenceNames(
   scope: CompanyScope,
@@ -97,13 +93,13 @@ async function referenceNames(
       : db
           .select({ id: skus.id, name: skus.sku })
           .from(skus)
-          .where(owned({ companyId }, skus, inJson(skus.id, json(ids.sku)))),
+          .where(owned({ companyId }, skus, inJsonList(skus.id, json(ids.sku)))),
     ids.operator.size === 0
       ? []
       : db
           .select({ id: operators.id, first: operators.firstName, last: operators.lastName })
           .from(operators)
-          .where(owned({ companyId }, operators, inJson(operators.id, json(ids.operator)))),
+          .where(owned({ companyId }, operators, inJsonList(operators.id, json(ids.operator)))),
     ids.simpleWorkOrder.size === 0
       ? []
       : db
@@ -113,7 +109,7 @@ async function referenceNames(
             owned(
               { companyId },
               simpleWorkOrders,
-              inJson(simpleWorkOrders.id, json(ids.simpleWorkOrder)),
+              inJsonList(simpleWorkOrders.id, json(ids.simpleWorkOrder)),
             ),
           ),
   ]);
@@ -129,15 +125,15 @@ async function referenceNames(
 /** The figures of a group as a row: its keys, minutes, counts and ratios of sums. */
 function toRow(groupBy: readonly KpiKey[], g: Group): KpiReportRow {
   const f = g.figures;
-  const m = (x: number) => x / MS_PER_MINUTE;
-  const runTime = f.availableTime - f.programmedDowntime - f.unavailableTime;
-  const plannedTime = f.availableTime - f.programmedDowntime;
+  const runTime = runTimeOf(f);
+  const plannedTime = plannedTimeOf(f);
   const calendarTime = [...g.days.values()].reduce((sum, d) => sum + d, 0);
-  const availability = ratio(runTime, f.availableTime);
-  const netAvailability = ratio(runTime, plannedTime);
-  const effectiveness = ratio(f.idealTime, runTime);
-  const quality = ratio(f.good, f.total);
-  const oee = availability * effectiveness * quality;
+  // The report row's own figures, on the group's sums (./oee.ts).
+  const figures = oeeFigures(f);
+  const perStop = (ms: number) => {
+    const mean = fraction(ms, f.unplannedStops);
+    return mean === null ? null : minutesOf(mean);
+  };
   const keys: Record<string, unknown> = {};
   groupBy.forEach((k, i) => {
     keys[k] = g.keys[i] ?? null;
@@ -146,19 +142,19 @@ function toRow(groupBy: readonly KpiKey[], g: Group): KpiReportRow {
     ...keys,
     instances: g.instances,
     minutes: {
-      calendarTime: m(calendarTime),
-      availableTime: m(f.availableTime),
-      plannedTime: m(plannedTime),
-      runTime: m(runTime),
-      idealTime: m(f.idealTime),
-      programmedDowntime: m(f.programmedDowntime),
-      nonProgrammedDowntime: m(f.nonProgrammedDowntime),
-      otherStopsTime: m(f.otherStopsTime),
-      lateStartTime: m(f.lateStartTime),
-      earlyStopTime: m(f.earlyStopTime),
-      noDataTime: m(f.noDataTime),
-      unavailableTime: m(f.unavailableTime),
-      annotatedDowntime: m(f.annotatedDowntime),
+      calendarTime: minutesOf(calendarTime),
+      availableTime: minutesOf(f.availableTime),
+      plannedTime: minutesOf(plannedTime),
+      runTime: minutesOf(runTime),
+      idealTime: minutesOf(f.idealTime),
+      programmedDowntime: minutesOf(f.programmedDowntime),
+      nonProgrammedDowntime: minutesOf(f.nonProgrammedDowntime),
+      otherStopsTime: minutesOf(f.otherStopsTime),
+      lateStartTime: minutesOf(f.lateStartTime),
+      earlyStopTime: minutesOf(f.earlyStopTime),
+      noDataTime: minutesOf(f.noDataTime),
+      unavailableTime: minutesOf(f.unavailableTime),
+      annotatedDowntime: minutesOf(f.annotatedDowntime),
     },
     counts: {
       total: f.total,
@@ -166,16 +162,11 @@ function toRow(groupBy: readonly KpiKey[], g: Group): KpiReportRow {
       defects: f.defects,
       unplannedStops: f.unplannedStops,
     },
-    availability,
-    netAvailability,
-    effectiveness,
-    quality,
-    oee,
-    netOee: netAvailability * effectiveness * quality,
-    teep: ratio(oee * f.availableTime, calendarTime),
-    mtbf: m(ratio(runTime, f.unplannedStops)),
-    mttr: m(ratio(f.nonProgrammedDowntime, f.unplannedStops)),
-    scrapRatio: ratio(f.defects, f.total),
+    ...figures,
+    teep: figures.oee === null ? null : fraction(figures.oee * f.availableTime, calendarTime),
+    mtbf: perStop(runTime),
+    mttr: perStop(f.nonProgrammedDowntime),
+    scrapRatio: fraction(f.defects, f.total),
   } as KpiReportRow;
 }
 
@@ -305,7 +296,7 @@ export async function kpiGroups(
     const spanFrom = Math.min(...slice.map((x) => x.start));
     const spanTo = Math.max(...slice.map((x) => x.end));
     const sliceMachines = [...new Set(slice.map((x) => x.machineId))];
-    const spans = await loadPageSpans(scope, sliceMachines, spanFrom, spanTo, true);
+    const spans = await loadPageSpans(scope, sliceMachines, spanFrom, spanTo, "attributed");
     for (const inst of slice) {
       const { machineId, start, end } = inst;
       const parts = [

@@ -5,7 +5,7 @@
  * "KPIs by any dimension"). The report itself is `./kpi-report.ts`.
  */
 import { z } from "@hono/zod-openapi";
-import { MetricsReportFiltersSchema } from "./metrics-schemas";
+import { figure, MetricsReportFiltersSchema, OeeFigureFields } from "./metrics-schemas";
 import { MachineRefSchema } from "./schemas";
 
 export const KPI_KEYS = [
@@ -47,8 +47,6 @@ export type KpiReportFilters = z.infer<typeof KpiReportFiltersSchema>;
 
 const minutes = (description: string) =>
   z.number().openapi({ description: `${description} (minutes)` });
-const fraction = (description: string) =>
-  z.number().openapi({ description: `${description} (a fraction; 0 when its denominator is 0)` });
 
 const RefSchema = (name: string, id: z.ZodType) => z.object({ id, name: z.string() }).openapi(name);
 const SkuRef = RefSchema("KpiSkuRef", z.string().openapi({ format: "uuid" }));
@@ -102,16 +100,13 @@ export const KpiReportRowSchema = z
       .openapi({ description: "Shift instances contributing to the group." }),
     minutes: KpiMinutesSchema,
     counts: KpiCountsSchema,
-    availability: fraction("runTime / availableTime"),
-    netAvailability: fraction("runTime / plannedTime"),
-    effectiveness: z.number().openapi({ description: "idealTime / runTime; not clamped." }),
-    quality: fraction("good / total"),
-    oee: fraction("availability x effectiveness x quality"),
-    netOee: fraction("netAvailability x effectiveness x quality"),
-    teep: fraction("oee x availableTime / calendarTime"),
-    mtbf: minutes("runTime / unplannedStops; 0 without unplanned stops"),
-    mttr: minutes("nonProgrammedDowntime / unplannedStops; 0 without unplanned stops"),
-    scrapRatio: fraction("defects / total"),
+    ...OeeFigureFields,
+    teep: figure("oee x availableTime / calendarTime"),
+    mtbf: minutes("runTime / unplannedStops; null without unplanned stops").nullable(),
+    mttr: minutes(
+      "nonProgrammedDowntime / unplannedStops; null without unplanned stops",
+    ).nullable(),
+    scrapRatio: figure("defects / total"),
   })
   .openapi("KpiReportRow", {
     description:

@@ -32,9 +32,10 @@ import { idListConditions } from "../http/search";
 import { ensureInstances } from "../shifts/materialize";
 import { MAX_INSTANCE_MS } from "../shifts/plan";
 import type { MetricsReportFilters, MetricsReportRow } from "./metrics-schemas";
-import { computeProductionMetrics, computeShiftIndicators } from "./oee";
+import { computeProductionMetrics } from "./oee";
 import { loadPageSpans } from "./page-spans";
 import { toReportShift } from "./schemas";
+import { computeShiftIndicators } from "./shift-time";
 
 const DAY_MS = 86_400_000;
 

@@ -8,12 +8,34 @@ import { z } from "@hono/zod-openapi";
 import { DateComparisonFilter, MachinesFilter } from "../http/filters";
 import { PageFields } from "../http/pagination";
 import { integerIdListFields } from "../http/search";
+import { OEE_FIGURES, type OeeFigure } from "./oee";
 import { CompanyRefSchema, MachineRefSchema, ReportShiftSchema } from "./schemas";
 
 const minutes = (description: string) =>
   z.number().openapi({ description: `${description} (minutes)` });
-const fraction = (description: string) =>
-  z.number().openapi({ description: `${description} (a fraction; 0 when its denominator is 0)` });
+
+/**
+ * A ratio of the report, the KPI report or the live stream: a fraction, null when its
+ * denominator is 0 (docs/metrics.md, "A figure without a denominator").
+ */
+export const figure = (description: string) =>
+  z
+    .number()
+    .nullable()
+    .openapi({ description: `${description} (a fraction; null when its denominator is 0)` });
+
+/**
+ * The OEE figures with their definitions, the one list (`OEE_FIGURES`, ./oee.ts), for
+ * every schema that shows them: report rows, KPI groups, the live `oee` event.
+ */
+export const OeeFigureFields = {
+  availability: figure(OEE_FIGURES.availability),
+  netAvailability: figure(OEE_FIGURES.netAvailability),
+  effectiveness: figure(OEE_FIGURES.effectiveness),
+  quality: figure(OEE_FIGURES.quality),
+  oee: figure(OEE_FIGURES.oee),
+  netOee: figure(OEE_FIGURES.netOee),
+} as const satisfies Record<OeeFigure, unknown>;
 
 export const ShiftIndicatorsSchema = z
   .object({
@@ -34,23 +56,16 @@ export const ShiftIndicatorsSchema = z
     noDataTime: minutes("Other uncovered time"),
     unavailableTime: minutes("nonProgrammedDowntime + lateStartTime + earlyStopTime + noDataTime"),
     annotatedDowntime: minutes("Stop time covered by classified stops"),
-    availability: fraction("runTime / availableTime"),
-    netAvailability: fraction("runTime / (availableTime - programmedDowntime)"),
+    availability: OeeFigureFields.availability,
+    netAvailability: OeeFigureFields.netAvailability,
   })
   .openapi("ShiftIndicators");
 
 export const ProductionMetricsSchema = z
   .object({
-    availability: fraction("As in shiftIndicators"),
-    netAvailability: fraction("As in shiftIndicators"),
-    effectiveness: z.number().openapi({
-      description: "Ideal minutes / runTime; not clamped (above 1 = nominal speed too low).",
-    }),
-    quality: fraction("Good / total count"),
-    oee: fraction("availability x effectiveness x quality"),
-    netOee: fraction("netAvailability x effectiveness x quality"),
+    ...OeeFigureFields,
     minutesLostByLowSpeed: minutes("max(0, runTime - ideal minutes)"),
-    minutesLostByLowQuality: minutes("Ideal minutes x defects / total count"),
+    minutesLostByLowQuality: minutes("Ideal minutes x defects / total count; 0 without items"),
   })
   .openapi("ProductionMetrics");
 

@@ -1,14 +1,43 @@
 /**
- * The OEE figures of one machine x shift instance, as pure functions.
+ * The OEE figures of one machine x shift instance (and of any sum of them), as pure
+ * functions: the one home of the time classes, run time, availability and the OEE figure
+ * list, which the metrics report, the KPI report, the live stream and the board all use.
  *
- * Source: `docs/metrics.md` of this project ("How the metrics report computes
- * OEE"), which follows the standard OEE model (Availability x
- * Performance x Quality, oee.com / Vorne) and ISO 22400-2 (availability =
- * APT / PBT, effectiveness, quality ratio). Times are minutes (floating point),
- * ratios are fractions; a ratio whose denominator is 0 is reported as 0.
+ * Source: `docs/metrics.md` of this project ("How the metrics report computes OEE"): the
+ * standard OEE model (Availability x Performance x Quality, oee.com / Vorne) in the
+ * vocabulary of ISO 22400-2. Times are minutes on the wire (ms inside), ratios fractions;
+ * a ratio whose denominator is 0 has no value and is null (`fraction`).
+ *
+ * Glossary: our field, and the standard term it is (docs/metrics.md has the same table).
+ *
+ * | Field | Standard term |
+ * |---|---|
+ * | `availableTime` | planned production time: ISO 22400's planned operation time (POT); the shift's length (so far, while it runs) |
+ * | `programmedDowntime` | planned downtime (ISO planned down time, PDOT): breaks, planned maintenance |
+ * | plannedTime = availableTime - programmedDowntime | ISO planned busy time (PBT); "planned production time" in tools that take breaks out first |
+ * | `unavailableTime` | unplanned downtime: breakdowns (ISO ADOT) plus late start, early stop and gaps in the records |
+ * | runTime = availableTime - programmedDowntime - unavailableTime | run time / operating time; ISO actual production time (APT) |
+ * | idealTime (ideal minutes) | ideal cycle time x total count (ISO PRI x PQ) |
+ * | `availability` = runTime / availableTime | availability over the whole planned time (the factor of `oee`) |
+ * | `netAvailability` = runTime / plannedTime | **availability as most tools and ISO 22400 define it** (run time over planned production time after planned stops: APT / PBT) |
+ * | `effectiveness` = idealTime / runTime | performance (ISO effectiveness) |
+ * | `quality` = good / total | quality (ISO quality ratio) |
+ * | `oee` = availability x effectiveness x quality | OEE with the whole shift as its base (fully productive time / availableTime) |
+ * | `netOee` = netAvailability x effectiveness x quality | **OEE as most tools define it** (ISO OEE index: fully productive time / planned busy time) |
  */
 
-const MS_PER_MINUTE = 60_000;
+/** Milliseconds in a minute: every duration is ms inside and minutes on the wire. */
+export const MS_PER_MINUTE = 60_000;
+
+/** A duration in ms as report minutes (floating point, never rounded). */
+export function minutesOf(ms: number): number {
+  return ms / MS_PER_MINUTE;
+}
+
+/** Report minutes back to whole ms (instants are whole ms, so this is exact). */
+export function msOf(minutes: number): number {
+  return Math.round(minutes * MS_PER_MINUTE);
+}
 
 /** A stop as the report sees it; instants in ms since the epoch. */
 export interface StopSpan {
@@ -43,248 +72,98 @@ export interface ShiftIndicators {
   noDataTime: number;
   unavailableTime: number;
   annotatedDowntime: number;
-  availability: number;
-  netAvailability: number;
+  availability: number | null;
+  netAvailability: number | null;
 }
 
+/**
+ * The OEE figures, the one list: a report row's `productionMetrics`, a KPI group, the live
+ * `oee` event and the board show these, with these definitions (the schemas' descriptions).
+ * Each is a fraction, null when its denominator is 0 (`oeeFigures`).
+ */
+export const OEE_FIGURES = {
+  availability: "runTime / availableTime",
+  netAvailability: "runTime / plannedTime (availableTime - programmedDowntime)",
+  effectiveness: "ideal minutes / runTime; not clamped (above 1: the nominal speed is too low)",
+  quality: "good / total count",
+  oee: "availability x effectiveness x quality (good ideal minutes / availableTime)",
+  netOee: "netAvailability x effectiveness x quality (good ideal minutes / plannedTime)",
+} as const;
+
+export type OeeFigure = keyof typeof OEE_FIGURES;
+
+/** The OEE figures of an instance or a group. */
+export type OeeFigures = Record<OeeFigure, number | null>;
+
 /** The `productionMetrics` of a report row. */
-export interface ProductionMetrics {
-  availability: number;
-  netAvailability: number;
-  effectiveness: number;
-  quality: number;
-  oee: number;
-  netOee: number;
+export interface ProductionMetrics extends OeeFigures {
   minutesLostByLowSpeed: number;
   minutesLostByLowQuality: number;
 }
 
-/** `a / b`, or 0 when `b` is 0 (docs/metrics.md: "A ratio whose denominator is 0 is reported as 0"). */
-export function ratio(a: number, b: number): number {
-  return b === 0 ? 0 : a / b;
+/**
+ * `a / b`, or null when `b` is 0 (docs/metrics.md, "A figure without a denominator"): a
+ * shift without production has no quality, not a quality of 0, which would read as "all
+ * scrap".
+ */
+export function fraction(a: number, b: number): number | null {
+  return b === 0 ? null : a / b;
 }
 
-/** Time classes in priority order (lower wins). */
-const TimeClass = {
-  Programmed: 1,
-  NonProgrammed: 2,
-  OtherStop: 3,
-  Production: 4,
-  Uncovered: 5,
-} as const;
-type TimeClass = (typeof TimeClass)[keyof typeof TimeClass];
+/**
+ * What the OEE figures are ratios of, for one instance or summed over a group: times in
+ * any one unit (the KPI report sums ms), counts in items.
+ */
+export interface OeeBasis {
+  availableTime: number;
+  programmedDowntime: number;
+  unavailableTime: number;
+  /** I: count / nominalSpeed summed over the logs that make up T. */
+  idealTime: number;
+  /** T. */
+  total: number;
+  /** G. */
+  good: number;
+}
 
 /**
- * Classifies every minute of the instance window and sums the classes.
- *
- * docs/metrics.md, "The time of one shift instance": each instant of W = [start, end)
- * gets the first matching class of: programmed stop, non-programmed stop
- * included in availability, other stop, production log, uncovered. Stops and
- * logs are clipped to the elapsed part of W, [start, min(now, end)); an open
- * stop runs until min(now, end). Uncovered time before
- * the first covered instant is late start; after the last covered instant it is
- * early stop, but only once the instance has ended; the rest is no data. An
- * instance with nothing covered counts its whole past part as no data. The
- * future part of a running instance is in no class, and its `availableTime` is
- * the elapsed planned time, `min(now, end) - start` (its figures "so far"); an
- * ended instance's is its whole length.
- *
- * Cost: O(n log n) in the number of stops and logs (one sort of their
- * boundaries, then one sweep).
- *
- * @param window the instance, `{start, end}` in ms.
- * @param stops the machine's stops overlapping the window (deleted ones excluded by the caller).
- * @param logs the machine's production logs overlapping the window (deleted ones excluded).
- * @param now the current instant, ms.
- * @returns the shift indicators in minutes and fractions.
+ * runTime = availableTime - programmedDowntime - unavailableTime (docs/metrics.md): other
+ * stops do not reduce availability.
  */
-export function computeShiftIndicators(
-  window: { start: number; end: number },
-  stops: readonly StopSpan[],
-  logs: readonly Pick<LogSpan, "start" | "end">[],
-  now: number,
-): ShiftIndicators {
-  const { start, end } = window;
-  const pastEnd = Math.max(start, Math.min(end, now));
-  const ended = now >= end;
+export function runTimeOf(
+  b: Pick<OeeBasis, "availableTime" | "programmedDowntime" | "unavailableTime">,
+): number {
+  return b.availableTime - b.programmedDowntime - b.unavailableTime;
+}
 
-  // A sweep over the sorted boundaries (O(n log n) in spans): between two
-  // consecutive boundaries the set of covering spans is constant, so the number
-  // of active spans of each kind (starts <= t minus ends <= t, read off sorted
-  // arrays with one moving pointer each) gives each elementary segment's class
-  // without scanning every span for every segment (which was quadratic).
-  // Kinds 1-4 are the time classes; kind 0 is "classified stop" (any stop
-  // class: a covering classified stop annotates the segment whichever stop
-  // class wins). Typed arrays sort natively, without a comparator; the loops
-  // below touch only typed arrays and local numbers (no object per segment),
-  // which matters for shifts of tens of thousands of logs.
-  const starts: number[][] = [[], [], [], [], []];
-  const ends: number[][] = [[], [], [], [], []];
-  const bounds: number[] = [start, pastEnd];
-  const add = (kind: number, from: number, to: number) => {
-    starts[kind]?.push(from);
-    ends[kind]?.push(to);
-  };
-  // Every record is clipped to the elapsed part of W, [start, min(now, end)): a running
-  // instance is measured "so far" (a break planned for later in the shift is not yet
-  // downtime); an ended instance's elapsed part is the whole of W.
-  for (const s of stops) {
-    const from = Math.max(s.start, start);
-    const to = Math.min(s.end ?? pastEnd, pastEnd);
-    if (to <= from) continue;
-    const cls: TimeClass = s.isProgrammed
-      ? TimeClass.Programmed
-      : s.isIncludedInAvailability
-        ? TimeClass.NonProgrammed
-        : TimeClass.OtherStop;
-    add(cls, from, to);
-    if (s.isClassified) add(0, from, to);
-    bounds.push(from, to);
-  }
-  const productionStarts = starts[TimeClass.Production] ?? [];
-  const productionEnds = ends[TimeClass.Production] ?? [];
-  for (const l of logs) {
-    const from = l.start > start ? l.start : start;
-    const to = l.end < pastEnd ? l.end : pastEnd;
-    if (to <= from) continue;
-    productionStarts.push(from);
-    productionEnds.push(to);
-    bounds.push(from, to);
-  }
-  const sortedStarts = starts.map((list) => Float64Array.from(list).sort());
-  const sortedEnds = ends.map((list) => Float64Array.from(list).sort());
-  const [cs, ps, ns, os, ds] = sortedStarts as [
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-  ];
-  const [ce, pe, ne, oe, de] = sortedEnds as [
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-  ];
-  // c: classified, p: programmed, n: non-programmed, o: other stop, d: production (done).
-  /** First index of `sorted` at or after `i` whose value is > t (pointers only move forward). */
-  const advance = (sorted: Float64Array, i: number, t: number): number => {
-    let k = i;
-    while (k < sorted.length && (sorted[k] as number) <= t) k += 1;
-    return k;
-  };
-  const sortedBounds = Float64Array.from(bounds).sort();
-  const points = new Float64Array(sortedBounds.length);
-  let pointCount = 0;
-  for (const t of sortedBounds) {
-    if (t >= start && t <= pastEnd && (pointCount === 0 || t !== points[pointCount - 1])) {
-      points[pointCount] = t;
-      pointCount += 1;
-    }
-  }
+/** plannedTime = availableTime - programmedDowntime (ISO planned busy time). */
+export function plannedTimeOf(b: Pick<OeeBasis, "availableTime" | "programmedDowntime">): number {
+  return b.availableTime - b.programmedDowntime;
+}
 
-  const totals = [0, 0, 0, 0, 0, 0];
-  let annotated = 0;
-  let firstCovered: number | undefined;
-  let lastCovered: number | undefined;
-  // Uncovered past segments, as (from, to) pairs, split once the covered extent is known.
-  const uncovered = new Float64Array(2 * pointCount);
-  let uncoveredCount = 0;
-  let csi = 0;
-  let cei = 0;
-  let psi = 0;
-  let pei = 0;
-  let nsi = 0;
-  let nei = 0;
-  let osi = 0;
-  let oei = 0;
-  let dsi = 0;
-  let dei = 0;
-  for (let i = 0; i + 1 < pointCount; i += 1) {
-    const from = points[i] as number;
-    const to = points[i + 1] as number;
-    // Every kind's pointers advance on every segment, so each stays monotonic.
-    csi = advance(cs, csi, from);
-    cei = advance(ce, cei, from);
-    psi = advance(ps, psi, from);
-    pei = advance(pe, pei, from);
-    nsi = advance(ns, nsi, from);
-    nei = advance(ne, nei, from);
-    osi = advance(os, osi, from);
-    oei = advance(oe, oei, from);
-    dsi = advance(ds, dsi, from);
-    dei = advance(de, dei, from);
-    const cls: TimeClass =
-      psi - pei > 0
-        ? TimeClass.Programmed
-        : nsi - nei > 0
-          ? TimeClass.NonProgrammed
-          : osi - oei > 0
-            ? TimeClass.OtherStop
-            : dsi - dei > 0
-              ? TimeClass.Production
-              : TimeClass.Uncovered;
-    if (cls === TimeClass.Uncovered) {
-      // Uncovered time after `now` is the future of a running instance: no class yet.
-      if (from >= pastEnd) continue;
-      uncovered[2 * uncoveredCount] = from;
-      uncovered[2 * uncoveredCount + 1] = to;
-      uncoveredCount += 1;
-    } else {
-      firstCovered ??= from;
-      lastCovered = to;
-      if (cls <= TimeClass.OtherStop && csi - cei > 0) annotated += to - from;
-    }
-    totals[cls] = (totals[cls] ?? 0) + (to - from);
-  }
-
-  let lateStart = 0;
-  let earlyStop = 0;
-  let noData = 0;
-  for (let k = 0; k < uncoveredCount; k += 1) {
-    const from = uncovered[2 * k] as number;
-    const to = uncovered[2 * k + 1] as number;
-    const length = to - from;
-    if (firstCovered === undefined || lastCovered === undefined) noData += length;
-    else if (to <= firstCovered) lateStart += length;
-    else if (from >= lastCovered) earlyStop += ended ? length : 0;
-    else noData += length;
-  }
-
-  const minutes = (ms: number) => ms / MS_PER_MINUTE;
-  // "So far": a running instance is measured over its elapsed planned time, not its whole
-  // length, so that its figures are those of what has happened (docs/metrics.md).
-  const availableTime = minutes(pastEnd - start);
-  const programmedDowntime = minutes(totals[TimeClass.Programmed] ?? 0);
-  const nonProgrammedDowntime = minutes(totals[TimeClass.NonProgrammed] ?? 0);
-  const otherStopsTime = minutes(totals[TimeClass.OtherStop] ?? 0);
-  const lateStartTime = minutes(lateStart);
-  const earlyStopTime = minutes(earlyStop);
-  const noDataTime = minutes(noData);
-  const unavailableTime = nonProgrammedDowntime + lateStartTime + earlyStopTime + noDataTime;
-  const runTime = availableTime - programmedDowntime - unavailableTime;
+/**
+ * The OEE figures of a basis (docs/metrics.md): availability = runTime / availableTime,
+ * netAvailability = runTime / plannedTime, effectiveness = I / runTime (not clamped),
+ * quality = G / T, oee = availability x effectiveness x quality and netOee =
+ * netAvailability x effectiveness x quality. The products are computed as fully
+ * productive time over their base, I x G / T / availableTime (plannedTime), the same
+ * number whenever the three factors exist; so a shift with planned time but nothing made
+ * has an OEE of 0 (it made none of what it could have), while its effectiveness (no run
+ * time) and quality (no item) are null. Every figure whose denominator is 0 is null.
+ */
+export function oeeFigures(b: OeeBasis): OeeFigures {
+  const runTime = runTimeOf(b);
+  const plannedTime = plannedTimeOf(b);
+  // Fully productive time: the ideal time of the good items (0 without items).
+  const goodIdeal = b.total === 0 ? 0 : (b.idealTime * b.good) / b.total;
   return {
-    availableTime,
-    programmedDowntime,
-    nonProgrammedDowntime,
-    otherStopsTime,
-    lateStartTime,
-    earlyStopTime,
-    noDataTime,
-    unavailableTime,
-    annotatedDowntime: minutes(annotated),
-    availability: ratio(runTime, availableTime),
-    netAvailability: ratio(runTime, availableTime - programmedDowntime),
+    availability: fraction(runTime, b.availableTime),
+    netAvailability: fraction(runTime, plannedTime),
+    effectiveness: fraction(b.idealTime, runTime),
+    quality: fraction(b.good, b.total),
+    oee: fraction(goodIdeal, b.availableTime),
+    netOee: fraction(goodIdeal, plannedTime),
   };
-}
-
-/**
- * runTime = availableTime - programmedDowntime - unavailableTime (docs/metrics.md):
- * other stops do not reduce availability.
- */
-export function runTimeOf(i: ShiftIndicators): number {
-  return i.availableTime - i.programmedDowntime - i.unavailableTime;
 }
 
 /** The counts and ideal minutes of the logs of one instance (docs/metrics.md, "Production"). */
@@ -321,7 +200,8 @@ export function productionTotals(
     if (l.type === "defects") defects += l.count;
     if (instanceHasTotal ? l.type === "total" : l.type !== "total") {
       total += l.count;
-      idealMinutes += ratio(l.count, l.nominalSpeed);
+      // nominalSpeed > 0 is validated on every write (docs/input-bounds.md).
+      idealMinutes += l.nominalSpeed > 0 ? l.count / l.nominalSpeed : 0;
     }
   }
   // G is clamped per instance (or part), never after summing.
@@ -332,10 +212,9 @@ export function productionTotals(
  * The production metrics of one instance from its logs and indicators.
  *
  * docs/metrics.md, "Production of one shift instance": T, B, G and I as
- * `productionTotals` reads them. effectiveness = I / runTime (not clamped);
- * quality = G / T; oee = availability x effectiveness x quality; netOee with
- * netAvailability; minutesLostByLowSpeed = max(0, runTime - I);
- * minutesLostByLowQuality = I x B / T.
+ * `productionTotals` reads them, the OEE figures as `oeeFigures` computes them;
+ * minutesLostByLowSpeed = max(0, runTime - I); minutesLostByLowQuality = I x B / T (0
+ * without items: no minute was lost to them).
  *
  * @param indicators the instance's shift indicators.
  * @param logs the logs that belong to the instance (their `start` is inside it).
@@ -345,17 +224,18 @@ export function computeProductionMetrics(
   logs: readonly Pick<LogSpan, "type" | "count" | "nominalSpeed">[],
 ): ProductionMetrics {
   const { total, defects, good, idealMinutes } = productionTotals(logs);
-  const runTime = runTimeOf(indicators);
-  const effectiveness = ratio(idealMinutes, runTime);
-  const quality = ratio(good, total);
+  // In whole ms, as computeShiftIndicators took them, so that a run time of 0 is exactly 0.
+  const basis: OeeBasis = {
+    availableTime: msOf(indicators.availableTime),
+    programmedDowntime: msOf(indicators.programmedDowntime),
+    unavailableTime: msOf(indicators.unavailableTime),
+    idealTime: idealMinutes * MS_PER_MINUTE,
+    total,
+    good,
+  };
   return {
-    availability: indicators.availability,
-    netAvailability: indicators.netAvailability,
-    effectiveness,
-    quality,
-    oee: indicators.availability * effectiveness * quality,
-    netOee: indicators.netAvailability * effectiveness * quality,
-    minutesLostByLowSpeed: Math.max(0, runTime - idealMinutes),
-    minutesLostByLowQuality: ratio(idealMinutes * defects, total),
+    ...oeeFigures(basis),
+    minutesLostByLowSpeed: Math.max(0, minutesOf(runTimeOf(basis)) - idealMinutes),
+    minutesLostByLowQuality: total === 0 ? 0 : (idealMinutes * defects) / total,
   };
 }

@@ -26,6 +26,7 @@ import { and, type Column, eq, gt, gte, isNull, lt, type SQL, sql } from "drizzl
 import { type CompanyScope, owned, ownedSql } from "../db/company-scope";
 import { machines, productionLogs, stopClassifications, stops } from "../db/schema";
 import { inIntegerList } from "../http/filters";
+import { overlapsInstance } from "../shifts/instances";
 import type { LogSpan, StopSpan } from "./oee";
 
 /**
@@ -104,8 +105,15 @@ export interface LogAttribution {
   simpleWorkOrderId: string | null;
 }
 
-/** A log as the page's lookups return it; the attribution is present when it was asked for. */
-export type SpanLog = LogSpan & Partial<LogAttribution>;
+/** A log as the page's lookups return it; the attribution and id are present when asked for. */
+export type SpanLog = LogSpan & Partial<LogAttribution> & { id?: string };
+
+/**
+ * What each log read carries beyond its span: nothing more (the metrics report), its
+ * attribution (the KPI report), or its attribution and id (the live figures of a machine's
+ * stream, which keep the logs by id to apply what a realtime flush changed).
+ */
+export type LogDetail = "span" | "attributed" | "identified";
 
 type MachineLog = SpanLog & { machineId: number };
 
@@ -122,7 +130,11 @@ type PackedLog = [
   LogSpan["type"],
   number,
   string,
-  ...([] | [string | null, number | null, string | null]),
+  ...(
+    | []
+    | [string | null, number | null, string | null]
+    | [string | null, number | null, string | null, string]
+  ),
 ];
 
 /**
@@ -135,15 +147,21 @@ type PackedLog = [
  * @param windows `[machineId, lowerStart, upperStart]`: the logs of the machine
  *   starting in `[lowerStart, upperStart)`; a null `lowerStart` is `from` less
  *   the machine's longest log (the logs that start before the span and reach into it).
- * @param attributed also pack each log's SKU, operator and simple work order.
+ * @param detail also pack each log's SKU, operator and simple work order (`attributed`), and
+ *   its id (`identified`).
  */
 export function packedLogsQuery(
   companyId: number,
   from: number,
   windows: readonly (readonly [number, number | null, number])[],
-  attributed = false,
+  detail: LogDetail = "span",
 ): SQL {
-  const attribution = attributed ? sql`, l.sku_id, l.operator_id, l.simple_work_order_id` : sql``;
+  const attribution =
+    detail === "span"
+      ? sql``
+      : detail === "attributed"
+        ? sql`, l.sku_id, l.operator_id, l.simple_work_order_id`
+        : sql`, l.sku_id, l.operator_id, l.simple_work_order_id, l.id`;
   const w = windowRows(windows);
   // The longest log of the machine: a seek on the (machine, duration) expression
   // index, whose expression this must read exactly as (src/db/schema.ts).
@@ -221,14 +239,14 @@ export interface PageSpans {
  * @param machineIds the page's machines (of that company).
  * @param from start of the page's span (earliest instance start), ms.
  * @param to end of the page's span (latest instance end), ms.
- * @param attributed also read each log's SKU, operator and simple work order.
+ * @param detail what each log carries beyond its span (`LogDetail`).
  */
 export async function loadPageSpans(
   scope: CompanyScope,
   machineIds: readonly number[],
   from: number,
   to: number,
-  attributed = false,
+  detail: LogDetail = "span",
 ): Promise<PageSpans> {
   const { db, companyId } = scope;
   // The longest stop (log) of the machine bounds how far before the span an
@@ -286,7 +304,7 @@ export async function loadPageSpans(
           ),
         ),
     ] as const),
-    db.all<{ packed: string }>(packedLogsQuery(companyId, from, windows, attributed)),
+    db.all<{ packed: string }>(packedLogsQuery(companyId, from, windows, detail)),
   ]);
 
   const toStop = (s: (typeof closedStopRows)[number]): MachineStop => ({
@@ -316,6 +334,7 @@ export async function loadPageSpans(
         log.operatorId = entry[7] ?? null;
         log.simpleWorkOrderId = entry[8] ?? null;
       }
+      if (entry.length > 9) log.id = entry[9];
       logRows.push(log);
     }
   }
@@ -324,14 +343,18 @@ export async function loadPageSpans(
     logsByMachine.set(machineId, new ByStart(list, (l) => l.end - l.start));
   }
 
+  // An open stop runs on (to the end of any window that starts after it).
+  const stopSpan = (s: StopSpan) => ({ start: s.start, end: s.end ?? Number.POSITIVE_INFINITY });
   return {
     stopsOverlapping: (machineId, start, end) =>
       [
         ...(closedByMachine.get(machineId)?.candidatesFor(start, end) ?? []),
         ...(openByMachine.get(machineId) ?? []),
-      ].filter((s) => s.start < end && (s.end === null || s.end > start)),
+      ].filter((s) => overlapsInstance({ start, end }, stopSpan(s))),
     logsOverlapping: (machineId, start, end) =>
-      (logsByMachine.get(machineId)?.candidatesFor(start, end) ?? []).filter((l) => l.end > start),
+      (logsByMachine.get(machineId)?.candidatesFor(start, end) ?? []).filter((l) =>
+        overlapsInstance({ start, end }, l),
+      ),
     logsStartingIn: (machineId, start, end) =>
       logsByMachine.get(machineId)?.startingIn(start, end) ?? [],
   };

@@ -44,7 +44,7 @@ const metricsRoute = publicRoute("reports.read", {
   summary: "Metrics report (OEE per machine and shift)",
   description:
     "One row per machine x shift instance of a definition with `isConsidered = true`, computed as " +
-    "the service's metrics definitions say (times in minutes, ratios as fractions, 0 when a " +
+    "the service's metrics definitions say (times in minutes, ratios as fractions, null when a " +
     "denominator is 0). Every body field is optional and they combine with AND:\n\n" +
     "- `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);\n" +
     "- `shifts`: `include`/`exclude` (shift definition ids);\n" +

@@ -7,7 +7,9 @@
 
 import { z } from "@hono/zod-openapi";
 import { isoInstant as iso } from "../http/instants";
+import { instanceContains } from "../shifts/instances";
 import type { ShiftInstanceRow } from "../shifts/queries";
+import { minutesOf } from "./oee";
 
 const dateTime = () => z.string().openapi({ format: "date-time" });
 
@@ -39,7 +41,7 @@ export function toReportShift(
     name: instance.name,
     startTime: iso(instance.start),
     endTime: iso(instance.end),
-    isActive: instance.start <= now && now < instance.end,
+    isActive: instanceContains(instance, now),
   };
 }
 
@@ -139,6 +141,6 @@ export function toStopOut(row: StopRow, now: number): StopOut {
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
     deletedAt: row.deletedAt === null ? null : iso(row.deletedAt),
-    durationInMinutes: ((row.endTime ?? now) - row.startTime) / 60_000,
+    durationInMinutes: minutesOf((row.endTime ?? now) - row.startTime),
   };
 }

@@ -23,6 +23,7 @@ import type { Database } from "../db/client";
 import { type CompanyScope, owned, scopeIn } from "../db/company-scope";
 import { shiftInstances } from "../db/schema";
 import type { InstanceWindow } from "./instances";
+import { instanceContains } from "./instances";
 import { insertStatements } from "./materialize";
 import {
   loadShiftPlan,
@@ -91,7 +92,7 @@ export async function instancesContaining(
     let best: PlannedInstance | null = null;
     for (const def of definitionsByMachine.get(p.machineId) ?? []) {
       for (const w of windowsAround(def, p.at)) {
-        if (w.start <= p.at && p.at < w.end && (!best || w.start > best.start)) {
+        if (instanceContains(w, p.at) && (!best || w.start > best.start)) {
           best = { ...w, definitionId: def.id, machineId: p.machineId };
         }
       }

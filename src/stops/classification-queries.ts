@@ -198,6 +198,37 @@ export async function putClassification(
 }
 
 /**
+ * The statements that delete a stop's classification with the webhook event of `change`
+ * (`MachineStopClassificationDeleted`), for a batch of the caller's: the delete, which
+ * returns the id it deleted, then the event and its deliveries (written only if the delete
+ * removed a row). The detector runs them after its own removal of the stop, in one batch.
+ *
+ * @param options.onlyIfStopDeleted delete only when the stop is deleted by then (an earlier
+ *   statement of the same batch removed it): a stop a person took over keeps its reason.
+ * @returns the statements in order, and the event's id.
+ */
+export function classificationDeletion(
+  db: Database,
+  stopId: number,
+  change: ClassificationChange,
+  options: { onlyIfStopDeleted?: boolean } = {},
+) {
+  const event = classificationEventStatements(db, change);
+  const remove = db
+    .delete(stopClassifications)
+    .where(
+      and(
+        eq(stopClassifications.stopId, stopId),
+        options.onlyIfStopDeleted
+          ? sql`EXISTS (SELECT 1 FROM stops WHERE stops.id = ${stopId} AND stops.deleted_at IS NOT NULL)`
+          : undefined,
+      ),
+    )
+    .returning({ id: stopClassifications.id });
+  return { eventId: event.eventId, statements: [remove, event.event, event.deliveries] as const };
+}
+
+/**
  * Deletes the classification of a stop with the webhook event of `change`, in one batch.
  *
  * @returns `deleted` false when another request deleted it first (then no event is
@@ -208,14 +239,7 @@ export async function deleteClassification(
   stopId: number,
   change: ClassificationChange,
 ) {
-  const event = classificationEventStatements(db, change);
-  const [removed, , deliveries] = await db.batch([
-    db
-      .delete(stopClassifications)
-      .where(eq(stopClassifications.stopId, stopId))
-      .returning({ id: stopClassifications.id }),
-    event.event,
-    event.deliveries,
-  ]);
-  return { deleted: removed.length > 0, eventId: event.eventId, deliveries };
+  const deletion = classificationDeletion(db, stopId, change);
+  const [removed, , deliveries] = await db.batch(deletion.statements);
+  return { deleted: removed.length > 0, eventId: deletion.eventId, deliveries };
 }

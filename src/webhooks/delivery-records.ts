@@ -11,9 +11,10 @@
  * handed over twice (the sweeper re-sent it, two messages) goes on from where
  * the records say: a re-send changes neither its count nor its schedule.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
+import { inJsonList } from "../db/json-list";
 import {
   companies,
   webhookAttempts,
@@ -68,9 +69,7 @@ export async function loadDeliveries(
     .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
     .innerJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
     .innerJoin(companies, eq(companies.id, webhookDeliveries.companyId))
-    .where(
-      sql`${webhookDeliveries.id} IN (SELECT value FROM json_each(${JSON.stringify(deliveryIds)}))`,
-    )
+    .where(inJsonList(webhookDeliveries.id, deliveryIds))
     .all();
   return new Map(rows.map((row) => [row.id, row]));
 }
@@ -97,9 +96,7 @@ export async function loadRoutes(
       status: webhookDeliveries.status,
     })
     .from(webhookDeliveries)
-    .where(
-      sql`${webhookDeliveries.id} IN (SELECT value FROM json_each(${JSON.stringify(deliveryIds)}))`,
-    )
+    .where(inJsonList(webhookDeliveries.id, deliveryIds))
     .all();
   return new Map(rows.map((row) => [row.id, row]));
 }

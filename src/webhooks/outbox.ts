@@ -8,6 +8,7 @@
 
 import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { inJsonList } from "../db/json-list";
 import { webhookDeliveries } from "../db/schema";
 import { DEFAULT_STALLED_MARGIN_SECONDS } from "../env";
 
@@ -72,9 +73,7 @@ export async function sendDeliveries(
     await db
       .update(webhookDeliveries)
       .set({ enqueuedAt: now, updatedAt: now })
-      .where(
-        sql`${webhookDeliveries.id} IN (SELECT value FROM json_each(${JSON.stringify(chunk)}))`,
-      );
+      .where(inJsonList(webhookDeliveries.id, chunk));
   }
 }
 

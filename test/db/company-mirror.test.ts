@@ -232,6 +232,7 @@ describe("a change of a company cut short before its mirror", () => {
       previousWebhookSecret: null,
       previousWebhookSecretExpiresAt: null,
       signalRetentionDays: null,
+      signalHotWindowDays: 35,
       revision: Number(old.revision),
       createdAt: Date.now(),
     }).run();

@@ -28,6 +28,11 @@ export interface DetectedStop {
   isManual: boolean;
 }
 
+export interface ReportRow {
+  stop: DetectedStop;
+  classification: { id: number | null; generalCause: { name: string | null } };
+}
+
 export interface Plant {
   co: TestCompany;
   machineId: number;
@@ -38,6 +43,8 @@ export interface Plant {
   settle(): Promise<void>;
   /** The machine's stops in the stops report, by start. */
   stops(): Promise<DetectedStop[]>;
+  /** The machine's rows of the stops report, by start. */
+  report(): Promise<ReportRow[]>;
 }
 
 /**
@@ -56,9 +63,18 @@ export async function detectionPlant(
   const count = await createSignal(m.id, { name: "count", kind: "counter" });
   const store = () => machineStateStore(env, co.id, m.id);
   const settle = () => store().settleDetection();
+  const report = async (): Promise<ReportRow[]> => {
+    const res = await api(co.key, "/v1/reports/stops", {
+      method: "POST",
+      json: { machines: { include: [m.id] }, limit: 100 },
+    });
+    if (res.status !== 200) throw new Error(`stops -> ${res.status}: ${await res.text()}`);
+    return ((await res.json()) as { stops: ReportRow[] }).stops;
+  };
   return {
     co,
     machineId: m.id,
+    report,
     count,
     settle,
     async send(samples) {
@@ -66,13 +82,7 @@ export async function detectionPlant(
       await settle();
     },
     async stops() {
-      const res = await api(co.key, "/v1/reports/stops", {
-        method: "POST",
-        json: { machines: { include: [m.id] }, limit: 100 },
-      });
-      if (res.status !== 200) throw new Error(`stops -> ${res.status}: ${await res.text()}`);
-      const body = (await res.json()) as { stops: { stop: DetectedStop }[] };
-      return body.stops.map((r) => r.stop);
+      return (await report()).map((r) => r.stop);
     },
   };
 }

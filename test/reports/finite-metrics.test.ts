@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { OEE_FIGURES } from "../../src/reports/oee";
 import { MAX_RATE, MIN_RATE } from "../../src/resources/nominal-speeds/schemas";
 import { MAX_COUNT, MAX_SENSOR_COUNT } from "../../src/resources/production-logs/schemas";
 import { nastyNumber } from "../hardening/arbitraries";
@@ -139,9 +140,10 @@ describe("the metrics report of any accepted input", () => {
             ...row.productionMetrics,
           })) {
             if (name === "indicatorId") continue;
-            expect(typeof value === "number" && Number.isFinite(value), `${name}: ${value}`).toBe(
-              true,
-            );
+            // A ratio without a denominator is null (docs/metrics.md); every number is finite.
+            const allowed = value === null ? name in OEE_FIGURES : Number.isFinite(value);
+            expect(typeof value === "number" || value === null, `${name}: ${value}`).toBe(true);
+            expect(allowed, `${name}: ${value}`).toBe(true);
           }
         }
       }),

@@ -23,6 +23,10 @@ async function post<T>(key: string, path: string, body: unknown): Promise<T> {
 function expectFigures(what: string, actual: Record<string, unknown>, expected: object) {
   for (const [field, value] of Object.entries(expected)) {
     const got = actual[field];
+    if (value === null) {
+      expect(got, `${what} ${field}`).toBeNull();
+      continue;
+    }
     expect(typeof got, `${what} ${field}`).toBe("number");
     expect(Math.abs((got as number) - value), `${what} ${field}: ${got} vs ${value}`).toBeLessThan(
       1e-9,
@@ -113,8 +117,8 @@ describe("docs/metrics.md, KPI worked example", () => {
       quality: 0.98,
       oee: (150 / 180) * 0.98,
       teep: ((150 / 180) * 0.98 * 180) / 1440,
-      mtbf: 0,
-      mttr: 0,
+      mtbf: null,
+      mttr: null,
       scrapRatio: 0.02,
     });
     expectFigures("null", none.minutes, {
@@ -125,7 +129,17 @@ describe("docs/metrics.md, KPI worked example", () => {
       unavailableTime: 60,
       runTime: 0,
     });
-    expectFigures("null", none, { availability: 0, oee: 0, mtbf: 0, mttr: 10 });
+    expectFigures("null", none, {
+      availability: 0,
+      netAvailability: 0,
+      effectiveness: null,
+      quality: null,
+      oee: 0,
+      teep: 0,
+      mtbf: 0,
+      mttr: 10,
+      scrapRatio: null,
+    });
     expect(none.counts.unplannedStops).toBe(1);
 
     const { kpis: byMachine } = await post<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", body);

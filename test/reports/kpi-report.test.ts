@@ -18,22 +18,22 @@ interface KpiRow {
   instances: number;
   minutes: Record<string, number>;
   counts: { total: number; good: number; defects: number; unplannedStops: number };
-  availability: number;
-  netAvailability: number;
-  effectiveness: number;
-  quality: number;
-  oee: number;
-  netOee: number;
-  teep: number;
-  mtbf: number;
-  mttr: number;
-  scrapRatio: number;
+  availability: number | null;
+  netAvailability: number | null;
+  effectiveness: number | null;
+  quality: number | null;
+  oee: number | null;
+  netOee: number | null;
+  teep: number | null;
+  mtbf: number | null;
+  mttr: number | null;
+  scrapRatio: number | null;
 }
 interface MetricsRow {
   machine: { id: number };
   shift: { name: string; startTime: string };
-  shiftIndicators: Record<string, number>;
-  productionMetrics: Record<string, number>;
+  shiftIndicators: Record<string, number | null>;
+  productionMetrics: Record<string, number | null>;
 }
 
 async function post<T>(key: string, path: string, body: unknown): Promise<T> {
@@ -59,8 +59,11 @@ async function allMetrics(co: TestCompany, body: Record<string, unknown>): Promi
   }
 }
 
-const close = (a: number | undefined, b: number, what: string) =>
-  expect(Math.abs((a ?? Number.NaN) - b), `${what}: ${a} vs ${b}`).toBeLessThan(1e-9);
+/** `a` is `b` to 1e-9; a null `b` (a ratio without a denominator) wants null. */
+const close = (a: number | null | undefined, b: number | null, what: string) => {
+  if (b === null) expect(a, what).toBeNull();
+  else expect(Math.abs((a ?? Number.NaN) - b), `${what}: ${a} vs ${b}`).toBeLessThan(1e-9);
+};
 
 const at = (day: string, hhmm: string) => `2026-03-${day}T${hhmm}:00+01:00`;
 const WINDOW = {
@@ -136,7 +139,8 @@ const TIMES = [
 /** Every ratio of a row recomputed from its own minutes and counts. */
 function expectOwnRatios(r: KpiRow) {
   const m = r.minutes;
-  const q = (a: number, b: number) => (b === 0 ? 0 : a / b);
+  // docs/metrics.md: a ratio without a denominator is null.
+  const q = (a: number, b: number) => (b === 0 ? null : a / b);
   const run = (m.availableTime ?? 0) - (m.programmedDowntime ?? 0) - (m.unavailableTime ?? 0);
   close(m.runTime, run, "runTime");
   close(m.plannedTime, (m.availableTime ?? 0) - (m.programmedDowntime ?? 0), "plannedTime");
@@ -144,9 +148,26 @@ function expectOwnRatios(r: KpiRow) {
   close(r.netAvailability, q(run, m.plannedTime ?? 0), "netAvailability");
   close(r.effectiveness, q(m.idealTime ?? 0, run), "effectiveness");
   close(r.quality, q(r.counts.good, r.counts.total), "quality");
-  close(r.oee, r.availability * r.effectiveness * r.quality, "oee");
-  close(r.netOee, r.netAvailability * r.effectiveness * r.quality, "netOee");
-  close(r.teep, q(r.oee * (m.availableTime ?? 0), m.calendarTime ?? 0), "teep");
+  // The product of the factors where they exist, else fully productive time over the base.
+  const { total, good } = r.counts;
+  const goodIdeal = total === 0 ? 0 : ((m.idealTime ?? 0) * good) / total;
+  const product = (...factors: (number | null)[]) =>
+    factors.every((f) => f !== null) ? factors.reduce<number>((p, f) => p * (f ?? 0), 1) : null;
+  close(
+    r.oee,
+    product(r.availability, r.effectiveness, r.quality) ?? q(goodIdeal, m.availableTime ?? 0),
+    "oee",
+  );
+  close(
+    r.netOee,
+    product(r.netAvailability, r.effectiveness, r.quality) ?? q(goodIdeal, m.plannedTime ?? 0),
+    "netOee",
+  );
+  close(
+    r.teep,
+    r.oee === null ? null : q(r.oee * (m.availableTime ?? 0), m.calendarTime ?? 0),
+    "teep",
+  );
   close(r.mtbf, q(run, r.counts.unplannedStops), "mtbf");
   close(r.mttr, q(m.nonProgrammedDowntime ?? 0, r.counts.unplannedStops), "mttr");
   close(r.scrapRatio, q(r.counts.defects, r.counts.total), "scrapRatio");
@@ -200,7 +221,7 @@ describe("POST /v1/reports/kpis", () => {
         const runs = sum(run);
         close(
           k.effectiveness,
-          runs === 0 ? 0 : sum((r) => (r.productionMetrics.effectiveness ?? 0) * run(r)) / runs,
+          runs === 0 ? null : sum((r) => (r.productionMetrics.effectiveness ?? 0) * run(r)) / runs,
           `${key} effectiveness`,
         );
         expectOwnRatios(k);

@@ -2,11 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   computeProductionMetrics,
-  computeShiftIndicators,
   type LogSpan,
   runTimeOf,
   type StopSpan,
 } from "../../src/reports/oee";
+import { computeShiftIndicators } from "../../src/reports/shift-time";
 import { referenceTimes } from "./oee-reference";
 
 const T0 = Date.UTC(2026, 2, 2, 6, 0); // an instance starting 06:00 UTC
@@ -149,25 +149,64 @@ describe("a running instance, so far (docs/metrics.md)", () => {
     const atEnd = computeShiftIndicators(window, [stop(100, 130)], logs, min(480) - 1);
     const ended = computeShiftIndicators(window, [stop(100, 130)], logs, min(480));
     expect(atEnd.availableTime).toBeCloseTo(ended.availableTime, 3);
-    expect(atEnd.availability).toBeCloseTo(ended.availability, 3);
+    expect(atEnd.availability).toBeCloseTo(ended.availability ?? Number.NaN, 3);
   });
 });
 
 describe("production metrics", () => {
   const window = { start: min(0), end: min(480) };
 
-  it("reports 0 for ratios whose denominator is 0", () => {
-    const i = computeShiftIndicators(window, [stop(0, 480, { isProgrammed: true })], [], LATER);
-    expect(i.availability).toBe(0);
-    expect(i.netAvailability).toBe(0);
-    const m = computeProductionMetrics(i, []);
-    expect(m).toMatchObject({
-      effectiveness: 0,
-      quality: 0,
+  it("has no figure where a denominator is 0, and an OEE of 0 for planned time without production", () => {
+    // Nothing recorded: 480 minutes of no data, no run time, no item.
+    const empty = computeShiftIndicators(window, [], [], LATER);
+    expect(computeProductionMetrics(empty, [])).toEqual({
+      availability: 0,
+      netAvailability: 0,
+      effectiveness: null,
+      quality: null,
       oee: 0,
       netOee: 0,
+      minutesLostByLowSpeed: 0,
       minutesLostByLowQuality: 0,
     });
+    // All programmed: no planned busy time either.
+    const planned = computeShiftIndicators(
+      window,
+      [stop(0, 480, { isProgrammed: true })],
+      [],
+      LATER,
+    );
+    expect(planned).toMatchObject({ availability: 0, netAvailability: null });
+    expect(computeProductionMetrics(planned, [])).toMatchObject({
+      availability: 0,
+      netAvailability: null,
+      effectiveness: null,
+      quality: null,
+      oee: 0,
+      netOee: null,
+    });
+    // At the first instant of a running instance nothing has been planned yet.
+    const first = computeShiftIndicators(window, [], [], min(0));
+    expect(Object.values(computeProductionMetrics(first, [])).slice(0, 6)).toEqual(
+      Array(6).fill(null),
+    );
+    // A line that ran and made nothing has an effectiveness of 0, still no quality.
+    const ran = [log(0, 480, { count: 0, nominalSpeed: 10 })];
+    const idle = computeProductionMetrics(computeShiftIndicators(window, [], ran, LATER), ran);
+    expect(idle).toMatchObject({ availability: 1, effectiveness: 0, quality: null, oee: 0 });
+  });
+
+  it("computes OEE as the product of its factors whenever they exist", () => {
+    const logs = [
+      log(0, 300, { count: 2400, nominalSpeed: 10 }),
+      log(300, 400, { type: "defects", count: 120, nominalSpeed: 10 }),
+    ];
+    const stops = [stop(100, 130, { isProgrammed: true }), stop(200, 260)];
+    const m = computeProductionMetrics(computeShiftIndicators(window, stops, logs, LATER), logs);
+    const product = (a: number | null, ...rest: (number | null)[]) =>
+      rest.reduce<number>((p, x) => p * (x ?? Number.NaN), a ?? Number.NaN);
+    expect(m.oee).toBeCloseTo(product(m.availability, m.effectiveness, m.quality), 12);
+    expect(m.netOee).toBeCloseTo(product(m.netAvailability, m.effectiveness, m.quality), 12);
   });
 
   it("uses correct + defects when the instance has no total log", () => {
@@ -242,7 +281,8 @@ describe("the sweep agrees with the straightforward classification", () => {
           const elapsed = Math.min(480, Math.max(0, nowMinute));
           expect(close(got.availableTime, elapsed)).toBe(true);
           const runTime = elapsed - minutes(want.totals.get(1) ?? 0) - unavailable;
-          expect(close(got.availability, elapsed === 0 ? 0 : runTime / elapsed)).toBe(true);
+          if (elapsed === 0) expect(got.availability).toBeNull();
+          else expect(close(got.availability ?? Number.NaN, runTime / elapsed)).toBe(true);
         },
       ),
       { numRuns: 500 },

@@ -8,8 +8,9 @@ import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { computeProductionMetrics, computeShiftIndicators } from "../../src/reports/oee";
+import { computeProductionMetrics } from "../../src/reports/oee";
 import { packedLogsQuery, SLICE_MS } from "../../src/reports/page-spans";
+import { computeShiftIndicators } from "../../src/reports/shift-time";
 import { insertProductionLogs } from "../fixtures/production-logs";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 

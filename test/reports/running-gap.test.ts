@@ -4,7 +4,7 @@
  * the instance has ended), nor no data.
  */
 import { describe, expect, it } from "vitest";
-import { computeShiftIndicators } from "../../src/reports/oee";
+import { computeShiftIndicators } from "../../src/reports/shift-time";
 import { insertProductionLogs } from "../fixtures/production-logs";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 

@@ -76,18 +76,31 @@ describe("signal retention", () => {
     expect((await read(oldHour, oldHour + HOUR, "h")).values).toEqual([3600]);
   });
 
-  it("reaches the store with the next ingestion even right after an earlier one", async () => {
+  it("reaches the store with the next ingestion even right after an earlier one, archive objects included", async () => {
     const co = await createCompany();
     const [m] = await createMachines(co.id, [{ name: "Press" }]);
     if (!m) throw new Error("no machine");
     const publicId = await createSignal(m.id, { name: "power" });
-    const oldHour = Math.floor((Date.now() - 60 * DAY) / HOUR) * HOUR;
-    // Kept forever: this ingestion sets no alarm (and the isolate now knows the signal).
+    const store = signalStore(env, co.id, m.id);
+    // 100 days: its whole month is past the default 35-day hot window whatever today is.
+    const oldHour = Math.floor((Date.now() - 100 * DAY) / HOUR) * HOUR;
+    // Kept forever, past the hot window: the alarm archives the hour (the isolate now knows
+    // the signal).
     await ingest(publicId, [[oldHour, 1]]);
-    expect(await runDurableObjectAlarm(signalStore(env, co.id, m.id))).toBe(false);
+    expect(await runDurableObjectAlarm(store)).toBe(true);
+    expect((await store.archiveStatus()).objects).toHaveLength(1);
     await operatorJson("PUT", `/companies/${co.id}/signal-retention`, { days: 30 });
     await ingest(publicId, [[oldHour + S, 2]]);
-    expect(await runDurableObjectAlarm(signalStore(env, co.id, m.id))).toBe(true);
+    expect(await runDurableObjectAlarm(store)).toBe(true);
+    // The next ingestion carried the retention: the hour's samples and its object are gone.
+    const status = await store.archiveStatus();
+    expect(status.objects).toEqual([]);
+    expect(status.hotHours).toBe(0);
+    expect(
+      await env.HISTORY.list({ prefix: `archive/signals/company_id=${co.id}/` }),
+    ).toMatchObject({
+      objects: [],
+    });
   });
 
   it("validates the setting and 404s for an unknown company", async () => {

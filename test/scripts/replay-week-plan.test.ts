@@ -98,6 +98,17 @@ describe("the demo week", () => {
     expect((fill.samples.get(0) ?? []).some((s) => s.at === local(2026, 11, 19, 10))).toBe(true);
   });
 
+  it("sends the samples of a day before the window too, for the stop detection at its start", () => {
+    // On Wednesday 2026-11-25 at 15:00 the window starts on Wednesday 11-18 at 14:00; the day
+    // before it holds last Tuesday's recording (11-17) from 14:00 on: samples, not records.
+    const fill = weekFill(recorded, local(2026, 11, 25, 15));
+    expect(fill.from).toBe(local(2026, 11, 18, 14));
+    const before = (fill.samples.get(0) ?? []).filter((s) => s.at < fill.from);
+    // P01 from 14:00 to 14:25, the alarm rows 14:30 to 14:40.
+    expect(before.map((s) => s.at)).toEqual(every5(local(2026, 11, 17, 14), 9));
+    expect(fill.stops.map((s) => s.start)).toEqual([local(2026, 11, 24, 14, 30)]);
+  });
+
   it("leaves a stop of the running shift to live play", () => {
     // At 14:40 on Tuesday the afternoon shift (14:00) runs: its alarm (14:30) is played live;
     // the same recorded alarm a week earlier is a closed shift's stop.

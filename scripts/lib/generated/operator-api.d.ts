@@ -4,6 +4,115 @@
  */
 
 export interface paths {
+    "/companies/{company_id}/signal-hot-window": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set how long raw signal samples stay in the machines' stores
+         * @description Each machine's signal store moves the samples of the hours that ended more than `days` ago into Parquet objects on R2 (one per machine, signal and UTC day, or month for sparse days), keeps their hour and minute rollups, and answers every query as before, reading archived hours from R2 when a query needs their samples. A store learns the setting with the machine's next ingestion call. Default 35 days.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SignalHotWindow"];
+                };
+            };
+            responses: {
+                /** @description The setting now in force. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SignalHotWindow"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A body whose `Content-Type` is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/companies/{company_id}/signal-retention": {
         parameters: {
             query?: never;
@@ -14,7 +123,7 @@ export interface paths {
         get?: never;
         /**
          * Set how long raw signal samples are kept
-         * @description Raw samples older than `days` are removed by each machine's signal store (its alarm, hourly); their hour and minute rollups are kept, so queries of whole minutes and hours still answer. A store learns the setting with the machine's next ingestion call.
+         * @description Raw samples older than `days` are removed by each machine's signal store (its alarm, hourly), and so are the archive's objects on R2 once their whole day or month is older; their hour and minute rollups are kept, so queries of whole minutes and hours still answer. A store learns the setting with the machine's next ingestion call.
          */
         put: {
             parameters: {
@@ -1196,6 +1305,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/machines/{machine_id}/signal-archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operator diagnostics: a machine's signal archive
+         * @description The Parquet objects on R2 that hold the machine's archived samples (docs/signal-storage.md, "The archive"), and how many hours its signal store holds hot, archived or due.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    machine_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The archive of the machine's store. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SignalArchiveStatus"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/signals/{public_id}/aggregate": {
         parameters: {
             query?: never;
@@ -2191,6 +2387,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/machines/{machine_id}/stop-detection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a machine's stop detection
+         * @description The rules the machine's stops are detected with (the defaults until set).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    machine_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The settings in force. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StopDetection"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Set a machine's stop detection
+         * @description Replaces the settings (a field left out takes its default). Detection is on for every machine with a `count` signal from the start; this changes its rules. The last 7 days are evaluated again with the new settings at once (stops appear, move or go, with their stream events); older stops keep the settings they were detected with. An unknown analog signal, or `count`, is a 422.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    machine_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["StopDetection"];
+                };
+            };
+            responses: {
+                /** @description The settings now in force. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StopDetection"];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A body whose `Content-Type` is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/companies/{company_id}/record-ids": {
         parameters: {
             query?: never;
@@ -2910,12 +3286,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        SignalRetention: {
+        SignalHotWindow: {
             /**
-             * @description Days of raw samples kept; null = kept forever.
-             * @example 90
+             * @description Days of raw samples each machine's signal store keeps in itself; the samples of older hours move to the Parquet archive on R2. Default 35.
+             * @example 35
              */
-            days: number | null;
+            days: number;
         };
         /** @description Every error but 422: a human-readable `detail`. */
         Error: {
@@ -2934,6 +3310,13 @@ export interface components {
                 msg: string;
                 type: string;
             }[];
+        };
+        SignalRetention: {
+            /**
+             * @description Days of raw samples kept; null = kept forever.
+             * @example 90
+             */
+            days: number | null;
         };
         Company: {
             id: number;
@@ -2996,6 +3379,30 @@ export interface components {
                 en: string | null;
                 es: string | null;
             };
+        };
+        SignalArchiveStatus: {
+            /** @description The machine's archive objects, by signal and start. */
+            objects: {
+                /** @description The object's key in the HISTORY bucket. */
+                key: string;
+                signalId: number;
+                /** @enum {string} */
+                kind: "hour" | "day" | "month" | "year";
+                /** Format: date-time */
+                start: string;
+                /** Format: date-time */
+                end: string;
+                samples: number;
+                bytes: number;
+            }[];
+            /** @description Hours whose samples the store holds. */
+            hotHours: number;
+            /** @description Archived hours whose samples are only on R2 (rollups kept). */
+            archivedHours: number;
+            /** @description Hours past the hot window not yet (or no longer exactly) in the archive. */
+            dueHours: number;
+            /** @description The store's SQLite size, bytes. */
+            databaseSize: number;
         };
         AggregateDiagnostics: {
             /** @enum {string} */
@@ -3103,6 +3510,47 @@ export interface components {
                 id: string;
                 name: string;
             }[];
+        };
+        StopDetection: {
+            /**
+             * @description Whether stops are detected from the machine's signals; default true.
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description Seconds: the shortest stop. A time without pieces (or below the analog threshold) inside planned time that lasts at least this long is a detected stop; a shorter one is speed loss. 60 to 86400; default 300.
+             * @default 300
+             * @example 300
+             */
+            stopThresholdSeconds?: number;
+            /**
+             * @description Seconds: the longest time between two samples that is still one stretch of data. A longer silence is no data, never a stop. Set it above the gateway's sampling period (a 1 Hz gateway can use 10). 1 to 86400; default 300.
+             * @default 300
+             * @example 300
+             */
+            maxSampleGapSeconds?: number;
+            /**
+             * @description Optional: the machine is also down while this signal is below its threshold, even when the count signal is silent for another reason; null for none (default).
+             * @default null
+             */
+            analog?: {
+                /**
+                 * @description The `name` of one of the machine's signals (its lowest-id one that is not deleted), for example `power` or `current`; not `count`, which the count rule reads.
+                 * @example power
+                 */
+                signal: string;
+                /**
+                 * @description Below this value the machine is down. In the signal's own unit (kW for `power`, A for `current`).
+                 * @example 0.5
+                 */
+                threshold: number;
+                /**
+                 * @description The machine is up again from `threshold + hysteresis` on; between the two it keeps its state. In the signal's unit; default 0.
+                 * @default 0
+                 * @example 0.2
+                 */
+                hysteresis?: number;
+            } | null;
         };
         OperatorRecordId: {
             /** @enum {string} */

@@ -28,6 +28,12 @@ export const companies = sqliteTable(
      */
     signalRetentionDays: integer("signal_retention_days"),
     /**
+     * Days of raw signal samples each machine's signal store keeps in itself (the hot
+     * window); the samples of older hours move to the Parquet archive on R2, their hour and
+     * minute rollups stay (docs/signal-storage.md, "The archive").
+     */
+    signalHotWindowDays: integer("signal_hot_window_days").notNull().default(35),
+    /**
      * The binding name of the company's shard (`SHARD_0`, ...), in the directory's row only;
      * null in a shard's mirror row.
      */

@@ -7,6 +7,7 @@ import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type CompanyScope, live, softDeleted } from "../../db/company-scope";
 import { withKeys } from "../../db/directory-keys";
+import { inJsonList } from "../../db/json-list";
 import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../../db/schema";
 import type { DirectoryEnv } from "../../db/shards";
 import { isoInstant as iso } from "../../http/instants";
@@ -183,9 +184,7 @@ export async function deliveriesPage(
             error: webhookAttempts.error,
           })
           .from(webhookAttempts)
-          .where(
-            sql`${webhookAttempts.deliveryId} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
-          )
+          .where(inJsonList(webhookAttempts.deliveryId, ids))
           .orderBy(asc(webhookAttempts.at), asc(webhookAttempts.id))
           .all();
   const attempts = new Map<string, AttemptRow[]>();

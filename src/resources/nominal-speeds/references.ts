@@ -10,8 +10,9 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { or, sql } from "drizzle-orm";
+import { or } from "drizzle-orm";
 import { type CompanyScope, live } from "../../db/company-scope";
+import { inJsonList } from "../../db/json-list";
 import { machines, skus } from "../../db/schema";
 import type { ValidationIssue } from "../../http/errors";
 
@@ -135,10 +136,7 @@ export async function resolveMachines(
             live(
               scope,
               machines,
-              or(
-                sql`${machines.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
-                sql`${machines.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`,
-              ),
+              or(inJsonList(machines.id, ids), inJsonList(machines.name, names)),
             ),
           )
           .all();
@@ -178,9 +176,9 @@ export async function resolveSkus(
               scope,
               skus,
               or(
-                sql`${skus.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
-                sql`${skus.name} IN (SELECT value FROM json_each(${namesJson}))`,
-                sql`${skus.sku} IN (SELECT value FROM json_each(${namesJson}))`,
+                inJsonList(skus.id, ids),
+                inJsonList(skus.name, namesJson),
+                inJsonList(skus.sku, namesJson),
               ),
             ),
           )

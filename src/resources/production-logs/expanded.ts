@@ -7,9 +7,10 @@
  * deleted logs.
  */
 
-import { and, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { and, type Column, eq, isNull, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { live, type NamedScope, sameCompany } from "../../db/company-scope";
+import { inJsonList } from "../../db/json-list";
 import {
   machines,
   operators,
@@ -28,7 +29,7 @@ import type { ProductionLogOut } from "./schemas";
  * `include` filter, an empty list matches nothing.
  */
 export function inList(column: Column, values: readonly (string | number)[]): SQL {
-  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+  return inJsonList(column, values);
 }
 
 const expandedColumns = {

@@ -14,7 +14,14 @@
  * rollup straddles two buckets. The partial aggregates (count, sum, min, max) combine
  * exactly for the five functions (sums up to float64 rounding, see `blocks.ts`).
  */
-import { BLOCK_MS, decodeMinutes, decodeSamples, MINUTE_MS, MINUTES_PER_BLOCK } from "./blocks";
+import {
+  BLOCK_MS,
+  type DecodedSamples,
+  decodeMinutes,
+  decodeSamples,
+  MINUTE_MS,
+  MINUTES_PER_BLOCK,
+} from "./blocks";
 
 export const AGG_FUNCTIONS = ["avg", "max", "min", "sum", "count"] as const;
 export type AggFunction = (typeof AGG_FUNCTIONS)[number];
@@ -46,6 +53,25 @@ export interface BlockRow {
   hi: number;
   minutes: ArrayBuffer | null;
   samples: ArrayBuffer | null;
+  /** The archive object holding the hour's samples (null: none; see archive.ts). */
+  archive_id?: number | null;
+  /** The hour's samples read from the archive, when the row no longer holds them. */
+  decoded?: DecodedSamples;
+}
+
+/**
+ * Whether aggregating `row` over the window in `mode` needs its samples while the row holds
+ * none because the archive has them (the caller reads them from R2 into `decoded`).
+ */
+export function needsArchivedSamples(
+  row: BlockRow,
+  q: { from: number; to: number },
+  mode: ReadMode,
+): boolean {
+  if (row.samples !== null || row.archive_id === null || row.archive_id === undefined) return false;
+  const inner = row.hour >= q.from && row.hour + BLOCK_MS <= q.to;
+  if (inner && mode === "hours") return false;
+  return mode === "raw" || !inner || row.minutes === null;
 }
 
 /** The result: bucket starts (ms, ascending) and the function's value in each. */
@@ -135,8 +161,12 @@ export function aggregateBlocks(
     const inner = row.hour >= q.from && row.hour + BLOCK_MS <= q.to;
     if (inner && mode === "hours") {
       acc.add(row.hour, row.n, row.sum, row.lo, row.hi);
-    } else if (row.samples !== null && (mode === "raw" || !inner || row.minutes === null)) {
-      const { ts, values } = decodeSamples(row.hour, row.n, row.samples);
+    } else if (
+      (row.decoded !== undefined || row.samples !== null) &&
+      (mode === "raw" || !inner || row.minutes === null)
+    ) {
+      const { ts, values } =
+        row.decoded ?? decodeSamples(row.hour, row.n, row.samples ?? new ArrayBuffer(0));
       for (let i = 0; i < ts.length; i++) {
         const t = ts[i] ?? 0;
         if (t < q.from || t >= q.to) continue;
@@ -164,7 +194,7 @@ export function aggregateBlocks(
  * blocks without minute rollups; minute rollups for `minutes` and for the edges (used
  * when retention removed their samples). Parameters: ?1 signal, ?2 from, ?3 to, ?4 mode.
  */
-export const BLOCK_QUERY_SQL = `SELECT hour, n, sum, lo, hi,
+export const BLOCK_QUERY_SQL = `SELECT hour, n, sum, lo, hi, archive_id,
     CASE WHEN ?4 = 'minutes' OR hour < ?2 OR hour + ${BLOCK_MS} > ?3 THEN minutes END AS minutes,
     CASE WHEN ?4 = 'raw' OR hour < ?2 OR hour + ${BLOCK_MS} > ?3
       OR (?4 = 'minutes' AND minutes IS NULL) THEN samples END AS samples
@@ -175,7 +205,8 @@ export const BLOCK_QUERY_SQL = `SELECT hour, n, sum, lo, hi,
 /**
  * Sum of the values with `from <= t < to`, from the blocks overlapping the window (read
  * with `BLOCK_QUERY_SQL` in mode `hours`): whole hours from their rollups, edges from
- * their samples (or, once retention removed them, from their whole minutes).
+ * their samples (read from the archive into `decoded` when it has them; once retention
+ * removed them, from their whole minutes).
  */
 export function sumBlocks(rows: Iterable<BlockRow>, from: number, to: number): number {
   let sum = 0;

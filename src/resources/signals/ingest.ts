@@ -30,8 +30,9 @@ export interface SampleArrays {
  * sample at an instant wins (see `SignalStore.ingest`).
  *
  * @param env the bindings holding `SIGNAL_STORE`.
- * @param signal internal signal id, its company and machine, and the company's raw-sample
- *   retention in ms (null: kept forever).
+ * @param signal internal signal id, its company and machine, the company's raw-sample
+ *   retention in ms (null: kept forever) and its hot window in ms (older hours go to the
+ *   archive on R2).
  * @param samples at most `MAX_SAMPLES_PER_CALL` finite samples, in any order.
  * @param countSignal true when the signal is the machine's count signal (the store detects
  *   the machine's stops from it: docs/machine-state.md).
@@ -40,7 +41,13 @@ export interface SampleArrays {
  */
 export async function ingestSamples(
   env: Pick<Env, "SIGNAL_STORE">,
-  signal: { id: number; companyId: number; machineId: number; retentionMs: number | null },
+  signal: {
+    id: number;
+    companyId: number;
+    machineId: number;
+    retentionMs: number | null;
+    hotWindowMs: number;
+  },
   samples: SampleArrays,
   countSignal = false,
 ): Promise<{ accepted: number; refused?: string }> {
@@ -49,6 +56,7 @@ export async function ingestSamples(
     companyId: signal.companyId,
     machineId: signal.machineId,
     countSignal,
+    hotWindowMs: signal.hotWindowMs,
   };
   return signalStore(env, signal.companyId, signal.machineId).ingest(
     signal.id,

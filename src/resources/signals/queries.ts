@@ -5,6 +5,7 @@
 import { and, asc, eq, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type CompanyScope, owned } from "../../db/company-scope";
+import { inJsonList } from "../../db/json-list";
 import { companies, machines, signals } from "../../db/schema";
 
 export interface SignalRow {
@@ -86,10 +87,12 @@ export interface IngestTarget {
   name: string;
   /** The company's raw-sample retention, days; null = kept forever. */
   retentionDays: number | null;
+  /** The company's hot window, days: older hours move to the archive on R2. */
+  hotWindowDays: number;
 }
 
 /**
- * A live (not deleted) signal by its public id, with its company's retention (the operator
+ * A live (not deleted) signal by its public id, with its company's retention and hot window (the operator
  * API's ingestion: any company, listed or not).
  *
  * @param publicId lower case.
@@ -106,6 +109,7 @@ export function findIngestTarget(
       machineId: signals.machineId,
       name: signals.name,
       retentionDays: companies.signalRetentionDays,
+      hotWindowDays: companies.signalHotWindowDays,
     })
     .from(signals)
     .innerJoin(companies, eq(companies.id, signals.companyId))
@@ -132,11 +136,6 @@ export interface ListedSignal {
   machineUuid: string;
   publicId: string;
   name: string;
-}
-
-/** `column IN (values)`, the values as one JSON parameter (D1 binds at most 100). */
-function inJsonList(column: typeof machines.uuid | typeof signals.publicId, values: string[]): SQL {
-  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 }
 
 /**

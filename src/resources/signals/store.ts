@@ -8,8 +8,10 @@
  * SQLite holds one row per signal and UTC hour (`blocks.ts` has the format), so storage
  * grows with the plant: every machine has its own 10 GB.
  *
- * Raw samples older than the company's retention (passed with every ingestion) are
- * removed by the object's alarm; the hour and minute rollups stay.
+ * The object's alarm moves the samples of hours older than the company's hot window into
+ * Parquet objects on R2 (`archive.ts`), and removes the samples (and archive objects) older
+ * than the company's retention; the hour and minute rollups stay. Both settings come with
+ * every ingestion.
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -20,12 +22,15 @@ import {
   aggregateBlocks,
   BLOCK_QUERY_SQL,
   type BlockRow,
+  needsArchivedSamples,
+  type ReadMode,
   readMode,
   type Series,
   sumBlocks,
 } from "./aggregate";
+import { SignalArchive } from "./archive";
+import { type ArchiveStatus, archivableBefore, archiveStatus } from "./archive-reader";
 import {
-  BLOCK_MS,
   blockOf,
   type DecodedSamples,
   decodeSamples,
@@ -36,11 +41,14 @@ import {
   minuteRollups,
   summarize,
 } from "./blocks";
+import { PRUNE_BATCH_BLOCKS, pruneBlocks } from "./retention";
 
-/** How often the alarm prunes raw samples, ms. */
+/** How often the alarm archives and prunes raw samples, ms. */
 export const PRUNE_EVERY_MS = 3_600_000;
-/** Most blocks one alarm prunes; more are left to an alarm a second later. */
-export const PRUNE_BATCH_BLOCKS = 2_000;
+/** How soon the alarm runs after an ingestion stored hours already past the hot window, ms. */
+export const ARCHIVE_SOON_MS = 10_000;
+/** How soon the alarm tries again after an archive step failed, ms. */
+export const ARCHIVE_RETRY_MS = 5 * 60_000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS blocks (
@@ -69,16 +77,6 @@ export interface IngestResult {
   refused?: string;
 }
 
-/** A block the alarm prunes; `samples` only when it has no minute rollups yet. */
-type DueBlock = {
-  signal_id: number;
-  hour: number;
-  n: number;
-  has_minutes: number;
-  samples: ArrayBuffer | null;
-  [key: string]: SqlStorageValue;
-};
-
 /**
  * Who sends an ingestion, for the machine-state detection that runs on the samples
  * (src/machine-state/, docs/machine-state.md): the machine, and whether the signal is its
@@ -88,6 +86,8 @@ export interface IngestContext {
   companyId: number;
   machineId: number;
   countSignal: boolean;
+  /** The company's hot window, ms: older hours go to the archive (archive.ts). */
+  hotWindowMs?: number;
 }
 
 /** A block an ingestion wrote: its hour and its samples after the merge. */
@@ -99,16 +99,21 @@ export interface WrittenBlock {
 type StoredBlock = {
   n: number;
   samples: ArrayBuffer | null;
+  archive_id: number | null;
   [key: string]: SqlStorageValue;
 };
 
 export class SignalStore extends DurableObject<Env> {
   /** Whether an alarm is known to be set (saves a storage read per ingestion). */
   private alarmSet = false;
+  private readonly archive: SignalArchive;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(SCHEMA);
+    const sql = ctx.storage.sql;
+    sql.exec(SCHEMA);
+    SignalArchive.migrate(sql);
+    this.archive = new SignalArchive(sql, env.HISTORY, (work) => ctx.blockConcurrencyWhile(work));
   }
 
   /**
@@ -117,12 +122,15 @@ export class SignalStore extends DurableObject<Env> {
    *
    * A sample at an instant that already has one replaces it; within one call the last
    * sample at an instant wins. Samples in an hour whose raw samples retention already
-   * removed are not stored (its rollups cannot tell which sample they would replace).
+   * removed are not stored (its rollups cannot tell which sample they would replace). A
+   * sample in an archived hour is stored: the hour's samples come back from R2 first, and
+   * the next archive step rewrites its object (docs/signal-storage.md, "Late samples").
    *
    * @param signalId the signal's internal id (D1 `signals.id`).
    * @param ts instants, integer ms since the epoch, any order; `values[i]` at `ts[i]`, finite.
    * @param retentionMs the company's raw-sample retention, ms, or null to keep them all.
-   * @param context the machine and the signal's role, for `blocksWritten`.
+   * @param context the machine (also the archive's path), the signal's role (for
+   *   `blocksWritten`) and the company's hot window, ms; absent = the store's last known ones.
    * @returns the number stored, or a refusal when a block would exceed
    *   `MAX_SAMPLES_PER_BLOCK`.
    */
@@ -152,16 +160,32 @@ export class SignalStore extends DurableObject<Env> {
       }
     }
     const sql = this.ctx.storage.sql;
-    const writes: { hour: number; merged: DecodedSamples }[] = [];
-    let accepted = 0;
-    for (const [hour, group] of byHour) {
-      const stored = sql
+    if (context?.hotWindowMs !== undefined) {
+      this.archive.setSettings(context, context.hotWindowMs);
+    }
+    const read = (hour: number) =>
+      sql
         .exec<StoredBlock>(
-          "SELECT n, samples FROM blocks WHERE signal_id = ? AND hour = ?",
+          "SELECT n, samples, archive_id FROM blocks WHERE signal_id = ? AND hour = ?",
           signalId,
           hour,
         )
         .toArray()[0];
+    // Archived hours whose samples are only on R2 come back first, with no other call of
+    // the object in between (the writes below then run in one synchronous turn, as always).
+    const archived = [...byHour.keys()].flatMap((hour) => {
+      const stored = read(hour);
+      return stored && stored.samples === null && stored.archive_id !== null
+        ? [{ hour, archiveId: stored.archive_id }]
+        : [];
+    });
+    if (archived.length > 0) {
+      await this.ctx.blockConcurrencyWhile(() => this.archive.restore(signalId, archived));
+    }
+    const writes: { hour: number; merged: DecodedSamples }[] = [];
+    let accepted = 0;
+    for (const [hour, group] of byHour) {
+      const stored = read(hour);
       if (stored !== undefined && stored.samples === null) continue;
       const merged = mergeSamples(
         stored?.samples ? decodeSamples(hour, stored.n, stored.samples) : undefined,
@@ -183,9 +207,13 @@ export class SignalStore extends DurableObject<Env> {
         merged.ts.length > MINUTES_FROM_SAMPLES
           ? minuteRollups(hour, merged.ts, merged.values).buffer
           : null;
+      // An archived hour stays in its object, marked stale: the next step rewrites it.
       sql.exec(
-        `INSERT OR REPLACE INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (signal_id, hour) DO UPDATE SET n = excluded.n, sum = excluded.sum,
+           lo = excluded.lo, hi = excluded.hi, minutes = excluded.minutes,
+           samples = excluded.samples, archive_stale = (archive_id IS NOT NULL)`,
         signalId,
         hour,
         summary.n,
@@ -198,9 +226,16 @@ export class SignalStore extends DurableObject<Env> {
     }
     if (writes.length > 0) this.blocksWritten(signalId, writes, context);
     sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
-    if (retentionMs !== null && !this.alarmSet) {
-      if ((await this.ctx.storage.getAlarm()) === null) {
-        await this.ctx.storage.setAlarm(Date.now() + PRUNE_EVERY_MS);
+    const hotWindowMs = this.archive.settings()?.hotWindowMs;
+    if (retentionMs !== null || hotWindowMs !== undefined) {
+      // Hours already past the hot window (a backfill, a late sample) are archived soon.
+      const past =
+        hotWindowMs !== undefined &&
+        writes.some(({ hour }) => hour < archivableBefore(Date.now(), hotWindowMs));
+      if (!this.alarmSet || past) {
+        const alarm = await this.ctx.storage.getAlarm();
+        const wanted = Date.now() + (past ? ARCHIVE_SOON_MS : PRUNE_EVERY_MS);
+        if (alarm === null || (past && alarm > wanted)) await this.ctx.storage.setAlarm(wanted);
       }
       this.alarmSet = true;
     }
@@ -226,20 +261,14 @@ export class SignalStore extends DurableObject<Env> {
    * @param useRollups false decodes every sample (the naive plan, for diagnostics).
    * @returns bucket starts (ms) and values, ascending; empty buckets left out.
    */
-  aggregate(
+  async aggregate(
     signalId: number,
     q: { from: number; to: number; bucketWidthMs: number },
     fn: AggFunction,
     useRollups = true,
-  ): Series {
+  ): Promise<Series> {
     const mode = readMode(q.bucketWidthMs, useRollups);
-    const rows = this.ctx.storage.sql.exec<BlockRow & Record<string, SqlStorageValue>>(
-      BLOCK_QUERY_SQL,
-      signalId,
-      q.from,
-      q.to,
-      mode,
-    );
+    const rows = await this.blocksOf(signalId, q.from, q.to, mode);
     return aggregateBlocks(rows, q, fn, mode);
   }
 
@@ -247,18 +276,47 @@ export class SignalStore extends DurableObject<Env> {
    * Sums of one signal's values over windows, one per window (`start <= t < end`, ms);
    * 0 for a window without samples.
    */
-  sums(signalId: number, windows: readonly { start: number; end: number }[]): number[] {
-    return windows.map((w) => {
-      if (w.end <= w.start) return 0;
-      const rows = this.ctx.storage.sql.exec<BlockRow & Record<string, SqlStorageValue>>(
-        BLOCK_QUERY_SQL,
-        signalId,
-        w.start,
-        w.end,
-        "hours",
-      );
-      return sumBlocks(rows, w.start, w.end);
-    });
+  async sums(
+    signalId: number,
+    windows: readonly { start: number; end: number }[],
+  ): Promise<number[]> {
+    const out: number[] = [];
+    for (const w of windows) {
+      if (w.end <= w.start) {
+        out.push(0);
+        continue;
+      }
+      out.push(sumBlocks(await this.blocksOf(signalId, w.start, w.end, "hours"), w.start, w.end));
+    }
+    return out;
+  }
+
+  /**
+   * The blocks overlapping `[from, to)` with what `mode` reads of them, the samples of
+   * archived hours read from R2 (into `decoded`) when the aggregation needs them.
+   */
+  private async blocksOf(
+    signalId: number,
+    from: number,
+    to: number,
+    mode: ReadMode,
+  ): Promise<BlockRow[]> {
+    const rows = this.ctx.storage.sql
+      .exec<BlockRow & Record<string, SqlStorageValue>>(BLOCK_QUERY_SQL, signalId, from, to, mode)
+      .toArray() as BlockRow[];
+    const needed = rows.filter((row) => needsArchivedSamples(row, { from, to }, mode));
+    if (needed.length === 0) return rows;
+    const samples = await this.archive.reader.samplesOf(
+      signalId,
+      needed.map((row) => ({ hour: row.hour, archiveId: Number(row.archive_id) })),
+    );
+    for (const row of needed) row.decoded = samples.get(row.hour);
+    return rows;
+  }
+
+  /** The archive's objects and how many hours are hot, archived or due (diagnostics). */
+  archiveStatus(): ArchiveStatus {
+    return archiveStatus(this.ctx.storage.sql, this.archive.settings()?.hotWindowMs);
   }
 
   /** Size of the object's SQLite database, bytes (for the benchmark and capacity figures). */
@@ -267,58 +325,40 @@ export class SignalStore extends DurableObject<Env> {
   }
 
   /**
-   * Removes raw samples of the hours that ended before `now - retention`, keeping each
-   * block's hour and minute rollups (computed from the samples if the block had none).
+   * Removes raw samples of the hours that ended before `now - retention` (retention.ts).
    *
    * @returns the number of blocks pruned (at most `PRUNE_BATCH_BLOCKS`).
    */
   prune(now: number): number {
-    const sql = this.ctx.storage.sql;
-    const setting = sql
-      .exec<{ retention_ms: number | null }>("SELECT retention_ms FROM settings WHERE id = 1")
-      .one();
-    if (setting.retention_ms === null) return 0;
-    const horizon = now - setting.retention_ms;
-    const due = sql
-      .exec<DueBlock>(
-        `SELECT signal_id, hour, n, minutes IS NOT NULL AS has_minutes,
-           CASE WHEN minutes IS NULL THEN samples END AS samples
-         FROM blocks WHERE samples IS NOT NULL AND hour + ${BLOCK_MS} <= ? LIMIT ?`,
-        horizon,
-        PRUNE_BATCH_BLOCKS,
-      )
-      .toArray();
-    for (const block of due) {
-      if (block.has_minutes || block.samples === null) {
-        sql.exec(
-          "UPDATE blocks SET samples = NULL WHERE signal_id = ? AND hour = ?",
-          block.signal_id,
-          block.hour,
-        );
-        continue;
-      }
-      const { ts, values } = decodeSamples(block.hour, block.n, block.samples);
-      sql.exec(
-        "UPDATE blocks SET minutes = ?, samples = NULL WHERE signal_id = ? AND hour = ?",
-        minuteRollups(block.hour, ts, values).buffer,
-        block.signal_id,
-        block.hour,
-      );
-    }
-    return due.length;
+    return pruneBlocks(this.ctx.storage.sql, now);
   }
 
-  /** Prunes raw samples past the retention and sets the next alarm while a retention is set. */
+  /**
+   * Prunes raw samples past the retention and removes the archive objects wholly past it,
+   * then archives one bounded step of the hours past the hot window; sets the next alarm
+   * (a second later while work is left, else in an hour) while either setting is known.
+   */
   override async alarm(): Promise<void> {
-    const pruned = this.prune(Date.now());
+    const now = Date.now();
+    const pruned = this.prune(now);
     const setting = this.ctx.storage.sql
       .exec<{ retention_ms: number | null }>("SELECT retention_ms FROM settings WHERE id = 1")
       .one();
-    if (setting.retention_ms === null) {
+    let next = PRUNE_EVERY_MS;
+    try {
+      const retiring =
+        setting.retention_ms !== null && (await this.archive.retire(now - setting.retention_ms));
+      if ((await this.archive.step(now)) || retiring || pruned === PRUNE_BATCH_BLOCKS) next = 1000;
+    } catch (error) {
+      // R2 refused or an object read back wrong: nothing was dropped (archive.ts); try again
+      // later rather than let the runtime's few alarm retries run out.
+      console.error("signal archive step failed; retrying in 5 minutes", error);
+      next = ARCHIVE_RETRY_MS;
+    }
+    if (setting.retention_ms === null && this.archive.settings() === null) {
       this.alarmSet = false;
       return;
     }
-    const next = pruned === PRUNE_BATCH_BLOCKS ? 1000 : PRUNE_EVERY_MS;
     await this.ctx.storage.setAlarm(Date.now() + next);
   }
 }

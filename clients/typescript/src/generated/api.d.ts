@@ -519,7 +519,7 @@ export interface paths {
         put?: never;
         /**
          * Metrics report (OEE per machine and shift)
-         * @description One row per machine x shift instance of a definition with `isConsidered = true`, computed as the service's metrics definitions say (times in minutes, ratios as fractions, 0 when a denominator is 0). Every body field is optional and they combine with AND:
+         * @description One row per machine x shift instance of a definition with `isConsidered = true`, computed as the service's metrics definitions say (times in minutes, ratios as fractions, null when a denominator is 0). Every body field is optional and they combine with AND:
          *
          *     - `machines`: `search` (fuzzy on the machine name), `include`/`exclude` (machine ids);
          *     - `shifts`: `include`/`exclude` (shift definition ids);
@@ -1008,18 +1008,18 @@ export interface components {
             shiftId: number;
             /** @description true on the last figures of an ended shift (equal to its report row). */
             final: boolean;
-            /** @description runTime / availableTime, as in the metrics report's productionMetrics. */
-            availability: number;
-            /** @description runTime / (availableTime - programmedDowntime), as in the metrics report's productionMetrics. */
-            netAvailability: number;
-            /** @description Ideal minutes / runTime, as in the metrics report's productionMetrics. */
-            effectiveness: number;
-            /** @description Good / total count, as in the metrics report's productionMetrics. */
-            quality: number;
-            /** @description availability x effectiveness x quality, as in the metrics report's productionMetrics. */
-            oee: number;
-            /** @description netAvailability x effectiveness x quality, as in the metrics report's productionMetrics. */
-            netOee: number;
+            /** @description runTime / availableTime (a fraction; null when its denominator is 0) */
+            availability: number | null;
+            /** @description runTime / plannedTime (availableTime - programmedDowntime) (a fraction; null when its denominator is 0) */
+            netAvailability: number | null;
+            /** @description ideal minutes / runTime; not clamped (above 1: the nominal speed is too low) (a fraction; null when its denominator is 0) */
+            effectiveness: number | null;
+            /** @description good / total count (a fraction; null when its denominator is 0) */
+            quality: number | null;
+            /** @description availability x effectiveness x quality (good ideal minutes / availableTime) (a fraction; null when its denominator is 0) */
+            oee: number | null;
+            /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
+            netOee: number | null;
         };
         /** @description `reset`: the client is further behind than the stream keeps (or gave an id it never had); the current state, then live events after `lastEventId`. */
         ResetEvent: {
@@ -2050,27 +2050,27 @@ export interface components {
             unavailableTime: number;
             /** @description Stop time covered by classified stops (minutes) */
             annotatedDowntime: number;
-            /** @description runTime / availableTime (a fraction; 0 when its denominator is 0) */
-            availability: number;
-            /** @description runTime / (availableTime - programmedDowntime) (a fraction; 0 when its denominator is 0) */
-            netAvailability: number;
+            /** @description runTime / availableTime (a fraction; null when its denominator is 0) */
+            availability: number | null;
+            /** @description runTime / plannedTime (availableTime - programmedDowntime) (a fraction; null when its denominator is 0) */
+            netAvailability: number | null;
         };
         ProductionMetrics: {
-            /** @description As in shiftIndicators (a fraction; 0 when its denominator is 0) */
-            availability: number;
-            /** @description As in shiftIndicators (a fraction; 0 when its denominator is 0) */
-            netAvailability: number;
-            /** @description Ideal minutes / runTime; not clamped (above 1 = nominal speed too low). */
-            effectiveness: number;
-            /** @description Good / total count (a fraction; 0 when its denominator is 0) */
-            quality: number;
-            /** @description availability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
-            oee: number;
-            /** @description netAvailability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
-            netOee: number;
+            /** @description runTime / availableTime (a fraction; null when its denominator is 0) */
+            availability: number | null;
+            /** @description runTime / plannedTime (availableTime - programmedDowntime) (a fraction; null when its denominator is 0) */
+            netAvailability: number | null;
+            /** @description ideal minutes / runTime; not clamped (above 1: the nominal speed is too low) (a fraction; null when its denominator is 0) */
+            effectiveness: number | null;
+            /** @description good / total count (a fraction; null when its denominator is 0) */
+            quality: number | null;
+            /** @description availability x effectiveness x quality (good ideal minutes / availableTime) (a fraction; null when its denominator is 0) */
+            oee: number | null;
+            /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
+            netOee: number | null;
             /** @description max(0, runTime - ideal minutes) (minutes) */
             minutesLostByLowSpeed: number;
-            /** @description Ideal minutes x defects / total count (minutes) */
+            /** @description Ideal minutes x defects / total count; 0 without items (minutes) */
             minutesLostByLowQuality: number;
         };
         MetricsReportFilters: {
@@ -2595,26 +2595,26 @@ export interface components {
             instances: number;
             minutes: components["schemas"]["KpiMinutes"];
             counts: components["schemas"]["KpiCounts"];
-            /** @description runTime / availableTime (a fraction; 0 when its denominator is 0) */
-            availability: number;
-            /** @description runTime / plannedTime (a fraction; 0 when its denominator is 0) */
-            netAvailability: number;
-            /** @description idealTime / runTime; not clamped. */
-            effectiveness: number;
-            /** @description good / total (a fraction; 0 when its denominator is 0) */
-            quality: number;
-            /** @description availability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
-            oee: number;
-            /** @description netAvailability x effectiveness x quality (a fraction; 0 when its denominator is 0) */
-            netOee: number;
-            /** @description oee x availableTime / calendarTime (a fraction; 0 when its denominator is 0) */
-            teep: number;
-            /** @description runTime / unplannedStops; 0 without unplanned stops (minutes) */
-            mtbf: number;
-            /** @description nonProgrammedDowntime / unplannedStops; 0 without unplanned stops (minutes) */
-            mttr: number;
-            /** @description defects / total (a fraction; 0 when its denominator is 0) */
-            scrapRatio: number;
+            /** @description runTime / availableTime (a fraction; null when its denominator is 0) */
+            availability: number | null;
+            /** @description runTime / plannedTime (availableTime - programmedDowntime) (a fraction; null when its denominator is 0) */
+            netAvailability: number | null;
+            /** @description ideal minutes / runTime; not clamped (above 1: the nominal speed is too low) (a fraction; null when its denominator is 0) */
+            effectiveness: number | null;
+            /** @description good / total count (a fraction; null when its denominator is 0) */
+            quality: number | null;
+            /** @description availability x effectiveness x quality (good ideal minutes / availableTime) (a fraction; null when its denominator is 0) */
+            oee: number | null;
+            /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
+            netOee: number | null;
+            /** @description oee x availableTime / calendarTime (a fraction; null when its denominator is 0) */
+            teep: number | null;
+            /** @description runTime / unplannedStops; null without unplanned stops (minutes) */
+            mtbf: number | null;
+            /** @description nonProgrammedDowntime / unplannedStops; null without unplanned stops (minutes) */
+            mttr: number | null;
+            /** @description defects / total (a fraction; null when its denominator is 0) */
+            scrapRatio: number | null;
         };
         KpiSkuRef: {
             /** Format: uuid */

@@ -1,0 +1,1 @@
+ALTER TABLE `companies` ADD `signal_hot_window_days` integer DEFAULT 35 NOT NULL;

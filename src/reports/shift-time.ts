@@ -1,0 +1,225 @@
+/**
+ * The time of one shift instance (docs/metrics.md, "The time of one shift instance"): every
+ * instant of W = [start, end) sorted into one class (programmed stop, non-programmed stop,
+ * other stop, production, uncovered: late start, early stop, no data), summed into the
+ * shift indicators, a pure function. The figures it ends with are `oeeFigures`' (./oee.ts).
+ */
+import { type LogSpan, minutesOf, oeeFigures, type ShiftIndicators, type StopSpan } from "./oee";
+
+/** Time classes in priority order (lower wins). */
+const TimeClass = {
+  Programmed: 1,
+  NonProgrammed: 2,
+  OtherStop: 3,
+  Production: 4,
+  Uncovered: 5,
+} as const;
+type TimeClass = (typeof TimeClass)[keyof typeof TimeClass];
+
+/**
+ * Classifies every minute of the instance window and sums the classes.
+ *
+ * docs/metrics.md, "The time of one shift instance": each instant of W = [start, end)
+ * gets the first matching class of: programmed stop, non-programmed stop
+ * included in availability, other stop, production log, uncovered. Stops and
+ * logs are clipped to the elapsed part of W, [start, min(now, end)); an open
+ * stop runs until min(now, end). Uncovered time before
+ * the first covered instant is late start; after the last covered instant it is
+ * early stop, but only once the instance has ended; the rest is no data. An
+ * instance with nothing covered counts its whole past part as no data. The
+ * future part of a running instance is in no class, and its `availableTime` is
+ * the elapsed planned time, `min(now, end) - start` (its figures "so far"); an
+ * ended instance's is its whole length.
+ *
+ * Cost: O(n log n) in the number of stops and logs (one sort of their
+ * boundaries, then one sweep).
+ *
+ * @param window the instance, `{start, end}` in ms.
+ * @param stops the machine's stops overlapping the window (deleted ones excluded by the caller).
+ * @param logs the machine's production logs overlapping the window (deleted ones excluded).
+ * @param now the current instant, ms.
+ * @returns the shift indicators in minutes and fractions.
+ */
+export function computeShiftIndicators(
+  window: { start: number; end: number },
+  stops: readonly StopSpan[],
+  logs: readonly Pick<LogSpan, "start" | "end">[],
+  now: number,
+): ShiftIndicators {
+  const { start, end } = window;
+  const pastEnd = Math.max(start, Math.min(end, now));
+  const ended = now >= end;
+
+  // A sweep over the sorted boundaries (O(n log n) in spans): between two
+  // consecutive boundaries the set of covering spans is constant, so the number
+  // of active spans of each kind (starts <= t minus ends <= t, read off sorted
+  // arrays with one moving pointer each) gives each elementary segment's class
+  // without scanning every span for every segment (which was quadratic).
+  // Kinds 1-4 are the time classes; kind 0 is "classified stop" (any stop
+  // class: a covering classified stop annotates the segment whichever stop
+  // class wins). Typed arrays sort natively, without a comparator; the loops
+  // below touch only typed arrays and local numbers (no object per segment),
+  // which matters for shifts of tens of thousands of logs.
+  const starts: number[][] = [[], [], [], [], []];
+  const ends: number[][] = [[], [], [], [], []];
+  const bounds: number[] = [start, pastEnd];
+  const add = (kind: number, from: number, to: number) => {
+    starts[kind]?.push(from);
+    ends[kind]?.push(to);
+  };
+  // Every record is clipped to the elapsed part of W, [start, min(now, end)): a running
+  // instance is measured "so far" (a break planned for later in the shift is not yet
+  // downtime); an ended instance's elapsed part is the whole of W.
+  for (const s of stops) {
+    const from = Math.max(s.start, start);
+    const to = Math.min(s.end ?? pastEnd, pastEnd);
+    if (to <= from) continue;
+    const cls: TimeClass = s.isProgrammed
+      ? TimeClass.Programmed
+      : s.isIncludedInAvailability
+        ? TimeClass.NonProgrammed
+        : TimeClass.OtherStop;
+    add(cls, from, to);
+    if (s.isClassified) add(0, from, to);
+    bounds.push(from, to);
+  }
+  const productionStarts = starts[TimeClass.Production] ?? [];
+  const productionEnds = ends[TimeClass.Production] ?? [];
+  for (const l of logs) {
+    const from = l.start > start ? l.start : start;
+    const to = l.end < pastEnd ? l.end : pastEnd;
+    if (to <= from) continue;
+    productionStarts.push(from);
+    productionEnds.push(to);
+    bounds.push(from, to);
+  }
+  const sortedStarts = starts.map((list) => Float64Array.from(list).sort());
+  const sortedEnds = ends.map((list) => Float64Array.from(list).sort());
+  const [cs, ps, ns, os, ds] = sortedStarts as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ];
+  const [ce, pe, ne, oe, de] = sortedEnds as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ];
+  // c: classified, p: programmed, n: non-programmed, o: other stop, d: production (done).
+  /** First index of `sorted` at or after `i` whose value is > t (pointers only move forward). */
+  const advance = (sorted: Float64Array, i: number, t: number): number => {
+    let k = i;
+    while (k < sorted.length && (sorted[k] as number) <= t) k += 1;
+    return k;
+  };
+  const sortedBounds = Float64Array.from(bounds).sort();
+  const points = new Float64Array(sortedBounds.length);
+  let pointCount = 0;
+  for (const t of sortedBounds) {
+    if (t >= start && t <= pastEnd && (pointCount === 0 || t !== points[pointCount - 1])) {
+      points[pointCount] = t;
+      pointCount += 1;
+    }
+  }
+
+  const totals = [0, 0, 0, 0, 0, 0];
+  let annotated = 0;
+  let firstCovered: number | undefined;
+  let lastCovered: number | undefined;
+  // Uncovered past segments, as (from, to) pairs, split once the covered extent is known.
+  const uncovered = new Float64Array(2 * pointCount);
+  let uncoveredCount = 0;
+  let csi = 0;
+  let cei = 0;
+  let psi = 0;
+  let pei = 0;
+  let nsi = 0;
+  let nei = 0;
+  let osi = 0;
+  let oei = 0;
+  let dsi = 0;
+  let dei = 0;
+  for (let i = 0; i + 1 < pointCount; i += 1) {
+    const from = points[i] as number;
+    const to = points[i + 1] as number;
+    // Every kind's pointers advance on every segment, so each stays monotonic.
+    csi = advance(cs, csi, from);
+    cei = advance(ce, cei, from);
+    psi = advance(ps, psi, from);
+    pei = advance(pe, pei, from);
+    nsi = advance(ns, nsi, from);
+    nei = advance(ne, nei, from);
+    osi = advance(os, osi, from);
+    oei = advance(oe, oei, from);
+    dsi = advance(ds, dsi, from);
+    dei = advance(de, dei, from);
+    const cls: TimeClass =
+      psi - pei > 0
+        ? TimeClass.Programmed
+        : nsi - nei > 0
+          ? TimeClass.NonProgrammed
+          : osi - oei > 0
+            ? TimeClass.OtherStop
+            : dsi - dei > 0
+              ? TimeClass.Production
+              : TimeClass.Uncovered;
+    if (cls === TimeClass.Uncovered) {
+      // Uncovered time after `now` is the future of a running instance: no class yet.
+      if (from >= pastEnd) continue;
+      uncovered[2 * uncoveredCount] = from;
+      uncovered[2 * uncoveredCount + 1] = to;
+      uncoveredCount += 1;
+    } else {
+      firstCovered ??= from;
+      lastCovered = to;
+      if (cls <= TimeClass.OtherStop && csi - cei > 0) annotated += to - from;
+    }
+    totals[cls] = (totals[cls] ?? 0) + (to - from);
+  }
+
+  let lateStart = 0;
+  let earlyStop = 0;
+  let noData = 0;
+  for (let k = 0; k < uncoveredCount; k += 1) {
+    const from = uncovered[2 * k] as number;
+    const to = uncovered[2 * k + 1] as number;
+    const length = to - from;
+    if (firstCovered === undefined || lastCovered === undefined) noData += length;
+    else if (to <= firstCovered) lateStart += length;
+    else if (from >= lastCovered) earlyStop += ended ? length : 0;
+    else noData += length;
+  }
+
+  // "So far": a running instance is measured over its elapsed planned time, not its whole
+  // length, so that its figures are those of what has happened (docs/metrics.md). The
+  // ratios are taken on whole ms, exact, before the minutes are.
+  const available = pastEnd - start;
+  const programmed = totals[TimeClass.Programmed] ?? 0;
+  const nonProgrammed = totals[TimeClass.NonProgrammed] ?? 0;
+  const unavailable = nonProgrammed + lateStart + earlyStop + noData;
+  const { availability, netAvailability } = oeeFigures({
+    availableTime: available,
+    programmedDowntime: programmed,
+    unavailableTime: unavailable,
+    idealTime: 0,
+    total: 0,
+    good: 0,
+  });
+  return {
+    availableTime: minutesOf(available),
+    programmedDowntime: minutesOf(programmed),
+    nonProgrammedDowntime: minutesOf(nonProgrammed),
+    otherStopsTime: minutesOf(totals[TimeClass.OtherStop] ?? 0),
+    lateStartTime: minutesOf(lateStart),
+    earlyStopTime: minutesOf(earlyStop),
+    noDataTime: minutesOf(noData),
+    unavailableTime: minutesOf(unavailable),
+    annotatedDowntime: minutesOf(annotated),
+    availability,
+    netAvailability,
+  };
+}

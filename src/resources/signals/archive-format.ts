@@ -1,0 +1,170 @@
+/**
+ * The Parquet form of the signal archive's objects (where they live and what each covers:
+ * archive-layout.ts), written with hyparquet-writer and read back with hyparquet
+ * (docs/signal-storage.md, "The archive").
+ *
+ * An object holds one signal's samples of one UTC day (a dense day), of one UTC month (the
+ * sparse days of that month), of one UTC year (the very sparse days of that year) or of one
+ * UTC hour (each hour of a day too dense for one object in a Worker's memory), as two
+ * columns: `time` (INT64 timestamp, ms, UTC, DELTA_BINARY_PACKED, with statistics) and
+ * `value` (DOUBLE, BYTE_STREAM_SPLIT, or a dictionary where it halves the column). A day
+ * object keeps about an hour per row group, so a query of two hours decodes two row groups,
+ * not the day.
+ */
+import { parquetMetadata, parquetRead } from "hyparquet";
+import { parquetWriteBuffer } from "hyparquet-writer";
+import {
+  PARQUET_PAGE_BYTES,
+  zstdCompress,
+  zstdCompressByteStreams,
+  zstdDecompress,
+} from "../../parquet/zstd";
+import { BLOCK_MS } from "./blocks";
+
+/** A row group closes at the first hour boundary after this many rows. */
+export const ROW_GROUP_MIN_ROWS = 3_600;
+
+/**
+ * Encodes one object.
+ *
+ * @param ts ascending, distinct instants, integer ms.
+ * @param values `values[i]` at `ts[i]`; written bit for bit (`-0` and every NaN payload kept).
+ * @returns the Parquet file's bytes.
+ */
+export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Array {
+  const time = BigInt64Array.from(ts, (t) => BigInt(t));
+  let distinct = 0;
+  const seen = new Set<number>();
+  for (const v of values) {
+    if (!seen.has(v)) {
+      seen.add(v);
+      if (++distinct * 4 > values.length) break;
+    }
+  }
+  const dictionary = distinct * 4 <= values.length;
+  const buffer = parquetWriteBuffer({
+    codec: "ZSTD",
+    // BYTE_STREAM_SPLIT values: each byte stream in a zstd frame of its own (zstd.ts), and
+    // the instants (a few bytes a page once delta-coded) in Snappy, so that every ZSTD page
+    // of the file is a page of split doubles.
+    compressors: { ZSTD: dictionary ? zstdCompress : zstdCompressByteStreams(8) },
+    pageSize: PARQUET_PAGE_BYTES,
+    rowGroupSize: rowGroups(ts),
+    createdBy: "production-monitoring-api signal archive",
+    columnData: [
+      {
+        name: "time",
+        data: time,
+        type: "TIMESTAMP",
+        nullable: false,
+        encoding: "DELTA_BINARY_PACKED",
+        codec: dictionary ? "ZSTD" : "SNAPPY",
+      },
+      {
+        name: "value",
+        data: values,
+        type: "DOUBLE",
+        nullable: false,
+        // Few distinct values (a counter, kW in whole units): let the writer try a dictionary.
+        encoding: dictionary ? undefined : "BYTE_STREAM_SPLIT",
+        // Min and max of noisy floats cost 0.1 bytes a sample on sparse objects; the time
+        // statistics are what readers prune row groups by.
+        statistics: false,
+      },
+    ],
+  });
+  return new Uint8Array(buffer);
+}
+
+/** Row group sizes: hours put together until a group holds `ROW_GROUP_MIN_ROWS` rows. */
+function rowGroups(ts: Float64Array): number[] {
+  const sizes: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < ts.length; i++) {
+    rows++;
+    const next = ts[i + 1];
+    const hourEnds =
+      next === undefined || Math.floor(next / BLOCK_MS) !== Math.floor((ts[i] ?? 0) / BLOCK_MS);
+    if (hourEnds && (rows >= ROW_GROUP_MIN_ROWS || next === undefined)) {
+      sizes.push(rows);
+      rows = 0;
+    }
+  }
+  return sizes.length > 0 ? sizes : [1];
+}
+
+/**
+ * Decodes the samples of an object with `from <= t < to`, decoding only the row groups whose
+ * time range meets the window.
+ *
+ * @param file the object's bytes.
+ * @returns ascending instants (ms) and their values.
+ * @throws Error when the file is not an archive object (no `time`/`value` columns).
+ */
+export async function decodeArchive(
+  file: ArrayBuffer,
+  from = Number.NEGATIVE_INFINITY,
+  to = Number.POSITIVE_INFINITY,
+): Promise<{ ts: Float64Array; values: Float64Array }> {
+  const parsers = { timestampFromMilliseconds: (ms: bigint) => Number(ms) };
+  const metadata = parquetMetadata(file, { parsers });
+  const parts: { ts: Float64Array; values: Float64Array }[] = [];
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rows = Number(group.num_rows);
+    const stats = group.columns[0]?.meta_data?.statistics;
+    const lo = Number(stats?.min_value ?? Number.NEGATIVE_INFINITY);
+    const hi = Number(stats?.max_value ?? Number.POSITIVE_INFINITY);
+    if (hi >= from && lo < to) {
+      const columns = new Map<string, ArrayLike<unknown>>();
+      await parquetRead({
+        file,
+        metadata,
+        rowStart,
+        rowEnd: rowStart + rows,
+        columns: ["time", "value"],
+        parsers,
+        compressors: { ZSTD: zstdDecompress },
+        onChunk: (chunk) => {
+          if (chunk.rowStart === rowStart) columns.set(chunk.columnName, chunk.columnData);
+        },
+      });
+      const time = columns.get("time");
+      const value = columns.get("value");
+      if (!time || !value) throw new Error("not a signal archive object: no time or value column");
+      parts.push(
+        clip(
+          Float64Array.from(time as ArrayLike<number>),
+          Float64Array.from(value as ArrayLike<number>),
+          from,
+          to,
+        ),
+      );
+    }
+    rowStart += rows;
+  }
+  return concat(parts);
+}
+
+/** The samples of ascending `ts` with `from <= t < to`. */
+function clip(ts: Float64Array, values: Float64Array, from: number, to: number) {
+  let a = 0;
+  while (a < ts.length && (ts[a] ?? 0) < from) a++;
+  let b = ts.length;
+  while (b > a && (ts[b - 1] ?? 0) >= to) b--;
+  return { ts: ts.subarray(a, b), values: values.subarray(a, b) };
+}
+
+function concat(parts: { ts: Float64Array; values: Float64Array }[]) {
+  if (parts.length === 1 && parts[0]) return parts[0];
+  const n = parts.reduce((sum, p) => sum + p.ts.length, 0);
+  const ts = new Float64Array(n);
+  const values = new Float64Array(n);
+  let at = 0;
+  for (const p of parts) {
+    ts.set(p.ts, at);
+    values.set(p.values, at);
+    at += p.ts.length;
+  }
+  return { ts, values };
+}

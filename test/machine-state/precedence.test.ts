@@ -1,0 +1,122 @@
+/**
+ * Recorded stops against detected ones (docs/machine-state.md, "Recorded and programmed
+ * stops"), and what a detected stop's classification becomes when late samples move it.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { operator, operatorJson } from "../harness";
+import { answers, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
+import { deliveriesOf, register } from "../webhooks/webhook-harness";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
+
+const D0 = Date.UTC(2025, 3, 7, 10);
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** 1 Hz from D0 for 2 hours with pieces, except in the given minutes after D0. */
+function day(downMinutes: [number, number][]): [number, number][] {
+  return series(D0, D0 + 2 * HOUR, S, (t) =>
+    downMinutes.some(([a, b]) => t >= D0 + a * MIN && t < D0 + b * MIN) ? 0 : 1,
+  );
+}
+
+const span = (s: { startTime: string; endTime: string | null }) => [s.startTime, s.endTime];
+
+describe("a recorded stop over a detected one", () => {
+  it("replaces the span it covers; what is left shorter than the threshold goes", async () => {
+    const plant = await detectionPlant();
+    await plant.send(
+      day([
+        [30, 52],
+        [60, 100],
+      ]),
+    );
+    const detected = await plant.stops();
+    expect(detected.map(span)).toEqual([
+      [iso(D0 + 30 * MIN), iso(D0 + 52 * MIN)],
+      [iso(D0 + 60 * MIN), iso(D0 + 100 * MIN)],
+    ]);
+    // Recorded by hand: a jam 10:31 to 10:50 (inside the first), 11:10 to 11:20 (inside the second).
+    await operatorJson("POST", `/machines/${plant.machineId}/stops`, [
+      {
+        startTime: iso(D0 + 31 * MIN),
+        endTime: iso(D0 + 50 * MIN),
+        isProgrammed: false,
+        isManual: true,
+      },
+      { startTime: iso(D0 + 70 * MIN), endTime: iso(D0 + 80 * MIN), isProgrammed: true },
+    ]);
+    await plant.settle();
+    const after = await plant.stops();
+    expect(after.map((s) => [...span(s), s.isManual, s.isProgrammed])).toEqual([
+      [iso(D0 + 31 * MIN), iso(D0 + 50 * MIN), true, false],
+      [iso(D0 + 60 * MIN), iso(D0 + 70 * MIN), false, false],
+      [iso(D0 + 70 * MIN), iso(D0 + 80 * MIN), false, true],
+      [iso(D0 + 80 * MIN), iso(D0 + 100 * MIN), false, false],
+    ]);
+    // The second detected stop keeps its row on its larger part (11:20 to 11:40).
+    expect(after[3]?.id).toBe(detected[1]?.id);
+  });
+
+  it("a detected stop a person edits becomes theirs; one a person deletes stays deleted", async () => {
+    const plant = await detectionPlant();
+    await plant.send(
+      day([
+        [10, 20],
+        [40, 50],
+      ]),
+    );
+    const [first, second] = await plant.stops();
+    expect((await operator("PATCH", `/stops/${first?.id}`, { isProgrammed: true })).status).toBe(
+      204,
+    );
+    expect((await operator("DELETE", `/stops/${second?.id}`)).status).toBe(204);
+    await plant.settle();
+    // The same samples again, and later zeros that make the machine down 6 minutes longer.
+    await plant.send([
+      ...day([
+        [10, 20],
+        [40, 50],
+      ]),
+      ...series(D0 + 20 * MIN, D0 + 26 * MIN, S, () => 0),
+    ]);
+    const stops = await plant.stops();
+    // The person's stop is as they left it; the minutes after it are detected; the deleted one stays gone.
+    expect(stops.map((s) => [s.id === first?.id, ...span(s), s.isProgrammed])).toEqual([
+      [true, iso(D0 + 10 * MIN), iso(D0 + 20 * MIN), true],
+      [false, iso(D0 + 20 * MIN), iso(D0 + 26 * MIN), false],
+    ]);
+  });
+});
+
+describe("late samples with pieces", () => {
+  it("keep a classification on the part that remains, and report it removed with the stop", async () => {
+    const net = fakeNetwork();
+    const plant = await detectionPlant();
+    const { url } = publicEndpoint(net, "/deleted");
+    net.endpoints.set(url, answers(200));
+    const hook = await register(plant.co.id, url, "MachineStopClassificationDeleted");
+    await plant.send(day([[10, 40]]));
+    const [stop] = await plant.stops();
+    await operatorJson("PUT", `/stops/${stop?.id}/classification`, {
+      generalCause: { name: "Jam" },
+      description: "feeder",
+    });
+    // Pieces arrive late for 10:30 to 10:31: the stop splits, 20 and 9 minutes.
+    await plant.send(series(D0 + 30 * MIN, D0 + 31 * MIN, S, () => 1));
+    const split = await plant.stops();
+    expect(split.map(span)).toEqual([
+      [iso(D0 + 10 * MIN), iso(D0 + 30 * MIN)],
+      [iso(D0 + 31 * MIN), iso(D0 + 40 * MIN)],
+    ]);
+    expect(split[0]?.id).toBe(stop?.id);
+    const rows = await plant.report();
+    expect(rows.map((r) => r.classification.generalCause.name)).toEqual(["Jam", null]);
+    // Then pieces for the whole of it: the classified stop goes, with its classification.
+    await plant.send(series(D0 + 10 * MIN, D0 + 30 * MIN, S, () => 1));
+    expect((await plant.stops()).map(span)).toEqual([[iso(D0 + 31 * MIN), iso(D0 + 40 * MIN)]]);
+    const deliveries = await deliveriesOf(hook.id);
+    expect(deliveries.map((d) => d.eventType)).toEqual(["MachineStopClassificationDeleted"]);
+  });
+});
