@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { ok } from "../scripts/lib/http";
-import { connectOperator } from "../scripts/lib/operator-api";
+import { connectOperator, type Scope } from "../scripts/lib/operator-api";
 import { ALL_SCOPES, READ_SCOPES } from "../scripts/lib/scopes";
 import { type PublicClient, publicClient, type ViolationRecorder } from "./public-client";
 
@@ -107,8 +107,8 @@ async function seed(
     await operator.POST("/companies/{company_id}/api-keys", {
       params: { path: { company_id: company.id } },
       body: [
-        { name: "e2e-full", scopes: [...ALL_SCOPES] },
-        { name: "e2e-read-only", scopes: [...READ_SCOPES] },
+        { name: "e2e-full", scopes: [...ALL_SCOPES] as Scope[] },
+        { name: "e2e-read-only", scopes: [...READ_SCOPES] as Scope[] },
         {
           name: "e2e-limited",
           scopes: ["machines.read"],

@@ -19,6 +19,8 @@ import {
   OPERATOR_PREFIX,
   type OperatorConnection,
   type RateLimit,
+  type Scope,
+  type TimeZone,
 } from "./lib/operator-api";
 import { checkSignal, parseRateLimitPolicy, parseScopes, UsageError } from "./lib/operator-checks";
 import { DEFAULT_BASE_URL, resolveOperatorToken } from "./lib/project";
@@ -90,7 +92,8 @@ const COMMANDS: Record<string, Command> = {
           body: [
             {
               name: required(v, "name"),
-              timezone: required(v, "timezone"),
+              // The Worker refuses a zone not in the document's enum (a 422 naming it).
+              timezone: required(v, "timezone") as TimeZone,
               ...(typeof v.shard === "string" ? { shard: v.shard } : {}),
             },
           ],
@@ -140,7 +143,7 @@ const COMMANDS: Record<string, Command> = {
         "POST",
         await client.api.POST("/companies/{company_id}/api-keys", {
           params: { path: { company_id: requiredId(v, "company") } },
-          body: [key],
+          body: [{ ...key, scopes: key.scopes as Scope[] }],
         }),
       );
       return Promise.all(issued.map((row) => withEffectiveRateLimit(client.baseUrl, row)));

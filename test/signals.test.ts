@@ -458,7 +458,7 @@ describe("GET /v1/machines/{machine_uuid}/signals/{public_id}: errors", () => {
     expect(earlyBody.detail).toContainEqual(
       expect.objectContaining({
         loc: ["query", "start_time"],
-        msg: "Must be a date-time on or after 1970-01-01T00:00:00Z",
+        msg: expect.stringMatching(/^Must be a date-time on or after 1970-01-01T00:00:00Z/),
       }),
     );
     const missing = await api(f.co.key, dataPath(f, { end_time: ok.end_time }));

@@ -29,6 +29,7 @@ import {
   type Machine,
   type OperatorConnection,
   type Sample,
+  type Scope,
 } from "./operator-api";
 import { PROJECT_ROOT } from "./project";
 
@@ -346,7 +347,7 @@ async function issueKeys(
     "POST",
     await client.api.POST("/companies/{company_id}/api-keys", {
       params: { path: { company_id: company.id } },
-      body: definitions.map((key) => ({ ...key, scopes: [...key.scopes] })),
+      body: definitions.map((key) => ({ ...key, scopes: [...key.scopes] as Scope[] })),
     }),
   );
   return issued.map((k) => ({

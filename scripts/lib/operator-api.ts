@@ -83,9 +83,11 @@ export type ApiKeyInput = Omit<
 /** A key's own rate limit: `requests` per `periodSeconds` seconds. */
 export type RateLimit = NonNullable<ApiKeyInput["rateLimit"]>;
 /** One sample: an ISO 8601 instant and a value. */
-export type Sample = NonNullable<
-  Item<paths["/signals/{public_id}/samples"]["post"]>["samples"]
->[number];
+export type Sample = { timestamp: string; value: number };
+/** A scope the operator API takes: its document's `enum` (the Worker checks it again). */
+export type Scope = Item<paths["/companies/{company_id}/api-keys"]["post"]>["scopes"][number];
+/** A time zone the operator API takes: its document's `enum`. */
+export type TimeZone = CompanyInput["timezone"];
 
 /**
  * Sends any number of samples of one signal in calls of {@link MAX_SAMPLES_PER_CALL}, one

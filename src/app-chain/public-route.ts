@@ -9,11 +9,12 @@ import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { authenticate, requireScope, requireScopeOfBody } from "../auth/middleware";
-import { BOOKMARK_HEADER, MAX_BOOKMARK_LENGTH } from "../db/session";
+import { BOOKMARK_HEADER, BOOKMARK_PATTERN, MAX_BOOKMARK_LENGTH } from "../db/session";
 import {
   IDEMPOTENCY_HEADER,
   IDEMPOTENCY_TTL_MS,
   idempotency,
+  KEY_PATTERN_SOURCE,
   MAX_KEY_LENGTH,
   REPLAYED_HEADER,
 } from "../http/idempotency";
@@ -59,14 +60,20 @@ const IDEMPOTENCY_PARAMETER = {
   name: IDEMPOTENCY_HEADER,
   in: "header" as const,
   required: false,
-  schema: { type: "string" as const, minLength: 1, maxLength: MAX_KEY_LENGTH },
+  schema: {
+    type: "string" as const,
+    minLength: 1,
+    maxLength: MAX_KEY_LENGTH,
+    pattern: KEY_PATTERN_SOURCE,
+  },
   description:
     "Makes retries safe (Stripe's convention): the first response for a key is stored for " +
     `${IDEMPOTENCY_TTL_MS / 3_600_000} hours per credential; a retry with the same key and the ` +
     `same request (method, path, query, JSON body) gets it again with \`${REPLAYED_HEADER}: true\` ` +
     "and changes nothing; the same key with another request is a 422; a retry while the first " +
     "is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). " +
-    `1 to ${MAX_KEY_LENGTH} printable ASCII characters; a UUID per logical operation is ideal ` +
+    `1 to ${MAX_KEY_LENGTH} printable ASCII characters, not starting or ending with a space ` +
+    "(the header's `pattern`); a UUID per logical operation is ideal " +
     "(for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`).",
 };
 
@@ -79,7 +86,7 @@ export const BOOKMARK_PARAMETER_COMPONENT = {
   name: BOOKMARK_HEADER,
   in: "header" as const,
   required: false,
-  schema: { type: "string" as const, maxLength: MAX_BOOKMARK_LENGTH },
+  schema: { type: "string" as const, maxLength: MAX_BOOKMARK_LENGTH, pattern: BOOKMARK_PATTERN },
   description:
     `The \`${BOOKMARK_HEADER}\` of an earlier answer, sent back unchanged: this request then ` +
     "sees at least what that answer saw (its writes included), even where reads are served " +

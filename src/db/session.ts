@@ -31,10 +31,18 @@ export const MAX_BOOKMARK_LENGTH = 256;
  * A D1 bookmark as D1 writes them: hexadecimal groups joined by `-` (locally
  * `00000000-0000000e-00000000-<32 hex>`), lexicographically ordered by age.
  */
-const D1_BOOKMARK = /^[0-9a-f]{1,32}(?:-[0-9a-f]{1,64}){0,7}$/;
+const D1_BOOKMARK = "[0-9a-f]{1,32}(?:-[0-9a-f]{1,64}){0,7}";
 
 /** A database name as bookmarks carry it (a D1 binding's name). */
-const DATABASE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+const DATABASE_NAME = "[A-Za-z][A-Za-z0-9_]{0,63}";
+
+/**
+ * An `x-d1-bookmark` header this API takes, as a regular expression (ECMA-262, the one the
+ * OpenAPI document states too): empty (no bookmark), or `<database>:<D1 bookmark>`, at most
+ * {@link MAX_BOOKMARK_LENGTH} characters.
+ */
+export const BOOKMARK_PATTERN = `^(?:${DATABASE_NAME}:${D1_BOOKMARK})?$`;
+const BOOKMARK = new RegExp(BOOKMARK_PATTERN);
 
 /** A bookmark header, read: the database it was taken on and D1's bookmark. */
 export interface ClientBookmark {
@@ -53,13 +61,9 @@ export function parseBookmark(value: string | undefined): ClientBookmark | null 
   const text = value?.trim() ?? "";
   if (text === "") return null;
   if (text.length > MAX_BOOKMARK_LENGTH) return "malformed";
+  if (!BOOKMARK.test(text)) return "malformed";
   const colon = text.indexOf(":");
-  const database = text.slice(0, colon);
-  const bookmark = text.slice(colon + 1);
-  if (colon < 0 || !DATABASE_NAME.test(database) || !D1_BOOKMARK.test(bookmark)) {
-    return "malformed";
-  }
-  return { database, bookmark };
+  return { database: text.slice(0, colon), bookmark: text.slice(colon + 1) };
 }
 
 /** The later of two D1 bookmarks (they sort by age); null when both are null. */

@@ -123,8 +123,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
     body: { isReviewed: true },
   },
   deleteProductionLog: { params: { production_log_id: R.disposableProductionLog } },
-  // No `start`: the SKU runs from the moment of the call.
-  setRealtimeSku: { body: { skuId: R.sku } },
+  // No `start`: the SKU runs from the moment of the call. No property example of `start` or
+  // `end` either: a fixed instant is never inside the shift running when it is sent.
+  setRealtimeSku: { body: { skuId: R.sku }, bodyProperties: { start: null, end: null } },
   addRealtimeOperator: { bodyProperties: { operatorId: EXAMPLE_OPERATOR_ID, start: null } },
   // The bench's last stop, which the demo keeps recent (docs/demo-data.md).
   setRealtimeStopReason: {

@@ -15,7 +15,7 @@ import { type Column, type SQL, sql } from "drizzle-orm";
 import type { CompanyScope } from "../db/company-scope";
 import { inJsonList } from "../db/json-list";
 import { listMachines, type MachineRow } from "../db/machines";
-import { epochMsOf, NO_OFFSET_IS_UTC } from "./instants";
+import { epochMsOf, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "./instants";
 import {
   idListConditions,
   integerIdListFields,
@@ -36,8 +36,9 @@ export const DateTimeMs = z.iso
   .openapi({
     type: "string",
     format: "date-time",
+    pattern: INSTANT_PATTERN,
     example: "2026-03-02T06:00:00Z",
-    description: `ISO 8601. ${NO_OFFSET_IS_UTC}`,
+    description: `ISO 8601, on or after 1970-01-01T00:00:00Z (the \`pattern\`). ${NO_OFFSET_IS_UTC}`,
   });
 
 /**

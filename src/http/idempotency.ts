@@ -48,7 +48,13 @@ const CHUNK_BYTES = 1_000_000;
  */
 const MAX_CHUNKS = 32;
 
-const KEY_PATTERN = new RegExp(`^[\\x20-\\x7E]{1,${MAX_KEY_LENGTH}}$`);
+/**
+ * An `Idempotency-Key` this API takes, as a regular expression (ECMA-262, the one the OpenAPI
+ * document states too): 1 to {@link MAX_KEY_LENGTH} printable ASCII characters, not starting
+ * or ending with a space (HTTP strips those from a header's value before it arrives).
+ */
+export const KEY_PATTERN_SOURCE = `^[\\x21-\\x7E](?:[\\x20-\\x7E]{0,${MAX_KEY_LENGTH - 2}}[\\x21-\\x7E])?$`;
+const KEY_PATTERN = new RegExp(KEY_PATTERN_SOURCE);
 /** Statuses whose response is not kept (see the module comment). */
 const isStorable = (status: number) => status < 500 && status !== 409 && status !== 429;
 /** Response headers that belong to one answer, not to the stored response. */
@@ -169,7 +175,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       throw new ApiError(422, [
         {
           loc: ["header", IDEMPOTENCY_HEADER],
-          msg: `Must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters`,
+          msg: `Must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters, not starting or ending with a space`,
           type: "value_error",
         },
       ]);

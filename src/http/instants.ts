@@ -14,12 +14,47 @@ export const NO_OFFSET_IS_UTC =
   "A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.";
 
 /** The refusal of an instant before 1970 (every stored instant is after it). */
-export const BEFORE_EPOCH = "Must be a date-time on or after 1970-01-01T00:00:00Z";
+export const BEFORE_EPOCH =
+  "Must be a date-time on or after 1970-01-01T00:00:00Z (on 1970-01-01 itself: `Z`, no " +
+  "offset, or an offset of zero or less)";
+
+// zod's ISO 8601 date-time (`z.iso.datetime({ offset: true, local: true })`: month lengths and
+// leap days checked, seconds required with an offset, a fraction of any length), with the
+// years from 1970 only.
+const HHMM = "(?:[01]\\d|2[0-3]):[0-5]\\d";
+const FRACTION = "(?:\\.\\d+)?";
+const MONTH_DAY =
+  "(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))";
+const LEAP_YEAR_1970 =
+  "(?:19(?:[79][26]|8[048])|[2-9]\\d(?:[2468][048]|[13579][26]|0[48])|[2468][048]00|[3579][26]00)";
+const YEAR_1971 = "(?:197[1-9]|19[89]\\d|[2-9]\\d{3})";
+/** 1970 but its first day (on which an offset can put an instant before the epoch). */
+const IN_1970 =
+  "1970-(?:01-(?:0[2-9]|[12]\\d|3[01])|(?:0[3578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))";
+const DATE_1970 = `(?:${LEAP_YEAR_1970}-02-29|${YEAR_1971}-${MONTH_DAY}|${IN_1970})`;
+const TIME_WITH_OFFSET = `${HHMM}:[0-5]\\d${FRACTION}(?:Z|[+-]${HHMM})`;
+const TIME_WITHOUT_OFFSET = `${HHMM}(?::[0-5]\\d${FRACTION})?`;
+/** 1970-01-01 itself: a positive offset would put the instant before the epoch. */
+const FIRST_DAY_TIME = `${HHMM}:[0-5]\\d${FRACTION}(?:Z|-${HHMM}|\\+00:00)|${TIME_WITHOUT_OFFSET}`;
+
+/**
+ * The date-times a request may carry, as a regular expression (ECMA-262, no lookaround, so
+ * that generators read it): ISO 8601 as zod reads it (`2022-09-05T06:00:00Z`, an offset
+ * `+02:00`, or none, which is UTC; a fraction of a second of any length), on or after
+ * 1970-01-01T00:00:00Z, years to 9999. The OpenAPI document states it as the `pattern` of
+ * every request date-time, and {@link epochMsOf} refuses what it does not match.
+ */
+export const INSTANT_PATTERN =
+  `^(?:${DATE_1970}T(?:${TIME_WITH_OFFSET}|${TIME_WITHOUT_OFFSET})` +
+  `|1970-01-01T(?:${FIRST_DAY_TIME}))$`;
+
+/** {@link INSTANT_PATTERN}, compiled. */
+export const INSTANT = new RegExp(INSTANT_PATTERN);
 
 /**
  * Reads a date-time that zod has already checked (ISO 8601) as ms since the epoch,
- * for a zod `.transform`: one without an offset is read as UTC, and one before 1970
- * adds the {@link BEFORE_EPOCH} issue.
+ * for a zod `.transform`: one without an offset is read as UTC, and one that
+ * {@link INSTANT_PATTERN} refuses (before 1970) adds the {@link BEFORE_EPOCH} issue.
  *
  * @param s the date-time text.
  * @param ctx the transform's context, which receives the issue.
@@ -27,7 +62,7 @@ export const BEFORE_EPOCH = "Must be a date-time on or after 1970-01-01T00:00:00
  */
 export function epochMsOf(s: string, ctx: z.RefinementCtx): number {
   const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? s : `${s}Z`);
-  if (!Number.isFinite(ms) || ms < 0) {
+  if (!Number.isFinite(ms) || !INSTANT.test(s)) {
     ctx.addIssue({ code: "custom", message: BEFORE_EPOCH });
     return z.NEVER;
   }

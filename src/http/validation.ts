@@ -40,10 +40,13 @@ export function toValidationIssues(error: ZodError, target: string): ValidationI
       continue;
     }
     const missing = issue.code === "invalid_type" && /received undefined$/.test(issue.message);
+    // A refinement may name its type (`params: {type: "missing"}`), as a handler's 422 does.
+    const named =
+      issue.code === "custom" ? (issue.params as { type?: unknown } | undefined)?.type : undefined;
     issues.push({
       loc: [root, ...path],
       msg: missing ? "Field required" : issue.message,
-      type: missing ? "missing" : issueType(issue.code),
+      type: typeof named === "string" ? named : missing ? "missing" : issueType(issue.code),
     });
   }
   return issues;

@@ -24,12 +24,15 @@ const RateLimitSchema = z
 
 const ApiKeyCreate = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: z.string().trim().regex(/\S/, "Must not be blank").max(200),
     scopes: z
       .array(
-        z.string().refine(isKnownScope, {
-          message: `Unknown scope; known scopes: ${ALL_SCOPES.join(", ")}`,
-        }),
+        z
+          .string()
+          .refine(isKnownScope, {
+            message: `Unknown scope; known scopes: ${ALL_SCOPES.join(", ")}`,
+          })
+          .openapi({ enum: [...ALL_SCOPES] }),
       )
       .max(ALL_SCOPES.length * 2),
     rateLimit: RateLimitSchema.optional(),

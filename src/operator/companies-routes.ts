@@ -20,14 +20,20 @@ import {
 import { requireCompanyScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 
-/** True when `tz` is an IANA time zone the runtime knows. */
+/**
+ * The time zones a company can have: the IANA names the runtime's ICU lists
+ * (`Intl.supportedValuesOf`, canonical names only), and `UTC`. The operator document lists
+ * them as the `enum` of `timezone`, so what it allows is exactly what is accepted (an alias
+ * such as `US/Eastern`, which `Intl.DateTimeFormat` would also take, is refused).
+ */
+export const TIME_ZONES: readonly string[] = [
+  ...new Set(["UTC", ...Intl.supportedValuesOf("timeZone")]),
+].sort();
+const KNOWN_TIME_ZONES = new Set(TIME_ZONES);
+
+/** True when `tz` is one of {@link TIME_ZONES}. */
 export function isValidTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
+  return KNOWN_TIME_ZONES.has(tz);
 }
 
 const CompanySchema = z
@@ -44,10 +50,11 @@ const CompanySchema = z
 
 const CompanyCreate = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: z.string().trim().regex(/\S/, "Must not be blank").max(200),
     timezone: z
       .string()
-      .refine(isValidTimeZone, { message: "Must be an IANA time zone, for example Europe/Rome" }),
+      .refine(isValidTimeZone, { message: "Must be an IANA time zone, for example Europe/Rome" })
+      .openapi({ enum: [...TIME_ZONES], example: "Europe/Rome" }),
     shard: z
       .string()
       .regex(SHARD_BINDING, "Must be a shard binding name, for example SHARD_0")

@@ -125,7 +125,8 @@ export const operatorCompanyMoveRoutes = createRouter().openapi(
       if (error instanceof MoveError) {
         if (error.status === 422) {
           throw new ApiError(422, [
-            { loc: ["body", "shard"], msg: error.message, type: "value_error" },
+            // A shard this deployment lacks: the same type as a company created on one.
+            { loc: ["body", "shard"], msg: error.message, type: "value_error.shard" },
           ]);
         }
         throw new ApiError(error.status, error.message);

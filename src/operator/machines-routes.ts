@@ -13,7 +13,7 @@ import { operatorRoute } from "./schemas";
 
 const MachineCreate = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: z.string().trim().regex(/\S/, "Must not be blank").max(200),
     uuid: z.guid().nullable().optional().openapi({
       description: "Omitted = generated; null = a machine without uuid (no signals access).",
     }),

@@ -168,10 +168,18 @@ export async function changeRecordIds(
     const takenIds = new Set(taken.map((row) => String(row.id)));
     for (const { change, i } of mine) {
       if (!foundIds.has(change.id)) {
-        throw unprocessable(["body", i, "id"], `No ${change.type} ${change.id} in the company`);
+        throw unprocessable(
+          ["body", i, "id"],
+          `No ${change.type} ${change.id} in this company`,
+          "not_found",
+        );
       }
       if (takenIds.has(change.newId)) {
-        throw unprocessable(["body", i, "newId"], `Another ${change.type} has id ${change.newId}`);
+        throw unprocessable(
+          ["body", i, "newId"],
+          `Another ${change.type} has id ${change.newId}`,
+          "value_error.taken",
+        );
       }
     }
     const referred = await t.references(db, ids);

@@ -13,7 +13,7 @@
  * (`["timestamps", 3]`, `["samples", 3, "timestamp"]`).
  */
 import { z } from "@hono/zod-openapi";
-import { BEFORE_EPOCH, NO_OFFSET_IS_UTC } from "../http/instants";
+import { BEFORE_EPOCH, INSTANT, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "../http/instants";
 import { MAX_ABS_SAMPLE_VALUE, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
 
 /** A sample value: finite, within the bound that keeps every bucket's sum finite. */
@@ -71,8 +71,9 @@ export function parseDateTime(s: string): number {
 
 const dateTimeString = z.string().openapi({
   format: "date-time",
+  pattern: INSTANT_PATTERN,
   example: "2024-01-01T00:00:00Z",
-  description: NO_OFFSET_IS_UTC,
+  description: `On or after 1970-01-01T00:00:00Z (the \`pattern\`). ${NO_OFFSET_IS_UTC}`,
 });
 
 /** Validated samples in the store's form: `values[i]` at `ts[i]` (ms), in the body's order. */
@@ -96,6 +97,14 @@ export const SamplesBody = z
     values: z.array(sampleValue).max(MAX_SAMPLES_PER_CALL).optional(),
   })
   .strict()
+  // The one-form rule as JSON Schema: `samples` alone, or `timestamps` and `values` together
+  // (`not: {}` matches nothing: that property is absent).
+  .openapi({
+    anyOf: [
+      { required: ["samples"], properties: { timestamps: { not: {} }, values: { not: {} } } },
+      { required: ["timestamps", "values"], properties: { samples: { not: {} } } },
+    ],
+  })
   .transform((b, ctx): ParsedSamples => {
     const parallel = b.timestamps !== undefined || b.values !== undefined;
     const fail = (path: (string | number)[], message: string) =>
@@ -105,7 +114,8 @@ export const SamplesBody = z
       return z.NEVER;
     }
     if (b.samples === undefined && !parallel) {
-      fail(["samples"], "Field required: samples, or timestamps and values");
+      // At the body: the document's anyOf (one form or the other) is what it breaks.
+      fail([], "Field required: samples, or timestamps and values");
       return z.NEVER;
     }
     if (parallel && (b.timestamps?.length ?? -1) !== (b.values?.length ?? -1)) {
@@ -119,7 +129,8 @@ export const SamplesBody = z
     let valid = true;
     for (let i = 0; i < strings.length; i++) {
       const s = strings[i] ?? "";
-      const ms = DATE_TIME.test(s) ? parseDateTime(s) : Number.NaN;
+      // One regex for a valid instant; the second only tells a refused one's reason.
+      const ms = INSTANT.test(s) ? parseDateTime(s) : DATE_TIME.test(s) ? -1 : Number.NaN;
       if (ms >= 0) {
         ts[i] = ms;
         continue;

@@ -22,7 +22,7 @@ const Clock = z
 
 const ShiftCreate = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: z.string().trim().regex(/\S/, "Must not be blank").max(200),
     startTime: Clock.openapi({ description: "Local wall-clock start in the company's zone." }),
     endTime: Clock.openapi({
       description: "Local wall-clock end; `<= startTime` means the next day (equal = 24 hours).",
@@ -35,6 +35,7 @@ const ShiftCreate = z
       .refine((days) => new Set(days).size === days.length, { message: "Weekdays must not repeat" })
       .optional()
       .openapi({
+        uniqueItems: true,
         description: "ISO weekdays of the start, 1 = Monday ... 7 = Sunday; default all.",
       }),
     isConsidered: z.boolean().optional().openapi({

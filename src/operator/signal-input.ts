@@ -16,12 +16,12 @@ export const SignalCreate = z
           "Omitted = generated. A given id (any case, stored lower case) must be unused, " +
           "also by deleted signals: 409 otherwise.",
       }),
-    name: z.string().trim().min(1).max(100),
-    displayName: z.string().trim().min(1).max(200),
+    name: z.string().trim().regex(/\S/, "Must not be blank").max(100),
+    displayName: z.string().trim().regex(/\S/, "Must not be blank").max(200),
     kind: z
       .string()
       .trim()
-      .min(1)
+      .regex(/\S/, "Must not be blank")
       .max(50)
       .nullable()
       .openapi({ description: "null = not listed publicly." }),

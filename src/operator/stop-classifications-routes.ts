@@ -15,7 +15,7 @@ import { requireRowScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 
 const CauseName = z
-  .object({ name: z.string().trim().min(1).max(200) })
+  .object({ name: z.string().trim().regex(/\S/, "Must not be blank").max(200) })
   .strict()
   .nullish();
 

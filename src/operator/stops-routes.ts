@@ -31,7 +31,10 @@ const StopFlags = {
 const StopCreate = z
   .object({
     startTime: DateTimeMs,
-    endTime: DateTimeMs.nullish().openapi({ description: "Absent or null = open." }),
+    endTime: DateTimeMs.nullish().openapi({
+      description: "Absent or null = open.",
+      example: "2026-03-02T06:45:00Z",
+    }),
     isProgrammed: z.boolean(),
     ...StopFlags,
   })
@@ -44,7 +47,9 @@ const StopCreate = z
 const StopPatch = z
   .object({
     startTime: DateTimeMs.optional(),
-    endTime: DateTimeMs.nullable().optional().openapi({ description: "null reopens the stop." }),
+    endTime: DateTimeMs.nullable()
+      .optional()
+      .openapi({ description: "null reopens the stop.", example: "2026-03-02T06:45:00Z" }),
     isProgrammed: z.boolean().optional(),
     ...StopFlags,
   })

@@ -28,6 +28,7 @@ import {
   type RealtimeSkuBody,
   RealtimeSkuBodySchema,
   RealtimeStateSchema,
+  SKU_WRITE_FIELDS,
 } from "./schemas";
 import { notRunning, readRealtimeState } from "./state";
 
@@ -53,18 +54,6 @@ function refusal(machineId: number, refused: RealtimeRefusal): ApiError {
       );
   }
 }
-
-/** The fields of a SKU write; at least one must be given. */
-const SKU_WRITE_FIELDS = [
-  "skuId",
-  "sku",
-  "simpleWorkOrderId",
-  "simpleWorkOrderName",
-  "quantity",
-  "start",
-  "end",
-  "custom",
-] as const;
 
 /**
  * Refuses, before the object is called, what the object's rules (`./rules.ts`) would

@@ -2,7 +2,7 @@
  * Request and response schemas of the realtime endpoints.
  */
 import { z } from "@hono/zod-openapi";
-import { EXAMPLE_MACHINE_ID } from "../http/examples";
+import { EXAMPLE_MACHINE_ID, EXAMPLE_RECORDS } from "../http/examples";
 import { DateTimeMs } from "../http/filters";
 import { IntId } from "../http/schemas";
 import { MAX_WORK_ORDER_NAME } from "../resources/simple-work-orders/schemas";
@@ -21,21 +21,45 @@ export const MachineIdParam = z.object({
   machine_id: IntId("machine_id").openapi({ example: EXAMPLE_MACHINE_ID }),
 });
 
+/** The fields of a SKU write; at least one must be given, not null. */
+export const SKU_WRITE_FIELDS = [
+  "skuId",
+  "sku",
+  "simpleWorkOrderId",
+  "simpleWorkOrderName",
+  "quantity",
+  "start",
+  "end",
+  "custom",
+] as const;
+
+/** Why a SKU write with none of {@link SKU_WRITE_FIELDS} is refused. */
+const NO_FIELD =
+  `Give at least one of ${SKU_WRITE_FIELDS.join(", ")}: skuId or sku starts a SKU segment; ` +
+  "simpleWorkOrderId, simpleWorkOrderName, quantity or custom alone change the segment running now";
+
 export const RealtimeSkuBodySchema = z
   .object({
-    skuId: z.string().trim().min(1).max(100).nullish().openapi({
+    skuId: z.string().trim().regex(/\S/, "Must not be blank").max(100).nullish().openapi({
       description: "The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU.",
+      example: EXAMPLE_RECORDS.sku,
     }),
-    sku: z.string().trim().min(1).max(200).nullish().openapi({
+    sku: z.string().trim().regex(/\S/, "Must not be blank").max(200).nullish().openapi({
       description: "The SKU by name: its exact `name` or `sku` code (422 when several match).",
     }),
-    simpleWorkOrderId: z.string().trim().min(1).max(100).nullish().openapi({
-      description: "A simple work order of the company, by id (uuid).",
-    }),
+    simpleWorkOrderId: z
+      .string()
+      .trim()
+      .regex(/\S/, "Must not be blank")
+      .max(100)
+      .nullish()
+      .openapi({
+        description: "A simple work order of the company, by id (uuid).",
+      }),
     simpleWorkOrderName: z
       .string()
       .trim()
-      .min(1)
+      .regex(/\S/, "Must not be blank")
       .max(MAX_WORK_ORDER_NAME)
       .nullish()
       .openapi({
@@ -72,7 +96,18 @@ export const RealtimeSkuBodySchema = z
       }),
   })
   .strict()
-  .openapi("RealtimeSkuWrite");
+  // At least one field, not null: refused by validation (a 422 at the body, before the
+  // machine is looked up), and stated in the document as `anyOf` (a generator keeps it).
+  .refine((b) => SKU_WRITE_FIELDS.some((field) => b[field] != null), {
+    message: NO_FIELD,
+    params: { type: "missing" },
+  })
+  .openapi("RealtimeSkuWrite", {
+    anyOf: SKU_WRITE_FIELDS.map((field) => ({
+      required: [field],
+      properties: { [field]: { not: { type: "null" as const } } },
+    })),
+  });
 
 export type RealtimeSkuBody = z.infer<typeof RealtimeSkuBodySchema>;
 

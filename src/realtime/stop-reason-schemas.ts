@@ -19,22 +19,35 @@ const MAX_DESCRIPTION = 2000;
 
 const dateTime = () => z.string().openapi({ format: "date-time" });
 
-/** A cause of the catalog, by `id` or `name` (both: they must name the same cause). */
+/**
+ * A cause of the catalog, by `id` or `name` (both: they must name the same cause). Its own
+ * component name: `StopCauseRef` is the downtime report's answer (`{id, name}`, both
+ * required), which the document would otherwise show here. "At least one" is stated as
+ * `anyOf` and refused by validation, as a machine or SKU reference.
+ */
 const CauseRefSchema = z
   .object({
-    id: z.string().trim().min(1).max(100).nullish().openapi({
-      format: "uuid",
+    id: z.guid().nullish().openapi({
       description: "The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.",
     }),
-    name: z.string().trim().min(1).max(200).nullish().openapi({
-      description: "The cause's exact name (after trimming).",
-    }),
+    name: z
+      .string()
+      .trim()
+      .regex(/\S/, "Must not be blank")
+      .max(200)
+      .nullish()
+      .openapi({ description: "The cause's exact name (after trimming)." }),
   })
   .strict()
   .refine((ref) => ref.id != null || ref.name != null, {
     message: "Give the cause's id or name",
   })
-  .openapi("StopCauseRef");
+  .openapi("StopCauseChoice", {
+    anyOf: [
+      { required: ["id"], properties: { id: { type: "string" } } },
+      { required: ["name"], properties: { name: { type: "string" } } },
+    ],
+  });
 
 export const StopReasonBodySchema = z
   .object({

@@ -40,6 +40,7 @@ export const DowntimeReportFiltersSchema = z
       .refine((keys) => new Set(keys).size === keys.length, "Each key may appear once")
       .nullish()
       .openapi({
+        uniqueItems: true,
         description:
           'Ordered grouping keys; default `["generalCause"]`. `shift` is the shift definition ' +
           "name of the instance containing the stop's start; `day` its local date in the company's zone.",

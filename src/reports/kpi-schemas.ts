@@ -32,6 +32,7 @@ export const KpiReportFiltersSchema = MetricsReportFiltersSchema.extend({
     .refine((keys) => new Set(keys).size === keys.length, "Each key may appear once")
     .nullish()
     .openapi({
+      uniqueItems: true,
       description:
         'Ordered grouping keys; default `["machine"]`. `shift` is the shift definition name; ' +
         "`day`, `week` (ISO) and `month` are the local date of the instance's start in the " +

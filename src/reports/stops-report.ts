@@ -18,10 +18,10 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { and, asc, count, desc, eq, gte, isNull, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, isNull, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { type NamedScope, owned } from "../db/company-scope";
+import { type NamedScope, owned, ownedSql } from "../db/company-scope";
 import { machines, stopCauses, stopClassifications, stops } from "../db/schema";
 import {
   DateComparisonFilter,
@@ -310,10 +310,20 @@ export async function machineStopsSince(
   now: number,
 ): Promise<StopsReportRow[]> {
   const { db } = scope;
-  const newest = [desc(stops.startTime), desc(stops.id)];
+  // The unary plus on the company and on the order's start keeps SQLite on the index of the
+  // machine's stop ends: the company's indexes, or the machine's on starts (which the order
+  // would tempt it to walk), hold every stop ever (test/realtime/stop-reason-work.test.ts).
+  const newest = [desc(sql`+${stops.startTime}`), desc(stops.id)];
   const ofMachine = (end: SQL) =>
     selectStopsWithClassification(db)
-      .where(owned(scope, stops, eq(stops.machineId, machineId), isNull(stops.deletedAt), end))
+      .where(
+        and(
+          ownedSql(scope, "+stops.company_id"),
+          eq(stops.machineId, machineId),
+          isNull(stops.deletedAt),
+          end,
+        ),
+      )
       .orderBy(...newest)
       .limit(limit);
   // Not one db.batch: inside a batch D1 keys a row's columns by name, and the three

@@ -180,7 +180,7 @@ export async function createShiftDefinitions(
         issues.push({
           loc: ["body", index, "machineIds", position],
           msg: `Machine ${id} is not a machine of this company`,
-          type: "value_error",
+          type: "not_found",
         });
       }
     });

@@ -226,11 +226,12 @@ describe("GET /v1/realtime/events (every machine of the company)", () => {
     expect((await postSku(p.co, m2.id, { sku: "Berry juice" })).status).toBe(204);
     expect((await postSku(p.co, m1.id, { quantity: 5 })).status).toBe(204);
     const writes = await sub.waitFor((e) => e.type.startsWith("segment."), 3);
-    expect(writes.map((e) => [e.machineId, e.type])).toEqual([
-      [m1.id, "segment.changed"],
-      [m2.id, "segment.changed"],
-      [m1.id, "segment.updated"],
-    ]);
+    // Each machine's events keep their order; two machines' events reach the company
+    // stream each through its own machine stream, so they may interleave either way
+    // (docs/live-events.md, Design).
+    const ofMachine = (id: number) => writes.filter((e) => e.machineId === id).map((e) => e.type);
+    expect(ofMachine(m1.id)).toEqual(["segment.changed", "segment.updated"]);
+    expect(ofMachine(m2.id)).toEqual(["segment.changed"]);
     expect(writes.every((e) => typeof e.machineEventId === "number")).toBe(true);
     for (let i = 1; i < sub.events.length; i += 1) {
       expect(sub.events[i]?.id).toBeGreaterThan(sub.events[i - 1]?.id ?? 0);

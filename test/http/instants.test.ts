@@ -1,9 +1,11 @@
 /**
- * `isoInstant` against the platform's `toISOString`, over days, years and edges.
+ * `isoInstant` against the platform's `toISOString`, over days, years and edges; and
+ * `INSTANT_PATTERN` (the request date-times' pattern) against zod's format and the epoch.
  */
+import { z } from "@hono/zod-openapi";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isoInstant } from "../../src/http/instants";
+import { INSTANT, INSTANT_PATTERN, isoInstant } from "../../src/http/instants";
 
 describe("isoInstant", () => {
   it("formats exactly as toISOString for any instant Date accepts", () => {
@@ -29,5 +31,54 @@ describe("isoInstant", () => {
   it("throws on an instant Date cannot represent, as toISOString does", () => {
     expect(() => isoInstant(8.64e15 + 1)).toThrow(RangeError);
     expect(() => isoInstant(Number.NaN)).toThrow(RangeError);
+  });
+});
+
+describe("INSTANT_PATTERN, the pattern the documents give every request date-time", () => {
+  /** zod's regex of `z.iso.datetime({ offset: true, local: true })`: the format the API reads. */
+  const ZOD_DATE_TIME = z.regexes.datetime({ offset: true, local: true });
+
+  it("takes exactly the ISO 8601 date-times zod reads that are not before the epoch", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.stringMatching(ZOD_DATE_TIME),
+          // Near the epoch and the leap days, where the pattern has its cases.
+          fc
+            .date({ min: new Date("1969-12-30T00:00:00Z"), max: new Date("1972-03-02T00:00:00Z") })
+            .map((d) => d.toISOString()),
+          fc
+            .tuple(
+              fc.constantFrom("1970-01-01T", "1969-12-31T", "1970-01-02T"),
+              fc.stringMatching(
+                /^(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/,
+              ),
+            )
+            .map(([day, time]) => day + time),
+        ),
+        (s) => {
+          if (!ZOD_DATE_TIME.test(s)) return;
+          const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? s : `${s}Z`);
+          const positiveOffsetOnFirstDay = /^1970-01-01T.*\+(?!00:00)\d\d:\d\d$/.test(s);
+          expect(INSTANT.test(s), s).toBe(ms >= 0 && !positiveOffsetOnFirstDay);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it.each([
+    ["1970-01-01T00:00:00Z", true],
+    ["1970-01-01T00:00", true],
+    ["1970-01-01T05:00:00-01:00", true],
+    ["1970-01-01T05:00:00+01:00", false],
+    ["1969-12-31T23:59:59.999Z", false],
+    ["1972-02-29T00:00:00Z", true],
+    ["2100-02-29T00:00:00Z", false],
+    ["2000-02-29T12:00:00.5+02:00", true],
+    ["9999-12-31T23:59:59Z", true],
+  ])("%s: %s", (s, taken) => {
+    expect(INSTANT.test(s)).toBe(taken);
+    expect(new RegExp(INSTANT_PATTERN).test(s)).toBe(taken);
   });
 });

@@ -121,15 +121,20 @@ describe("POST /v1/nominal-speeds", () => {
     const other = await createCompany();
     const [foreignMachine] = await createMachines(other.id, [{ name: "Press 1" }]);
     const good = { nominalSpeed: 1, machine: { id: m1.id }, sku: { id: a.id } };
+    // A reference with neither id nor name is refused by validation, before any lookup.
+    const empty = await post(co, [good, { nominalSpeed: 1, machine: {}, sku: { id: a.id } }]);
+    expect(empty.status).toBe(422);
+    expect(((await empty.json()) as ValidationBody).detail.map((d) => d.loc)).toEqual([
+      ["body", 1, "machine"],
+    ]);
     const res = await post(co, [
       good,
-      { nominalSpeed: 1, machine: {}, sku: { id: a.id } },
+      { nominalSpeed: 1, machine: { id: m1.id, name: "Press 2" }, sku: { id: a.id } },
       { nominalSpeed: 1, machine: { name: "Nope" }, sku: { id: a.id } },
       { nominalSpeed: 1, machine: { name: "Twin" }, sku: { id: a.id } },
       { nominalSpeed: 1, machine: { id: foreignMachine?.id }, sku: { id: a.id } },
       { nominalSpeed: 1, machine: { id: m1.id }, sku: { name: "DUP" } },
       { nominalSpeed: 1, machine: { id: m1.id }, sku: { id: crypto.randomUUID() } },
-      { nominalSpeed: 1, machine: { id: m1.id, name: "Press 2" }, sku: { id: a.id } },
     ]);
     expect(res.status).toBe(422);
     const detail = ((await res.json()) as ValidationBody).detail;
@@ -140,7 +145,6 @@ describe("POST /v1/nominal-speeds", () => {
       ["body", 4, "machine"],
       ["body", 5, "sku"],
       ["body", 6, "sku"],
-      ["body", 7, "machine"],
     ]);
     expect(detail[2]?.type).toBe("ambiguous");
     expect(detail[4]?.msg).toContain("2 SKUs");

@@ -187,6 +187,16 @@ describe("stop-classification events", () => {
     expect(updated.event.stop).toEqual(rowAfterUpdate.stop);
     expect(updated.eventId).not.toBe(created.eventId);
 
+    // The same classification again changes nothing: no event at all.
+    from = net.sent.length;
+    const same = await operatorJson<Record<string, unknown>>(
+      "PUT",
+      `/stops/${stopId}/classification`,
+      { description: "Jam, belt replaced", specificCause: { name: "Worn belt" } },
+    );
+    expect(same).toEqual(second);
+    expect(net.sent.length).toBe(from);
+
     // Deleted
     from = net.sent.length;
     expect((await operator("DELETE", `/stops/${stopId}/classification`)).status).toBe(204);

@@ -59,7 +59,6 @@ export const operatorWebhooksRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      const scope = await requireCompanyScope(c.env, company_id);
       const settings = readSettings(c.env).webhooks;
       const options = { environment: readSettings(c.env).environment, ...settings };
       const signal = AbortSignal.timeout(REGISTRATION_CHECK_TIMEOUT_MS);
@@ -78,7 +77,10 @@ export const operatorWebhooksRoutes = createRouter()
           issues.push({ loc, msg: check.message, type: "value_error.url.resolve" });
         }
       }
+      // The URLs are judged before the company is looked up: a 422 about the body comes
+      // before a 404 about the path, as validation does on every route.
       if (issues.length > 0) throw new ApiError(422, issues);
+      const scope = await requireCompanyScope(c.env, company_id);
       return c.json(await insertWebhooks(c.env, scope, items), 201);
     },
   )

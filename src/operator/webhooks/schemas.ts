@@ -3,7 +3,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../../http/pagination";
-import { IntId, UuidId } from "../../http/schemas";
+import { IntId, MAX_ID, textInteger, UuidId } from "../../http/schemas";
 import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/events";
 import { MAX_URL_LENGTH } from "../../webhooks/url-safety";
 
@@ -12,11 +12,22 @@ const dateTime = () => z.string().openapi({ format: "date-time" });
 
 export const WebhookCreate = z
   .object({
-    name: z.string().trim().min(1).max(200).openapi({ description: "A label." }),
+    name: z
+      .string()
+      .trim()
+      .regex(/\S/, "Must not be blank")
+      .max(200)
+      .openapi({ description: "A label." }),
     url: z.string().openapi({
+      // The syntax a JSON Schema can state; the rest (credentials, fragment, resolution) are
+      // the documented `value_error.url.<rule>` refusals.
+      maxLength: MAX_URL_LENGTH,
+      pattern: "^[Hh][Tt][Tt][Pp][Ss]://",
       description:
         `https:// only, at most ${MAX_URL_LENGTH} characters, no credentials, no #fragment; the ` +
-        "host must resolve only to public addresses.",
+        "host must resolve only to public addresses (a refusal is a 422 of `type` " +
+        "`value_error.url.<rule>`). Local development also takes the origins of " +
+        "`WEBHOOK_EXEMPT_ORIGINS` over `http://`, which the `pattern` leaves out.",
       example: "https://hooks.example.com/production-monitoring",
     }),
     eventType: z.enum(CLASSIFICATION_EVENT_TYPES),
@@ -74,19 +85,12 @@ export const DeliverySchema = z
 
 export const DeliveriesQuery = z.object({
   status: z.enum(DELIVERY_STATUSES).optional(),
-  page: z.coerce
-    .number()
-    .int()
-    .min(1)
+  page: textInteger(1, MAX_ID)
     .default(1)
-    .openapi({ type: "integer", description: "Page number, from 1." }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_LIMIT)
+    .openapi({ default: 1, description: "Page number, from 1." }),
+  limit: textInteger(1, MAX_LIMIT)
     .default(DEFAULT_LIMIT)
-    .openapi({ type: "integer", description: `Rows per page, 1 to ${MAX_LIMIT}.` }),
+    .openapi({ default: DEFAULT_LIMIT, description: `Rows per page, 1 to ${MAX_LIMIT}.` }),
 });
 
 export const companyParam = z.object({ company_id: IntId("company_id") });

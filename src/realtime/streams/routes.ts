@@ -80,6 +80,7 @@ const EVENTS_QUERY = z.object({
     .openapi({
       type: "integer",
       minimum: 0,
+      maximum: 999_999_999_999_999,
       description:
         "Resume after this event id (as `Last-Event-ID`, which wins when both are given): " +
         "a non-negative integer; anything else (empty included) is a 422.",

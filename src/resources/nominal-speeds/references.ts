@@ -17,6 +17,22 @@ import { machines, skus } from "../../db/schema";
 import type { ValidationIssue } from "../../http/errors";
 
 /**
+ * The rule "by `id` or by `name`" as JSON Schema: at least one of the properties given and
+ * not null (`{}` and `{"id": null}` are refused with a 422 naming the reference, by the
+ * schema's refinement, before any record is looked up). A `null`
+ * reference itself still passes (`required` says nothing about a non-object), so the same
+ * branches serve the nullable uses.
+ *
+ * @param properties each property's non-null type.
+ */
+function oneOfRequired(properties: Record<string, { type: "integer" | "string" }>) {
+  return Object.entries(properties).map(([name, schema]) => ({
+    required: [name],
+    properties: { [name]: schema },
+  }));
+}
+
+/**
  * The machine reference object before registration: `MachineRefObject.nullish()` documents
  * an inline `type: [object, null]`, where `MachineRefSchema.nullish()` would document an
  * `allOf` that refuses null (zod-openapi's rendering of a nullable registered schema).
@@ -27,12 +43,14 @@ export const MachineRefObject = z
     name: z
       .string()
       .trim()
-      .min(1)
+      .regex(/\S/, "Must not be blank")
       .max(200)
       .nullish()
       .openapi({ description: "Exact machine name; 422 when several machines share it." }),
   })
-  .strict();
+  .strict()
+  .refine((r) => r.id != null || r.name != null, "Give the machine's id or name")
+  .openapi({ anyOf: oneOfRequired({ id: { type: "integer" }, name: { type: "string" } }) });
 
 export const MachineRefSchema = MachineRefObject.openapi("MachineRef", {
   description: "A machine of the company, by `id` or by `name` (if both, they must agree).",
@@ -42,11 +60,13 @@ export const MachineRefSchema = MachineRefObject.openapi("MachineRef", {
 export const SkuRefObject = z
   .object({
     id: z.string().max(100).nullish().openapi({ description: "SKU id (uuid)." }),
-    name: z.string().trim().min(1).max(200).nullish().openapi({
+    name: z.string().trim().regex(/\S/, "Must not be blank").max(200).nullish().openapi({
       description: "Exact SKU `name` or `sku` code; 422 when it designates several SKUs.",
     }),
   })
-  .strict();
+  .strict()
+  .refine((r) => r.id != null || r.name != null, "Give the SKU's id or name")
+  .openapi({ anyOf: oneOfRequired({ id: { type: "string" }, name: { type: "string" } }) });
 
 export const SkuRefSchema = SkuRefObject.openapi("SkuRef", {
   description:

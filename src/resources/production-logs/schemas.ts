@@ -63,15 +63,15 @@ const OPERATOR_BY_NAME =
  */
 const OperatorByNameObject = z
   .object({
-    firstName: z.string().trim().min(1).max(MAX_OPERATOR_NAME),
-    lastName: z.string().trim().min(1).max(MAX_OPERATOR_NAME),
+    firstName: z.string().trim().regex(/\S/, "Must not be blank").max(MAX_OPERATOR_NAME),
+    lastName: z.string().trim().regex(/\S/, "Must not be blank").max(MAX_OPERATOR_NAME),
   })
   .strict();
 
 const WorkOrderName = z
   .string()
   .trim()
-  .min(1)
+  .regex(/\S/, "Must not be blank")
   .max(MAX_WORK_ORDER_NAME)
   .openapi({
     description:
@@ -157,8 +157,15 @@ export type ProductionLogOut = z.infer<typeof ProductionLogSchema>;
 
 export const ProductionLogCreateSchema = z
   .object({
-    start: DateTimeMs.openapi({ description: "Start of the interval (included)." }),
-    end: DateTimeMs.openapi({ description: "End of the interval (excluded); after `start`." }),
+    // Examples an hour apart: a body sampled from the property examples must be accepted.
+    start: DateTimeMs.openapi({
+      description: "Start of the interval (included).",
+      example: "2022-09-05T08:00:00Z",
+    }),
+    end: DateTimeMs.openapi({
+      description: "End of the interval (excluded); after `start`.",
+      example: "2022-09-05T09:00:00Z",
+    }),
     count: Count.nullish().openapi({
       description:
         "Items produced in the interval, in the SKU's unit; integer >= 0. Absent or null: " +
@@ -207,8 +214,14 @@ export const ProductionLogPatchSchema = z
         "Items in the SKU's unit, integer >= 0; re-derives `sensorCount`. Absent or null = unchanged.",
     }),
     nominalSpeed: positiveRate("SKU units per minute; absent or null = unchanged.").nullish(),
-    start: DateTimeMs.nullish().openapi({ description: "Absent or null = unchanged." }),
-    end: DateTimeMs.nullish().openapi({ description: "Absent or null = unchanged." }),
+    start: DateTimeMs.nullish().openapi({
+      description: "Absent or null = unchanged.",
+      example: "2022-09-05T08:00:00Z",
+    }),
+    end: DateTimeMs.nullish().openapi({
+      description: "Absent or null = unchanged.",
+      example: "2022-09-05T09:00:00Z",
+    }),
     machine: MachineRefObject.nullish().openapi({
       description: "A machine of the company, by `id` or by `name`; absent or null = unchanged.",
     }),

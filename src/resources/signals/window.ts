@@ -7,7 +7,8 @@
 import { z } from "@hono/zod-openapi";
 import { unprocessable } from "../../http/errors";
 import { EXAMPLE_WINDOW } from "../../http/examples";
-import { epochMsOf } from "../../http/instants";
+import { epochMsOf, INSTANT_PATTERN } from "../../http/instants";
+import { textInteger } from "../../http/schemas";
 import { AGG_FUNCTIONS, type AggFunction } from "./aggregate";
 
 /** Longest window of one signal-data query. */
@@ -21,7 +22,7 @@ export const AGG_UNITS = ["s", "m", "h", "d"] as const;
 
 const isoDateTime = z.iso
   .datetime({ offset: true, local: true })
-  .openapi({ format: "date-time", example: "2022-09-05T00:00:00Z" })
+  .openapi({ format: "date-time", pattern: INSTANT_PATTERN, example: "2022-09-05T00:00:00Z" })
   // A date-time without an offset is read as UTC.
   .transform(epochMsOf);
 
@@ -39,20 +40,9 @@ export const signalWindowQueryShape = {
     description: "Bucket unit; a `d` bucket is a UTC day.",
     example: EXAMPLE_WINDOW.aggUnit,
   }),
-  agg_period: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000)
+  agg_period: textInteger(1, 1_000_000)
     .default(1)
-    // z.coerce hides the bounds from the generator: state them.
-    .openapi({
-      type: "integer",
-      minimum: 1,
-      maximum: 1_000_000,
-      default: 1,
-      description: "Bucket width = agg_period x agg_unit.",
-    }),
+    .openapi({ default: 1, description: "Bucket width = agg_period x agg_unit." }),
   agg_function: z.enum(AGG_FUNCTIONS).default("avg"),
 };
 

@@ -11,7 +11,7 @@ import { CompanyRefSchema } from "../skus/schemas";
 /** Longest work order name accepted (after trimming). */
 export const MAX_WORK_ORDER_NAME = 200;
 
-const Name = z.string().trim().min(1).max(MAX_WORK_ORDER_NAME);
+const Name = z.string().trim().regex(/\S/, "Must not be blank").max(MAX_WORK_ORDER_NAME);
 
 export const SimpleWorkOrderSchema = z
   .object({

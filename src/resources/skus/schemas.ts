@@ -37,7 +37,7 @@ export const SkuCreateSchema = z
     sku: z
       .string()
       .trim()
-      .min(1)
+      .regex(/\S/, "Must not be blank")
       .max(SKU_LIMITS.sku)
       .openapi({ description: "Product code (trimmed); the only required field." }),
     name: z.string().trim().max(SKU_LIMITS.name).nullish(),
@@ -55,7 +55,9 @@ export const SkuCreateSchema = z
 
 export const SkuPatchSchema = z
   .object({
-    sku: unchangedWhenNull(z.string().trim().min(1).max(SKU_LIMITS.sku)).openapi({
+    sku: unchangedWhenNull(
+      z.string().trim().regex(/\S/, "Must not be blank").max(SKU_LIMITS.sku),
+    ).openapi({
       description: "New product code, trimmed; absent or null = unchanged.",
     }),
     name: z

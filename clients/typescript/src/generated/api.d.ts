@@ -1205,13 +1205,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1229,7 +1229,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1330,13 +1330,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1354,7 +1354,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1442,13 +1442,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1466,7 +1466,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1518,6 +1518,10 @@ export interface components {
             id?: number | null;
             /** @description Exact machine name; 422 when several machines share it. */
             name?: string | null;
+        } | {
+            id: number;
+        } | {
+            name: string;
         };
         /** @description A SKU of the company (archived ones included), by `id` or by `name` (if both, they must agree). */
         SkuRef: {
@@ -1525,6 +1529,10 @@ export interface components {
             id?: string | null;
             /** @description Exact SKU `name` or `sku` code; 422 when it designates several SKUs. */
             name?: string | null;
+        } | {
+            id: string;
+        } | {
+            name: string;
         };
         NominalSpeedPage: {
             /** @description Rows matching the filters. */
@@ -1588,13 +1596,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1612,7 +1620,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1625,19 +1633,35 @@ export interface components {
             /** @description SKU units per sensor pulse, > 0; absent or null = unchanged. */
             countingFactor?: number | null;
             /** @description The machine, by `id` or `name`; absent or null = unchanged. */
-            machine?: {
+            machine?: (({
                 /** @description Machine id. */
                 id?: number | null;
                 /** @description Exact machine name; 422 when several machines share it. */
                 name?: string | null;
-            } | null;
+            } | {
+                id: number;
+            } | {
+                name: string;
+            }) | null) | {
+                id: number;
+            } | {
+                name: string;
+            };
             /** @description The SKU, by `id` or `name`; absent or null = unchanged. */
-            sku?: {
+            sku?: (({
                 /** @description SKU id (uuid). */
                 id?: string | null;
                 /** @description Exact SKU `name` or `sku` code; 422 when it designates several SKUs. */
                 name?: string | null;
-            } | null;
+            } | {
+                id: string;
+            } | {
+                name: string;
+            }) | null) | {
+                id: string;
+            } | {
+                name: string;
+            };
         };
         ProductionLog: {
             /** Format: uuid */
@@ -1726,13 +1750,13 @@ export interface components {
             /**
              * Format: date-time
              * @description Start of the interval (included).
-             * @example 2026-03-02T06:00:00Z
+             * @example 2022-09-05T08:00:00Z
              */
             start: string;
             /**
              * Format: date-time
              * @description End of the interval (excluded); after `start`.
-             * @example 2026-03-02T06:00:00Z
+             * @example 2022-09-05T09:00:00Z
              */
             end: string;
             /** @description Items produced in the interval, in the SKU's unit; integer >= 0. Absent or null: measured, as the realtime logs are: `sensorCount` (when not given) is the sum of the machine's `count` signal samples in [`start`, `end`), rounded, and `count = sensorCount x countingFactor`, rounded; 0 when the machine has no `count` signal. */
@@ -1823,13 +1847,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1859,13 +1883,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1910,13 +1934,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -1934,7 +1958,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -1954,29 +1978,45 @@ export interface components {
             /**
              * Format: date-time
              * @description Absent or null = unchanged.
-             * @example 2026-03-02T06:00:00Z
+             * @example 2022-09-05T08:00:00Z
              */
             start?: string;
             /**
              * Format: date-time
              * @description Absent or null = unchanged.
-             * @example 2026-03-02T06:00:00Z
+             * @example 2022-09-05T09:00:00Z
              */
             end?: string;
             /** @description A machine of the company, by `id` or by `name`; absent or null = unchanged. */
-            machine?: {
+            machine?: (({
                 /** @description Machine id. */
                 id?: number | null;
                 /** @description Exact machine name; 422 when several machines share it. */
                 name?: string | null;
-            } | null;
+            } | {
+                id: number;
+            } | {
+                name: string;
+            }) | null) | {
+                id: number;
+            } | {
+                name: string;
+            };
             /** @description A SKU of the company, by `id` or by `name`; absent or null = unchanged. */
-            sku?: {
+            sku?: (({
                 /** @description SKU id (uuid). */
                 id?: string | null;
                 /** @description Exact SKU `name` or `sku` code; 422 when it designates several SKUs. */
                 name?: string | null;
-            } | null;
+            } | {
+                id: string;
+            } | {
+                name: string;
+            }) | null) | {
+                id: string;
+            } | {
+                name: string;
+            };
             /** @description Found by name or created; null removes the operator from the log. */
             operator?: {
                 firstName: string;
@@ -2123,13 +2163,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2159,13 +2199,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2302,13 +2342,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2338,13 +2378,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2374,13 +2414,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2398,7 +2438,7 @@ export interface components {
             syncAfter?: {
                 /**
                  * Format: date-time
-                 * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                 * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                  * @example 2026-03-02T06:00:00Z
                  */
                 updatedAt: string;
@@ -2489,13 +2529,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2525,13 +2565,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2718,13 +2758,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2754,13 +2794,13 @@ export interface components {
                 between?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     start: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     end: string;
@@ -2919,13 +2959,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -2955,13 +2995,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3006,13 +3046,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3030,7 +3070,7 @@ export interface components {
                 syncAfter?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     updatedAt: string;
@@ -3096,13 +3136,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3132,13 +3172,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3168,13 +3208,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3192,7 +3232,7 @@ export interface components {
                 syncAfter?: {
                     /**
                      * Format: date-time
-                     * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                     * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                      * @example 2026-03-02T06:00:00Z
                      */
                     updatedAt: string;
@@ -3252,13 +3292,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3288,13 +3328,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3360,13 +3400,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3396,13 +3436,13 @@ export interface components {
                     between?: {
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         start: string;
                         /**
                          * Format: date-time
-                         * @description ISO 8601. A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                         * @description ISO 8601, on or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                          * @example 2026-03-02T06:00:00Z
                          */
                         end: string;
@@ -3476,7 +3516,10 @@ export interface components {
             };
         };
         RealtimeSkuWrite: {
-            /** @description The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU. */
+            /**
+             * @description The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU.
+             * @example a1000000-0000-4000-8000-000000000001
+             */
             skuId?: string | null;
             /** @description The SKU by name: its exact `name` or `sku` code (422 when several match). */
             sku?: string | null;
@@ -3489,19 +3532,33 @@ export interface components {
             /**
              * Format: date-time
              * @description When the machine starts on this SKU; default: the moment the write is applied. Must be inside the running shift instance.
-             * @example 2026-03-02T06:00:00Z
              */
             start?: string;
             /**
              * Format: date-time
              * @description When it stops (after `start`); default: open, until the next SKU write or the end of the instance. Clipped to the instance.
-             * @example 2026-03-02T06:00:00Z
              */
             end?: string;
             /** @description Custom field values keyed by field id, stored and shown as given. */
             custom?: {
                 [key: string]: unknown;
             } | null;
+        } | {
+            skuId: unknown;
+        } | {
+            sku: unknown;
+        } | {
+            simpleWorkOrderId: unknown;
+        } | {
+            simpleWorkOrderName: unknown;
+        } | {
+            quantity: unknown;
+        } | {
+            start: unknown;
+        } | {
+            end: unknown;
+        } | {
+            custom: unknown;
         };
         RealtimeOperatorWrite: {
             /**
@@ -3597,9 +3654,9 @@ export interface components {
         RealtimeStopReason: {
             /** @description The stop to give the reason to: one of the machine's recent stops (open, or ended less than 24 hours ago). Default: the machine's current stop (the open stop that started last). */
             stopId?: number | null;
-            generalCause: components["schemas"]["StopCauseRef"] & unknown;
+            generalCause: components["schemas"]["StopCauseChoice"];
             /** @description The specific cause, from the company's catalog; null or absent = none. */
-            specificCause?: {
+            specificCause?: (({
                 /**
                  * Format: uuid
                  * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
@@ -3607,9 +3664,17 @@ export interface components {
                 id?: string | null;
                 /** @description The cause's exact name (after trimming). */
                 name?: string | null;
-            } | null;
+            } | {
+                id: string;
+            } | {
+                name: string;
+            }) | null) | {
+                id: string;
+            } | {
+                name: string;
+            };
             /** @description The component, from the company's catalog; null or absent = none. */
-            component?: {
+            component?: (({
                 /**
                  * Format: uuid
                  * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
@@ -3617,9 +3682,31 @@ export interface components {
                 id?: string | null;
                 /** @description The cause's exact name (after trimming). */
                 name?: string | null;
-            } | null;
+            } | {
+                id: string;
+            } | {
+                name: string;
+            }) | null) | {
+                id: string;
+            } | {
+                name: string;
+            };
             /** @description Free text, as given; null or absent = none. */
             description?: string | null;
+        };
+        /** @description The general cause, from the company's catalog (required). */
+        StopCauseChoice: {
+            /**
+             * Format: uuid
+             * @description The cause's id, as `GET /v1/realtime/{machine_id}/stops` lists it.
+             */
+            id?: string | null;
+            /** @description The cause's exact name (after trimming). */
+            name?: string | null;
+        } | {
+            id: string;
+        } | {
+            name: string;
         };
         RealtimeStops: {
             machine: {
@@ -4133,7 +4220,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4695,7 +4782,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4893,7 +4980,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5142,7 +5229,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5702,7 +5789,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5900,7 +5987,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6149,7 +6236,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6709,7 +6796,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6907,7 +6994,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7156,7 +7243,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7723,7 +7810,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7921,7 +8008,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8170,7 +8257,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8771,7 +8858,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8985,7 +9072,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9990,7 +10077,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11085,7 +11172,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11333,7 +11420,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11749,7 +11836,7 @@ export interface operations {
             header?: {
                 /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
                 "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters; a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
+                /** @description Makes retries safe (Stripe's convention): the first response for a key is stored for 24 hours per credential; a retry with the same key and the same request (method, path, query, JSON body) gets it again with `Idempotent-Replayed: true` and changes nothing; the same key with another request is a 422; a retry while the first is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). 1 to 255 printable ASCII characters, not starting or ending with a space (the header's `pattern`); a UUID per logical operation is ideal (for example `3f0c1a9e-6b1d-4f3e-9a57-0d2f4c8b7e21`). */
                 "Idempotency-Key"?: string;
             };
             path: {
