@@ -73,13 +73,19 @@ export function csvColumns(schema: z.ZodType, keep?: (field: string) => boolean)
   return walk(schema, "");
 }
 
-/** A cell: null/undefined empty, booleans `true`/`false`, numbers as JSON writes them. */
-function cell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "number") return Number.isFinite(value) ? String(value) : "";
-  if (typeof value === "string") return value;
-  return String(value);
-}
+/**
+ * How the writer turns values into cells: null and undefined empty (csv-stringify's own
+ * rule), numbers as JSON writes them (a non-finite one empty), booleans `true`/`false`,
+ * anything else by `String`. Numbers stay numbers here so that the formula guard below
+ * leaves `-2.5` alone.
+ */
+const CAST = {
+  number: (value: number) => (Number.isFinite(value) ? String(value) : ""),
+  boolean: (value: boolean) => (value ? "true" : "false"),
+  object: (value: object) => String(value),
+  date: (value: Date) => String(value),
+  bigint: (value: bigint) => String(value),
+};
 
 /** The value of a dotted column in a row (empty when a step is null or absent). */
 function valueAt(row: unknown, path: readonly string[]): unknown {
@@ -111,15 +117,22 @@ export function csvText(
 /**
  * RFC 4180 text of records already laid out as cells in column order (CRLF line ends):
  * the one writer behind every CSV the API writes (the answers above and the export
- * files, src/exports/), cells written as `cell` says.
+ * files, src/exports/), values cast as `CAST` says.
+ *
+ * A text cell that a spreadsheet would run as a formula (OWASP "CSV injection"): one
+ * beginning with `=`, `+`, `-`, `@`, a tab or a carriage return (or their full-width forms)
+ * is written with a leading `'`, csv-stringify's `escape_formulas`: a SKU named
+ * `=HYPERLINK(...)` reads `'=HYPERLINK(...)` in the cell, as text. A number is not text:
+ * `-2.5` stays `-2.5` (docs/decisions.md).
  *
  * @param records one array of values per line, in column order.
  */
 export function csvRecords(records: readonly (readonly unknown[])[]): string {
-  return stringify(
-    records.map((record) => record.map(cell)),
-    { record_delimiter: "\r\n" },
-  );
+  return stringify(records as unknown[][], {
+    record_delimiter: "\r\n",
+    escape_formulas: true,
+    cast: CAST,
+  });
 }
 
 /**

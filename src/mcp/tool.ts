@@ -5,7 +5,7 @@
  */
 import { getOpenApiMetadata } from "@asteasolutions/zod-to-openapi";
 import { z } from "@hono/zod-openapi";
-import type { Principal } from "../auth/principal";
+import type { Principal } from "../app-env";
 import type { NamedScope } from "../db/company-scope";
 import type { Env } from "../env";
 import { ApiError, missingScope } from "../http/errors";

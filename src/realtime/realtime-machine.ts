@@ -42,7 +42,8 @@
  * own crew).
  *
  * The machine travels once, in the object's name (`<companyId>:<machineId>`, read back from
- * `ctx.id.name`): the messages do not repeat it. The rules a write must pass are
+ * `ctx.id.name`, and kept with the object's state for the alarms that wake it without its
+ * name after a restart): the messages do not repeat it. The rules a write must pass are
  * `./rules.ts`, which the route also uses before a write that creates a work order.
  *
  * Files: this one is the object (its queue and its operations); `./machine-store.ts` its
@@ -88,13 +89,11 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   private readonly lifecycle: MachineLifecycle;
   /** The machine's event stream, fed in the order of the writes (see `publishLater`). */
   private publisher: MachinePublisher | null = null;
-  /** The machine this object is for, read from its name (`<companyId>:<machineId>`). */
-  private readonly key: MachineKey;
+  /** The machine this object is for, once known (`key`). */
+  private knownKey: MachineKey | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // The name is the one place the machine travels: messages do not repeat it.
-    this.key = machineKeyOf(ctx.id.name);
     this.store = new MachineStore(ctx.storage.sql);
     // The bindings are read at each use, as the object's own `env` is.
     const bindings = () => this.env;
@@ -102,6 +101,26 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
     this.lifecycle = new MachineLifecycle(ctx.storage, bindings, this.store, this.flusher);
     // Events of answered writes that a restart kept from their stream go out now.
     if (this.store.meta()) this.drainEvents();
+  }
+
+  /**
+   * The machine this object is for. The name is the one place the machine travels (messages
+   * do not repeat it), and the first operation stores it with the object's state (the `meta`
+   * row, `MachineLifecycle.ensureInstance`). An alarm that wakes the object after a restart
+   * reaches it by its id alone, without the name (`ctx.id.name` undefined: the runtime keeps
+   * only the id of a pending alarm, cloudflare/workerd#6850): the stored machine answers then.
+   *
+   * @throws Error when the object has neither a name nor a stored machine (never used, and
+   *   reached other than by `machineObject`: a bug), or a name that is not a machine's.
+   */
+  private get key(): MachineKey {
+    if (this.knownKey) return this.knownKey;
+    const meta = this.store.meta();
+    this.knownKey =
+      this.ctx.id.name === undefined && meta
+        ? { companyId: meta.company_id, machineId: meta.machine_id }
+        : machineKeyOf(this.ctx.id.name);
+    return this.knownKey;
   }
 
   /** The machine's publisher (its outbox lives in this object's storage). */

@@ -24,6 +24,7 @@ import {
   EXAMPLE_STOP_REASON,
 } from "../../src/http/examples";
 import { filledBody, TRY_IT_FILLS, valueAt } from "../../src/http/try-it-fills";
+import { finishExport } from "../exports/export-harness";
 import { api, call, createCompany, ingest, operatorJson } from "../harness";
 
 interface Parameter {
@@ -192,6 +193,9 @@ describe("the /docs examples", () => {
     const tried: string[] = [];
     // What the page filled in from earlier answers, by `method template`.
     const filled = new Map<string, { param?: [string, string]; body?: unknown }>();
+    // An export's id (and its file's name) have no example: a user pastes them from the
+    // answer of `POST /v1/exports` (and of `GET /v1/exports/{export_id}` once it is done).
+    const pasted: Record<string, string> = {};
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
         const params = op.parameters ?? [];
@@ -201,8 +205,13 @@ describe("the /docs examples", () => {
         // Swagger UI fills every parameter that has an example, headers included.
         const headers: Record<string, string> = {};
         for (const p of params) {
-          const example = p.example ?? p.schema?.example;
-          if (p.in === "path") {
+          const example =
+            p.example ?? p.schema?.example ?? (p.in === "path" ? pasted[p.name] : undefined);
+          if (p.in === "path" && p.name === "file_name" && example === undefined) {
+            const done = await finishExport(co.key, co.id, pasted.export_id ?? "");
+            pasted.file_name = done.files[0]?.name ?? "";
+            path = path.replace(`{${p.name}}`, pasted.file_name);
+          } else if (p.in === "path") {
             expect(example, `${method} ${template} ${p.name}`).toBeDefined();
             const value = fill?.param?.[0] === p.name ? fill.param[1] : example;
             path = path.replace(`{${p.name}}`, String(value));
@@ -226,6 +235,8 @@ describe("the /docs examples", () => {
         const res = await api(co.key, url, { method: method.toUpperCase(), json, headers });
         const streams = op.responses?.["200"]?.content?.["text/event-stream"] !== undefined;
         const text = streams ? "(event stream)" : await res.text();
+        if (op.operationId === "createExport")
+          pasted.export_id = (JSON.parse(text) as { id: string }).id;
         if (streams) await res.body?.cancel();
         expect(res.status, `${method.toUpperCase()} ${url}: ${text}`).toBeLessThan(300);
         expect(res.status, `${method.toUpperCase()} ${url}`).toBeGreaterThanOrEqual(200);

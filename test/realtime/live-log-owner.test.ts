@@ -7,7 +7,7 @@
  * machine's live stream.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { SseSubscriber } from "../events/subscriber";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson, type TestCompany } from "../harness";
 import { getState, type Plant, type ProductionLog, plant, postOperator, postSku } from "./plant";
 

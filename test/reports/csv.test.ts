@@ -6,6 +6,7 @@ import { parse } from "csv-parse/browser/esm/sync";
 import { describe, expect, it } from "vitest";
 import { CSV_MAX_ROWS, checkCsvSize, wantsCsv } from "../../src/http/csv";
 import { ApiError } from "../../src/http/errors";
+import { inServiceSince } from "../fixtures/machine-history";
 import {
   api,
   createCompany,
@@ -68,6 +69,8 @@ function expectSame(header: string[], rows: string[][], json: unknown[]) {
 async function plant() {
   const co = await createCompany({ timezone: "Europe/Rome" });
   const [m1, m2] = await createMachines(co.id, [{ name: 'Press "A", east' }, { name: "Lathe" }]);
+  if (!m1 || !m2) throw new Error("no machines");
+  await inServiceSince(co.id, [m1.id, m2.id]);
   await operatorJson("POST", `/companies/${co.id}/shifts`, [
     { name: "Morning", startTime: "06:00", endTime: "14:00" },
     { name: "Night", startTime: "22:00", endTime: "06:00" },

@@ -4,6 +4,7 @@
  * ratio recomputed from the row's own minutes and counts, and a hand-computed split.
  */
 import { describe, expect, it } from "vitest";
+import { inServiceSince } from "../fixtures/machine-history";
 import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
 
 interface KpiRow {
@@ -79,6 +80,7 @@ async function scenario() {
   const [capper, filler] = (
     await createMachines(co.id, [{ name: "Capper" }, { name: "Filler" }])
   ).map((m) => m.id) as [number, number];
+  await inServiceSince(co.id, [capper, filler]);
   await operatorJson("POST", `/companies/${co.id}/shifts`, [
     { name: "Morning", startTime: "06:00", endTime: "14:00" },
     { name: "Afternoon", startTime: "14:00", endTime: "22:00" },

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import { inServiceSince } from "../fixtures/machine-history";
 import {
   deleteProductionLog,
   insertProductionLogs,
@@ -84,6 +85,7 @@ async function plant(options: { timezone?: string } = {}): Promise<{
   const co = await createCompany(options);
   const [m] = await createMachines(co.id, [{ name: "Line 1" }]);
   if (!m) throw new Error("no machine");
+  await inServiceSince(co.id, [m.id]);
   return { co, machineId: m.id };
 }
 
@@ -485,6 +487,7 @@ describe("POST /v1/reports/metrics: filters, order, pages", () => {
     const co = await createCompany();
     const machines = await createMachines(co.id, [{ name: "Prensa Número 1" }, { name: "Lathe" }]);
     const [m1, m2] = machines.map((m) => m.id) as [number, number];
+    await inServiceSince(co.id, [m1, m2]);
     const defs = await defineShifts(co.id, [
       { name: "Morning", startTime: "06:00", endTime: "14:00" },
       { name: "Afternoon", startTime: "14:00", endTime: "22:00" },
