@@ -12,11 +12,13 @@
  * - then a second snapshot compared with the first, record by record.
  */
 
+import { demoFetch } from "./demo-fetch";
+
 /** How to call the public API of the demo. */
 export interface Target {
   baseUrl: string;
   key: string;
-  /** The fetch to send with (default: the global one). */
+  /** The fetch to send with (default: the global one, with the demo load's retries). */
   fetch?: (url: string, init: RequestInit) => Promise<Response>;
 }
 
@@ -116,8 +118,15 @@ export interface Snapshot {
   records: Map<string, Map<string, Kept>>;
 }
 
+/**
+ * The global fetch with the demo load's retries (./demo-fetch.ts): a read that `wrangler dev`'s
+ * proxy lost on a keep-alive connection is sent again rather than taken for a failed check.
+ */
+const retrying = demoFetch();
+const retryingFetch = (url: string, init: RequestInit) => retrying(new Request(url, init));
+
 async function call<T>(target: Target, path: string, init: RequestInit = {}): Promise<T | null> {
-  const send = target.fetch ?? fetch;
+  const send = target.fetch ?? retryingFetch;
   const res = await send(`${target.baseUrl}${path}`, {
     ...init,
     headers: { "x-api-key": target.key, "content-type": "application/json" },
