@@ -28,6 +28,7 @@ import { DEMO_PLANT_A } from "../scripts/lib/demo-data";
 import { readDemoKeys, seedDemo } from "../scripts/lib/demo-seed";
 import { connectOperator } from "../scripts/lib/operator-api";
 import { compareWith, takeSnapshot } from "../scripts/lib/requests-restore";
+import { EXAMPLE_OPERATOR_ID, EXAMPLE_RECORDS } from "../src/http/examples";
 import { type Stack, startStack, stopStack } from "./stack";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -134,7 +135,32 @@ async function seededWorker(): Promise<{ stack: Stack; key: string }> {
   });
   const key = keys.find((k) => k.company === DEMO_PLANT_A && k.name === FULL_ACCESS_KEY)?.key;
   if (!key) throw new Error(`The seed issued no ${FULL_ACCESS_KEY} key`);
+  await playAssetZero(stack.workerUrl, key);
   return { stack, key };
+}
+
+/**
+ * Asset 0 (machine 1) making a SKU with an operator from now on, as it does on the demo that
+ * `npm start` plays live: the realtime examples of the page are filled in from what the
+ * machine does (src/http/try-it-fills.ts), and a machine that does nothing leaves their
+ * static examples, which change it. The seed alone plays nothing.
+ */
+async function playAssetZero(baseUrl: string, key: string): Promise<void> {
+  const writes: [string, unknown][] = [
+    ["/v1/realtime/1/sku", { skuId: EXAMPLE_RECORDS.sku }],
+    [
+      "/v1/realtime/1/operator",
+      { operatorId: EXAMPLE_OPERATOR_ID, start: new Date().toISOString() },
+    ],
+  ];
+  for (const [path, body] of writes) {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+  }
 }
 
 async function main(): Promise<void> {
