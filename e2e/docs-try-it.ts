@@ -125,18 +125,24 @@ async function tryOperation(page: Page, index: number, pasted: Pasted): Promise<
   return outcome;
 }
 
+/** Its own Worker with Demo Plant A, stopped again when loading it fails. */
 async function seededWorker(): Promise<{ stack: Stack; key: string }> {
   const stack = await startStack({});
-  const client = connectOperator(stack.workerUrl, stack.operatorToken);
-  console.log(`Loading ${DEMO_PLANT_A} into ${stack.workerUrl} ...`);
-  const { keys } = await seedDemo(client, () => {}, {
-    companies: [DEMO_PLANT_A],
-    saveKeys: false,
-  });
-  const key = keys.find((k) => k.company === DEMO_PLANT_A && k.name === FULL_ACCESS_KEY)?.key;
-  if (!key) throw new Error(`The seed issued no ${FULL_ACCESS_KEY} key`);
-  await playAssetZero(stack.workerUrl, key);
-  return { stack, key };
+  try {
+    const client = connectOperator(stack.workerUrl, stack.operatorToken);
+    console.log(`Loading ${DEMO_PLANT_A} into ${stack.workerUrl} ...`);
+    const { keys } = await seedDemo(client, () => {}, {
+      companies: [DEMO_PLANT_A],
+      saveKeys: false,
+    });
+    const key = keys.find((k) => k.company === DEMO_PLANT_A && k.name === FULL_ACCESS_KEY)?.key;
+    if (!key) throw new Error(`The seed issued no ${FULL_ACCESS_KEY} key`);
+    await playAssetZero(stack.workerUrl, key);
+    return { stack, key };
+  } catch (error) {
+    await stopStack(stack);
+    throw error;
+  }
 }
 
 /**
