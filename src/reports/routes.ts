@@ -154,7 +154,7 @@ export const reportsRoutes = (heldWrites: (env: Env) => FlushHeldWrites) =>
     .openapi(metricsRoute, async (c) => {
       const filters = c.req.valid("json");
       const scope = scopeOf(c);
-      if (wantsCsv(c.req.header("accept"))) {
+      if (wantsCsv(c)) {
         const barrier = (ids: readonly number[]) =>
           syncPendingMachines(heldWrites(c.env), scope, ids);
         return csvAnswer(await metricsCsv(scope, filters, Date.now(), barrier), "metrics.csv");
@@ -168,7 +168,7 @@ export const reportsRoutes = (heldWrites: (env: Env) => FlushHeldWrites) =>
     .openapi(stopsRoute, async (c) => {
       const filters = c.req.valid("json");
       const scope = scopeOf(c);
-      if (wantsCsv(c.req.header("accept"))) {
+      if (wantsCsv(c)) {
         return csvAnswer(await stopsCsv(scope, filters, Date.now()), "stops.csv");
       }
       const page = await stopsReport(scope, filters, pageRequest(filters), Date.now());
@@ -176,7 +176,7 @@ export const reportsRoutes = (heldWrites: (env: Env) => FlushHeldWrites) =>
     })
     .openapi(downtimeRoute, async (c) => {
       const filters = c.req.valid("json");
-      if (wantsCsv(c.req.header("accept"))) {
+      if (wantsCsv(c)) {
         return csvAnswer(await downtimeCsv(scopeOf(c), filters, Date.now()), "downtime.csv");
       }
       const page = await downtimeReport(scopeOf(c), filters, pageRequest(filters), Date.now());
@@ -185,7 +185,7 @@ export const reportsRoutes = (heldWrites: (env: Env) => FlushHeldWrites) =>
     .openapi(kpisRoute, async (c) => {
       const filters = c.req.valid("json");
       const scope = scopeOf(c);
-      if (wantsCsv(c.req.header("accept"))) {
+      if (wantsCsv(c)) {
         const barrier = (ids: readonly number[]) =>
           syncPendingMachines(heldWrites(c.env), scope, ids);
         return csvAnswer(await kpiCsv(scope, filters, Date.now(), barrier), "kpis.csv");
