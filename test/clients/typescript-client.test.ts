@@ -1,5 +1,5 @@
 /**
- * The partners' client (clients/typescript/) against the Worker: its three README examples
+ * The partners' client (clients/typescript/) against the Worker: its four README examples
  * run as written, with the demo's fixed ids, and its retries and pagination do what the
  * README says. The client's fetch is the Worker's own `fetch` (test/harness.ts), wrapped
  * where a test needs an answer to fail on the way back.
@@ -148,7 +148,7 @@ describe("the client's examples against the Worker", () => {
 });
 
 describe("the client's CSV example against the Worker", () => {
-  it("4. exports the KPIs of a month by machine and SKU as CSV", async () => {
+  it("4. exports the KPIs of a window by machine and SKU as CSV", async () => {
     const co = await createCompany();
     const [machine] = await operatorJson<{ id: number }[]>("POST", `/companies/${co.id}/machines`, [
       { name: "Filler" },
@@ -159,7 +159,7 @@ describe("the client's CSV example against the Worker", () => {
     // In service before the month asked: a report covers a machine from its first activity.
     await inServiceSince(co.id, [machine?.id ?? 0]);
     const { client } = clientOf(co.key);
-    const text = await kpisCsv(client);
+    const text = await kpisCsv(client, "2026-03-01T00:00:00Z", "2026-03-31T23:59:59Z");
     const [header, ...rows] = text.trimEnd().split("\r\n");
     expect(header?.split(",").slice(0, 5)).toEqual([
       "machine.id",
