@@ -24,6 +24,7 @@ const BENCHES = [
   "exports.ts",
   "webhooks.ts",
   "events.ts",
+  "revocation.ts",
   "d1-load.ts",
   "detection.ts",
 ];

@@ -289,6 +289,45 @@ describe("the import structure", () => {
   });
 });
 
+/**
+ * The exports of src/ that nothing uses: named in no other file of the project and nowhere
+ * else in their own. The tables of src/db/schema/ are exported for drizzle-kit, which reads
+ * the module's exports, so they are left out.
+ */
+function deadExports(files: Record<string, string>): string[] {
+  const declaration =
+    /^export\s+(?:declare\s+)?(?:async\s+)?(?:abstract\s+)?(?:const|let|function\*?|class|type|interface|enum)\s+([A-Za-z_$][\w$]*)/gm;
+  const texts = Object.entries(files);
+  const dead: string[] = [];
+  for (const [file, text] of texts) {
+    if (!file.startsWith("src/") || file.startsWith("src/db/schema")) continue;
+    for (const [, name = ""] of text.matchAll(declaration)) {
+      const word = `\\b${name.replace(/\$/g, "\\$")}\\b`;
+      if ((text.match(new RegExp(word, "g"))?.length ?? 0) > 1) continue;
+      const named = new RegExp(word);
+      if (!texts.some(([other, t]) => other !== file && named.test(t))) {
+        dead.push(`${file}: ${name}`);
+      }
+    }
+  }
+  return dead;
+}
+
+describe("no dead exports", () => {
+  it("exports nothing that no file uses", () => {
+    expect(deadExports(project)).toEqual([]);
+  });
+
+  it("finds one when it is there", () => {
+    const withDead = {
+      ...project,
+      "src/http/attic.ts": "export const StringIdListFilter = 1;\nexport const used = 2;\n",
+      "src/http/user.ts": 'import { used } from "./attic";\n',
+    };
+    expect(deadExports(withDead)).toEqual(["src/http/attic.ts: StringIdListFilter"]);
+  });
+});
+
 /** "path:line: text" of every source line matching `pattern`, outside the files `except`. */
 function linesMatching(pattern: RegExp, except: string[]): string[] {
   const out: string[] = [];

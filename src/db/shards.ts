@@ -24,14 +24,11 @@ export const SHARD_BINDING = /^SHARD_(0|[1-9][0-9]*)$/;
 export const RANGE_SIZE = 2 ** 40;
 
 /**
- * How long an isolate keeps a company's shard, ms. A company's shard changes only when the
- * operator moves it. A move marks the company moving in the directory, then waits this long
- * (every isolate has read the mark by then, and waits too) and a grace before it fences the
- * old shard and switches (src/operator/company-move.ts), so this is also about how long the
- * company's requests wait during a move: 2 s keeps that pause short, for one directory read
- * per company and isolate every 2 s (a read by primary key, served by a replica at most
- * `DIRECTORY_ANCHOR_MS` behind the primary, ./directory-reads.ts: the 2 s count from the
- * instant the answer reflects, so every isolate still sees a move's mark within them).
+ * How long an isolate keeps a company's shard, ms, counted from the instant its directory
+ * answer reflects (a replica at most `DIRECTORY_ANCHOR_MS` behind: ./directory-reads.ts). A
+ * move marks the company moving, waits this long (every isolate has read the mark by then)
+ * and a grace, then fences the old shard and switches (src/operator/company-move.ts): 2 s
+ * keeps that pause short, for one directory read per company and isolate every 2 s.
  */
 export const SHARD_CACHE_MS = 2_000;
 
@@ -52,10 +49,7 @@ export class CompanyMovingError extends Error {
   }
 }
 
-/**
- * True for a {@link CompanyMovingError}, also one that crossed a Durable Object's RPC (which
- * keeps only the message).
- */
+/** True for a {@link CompanyMovingError}, also one that crossed an RPC (only its message kept). */
 export function isCompanyMoving(error: unknown): boolean {
   return (
     error instanceof CompanyMovingError ||
@@ -141,11 +135,9 @@ const MAX_CACHED_COMPANIES = 50_000;
  * The shard of a company, from the directory: the one function that routes a company to its
  * database (every scope, route, Durable Object and queue handler goes through it). Cached in
  * the isolate for {@link SHARD_CACHE_MS}. While the directory marks the company moving, it
- * waits for the switch (reading the directory every {@link MOVE_POLL_MS}: one read per poll,
- * company and isolate however many requests wait; the others sleep on timers of their own),
- * so that nothing reads or writes the old shard once the move fences it. A company whose
- * mirror is pending (its creation or last change cut short: ./company-mirror.ts) gets its
- * mirror copied here first, so the first request or operator call that touches it repairs it.
+ * waits for the switch (one directory read per {@link MOVE_POLL_MS}, company and isolate;
+ * other waiters sleep), so nothing touches the old shard once the move fences it. A pending
+ * mirror (./company-mirror.ts) is repaired here by the first request that touches it.
  *
  * No promise is shared between requests: in workerd a request that awaits a promise settled
  * by another request's I/O continues in that request's context, and then fails on I/O of its
@@ -210,10 +202,8 @@ async function readShard(
       )
       .bind(companyId)
       .first<{ shard: string | null; moving_until: number | null; pending: number }>();
-  // A replica at most DIRECTORY_ANCHOR_MS behind (./directory-reads.ts), the cache counted
-  // from the instant it reflects, so a move's mark reaches every isolate within
-  // SHARD_CACHE_MS as before; a company seen moving is polled at the primary, so that its
-  // requests go on as soon as the switch is committed.
+  // At the isolate's anchor (SHARD_CACHE_MS counts from its instant); a company seen moving
+  // is polled at the primary, so that its requests go on as soon as the switch is committed.
   const { value: row, asOf } = movingPolls.has(companyId)
     ? await readAtPrimary(env.DB, read)
     : await readDirectory(env.DB, read, (found) => Boolean(found?.shard));

@@ -125,6 +125,8 @@ function encodingOf(type: ColumnType) {
  */
 class PendingColumn {
   private readonly numbers: Float64Array | null;
+  /** The 64-bit integers handed over (the writer copies them), kept for the next group. */
+  private readonly wide: BigInt64Array | null;
   private readonly nulls: Uint8Array;
   private readonly others: unknown[];
   private nullCount = 0;
@@ -135,6 +137,7 @@ class PendingColumn {
   ) {
     const numeric = type === "int" || type === "timestamp" || type === "double";
     this.numbers = numeric ? new Float64Array(capacity) : null;
+    this.wide = type === "int" || type === "timestamp" ? new BigInt64Array(capacity) : null;
     this.nulls = new Uint8Array(numeric ? capacity : 0);
     this.others = numeric ? [] : new Array(capacity);
   }
@@ -165,16 +168,16 @@ class PendingColumn {
   data(n: number): ArrayLike<unknown> {
     const numbers = this.numbers;
     if (numbers === null) return this.others.slice(0, n);
-    const wide = this.type !== "double";
+    const wide = this.wide;
     if (this.nullCount === 0) {
-      if (!wide) return numbers.slice(0, n);
-      const out = new BigInt64Array(n);
-      for (let i = 0; i < n; i++) out[i] = BigInt(numbers[i] ?? 0);
-      return out;
+      // Views, not copies: the writer copies a row group's values before it encodes them.
+      if (wide === null) return numbers.subarray(0, n);
+      for (let i = 0; i < n; i++) wide[i] = BigInt(numbers[i] ?? 0);
+      return wide.subarray(0, n);
     }
     const out: unknown[] = new Array(n);
     for (let i = 0; i < n; i++) {
-      out[i] = this.nulls[i] ? null : wide ? BigInt(numbers[i] ?? 0) : numbers[i];
+      out[i] = this.nulls[i] ? null : wide !== null ? BigInt(numbers[i] ?? 0) : numbers[i];
     }
     return out;
   }
@@ -185,7 +188,7 @@ class PendingColumn {
 
   /** Bytes of its typed arrays (the texts of a string column are not counted). */
   bytes(): number {
-    return (this.numbers?.byteLength ?? 0) + this.nulls.byteLength;
+    return (this.numbers?.byteLength ?? 0) + (this.wide?.byteLength ?? 0) + this.nulls.byteLength;
   }
 }
 

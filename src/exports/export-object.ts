@@ -2,10 +2,11 @@
  * `CompanyExports`: the Durable Object that runs a company's bulk exports (one object per
  * company, named by its id), in bounded steps driven by its alarm (docs/exports.md).
  *
- * - A step reads batches of the dataset (./sources.ts) for at most `STEP_MS` or
- *   `STEP_BATCHES` batches, encodes them into the file being written (./encoders.ts) and
- *   uploads its full parts to R2 (./r2-file.ts); then the alarm is set again at once, so
- *   each step is an invocation of its own (its own CPU time and subrequests).
+ * - A step reads batches of the dataset (./sources.ts) for at most `STEP_MS`,
+ *   `STEP_BATCHES` batches or `STEP_ROWS` rows, encodes them into the file being written
+ *   (./encoders.ts) and uploads its full parts to R2 (./r2-file.ts); then the alarm is set
+ *   again at once, so each step is an invocation of its own (its own CPU time and
+ *   subrequests).
  * - The company's unfinished exports (at most `MAX_ACTIVE_EXPORTS`) take turns, a step each.
  * - What survives a restart is in SQLite (./export-store.ts): the finished files and where
  *   the next file starts. The file being written is in memory; after a restart (or a failed
@@ -45,6 +46,11 @@ import {
 export const STEP_MS = 2_000;
 /** Most batches one step reads (bounds its D1 statements: a report page sends about ten). */
 export const STEP_BATCHES = 20;
+/**
+ * Rows after which a step ends (at the end of its batch): the garbage of encoding is
+ * collected between steps, so workerd's memory stays flat (docs/exports.md, "Memory").
+ */
+export const STEP_ROWS = 250_000;
 /** Failed steps in a row after which the export fails. */
 export const MAX_STEP_FAILURES = 8;
 /** How long an expired export's record is still answered (as `expired`), ms. */
@@ -202,9 +208,15 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
     let rowsDone = job.rows;
     // The most bytes the file being written held at once: its part buffer and its encoder's.
     let heldBytes = 0;
-    for (let batches = 0; batches < STEP_BATCHES && Date.now() < deadline; batches++) {
+    let rowsRead = 0;
+    for (
+      let batches = 0;
+      batches < STEP_BATCHES && rowsRead < STEP_ROWS && Date.now() < deadline;
+      batches++
+    ) {
       const batchCursor = file.cursor;
       const { batch, next } = await readBatch(ctx, spec, batchCursor, columns);
+      rowsRead += batch.length;
       let offset = Math.min(file.skip, batch.length);
       file.skip = 0;
       while (offset < batch.length) {

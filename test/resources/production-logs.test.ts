@@ -7,6 +7,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { inServiceSince } from "../fixtures/machine-history";
 import {
   api,
   createCompany,
@@ -903,7 +904,12 @@ describe("the running-shift rule", () => {
 describe("production logs and the metrics report", () => {
   it("a created log changes the report and deleting it changes it back", async () => {
     const p = await plant();
+    // The report covers a machine's instances from its first activity: in service before the day.
+    await inServiceSince(p.co.id, [p.m1.id]);
     await defineShifts(p.co.id, [{ name: "Morning", startTime: "06:00", endTime: "14:00" }]);
+    // The machine was in service on that day: its shift is a report row with nothing recorded
+    // before the log and after its deletion (docs/bounded-work.md, "Where instances exist").
+    await inServiceSince(p.co.id, [p.m1.id]);
     const reportRow = async () => {
       const res = await api(p.co.key, "/v1/reports/metrics", {
         method: "POST",
@@ -913,12 +919,7 @@ describe("production logs and the metrics report", () => {
         },
       });
       expect(res.status, await res.clone().text()).toBe(200);
-      const page = (await res.json()) as {
-        metrics: {
-          shiftIndicators: Record<string, number>;
-          productionMetrics: Record<string, number>;
-        }[];
-      };
+      const page = (await res.json()) as Api["MetricsReportPage"];
       expect(page.metrics).toHaveLength(1);
       const row = page.metrics[0];
       if (!row) throw new Error("no row");
