@@ -4,9 +4,8 @@
  *
  * - The directory is the `DB` binding: credentials, companies (with each company's shard),
  *   the id ranges of the shards and the keys unique across shards (./schema/directory.ts).
- * - A shard is every D1 binding whose name matches {@link SHARD_BINDING} (`SHARD_0`,
- *   `SHARD_1`, ...): the deployment sets N by declaring the bindings in wrangler.toml, and the
- *   Worker learns the list from its bindings, so no second list can disagree with them.
+ * - A shard is every D1 binding named as {@link SHARD_BINDING} says (`SHARD_0`, ...), found
+ *   in the Worker's bindings, so no second list can disagree with wrangler.toml.
  * - Integer ids are globally unique: each shard allocates the ids of its ranges
  *   ({@link RANGE_SIZE} ids each, handed out by the directory), so an id names its shard.
  */
@@ -24,14 +23,10 @@ export const SHARD_BINDING = /^SHARD_(0|[1-9][0-9]*)$/;
 export const RANGE_SIZE = 2 ** 40;
 
 /**
- * How long an isolate keeps a company's shard, ms. A company's shard changes only when the
- * operator moves it. A move marks the company moving in the directory, then waits this long
- * (every isolate has read the mark by then, and waits too) and a grace before it fences the
- * old shard and switches (src/operator/company-move.ts), so this is also about how long the
- * company's requests wait during a move: 2 s keeps that pause short, for one directory read
- * per company and isolate every 2 s (a read by primary key, served by a replica at most
- * `DIRECTORY_ANCHOR_MS` behind the primary, ./directory-reads.ts: the 2 s count from the
- * instant the answer reflects, so every isolate still sees a move's mark within them).
+ * How long an isolate keeps a company's shard, ms, counted from the instant its directory read
+ * reflects (./directory-reads.ts). A move marks the company, waits this long (every isolate
+ * has seen the mark by then) and a grace, then switches (src/operator/company-move.ts): so it
+ * is also about how long the company's requests pause during a move (docs/scaling.md).
  */
 export const SHARD_CACHE_MS = 2_000;
 
@@ -146,12 +141,8 @@ const MAX_CACHED_COMPANIES = 50_000;
  * so that nothing reads or writes the old shard once the move fences it. A company whose
  * mirror is pending (its creation or last change cut short: ./company-mirror.ts) gets its
  * mirror copied here first, so the first request or operator call that touches it repairs it.
- *
- * No promise is shared between requests: in workerd a request that awaits a promise settled
- * by another request's I/O continues in that request's context, and then fails on I/O of its
- * own ("Cannot perform I/O on behalf of a different request", seen reading a body after an
- * authentication that shared a directory read). Requests that miss the cache together each
- * read (and cache) the shard; only the waiting of a move is coordinated, through plain data.
+ * No promise is shared between requests (workerd fails a request's I/O that continues from
+ * a promise another request settled): requests that miss the cache together each read it.
  *
  * @param env the bindings (`DB`).
  * @param companyId the company.

@@ -25,6 +25,7 @@ import {
   unwrap,
 } from "../../clients/typescript/src/index";
 import { ASSET_0_POWER_ID, ASSET_0_UUID } from "../../scripts/lib/demo-ids";
+import { inServiceSince } from "../fixtures/machine-history";
 import { createCompany, ingest, operatorJson, type TestCompany } from "../harness";
 
 const BASE_URL = "http://api.test";
@@ -155,6 +156,8 @@ describe("the client's CSV example against the Worker", () => {
     await operatorJson("POST", `/companies/${co.id}/shifts`, [
       { name: "Day", startTime: "06:00", endTime: "18:00" },
     ]);
+    // In service before the month asked: a report covers a machine from its first activity.
+    await inServiceSince(co.id, [machine?.id ?? 0]);
     const { client } = clientOf(co.key);
     const text = await kpisCsv(client);
     const [header, ...rows] = text.trimEnd().split("\r\n");
