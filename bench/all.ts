@@ -24,7 +24,9 @@ const BENCHES = [
   "exports.ts",
   "webhooks.ts",
   "events.ts",
+  "revocation.ts",
   "d1-load.ts",
+  "detection.ts",
 ];
 
 const failed: string[] = [];

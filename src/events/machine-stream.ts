@@ -128,11 +128,13 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
     const name = this.core.log.stream();
     if (name?.kind !== "machine") return null;
     const company = companyStream(name.companyId);
-    const stub = companyStreamObject(this.env, name.companyId);
     this.forwarding = new Outbox<EventInput>(
       this.ctx.storage.sql,
       "forward_outbox",
-      (batch, delivery) => stub.appendMany(company, batch, delivery),
+      // A stub per call: one kept would fail for good once the company stream restarted (a
+      // revocation that closed WebSockets ends its instance, and a stub does not follow).
+      (batch, delivery) =>
+        companyStreamObject(this.env, name.companyId).appendMany(company, batch, delivery),
       (error, retryAt) => {
         console.error(
           JSON.stringify({ level: "error", event: "company_stream_forward", error: String(error) }),
@@ -148,9 +150,20 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
     return this.core.subscribe(request);
   }
 
-  /** Closes every connection of a revoked credential on this stream; returns how many. */
-  async closeCredential(stream: string, credentialId: string): Promise<number> {
+  /**
+   * Closes every connection of a revoked credential on this stream; says how many, and
+   * whether `restart` must follow (`StreamCore.closeCredential`).
+   */
+  async closeCredential(
+    stream: string,
+    credentialId: string,
+  ): Promise<{ closed: number; restart: boolean }> {
     return this.core.closeCredential(stream, credentialId);
+  }
+
+  /** Ends this instance after `closeCredential` asked for it (`StreamCore.restart`). */
+  async restart(): Promise<void> {
+    this.core.restart();
   }
 
   override async webSocketMessage(): Promise<void> {

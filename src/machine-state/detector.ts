@@ -282,7 +282,7 @@ export class Detector {
       for (const key of result.changes.removed) this.tables.removeDetected(key);
       for (const a of result.changes.added)
         this.tables.wantDetected(crypto.randomUUID(), a.start, a.end);
-      this.planWake(settings, rules, now);
+      this.planWake(settings, rules, now, span.end);
     }
   }
 
@@ -314,14 +314,25 @@ export class Detector {
    * When the clock alone changes the answer: a run reaching the last sample ends when the
    * silence after it outlasts the gap; an open stop ends with its planned time.
    */
-  private planWake(settings: StoredSettings, rules: readonly RuleId[], now: number): void {
+  private planWake(
+    settings: StoredSettings,
+    rules: readonly RuleId[],
+    now: number,
+    evaluatedTo: number,
+  ): void {
     const gapMs = settings.maxSampleGapSeconds * 1_000;
     let at = END_OF_DATA;
     for (const rule of rules) {
       const last = this.tables.hours(rule, END_OF_DATA, true, 1)[0];
       const v =
         last && (last.variant === 1 && last.summary.down ? last.summary.down : last.summary.up);
-      if (v?.open) at = Math.min(at, v.lastT + gapMs + 1);
+      if (!v?.open) continue;
+      const silenceOver = v.lastT + gapMs + 1;
+      // Still to come: wake then. Already over: this evaluation settled the run if it reached
+      // the last sample; else the tail waits for a wake at once (never a wake the evaluation
+      // it causes would set again: that alarm would run without end).
+      if (silenceOver > now) at = Math.min(at, silenceOver);
+      else if (evaluatedTo <= v.lastT) at = Math.min(at, now + 1);
     }
     const plan = this.tables.plan();
     if (plan && this.tables.openDetected()) {
