@@ -40,12 +40,64 @@ function markdownSnippets(): Plugin {
   };
 }
 
+/**
+ * Loads the files of a dependency without their `//# sourceMappingURL=` comment, so that
+ * Vite does not read their maps: @modelcontextprotocol/sdk ships maps that name sources it
+ * does not ship, and Vite warned `Sourcemap for "<file>" points to missing source files` for
+ * 22 of its files on every run, burying what a reader of `npm test` needs (docs/testing.md).
+ * Only stack traces through the SDK lose their mapping to sources nobody has.
+ */
+function withoutSourcemaps(pattern: RegExp): Plugin {
+  return {
+    name: "without-sourcemaps",
+    enforce: "pre",
+    load(id) {
+      if (!pattern.test(id)) return null;
+      const code = readFileSync(id, "utf8").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n");
+      return { code, map: null };
+    },
+  };
+}
+
+// Wrangler reads wrangler.toml for the pool, in this process: at its default level it prints
+// "Using secrets defined in .dev.vars" for every test runtime when `npm start` has created that
+// file (the tests set every value it holds themselves). Its warnings and errors still print.
+process.env.WRANGLER_LOG ??= "warn";
+
+/**
+ * The test files that call no binding of the Worker (pure functions of src/ and scripts/).
+ * They run one after the other in one shared test runtime (`isolate: false`) instead of one
+ * runtime each: starting a runtime and loading the Worker's modules into it took 6 to 20 s a
+ * file on the loaded 2-core machine, for checks of a few milliseconds (docs/testing.md). Every
+ * other file keeps a runtime and storage of its own. A file added here must stay pure: a
+ * company or a Durable Object it made would outlive it in the shared runtime.
+ */
+const PURE_TEST_FILES = [
+  "test/scripts/**/*.test.ts",
+  "test/architecture.test.ts",
+  "test/docs-references.test.ts",
+  "test/db/json-rows.test.ts",
+  "test/events/live-state.test.ts",
+  "test/http/instants.test.ts",
+  "test/http/server-errors.test.ts",
+  "test/machine-state/runs.test.ts",
+  "test/parquet/zstd.test.ts",
+  "test/rate-limit/leases.test.ts",
+  "test/realtime/rules.test.ts",
+  "test/realtime/write-behind.test.ts",
+  "test/reports/oee.test.ts",
+  "test/shifts/instances.test.ts",
+  "test/webhooks/group-commit.test.ts",
+  "test/webhooks/retry-policy.test.ts",
+];
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   // The public half of a test-only key pair (test/fixtures/); tests sign with the private half.
   const testJwks = readFileSync(path.join(import.meta.dirname, "test/fixtures/jwks.json"), "utf8");
   return {
     plugins: [
+      withoutSourcemaps(/\/node_modules\/@modelcontextprotocol\/sdk\/dist\/.*\.js$/),
       markdownSnippets(),
       textModules(
         /(swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)|\.client\.js|\/docs\/metrics\.md)$/,
@@ -72,14 +124,26 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
+      // The Worker's own structured logs (`{"level": ...}` JSON lines: a 5XX with its cause, a
+      // refused access token, a stream that could not be told) are what an operator reads in
+      // production; in the tests they are what the tests provoke on purpose, and the tests that
+      // are about them spy on them (test/http/server-errors.test.ts). Printed with
+      // PM_TEST_LOGS=1, to read them around a failing test (docs/testing.md).
+      onConsoleLog: (log) => process.env.PM_TEST_LOGS === "1" || !log.startsWith('{"level":'),
       setupFiles: ["./test/setup.ts"],
       // DuckDB in Node, the export tests' Parquet reader (it cannot run in workerd).
       globalSetup: ["./test/node/duckdb-bridge.ts"],
-      include: ["test/**/*.test.ts"],
       // Some tests drive hundreds of requests through workerd; on a loaded 2-core CI
       // machine they need more than vitest's 5 s default.
       testTimeout: 30_000,
       hookTimeout: 30_000,
+      projects: [
+        {
+          extends: true,
+          test: { name: "worker", include: ["test/**/*.test.ts"], exclude: PURE_TEST_FILES },
+        },
+        { extends: true, test: { name: "pure", include: PURE_TEST_FILES, isolate: false } },
+      ],
     },
   };
 });

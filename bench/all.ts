@@ -19,11 +19,14 @@ const BENCHES = [
   "realtime.ts",
   "reports.ts",
   "bounded.ts",
+  "bounded-window.ts",
   "kpis.ts",
   "exports.ts",
   "webhooks.ts",
   "events.ts",
+  "revocation.ts",
   "d1-load.ts",
+  "detection.ts",
 ];
 
 const failed: string[] = [];

@@ -288,6 +288,12 @@ async function main(): Promise<void> {
       if (response.url().endsWith(`/v1/realtime/${plant.bench.id}`) && response.status() === 409)
         benchNoShift += 1;
     });
+    // The console's errors: a failed request is one ("Failed to load resource ... 409"). The
+    // bench of this plant runs no shift, so its one 409 is the only one expected.
+    const consoleErrors: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") consoleErrors.push(message.text());
+    });
     await page.goto(`${stack.workerUrl}/`);
     await page.getByRole("link", { name: "Plant board" }).click();
     check(page.url().endsWith("/board"), "the landing page links the board");
@@ -477,6 +483,12 @@ async function main(): Promise<void> {
       "and gives its own zone (Europe/Berlin), not the browser's",
     );
     check(errors.length === 0, `no script error${errors.length ? `: ${errors.join("; ")}` : ""}`);
+    const unexpected = consoleErrors.filter((text) => !/status of 409/.test(text));
+    const conflicts = consoleErrors.length - unexpected.length;
+    check(
+      unexpected.length === 0 && conflicts <= benchNoShift,
+      `no console error but the bench's 409 (${conflicts} of those${unexpected.length ? `; others: ${unexpected.join("; ")}` : ""})`,
+    );
     console.log("Board: every check passed.");
   } finally {
     await browser.close();

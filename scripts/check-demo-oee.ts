@@ -32,7 +32,8 @@ import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
 import { detectedStops, type Interval, joined, lengthOf, without } from "./lib/demo-detected-stops";
 import { readDemoKeys } from "./lib/demo-seed";
 import { ok } from "./lib/http";
-import { DEFAULT_BASE_URL, PROJECT_ROOT } from "./lib/project";
+import { resolveBaseUrl } from "./lib/local-server";
+import { PROJECT_ROOT } from "./lib/project";
 import { replayOffset } from "./lib/replay-plan";
 import { weekWindow } from "./lib/replay-week-plan";
 
@@ -235,7 +236,7 @@ function romeClock(ms: number): string {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      url: { type: "string", default: DEFAULT_BASE_URL },
+      url: { type: "string" },
       start: { type: "string", default: "2022-08-31T00:00:00Z" },
       end: { type: "string", default: "2022-09-22T00:00:00Z" },
       replayed: { type: "boolean", default: false },
@@ -244,7 +245,7 @@ async function main(): Promise<void> {
   const week = values.replayed ? weekWindow(Date.now()) : null;
   const start = week ? new Date(week.from).toISOString() : values.start;
   const end = week ? new Date(week.until).toISOString() : values.end;
-  const baseUrl = values.url ?? DEFAULT_BASE_URL;
+  const baseUrl = resolveBaseUrl(values.url);
   const key = readDemoKeys(baseUrl).find((k) => k.company === DEMO_PLANT_A);
   if (!key) throw new Error(`No Demo Plant A key for ${baseUrl} in .wrangler/demo-keys.json`);
   const report: ReportRow[] = [];

@@ -2,14 +2,14 @@
  * `npm run mcp [-- --url URL --key KEY]`: the official MCP SDK client (Streamable HTTP)
  * against a running Worker's `/mcp`: initializes, lists the tools the key may use, calls
  * `list_machines` and `metrics_report`, and reads the `docs://metrics` resource (docs/mcp.md).
- * Defaults: `$PM_URL` or the local Worker; `$PM_KEY` or the demo's full-access key of
+ * Defaults: `$PM_URL`, else the Worker `npm start` runs, whatever its port; `$PM_KEY` or the demo's full-access key of
  * Demo Plant A (`.wrangler/demo-keys.json`). Exits 1 when a step fails.
  */
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { readDemoKeys } from "./lib/demo-seed";
-import { DEFAULT_BASE_URL } from "./lib/project";
+import { resolveBaseUrl } from "./lib/local-server";
 
 interface ToolAnswer {
   isError?: boolean;
@@ -26,7 +26,7 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: { url: { type: "string" }, key: { type: "string" } },
   });
-  const baseUrl = values.url ?? process.env.PM_URL ?? DEFAULT_BASE_URL;
+  const baseUrl = resolveBaseUrl(values.url);
   const key =
     values.key ??
     process.env.PM_KEY ??
@@ -34,7 +34,7 @@ async function main(): Promise<number> {
       ?.key;
   if (!key) {
     console.error(
-      'No key: give --key, set PM_KEY (eval "$(npm run --silent demo-env)") or run npm start.',
+      `No key for ${baseUrl}: give --key, set PM_KEY (eval "$(npm run --silent demo-env)") or run npm start.`,
     );
     return 2;
   }

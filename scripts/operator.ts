@@ -11,6 +11,7 @@ import { parseSamplesCsv } from "./lib/csv";
 import { demoEnvLines } from "./lib/demo-env";
 import { getDemoKeys, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError, ok, requestJson } from "./lib/http";
+import { resolveBaseUrl } from "./lib/local-server";
 import {
   connectOperator,
   loadSamples,
@@ -361,8 +362,9 @@ function globalHelp(): string {
   return [
     "Usage: npm run operator -- <command> [options] [--url URL]",
     "",
-    `Calls the operator API of the Worker at --url (default ${DEFAULT_BASE_URL}) with the`,
-    "token from $OPERATOR_TOKEN, else OPERATOR_TOKEN= in .dev.vars. Prints JSON.",
+    "Calls the operator API of the Worker at --url, else $PM_URL, else the one `npm start`",
+    `runs (whatever its port), else ${DEFAULT_BASE_URL}, with the token from $OPERATOR_TOKEN,`,
+    "else OPERATOR_TOKEN= in .dev.vars. Prints JSON.",
     "",
     "Commands:",
     ...Object.entries(COMMANDS).map(
@@ -379,9 +381,9 @@ function commandHelp(command: Command): string {
   return lines.join("\n");
 }
 
-function printError(error: unknown): void {
+function printError(error: unknown, baseUrl: string): void {
   if (error instanceof PartialSeedError) {
-    printError(error.cause);
+    printError(error.cause, baseUrl);
     console.error(error.message);
   } else if (error instanceof HttpError) {
     console.error(`Error: ${error.method} ${error.url} answered ${error.status}`);
@@ -394,7 +396,10 @@ function printError(error: unknown): void {
     if (body !== "") console.error(body);
   } else if (error instanceof TypeError && error.message === "fetch failed") {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    console.error(`Error: cannot reach the Worker${cause}. Is it running (npm start)?`);
+    console.error(
+      `Error: cannot reach the Worker at ${baseUrl}${cause}. Is it running (npm start)? ` +
+        "Another one: --url URL or PM_URL.",
+    );
   } else {
     console.error(`Error: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -437,11 +442,11 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  let baseUrl = "";
   try {
-    const client = connectOperator(
-      optional(values, "url") ?? DEFAULT_BASE_URL,
-      resolveOperatorToken(),
-    );
+    // demo-env sets PM_URL: it describes the server running now, not one a shell remembers.
+    baseUrl = resolveBaseUrl(optional(values, "url"), { preferRunning: name === "demo-env" });
+    const client = connectOperator(baseUrl, resolveOperatorToken());
     const result = await command.run(client, values, positionals);
     if (result !== undefined) console.log(JSON.stringify(result, null, 2));
     return 0;
@@ -450,7 +455,7 @@ async function main(argv: string[]): Promise<number> {
       console.error(`Error: ${error.message}\n\n${commandHelp(command)}`);
       return 2;
     }
-    printError(error);
+    printError(error, baseUrl);
     return 1;
   }
 }

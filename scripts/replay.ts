@@ -5,8 +5,8 @@
  *
  *   npm run replay -- [--url URL] [--key KEY] [--operator-token TOKEN] [--once]
  *
- * Defaults: the local server (`npm start`), the "demo-full-access" key that `npm start`
- * saved for it, and the operator token of `OPERATOR_TOKEN` or `.dev.vars`. Against another
+ * Defaults: `$PM_URL`, else the server `npm start` runs (whatever its port); the
+ * "demo-full-access" key that `npm start` saved for it; and the operator token of `OPERATOR_TOKEN` or `.dev.vars`. Against another
  * deployment, give its URL, a key of its Demo Plant A and its operator token. `--once`
  * fills the week and plays the running shift so far, then exits. Every pass is idempotent
  * (docs/demo-data.md, "The demo week"). (`npm start` runs the replay itself unless given
@@ -15,18 +15,19 @@
 import { parseArgs } from "node:util";
 import { DEMO_PLANT_A } from "./lib/demo-data";
 import { readDemoKeys } from "./lib/demo-seed";
-import { DEFAULT_BASE_URL, resolveOperatorToken } from "./lib/project";
+import { resolveBaseUrl } from "./lib/local-server";
+import { resolveOperatorToken } from "./lib/project";
 import { startReplay } from "./lib/replay";
 
 const { values } = parseArgs({
   options: {
-    url: { type: "string", default: DEFAULT_BASE_URL },
+    url: { type: "string" },
     key: { type: "string" },
     "operator-token": { type: "string" },
     once: { type: "boolean", default: false },
   },
 });
-const baseUrl = (values.url ?? DEFAULT_BASE_URL).replace(/\/$/, "");
+const baseUrl = resolveBaseUrl(values.url);
 const key =
   values.key ??
   process.env.PM_KEY ??

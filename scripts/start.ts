@@ -2,52 +2,51 @@
  * `npm start`: the whole local demo in one command.
  *
  * 1. creates `.dev.vars` from `.dev.vars.example` when missing;
- * 2. applies the D1 migrations to every local database: the directory (`DB`) and every
- *    shard (`SHARD_<n>`) of wrangler.toml;
+ * 2. applies the D1 migrations to every local database, the directory (`DB`) and every shard
+ *    (`SHARD_<n>`) of wrangler.toml, in one runtime (scripts/lib/local-migrations.ts);
  * 3. runs `wrangler dev` (127.0.0.1:8787 from wrangler.toml, or `--port <n>`), forwarding
- *    Ctrl-C to it and exiting with its exit code;
- * 4. waits until GET /openapi.json answers 200 (at most 60 s);
- * 5. loads the demo data once (scripts/lib/demo-seed.ts), with its fixed ids
- *    (docs/demo-data.md);
- * 6. prints the URLs, the demo keys and four curl commands to paste.
+ *    Ctrl-C to it and exiting with its exit code; once GET /openapi.json answers 200 it
+ *    records the URL for the follow-up commands (scripts/lib/local-server.ts);
+ * 4. loads the demo data once (scripts/lib/demo-seed.ts), with its fixed ids
+ *    (docs/demo-data.md), retrying what says nothing was done (scripts/lib/demo-fetch.ts);
+ * 5. prints the banner (scripts/lib/start-banner.ts): URLs, keys, webhook secrets, commands,
+ *    and where the start-up time went;
+ * 6. then fills the last 7 days of both demo plants and plays the running shift live.
  *
  * Quiet by default: the migrations are listed once, then the banner. The output of
  * wrangler (one line per request, about 200 while the demo loads) and the seed's progress
  * go to `.wrangler/start.log`; `npm start -- --verbose` shows them on the terminal instead.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { d1Bindings } from "./lib/cloudflare-setup";
 import { DEMO_FILES, DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
-import { ASSET_0_POWER_ID, ASSET_0_UUID } from "./lib/demo-ids";
+import { demoFetch } from "./lib/demo-fetch";
+import { completeFleetHistory } from "./lib/demo-fleet-history";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
-import { connectOperator } from "./lib/operator-api";
+import { localDatabases, migrationsRecorded } from "./lib/local-migrations";
+import { forgetLocalServer, recordLocalServer } from "./lib/local-server";
+import { connectOperator, type OperatorConnection } from "./lib/operator-api";
 import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } from "./lib/project";
 import { Replay, startReplay } from "./lib/replay";
 import { type FleetFiles, fillFleetWeek } from "./lib/replay-fleet";
+import { startBanner } from "./lib/start-banner";
 
 /** `--port <n>`: another port than wrangler.toml's (8787), for a second checkout. */
 const PORT = portArgument(process.argv.slice(2));
 const BASE_URL = PORT === undefined ? DEFAULT_BASE_URL : `http://127.0.0.1:${PORT}`;
 const READY_PATH = "/openapi.json";
-const READY_TIMEOUT_MS = 60_000;
-const POLL_INTERVAL_MS = 500;
+/** How long `wrangler dev` may take to answer (about 3 s alone, 10 s and more under load). */
+const READY_TIMEOUT_MS = 120_000;
+const POLL_INTERVAL_MS = 250;
 /** Where the output of wrangler and the seed goes unless `--verbose`. */
 const LOG_PATH = join(PROJECT_ROOT, ".wrangler", "start.log");
 const LOG_NAME = relative(PROJECT_ROOT, LOG_PATH);
 /** Lines of the log shown when wrangler fails in quiet mode. */
 const TAIL_LINES = 40;
-/** The day of the SME data used in the example query (a full working day). */
-const EXAMPLE_DAY = "2022-09-05";
-/** The body of the example metrics report: the shifts of the week from EXAMPLE_DAY. */
-const EXAMPLE_METRICS_BODY = JSON.stringify({
-  startDate: { between: { start: `${EXAMPLE_DAY}T00:00:00Z`, end: "2022-09-12T00:00:00Z" } },
-  limit: 100,
-});
 
 // The project's own wrangler, started with this Node rather than through `npx`: npx
 // does not pass SIGTERM on, which would leave wrangler running when this script is
@@ -69,14 +68,16 @@ function portArgument(args: readonly string[]): number | undefined {
 }
 
 /**
- * Answers whether GET `url` returns 200 within 2 s.
+ * Answers whether GET `url` returns 200 within 10 s (the first answer of a fresh Worker can
+ * take a few seconds on a loaded machine; a poll that gives up earlier is logged by wrangler
+ * as a lost connection).
  *
  * @param url absolute URL.
  * @returns true on a 200, false on any other status or a connection error.
  */
 async function answers200(url: string): Promise<boolean> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
     await response.body?.cancel();
     return response.status === 200;
   } catch {
@@ -107,50 +108,51 @@ async function waitUntilReady(
 }
 
 /**
- * Applies the D1 migrations to every local database of wrangler.toml (the directory and
- * each shard: one migration stream).
+ * Applies the D1 migrations to every local database of wrangler.toml in one local runtime
+ * (scripts/migrate-d1.ts `--local`), unless its record says the same files were applied to
+ * the same databases (a restart), in a process of its own (its Miniflare is disposed of when
+ * it ends, and a Ctrl-C stops it with this script). Its lines (one per database) are
+ * printed; on a failure, all of it.
  *
- * @returns the first non-zero exit code of wrangler, or 0.
+ * @param track told of the child while it runs, so that a stop signal reaches it.
+ * @returns false when a migration failed or the start was stopped.
  */
-function applyAllMigrations(env: NodeJS.ProcessEnv, verbose: boolean): number {
-  const toml = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8");
-  for (const binding of d1Bindings(toml)) {
-    const status = applyMigrations(binding, env, verbose);
-    if (status !== 0) return status;
+async function migrate(track: (child: ChildProcess | undefined) => void): Promise<boolean> {
+  const databases = localDatabases(readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8"));
+  if (migrationsRecorded(PROJECT_ROOT, databases)) {
+    console.log(
+      `D1 migrations: the local databases ${databases.map((d) => d.binding).join(", ")} are up to date.`,
+    );
+    return true;
   }
-  return 0;
-}
-
-/**
- * Applies the D1 migrations to one local database. Verbose: wrangler's own output. Quiet:
- * wrangler prints every migration's table once per migration applied, so its output goes
- * to the log and the names applied are listed once (all of it is shown on a failure).
- *
- * @param binding the database's binding name (`DB`, `SHARD_0`, ...).
- * @returns wrangler's exit code.
- */
-function applyMigrations(binding: string, env: NodeJS.ProcessEnv, verbose: boolean): number {
-  const args = [WRANGLER_BIN, "d1", "migrations", "apply", binding, "--local"];
-  if (verbose) {
-    const result = spawnSync(process.execPath, args, { cwd: PROJECT_ROOT, stdio: "inherit", env });
-    if (result.error) throw result.error;
-    return result.status ?? 1;
-  }
-  const result = spawnSync(process.execPath, args, { cwd: PROJECT_ROOT, env, encoding: "utf8" });
-  if (result.error) throw result.error;
-  const output = `${result.stdout}${result.stderr}`;
-  appendFileSync(LOG_PATH, output);
-  if (result.status !== 0) {
-    console.error(output);
-    return result.status ?? 1;
-  }
-  const applied = [...new Set(output.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? [])];
-  console.log(
-    applied.length === 0
-      ? `D1 migrations: the local database ${binding} is up to date.`
-      : `D1 migrations applied to the local database ${binding}: ${applied.join(", ")}.`,
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(PROJECT_ROOT, "scripts", "migrate-d1.ts"), "--local"],
+    { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] },
   );
-  return 0;
+  track(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += String(chunk);
+  });
+  child.stderr.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const status = await new Promise<number | null>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  track(undefined);
+  const output = `${stdout}${stderr}`.trimEnd();
+  appendFileSync(LOG_PATH, `${output}\n`);
+  if (stopping) return false;
+  if (status !== 0) {
+    console.error(output);
+    return false;
+  }
+  console.log(stdout.trimEnd());
+  return true;
 }
 
 /** The last `count` lines of the log, for a failure in quiet mode. */
@@ -160,61 +162,6 @@ function logTail(count: number): string {
   } catch {
     return "";
   }
-}
-
-/**
- * Builds the closing banner: URLs, keys, curl commands, where the log is, how to stop.
- *
- * @param keys the demo keys.
- * @param verbose whether wrangler's output is on the terminal (else in the log file).
- * @param replay whether the demo replay runs.
- */
-function banner(keys: DemoKey[], verbose: boolean, replay: boolean): string {
-  const fullKey =
-    keys.find((key) => key.company === DEMO_PLANT_A && key.name === "demo-full-access") ?? keys[0];
-  const width = Math.max(...keys.map((key) => `${key.company} / ${key.name}`.length));
-  const lines = [
-    "",
-    "=".repeat(72),
-    `Production Monitoring API running at ${BASE_URL}`,
-    `API reference: ${BASE_URL}/docs   (OpenAPI: ${BASE_URL}${READY_PATH})`,
-    "",
-    "Demo API keys (header x-api-key; also in .wrangler/demo-keys.json):",
-    ...keys.map((key) => `  ${`${key.company} / ${key.name}`.padEnd(width)}  ${key.key}`),
-    "",
-    "The same as shell variables (PM_KEY, PM_MACHINE_UUID, PM_POWER_ID, ...; docs/demo-data.md):",
-    '  eval "$(npm run --silent demo-env)"',
-  ];
-  if (fullKey) {
-    const header = `-H "x-api-key: ${fullKey.key}"`;
-    // Fixed on every install (scripts/lib/demo-ids.ts).
-    const uuid = ASSET_0_UUID;
-    const powerId = ASSET_0_POWER_ID;
-    const query =
-      `start_time=${EXAMPLE_DAY}T00:00:00Z&end_time=${nextDay(EXAMPLE_DAY)}T00:00:00Z` +
-      "&agg_unit=h&agg_function=avg";
-    lines.push(
-      "",
-      "Try it:",
-      "  # the machines of Demo Plant A",
-      `  curl -s ${BASE_URL}/v1/machines ${header}`,
-      "  # the signals of Asset 0",
-      `  curl -s ${BASE_URL}/v1/machines/${uuid}/signals ${header}`,
-      `  # hourly average power of Asset 0 on ${EXAMPLE_DAY}`,
-      `  curl -s "${BASE_URL}/v1/machines/${uuid}/signals/${powerId}?${query}" ${header}`,
-      `  # OEE of Demo Plant A per machine and shift, the week from ${EXAMPLE_DAY}`,
-      `  curl -s -X POST ${BASE_URL}/v1/reports/metrics ${header} -H "content-type: application/json" -d '${EXAMPLE_METRICS_BODY}'`,
-    );
-  }
-  lines.push(
-    "",
-    replay
-      ? `Demo Plant A plays its recorded week at the current time of day: the last 7 days are filled in, the running shift plays live (every minute; npm start -- --no-replay to switch off).\nPlant board: ${BASE_URL}/board (enter the demo-full-access key)`
-      : `Plant board: ${BASE_URL}/board (the replay is off: no machine runs a shift now)`,
-  );
-  if (!verbose) lines.push("", `Request log: ${LOG_NAME} (or: npm start -- --verbose)`);
-  lines.push("", "Press Ctrl-C to stop.", "=".repeat(72), "");
-  return lines.join("\n");
 }
 
 /** Fleet B's source files (data/azure-pdm/), for its demo week. */
@@ -228,12 +175,6 @@ function readFleetFiles(): FleetFiles {
   };
 }
 
-function nextDay(day: string): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + 1);
-  return date.toISOString().slice(0, 10);
-}
-
 function describe(error: unknown): string {
   if (error instanceof HttpError) {
     return `${error.method} ${error.url} answered ${error.status} ${error.body}`;
@@ -241,9 +182,30 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Set on Ctrl-C (or SIGTERM): what fails after it is the stop, not worth a message. */
+let stopping = false;
+
+/** A clock of the start's phases, for the banner and docs/demo-data.md's measurements. */
+function phaseClock() {
+  const phases: [string, number][] = [];
+  let last = performance.now();
+  return {
+    phases,
+    /** Ends the phase that began at the previous call (or at the start). */
+    done(name: string): void {
+      const now = performance.now();
+      phases.push([name, (now - last) / 1000]);
+      last = now;
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const verbose = process.argv.slice(2).some((arg) => arg === "--verbose" || arg === "-v");
   const replay = !process.argv.slice(2).includes("--no-replay");
+  // From this Node process's start: tsx and the loading of the script's modules.
+  const clock = phaseClock();
+  clock.phases.push(["tsx and modules", performance.now() / 1000]);
   mkdirSync(dirname(LOG_PATH), { recursive: true });
   writeFileSync(LOG_PATH, "");
   if (ensureDevVars()) console.log("Created .dev.vars from .dev.vars.example.");
@@ -256,18 +218,29 @@ async function main(): Promise<void> {
 
   if (await answers200(`${BASE_URL}${READY_PATH}`)) {
     console.error(
-      `Something already answers at ${BASE_URL} (another wrangler dev?). Stop it first.`,
+      `Something already answers at ${BASE_URL} (another wrangler dev?). Stop it first, or ` +
+        "give another port: npm start -- --port 8788.",
     );
     process.exitCode = 1;
     return;
   }
 
-  const migrated = applyAllMigrations({ ...quietEnv, CI: "true" }, verbose);
-  if (migrated !== 0) {
-    console.error("Applying the D1 migrations failed.");
-    process.exitCode = migrated;
+  // Ctrl-C (or SIGTERM) stops whichever child runs: the migrations, then wrangler dev (whose
+  // exit ends this script, below).
+  let child: ChildProcess | undefined;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      stopping = true;
+      if (child && child.exitCode === null && child.signalCode === null) child.kill(signal);
+      else process.exit(128 + (constants.signals[signal] ?? 0));
+    });
+  }
+  if (!(await migrate((running) => (child = running)))) {
+    if (!stopping) console.error("Applying the D1 migrations failed.");
+    process.exitCode = 1;
     return;
   }
+  clock.done("migrations");
 
   const logFd = verbose ? undefined : openSync(LOG_PATH, "a");
   const devArgs = [WRANGLER_BIN, "dev", ...(PORT === undefined ? [] : ["--port", String(PORT)])];
@@ -276,18 +249,13 @@ async function main(): Promise<void> {
     stdio: logFd === undefined ? "inherit" : ["ignore", logFd, logFd],
     env: quietEnv,
   });
-  let stopping = false;
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      stopping = true;
-      if (dev.exitCode === null && dev.signalCode === null) dev.kill(signal);
-    });
-  }
+  child = dev;
   dev.on("error", (error) => {
     console.error(`Could not start wrangler dev: ${error.message}`);
     process.exit(1);
   });
   dev.on("exit", (code, signal) => {
+    forgetLocalServer();
     if (!verbose && !stopping && code !== 0 && signal === null) {
       console.error(`wrangler dev stopped with code ${code}. The end of ${LOG_NAME}:`);
       console.error(logTail(TAIL_LINES));
@@ -304,57 +272,131 @@ async function main(): Promise<void> {
     }
     return;
   }
+  recordLocalServer(BASE_URL);
+  clock.done("wrangler dev to its first answer");
 
+  // Progress lines carry the seconds since this process started, for the measurements of
+  // docs/demo-data.md ("Where npm start spends its time").
+  const stamp = (line: string) => `[${(performance.now() / 1000).toFixed(1)} s] ${line}`;
+  const log = verbose
+    ? (line: string) => console.log(stamp(line))
+    : (line: string) => appendFileSync(LOG_PATH, `${stamp(line)}\n`);
+  // Every call of the demo load retries what says nothing was done (a lost request of
+  // wrangler dev's proxy included: docs/demo-data.md), and says so in the log.
+  const send = demoFetch({ onRetry: (line) => log(`Retrying ${line}`) });
+  let keys: DemoKey[];
+  // The token wrangler dev just read, even when the shell has another OPERATOR_TOKEN.
+  const token = resolveOperatorToken({ preferDevVars: true });
   try {
-    // The token wrangler dev just read, even when the shell has another OPERATOR_TOKEN.
-    const token = resolveOperatorToken({ preferDevVars: true });
-    const client = connectOperator(BASE_URL, token);
+    const client = connectOperator(BASE_URL, token, send);
     if (!verbose) console.log(`Loading the demo data if needed (progress in ${LOG_NAME}) ...`);
-    const log = verbose ? console.log : (line: string) => appendFileSync(LOG_PATH, `${line}\n`);
-    const { seeded, keys } = await seedDemo(client, log);
-    console.log(seeded ? "Demo data loaded." : "Demo data already loaded.");
-    const replayKey = keys.find((k) => k.company === DEMO_PLANT_A && k.name === "demo-full-access");
-    if (replay && replayKey) {
-      // The replay's first pass (the last 7 days, then the running shift) before the banner,
-      // so that the week's report has figures and a machine runs a shift with live
-      // production when the curl commands are pasted (about 2 s on a laptop).
-      const controller = new AbortController();
-      for (const signal of ["SIGINT", "SIGTERM"] as const)
-        process.on(signal, () => controller.abort());
-      const target = { baseUrl: BASE_URL, key: replayKey.key, operatorToken: token };
-      const replayLog = (line: string) =>
-        line.startsWith("Replay: Demo Plant A") ? console.log(line) : log(line);
-      try {
-        const { running } = await startReplay(target, {
-          log: replayLog,
-          signal: controller.signal,
-        });
-        running.catch((error: unknown) => log(`Replay stopped: ${describe(error)}`));
-      } catch (error) {
-        console.error(`The demo replay could not start: ${describe(error)}`);
-      }
-      const fleetKey = keys.find((k) => k.company === FLEET_B);
-      if (fleetKey) {
-        try {
-          const fleet = new Replay({ ...target, key: fleetKey.key }, log);
-          const sent = await fillFleetWeek(fleet, readFleetFiles(), Date.now());
-          console.log(
-            `Replay: Fleet B's recorded week (from Monday 2015-01-19) on the last 7 days: ` +
-              `${sent.samples} samples, ${sent.stops} classified stops created.`,
-          );
-        } catch (error) {
-          console.error(`Fleet B's demo week could not be filled: ${describe(error)}`);
-        }
-      }
-    }
-    console.log(banner(keys, verbose, replay));
+    // Fleet B's history after the banner: nothing the banner shows needs it.
+    const seed = await seedDemo(client, log, { deferFleetHistory: true });
+    keys = seed.keys;
+    console.log(seed.seeded ? "Demo data loaded." : "Demo data already loaded.");
+    clock.done(seed.seeded ? "demo data" : "demo keys checked");
   } catch (error) {
+    if (stopping) {
+      // Stopped while loading: only what the next start needs to know.
+      if (error instanceof PartialSeedError) console.error(error.message);
+      return;
+    }
     if (error instanceof PartialSeedError) {
       console.error(`Loading the demo data failed: ${describe(error.cause)}\n${error.message}`);
     } else {
       console.error(`Loading the demo data failed: ${describe(error)}`);
     }
     console.error("wrangler dev keeps running; press Ctrl-C to stop it.");
+    return;
+  }
+  console.log(
+    startBanner({
+      baseUrl: BASE_URL,
+      keys,
+      verbose,
+      logName: LOG_NAME,
+      replay,
+      phases: clock.phases,
+    }),
+  );
+  await completeDemo(connectOperator(BASE_URL, token, send), keys, replay, log);
+}
+
+/**
+ * After the banner: Fleet B's history when it is not complete (a first start, or one stopped
+ * while it loaded), then the demo weeks when the replay is on. Failures are printed; the
+ * server keeps running.
+ */
+async function completeDemo(
+  client: OperatorConnection,
+  keys: readonly DemoKey[],
+  replay: boolean,
+  log: (line: string) => void,
+): Promise<void> {
+  if (replay) await replayPlantA(keys, client.token, log);
+  const started = performance.now();
+  try {
+    const loaded = await completeFleetHistory(client, keys, log);
+    if (loaded) {
+      const took = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(`Fleet B's history loaded: ${loaded} (${took} s).`);
+    }
+  } catch (error) {
+    if (!stopping) console.error(`Fleet B's history could not be loaded: ${describe(error)}`);
+    return;
+  }
+  if (replay) await replayFleetB(keys, client.token, log);
+}
+
+/**
+ * Demo Plant A's replay: the last 7 days, then the running shift so far, then every minute
+ * until Ctrl-C (scripts/lib/replay.ts). A failure is printed; the server keeps running.
+ */
+async function replayPlantA(
+  keys: readonly DemoKey[],
+  operatorToken: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const started = performance.now();
+  const plantKey = keys.find((k) => k.company === DEMO_PLANT_A && k.name === "demo-full-access");
+  if (!plantKey) return;
+  const controller = new AbortController();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => controller.abort());
+  }
+  const took = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  const replayLog = (line: string) =>
+    line.startsWith("Replay: Demo Plant A") ? console.log(`${line} (${took()})`) : log(line);
+  try {
+    const { running } = await startReplay(
+      { baseUrl: BASE_URL, key: plantKey.key, operatorToken },
+      { log: replayLog, signal: controller.signal },
+    );
+    running.catch((error: unknown) => log(`Replay stopped: ${describe(error)}`));
+  } catch (error) {
+    if (!stopping) console.error(`The demo replay could not start: ${describe(error)}`);
+  }
+}
+
+/** Fleet B's recorded week on the last 7 days (scripts/lib/replay-fleet.ts). */
+async function replayFleetB(
+  keys: readonly DemoKey[],
+  operatorToken: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const started = performance.now();
+  const fleetKey = keys.find((k) => k.company === FLEET_B);
+  if (!fleetKey) return;
+  try {
+    const fleet = new Replay({ baseUrl: BASE_URL, key: fleetKey.key, operatorToken }, log);
+    const sent = await fillFleetWeek(fleet, readFleetFiles(), Date.now());
+    const took = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(
+      `Replay: Fleet B's recorded week (from Monday 2015-01-19) on the last 7 days: ` +
+        `${sent.samples} samples, ${sent.stops} classified stops created (${took} s).`,
+    );
+  } catch (error) {
+    if (!stopping) console.error(`Fleet B's demo week could not be filled: ${describe(error)}`);
   }
 }
 

@@ -39,9 +39,11 @@ import {
   PUBLIC_MAX_BODY_BYTES,
 } from "./http/json-body";
 import { createRouter } from "./http/openapi";
+import { TRY_IT_FILLS } from "./http/try-it-fills";
 import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
 import { operatorAuth } from "./operator/auth";
+import { heldWritesOf, liveLogOwnersOf } from "./realtime/machine-stub";
 import { realtimeRoutes } from "./realtime/routes";
 import { stopReasonRoutes } from "./realtime/stop-reasons/routes";
 import { eventsRoutes } from "./realtime/streams/routes";
@@ -63,30 +65,51 @@ const SCOPE_TABLE_INTRO =
   `ISO 8601, in a path, a query or a body alike: ${NO_OFFSET_IS_UTC}`;
 
 /**
+ * Logs a 5XX answer: one JSON line with the request id the client got in `X-Request-Id`, the
+ * request, the status and the cause, so that every 5XX can be traced (docs/api-guide.md,
+ * "Errors"). 4XX answers are the client's and are not logged.
+ */
+function logServerError(c: Context<AppEnv>, status: number, error: Error): void {
+  console.error(
+    JSON.stringify({
+      level: "error",
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      status,
+      error: String(error),
+      // An unexpected error's stack says where; an expected 503's message says why.
+      ...(status === 500 ? { stack: error.stack } : {}),
+    }),
+  );
+}
+
+/**
  * Renders any thrown error as the spec's body.
  *
  * `ApiError` keeps its status and detail; a company whose shard this Worker does not
  * bind is a 503; Hono's own 4XX errors become our bodies; anything else is a 500 whose
- * body never carries the message or stack (those are logged with the request id).
+ * body never carries the message or stack. Every 5XX is logged with its cause and the
+ * request id ({@link logServerError}).
  */
 export function renderError(error: Error, c: Context<AppEnv>): Response {
   if (error instanceof ApiError) {
     for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+    if (error.status >= 500) logServerError(c, error.status, error);
     return c.json({ detail: error.detail }, error.status);
   }
   if (isFenceError(error) || isCompanyMoving(error)) {
     // A write that reached a company's old database during its move (docs/scaling.md): the
     // batch was refused whole, nothing was written; or a move that did not switch within the
     // wait. The retry reaches the company's database.
+    logServerError(c, 503, error);
     c.header("retry-after", "1");
     return c.json({ detail: "This company's data is being moved; retry in a second" }, 503);
   }
   if (error instanceof UnknownCompanyError) {
     // A company the directory places on a shard this Worker does not bind (a deployment
     // that dropped a binding): its data exists but cannot be reached now.
-    console.error(
-      JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(error) }),
-    );
+    logServerError(c, 503, error);
     return c.json({ detail: "Service Unavailable" }, 503);
   }
   if (error instanceof HTTPException) {
@@ -98,14 +121,7 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
     }
     if (error.status < 500) return c.json({ detail: error.message || "Bad Request" }, error.status);
   }
-  console.error(
-    JSON.stringify({
-      level: "error",
-      requestId: c.get("requestId"),
-      error: String(error),
-      stack: error.stack,
-    }),
-  );
+  logServerError(c, 500, error);
   return c.json({ detail: "Internal Server Error" }, 500);
 }
 
@@ -162,8 +178,12 @@ export function createApp() {
   app.route("/", operatorsRoutes);
   app.route("/", simpleWorkOrdersRoutes);
   app.route("/", nominalSpeedsRoutes);
-  app.route("/", productionLogsRoutes);
-  app.route("/", reportsRoutes);
+  // The readers of production logs below src/realtime/ get their way to its objects here.
+  app.route(
+    "/",
+    productionLogsRoutes({ heldWrites: heldWritesOf, liveLogOwners: liveLogOwnersOf }),
+  );
+  app.route("/", reportsRoutes(heldWritesOf));
   app.route("/", exportsRoutes);
   // Before realtimeRoutes: `/v1/realtime/events` is not a `{machine_id}`.
   app.route("/", eventsRoutes);
@@ -211,7 +231,11 @@ export function createApp() {
   app.route("/", mcpRoutes(openApiDocument));
   app.get("/", (c) => c.html(landingPageHtml("Production Monitoring Public API", API_VERSION)));
   app.get("/docs", (c) =>
-    c.html(docsPageHtml("Production Monitoring Public API", "/openapi.json")),
+    c.html(
+      docsPageHtml("Production Monitoring Public API", "/openapi.json", {
+        tryItFills: TRY_IT_FILLS,
+      }),
+    ),
   );
   app.get("/operator/docs", (c) =>
     c.html(

@@ -16,7 +16,9 @@
  *
  * - `GET /__bench/d1`: the counts so far, `{source: {roundTrips, statements, writes,
  *   rowsRead, rowsWritten}}`;
- * - `POST /__bench/d1/reset`: starts counting again.
+ * - `POST /__bench/d1/reset`: starts counting again;
+ * - `GET /__bench/detection/<companyId>/<machineId>`: waits for that machine's stop detector
+ *   and answers what it read of its store since the object started (bench/detection.ts).
  *
  * Every class runs in this one isolate locally (workerd runs a script's objects with it),
  * so one module-level table sees them all.
@@ -233,6 +235,13 @@ export default {
     if (url.pathname === "/__bench/d1/reset" && request.method === "POST") {
       table = new Map();
       return new Response(null, { status: 204 });
+    }
+    // bench/detection.ts: a machine's detector, settled, and what it has read of its store.
+    const store = /^\/__bench\/detection\/(\d+)\/(\d+)$/.exec(url.pathname);
+    if (store) {
+      const stub = env.SIGNAL_STORE.get(env.SIGNAL_STORE.idFromName(`${store[1]}:${store[2]}`));
+      await stub.settleDetection();
+      return Response.json(await stub.detectionReads());
     }
     return worker.fetch(request, counted(env, routeOf(request.method, url.pathname)), ctx);
   },

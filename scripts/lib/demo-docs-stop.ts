@@ -58,8 +58,8 @@ export async function loadPlantACauses(
 /**
  * Makes sure the manual packing bench has a stop of the last `DOCS_STOP_MAX_AGE_MS` with the
  * example's reason: when its last stop ended earlier (or it has none), records a manual stop
- * from 20 to 10 minutes ago and gives it the reason (operator API). The bench runs no shift,
- * so the stop changes no OEE figure.
+ * from 20 to 10 minutes ago and gives it the reason (operator API). The bench's shift is not
+ * counted in the reports (./demo-operations.ts `BENCH_SHIFT`), so the stop changes no OEE figure.
  *
  * @param client the operator API.
  * @param apiKey a key of Demo Plant A with `realtime.read` (the bench's recent stops).

@@ -1,8 +1,8 @@
 /**
  * The fixed ids of the demo data: every fresh install gets the same machine uuids, signal
  * public ids, and ids of the records the examples of `/docs` name (a SKU, a simple work
- * order, a nominal speed and a production log of the data, and one of each for the DELETE
- * examples), so that the README's commands, the request collection (requests/), the client
+ * order, a nominal speed and a production log of the data, and a placeholder of each kind for
+ * the DELETE examples), so that the README's commands, the request collection (requests/), the client
  * examples and "Try it out" work as pasted. docs/demo-data.md lists them all; a test
  * (test/scripts/demo-ids.test.ts) keeps those tables equal to this module.
  *
@@ -82,24 +82,25 @@ export function demoRecordId(company: DemoCompanyLetter, kind: DemoRecordKind, n
 
 /**
  * Demo Plant A's records named by the examples of `/docs`: number 1 of each kind is a record
- * of the data (GET and PATCH examples), number 2 one made for the DELETE example.
+ * of the data (GET and PATCH examples); number 2 is the DELETE example's placeholder, which
+ * no record has (the page puts there the id its create example answered: docs/demo-data.md).
  */
 export const DOCS_RECORDS = {
   /** SKU P00, which Asset 0 has a nominal speed for (the realtime SKU write's example). */
   sku: demoRecordId("a", "sku", 1),
-  /** SKU `DOCS-DELETE-ME`. */
+  /** The DELETE example's placeholder. */
   disposableSku: demoRecordId("a", "sku", 2),
   /** Simple work order WO-2022-W35. */
   simpleWorkOrder: demoRecordId("a", "simpleWorkOrder", 1),
-  /** Simple work order `WO-DOCS-DELETE-ME`. */
+  /** The DELETE example's placeholder. */
   disposableSimpleWorkOrder: demoRecordId("a", "simpleWorkOrder", 2),
   /** Asset 0's nominal speed for P00. */
   nominalSpeed: demoRecordId("a", "nominalSpeed", 1),
-  /** The manual packing bench's nominal speed for P00. */
+  /** The DELETE example's placeholder. */
   disposableNominalSpeed: demoRecordId("a", "nominalSpeed", 2),
   /** The first production log of the data (Asset 0, P00). */
   productionLog: demoRecordId("a", "productionLog", 1),
-  /** A production log of the manual packing bench. */
+  /** The DELETE example's placeholder. */
   disposableProductionLog: demoRecordId("a", "productionLog", 2),
 } as const;
 

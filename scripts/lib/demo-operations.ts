@@ -40,6 +40,19 @@ export const FLEET_B_SHIFT = {
   isConsidered: false,
 } as const;
 
+/**
+ * The manual packing bench's shift: 24 hours from 00:00, not considered in the reports (it has
+ * no count signal and no production logs, so it has no OEE). The bench works whenever the lines
+ * do; with a running shift, its realtime state answers like every other machine's, and the
+ * board asks no machine of the demo into a 409 (docs/demo-data.md).
+ */
+export const BENCH_SHIFT = {
+  name: "Bench, all day",
+  startTime: "00:00",
+  endTime: "00:00",
+  isConsidered: false,
+} as const;
+
 /** Assumed repair time of one Azure failure (the source gives only the failure instant). */
 export const FAILURE_REPAIR_MS = 8 * HOUR_MS;
 

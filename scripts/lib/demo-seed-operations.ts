@@ -7,8 +7,10 @@
 
 import { createClient } from "../../clients/typescript/src/index";
 import { mapWithConcurrency } from "./concurrency";
+import { MANUAL_BENCH } from "./demo-data";
 import { DOCS_RECORDS } from "./demo-ids";
 import {
+  BENCH_SHIFT,
   type DerivedFleetStop,
   FLEET_B_SHIFT,
   PLANT_A_SHIFTS,
@@ -38,25 +40,6 @@ export const DEMO_WORK_ORDERS = [
   { name: "WO-2022-W37" },
   { name: "WO-2022-W38" },
 ] as const;
-
-/**
- * The records made for the DELETE examples of `/docs` (docs/demo-data.md): deleting them
- * leaves the data's records, which the GET and PATCH examples name, in place.
- */
-export const DOCS_DISPOSABLE = {
-  operator: { firstName: "Docs", lastName: "Example" },
-  sku: {
-    sku: "DOCS-DELETE-ME",
-    name: "Disposable product",
-    description: "Made for the DELETE example of /docs",
-    unit: "pieces",
-  },
-  simpleWorkOrder: { name: "WO-DOCS-DELETE-ME" },
-  /** The manual packing bench's nominal speed and production log are of SKU P00. */
-  machine: "Manual packing bench",
-  nominalSpeed: 1,
-  productionLog: { start: "2022-09-05T10:00:00Z", end: "2022-09-05T11:00:00Z", count: 60 },
-} as const;
 
 /** One record to move to its fixed id (POST /operator/v1/companies/{id}/record-ids). */
 interface RecordIdChange {
@@ -97,7 +80,10 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Finds the machine of a demo company by name; throws when the seed did not create it. */
-function machineNamed(machines: readonly Machine[], name: string): Machine {
+function machineNamed<M extends { id: number; name: string }>(
+  machines: readonly M[],
+  name: string,
+): M {
   const machine = machines.find((m) => m.name === name);
   if (!machine) throw new Error(`The demo has no machine named "${name}"`);
   return machine;
@@ -124,8 +110,14 @@ export async function loadPlantAOperations(
   ops: PlantAOperations,
   log: Log,
 ): Promise<void> {
-  // No retries: a failure shows at once, and every call runs exactly once.
-  const api = createClient({ baseUrl: client.baseUrl, apiKey, maxRetries: 0 });
+  // Only the connection's retries (of what says nothing was done): a failure shows at once,
+  // and every call runs exactly once.
+  const api = createClient({
+    baseUrl: client.baseUrl,
+    apiKey,
+    maxRetries: 0,
+    ...(client.fetch ? { fetch: client.fetch } : {}),
+  });
   const assetMachine = (asset: number) => machineNamed(machines, `Asset ${asset}`);
   const assetIds = [...new Set(ops.productionLogs.map((l) => l.asset))]
     .sort((a, b) => a - b)
@@ -141,17 +133,16 @@ export async function loadPlantAOperations(
           description: `Product id ${product} of the SME data set (column \`product\`)`,
           unit: "pieces",
         })),
-        DOCS_DISPOSABLE.sku,
       ],
     }),
   );
-  // The examples of /docs name P00 (Asset 0 has a nominal speed for it) and the disposable SKU.
+  // The examples of /docs name P00 (Asset 0 has a nominal speed for it). Nothing is made for
+  // their DELETE examples: the /docs page deletes what its create examples made.
   const skuIdOf = (code: string) => created.find((sku) => sku.sku === code)?.id;
   await fixRecordIds(client, companyId, [
     { type: "sku", id: skuIdOf(skuCode(0)), newId: DOCS_RECORDS.sku },
-    { type: "sku", id: skuIdOf(DOCS_DISPOSABLE.sku.sku), newId: DOCS_RECORDS.disposableSku },
   ]);
-  const skus = created.slice(0, ops.products.length);
+  const skus = created;
   const skuId = new Map(skus.map((sku) => [sku.sku, sku.id]));
   skuId.set(skuCode(0), DOCS_RECORDS.sku);
   const skuOf = (product: number) => {
@@ -159,14 +150,11 @@ export async function loadPlantAOperations(
     if (!id) throw new Error(`SKU ${skuCode(product)} was not created`);
     return id;
   };
-  ok(
-    "POST",
-    await api.POST("/v1/operators", { body: [...DEMO_OPERATORS, DOCS_DISPOSABLE.operator] }),
-  );
+  ok("POST", await api.POST("/v1/operators", { body: [...DEMO_OPERATORS] }));
   const orders = ok(
     "POST",
     await api.POST("/v1/simple-work-orders", {
-      body: [...DEMO_WORK_ORDERS, DOCS_DISPOSABLE.simpleWorkOrder],
+      body: [...DEMO_WORK_ORDERS],
     }),
   );
   const orderIdOf = (name: string) => orders.find((order) => order.name === name)?.id;
@@ -176,13 +164,7 @@ export async function loadPlantAOperations(
       id: orderIdOf(DEMO_WORK_ORDERS[0].name),
       newId: DOCS_RECORDS.simpleWorkOrder,
     },
-    {
-      type: "simpleWorkOrder",
-      id: orderIdOf(DOCS_DISPOSABLE.simpleWorkOrder.name),
-      newId: DOCS_RECORDS.disposableSimpleWorkOrder,
-    },
   ]);
-  const bench = machineNamed(machines, DOCS_DISPOSABLE.machine);
   const speeds = ok(
     "POST",
     await api.POST("/v1/nominal-speeds", {
@@ -193,12 +175,6 @@ export async function loadPlantAOperations(
           machine: { id: assetMachine(speed.asset).id },
           sku: { id: skuOf(speed.product) },
         })),
-        {
-          nominalSpeed: DOCS_DISPOSABLE.nominalSpeed,
-          countingFactor: 1,
-          machine: { id: bench.id },
-          sku: { id: DOCS_RECORDS.sku },
-        },
       ],
     }),
   );
@@ -206,7 +182,6 @@ export async function loadPlantAOperations(
     speeds.find((s) => s.machine.id === machineId && s.sku.id === DOCS_RECORDS.sku)?.id;
   await fixRecordIds(client, companyId, [
     { type: "nominalSpeed", id: speedOf(assetMachine(0).id), newId: DOCS_RECORDS.nominalSpeed },
-    { type: "nominalSpeed", id: speedOf(bench.id), newId: DOCS_RECORDS.disposableNominalSpeed },
   ]);
   log(
     `  Demo Plant A: ${skus.length} SKUs, ${DEMO_OPERATORS.length} operators, ` +
@@ -244,17 +219,23 @@ export async function loadPlantAOperations(
     "POST",
     await client.api.POST("/companies/{company_id}/shifts", {
       params: { path: { company_id: companyId } },
-      body: PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+      body: [
+        ...PLANT_A_SHIFTS.map((shift) => ({ ...shift, machineIds: assetIds })),
+        { ...BENCH_SHIFT, machineIds: [machineNamed(machines, MANUAL_BENCH.name).id] },
+      ],
     }),
   );
 
-  const logs = ops.productionLogs.map((entry) => ({
+  const logs = ops.productionLogs.map((entry, i) => ({
     start: iso(entry.start),
     end: iso(entry.end),
     count: entry.count,
     type: "total" as const,
     machine: { id: assetMachine(entry.asset).id },
     sku: { id: skuOf(entry.product) },
+    // The first log is the one the PATCH example of /docs marks reviewed: already so, the
+    // example changes nothing.
+    isReviewed: i === 0,
   }));
   const [firstLog] = ops.productionLogs;
   if (firstLog?.asset !== 0 || firstLog.product !== 0) {
@@ -267,26 +248,8 @@ export async function loadPlantAOperations(
     const rows = ok("POST", await api.POST("/v1/production-logs", { body: chunk }));
     logIds.push(...rows.map((row) => row.id));
   }
-  const [disposableLog] = ok(
-    "POST",
-    await api.POST("/v1/production-logs", {
-      body: [
-        {
-          ...DOCS_DISPOSABLE.productionLog,
-          type: "total",
-          machine: { id: bench.id },
-          sku: { id: DOCS_RECORDS.sku },
-        },
-      ],
-    }),
-  );
   await fixRecordIds(client, companyId, [
     { type: "productionLog", id: logIds[0], newId: DOCS_RECORDS.productionLog },
-    {
-      type: "productionLog",
-      id: disposableLog?.id,
-      newId: DOCS_RECORDS.disposableProductionLog,
-    },
   ]);
 
   log(
@@ -298,31 +261,52 @@ export async function loadPlantAOperations(
 /**
  * Loads Fleet B's 24-hour shift (not considered in the metrics report) and its
  * failure and maintenance stops, each classified with its component and general cause.
+ * Idempotent, so that a load cut short (npm start stopped while it ran after the banner) is
+ * completed by the next one: the shift is created when the company has none, a stop only when
+ * none of its machine starts at the same instant (the stops report), and a classification is
+ * written for every stop that has none.
  *
  * @param client the operator API of the Worker.
  * @param companyId the company's id.
  * @param machines the company's machines as created ("Machine 1" ..).
  * @param stops the derived stops (./demo-operations.ts).
+ * @param apiKey a key of Fleet B with `reports.read` (the stops it already has).
  * @param log where progress lines go.
  * @throws HttpError from the API; Error when a machine of the data is missing.
  */
 export async function loadFleetBOperations(
   client: OperatorConnection,
   companyId: number,
-  machines: readonly Machine[],
+  machines: readonly { id: number; name: string }[],
   stops: readonly DerivedFleetStop[],
+  apiKey: string,
   log: Log,
 ): Promise<void> {
-  ok(
-    "POST",
-    await client.api.POST("/companies/{company_id}/shifts", {
+  const shifts = ok(
+    "GET",
+    await client.api.GET("/companies/{company_id}/shifts", {
       params: { path: { company_id: companyId } },
-      body: [FLEET_B_SHIFT],
     }),
   );
+  if (shifts.length === 0) {
+    ok(
+      "POST",
+      await client.api.POST("/companies/{company_id}/shifts", {
+        params: { path: { company_id: companyId } },
+        body: [FLEET_B_SHIFT],
+      }),
+    );
+  }
+  const existing = await existingStops(client, apiKey, stops);
   const byMachine = new Map<number, DerivedFleetStop[]>();
+  const toClassify: { id: number; stop: DerivedFleetStop }[] = [];
   for (const stop of stops) {
     const id = machineNamed(machines, `Machine ${stop.machine}`).id;
+    const found = existing.get(`${id}:${stop.start}`);
+    if (found) {
+      if (!found.classified) toClassify.push({ id: found.id, stop });
+      continue;
+    }
     const list = byMachine.get(id) ?? [];
     list.push(stop);
     byMachine.set(id, list);
@@ -348,18 +332,59 @@ export async function loadFleetBOperations(
     }
     return out;
   });
-  await mapWithConcurrency(created.flat(), CALL_CONCURRENCY, async ({ id, stop }) =>
-    ok(
-      "PUT",
-      await client.api.PUT("/stops/{stop_id}/classification", {
-        params: { path: { stop_id: id } },
-        body: { component: { name: stop.component }, generalCause: { name: stop.generalCause } },
-      }),
-    ),
+  await mapWithConcurrency(
+    [...toClassify, ...created.flat()],
+    CALL_CONCURRENCY,
+    async ({ id, stop }) =>
+      ok(
+        "PUT",
+        await client.api.PUT("/stops/{stop_id}/classification", {
+          params: { path: { stop_id: id } },
+          body: { component: { name: stop.component }, generalCause: { name: stop.generalCause } },
+        }),
+      ),
   );
   const programmed = stops.filter((stop) => stop.isProgrammed).length;
   log(
     `  Fleet B: 1 shift (not considered), ${stops.length - programmed} failure stops, ` +
-      `${programmed} maintenance stops, all classified`,
+      `${programmed} maintenance stops, all classified` +
+      (existing.size > 0 ? ` (${existing.size} were there already)` : ""),
   );
+}
+
+/**
+ * The stops Fleet B already has in the period of `stops`, by `machineId:startMs`, with whether
+ * each is classified (the stops report, with a key of the company).
+ */
+async function existingStops(
+  client: OperatorConnection,
+  apiKey: string,
+  stops: readonly DerivedFleetStop[],
+): Promise<Map<string, { id: number; classified: boolean }>> {
+  const found = new Map<string, { id: number; classified: boolean }>();
+  if (stops.length === 0) return found;
+  const api = createClient({
+    baseUrl: client.baseUrl,
+    apiKey,
+    maxRetries: 0,
+    ...(client.fetch ? { fetch: client.fetch } : {}),
+  });
+  const from = Math.min(...stops.map((stop) => stop.start));
+  const until = Math.max(...stops.map((stop) => stop.start)) + 1;
+  for (let page = 1; ; page++) {
+    const body = ok(
+      "POST",
+      await api.POST("/v1/reports/stops", {
+        body: { startDate: { between: { start: iso(from), end: iso(until) } }, limit: 100, page },
+      }),
+    );
+    for (const row of body.stops) {
+      found.set(`${row.machine.id}:${Date.parse(row.stop.startTime)}`, {
+        id: row.stop.id,
+        classified: row.classification !== null,
+      });
+    }
+    if (page >= body.totalPages) break;
+  }
+  return found;
 }

@@ -18,8 +18,9 @@ import {
   FLEET_B,
 } from "./demo-data";
 import { keepDocsStopReason } from "./demo-docs-stop";
-import { deriveFleetStops, derivePlantAOperations } from "./demo-operations";
-import { loadFleetBOperations, loadPlantAOperations } from "./demo-seed-operations";
+import { loadFleetHistory } from "./demo-fleet-history";
+import { derivePlantAOperations } from "./demo-operations";
+import { loadPlantAOperations } from "./demo-seed-operations";
 import type { components } from "./generated/operator-api";
 import { HttpError, ok } from "./http";
 import {
@@ -51,6 +52,12 @@ export interface DemoKey {
   companyId: number;
   /** The whole key, for `x-api-key`. */
   key: string;
+  /**
+   * The company's webhook signing secret (the same on each key of the company), so that a
+   * receiver of the demo's webhooks can verify them (docs/webhooks.md). Absent in a keys
+   * file written before it was kept: {@link getDemoKeys} then rotates the secret to learn it.
+   */
+  webhookSecret?: string;
 }
 
 /** The keys file: demo keys per Worker base URL (local and remote seeds do not mix). */
@@ -93,6 +100,12 @@ export interface SeedOptions {
    * demo is already loaded, nothing is issued here and the keys come from {@link getDemoKeys}.
    */
   saveKeys?: boolean;
+  /**
+   * Leave Fleet B's telemetry, shift and stops (its machines, signals and keys are made here)
+   * to `completeFleetHistory` of ./demo-fleet-history.ts, which `npm start` runs after its
+   * banner. Default false: everything is loaded here.
+   */
+  deferFleetHistory?: boolean;
 }
 
 /** Reads a file of `data/` (path relative to the project root). */
@@ -151,7 +164,10 @@ export async function seedDemo(
     await client.api.POST("/companies", { body: demo.map((company) => company.input) }),
   );
   try {
-    const keys = await loadCompanies(client, demo, companies, log, options.saveKeys ?? true);
+    const keys = await loadCompanies(client, demo, companies, log, {
+      saveKeys: options.saveKeys ?? true,
+      deferFleetHistory: options.deferFleetHistory ?? false,
+    });
     await keepDocsRecords(client, companies, keys);
     return { seeded: true, keys };
   } catch (error) {
@@ -168,11 +184,12 @@ async function loadCompanies(
   demo: DemoCompany[],
   companies: CreatedCompany[],
   log: Log,
-  saveKeys: boolean,
+  { saveKeys, deferFleetHistory }: { saveKeys: boolean; deferFleetHistory: boolean },
 ): Promise<DemoKey[]> {
   const keys: DemoKey[] = [];
   for (const [i, company] of companies.entries()) {
-    keys.push(...(await issueKeys(client, company, demo[i]?.keys ?? [])));
+    const issued = await issueKeys(client, company, demo[i]?.keys ?? []);
+    keys.push(...issued.map((key) => ({ ...key, webhookSecret: company.webhookSecret })));
   }
   if (saveKeys) saveDemoKeys(client.baseUrl, keys);
   log(
@@ -193,6 +210,8 @@ async function loadCompanies(
       }),
     );
     machinesOf.set(company.name, machines);
+    // Fleet B's samples go with the rest of its history (./demo-fleet-history.ts).
+    const upload = company.name !== FLEET_B;
     for (const [j, machine] of machines.entries()) {
       const signals = definition.machines[j]?.signals ?? [];
       if (signals.length === 0) continue;
@@ -204,6 +223,7 @@ async function loadCompanies(
         }),
       );
       created.forEach((signal, k) => {
+        if (!upload) return;
         uploads.push({
           label: `${company.name} / ${machine.name} / ${signal.name}`,
           publicId: signal.publicId,
@@ -217,50 +237,39 @@ async function loadCompanies(
     log(`  ${upload.label}: ${accepted} samples`);
   });
   log(`Loaded ${uploads.length} signals; loading shifts, catalog, production logs and stops ...`);
-  await loadOperations(client, demo, companies, machinesOf, keys, log);
-  log("Demo loaded.");
+  await loadOperations(client, companies, machinesOf, keys, log);
+  const fleet = companies.find((company) => company.name === FLEET_B);
+  const fleetDefinition = demo.find((company) => company.input.name === FLEET_B);
+  const fleetKey = keys.find((key) => key.company === FLEET_B);
+  if (fleet && fleetDefinition && fleetKey && !deferFleetHistory) {
+    const machines = machinesOf.get(FLEET_B) ?? [];
+    await loadFleetHistory(client, fleet.id, machines, fleetDefinition, fleetKey.key, log);
+  }
+  log(deferFleetHistory && fleet ? "Demo loaded, but for Fleet B's history." : "Demo loaded.");
   return keys;
 }
 
-/**
- * Derives and loads the operational records of each demo company (./demo-operations.ts):
- * Demo Plant A's catalog, shifts, production logs and alarm stops, and Fleet B's shift
- * and classified stops. Fleet B's stops keep to its telemetry period, read from the
- * samples already built.
- */
+/** Derives and loads Demo Plant A's catalog, shifts, production logs and alarm stops. */
 async function loadOperations(
   client: OperatorConnection,
-  demo: DemoCompany[],
   companies: CreatedCompany[],
   machinesOf: Map<string, Machine[]>,
   keys: DemoKey[],
   log: Log,
 ): Promise<void> {
-  for (const [i, company] of companies.entries()) {
-    const machines = machinesOf.get(company.name) ?? [];
-    if (company.name === DEMO_PLANT_A) {
-      const key = keys.find((k) => k.company === company.name && k.name === PLANT_A_LOADER_KEY);
-      if (!key) throw new Error(`No ${PLANT_A_LOADER_KEY} key was issued`);
-      const ops = derivePlantAOperations(readDataFile(DEMO_FILES.sme));
-      await loadPlantAOperations(client, company.id, machines, key.key, ops, log);
-    } else if (company.name === FLEET_B) {
-      const instants = (demo[i]?.machines ?? []).flatMap((machine) =>
-        machine.signals.flatMap((signal) => signal.samples.map((s) => Date.parse(s.timestamp))),
-      );
-      if (instants.length === 0) throw new Error("Fleet B has no telemetry");
-      const period = instants.reduce(
-        (acc, t) => ({ min: Math.min(acc.min, t), max: Math.max(acc.max, t) }),
-        { min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY },
-      );
-      const stops = deriveFleetStops(
-        readDataFile(DEMO_FILES.azureFailures),
-        readDataFile(DEMO_FILES.azureMaint),
-        period.min,
-        period.max,
-      );
-      await loadFleetBOperations(client, company.id, machines, stops, log);
-    }
-  }
+  const company = companies.find((c) => c.name === DEMO_PLANT_A);
+  if (!company) return;
+  const key = keys.find((k) => k.company === company.name && k.name === PLANT_A_LOADER_KEY);
+  if (!key) throw new Error(`No ${PLANT_A_LOADER_KEY} key was issued`);
+  const ops = derivePlantAOperations(readDataFile(DEMO_FILES.sme));
+  await loadPlantAOperations(
+    client,
+    company.id,
+    machinesOf.get(company.name) ?? [],
+    key.key,
+    ops,
+    log,
+  );
 }
 
 /**
@@ -281,13 +290,19 @@ export async function getDemoKeys(
 ): Promise<DemoKey[]> {
   const list = companies ?? ok("GET", await client.api.GET("/companies"));
   const saved = readDemoKeys(client.baseUrl);
-  if (saved.length > 0 && (await keysStillValid(client.baseUrl, saved, list))) return saved;
+  if (saved.length > 0 && (await keysStillValid(client.baseUrl, saved, list, client.fetch))) {
+    if (saved.every((key) => key.webhookSecret)) return saved;
+    const withSecrets = await withWebhookSecrets(client, saved);
+    saveDemoKeys(client.baseUrl, withSecrets);
+    return withSecrets;
+  }
 
-  const keys: DemoKey[] = [];
+  const issued: DemoKey[] = [];
   for (const [name, definitions] of Object.entries(DEMO_KEYS)) {
     const company = list.find((c) => c.name === name);
-    if (company) keys.push(...(await issueKeys(client, company, definitions)));
+    if (company) issued.push(...(await issueKeys(client, company, definitions)));
   }
+  const keys = await withWebhookSecrets(client, issued);
   if (keys.length === 0) {
     throw new Error(
       `No demo company ("${DEMO_PLANT_A}", "${FLEET_B}") at ${client.baseUrl}: run the seed first.`,
@@ -295,6 +310,30 @@ export async function getDemoKeys(
   }
   saveDemoKeys(client.baseUrl, keys);
   return keys;
+}
+
+/**
+ * The keys with their company's webhook secret. The API shows a secret only when it issues
+ * one, so a company whose secret is not known here gets a new one (`webhook-secret/rotate`;
+ * for 24 hours deliveries carry both signatures, docs/webhooks.md).
+ */
+async function withWebhookSecrets(
+  client: OperatorConnection,
+  keys: readonly DemoKey[],
+): Promise<DemoKey[]> {
+  const secrets = new Map<number, string>();
+  for (const key of keys) if (key.webhookSecret) secrets.set(key.companyId, key.webhookSecret);
+  for (const companyId of new Set(keys.map((key) => key.companyId))) {
+    if (secrets.has(companyId)) continue;
+    const { webhookSecret } = ok(
+      "POST",
+      await client.api.POST("/companies/{company_id}/webhook-secret/rotate", {
+        params: { path: { company_id: companyId } },
+      }),
+    );
+    secrets.set(companyId, webhookSecret);
+  }
+  return keys.map((key) => ({ ...key, webhookSecret: secrets.get(key.companyId) ?? "" }));
 }
 
 /** Issues a company's demo keys and returns them in the keys-file shape. */
@@ -364,6 +403,7 @@ async function keysStillValid(
   baseUrl: string,
   keys: DemoKey[],
   companies: Company[],
+  send?: (request: Request) => Promise<Response>,
 ): Promise<boolean> {
   const sameCompanies = keys.every((key) =>
     companies.some((company) => company.id === key.companyId && company.name === key.company),
@@ -371,8 +411,13 @@ async function keysStillValid(
   const first = keys[0];
   if (!sameCompanies || !first) return false;
   try {
-    // No retries: a refused key must show at once.
-    const api = createPublicClient({ baseUrl, apiKey: first.key, maxRetries: 0 });
+    // No retries of its own: a refused key must show at once.
+    const api = createPublicClient({
+      baseUrl,
+      apiKey: first.key,
+      maxRetries: 0,
+      ...(send ? { fetch: send } : {}),
+    });
     ok("GET", await api.GET("/v1/machines"));
     return true;
   } catch (error) {

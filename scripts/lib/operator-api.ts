@@ -24,6 +24,8 @@ export interface OperatorConnection {
   baseUrl: string;
   /** The operator token (`OPERATOR_TOKEN`). */
   token: string;
+  /** The fetch its calls go through, when not the global one (public calls use it too). */
+  fetch?: (request: Request) => Promise<Response>;
   api: OperatorApi;
 }
 
@@ -32,15 +34,23 @@ export interface OperatorConnection {
  *
  * @param baseUrl origin of the Worker, for example `http://127.0.0.1:8787`.
  * @param token the operator token, sent as `Authorization: Bearer`.
+ * @param send the fetch to send with (default the global one; the demo load passes
+ *   ./demo-fetch.ts's, which retries what says to retry).
  */
-export function connectOperator(baseUrl: string, token: string): OperatorConnection {
+export function connectOperator(
+  baseUrl: string,
+  token: string,
+  send?: (request: Request) => Promise<Response>,
+): OperatorConnection {
   const origin = baseUrl.replace(/\/+$/, "");
   return {
     baseUrl: origin,
     token,
+    ...(send ? { fetch: send } : {}),
     api: createClient<paths>({
       baseUrl: `${origin}${OPERATOR_PREFIX}`,
       headers: { authorization: `Bearer ${token}` },
+      ...(send ? { fetch: send } : {}),
     }),
   };
 }

@@ -19,7 +19,9 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { demoFetch, type Fetch } from "./demo-fetch";
 import { parseSmeRows, type SmeRow } from "./demo-operations";
+import { DEMO_OPERATORS } from "./demo-seed-operations";
 import { pause } from "./pause";
 import { PROJECT_ROOT } from "./project";
 import { type ReplayEvent, replayEvents, skusRunningAt } from "./replay-plan";
@@ -78,6 +80,8 @@ export class Replay {
   readonly openStops = new Map<string, number>();
   /** The recorded rows by asset. */
   readonly rows: Map<number, SmeRow[]>;
+  /** Every call goes through it: it retries what says nothing was done (./demo-fetch.ts). */
+  private readonly send: Fetch;
 
   constructor(
     private readonly target: ReplayTarget,
@@ -85,6 +89,7 @@ export class Replay {
     smeCsv = readFileSync(join(PROJECT_ROOT, SME_FILE), "utf8"),
   ) {
     this.rows = parseSmeRows(smeCsv);
+    this.send = demoFetch({ onRetry: (line) => this.log(`Replay: retrying ${line}`) });
   }
 
   /**
@@ -103,12 +108,13 @@ export class Replay {
     if (init.body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
     try {
-      res = await fetch(`${this.target.baseUrl}${path}`, {
-        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-        headers,
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        signal: AbortSignal.timeout(30_000),
-      });
+      res = await this.send(
+        new Request(`${this.target.baseUrl}${path}`, {
+          method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+          headers,
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        }),
+      );
     } catch (error) {
       throw new CallError(0, `${path}: ${String(error)}`);
     }
@@ -140,13 +146,15 @@ export class Replay {
     if (this.machines.size === 0) {
       throw new Error('No "Asset N" machine with power and count signals: is this Demo Plant A?');
     }
-    const { operators } = await this.call<{ operators: { id: number }[] }>(
-      "/v1/operators/filters",
-      {
-        body: { limit: 100 },
-      },
+    const { operators } = await this.call<{
+      operators: { id: number; firstName: string | null; lastName: string | null }[];
+    }>("/v1/operators/filters", { body: { limit: 100 } });
+    // The data's roster only: an operator someone created (a /docs example) is not put to work.
+    this.operatorIds = DEMO_OPERATORS.flatMap(
+      (person) =>
+        operators.find((o) => o.firstName === person.firstName && o.lastName === person.lastName)
+          ?.id ?? [],
     );
-    this.operatorIds = operators.map((o) => o.id);
   }
 
   /** A realtime write; a machine outside its running shift (409, 422 `start`) is skipped. */

@@ -25,9 +25,9 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
+import type { Principal } from "../app-env";
 import { readDirectory } from "../db/directory-reads";
 import type { JwtSettings } from "../env";
-import type { Principal } from "./principal";
 
 /** Signature algorithms accepted; everything else (`none`, HS*, PS*, EdDSA) is refused. */
 export const ALGORITHMS = ["RS256", "ES256"] as const;

@@ -1,8 +1,8 @@
 /**
  * API keys: random, shown once, stored as SHA-256 hashes with a short display prefix.
  */
+import type { Principal } from "../app-env";
 import { readDirectory } from "../db/directory-reads";
-import type { Principal } from "./principal";
 
 const KEY_PREFIX = "pm_";
 const KEY_BYTES = 32;

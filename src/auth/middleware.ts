@@ -6,14 +6,13 @@
  * tokens); adding a credential kind means adding a resolver, not touching routes.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../app-env";
+import type { AppEnv, Principal } from "../app-env";
 import { companyShard } from "../db/shards";
 import { readSettings } from "../env";
 import { requestSession } from "../http/d1-session";
 import { missingScope, notAuthenticated } from "../http/errors";
 import { principalFromAccessToken } from "./access-tokens";
 import { principalFromApiKey } from "./api-keys";
-import type { Principal } from "./principal";
 
 /** Resolves one credential form; returns null when the credential is not valid. */
 export interface CredentialResolver {

@@ -11,7 +11,15 @@
   globalThis.PMBoard.detail = (ctx) => {
     const { state, api, render } = ctx;
 
+    /**
+     * The signals' window: the last 24 hours up to the start of the 15 minutes running now
+     * (buckets are aligned to the epoch), so that every point drawn is a whole bucket: a sum
+     * over the 5 minutes of a quarter so far would read as a drop.
+     */
+    const BUCKET = 15 * 60_000;
+
     async function signalFigures(machine, now) {
+      const until = Math.floor(now / BUCKET) * BUCKET;
       const figures = [];
       const { body } = await api(`/v1/machines/${machine.uuid}/signals`);
       // power and count first (the demo's), then the machine's other signals, at most four.
@@ -21,8 +29,8 @@
         const fn = signal.kind === "counter" || signal.name === "count" ? "sum" : "avg";
         const unit = signal.name === "power" ? "kW" : signal.name === "count" ? "pieces" : "";
         const query = new URLSearchParams({
-          start_time: new Date(now - 24 * HOUR).toISOString(),
-          end_time: new Date(now).toISOString(),
+          start_time: new Date(until - 24 * HOUR).toISOString(),
+          end_time: new Date(until).toISOString(),
           agg_unit: "m",
           agg_period: "15",
           agg_function: fn,
@@ -34,7 +42,12 @@
           el(
             "figure",
             { "data-chart": signal.name },
-            el("figcaption", {}, `${label}${unit ? ` (${unit})` : ""}, last 24 hours`),
+            el(
+              "figcaption",
+              {},
+              `${label}${unit ? ` (${unit})` : ""}, last 24 hours to ${format.clock(until)} ` +
+                "(the quarter running now is left out until it ends)",
+            ),
             charts.lineChart(points, label, unit, "No samples in the last 24 hours"),
           ),
         );

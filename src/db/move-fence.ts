@@ -1,7 +1,8 @@
 /**
  * The move's triggers and states in a shard (see src/db/company-copy.ts for the whole copy):
  * `company_moves` (one row per company being moved out of this database, or moved out of
- * it: `tracking`, `fenced`, `removing`, `gone`) and `company_move_changes` (the primary keys
+ * it: `tracking`, `fenced`, `removing`, `gone`; or being moved in: `receiving`) and
+ * `company_move_changes` (the primary keys
  * of the rows a tracked company changed, each with a version bumped at each change). Per
  * owned table, a BEFORE trigger aborts a write of a `fenced` company (and an insert or update
  * of a `gone` one), and an AFTER trigger records the changed row's key for a `tracking` one.
@@ -27,8 +28,14 @@ export async function inBatches(d1: D1Database, statements: D1PreparedStatement[
 /** The error text a fenced write fails with (inside D1's error message). */
 export const FENCE_ERROR = "company_moving";
 
-/** The states of a company in `company_moves`. */
-export type MoveState = "tracking" | "fenced" | "removing" | "gone";
+/**
+ * The states of a company in `company_moves`: in the source, `tracking` (changes recorded),
+ * `fenced` (its writes refused), `removing` (its rows being deleted), `gone` (moved out); in
+ * the target, `receiving` (its rows being copied in). The figure triggers
+ * (migrations/0017_figure-triggers-skip-copies.sql) skip a `receiving` or `removing`
+ * company's rows: a copy carries the source's kept figures and write counts as they are.
+ */
+export type MoveState = "tracking" | "fenced" | "removing" | "gone" | "receiving";
 
 /** True for an error of a write refused by the move's fence. */
 export function isFenceError(error: unknown): boolean {
@@ -88,6 +95,15 @@ export async function installMoveTriggers(d1: D1Database): Promise<void> {
     d1,
     missing.map((statement) => d1.prepare(statement)),
   );
+}
+
+/** A company's move state in a database (null: none). */
+export async function moveStateOf(d1: D1Database, companyId: number): Promise<MoveState | null> {
+  const row = await d1
+    .prepare(`SELECT state FROM company_moves WHERE ${ownedText("?1")}`)
+    .bind(companyId)
+    .first<{ state: MoveState }>();
+  return row?.state ?? null;
 }
 
 /**

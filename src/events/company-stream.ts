@@ -40,9 +40,20 @@ export class CompanyStream extends DurableObject<Env> implements CompanyStreamRp
     return this.core.subscribe(request);
   }
 
-  /** Closes every connection of a revoked credential on this stream; returns how many. */
-  async closeCredential(stream: string, credentialId: string): Promise<number> {
+  /**
+   * Closes every connection of a revoked credential on this stream; says how many, and
+   * whether `restart` must follow (`StreamCore.closeCredential`).
+   */
+  async closeCredential(
+    stream: string,
+    credentialId: string,
+  ): Promise<{ closed: number; restart: boolean }> {
     return this.core.closeCredential(stream, credentialId);
+  }
+
+  /** Ends this instance after `closeCredential` asked for it (`StreamCore.restart`). */
+  async restart(): Promise<void> {
+    this.core.restart();
   }
 
   override async webSocketMessage(): Promise<void> {

@@ -6,7 +6,7 @@
 
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
-import type { ConnectionLeasesRpc, LeaseDecision } from "./events-rpc";
+import { type ConnectionLeasesRpc, type LeaseDecision, RESTART_REASON } from "./events-rpc";
 import { streamObject } from "./publish";
 
 /** A comment line to every Server-Sent Events subscriber this often (ms). */
@@ -135,7 +135,9 @@ export async function releaseLease(
 
 /**
  * Revokes a credential's event connections: from now on it opens none, and every stream
- * holding one of its open connections closes them (SSE and WebSocket).
+ * holding one of its open connections closes them (SSE and WebSocket); a stream that closed
+ * WebSockets restarts, so that their sockets are gone before this returns, its other
+ * connections told to reconnect (`StreamCore.closeCredential`).
  *
  * @param env the bindings of the leases and the streams.
  * @param credentialId `key:<id>` for an API key.
@@ -149,7 +151,21 @@ export async function closeCredentialConnections(
 ): Promise<number> {
   const streams = await connectionCounter(env, credentialId).revoke();
   const closed = await Promise.all(
-    streams.map((stream) => streamObject(env, stream).closeCredential(stream, credentialId)),
+    streams.map(async (stream) => {
+      const object = streamObject(env, stream);
+      const { closed, restart } = await object.closeCredential(stream, credentialId);
+      if (restart) {
+        // The call that ends the instance fails by design; any other failure is logged (the
+        // sockets then go when the object leaves memory, as before).
+        await object.restart().catch((error: unknown) => {
+          if (String(error).includes(RESTART_REASON)) return;
+          console.error(
+            JSON.stringify({ level: "error", event: "stream_restart", error: String(error) }),
+          );
+        });
+      }
+      return closed;
+    }),
   );
   return closed.reduce((sum, n) => sum + n, 0);
 }

@@ -23,9 +23,20 @@ export interface StreamRpc extends Rpc.DurableObjectBranded {
    * nothing twice); returns the last id (0 for none).
    */
   appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number>;
-  /** Closes every connection of a revoked credential on this stream; returns how many. */
-  closeCredential(stream: string, credentialId: string): Promise<number>;
+  /**
+   * Closes every connection of a revoked credential on this stream; returns how many, and
+   * whether `restart` must follow (it closed WebSockets).
+   */
+  closeCredential(
+    stream: string,
+    credentialId: string,
+  ): Promise<{ closed: number; restart: boolean }>;
+  /** Ends the object's instance after `closeCredential` asked for it (the call then fails). */
+  restart(): Promise<void>;
 }
+
+/** Why a stream object ends its instance after a revocation (in the error its caller gets). */
+export const RESTART_REASON = "closing revoked connections";
 
 /** The RPC methods of `MachineStream` (src/events/machine-stream.ts documents each). */
 export interface MachineStreamRpc extends StreamRpc {

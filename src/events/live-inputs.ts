@@ -64,7 +64,7 @@ export async function loadInstanceInputs(
 ): Promise<InstanceInputs> {
   const { machineId } = machine;
   const { start, end } = window;
-  const spans = await loadPageSpans(scope, [machineId], start, end, "identified");
+  const spans = await loadPageSpans(scope, [{ machineId, start, end }], "identified");
   const byId = new Map<string, LiveLogSpan>();
   for (const l of spans.logsOverlapping(machineId, start, end)) {
     if (l.id === undefined) continue;

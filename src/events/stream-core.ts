@@ -12,6 +12,7 @@
  */
 import type { Env } from "../env";
 import { EventLog } from "./event-log";
+import { RESTART_REASON } from "./events-rpc";
 import type { EventInput, LiveEvent } from "./names";
 import type { Delivery } from "./outbox";
 import { type Holder, Subscribers } from "./subscribers";
@@ -29,6 +30,8 @@ export class StreamCore {
    * per sender, since only this object writes it (a company stream hears from every machine).
    */
   private readonly delivered = new Map<string, number>();
+  /** A revocation closed WebSockets here: the next `restart` ends the instance. */
+  private restartDue = false;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -98,13 +101,38 @@ export class StreamCore {
 
   /**
    * Closes every connection of a revoked credential on this stream, and refuses it from
-   * now on.
+   * now on. When WebSockets were among them, the object must then restart (`restart`, a
+   * call of its own): the runtime lets a closed hibernatable WebSocket's TCP connection go
+   * only when its object leaves memory (about 10 s after its last event, never while other
+   * connections keep it busy), so without a restart the revoked client still sees its socket
+   * open after the close frame, until its own close timeout. Before that, the object's
+   * other connections are closed asking them to reconnect (`closeAllForRestart`).
    *
-   * @returns how many connections were closed.
+   * @returns how many connections were closed, and whether `restart` must follow.
    */
-  closeCredential(stream: string, credentialId: string): number {
+  async closeCredential(
+    stream: string,
+    credentialId: string,
+  ): Promise<{ closed: number; restart: boolean }> {
     this.log.remember(stream);
-    return this.subscribers.closeCredential(credentialId);
+    const { closed, webSockets } = this.subscribers.closeCredential(credentialId);
+    if (webSockets === 0) return { closed, restart: false };
+    await this.subscribers.closeAllForRestart();
+    this.restartDue = true;
+    return { closed, restart: true };
+  }
+
+  /**
+   * Ends this instance when `closeCredential` asked for it (else does nothing): every
+   * connection it still holds goes with it, its storage stays, the next call starts a new
+   * instance. A call of its own, after `closeCredential` answered, so that what that call
+   * wrote (the revocation) is stored first.
+   *
+   * @throws Error with `RESTART_REASON` when it restarts (the call that ends its instance
+   *   cannot answer).
+   */
+  restart(): void {
+    if (this.restartDue) this.ctx.abort(RESTART_REASON);
   }
 
   /** Wakes the object (its alarm) when the next connection's credential expires. */

@@ -33,6 +33,8 @@ export const REPLAY_PAGE = 500;
 const MAX_QUEUED_CHUNKS = 5_000;
 /** WebSocket close code when the credential was revoked or expired (policy violation). */
 export const WS_CLOSE_CREDENTIAL = 1008;
+/** WebSocket close code when the stream restarts ("Service Restart": reconnect, resume by id). */
+export const WS_CLOSE_RESTART = 1012;
 
 /** Who holds a connection and until when. */
 export interface Holder {
@@ -216,13 +218,15 @@ export class Subscribers {
     }
   }
 
-  private dropSse(sub: SseSubscriber): void {
-    if (!this.sse.delete(sub)) return;
-    if (sub.holder.lease) this.ctx.waitUntil(releaseLease(this.env, sub.holder.lease));
+  private dropSse(sub: SseSubscriber): Promise<void> | undefined {
+    if (!this.sse.delete(sub)) return undefined;
+    const release = sub.holder.lease ? releaseLease(this.env, sub.holder.lease) : undefined;
+    if (release) this.ctx.waitUntil(release);
     if (this.sse.size === 0 && this.heartbeat !== undefined) {
       clearInterval(this.heartbeat);
       this.heartbeat = undefined;
     }
+    return release;
   }
 
   /** The heartbeat: a comment to every SSE subscriber, and their leases renewed. */
@@ -247,9 +251,19 @@ export class Subscribers {
     }
   }
 
-  /** Ends the connections that match, an SSE stream with a comment saying why. */
-  private closeWhere(match: (holder: Holder) => boolean, reason: string): number {
+  /**
+   * Ends the connections that match, an SSE stream with a comment saying why.
+   *
+   * @returns how many were closed, and how many of them were WebSockets.
+   */
+  private closeWhere(
+    match: (holder: Holder) => boolean,
+    reason: string,
+    code = WS_CLOSE_CREDENTIAL,
+  ): { closed: number; webSockets: number; released: Promise<void>[] } {
     let closed = 0;
+    let webSockets = 0;
+    const released: Promise<void>[] = [];
     for (const sub of [...this.sse]) {
       if (!match(sub.holder)) continue;
       try {
@@ -258,37 +272,65 @@ export class Subscribers {
       } catch {
         // already closed by its client
       }
-      this.dropSse(sub);
+      const release = this.dropSse(sub);
+      if (release) released.push(release);
       closed += 1;
     }
     for (const ws of this.ctx.getWebSockets()) {
       const holder = holderOf(ws);
-      if (!match(holder)) continue;
+      // A socket closing already (by us or its client) is not closed twice: its lease goes
+      // with its close handler, or went with the close that began it.
+      if (ws.readyState !== WebSocket.OPEN || !match(holder)) continue;
       this.catchingUp.delete(ws);
       try {
-        ws.close(WS_CLOSE_CREDENTIAL, reason);
+        ws.close(code, reason);
       } catch {
         // already closing
       }
-      if (holder.lease) this.ctx.waitUntil(releaseLease(this.env, holder.lease));
+      if (holder.lease) {
+        const release = releaseLease(this.env, holder.lease);
+        released.push(release);
+        this.ctx.waitUntil(release);
+      }
       closed += 1;
+      webSockets += 1;
     }
-    return closed;
+    return { closed, webSockets, released };
   }
 
   /**
    * Ends every connection of a credential and refuses it from now on (it was revoked).
    *
-   * @returns how many connections were closed.
+   * @returns how many connections were closed, and how many of them were WebSockets.
    */
-  closeCredential(credentialId: string): number {
+  closeCredential(credentialId: string): { closed: number; webSockets: number } {
     this.log.setMeta(`revoked:${credentialId}`, String(Date.now()));
-    return this.closeWhere((h) => h.credentialId === credentialId, "credential revoked");
+    const { closed, webSockets } = this.closeWhere(
+      (h) => h.credentialId === credentialId,
+      "credential revoked",
+    );
+    return { closed, webSockets };
+  }
+
+  /**
+   * Ends every connection left, for a restart of the object: a WebSocket with code 1012 and
+   * an SSE stream with a comment, so that their clients reconnect and resume from their last
+   * event id (nothing is lost: the log has it); their leases released before it returns (a
+   * restart would drop the releases still in flight, and a lease lives 24 h).
+   */
+  async closeAllForRestart(): Promise<void> {
+    const { released } = this.closeWhere(
+      () => true,
+      "stream restarting: reconnect",
+      WS_CLOSE_RESTART,
+    );
+    await Promise.all(released);
   }
 
   /** Ends the connections whose credential has expired by `now` (ms). */
   closeExpired(now: number): number {
-    return this.closeWhere((h) => h.closesAt !== null && h.closesAt <= now, "credential expired");
+    return this.closeWhere((h) => h.closesAt !== null && h.closesAt <= now, "credential expired")
+      .closed;
   }
 
   /** The earliest time a connection must close (ms), or null when none ever must. */

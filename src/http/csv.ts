@@ -11,6 +11,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { stringify } from "csv-stringify/browser/esm/sync";
+import type { Context } from "hono";
+import { accepts } from "hono/accepts";
 import { unprocessable } from "./errors";
 
 /** Most rows one CSV answer may hold; above it the request is refused with a 422. */
@@ -20,30 +22,20 @@ export const CSV_MAX_ROWS = 100_000;
 export const CSV_MEDIA_TYPE = "text/csv; charset=utf-8; header=present";
 
 /**
- * Whether the `Accept` header prefers CSV: `text/csv` is listed with a quality
- * above that of JSON (`application/json`, else `application/*` or `*\/*`).
+ * Whether the request's `Accept` header prefers CSV to JSON, negotiated by `hono/accepts`:
+ * the highest quality wins, then the more specific type, then the one listed first
+ * (`text/csv, application/json` is CSV); `*\/*` alone, no header or `text/csv;q=0` is JSON.
  *
- * @param accept the header's value, or undefined.
+ * @param c the request's context.
  */
-export function wantsCsv(accept: string | undefined): boolean {
-  if (!accept) return false;
-  let csv = 0;
-  let json = 0;
-  let jsonSpecificity = -1;
-  for (const part of accept.split(",")) {
-    const [type = "", ...params] = part.split(";").map((p) => p.trim().toLowerCase());
-    const qParam = params.find((p) => p.startsWith("q="));
-    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
-    if (!Number.isFinite(q)) continue;
-    if (type === "text/csv") csv = Math.max(csv, q);
-    const specificity =
-      type === "application/json" ? 2 : type === "application/*" ? 1 : type === "*/*" ? 0 : -1;
-    if (specificity > jsonSpecificity) {
-      jsonSpecificity = specificity;
-      json = q;
-    }
-  }
-  return csv > 0 && csv > (jsonSpecificity >= 0 ? json : 0);
+export function wantsCsv(c: Context): boolean {
+  return (
+    accepts(c, {
+      header: "Accept",
+      supports: ["application/json", "text/csv"],
+      default: "application/json",
+    }) === "text/csv"
+  );
 }
 
 /**
@@ -73,13 +65,19 @@ export function csvColumns(schema: z.ZodType, keep?: (field: string) => boolean)
   return walk(schema, "");
 }
 
-/** A cell: null/undefined empty, booleans `true`/`false`, numbers as JSON writes them. */
-function cell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "number") return Number.isFinite(value) ? String(value) : "";
-  if (typeof value === "string") return value;
-  return String(value);
-}
+/**
+ * How the writer turns values into cells: null and undefined empty (csv-stringify's own
+ * rule), numbers as JSON writes them (a non-finite one empty), booleans `true`/`false`,
+ * anything else by `String`. Numbers stay numbers here so that the formula guard below
+ * leaves `-2.5` alone.
+ */
+const CAST = {
+  number: (value: number) => (Number.isFinite(value) ? String(value) : ""),
+  boolean: (value: boolean) => (value ? "true" : "false"),
+  object: (value: object) => String(value),
+  date: (value: Date) => String(value),
+  bigint: (value: bigint) => String(value),
+};
 
 /** The value of a dotted column in a row (empty when a step is null or absent). */
 function valueAt(row: unknown, path: readonly string[]): unknown {
@@ -111,15 +109,22 @@ export function csvText(
 /**
  * RFC 4180 text of records already laid out as cells in column order (CRLF line ends):
  * the one writer behind every CSV the API writes (the answers above and the export
- * files, src/exports/), cells written as `cell` says.
+ * files, src/exports/), values cast as `CAST` says.
+ *
+ * A text cell that a spreadsheet would run as a formula (OWASP "CSV injection"): one
+ * beginning with `=`, `+`, `-`, `@`, a tab or a carriage return (or their full-width forms)
+ * is written with a leading `'`, csv-stringify's `escape_formulas`: a SKU named
+ * `=HYPERLINK(...)` reads `'=HYPERLINK(...)` in the cell, as text. A number is not text:
+ * `-2.5` stays `-2.5` (docs/decisions.md).
  *
  * @param records one array of values per line, in column order.
  */
 export function csvRecords(records: readonly (readonly unknown[])[]): string {
-  return stringify(
-    records.map((record) => record.map(cell)),
-    { record_delimiter: "\r\n" },
-  );
+  return stringify(records as unknown[][], {
+    record_delimiter: "\r\n",
+    escape_formulas: true,
+    cast: CAST,
+  });
 }
 
 /**

@@ -17,6 +17,7 @@ import swaggerUiCss from "swagger-ui-dist/swagger-ui.css";
 import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js";
 import type { AppEnv } from "../app-env";
 import { notFound } from "./errors";
+import type { TryItFill } from "./try-it-fills";
 
 /** URL prefix under which the page's Swagger UI files are served. */
 export const DOCS_ASSETS_PREFIX = "/docs/assets/";
@@ -56,16 +57,21 @@ const escapeHtml = (s: string) =>
  * the tab's session storage (never in a URL), and sends it as `Authorization: Bearer`
  * with every request Swagger UI makes, the document's included.
  *
+ * With `options.tryItFills` (the public API, ./try-it-fills.ts), "Try it out" reads the
+ * answers it gets and fills other operations in with them (a create's id into its DELETE,
+ * the realtime read into the realtime writes), and a line above the reference says so.
+ *
  * @param title the page title (plain text; escaped here).
  * @param specUrl same-origin path of the OpenAPI document.
  * @param options.bearerPrompt the label of the token field, when the page needs one.
+ * @param options.tryItFills the operations whose answers fill others in.
  * @returns a complete HTML document whose every script and style is under
  *   `DOCS_ASSETS_PREFIX`.
  */
 export function docsPageHtml(
   title: string,
   specUrl: string,
-  options: { bearerPrompt?: string } = {},
+  options: { bearerPrompt?: string; tryItFills?: readonly TryItFill[] } = {},
 ): string {
   const config = JSON.stringify({
     url: specUrl,
@@ -101,7 +107,16 @@ export function docsPageHtml(
   });
 })();
 </script>`
-    : `<script>window.ui = SwaggerUIBundle(${config});</script>`;
+    : options.tryItFills
+      ? tryItScript(config, options.tryItFills)
+      : `<script>window.ui = SwaggerUIBundle(${config});</script>`;
+  const note = options.tryItFills
+    ? `<p style="font:14px sans-serif;margin:1rem 2rem 0">Try it out on the demo of <code>npm start</code>
+("Authorize" with its <code>demo-full-access</code> key) leaves it as it was when each create is
+followed by the DELETE below it, which this page fills in with the id the create answered, and when
+<code>GET /v1/realtime/{machine_id}</code> is pressed before the two realtime writes, which it fills
+in with what the machine is already doing.</p>\n`
+    : "";
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -111,12 +126,70 @@ export function docsPageHtml(
 <link rel="stylesheet" href="${DOCS_ASSETS_PREFIX}swagger-ui.css">
 </head>
 <body>
-<div id="swagger-ui"></div>
+${note}<div id="swagger-ui"></div>
 <script src="${DOCS_ASSETS_PREFIX}swagger-ui-bundle.js"></script>
 ${start}
 </body>
 </html>
 `;
+}
+
+/**
+ * The page's script with "Try it out" fills (./try-it-fills.ts): Swagger UI's request
+ * interceptor notes each request's method by URL, its response interceptor reads a 2XX answer
+ * of a `from` operation and sets the `to` operation's path parameter (`changeParam`) or JSON
+ * body (`setRequestBodyValue`, kept when "Try it out" is pressed), as a person would type them.
+ */
+function tryItScript(config: string, fills: readonly TryItFill[]): string {
+  const json = JSON.stringify(fills).replace(/</g, "\\u003c");
+  return `<script>
+(function () {
+  var FILLS = ${json};
+  var methods = new Map();
+  function valueAt(answer, place) {
+    return place.split(".").reduce(function (value, step) {
+      return value !== null && typeof value === "object" ? value[step] : undefined;
+    }, answer);
+  }
+  function matches(template, pathname) {
+    return new RegExp("^" + template.replace(/\\{[^}]+\\}/g, "[^/]+") + "$").test(pathname);
+  }
+  var config = ${config};
+  config.requestInterceptor = function (req) {
+    methods.set(req.url, String(req.method).toLowerCase());
+    return req;
+  };
+  config.responseInterceptor = function (res) {
+    if (!res.ok) return res;
+    var method = methods.get(res.url);
+    var pathname = new URL(res.url, location.href).pathname;
+    var answer = res.body;
+    FILLS.forEach(function (fill) {
+      if (fill.from.method !== method || !matches(fill.from.path, pathname)) return;
+      var pathMethod = [fill.to.path, fill.to.method];
+      if (fill.param) {
+        var id = valueAt(answer, fill.param.value);
+        if (id != null) window.ui.specActions.changeParam(pathMethod, fill.param.name, "path", String(id));
+      }
+      if (fill.body) {
+        var names = Object.keys(fill.body);
+        if (names.length === 0 || valueAt(answer, fill.body[names[0]]) == null) return;
+        var body = {};
+        names.forEach(function (name) {
+          var value = valueAt(answer, fill.body[name]);
+          body[name] = value === undefined ? null : value;
+        });
+        // Kept when "Try it out" is pressed (which otherwise starts from the example); the
+        // operation then shows a Reset button that brings the example back.
+        window.ui.oas3Actions.setRetainRequestBodyValueFlag({ value: true, pathMethod: pathMethod });
+        window.ui.oas3Actions.setRequestBodyValue({ value: JSON.stringify(body, null, 2), pathMethod: pathMethod });
+      }
+    });
+    return res;
+  };
+  window.ui = SwaggerUIBundle(config);
+})();
+</script>`;
 }
 
 /** The pages a person opens in a browser, linked from the landing page. */

@@ -32,13 +32,17 @@ export const EXAMPLE_STOP_REASON = {
 } as const;
 /** The first demo operator of Demo Plant A (integer id on a fresh install). */
 export const EXAMPLE_OPERATOR_ID = 1;
-/** The demo operator made for the DELETE example (integer id on a fresh install). */
+/**
+ * The DELETE example's operator: the id the create example gets on a fresh install; the page
+ * puts there the id its create answered (./try-it-fills.ts).
+ */
 export const DISPOSABLE_OPERATOR_ID = 4;
 
 /**
  * Demo Plant A's records with fixed ids (scripts/lib/demo-ids.ts `DOCS_RECORDS`): the first
- * of each kind is a record of the data (GET and PATCH), the `disposable` one exists for the
- * DELETE example, so that a GET still works after someone tried the DELETE.
+ * of each kind is a record of the data (GET and PATCH); the `disposable` one is the DELETE
+ * example's placeholder, which no record has: the page puts there the id its create example
+ * answered (./try-it-fills.ts), so that trying both leaves nothing behind.
  */
 export const EXAMPLE_RECORDS = {
   sku: "a1000000-0000-4000-8000-000000000001",

@@ -18,11 +18,17 @@
  *    company's rows are deleted from the source; the fence stays (state `gone`), so a Worker
  *    that still wrote there would fail, not write where nobody reads.
  *
- * A failure before the switch puts everything back (the source unfenced, the directory
- * unchanged); the rows already copied to the target are removed by the next move there.
+ * The target receives the company in state `receiving`: its figure triggers leave the copied
+ * logs, stops and classifications alone, so that the kept figures and write counts copied with
+ * them stay as the source has them (migrations/0017_figure-triggers-skip-copies.sql); the
+ * state goes once the copy matches, before the switch.
+ *
+ * A failure before the switch puts everything back: the source unfenced, the directory
+ * unchanged, and the target as it was (the company's rows removed, its former move state
+ * back; a target that fails that too is cleaned by the next move there).
  */
 import { applyChanges, copyCompany, countRows, removeCompany } from "../db/company-copy";
-import { installMoveTriggers, setMoveState } from "../db/move-fence";
+import { installMoveTriggers, moveStateOf, setMoveState } from "../db/move-fence";
 
 /** What a move needs of the directory and of the Worker (src/operator/company-move-routes.ts). */
 export interface MoveDeps {
@@ -148,11 +154,20 @@ export async function moveCompany(
   const source = counted(sourceBinding, statements);
   const target = counted(targetBinding, statements);
 
-  // Both databases get the triggers; what an earlier, failed move left in the target goes.
+  // Both databases get the triggers. The target receives: its figure triggers leave the
+  // company's copied rows alone (the copy carries the source's kept figures and write counts).
+  // What an earlier move cut short left in the target goes.
   await installMoveTriggers(source);
   await installMoveTriggers(target);
-  await setMoveState(target, companyId, null);
-  await removeCompany(target, companyId, null);
+  const targetState = await moveStateOf(target, companyId);
+  await setMoveState(target, companyId, "receiving");
+  await removeCompany(target, companyId, "receiving");
+  /** Puts the target back as it was: none of the company's rows, its former move state. */
+  const restoreTarget = async () => {
+    await setMoveState(target, companyId, "receiving");
+    await removeCompany(target, companyId, "receiving");
+    await setMoveState(target, companyId, targetState === "receiving" ? null : targetState);
+  };
 
   // 1. Copy, recording the changes made meanwhile.
   await setMoveState(source, companyId, "tracking");
@@ -187,6 +202,8 @@ export async function moveCompany(
         `The copy does not match the source (${differing.map(([t, n]) => `${t}: ${n} vs ${after.get(t)}`).join(", ") || `${last.left} changes left`}); nothing was switched`,
       );
     }
+    // The target's own writes count again from here (no request reaches it before the switch).
+    await setMoveState(target, companyId, null);
     await deps.freshIdRanges(to);
     await deps.switchTo(companyId, to);
     const switchMs = Date.now() - switchStart;
@@ -206,10 +223,24 @@ export async function moveCompany(
       statements: statements.n,
     };
   } catch (error) {
-    // Not switched: the source stays the company's, unfenced, and the waiting requests go on.
+    // Not switched: the source stays the company's, unfenced, and the waiting requests go on;
+    // the target is put back as it was (should that fail too, the next move there does it).
     if ((await deps.placementOf(companyId)) === from) {
       await setMoveState(source, companyId, null);
       if (switchStart > 0) await deps.markMoving(companyId, null);
+      try {
+        await restoreTarget();
+      } catch (cleanup) {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            event: "company_move_cleanup",
+            companyId,
+            target: to,
+            error: String(cleanup),
+          }),
+        );
+      }
     }
     throw error;
   }

@@ -1,54 +1,15 @@
 /**
- * The per-machine realtime Durable Object: one object per machine, named
- * `<companyId>:<machineId>` (`realtimeObjectName`), holding the running shift
- * instance's timeline (SKU segments and operator assignments, see
- * `./timeline.ts`) in its SQLite storage, and showing it as live production
- * logs in D1 (`./projection.ts`).
- *
- * Ordering and durability:
- * - Every operation (a write, a read, the alarm) runs in one FIFO queue inside
- *   the object, so writes are applied one at a time in the order they reached
- *   the object, and none can interleave with another's D1 round trips. (An
- *   input gate alone would not do: it opens while the object awaits D1.)
- * - A write changes the SQLite tables synchronously. D1 gets the logs behind
- *   it (write-behind), `WRITE_BEHIND_MS` later on a quiet machine and up to
- *   `MAX_WRITE_BEHIND_MS` on a busy one (`nextWriteBehind`), in one `batch` of
- *   every changed log, so that a scanner line writing many times a second
- *   costs D1 one batch per interval, not one per write, and writes to many
- *   machines do not queue on D1's single writer. At most `MAX_HELD_WRITES`
- *   are held: the next one flushes them itself, so a batch stays small.
- *   "Takes effect immediately" holds through a read barrier: the first write
- *   after a quiet spell is flushed at once together with a `realtime_pending`
- *   row for the machine (so it returns only once D1 shows it and the machine
- *   is marked), later writes only mark the object dirty, and every reader of
- *   production logs first asks the marked machines' objects to flush
- *   (`syncPendingMachines`). The mark is removed, in the same batch as a last
- *   flush, once the object has been quiet for a whole interval.
- * - State is in `ctx.storage.sql`; nothing needed lives only in memory, so an
- *   evicted or restarted object carries on where it was. The object also keeps
- *   its tables in memory, loaded from storage on first use and changed together
- *   with it, so that a write or a flush reads nothing back from SQLite; an
- *   operation that throws drops that copy, and the next one reloads it.
- *
- * Shift boundaries: the object keeps the instance it works for. The alarm
- * (set to the instance's end, and every `REFRESH_MS` before it to refresh the
- * live counts from the samples) closes the instance at its end: the logs are
- * written a last time with `live = false`, the timeline is cleared, and the
- * object takes the machine's next running instance. Every operation first
- * checks the clock the same way, so a write that arrives after the end (before
- * the alarm ran) belongs to the new instance. The SKU segment the machine was
- * on at the end carries over when the next instance starts right then (the
- * machine keeps making it); operator assignments do not (a new shift has its
- * own crew).
- *
- * The machine travels once, in the object's name (`<companyId>:<machineId>`, read back from
- * `ctx.id.name`): the messages do not repeat it. The rules a write must pass are
- * `./rules.ts`, which the route also uses before a write that creates a work order.
+ * The per-machine realtime Durable Object (`<companyId>:<machineId>`): the running shift
+ * instance's timeline (SKU segments, operator assignments) in its SQLite storage, shown as
+ * live production logs in D1. Operations run one at a time in a FIFO queue; D1 gets the logs
+ * write-behind, behind a read barrier; the alarm closes the instance at its end. Why and how:
+ * docs/realtime.md ("Inside the realtime object", "Objects that wake without their name").
  *
  * Files: this one is the object (its queue and its operations); `./machine-store.ts` its
  * tables and their copy in memory, `./machine-flush.ts` the flush to D1,
  * `./machine-lifecycle.ts` the instance, the alarm and what follows a write,
- * `./machine-stub.ts` its name and stub, `./machine-types.ts` what it takes and answers.
+ * `./machine-stub.ts` its name and stub, `./machine-types.ts` what it takes and answers;
+ * the rules a write must pass are `./rules.ts`.
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -88,13 +49,11 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   private readonly lifecycle: MachineLifecycle;
   /** The machine's event stream, fed in the order of the writes (see `publishLater`). */
   private publisher: MachinePublisher | null = null;
-  /** The machine this object is for, read from its name (`<companyId>:<machineId>`). */
-  private readonly key: MachineKey;
+  /** The machine this object is for, once known (`key`). */
+  private knownKey: MachineKey | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // The name is the one place the machine travels: messages do not repeat it.
-    this.key = machineKeyOf(ctx.id.name);
     this.store = new MachineStore(ctx.storage.sql);
     // The bindings are read at each use, as the object's own `env` is.
     const bindings = () => this.env;
@@ -102,6 +61,26 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
     this.lifecycle = new MachineLifecycle(ctx.storage, bindings, this.store, this.flusher);
     // Events of answered writes that a restart kept from their stream go out now.
     if (this.store.meta()) this.drainEvents();
+  }
+
+  /**
+   * The machine this object is for. The name is the one place the machine travels (messages
+   * do not repeat it), and the first operation stores it with the object's state (the `meta`
+   * row, `MachineLifecycle.ensureInstance`). An alarm that wakes the object after a restart
+   * reaches it by its id alone, without the name (`ctx.id.name` undefined: the runtime keeps
+   * only the id of a pending alarm, cloudflare/workerd#6850): the stored machine answers then.
+   *
+   * @throws Error when the object has neither a name nor a stored machine (never used, and
+   *   reached other than by `machineObject`: a bug), or a name that is not a machine's.
+   */
+  private get key(): MachineKey {
+    if (this.knownKey) return this.knownKey;
+    const meta = this.store.meta();
+    this.knownKey =
+      this.ctx.id.name === undefined && meta
+        ? { companyId: meta.company_id, machineId: meta.machine_id }
+        : machineKeyOf(this.ctx.id.name);
+    return this.knownKey;
   }
 
   /** The machine's publisher (its outbox lives in this object's storage). */

@@ -261,7 +261,13 @@ async function updateRunningSegment(
   if (!result.ok) throw refusal(machineId, result);
 }
 
+// The read first: in /docs it comes before the writes, whose "Try it out" the page fills in
+// from its answer (src/http/docs-page.ts).
 export const realtimeRoutes = createRouter()
+  .openapi(getRoute, async (c) => {
+    const { machine_id } = c.req.valid("param");
+    return c.json(await readRealtimeState(c.env, scopeOf(c), machine_id), 200);
+  })
   .openapi(skuRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const body = c.req.valid("json");
@@ -288,8 +294,4 @@ export const realtimeRoutes = createRouter()
     );
     if (!result.ok) throw refusal(machine_id, result);
     return c.body(null, 204);
-  })
-  .openapi(getRoute, async (c) => {
-    const { machine_id } = c.req.valid("param");
-    return c.json(await readRealtimeState(c.env, scopeOf(c), machine_id), 200);
   });

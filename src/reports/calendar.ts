@@ -5,6 +5,7 @@
  * Zone arithmetic is `@date-fns/tz`'s, as for shift instances.
  */
 import { TZDate } from "@date-fns/tz";
+import { wallClockInstant } from "../shifts/instances";
 
 const DAY_MS = 86_400_000;
 
@@ -18,52 +19,56 @@ export interface LocalDay {
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
+/** The local day after or before one, walked to instead of looked up (ms of span). */
+const WALK_MS = 3 * DAY_MS;
+
 /**
- * The local days of `timezone` from the one containing `from` to the one
- * containing `to`, ascending, with a lookup by instant.
+ * The local days of `timezone`, found on demand: the work grows with the days looked up,
+ * not with the span between the first and the last (a report whose records lie decades
+ * apart looks up a handful of days). A lookup near the last day found (instances or stops
+ * in start order) walks to it a day at a time, two wall-clock instants per day; a lookup
+ * far from it finds the instant's local date first.
  */
 export class LocalCalendar {
-  readonly days: LocalDay[] = [];
+  private last: LocalDay | undefined;
 
-  /**
-   * @param timezone IANA zone.
-   * @param from first instant to cover, ms.
-   * @param to last instant to cover, ms (inclusive).
-   */
-  constructor(timezone: string, from: number, to: number) {
-    const first = new TZDate(from, timezone);
-    let y = first.getFullYear();
-    let m = first.getMonth();
-    let d = first.getDate();
-    let start = new TZDate(y, m, d, timezone).getTime();
-    // One day at a time until the day containing `to`; midday steps never skip a date.
-    while (start <= to) {
-      const next = new TZDate(y, m, d + 1, 12, 0, timezone);
-      const ny = next.getFullYear();
-      const nm = next.getMonth();
-      const nd = next.getDate();
-      const end = new TZDate(ny, nm, nd, timezone).getTime();
-      this.days.push({ start, end, date: `${pad(y, 4)}-${pad(m + 1)}-${pad(d)}` });
-      y = ny;
-      m = nm;
-      d = nd;
-      start = end;
-    }
+  /** @param timezone IANA zone. */
+  constructor(private readonly timezone: string) {}
+
+  /** The local day of a date; `d` may run past the month's end. */
+  private dayAt(y: number, m: number, d: number): LocalDay {
+    // The date itself by calendar arithmetic (no zone involved).
+    const date = new Date(Date.UTC(y, m, d));
+    const [yy, mm, dd] = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()];
+    return {
+      start: wallClockInstant(yy, mm, dd, 0, 0, this.timezone),
+      end: wallClockInstant(yy, mm, dd + 1, 0, 0, this.timezone),
+      date: `${pad(yy, 4)}-${pad(mm + 1)}-${pad(dd)}`,
+    };
   }
 
-  /** The local day containing `at` (ms); throws when outside the calendar's range. */
+  /** The day `k` days from a day (by its date). */
+  private dayFrom(day: LocalDay, k: number): LocalDay {
+    const [y, m, d] = day.date.split("-").map(Number) as [number, number, number];
+    return this.dayAt(y, m - 1, d + k);
+  }
+
+  /** The local day containing `at` (ms). */
   dayOf(at: number): LocalDay {
-    let lo = 0;
-    let hi = this.days.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if ((this.days[mid]?.start ?? Number.POSITIVE_INFINITY) <= at) lo = mid;
-      else hi = mid - 1;
+    let day = this.last;
+    if (day && at >= day.start && at < day.end) return day;
+    if (day && at >= day.end && at < day.end + WALK_MS) {
+      while (at >= day.end) day = this.dayFrom(day, 1);
+    } else if (day && at < day.start && at >= day.start - WALK_MS) {
+      while (at < day.start) day = this.dayFrom(day, -1);
+    } else {
+      const local = new TZDate(at, this.timezone);
+      day = this.dayAt(local.getFullYear(), local.getMonth(), local.getDate());
+      // A wall-clock midnight the zone skipped: the instant's date starts later than it.
+      while (at < day.start) day = this.dayFrom(day, -1);
+      while (at >= day.end) day = this.dayFrom(day, 1);
     }
-    const day = this.days[lo];
-    if (!day || at < day.start || at >= day.end) {
-      throw new RangeError(`Instant ${at} is outside the calendar`);
-    }
+    this.last = day;
     return day;
   }
 }

@@ -15,62 +15,71 @@
  * - ties rank by more stops first, then by the keys (ascending, nulls last).
  *
  * Work: one statement reads every matching stop, packed by SQLite as JSON
- * texts (one per machine and 30 days, see page-spans.ts for why packed),
- * plus the company's cause names and shift plan when `groupBy` needs them;
- * the grouping is in memory, one entry per group. Nothing is stored.
+ * texts (one per machine and 30 days, see page-spans.ts for why packed), at most
+ * `MAX_DOWNTIME_STOPS` (more is a 422), plus the company's cause names and shift
+ * plan when `groupBy` needs them; shift names and local days are looked up per
+ * stop (the work grows with the stops, not with the span between them); the
+ * grouping is in memory, one entry per group. Nothing is stored.
  */
 
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
-import { dateConditions, inIntegerList, resolveMachines } from "../http/filters";
+import { unprocessable } from "../http/errors";
+import { dateConditions, inIntegerList } from "../http/filters";
 import type { Page, PageRequest } from "../http/pagination";
 import { instanceContains } from "../shifts/instances";
-import { loadShiftPlan, MAX_INSTANCE_MS, machinesOf, windowsBetween } from "../shifts/plan";
+import {
+  loadShiftPlan,
+  MAX_INSTANCE_MS,
+  machinesOf,
+  type ShiftPlan,
+  windowsBetween,
+} from "../shifts/plan";
 import { LocalCalendar } from "./calendar";
 import type { DowntimeKey, DowntimeReportFilters, DowntimeReportRow } from "./downtime-schemas";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
+import { resolveMachines } from "./machine-filter";
 import { minutesOf } from "./oee";
 
 const CHUNK_MS = 30 * 86_400_000;
 
+/**
+ * Most stops one downtime report groups (about seven years of a plant stopping 40 times a
+ * day); above it the request is refused (422) after reading one more than that, never all.
+ */
+export const MAX_DOWNTIME_STOPS = 100_000;
+
 /** machine, start, end (null = open), general cause, specific cause, component. */
 type PackedStop = [number, number, number | null, string | null, string | null, string | null];
 
-/** The machine's shift definition name at an instant, or null (instances never overlap on a machine). */
-function shiftNames(
-  plan: Awaited<ReturnType<typeof loadShiftPlan>>,
-  from: number,
-  to: number,
-): (machineId: number, at: number) => string | null {
-  const byMachine = new Map<number, { start: number; end: number; name: string }[]>();
-  if (plan) {
-    for (const def of plan.definitions) {
-      const windows = windowsBetween(def, plan.timezone, from - MAX_INSTANCE_MS, to + 1);
-      for (const machineId of machinesOf(plan, def)) {
-        const list = byMachine.get(machineId) ?? [];
-        for (const w of windows) list.push({ ...w, name: def.name });
-        byMachine.set(machineId, list);
-      }
+/**
+ * The machine's shift definition name at an instant, or null (instances never overlap on a
+ * machine): the instances around each instant looked up (`windowsBetween`, memoized per
+ * definition and day), so the work grows with the stops' days, not with the span between
+ * the first and the last stop.
+ */
+function shiftNames(plan: ShiftPlan | null): (machineId: number, at: number) => string | null {
+  const byMachine = new Map<number, ShiftPlan["definitions"]>();
+  for (const def of plan?.definitions ?? []) {
+    for (const machineId of plan ? machinesOf(plan, def) : []) {
+      const list = byMachine.get(machineId) ?? [];
+      list.push(def);
+      byMachine.set(machineId, list);
     }
-    for (const list of byMachine.values()) list.sort((a, b) => a.start - b.start);
   }
   return (machineId, at) => {
-    const list = byMachine.get(machineId) ?? [];
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((list[mid]?.start ?? Number.POSITIVE_INFINITY) <= at) lo = mid + 1;
-      else hi = mid;
+    if (!plan) return null;
+    // The latest instance starting at or before `at` that contains it (as instancesContaining).
+    let best: { start: number; name: string } | null = null;
+    for (const def of byMachine.get(machineId) ?? []) {
+      for (const w of windowsBetween(def, plan.timezone, at - MAX_INSTANCE_MS, at + 1)) {
+        if (instanceContains(w, at) && (!best || w.start > best.start)) {
+          best = { start: w.start, name: def.name };
+        }
+      }
     }
-    // The latest instance starting at or before `at` (as instancesContaining prefers).
-    for (let i = lo - 1; i >= 0; i -= 1) {
-      const w = list[i];
-      if (!w || w.start <= at - MAX_INSTANCE_MS) break;
-      if (instanceContains(w, at)) return w.name;
-    }
-    return null;
+    return best?.name ?? null;
   };
 }
 
@@ -109,17 +118,29 @@ export async function downtimeGroups(
   const needsCauses = groupBy.some(
     (k) => k === "generalCause" || k === "specificCause" || k === "component",
   );
+  // At most one stop more than the bound is read: enough to refuse, never the whole history.
+  const matching = db
+    .select({
+      machineId: stops.machineId,
+      start: stops.startTime,
+      end: stops.endTime,
+      general: stopClassifications.generalCauseId,
+      specific: stopClassifications.specificCauseId,
+      component: stopClassifications.componentId,
+    })
+    .from(stops)
+    .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
+    .where(and(...conditions))
+    .limit(MAX_DOWNTIME_STOPS + 1)
+    .as("matching");
   const [chunks, causes] = await Promise.all([
     db
       .select({
-        packed: sql<string>`json_group_array(json_array(${stops.machineId}, ${stops.startTime},
-          ${stops.endTime}, ${stopClassifications.generalCauseId},
-          ${stopClassifications.specificCauseId}, ${stopClassifications.componentId}))`,
+        packed: sql<string>`json_group_array(json_array(${matching.machineId}, ${matching.start},
+          ${matching.end}, ${matching.general}, ${matching.specific}, ${matching.component}))`,
       })
-      .from(stops)
-      .leftJoin(stopClassifications, eq(stopClassifications.stopId, stops.id))
-      .where(and(...conditions))
-      .groupBy(stops.machineId, sql`${stops.startTime} / ${CHUNK_MS}`),
+      .from(matching)
+      .groupBy(matching.machineId, sql`${matching.start} / ${CHUNK_MS}`),
     needsCauses
       ? db
           .select({ id: stopCauses.id, name: stopCauses.name })
@@ -129,23 +150,24 @@ export async function downtimeGroups(
   ]);
   const packed: PackedStop[] = chunks.flatMap((c) => JSON.parse(c.packed) as PackedStop[]);
   if (packed.length === 0) return [];
+  if (packed.length > MAX_DOWNTIME_STOPS) {
+    throw unprocessable(
+      ["body"],
+      `The report would group more than ${MAX_DOWNTIME_STOPS} stops and a downtime report ` +
+        "groups at most that many: narrow startDate/endDate or machines",
+      "too_many_stops",
+    );
+  }
 
   const causeNames = new Map(causes.map((c) => [c.id, c.name]));
   const cause = (id: string | null) =>
     id === null ? null : { id, name: causeNames.get(id) ?? "" };
   const machineNames = new Map(machineRefs.map((m) => [m.id, m.name]));
-  let first = Number.POSITIVE_INFINITY;
-  let last = Number.NEGATIVE_INFINITY;
-  for (const s of packed) {
-    first = Math.min(first, s[1]);
-    last = Math.max(last, s[1]);
-  }
   // The plan also carries the company's zone, for `day`.
   const needsPlan = groupBy.includes("shift") || groupBy.includes("day");
   const plan = needsPlan ? await loadShiftPlan(scope) : null;
-  const shiftOf = groupBy.includes("shift") ? shiftNames(plan, first, last) : null;
-  const calendar =
-    groupBy.includes("day") && plan ? new LocalCalendar(plan.timezone, first, last) : null;
+  const shiftOf = groupBy.includes("shift") ? shiftNames(plan) : null;
+  const calendar = groupBy.includes("day") && plan ? new LocalCalendar(plan.timezone) : null;
 
   const groups = new Map<string, { keys: GroupKey[]; stops: number; ms: number }>();
   for (const [machineId, start, end, general, specific, component] of packed) {

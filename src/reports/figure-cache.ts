@@ -23,6 +23,7 @@ import { and, gte, lt, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { type CompanyScope, owned } from "../db/company-scope";
 import { instanceFigures, machineWrites } from "../db/schema";
+import { ITEMS_PER_TURN, yieldToOtherRequests } from "../http/budget";
 import { inIntegerList } from "../http/filters";
 import { addFigures, FIGURE_FIELDS, type Figures, zeroFigures } from "./kpi-figures";
 
@@ -35,8 +36,8 @@ export interface Part {
   figures: Figures;
 }
 
-/** Rows kept per statement (one JSON parameter each). */
-const KEEP_BATCH = 250;
+/** Rows kept per statement (one JSON parameter each; a statement holds D1 a few ms). */
+const KEEP_BATCH = 100;
 /** Kept rows travel packed per machine and this many ms of instance starts. */
 const CHUNK_MS = 30 * 86_400_000;
 
@@ -133,9 +134,15 @@ export async function readKept(
     )
     .groupBy(instanceFigures.machineId, sql`${instanceFigures.start} / ${CHUNK_MS}`);
   const out = new Map<number, Part[]>();
+  let sinceYield = 0;
   for (const { packed } of chunks) {
     for (const [id, parts] of JSON.parse(packed) as [number, PackedPart[]][]) {
       out.set(id, decodeParts(parts));
+      sinceYield++;
+    }
+    if (sinceYield >= ITEMS_PER_TURN) {
+      sinceYield = 0;
+      await yieldToOtherRequests();
     }
   }
   return out;
@@ -194,6 +201,11 @@ export async function keep(scope: CompanyScope, items: readonly ToKeep[]): Promi
         }),
     );
   }
-  const [first, ...rest] = statements;
-  if (first) await db.batch([first, ...rest]);
+  // One statement at a time (each keeps its rows only where the count is unchanged, so each
+  // is right alone), the isolate free for other requests in between: a year's first call
+  // keeps 21,900 rows, which as one batch held D1's writer for the whole of it.
+  for (const statement of statements) {
+    await statement;
+    await yieldToOtherRequests();
+  }
 }

@@ -15,21 +15,14 @@
  * (`./figure-cache.ts`) and read back packed; only the others (running ones,
  * and those whose records were written since) are computed, in slices of
  * `SLICE_INSTANCES` in start order, each slice's logs and stops read around its
- * span (`loadPageSpans`), so memory holds one slice's records and one entry per
+ * instances (`loadPageSpans`), so memory holds one slice's records and one entry per
  * group.
  */
 
-import { eq, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
 import { inJsonList } from "../db/json-list";
-import {
-  machines,
-  operators,
-  shiftDefinitions,
-  shiftInstances,
-  simpleWorkOrders,
-  skus,
-} from "../db/schema";
+import { machines, operators, simpleWorkOrders, skus } from "../db/schema";
+import { ITEMS_PER_TURN, yieldToOtherRequests } from "../http/budget";
 import type { Page, PageRequest } from "../http/pagination";
 import { companyQuery } from "../shifts/plan";
 import { isoWeekOf, LocalCalendar, monthOf } from "./calendar";
@@ -43,22 +36,14 @@ import {
 } from "./figure-cache";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
 import { addFigures, type Figures, instanceFigures, zeroFigures } from "./kpi-figures";
+import { type ListedInstance, listInstances, piecesOf } from "./kpi-instances";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
 import { reportInstancesWhere } from "./metrics-report";
 import { fraction, minutesOf, oeeFigures, plannedTimeOf, runTimeOf } from "./oee";
 import { loadPageSpans, type SpanLog } from "./page-spans";
 
-/** Instances listed per JSON text: a machine's instances starting within 30 days. */
-const LISTING_CHUNK_MS = 30 * 86_400_000;
-
-/** A listed shift instance: id, machine, window (ms) and definition name. */
-interface ListedInstance {
-  id: number;
-  machineId: number;
-  start: number;
-  end: number;
-  name: string;
-}
+/** Instances whose figures are computed in one turn of the isolate. */
+const FIGURES_PER_TURN = 50;
 
 /** Instances read and computed together (about a week of 20 machines x 3 shifts). */
 export const SLICE_INSTANCES = 420;
@@ -190,44 +175,37 @@ export async function kpiGroups(
 ): Promise<KpiReportRow[]> {
   const { db, companyId } = scope;
   const groupBy: readonly KpiKey[] = filters.groupBy ?? ["machine"];
-  const where = await reportInstancesWhere(scope, filters, now);
-  if (where === null) return [];
-  // The instances travel packed, one JSON text per machine and 30 days (page-spans.ts says
-  // why): 21,900 result rows cost the Worker far more than 240 texts.
-  const [chunks, company, machineRows] = await Promise.all([
-    db
-      .select({
-        packed: sql<string>`json_group_array(json_array(${shiftInstances.id},
-          ${shiftInstances.machineId}, ${shiftInstances.start}, ${shiftInstances.end},
-          ${shiftDefinitions.name}))`,
-      })
-      .from(shiftInstances)
-      .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
-      .where(where)
-      .groupBy(shiftInstances.machineId, sql`${shiftInstances.start} / ${LISTING_CHUNK_MS}`),
+  const covered = await reportInstancesWhere(scope, filters, now);
+  if (covered === null) return [];
+  const pieces = piecesOf(covered);
+  const [company, machineRows, instances] = await Promise.all([
     companyQuery(scope),
     db
       .select({ id: machines.id, name: machines.name })
       .from(machines)
       .where(owned({ companyId }, machines)),
+    listInstances(scope, covered.where, pieces),
   ]);
   const machineRefs = new Map(machineRows.map((m) => [m.id, { id: m.id, name: m.name }]));
-  const instances: ListedInstance[] = chunks
-    .flatMap((c) => JSON.parse(c.packed) as [number, number, number, number, string][])
-    .map(([id, machineId, start, end, name]) => ({ id, machineId, start, end, name }))
-    .sort((a, b) => a.start - b.start || a.machineId - b.machineId || a.id - b.id);
   const timezone = company[0]?.timezone;
   if (instances.length === 0 || timezone === undefined) return [];
+  await yieldToOtherRequests();
   const machineIds = [...new Set(instances.map((i) => i.machineId))];
   await beforeRead(machineIds);
   // Counted before any record is read: see figure-cache.ts.
   const writeCounts = await machineWriteCounts(db, machineIds);
   const first = instances[0]?.start ?? 0;
   const last = instances[instances.length - 1]?.start ?? 0;
-  const calendar = new LocalCalendar(timezone, first, last);
+  const calendar = new LocalCalendar(timezone);
 
   const attributed = groupBy.filter(isAttributed);
-  const kept = await readKept(scope, machineIds, first, last + 1, attributed.length === 0);
+  const kept = new Map<number, Part[]>();
+  for (const [a, b] of pieces) {
+    if (b <= first || a > last) continue;
+    for (const [id, parts] of await readKept(scope, machineIds, a, b, attributed.length === 0)) {
+      kept.set(id, parts);
+    }
+  }
   const groups = new Map<string, Group>();
   // The keys an instance gives every part (machine, shift, day, week, month), built once per
   // machine, shift name and day: an instance's work is then a few map lookups per part.
@@ -293,11 +271,10 @@ export async function kpiGroups(
   const toKeep: ToKeep[] = [];
   for (let i = 0; i < missing.length; i += SLICE_INSTANCES) {
     const slice = missing.slice(i, i + SLICE_INSTANCES);
-    const spanFrom = Math.min(...slice.map((x) => x.start));
-    const spanTo = Math.max(...slice.map((x) => x.end));
-    const sliceMachines = [...new Set(slice.map((x) => x.machineId))];
-    const spans = await loadPageSpans(scope, sliceMachines, spanFrom, spanTo, "attributed");
-    for (const inst of slice) {
+    const spans = await loadPageSpans(scope, slice, "attributed");
+    for (const [n, inst] of slice.entries()) {
+      // An instance of thousands of logs takes a millisecond or more: the others get turns.
+      if (n > 0 && n % FIGURES_PER_TURN === 0) await yieldToOtherRequests();
       const { machineId, start, end } = inst;
       const parts = [
         ...instanceFigures(
@@ -325,9 +302,12 @@ export async function kpiGroups(
     }
   }
   await keep(scope, toKeep);
-  for (const inst of instances) {
-    const parts = kept.get(inst.id);
-    if (parts) add(inst, parts);
+  for (let i = 0; i < instances.length; i += ITEMS_PER_TURN) {
+    for (const inst of instances.slice(i, i + ITEMS_PER_TURN)) {
+      const parts = kept.get(inst.id);
+      if (parts) add(inst, parts);
+    }
+    await yieldToOtherRequests();
   }
 
   const ids: Record<Attributed, Set<string | number>> = {

@@ -6,16 +6,22 @@
  * Which instances: those of definitions with `isConsidered = true`, of the
  * company's machines passing `machines`, of the definitions passing `shifts`,
  * whose start passes `startDate` and whose end passes `endDate`, and that have
- * started (`start <= now`: a future instance has nothing to report yet).
+ * started (`start <= now`: a future instance has nothing to report yet), and
+ * that end after their machine's first activity (its creation, first production
+ * log or stop: before it the machine had nothing to report either).
  * Without any date operator the window of instance starts is the 7 days up to
  * now; a filter with no lower bound covers the 7 days before its upper bound;
- * any wider window is allowed. Ordered by instance start, then machine id.
+ * any wider window is allowed while it holds at most `MAX_REPORT_INSTANCES`
+ * instances. Ordered by instance start, then machine id.
  *
- * Work is proportional to the page (docs/bounded-work.md), except for what
- * grows with the requested window itself: its instances are materialized once
- * (idempotent; afterwards one planned-versus-stored count), counted and paged
+ * Work is proportional to the page (docs/bounded-work.md), except for the
+ * window's instances, which are bounded by what exists rather than by the window
+ * asked for: on each machine from its first activity to now, for the definitions
+ * the report lists, at most `MAX_REPORT_INSTANCES` (else 422). They are materialized
+ * once (idempotent; afterwards one stored-versus-planned count, the planned one by
+ * calendar arithmetic), counted and paged
  * in SQL on the covering (company, start, ...) index of shift instances; then only the
- * stops and production logs that overlap the page's time span on the page's
+ * stops and production logs that overlap the page's instances on the page's
  * machines are read: by (machine, start) from the span's start minus the
  * machine's longest log or stop (an index seek on the duration expression
  * index), and open stops by (machine, end_time). Each row then finds its
@@ -23,14 +29,29 @@
  * or a log shows in the next call.
  */
 
-import { and, asc, count, eq, gte, isNull, lt, type SQL } from "drizzle-orm";
-import { type CompanyScope, type NamedScope, owned } from "../db/company-scope";
+import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
+import type { CompanyScope, NamedScope } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
-import { dateConditions, dateRange, inIntegerList, resolveMachines } from "../http/filters";
+import { unprocessable } from "../http/errors";
+import { dateConditions, dateRange } from "../http/filters";
 import { emptyPage, type Page, type PageRequest, paginate } from "../http/pagination";
 import { idListConditions } from "../http/search";
-import { ensureInstances } from "../shifts/materialize";
-import { MAX_INSTANCE_MS } from "../shifts/plan";
+import {
+  ensureInstances,
+  firstActivity,
+  type InstanceRange,
+  machineWindows,
+  plannedCounts,
+  rangeCondition,
+} from "../shifts/materialize";
+import {
+  companyQuery,
+  definitionMachinesQuery,
+  definitionsQuery,
+  MAX_INSTANCE_MS,
+  toPlan,
+} from "../shifts/plan";
+import { resolveMachines } from "./machine-filter";
 import type { MetricsReportFilters, MetricsReportRow } from "./metrics-schemas";
 import { computeProductionMetrics } from "./oee";
 import { loadPageSpans } from "./page-spans";
@@ -75,40 +96,103 @@ interface PageInstance {
 }
 
 /**
+ * Most shift instances one report covers, once its window is bounded by what exists (a year
+ * of 20 machines on three shifts is 21,900). Above it the request is refused (422): listing,
+ * counting and first materializing that many instances is the report's bounded work
+ * (docs/bounded-work.md, "The budget of a request").
+ */
+export const MAX_REPORT_INSTANCES = 25_000;
+
+/** The instances a report covers (`reportInstancesWhere`). */
+export interface ReportInstances {
+  /** The condition on `shift_instances` joined with `shift_definitions`. */
+  where: SQL;
+  /** Earliest instance start covered, ms. */
+  from: number;
+  /** Exclusive upper bound of instance starts, ms. */
+  to: number;
+  /** How many instances the window plans (at most `MAX_REPORT_INSTANCES`). */
+  planned: number;
+}
+
+/** Whether a definition passes the `shifts` filter (include, then exclude). */
+function passesShifts(filter: MetricsReportFilters["shifts"], id: number): boolean {
+  if (filter?.include && filter.include.length > 0 && !filter.include.includes(id)) return false;
+  return !filter?.exclude?.includes(id);
+}
+
+/**
  * The condition selecting the shift instances the metrics report covers for
  * `filters` at `now` (see the module docstring), on `shift_instances` joined
- * with `shift_definitions`, after materializing the window's instances. The
- * KPI report (`./kpi-report.ts`) groups the same instances.
+ * with `shift_definitions`, after materializing them. The window asked for is
+ * bounded by what exists first: only the definitions the report lists (considered,
+ * passing `shifts`), on each machine only the instances that end after its first
+ * activity (its creation, first production log or stop), and none that starts after
+ * `now`. The KPI report (`./kpi-report.ts`) groups the same instances.
  *
  * @param scope the caller's company (every row selected is of it).
  * @param filters the parsed body's filters.
  * @param now the current instant, ms.
- * @returns the condition, or null when nothing can match (empty window, no machine).
+ * @returns the condition, with the span of instance starts it covers (`[from, to)`, ms) and
+ *   how many instances it plans there (at most `MAX_REPORT_INSTANCES`); null when nothing can
+ *   match (empty window, no machine, no considered definition).
+ * @throws ApiError 422 (`too_many_instances`) when the bounded window still holds more than
+ *   `MAX_REPORT_INSTANCES` instances; nothing is written then.
  */
 export async function reportInstancesWhere(
   scope: CompanyScope,
   filters: Pick<MetricsReportFilters, "machines" | "shifts" | "startDate" | "endDate">,
   now: number,
-): Promise<SQL | null> {
-  const { companyId } = scope;
+): Promise<ReportInstances | null> {
   const { from, to } = instanceStartWindow(filters, now);
   if (to <= from) return null;
   const machineRefs = await resolveMachines(scope, filters.machines);
   if (machineRefs.length === 0) return null;
   const machineIds = machineRefs.map((m) => m.id);
-  await ensureInstances(scope, from, to, machineIds);
+  // The plan with the machines just resolved (those are the ones the range needs), and
+  // their first activity.
+  const [[company, defs, links], activity] = await Promise.all([
+    scope.db.batch([
+      companyQuery(scope),
+      definitionsQuery(scope),
+      definitionMachinesQuery(scope),
+    ] as const),
+    firstActivity(scope, machineIds),
+  ]);
+  const plan = toPlan(scope.companyId, company, defs, links, machineRefs);
+  const definitionIds = (plan?.definitions ?? [])
+    .filter((d) => d.isConsidered && passesShifts(filters.shifts, d.id))
+    .map((d) => d.id);
+  const range: InstanceRange = {
+    definitionIds,
+    machines: machineWindows(activity, from).filter((w) => w.from < to),
+    to,
+  };
+  if (!plan || definitionIds.length === 0 || range.machines.length === 0) return null;
+  const planned = plannedCounts(plan, range);
+  const total = [...planned.values()].reduce((sum, n) => sum + n, 0);
+  if (total === 0) return null;
+  if (total > MAX_REPORT_INSTANCES) {
+    throw unprocessable(
+      ["body"],
+      `The report would cover ${total} shift instances (from each machine's first data or ` +
+        `creation, or the window's start, to now) and a report covers at most ` +
+        `${MAX_REPORT_INSTANCES}: narrow startDate/endDate, machines or shifts`,
+      "too_many_instances",
+    );
+  }
+  await ensureInstances(scope, plan, range, planned);
   const conditions: (SQL | undefined)[] = [
-    owned({ companyId }, shiftInstances),
-    gte(shiftInstances.start, from),
-    lt(shiftInstances.start, to),
-    inIntegerList(shiftInstances.machineId, machineIds),
+    rangeCondition(scope, range),
     eq(shiftDefinitions.isConsidered, true),
     isNull(shiftDefinitions.deletedAt),
     ...idListConditions(shiftDefinitions.id, filters.shifts),
     ...dateConditions(shiftInstances.start, filters.startDate),
     ...dateConditions(shiftInstances.end, filters.endDate),
   ];
-  return and(...conditions) ?? null;
+  const where = and(...conditions);
+  if (!where) return null;
+  return { where, from: Math.min(...range.machines.map((w) => w.from)), to, planned: total };
 }
 
 /**
@@ -130,8 +214,9 @@ export async function metricsReport(
 ): Promise<Page<MetricsReportRow>> {
   const { db } = scope;
   const companyId = scope.companyId;
-  const where = await reportInstancesWhere(scope, filters, now);
-  if (where === null) return emptyPage(page);
+  const covered = await reportInstancesWhere(scope, filters, now);
+  if (covered === null) return emptyPage(page);
+  const { where } = covered;
   const found = await paginate(
     page,
     db
@@ -160,11 +245,9 @@ export async function metricsReport(
   const instances: PageInstance[] = found.rows;
   if (instances.length === 0) return { ...found, rows: [] };
 
-  const spanFrom = Math.min(...instances.map((i) => i.start));
-  const spanTo = Math.max(...instances.map((i) => i.end));
   const pageMachines = [...new Set(instances.map((i) => i.machineId))];
   await beforeRead(pageMachines);
-  const spans = await loadPageSpans(scope, pageMachines, spanFrom, spanTo);
+  const spans = await loadPageSpans(scope, instances);
   return {
     ...found,
     rows: instances.map((instance) => {

@@ -1,13 +1,16 @@
 /**
  * The stops and production logs one page of the metrics report needs, read
- * around the page's time span only (docs/bounded-work.md), with a per-machine
+ * around the page's instances only (docs/bounded-work.md), with a per-machine
  * lookup by window.
  *
- * What is read: on the page's machines, the closed stops and the logs that
- * overlap the span `[from, to)`. One that does starts in `[from - D, to)`,
- * where `D` is the machine's longest stop (log): one seek on the duration
- * expression index, then a range of the (machine, start) index. Open stops are
- * reached by (machine, end_time). Deleted stops and logs are left out.
+ * What is read: on the page's machines, the logs that overlap the page's
+ * instances, per stretch of a machine's instances (instances less than a day
+ * apart read as one; a page of sparse instances reads around each, not the
+ * years between them). One that does starts in `[a - D, b)` for its stretch
+ * `[a, b)`, where `D` is the machine's longest log: one seek on the duration
+ * expression index, then a range of the (machine, start) index. Closed stops the
+ * same way over the page's span; open stops are reached by (machine, end_time).
+ * Deleted stops and logs are left out.
  *
  * How the logs travel: SQLite packs them into JSON texts
  * (`json_group_array`), one per machine and slice of `SLICE_MS` of the span,
@@ -142,11 +145,11 @@ type PackedLog = [
  * `PackedLog[]`), one result row per window that has logs.
  *
  * @param companyId the company (every log read is of it).
- * @param from start of the page's span, ms: offsets are from it, and only logs
- *   ending after it are read.
+ * @param from start of the page's span, ms: offsets are from it.
  * @param windows `[machineId, lowerStart, upperStart]`: the logs of the machine
- *   starting in `[lowerStart, upperStart)`; a null `lowerStart` is `from` less
- *   the machine's longest log (the logs that start before the span and reach into it).
+ *   starting in `[lowerStart, upperStart)`; a null `lowerStart` is `upperStart` less
+ *   the machine's longest log, and then only the logs ending after `upperStart` (the
+ *   logs that start before a stretch of the page's instances and reach into it).
  * @param detail also pack each log's SKU, operator and simple work order (`attributed`), and
  *   its id (`identified`).
  */
@@ -171,9 +174,9 @@ export function packedLogsQuery(
         printf('%!.17g', l.nominal_speed)${attribution}))
       FROM ${productionLogs} AS l
       WHERE l.machine_id = ${w.machine}
-        AND l.start >= ifnull(${w.lower}, ${from} - ifnull((SELECT max("d"."end" - "d"."start")
+        AND l.start >= ifnull(${w.lower}, ${w.upper} - ifnull((SELECT max("d"."end" - "d"."start")
           FROM ${productionLogs} AS "d" WHERE "d"."machine_id" = ${w.machine}), 0))
-        AND l.start < ${w.upper} AND l."end" > ${from}
+        AND l.start < ${w.upper} AND (${w.lower} IS NOT NULL OR l."end" > ${w.upper})
         AND ${ownedSql({ companyId }, "+l.company_id")} AND l.deleted_at IS NULL) AS packed
     FROM ${w.source}) WHERE packed <> '[]'`;
 }
@@ -230,25 +233,52 @@ export interface PageSpans {
   logsStartingIn(machineId: number, start: number, end: number): SpanLog[];
 }
 
+/** A shift instance of a page: its machine and window, ms. */
+export interface PageInstance {
+  machineId: number;
+  start: number;
+  end: number;
+}
+
 /**
- * Reads the stops and logs of `machineIds` that overlap `[from, to)`: three
- * statements at once (closed stops and open stops in one batch, the logs as
- * packed JSON texts).
+ * Instances of a machine less than this apart are read as one stretch (the logs of the gap
+ * with them); farther apart, each stretch is read on its own, so that a page of sparse
+ * instances (a weekly shift) reads around its instances, not the years between them.
+ */
+export const STRETCH_GAP_MS = 24 * 60 * 60_000;
+
+/** The stretches `[start, end)` of a machine's instances, ascending, merged across short gaps. */
+function stretchesOf(instances: readonly PageInstance[]): [number, number][] {
+  const sorted = [...instances].sort((a, b) => a.start - b.start);
+  const out: [number, number][] = [];
+  for (const { start, end } of sorted) {
+    const last = out[out.length - 1];
+    if (last && start - last[1] < STRETCH_GAP_MS) last[1] = Math.max(last[1], end);
+    else out.push([start, end]);
+  }
+  return out;
+}
+
+/**
+ * Reads the stops and logs that overlap a page's instances: three statements at
+ * once (closed stops and open stops in one batch, the logs as packed JSON texts).
+ * Logs are read per machine around its stretches of instances (`STRETCH_GAP_MS`),
+ * an hour slice at a time; stops over the page's whole span.
  *
  * @param scope the company (every row read is of it).
- * @param machineIds the page's machines (of that company).
- * @param from start of the page's span (earliest instance start), ms.
- * @param to end of the page's span (latest instance end), ms.
+ * @param instances the page's instances (of that company's machines).
  * @param detail what each log carries beyond its span (`LogDetail`).
  */
 export async function loadPageSpans(
   scope: CompanyScope,
-  machineIds: readonly number[],
-  from: number,
-  to: number,
+  instances: readonly PageInstance[],
   detail: LogDetail = "span",
 ): Promise<PageSpans> {
   const { db, companyId } = scope;
+  const byMachine = groupByMachine(instances);
+  const machineIds = [...byMachine.keys()];
+  const from = Math.min(...instances.map((i) => i.start));
+  const to = Math.max(...instances.map((i) => i.end));
   // The longest stop (log) of the machine bounds how far before the span an
   // overlapping one can start: a seek on the (machine, duration) expression index.
   // The expressions must read exactly as in the index definitions (src/db/schema.ts).
@@ -263,13 +293,14 @@ export async function loadPageSpans(
     isClassified: sql<number>`${stopClassifications.id} IS NOT NULL`,
   };
   const pageMachineRows = owned({ companyId }, machines, inIntegerList(machines.id, machineIds));
-  // Per machine: the logs that start before the span and reach into it (from the
-  // machine's longest log before it), then the span cut into slices.
+  // Per machine and stretch: the logs that start before it and reach into it (from the
+  // machine's longest log before it), then the stretch cut into slices.
   const windows: [number, number | null, number][] = [];
-  for (const machineId of machineIds) {
-    windows.push([machineId, null, from]);
-    for (let a = from; a < to; a += SLICE_MS)
-      windows.push([machineId, a, Math.min(a + SLICE_MS, to)]);
+  for (const [machineId, list] of byMachine) {
+    for (const [a, b] of stretchesOf(list)) {
+      windows.push([machineId, null, a]);
+      for (let t = a; t < b; t += SLICE_MS) windows.push([machineId, t, Math.min(t + SLICE_MS, b)]);
+    }
   }
   const [[closedStopRows, openStopRows], logChunks] = await Promise.all([
     db.batch([

@@ -8,7 +8,7 @@
  * the instant of that wall-clock time on its own local date, so a shift across
  * a DST change lasts 7 or 9 hours. Zone arithmetic is `@date-fns/tz`'s.
  */
-import { TZDate } from "@date-fns/tz";
+import { TZDate, tzOffset } from "@date-fns/tz";
 
 export interface ShiftDefinitionTimes {
   /** `HH:MM`, local. */
@@ -51,8 +51,107 @@ export function parseClock(clock: string): { hours: number; minutes: number } {
   return { hours: Number(match[1]), minutes: Number(match[2]) };
 }
 
+/** A local calendar date (month 0-based, day possibly past the month's end: `Date` normalizes). */
+interface LocalDate {
+  y: number;
+  m: number;
+  d: number;
+}
+
+/** The local date of an instant in a zone. */
+function localDateOf(at: number, timezone: string): LocalDate {
+  const local = new TZDate(at, timezone);
+  return { y: local.getFullYear(), m: local.getMonth(), d: local.getDate() };
+}
+
+/** ISO weekday (1 = Monday ... 7 = Sunday) of a calendar date: calendar arithmetic, no zone. */
+function isoWeekday(date: LocalDate): number {
+  return ((new Date(Date.UTC(date.y, date.m, date.d)).getUTCDay() + 6) % 7) + 1;
+}
+
+/** Around an instant, no zone change within this span means its wall-clock time is plain. */
+const PLAIN_SPAN_MS = 25 * 3_600_000;
+
+/** An offset change this large skipped (or repeated) a whole local date. */
+const SKIPPED_DATE_MS = 20 * 3_600_000;
+
+/** The last UTC offset found per zone, ms: the next instant's first guess. */
+const lastOffset = new Map<string, number>();
+
+const offsetAt = (timezone: string, at: number) => tzOffset(timezone, new Date(at)) * 60_000;
+
+/**
+ * The instant of a local wall-clock time in a zone, ms: `TZDate`'s answer, reached with a
+ * third of its zone lookups where nothing is special. The wall time less the zone's last
+ * offset is the instant when the zone has that offset there and no change within 25 hours
+ * on either side (then the wall time exists and is unambiguous: every zone change since 1970
+ * is shorter than that); otherwise (a day around a change) `TZDate` decides, as everywhere
+ * before. Shift instances of years are computed this way (`instancesBetween`).
+ *
+ * @returns the instant, and whether it was plain (no zone change near it).
+ */
+function instantOf(
+  date: LocalDate,
+  clock: { hours: number; minutes: number },
+  timezone: string,
+): { at: number; plain: boolean } {
+  const wall = Date.UTC(date.y, date.m, date.d, clock.hours, clock.minutes);
+  let guess = lastOffset.get(timezone);
+  if (guess === undefined) {
+    guess = offsetAt(timezone, wall);
+    lastOffset.set(timezone, guess);
+  }
+  const at = wall - guess;
+  if (
+    offsetAt(timezone, at) === guess &&
+    offsetAt(timezone, at - PLAIN_SPAN_MS) === guess &&
+    offsetAt(timezone, at + PLAIN_SPAN_MS) === guess
+  ) {
+    return { at, plain: true };
+  }
+  const exact = new TZDate(date.y, date.m, date.d, clock.hours, clock.minutes, timezone).getTime();
+  lastOffset.set(timezone, offsetAt(timezone, exact));
+  return { at: exact, plain: false };
+}
+
+/**
+ * The instant of a local wall-clock time in a zone, ms (as `new TZDate(y, m, d, hours,
+ * minutes, timezone).getTime()`, with fewer zone lookups: see `instantOf`).
+ *
+ * @param m month, 0-based; `d` may run past the month's end (the next month's days).
+ */
+export function wallClockInstant(
+  y: number,
+  m: number,
+  d: number,
+  hours: number,
+  minutes: number,
+  timezone: string,
+): number {
+  return instantOf({ y, m, d }, { hours, minutes }, timezone).at;
+}
+
+/** The definition's start on a local date, ms (the zone's instant of that wall-clock time). */
+function startOn(date: LocalDate, clock: { hours: number; minutes: number }, timezone: string) {
+  return instantOf(date, clock, timezone).at;
+}
+
+/** Whether an instant's local date is this date (`d` possibly past the month's end). */
+function isOnDate(at: number, date: LocalDate, timezone: string): boolean {
+  const local = localDateOf(at, timezone);
+  return Date.UTC(local.y, local.m, local.d) === Date.UTC(date.y, date.m, date.d);
+}
+
+/** Days from one calendar date to another (negative when before). */
+function daysBetween(a: LocalDate, b: LocalDate): number {
+  return Math.round((Date.UTC(b.y, b.m, b.d) - Date.UTC(a.y, a.m, a.d)) / DAY_MS);
+}
+
 /**
  * The instances of a definition whose start lies in `[from, to)`.
+ *
+ * Work: the zone's instants (the costly part, `@date-fns/tz`) are computed for the
+ * instances only; the local dates in between are walked by calendar arithmetic.
  *
  * @param def the definition's local times and weekdays.
  * @param timezone IANA zone of the company.
@@ -66,37 +165,74 @@ export function instancesBetween(
   from: number,
   to: number,
 ): InstanceWindow[] {
+  const out: InstanceWindow[] = [];
+  if (to <= from) return out;
   const start = parseClock(def.startTime);
   const end = parseClock(def.endTime);
   const crossesMidnight = def.endTime <= def.startTime;
   const weekdays = new Set(def.weekdays);
-  const out: InstanceWindow[] = [];
-  // Walk local dates from the day before `from` (a shift that started then may be
-  // the first) to the day after `to`, one calendar day at a time.
-  const first = new TZDate(from - DAY_MS, timezone);
-  let y = first.getFullYear();
-  let m = first.getMonth();
-  let d = first.getDate();
-  for (;;) {
-    const dayStart = new TZDate(y, m, d, start.hours, start.minutes, timezone);
-    const startMs = dayStart.getTime();
+  // A start on local date D lies in [midnight of D, midnight of D + 1), so the dates that can
+  // hold a start in [from, to) run from the one before `from`'s to the one after `to`'s.
+  const first = localDateOf(from, timezone);
+  const last = localDateOf(to, timezone);
+  const days = daysBetween(first, last);
+  for (let k = -1; k <= days + 1; k++) {
+    const date = { y: first.y, m: first.m, d: first.d + k };
+    if (!weekdays.has(isoWeekday(date))) continue;
+    const { at: startMs, plain } = instantOf(date, start, timezone);
+    if (startMs < from) continue;
     if (startMs >= to) break;
-    const isoWeekday = ((dayStart.getDay() + 6) % 7) + 1;
-    if (startMs >= from && weekdays.has(isoWeekday)) {
-      const endMs = new TZDate(
-        y,
-        m,
-        d + (crossesMidnight ? 1 : 0),
-        end.hours,
-        end.minutes,
-        timezone,
-      ).getTime();
-      out.push({ start: startMs, end: endMs });
-    }
-    const next = new TZDate(y, m, d + 1, 12, 0, timezone);
-    y = next.getFullYear();
-    m = next.getMonth();
-    d = next.getDate();
+    // Near a zone change, a date the zone skipped (Samoa's 2011-12-30) gives another date's
+    // instant: no instance that day.
+    if (!plain && !isOnDate(startMs, date, timezone)) continue;
+    const endMs = startOn({ ...date, d: date.d + (crossesMidnight ? 1 : 0) }, end, timezone);
+    out.push({ start: startMs, end: endMs });
   }
   return out;
+}
+
+/**
+ * How many instances `instancesBetween` lists for the same arguments, without listing them:
+ * the first and last local dates whose start lies in `[from, to)` (a few zone computations
+ * at the two ends: starts grow with the date), then the matching weekdays between them by
+ * calendar arithmetic. A report plans decades this way at the cost of a day.
+ *
+ * @param def the definition's local times and weekdays.
+ * @param timezone IANA zone of the company.
+ * @param from window start, ms.
+ * @param to window end, ms.
+ */
+export function countInstancesBetween(
+  def: ShiftDefinitionTimes,
+  timezone: string,
+  from: number,
+  to: number,
+): number {
+  if (to <= from || def.weekdays.length === 0) return 0;
+  // A zone that skipped a whole date in between (its offset moved by a day) is counted by
+  // listing: calendar arithmetic would count the date that never was.
+  if (Math.abs(offsetAt(timezone, to) - offsetAt(timezone, from)) >= SKIPPED_DATE_MS) {
+    return instancesBetween(def, timezone, from, to).length;
+  }
+  const start = parseClock(def.startTime);
+  const startAt = (date: LocalDate, k: number) =>
+    startOn({ ...date, d: date.d + k }, start, timezone);
+  // The first date (as an offset from `from`'s local date) whose start is >= from, the last
+  // (from `to`'s) whose start is < to.
+  const a = localDateOf(from, timezone);
+  const b = localDateOf(to, timezone);
+  let firstK = -1;
+  while (startAt(a, firstK) < from) firstK++;
+  let lastK = 1;
+  while (startAt(b, lastK) >= to) lastK--;
+  const span = daysBetween(a, b) + lastK - firstK + 1;
+  if (span <= 0) return 0;
+  const weekdays = new Set(def.weekdays);
+  const firstDate = { y: a.y, m: a.m, d: a.d + firstK };
+  let count = Math.floor(span / 7) * weekdays.size;
+  const firstWeekday = isoWeekday(firstDate);
+  for (let i = 0; i < span % 7; i++) {
+    if (weekdays.has(((firstWeekday - 1 + i) % 7) + 1)) count++;
+  }
+  return count;
 }

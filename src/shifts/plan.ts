@@ -1,8 +1,9 @@
 /**
  * A company's shift plan and the instances it implies, in code: the
  * definitions, zone and machines (`loadShiftPlan`), the instance windows of a
- * definition by UTC day (memoized per isolate), and the planned instances of a
- * range. Nothing here writes; `./materialize.ts` stores instances and
+ * definition by UTC day (memoized per isolate, for the short ranges around an
+ * instant), and the planned instances of a short range. Nothing here writes;
+ * `./materialize.ts` stores (and counts) the instances of a report's range and
  * `./queries.ts` finds the stored ones.
  */
 
@@ -186,27 +187,6 @@ export function machinesOf(plan: ShiftPlan, def: ShiftDefinitionRow): number[] {
   if (def.allMachines) return plan.machineIds;
   const alive = new Set(plan.machineIds);
   return def.machineIds.filter((id) => alive.has(id));
-}
-
-/**
- * How many instances `plannedInstances` would list, without building them (a
- * year of 20 machines is 21,900 objects, on every call of a year-long report).
- */
-export function plannedCount(
-  plan: ShiftPlan,
-  from: number,
-  to: number,
-  onlyMachines?: ReadonlySet<number>,
-): number {
-  let total = 0;
-  for (const def of plan.definitions) {
-    const machineCount = machinesOf(plan, def).filter(
-      (id) => !onlyMachines || onlyMachines.has(id),
-    ).length;
-    if (machineCount > 0)
-      total += windowsBetween(def, plan.timezone, from, to).length * machineCount;
-  }
-  return total;
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The partners' client (clients/typescript/) against the Worker: its three README examples
+ * The partners' client (clients/typescript/) against the Worker: its four README examples
  * run as written, with the demo's fixed ids, and its retries and pagination do what the
  * README says. The client's fetch is the Worker's own `fetch` (test/harness.ts), wrapped
  * where a test needs an answer to fail on the way back.
@@ -25,6 +25,7 @@ import {
   unwrap,
 } from "../../clients/typescript/src/index";
 import { ASSET_0_POWER_ID, ASSET_0_UUID } from "../../scripts/lib/demo-ids";
+import { inServiceSince } from "../fixtures/machine-history";
 import { createCompany, ingest, operatorJson, type TestCompany } from "../harness";
 
 const BASE_URL = "http://api.test";
@@ -147,7 +148,7 @@ describe("the client's examples against the Worker", () => {
 });
 
 describe("the client's CSV example against the Worker", () => {
-  it("4. exports the KPIs of a month by machine and SKU as CSV", async () => {
+  it("4. exports the KPIs of a window by machine and SKU as CSV", async () => {
     const co = await createCompany();
     const [machine] = await operatorJson<{ id: number }[]>("POST", `/companies/${co.id}/machines`, [
       { name: "Filler" },
@@ -155,8 +156,10 @@ describe("the client's CSV example against the Worker", () => {
     await operatorJson("POST", `/companies/${co.id}/shifts`, [
       { name: "Day", startTime: "06:00", endTime: "18:00" },
     ]);
+    // In service before the month asked: a report covers a machine from its first activity.
+    await inServiceSince(co.id, [machine?.id ?? 0]);
     const { client } = clientOf(co.key);
-    const text = await kpisCsv(client);
+    const text = await kpisCsv(client, "2026-03-01T00:00:00Z", "2026-03-31T23:59:59Z");
     const [header, ...rows] = text.trimEnd().split("\r\n");
     expect(header?.split(",").slice(0, 5)).toEqual([
       "machine.id",

@@ -8,9 +8,9 @@ import { importJWK, type JWTPayload, SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOCK_TOLERANCE_SECONDS } from "../../src/auth/access-tokens";
 import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
+import { SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
 import { api, call, operator, operatorJson } from "../harness";
 import { plant } from "../realtime/plant";
-import { SseSubscriber, WsSubscriber } from "./subscriber";
 
 const open: { close(): Promise<void> }[] = [];
 
@@ -70,9 +70,9 @@ async function sign(claims: JWTPayload): Promise<string> {
 
 describe("revoking an API key", () => {
   it("closes its open SSE and WebSocket connections within 5 s and refuses its tickets", async () => {
-    const p = await plant();
-    const m = p.machines[0];
-    if (!m) throw new Error("no machine");
+    const p = await plant(2);
+    const [m, m2] = p.machines;
+    if (!m || !m2) throw new Error("no machines");
     const revoked = await keyWithId(p.co.id);
     const kept = await keyWithId(p.co.id);
     const header = { "x-api-key": revoked.key };
@@ -81,7 +81,9 @@ describe("revoking an API key", () => {
     const ws = await wsWith(`/v1/realtime/${m.id}/events`, header);
     const ticketWs = await wsWith(`/v1/realtime/events?ticket=${await ticketOf(header)}`, {});
     const unused = await ticketOf(header);
-    const other = await sseWith(`/v1/realtime/${m.id}/events`, { "x-api-key": kept.key });
+    // Another key's stream of a machine whose stream held none of the revoked key's
+    // WebSockets (those that did restart: test/events/revocation-websockets.test.ts).
+    const other = await sseWith(`/v1/realtime/${m2.id}/events`, { "x-api-key": kept.key });
 
     expect((await operator("DELETE", `/api-keys/${revoked.id}`)).status).toBe(204);
     for (const sub of [machineSse, companySse, ws, ticketWs]) {
@@ -95,7 +97,7 @@ describe("revoking an API key", () => {
     expect(other.closed).toBe(false);
     expect(
       (
-        await api(p.co.key, `/v1/realtime/${m.id}/sku`, {
+        await api(p.co.key, `/v1/realtime/${m2.id}/sku`, {
           method: "POST",
           json: { sku: "Apple juice" },
         })

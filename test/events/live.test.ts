@@ -4,10 +4,11 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { inServiceSince } from "../fixtures/machine-history";
 import { insertProductionLogs } from "../fixtures/production-logs";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operator, operatorJson } from "../harness";
 import { plant, postSku } from "../realtime/plant";
-import { SseSubscriber } from "./subscriber";
 
 const DAY = 86_400_000;
 const open: SseSubscriber[] = [];
@@ -130,6 +131,8 @@ describe("shifts and live OEE", () => {
     const p = await plant();
     const m = p.machines[0];
     if (!m) throw new Error("no machine");
+    // In service since before yesterday: the report covers a machine from its creation on.
+    await inServiceSince(p.co.id, [m.id], new Date(Date.now() - 3 * DAY).toISOString());
     // Yesterday's instance of the 24-hour shift, with production and a stop.
     const report = async () => {
       const res = await api(p.co.key, "/v1/reports/metrics", {

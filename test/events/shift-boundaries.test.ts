@@ -6,9 +6,10 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { inServiceSince } from "../fixtures/machine-history";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 import { plant } from "../realtime/plant";
-import { SseSubscriber } from "./subscriber";
 
 const DAY = 86_400_000;
 const open: SseSubscriber[] = [];
@@ -76,6 +77,8 @@ describe("shift boundaries of an idle machine", () => {
     const p = await plant();
     const m = p.machines[0];
     if (!m) throw new Error("no machine");
+    // In service since before yesterday: the report covers a machine from its creation on.
+    await inServiceSince(p.co.id, [m.id], new Date(Date.now() - 3 * DAY).toISOString());
     // Yesterday's instance of the 24-hour shift (the report materializes it).
     const res = await api(p.co.key, "/v1/reports/metrics", {
       method: "POST",

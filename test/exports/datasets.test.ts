@@ -5,6 +5,7 @@
  * DOUBLE, BOOLEAN) where the JSON has instants, integers, numbers and booleans.
  */
 import { describe, expect, it } from "vitest";
+import { inServiceSince } from "../fixtures/machine-history";
 import {
   api,
   createCompany,
@@ -127,6 +128,8 @@ async function plant() {
   const [capper, filler] = (
     await createMachines(co.id, [{ name: "Capper" }, { name: 'Filler "2", =line' }])
   ).map((m) => m.id) as [number, number];
+  // In service before the window: a report covers a machine from its creation or first record.
+  await inServiceSince(co.id, [capper, filler]);
   await operatorJson("POST", `/companies/${co.id}/shifts`, [
     { name: "Morning", startTime: "06:00", endTime: "14:00" },
     { name: "Afternoon", startTime: "14:00", endTime: "22:00" },

@@ -1,7 +1,9 @@
 /**
  * "Try it out" on /docs: every operation, called in the document's order with the examples
- * of /openapi.json and nothing else, answers 2XX on a plant that has the demo's fixed ids;
- * and those examples are the demo's ids (scripts/lib/demo-ids.ts).
+ * of /openapi.json, filled in as the page fills them from earlier answers (a create's id into
+ * its DELETE, the realtime read into the realtime writes: src/http/try-it-fills.ts), answers
+ * 2XX on a plant that has the demo's fixed ids, and leaves its records and its running
+ * machine as they were; and those examples are the demo's ids (scripts/lib/demo-ids.ts).
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -10,8 +12,8 @@ import {
   DOCS_RECORDS,
   DOCS_STOP_REASON,
 } from "../../scripts/lib/demo-ids";
+import { compareWith, takeSnapshot } from "../../scripts/lib/requests-restore";
 import {
-  DISPOSABLE_OPERATOR_ID,
   EXAMPLE_BENCH_MACHINE_ID,
   EXAMPLE_MACHINE_ID,
   EXAMPLE_MACHINE_UUID,
@@ -21,6 +23,7 @@ import {
   EXAMPLE_SIGNAL_ID,
   EXAMPLE_STOP_REASON,
 } from "../../src/http/examples";
+import { filledBody, TRY_IT_FILLS, valueAt } from "../../src/http/try-it-fills";
 import { finishExport } from "../exports/export-harness";
 import { api, call, createCompany, ingest, operatorJson } from "../harness";
 
@@ -57,6 +60,10 @@ interface Doc {
  * The body Swagger UI builds from a schema without a body example: each property's example,
  * and for a required `date-time` without one, the current instant (as Swagger UI does).
  */
+/** A realtime write of the set-up (204, no body). */
+const post204 = (key: string, path: string, json: unknown) =>
+  api(key, path, { method: "POST", json });
+
 function bodyFromSchema(doc: Doc, schema: Schema | undefined): Record<string, unknown> {
   const resolved = schema?.$ref
     ? doc.components.schemas[schema.$ref.replace("#/components/schemas/", "")]
@@ -111,50 +118,34 @@ describe("the /docs examples", () => {
       { firstName: "Giulia", lastName: "Rossi" },
       { firstName: "Marco", lastName: "Bianchi" },
       { firstName: "José", lastName: "Muñoz" },
-      { firstName: "Docs", lastName: "Example" },
     ]);
-    expect(operators.map((o) => o.id)).toEqual([EXAMPLE_OPERATOR_ID, 2, 3, DISPOSABLE_OPERATOR_ID]);
-    const [sku, disposableSku] = await post<{ id: string }[]>("/v1/skus", [
-      { sku: "P00", unit: "pieces" },
-      { sku: "DOCS-DELETE-ME" },
-    ]);
-    const [order, disposableOrder] = await post<{ id: string }[]>("/v1/simple-work-orders", [
+    expect(operators.map((o) => o.id)).toEqual([EXAMPLE_OPERATOR_ID, 2, 3]);
+    const [sku] = await post<{ id: string }[]>("/v1/skus", [{ sku: "P00", unit: "pieces" }]);
+    const [order] = await post<{ id: string }[]>("/v1/simple-work-orders", [
       { name: "WO-2022-W35" },
-      { name: "WO-DOCS-DELETE-ME" },
     ]);
     const fix = (type: string, id: string | undefined, newId: string) => ({ type, id, newId });
     await operatorJson("POST", `/companies/${co.id}/record-ids`, [
       fix("sku", sku?.id, EXAMPLE_RECORDS.sku),
-      fix("sku", disposableSku?.id, EXAMPLE_RECORDS.disposableSku),
       fix("simpleWorkOrder", order?.id, EXAMPLE_RECORDS.simpleWorkOrder),
-      fix("simpleWorkOrder", disposableOrder?.id, EXAMPLE_RECORDS.disposableSimpleWorkOrder),
     ]);
     const skuRef = { id: EXAMPLE_RECORDS.sku };
-    const [speed, disposableSpeed] = await post<{ id: string }[]>("/v1/nominal-speeds", [
+    const [speed] = await post<{ id: string }[]>("/v1/nominal-speeds", [
       { nominalSpeed: 1.6, machine: { id: EXAMPLE_MACHINE_ID }, sku: skuRef },
-      { nominalSpeed: 1, machine: { id: EXAMPLE_BENCH_MACHINE_ID }, sku: skuRef },
     ]);
-    const [log, disposableLog] = await post<{ id: string }[]>("/v1/production-logs", [
+    const [log] = await post<{ id: string }[]>("/v1/production-logs", [
       {
         start: "2022-09-05T06:00:00Z",
         end: "2022-09-05T06:05:00Z",
         count: 4,
         machine: { id: 1 },
         sku: skuRef,
-      },
-      {
-        start: "2022-09-05T07:00:00Z",
-        end: "2022-09-05T08:00:00Z",
-        count: 50,
-        machine: { id: 4 },
-        sku: skuRef,
+        isReviewed: true,
       },
     ]);
     await operatorJson("POST", `/companies/${co.id}/record-ids`, [
       fix("nominalSpeed", speed?.id, EXAMPLE_RECORDS.nominalSpeed),
-      fix("nominalSpeed", disposableSpeed?.id, EXAMPLE_RECORDS.disposableNominalSpeed),
       fix("productionLog", log?.id, EXAMPLE_RECORDS.productionLog),
-      fix("productionLog", disposableLog?.id, EXAMPLE_RECORDS.disposableProductionLog),
     ]);
     // The bench's recent stop with the example's reason, as the demo keeps it.
     const [benchStop] = await operatorJson<{ id: number }[]>(
@@ -173,19 +164,42 @@ describe("the /docs examples", () => {
       generalCause: { name: DOCS_STOP_REASON.generalCause },
       specificCause: { name: DOCS_STOP_REASON.specificCause },
     });
-    // A 24-hour shift, so that the realtime state of the example machine exists now.
+    // A 24-hour shift, so that the realtime state of the example machine exists now, and the
+    // machine running a SKU with an operator, as the demo's replay leaves it.
     await operatorJson("POST", `/companies/${co.id}/shifts`, [
       { name: "Day", startTime: "00:00", endTime: "00:00" },
     ]);
+    const running = await api(co.key, `/v1/realtime/${EXAMPLE_MACHINE_ID}`);
+    const shiftStart = ((await running.json()) as { shift: { start: string } }).shift.start;
+    const segment = { sku: "P00", start: shiftStart, quantity: 500, custom: { lot: "L1" } };
+    expect((await post204(co.key, `/v1/realtime/${EXAMPLE_MACHINE_ID}/sku`, segment)).status).toBe(
+      204,
+    );
+    const assignment = { operatorId: 2, start: shiftStart };
+    expect(
+      (await post204(co.key, `/v1/realtime/${EXAMPLE_MACHINE_ID}/operator`, assignment)).status,
+    ).toBe(204);
+    const target = {
+      baseUrl: "http://worker",
+      key: co.key,
+      fetch: (url: string, init: RequestInit) => {
+        const { pathname, search } = new URL(url);
+        return call(`${pathname}${search}`, init);
+      },
+    };
+    const before = await takeSnapshot(target, EXAMPLE_MACHINE_ID);
 
     const doc = (await (await call("/openapi.json")).json()) as Doc;
     const tried: string[] = [];
+    // What the page filled in from earlier answers, by `method template`.
+    const filled = new Map<string, { param?: [string, string]; body?: unknown }>();
     // An export's id (and its file's name) have no example: a user pastes them from the
     // answer of `POST /v1/exports` (and of `GET /v1/exports/{export_id}` once it is done).
     const pasted: Record<string, string> = {};
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
         const params = op.parameters ?? [];
+        const fill = filled.get(`${method} ${template}`);
         let path = template;
         const query = new URLSearchParams();
         // Swagger UI fills every parameter that has an example, headers included.
@@ -199,7 +213,8 @@ describe("the /docs examples", () => {
             path = path.replace(`{${p.name}}`, pasted.file_name);
           } else if (p.in === "path") {
             expect(example, `${method} ${template} ${p.name}`).toBeDefined();
-            path = path.replace(`{${p.name}}`, String(example));
+            const value = fill?.param?.[0] === p.name ? fill.param[1] : example;
+            path = path.replace(`{${p.name}}`, String(value));
           } else if (p.in === "query" && example !== undefined) {
             query.set(p.name, String(example));
           } else if (p.in === "query") {
@@ -212,7 +227,7 @@ describe("the /docs examples", () => {
         const media = op.requestBody?.content["application/json"];
         let json: unknown;
         if (media) {
-          json = media.example ?? bodyFromSchema(doc, media.schema);
+          json = fill?.body ?? media.example ?? bodyFromSchema(doc, media.schema);
           const generated = media.example === undefined;
           // Only a body with a `start` that must be now is left to Swagger UI to build.
           if (generated) expect(op.operationId).toBe("addRealtimeOperator");
@@ -226,6 +241,16 @@ describe("the /docs examples", () => {
         expect(res.status, `${method.toUpperCase()} ${url}: ${text}`).toBeLessThan(300);
         expect(res.status, `${method.toUpperCase()} ${url}`).toBeGreaterThanOrEqual(200);
         tried.push(`${method.toUpperCase()} ${template}`);
+        // The page reads the answer and fills later operations in (src/http/docs-page.ts).
+        const answer = text.startsWith("{") || text.startsWith("[") ? JSON.parse(text) : null;
+        for (const f of TRY_IT_FILLS) {
+          if (f.from.method !== method || f.from.path !== template) continue;
+          const id = f.param ? valueAt(answer, f.param.value) : undefined;
+          filled.set(`${f.to.method} ${f.to.path}`, {
+            ...(f.param && id != null ? { param: [f.param.name, String(id)] } : {}),
+            ...(f.body ? { body: filledBody(f, answer) } : {}),
+          });
+        }
       }
     }
     expect(tried).toEqual(
@@ -246,5 +271,10 @@ describe("the /docs examples", () => {
     expect(tried.length).toBe(
       Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0),
     );
+    // Every DELETE deleted what its create made, and the realtime writes repeated the machine's
+    // segment and operator: the plant is as it was.
+    expect(await compareWith(target, before, { replayRuns: false })).toMatchObject({
+      differences: [],
+    });
   });
 });

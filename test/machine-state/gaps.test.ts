@@ -2,7 +2,7 @@
  * Down is not no data (docs/machine-state.md): silences, coarse sampling, the settings, and
  * the clock ending a stop whose gateway went quiet.
  */
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { machineStateStore } from "../../src/machine-state/signal-store";
 import { createSignal, ingest, operator, operatorJson } from "../harness";
@@ -112,6 +112,26 @@ describe("the clock", () => {
     await runDurableObjectAlarm(machineStateStore(env, plant.co.id, plant.machineId));
     await plant.settle();
     expect((await plant.stops()).map(span)).toEqual([[iso(now - 2 * MIN), iso(now)]]);
+  });
+});
+
+describe("the clock, once the silence is over", () => {
+  it("leaves no alarm due for history that ends without pieces (the object sleeps)", async () => {
+    const plant = await detectionPlant();
+    const store = machineStateStore(env, plant.co.id, plant.machineId);
+    // A day long past ending in 10 minutes without pieces: its silence outlasted the gap long ago.
+    await plant.send(series(D0, D0 + 20 * MIN, S, (t) => (t < D0 + 10 * MIN ? 1 : 0)));
+    expect((await plant.stops()).map(span)).toEqual([[iso(D0 + 10 * MIN), iso(D0 + 20 * MIN)]]);
+    await runDurableObjectAlarm(store);
+    await plant.settle();
+    const before = (await store.detectionReads()).summaries;
+    // Nothing the clock can change: no alarm within seconds (an alarm due at once, set again
+    // by each run, would evaluate the same hours without end).
+    const alarm = await runInDurableObject(store, (_object, state) => state.storage.getAlarm());
+    expect(alarm === null || alarm > Date.now() + 10_000).toBe(true);
+    await runDurableObjectAlarm(store);
+    await plant.settle();
+    expect((await store.detectionReads()).summaries).toBe(before);
   });
 });
 

@@ -121,7 +121,7 @@ describe("the samples body", () => {
         { loc: ["body", "timestamps", 1], msg: "Invalid ISO datetime", type: "value_error.format" },
         {
           loc: ["body", "timestamps", 2],
-          msg: "Must be a date-time on or after 1970-01-01T00:00:00Z",
+          msg: "Must be a date-time on or after 1970-01-01T00:00:00Z (on 1970-01-01 itself: `Z`, no offset, or an offset of zero or less)",
           type: "value_error",
         },
       ],

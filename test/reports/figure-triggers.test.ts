@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { scopeIn } from "../../src/db/company-scope";
 import { keep, machineWriteCounts } from "../../src/reports/figure-cache";
 import { zeroFigures } from "../../src/reports/kpi-figures";
+import { inServiceSince } from "../fixtures/machine-history";
 import { api, createCompany, createMachines, operatorJson, shardD1, shardDb } from "../harness";
 
 const DAY = "2026-03-02";
@@ -24,6 +25,7 @@ async function plant() {
   const co = await createCompany({ timezone: "UTC" });
   const [a, b] = await createMachines(co.id, [{ name: "A" }, { name: "B" }]);
   if (!a || !b) throw new Error("no machines");
+  await inServiceSince(co.id, [a.id, b.id]);
   await operatorJson("POST", `/companies/${co.id}/shifts`, [
     { name: "Night", startTime: "00:00", endTime: "08:00" },
     { name: "Day", startTime: "08:00", endTime: "16:00" },

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { OEE_FIGURES } from "../../src/reports/oee";
 import { MAX_RATE, MIN_RATE } from "../../src/resources/nominal-speeds/schemas";
 import { MAX_COUNT, MAX_SENSOR_COUNT } from "../../src/resources/production-logs/schemas";
+import { inServiceSince } from "../fixtures/machine-history";
 import { nastyNumber } from "../hardening/arbitraries";
 import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
 
@@ -33,6 +34,7 @@ beforeAll(async () => {
 async function newMachine(): Promise<number> {
   const [m] = await createMachines(co.id, [{ name: `Finite ${crypto.randomUUID()}` }]);
   if (!m) throw new Error("no machine");
+  await inServiceSince(co.id, [m.id]);
   return m.id;
 }
 

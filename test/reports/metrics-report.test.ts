@@ -4,8 +4,11 @@
  * until the public create endpoint exists), compared with figures worked out by
  * hand from docs/metrics.md.
  */
+
 import { describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import type { Api } from "../fixtures/api-types";
+import { inServiceSince } from "../fixtures/machine-history";
 import {
   deleteProductionLog,
   insertProductionLogs,
@@ -22,20 +25,9 @@ import {
   type TestCompany,
 } from "../harness";
 
-interface Row {
-  company: { id: number; name: string };
-  machine: { id: number; name: string };
-  shift: { id: number; name: string; startTime: string; endTime: string; isActive: boolean };
-  shiftIndicators: Record<string, number>;
-  productionMetrics: Record<string, number>;
-}
+type Row = Api["MetricsReportRow"];
 
-interface ReportPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  metrics: Row[];
-}
+type ReportPage = Api["MetricsReportPage"];
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -71,9 +63,14 @@ async function addStops(
   return operatorJson("POST", `/machines/${machineId}/stops`, items);
 }
 
-function expectClose(actual: Record<string, number>, expected: Record<string, number>) {
+/** Each expected figure, to 6 decimals; a ratio without a denominator is null (docs/metrics.md). */
+function expectClose(
+  actual: Record<string, number | null>,
+  expected: Record<string, number | null>,
+) {
   for (const [field, value] of Object.entries(expected)) {
-    expect(actual[field], field).toBeCloseTo(value, 6);
+    if (value === null) expect(actual[field], field).toBeNull();
+    else expect(actual[field], field).toBeCloseTo(value, 6);
   }
 }
 
@@ -84,6 +81,7 @@ async function plant(options: { timezone?: string } = {}): Promise<{
   const co = await createCompany(options);
   const [m] = await createMachines(co.id, [{ name: "Line 1" }]);
   if (!m) throw new Error("no machine");
+  await inServiceSince(co.id, [m.id]);
   return { co, machineId: m.id };
 }
 
@@ -485,6 +483,7 @@ describe("POST /v1/reports/metrics: filters, order, pages", () => {
     const co = await createCompany();
     const machines = await createMachines(co.id, [{ name: "Prensa Número 1" }, { name: "Lathe" }]);
     const [m1, m2] = machines.map((m) => m.id) as [number, number];
+    await inServiceSince(co.id, [m1, m2]);
     const defs = await defineShifts(co.id, [
       { name: "Morning", startTime: "06:00", endTime: "14:00" },
       { name: "Afternoon", startTime: "14:00", endTime: "22:00" },

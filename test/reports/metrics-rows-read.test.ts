@@ -104,7 +104,8 @@ describe("metrics report: rows read", () => {
     // Today about 33 per machine beyond the logs (one index step past each hour's
     // window); the windows as a `json_each` table added 17 more.
     expect((logRows - 2 * logsCovered) / MACHINES).toBeLessThanOrEqual(40);
-    // Today about 24 per machine (machines, instances, stops, the barrier). Each statement
+    // Today about 25 per machine (machines and their first activity, instances, stops, the
+    // barrier). Each statement
     // that stepped through the machine list as a `json_each` table added one more per
     // machine (five of them); the stored-instance count joined with definitions and
     // machines, two more rows per instance (three more per machine here).

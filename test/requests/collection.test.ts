@@ -5,6 +5,7 @@
  * `npm run requests` runs it against a Worker loaded with the demo.
  */
 import { describe, expect, it } from "vitest";
+import readme from "../../requests/README.md?raw";
 import { parseHttpFile, runHttpFile, substitute } from "../../scripts/lib/http-files";
 import { call, createCompany } from "../harness";
 
@@ -52,9 +53,19 @@ describe("the request collection", () => {
     expect(unknown).toEqual([]);
   });
 
-  it("sends the key on every request, and defines every variable it uses", () => {
+  it("has as many requests and files as requests/README.md says it sends", () => {
+    const requests = parsed.reduce((sum, file) => sum + file.requests.length, 0);
+    const stated = [
+      ...readme.matchAll(/(\d+) requests in (\d+) files|(\d+) sent from (\d+) files/g),
+    ].map((m) => [Number(m[1] ?? m[3]), Number(m[2] ?? m[4])]);
+    expect(stated.length).toBeGreaterThanOrEqual(2);
+    for (const counts of stated) expect(counts).toEqual([requests, parsed.length]);
+  });
+
+  it("sends the key on every request to PM_URL, and defines every variable it uses", () => {
     for (const file of parsed) {
       expect(file.variables.get("key"), file.path).toBe("{{$processEnv PM_KEY}}");
+      expect(file.variables.get("baseUrl"), file.path).toBe("{{$processEnv PM_URL}}");
       const named = new Set<string>();
       for (const request of file.requests) {
         expect(request.headers, `${file.path}: ${request.title}`).toContainEqual([

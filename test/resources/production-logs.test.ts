@@ -4,7 +4,10 @@
  * filter, the running-shift rule, cross-company isolation, scopes, and the
  * metrics report following a log's creation and deletion.
  */
+
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
+import { inServiceSince } from "../fixtures/machine-history";
 import {
   api,
   createCompany,
@@ -18,52 +21,13 @@ import {
 } from "../harness";
 import { describeSecurity } from "../security";
 
-interface ProductionLog {
-  id: string;
-  type: "correct" | "defects" | "total";
-  sensorCount: number;
-  count: number;
-  nominalSpeed: number;
-  countingFactor: number;
-  start: string;
-  end: string;
-  isReviewed: boolean;
-  isAutomated: boolean;
-  machineId: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt: string | null;
-  live: boolean;
-  machine: { id: number; name: string; isCountEnabled: boolean; externalName: string | null };
-  company: { id: number; name: string; timezone: string };
-  shift: { id: number; name: string; start: string; end: string; isConsidered: boolean } | null;
-  operator: {
-    id: number;
-    firstName: string | null;
-    lastName: string | null;
-    email: string | null;
-  } | null;
-  sku: { id: string; name: string | null; description: string | null; unit: string | null } | null;
-  workOrder: { id: string; name: string; description: string | null; status: string } | null;
-  simpleWorkOrder: { id: string; name: string } | null;
-}
+type ProductionLog = Api["ProductionLog"];
 
-interface LogPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  productionLogs: ProductionLog[];
-}
+type LogPage = Api["ProductionLogPage"];
 
-interface ValidationBody {
-  detail: { loc: (string | number)[]; msg: string; type: string }[];
-}
+type ValidationBody = Api["ValidationError"];
 
-interface Sku {
-  id: string;
-  sku: string;
-  name: string | null;
-}
+type Sku = Api["Sku"];
 
 const BASE = "/v1/production-logs";
 const MIN = 60_000;
@@ -941,6 +905,9 @@ describe("production logs and the metrics report", () => {
   it("a created log changes the report and deleting it changes it back", async () => {
     const p = await plant();
     await defineShifts(p.co.id, [{ name: "Morning", startTime: "06:00", endTime: "14:00" }]);
+    // The machine was in service on that day: its shift is a report row with nothing recorded
+    // before the log and after its deletion (docs/bounded-work.md, "Where instances exist").
+    await inServiceSince(p.co.id, [p.m1.id]);
     const reportRow = async () => {
       const res = await api(p.co.key, "/v1/reports/metrics", {
         method: "POST",
@@ -950,12 +917,7 @@ describe("production logs and the metrics report", () => {
         },
       });
       expect(res.status, await res.clone().text()).toBe(200);
-      const page = (await res.json()) as {
-        metrics: {
-          shiftIndicators: Record<string, number>;
-          productionMetrics: Record<string, number>;
-        }[];
-      };
+      const page = (await res.json()) as Api["MetricsReportPage"];
       expect(page.metrics).toHaveLength(1);
       const row = page.metrics[0];
       if (!row) throw new Error("no row");

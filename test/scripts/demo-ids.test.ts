@@ -127,14 +127,17 @@ describe("the demo's fixed ids", () => {
       companyId: 1,
       key: value,
     });
-    const lines = demoEnvLines("http://127.0.0.1:8787", [
+    const lines = demoEnvLines("http://127.0.0.1:8821", [
       key("Demo Plant A", "demo-full-access", "pm_abc"),
-      key("Demo Plant A", "demo-read-only", "pm_it's"),
+      { ...key("Demo Plant A", "demo-read-only", "pm_it's"), webhookSecret: "whsec_a" },
+      { ...key("Fleet B", "fleet-full-access", "pm_fleet"), webhookSecret: "whsec_b" },
     ]);
     expect(lines).toEqual([
-      "export PM_URL='http://127.0.0.1:8787'",
+      "export PM_URL='http://127.0.0.1:8821'",
       "export PM_KEY='pm_abc'",
       "export PM_READ_KEY='pm_it'\\''s'",
+      "export PM_FLEET_KEY='pm_fleet'",
+      "export PM_WEBHOOK_SECRET='whsec_a'",
       `export PM_MACHINE_UUID='${ASSET_0_UUID}'`,
       `export PM_POWER_ID='${ASSET_0_POWER_ID}'`,
       `export PM_COUNT_ID='${ASSET_0_COUNT_ID}'`,

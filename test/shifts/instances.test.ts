@@ -1,5 +1,12 @@
+import { TZDate } from "@date-fns/tz";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { instancesBetween, parseClock } from "../../src/shifts/instances";
+import {
+  countInstancesBetween,
+  instancesBetween,
+  parseClock,
+  type ShiftDefinitionTimes,
+} from "../../src/shifts/instances";
 
 const ALL_DAYS = [1, 2, 3, 4, 5, 6, 7];
 const hours = (w: { start: number; end: number }) => (w.end - w.start) / 3_600_000;
@@ -61,5 +68,114 @@ describe("shift instances", () => {
   it("rejects a malformed clock time", () => {
     expect(() => parseClock("24:00")).toThrow(RangeError);
     expect(parseClock("05:07")).toEqual({ hours: 5, minutes: 7 });
+  });
+
+  it("counts a window of 130 years without listing it, as the listing would", () => {
+    const def = { startTime: "22:00", endTime: "06:00", weekdays: [1, 2, 3, 4, 5] };
+    const from = Date.UTC(1970, 0, 1);
+    const to = Date.UTC(2100, 0, 1);
+    expect(countInstancesBetween(def, "Europe/Rome", from, to)).toBe(
+      instancesBetween(def, "Europe/Rome", from, to).length,
+    );
+  });
+});
+
+/**
+ * The walk the listing did before it skipped to the definition's weekdays: three zone
+ * computations per local day (start, end, next day). The listing must give the same
+ * instances; its count too.
+ */
+function referenceInstances(
+  def: ShiftDefinitionTimes,
+  timezone: string,
+  from: number,
+  to: number,
+): { start: number; end: number }[] {
+  const start = parseClock(def.startTime);
+  const end = parseClock(def.endTime);
+  const crossesMidnight = def.endTime <= def.startTime;
+  const out: { start: number; end: number }[] = [];
+  const first = new TZDate(from - 86_400_000, timezone);
+  let [y, m, d] = [first.getFullYear(), first.getMonth(), first.getDate()];
+  for (;;) {
+    const dayStart = new TZDate(y, m, d, start.hours, start.minutes, timezone);
+    if (dayStart.getTime() >= to) break;
+    const isoWeekday = ((dayStart.getDay() + 6) % 7) + 1;
+    if (dayStart.getTime() >= from && def.weekdays.includes(isoWeekday)) {
+      const endAt = new TZDate(
+        y,
+        m,
+        d + (crossesMidnight ? 1 : 0),
+        end.hours,
+        end.minutes,
+        timezone,
+      );
+      out.push({ start: dayStart.getTime(), end: endAt.getTime() });
+    }
+    const next = new TZDate(y, m, d + 1, 12, 0, timezone);
+    [y, m, d] = [next.getFullYear(), next.getMonth(), next.getDate()];
+  }
+  return out;
+}
+
+describe("shift instances of any window (property)", () => {
+  const clock = fc
+    .tuple(fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 15, 30, 59))
+    .map(([h, mm]) => `${String(h).padStart(2, "0")}:${String(mm).padStart(2, "0")}`);
+  const definition = fc.record({
+    startTime: clock,
+    endTime: clock,
+    weekdays: fc.uniqueArray(fc.integer({ min: 1, max: 7 }), { maxLength: 7 }),
+  });
+  // Zones with DST (both hemispheres, a 30-minute shift, changes at midnight) and without.
+  const zone = fc.constantFrom(
+    "UTC",
+    "Europe/Rome",
+    "America/New_York",
+    "America/Santiago",
+    "Australia/Lord_Howe",
+    "Asia/Kolkata",
+    "America/Sao_Paulo",
+    "Pacific/Apia",
+    "Antarctica/Casey",
+  );
+  const window = fc
+    .tuple(
+      fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2040, 0, 1) }),
+      fc.integer({ min: 0, max: 120 * 86_400_000 }),
+    )
+    .map(([from, length]) => ({ from, to: from + length }));
+
+  it("lists what the day-by-day walk lists across a skipped day and 3-hour changes", () => {
+    // Samoa skipped 2011-12-30 (UTC-10 to UTC+14); Casey moved between UTC+8 and +11.
+    for (const [timezone, from, to] of [
+      ["Pacific/Apia", "2011-12-20", "2012-01-10"],
+      ["Antarctica/Casey", "2009-10-01", "2012-03-01"],
+      ["Antarctica/Casey", "2016-10-01", "2018-04-01"],
+    ] as const) {
+      for (const def of [
+        { startTime: "00:30", endTime: "08:30", weekdays: [1, 2, 3, 4, 5, 6, 7] },
+        { startTime: "22:00", endTime: "22:00", weekdays: [1, 2, 3, 4, 5, 6, 7] },
+      ]) {
+        const [a, b] = [Date.parse(`${from}T00:00:00Z`), Date.parse(`${to}T00:00:00Z`)];
+        expect(instancesBetween(def, timezone, a, b)).toEqual(
+          referenceInstances(def, timezone, a, b),
+        );
+        expect(countInstancesBetween(def, timezone, a, b)).toBe(
+          referenceInstances(def, timezone, a, b).length,
+        );
+      }
+    }
+  });
+
+  it("lists what the day-by-day walk lists, and counts what it lists", () => {
+    fc.assert(
+      fc.property(definition, zone, window, (def, timezone, { from, to }) => {
+        const listed = instancesBetween(def, timezone, from, to);
+        expect(listed).toEqual(referenceInstances(def, timezone, from, to));
+        expect(countInstancesBetween(def, timezone, from, to)).toBe(listed.length);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

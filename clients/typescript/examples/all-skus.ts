@@ -1,4 +1,4 @@
-import { type ProductionMonitoringClient, searchPages } from "../src/index";
+import { type ProductionMonitoringClient, searchPages } from "../src/index.js";
 
 /** Example 3: every SKU whose code contains `search`, page by page (100 rows a page). */
 export async function allSkuCodes(

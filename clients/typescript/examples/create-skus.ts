@@ -1,4 +1,4 @@
-import { type ProductionMonitoringClient, unwrap } from "../src/index";
+import { type ProductionMonitoringClient, unwrap } from "../src/index.js";
 
 /**
  * Example 2: creates SKUs in one call. The client gives the call an Idempotency-Key and

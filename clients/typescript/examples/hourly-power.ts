@@ -1,4 +1,4 @@
-import { type ProductionMonitoringClient, unwrap } from "../src/index";
+import { type ProductionMonitoringClient, unwrap } from "../src/index.js";
 
 /** Example 1: the hourly average power of a machine over one day, as `[timestamp, kW]` pairs. */
 export async function hourlyPower(

@@ -16,7 +16,7 @@
  * - {@link searchPages} walks the pages of a `/filters` search.
  */
 import createOpenApiClient, { type Client } from "openapi-fetch";
-import type { components, paths } from "./generated/api";
+import type { components, paths } from "./generated/api.js";
 
 export type { components, paths };
 
