@@ -44,7 +44,7 @@ describe("requests/exports.http", () => {
       return res;
     };
     const results = await runHttpFile(parseHttpFile(exportsFile), send, {
-      env: { PM_KEY: co.key },
+      env: { PM_KEY: co.key, PM_URL: "http://api.test" },
       until: { pollMs: 1, timeoutMs: 30_000 },
     });
     expect(results.map((r) => `${r.status} ${r.method}`)).toEqual([

@@ -904,8 +904,6 @@ describe("the running-shift rule", () => {
 describe("production logs and the metrics report", () => {
   it("a created log changes the report and deleting it changes it back", async () => {
     const p = await plant();
-    // The report covers a machine's instances from its first activity: in service before the day.
-    await inServiceSince(p.co.id, [p.m1.id]);
     await defineShifts(p.co.id, [{ name: "Morning", startTime: "06:00", endTime: "14:00" }]);
     // The machine was in service on that day: its shift is a report row with nothing recorded
     // before the log and after its deletion (docs/bounded-work.md, "Where instances exist").
