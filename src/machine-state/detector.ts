@@ -10,10 +10,6 @@
  * machine's plan and recorded stops (on first need and hourly, never per upload), writes D1
  * only when a stop opens, closes, moves or goes.
  */
-import { eq, isNull } from "drizzle-orm";
-import { owned } from "../db/company-scope";
-import { stops } from "../db/schema";
-import { companyDb } from "../db/shards";
 import type { Env } from "../env";
 import { MachinePublisher } from "../events/publish";
 import { decodeSamples } from "../resources/signals/blocks";
@@ -21,7 +17,7 @@ import type { WrittenBlock } from "../resources/signals/store";
 import { instanceContains } from "../shifts/instances";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
-import { loadPlan, PLAN_REFRESH_MS, plannedBlocks } from "./plan";
+import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./plan";
 import { classify, type DetectionSettings, type SignalRule } from "./rules";
 import { syncDetectedStops } from "./stop-sync";
 import { ANALOG_RULE, COUNT_RULE, DetectorTables, type RuleId } from "./tables";
@@ -273,7 +269,9 @@ export class Detector {
         span.end,
       );
       if (result.neededPlan && !fresh) {
-        await this.loadPrerequisites(machine, now);
+        const { plan, recorded } = await loadPrerequisites(this.env, machine, now);
+        this.tables.setPlan(plan);
+        this.tables.loadRecorded(recorded, now);
         continue;
       }
       // The same synchronous step as the evaluation: nothing was added to what waits.
@@ -284,30 +282,6 @@ export class Detector {
         this.tables.wantDetected(crypto.randomUUID(), a.start, a.end);
       this.planWake(settings, rules, now, span.end);
     }
-  }
-
-  /** Reads the machine's plan and recorded stops from D1 (one batch each). */
-  private async loadPrerequisites(
-    machine: { companyId: number; machineId: number },
-    now: number,
-  ): Promise<void> {
-    const db = await companyDb(this.env, machine.companyId);
-    const scope = { db, companyId: machine.companyId };
-    const plan = await loadPlan(scope, machine.machineId, now);
-    const recorded = await db
-      .select({ id: stops.id, start: stops.startTime, end: stops.endTime })
-      .from(stops)
-      .where(
-        owned(
-          scope,
-          stops,
-          eq(stops.machineId, machine.machineId),
-          isNull(stops.detectionKey),
-          isNull(stops.deletedAt),
-        ),
-      );
-    this.tables.setPlan(plan ?? { at: now, timezone: "UTC", definitions: [] });
-    this.tables.loadRecorded(recorded, now);
   }
 
   /**
@@ -332,7 +306,8 @@ export class Detector {
       // the last sample; else the tail waits for a wake at once (never a wake the evaluation
       // it causes would set again: that alarm would run without end).
       if (silenceOver > now) at = Math.min(at, silenceOver);
-      else if (evaluatedTo <= v.lastT) at = Math.min(at, now + 1);
+      else if (evaluatedTo > v.lastT) this.tailSettled.set(rule, v.lastT);
+      else if (this.tailSettled.get(rule) !== v.lastT) at = Math.min(at, now + 1);
     }
     const plan = this.tables.plan();
     if (plan && this.tables.openDetected()) {
@@ -379,6 +354,11 @@ export class Detector {
   }
 
   private retryAt: number | null = null;
+  /**
+   * Per rule, the last sample whose run was evaluated after its silence was over: a late
+   * batch further back needs no wake for it (in memory: after a restart, one wake more).
+   */
+  private readonly tailSettled = new Map<RuleId, number>();
   private safetyArmed = false;
   /**
    * The object's alarm as this detector last set or saw it (undefined: not read yet), so

@@ -4,9 +4,11 @@
  * (refreshed hourly and whenever the operator creates shifts), and the instances they imply
  * over any window, joined where they follow each other (`joinSpans`).
  */
-import { eq } from "drizzle-orm";
+import { eq, isNull } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
-import { shiftDefinitionMachines } from "../db/schema";
+import { shiftDefinitionMachines, stops } from "../db/schema";
+import { companyDb } from "../db/shards";
+import type { Env } from "../env";
 import { companyQuery, definitionsQuery, MAX_INSTANCE_MS, windowsBetween } from "../shifts/plan";
 import { joinSpans, type Span } from "./parts";
 
@@ -28,7 +30,7 @@ export const PLAN_REFRESH_MS = 3_600_000;
  *
  * @returns the plan, or null when the company has no row in its shard.
  */
-export async function loadPlan(
+async function loadPlan(
   scope: CompanyScope,
   machineId: number,
   now: number,
@@ -73,4 +75,39 @@ export function plannedBlocks(plan: PlanCache, from: number, to: number): Span[]
     }
   }
   return joinSpans(spans);
+}
+
+/**
+ * What the detector reads from D1 before it evaluates: the machine's plan (`loadPlan`; no
+ * zone and no definitions when the company is gone) and its recorded stops (every stop of
+ * the machine not deleted and not detected), in the company's shard.
+ *
+ * @param machine the company and machine (internal ids).
+ * @param now ms; the plan's `at`.
+ * @returns the plan, and the recorded stops as `[start, end)` in ms (`end` null while open).
+ */
+export async function loadPrerequisites(
+  env: Env,
+  machine: { companyId: number; machineId: number },
+  now: number,
+): Promise<{
+  plan: PlanCache;
+  recorded: { id: number; start: number; end: number | null }[];
+}> {
+  const db = await companyDb(env, machine.companyId);
+  const scope = { db, companyId: machine.companyId };
+  const plan = await loadPlan(scope, machine.machineId, now);
+  const recorded = await db
+    .select({ id: stops.id, start: stops.startTime, end: stops.endTime })
+    .from(stops)
+    .where(
+      owned(
+        scope,
+        stops,
+        eq(stops.machineId, machine.machineId),
+        isNull(stops.detectionKey),
+        isNull(stops.deletedAt),
+      ),
+    );
+  return { plan: plan ?? { at: now, timezone: "UTC", definitions: [] }, recorded };
 }
