@@ -21,6 +21,7 @@ const BENCHES = [
   "bounded.ts",
   "bounded-window.ts",
   "kpis.ts",
+  "exports.ts",
   "webhooks.ts",
   "events.ts",
   "revocation.ts",

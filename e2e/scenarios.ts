@@ -9,77 +9,20 @@ import { randomUUID } from "node:crypto";
 import { ok } from "../scripts/lib/http";
 import { connectOperator, type Scope } from "../scripts/lib/operator-api";
 import { ALL_SCOPES, READ_SCOPES } from "../scripts/lib/scopes";
-import { type PublicClient, publicClient, type ViolationRecorder } from "./public-client";
-
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** What a scenario step needs: the clients and the ids of the seeded plant. */
-interface World {
-  full: PublicClient;
-  readOnly: PublicClient;
-  badKey: PublicClient;
-  limited: PublicClient;
-  /** Runs the Worker's clock; every instant of the scenarios is relative to it. */
-  now: number;
-  runId: string;
-  machines: { line1: SeededMachine; line2: SeededMachine; packer: SeededMachine };
-  /** Every machine id of the company, in creation order (the fourth has no uuid). */
-  machineIds: number[];
-  signals: { power: string; count: string };
-}
-
-interface SeededMachine {
-  id: number;
-  uuid: string;
-  name: string;
-}
-
-/** An openapi-fetch result, reduced to what the checks read. */
-interface Result<T> {
-  data?: T;
-  error?: unknown;
-  response: Response;
-}
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/**
- * Asserts the status of a result and returns its typed body.
- *
- * @throws AssertionError naming the request, the status and the body received.
- */
-function expectData<T>(result: Result<T>, status: number): T {
-  expectStatus(result, status);
-  assert.ok(result.data !== undefined, `${describe(result)}: no body`);
-  return result.data;
-}
-
-/** Asserts the status of a result (any body). */
-function expectStatus(result: Result<unknown>, status: number): void {
-  assert.equal(
-    result.response.status,
-    status,
-    `${describe(result)}: expected ${status}, body ${JSON.stringify(result.error ?? result.data)}`,
-  );
-}
-
-/** Asserts an error answer: its status and, for all but 422, its `detail` text. */
-function expectError(result: Result<unknown>, status: number, detail?: RegExp): void {
-  expectStatus(result, status);
-  const body = result.error as { detail?: unknown } | undefined;
-  if (detail) {
-    assert.ok(
-      typeof body?.detail === "string" && detail.test(body.detail),
-      `${describe(result)}: detail ${JSON.stringify(body?.detail)} does not match ${detail}`,
-    );
-  }
-}
-
-function describe(result: Result<unknown>): string {
-  return `${result.response.url} → ${result.response.status}`;
-}
+import { publicClient, type ViolationRecorder } from "./public-client";
+import {
+  DAY,
+  expectData,
+  expectError,
+  expectStatus,
+  HOUR,
+  iso,
+  MINUTE,
+  type State,
+  type Step,
+  type World,
+} from "./scenario-kit";
+import { STOP_AND_EXPORT_STEPS } from "./scenarios-stops-exports";
 
 /**
  * Seeds one company through the operator API (straight to the Worker: the operator API
@@ -244,21 +187,6 @@ async function seed(
     machineIds: created.map((m) => m.id),
     signals: { power, count },
   };
-}
-
-/** One named step of the suite. */
-interface Step {
-  name: string;
-  run: (world: World, state: State) => Promise<void>;
-}
-
-/** Ids created by earlier steps and used by later ones. */
-interface State {
-  skuIds: string[];
-  operatorIds: number[];
-  workOrderIds: string[];
-  nominalSpeedIds: string[];
-  productionLogIds: string[];
 }
 
 const STEPS: Step[] = [
@@ -671,6 +599,7 @@ const STEPS: Step[] = [
       assert.ok(kpis.kpis.every((row) => row.machine?.id === machines.line1.id));
     },
   },
+  ...STOP_AND_EXPORT_STEPS,
   {
     name: "errors: 401, 403, 404, 409, 422, 429",
     async run({ full, readOnly, badKey, limited, machines, signals, now }) {

@@ -1,14 +1,38 @@
 /**
- * The Hono environment of the app, typed once: bindings and per-request variables.
- * Middleware set the variables; handlers only read them.
+ * The Hono environment of the app, typed once: bindings and per-request variables (the
+ * caller's `Principal` among them). Middleware set the variables; handlers only read them.
+ * The bottom of the shared kernel: it imports only db/ and env.ts (docs/architecture.md,
+ * "The layers").
  */
 
 import type { Context } from "hono";
-import type { Principal } from "./auth/principal";
 import type { Database } from "./db/client";
 import type { NamedScope } from "./db/company-scope";
 import type { RequestSession } from "./db/session";
 import type { Env } from "./env";
+
+/**
+ * Who is calling a public route: one company and the scopes of one credential (set by
+ * `authenticate`, src/auth/middleware.ts).
+ */
+export interface Principal {
+  companyId: number;
+  companyName: string;
+  /** IANA time zone of the company. */
+  timezone: string;
+  /** Stable id of the credential, unique across kinds: `key:<id>` or `token:<company>:<sub>`. */
+  credentialId: string;
+  kind: "api_key" | "access_token";
+  scopes: ReadonlySet<string>;
+  /** Requests per period for this credential; null = the default from settings. */
+  rateLimit: { requests: number; periodSeconds: number } | null;
+  /**
+   * When the credential stops being accepted (ms since the epoch): an access token's `exp`
+   * plus the verification leeway. Absent for API keys (they last until revoked). An event
+   * stream opened with the credential closes then.
+   */
+  expiresAt?: number;
+}
 
 export interface AppEnv {
   Bindings: Env;

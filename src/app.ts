@@ -42,6 +42,7 @@ import { createRouter } from "./http/openapi";
 import { mcpRoutes } from "./mcp/routes";
 import { createOperatorApp } from "./operator";
 import { operatorAuth } from "./operator/auth";
+import { heldWritesOf, liveLogOwnersOf } from "./realtime/machine-stub";
 import { realtimeRoutes } from "./realtime/routes";
 import { stopReasonRoutes } from "./realtime/stop-reasons/routes";
 import { eventsRoutes } from "./realtime/streams/routes";
@@ -162,8 +163,12 @@ export function createApp() {
   app.route("/", operatorsRoutes);
   app.route("/", simpleWorkOrdersRoutes);
   app.route("/", nominalSpeedsRoutes);
-  app.route("/", productionLogsRoutes);
-  app.route("/", reportsRoutes);
+  // The readers of production logs below src/realtime/ get their way to its objects here.
+  app.route(
+    "/",
+    productionLogsRoutes({ heldWrites: heldWritesOf, liveLogOwners: liveLogOwnersOf }),
+  );
+  app.route("/", reportsRoutes(heldWritesOf));
   app.route("/", exportsRoutes);
   // Before realtimeRoutes: `/v1/realtime/events` is not a `{machine_id}`.
   app.route("/", eventsRoutes);

@@ -155,11 +155,6 @@ const SettingsSchema = z.object({
 });
 
 export type Settings = z.infer<typeof SettingsSchema>;
-/**
- * Webhook settings: the DNS-over-HTTPS resolver, the origins exempt in local development
- * and the sweeper's stalled margin (s).
- */
-export type WebhookSettings = Settings["webhooks"];
 /** Access-token settings; `jwks` and `jwksUrl` both absent = no Bearer token is valid. */
 export type JwtSettings = Settings["jwt"];
 /** Direct URLs of export files: account, bucket and credentials (all or none), lifetime (s). */

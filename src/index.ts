@@ -6,19 +6,31 @@ import { createApp } from "./app";
 import { createDb } from "./db/client";
 import { repairPendingMirrors } from "./db/company-mirror";
 import { shardBindings } from "./db/shards";
+import type { FlushHeldWrites } from "./durable/realtime-barrier";
 import { type Env, readSettings } from "./env";
+import { MachineStreamObject } from "./events/machine-stream";
+import { heldWritesOf } from "./realtime/machine-stub";
 import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
 
 export { CompanyStream } from "./events/company-stream";
 export { ConnectionLeases } from "./events/lease-object";
-export { MachineStream } from "./events/machine-stream";
 export { RealtimeTickets } from "./events/ticket-object";
 export { CompanyExports } from "./exports/export-object";
 export { MachineStateStore as SignalStore } from "./machine-state/signal-store";
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";
 export { WebhookEndpoint } from "./webhooks/endpoint-deliverer";
+
+/**
+ * A machine's live-event stream (src/events/machine-stream.ts), handed the realtime layer's
+ * way to flush a machine's held writes, which events/ does not name.
+ */
+export class MachineStream extends MachineStreamObject {
+  protected heldWrites(): FlushHeldWrites {
+    return heldWritesOf(this.env);
+  }
+}
 
 const app = createApp();
 

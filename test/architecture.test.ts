@@ -49,50 +49,110 @@ describe("the layers", () => {
   });
 });
 
-/** The folder of src/ a source file is in (`realtime`, `resources`), or null for a file at the top. */
-function folderOf(file: string): string | null {
-  const parts = file.replace(/^\.\.\/src\//, "").split("/");
-  return parts.length > 1 ? (parts[0] ?? null) : null;
-}
+describe("one security chain", () => {
+  it("is assembled in src/app-chain/ only: no door (/v1, /mcp) rebuilds it by hand", () => {
+    // The chain's first and third steps: a module that calls them outside app-chain/ has a
+    // chain of its own, which may drift from /v1's (its order, its body limit, a new step).
+    const steps = /\b(limitFailedAuthentications|rateLimit)\(/;
+    const own = ["../src/rate-limit/middleware.ts"];
+    const outside = Object.keys(sources).filter((f) => f.startsWith("../src/app-chain/"));
+    expect(outside.length).toBeGreaterThan(0);
+    expect(linesMatching(steps, [...own, ...outside])).toEqual([]);
+    // The pattern does see the chain where it is built.
+    expect(linesMatching(steps, own).length).toBeGreaterThan(0);
+  });
+});
 
-/** The source file a relative import of `file` names (`../src/x/y.ts`), or null for a package. */
-function resolveImport(file: string, spec: string): string | null {
-  if (!spec.startsWith(".")) return null;
-  const parts = file.split("/").slice(0, -1);
-  for (const part of spec.split("/")) {
-    if (part === "..") parts.pop();
-    else if (part !== ".") parts.push(part);
-  }
-  const base = parts.join("/");
-  return [`${base}.ts`, `${base}/index.ts`, base].find((candidate) => candidate in sources) ?? null;
+/**
+ * Every TypeScript file of the project by its path from the root (`src/app.ts`,
+ * `test/harness.ts`, `scripts/lib/replay.ts`): the Worker, its tests, the scripts, the
+ * benchmarks and the browser checks, whose imports the structure checks below read.
+ */
+const project: Record<string, string> = {};
+for (const [key, text] of Object.entries({
+  ...sources,
+  ...import.meta.glob<string>(["./**/*.ts", "../scripts/**/*.ts", "../bench/**/*.ts"], {
+    query: "?raw",
+    import: "default",
+    eager: true,
+  }),
+  ...import.meta.glob<string>("../e2e/**/*.ts", { query: "?raw", import: "default", eager: true }),
+})) {
+  // A declaration file (`*.d.ts`) declares modules; it imports nothing of the project.
+  if (key.endsWith(".d.ts")) continue;
+  project[key.startsWith("../") ? key.slice(3) : `test/${key.slice(2)}`] = text;
 }
 
 /**
- * The import graph of src/ between folders (a file at the top, such as app.ts or
- * env.ts, belongs to none): folder -> the folders it imports from, with one import each.
+ * The module paths a file imports: static `import`/`export ... from` (type-only included),
+ * side-effect `import "..."` and dynamic `import("...")`.
  */
-function folderGraph(files: Record<string, string>): Map<string, Map<string, string>> {
+function allImportsOf(text: string): string[] {
+  return [
+    ...importsOf(text),
+    ...[...text.matchAll(/^import\s+"([^"]+)";/gm)].map((m) => m[1] ?? ""),
+    ...[...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1] ?? ""),
+  ];
+}
+
+/** The project file a relative import of `file` names (`src/x/y.ts`), or null (a package, a text module). */
+function resolveImport(files: Record<string, string>, file: string, spec: string): string | null {
+  if (!spec.startsWith(".")) return null;
+  const parts = file.split("/").slice(0, -1);
+  for (const part of spec.replace(/\?.*$/, "").split("/")) {
+    if (part === "..") parts.pop();
+    else if (part !== ".") parts.push(part);
+  }
+  const base = parts.join("/").replace(/\.js$/, "");
+  return [`${base}.ts`, `${base}/index.ts`].find((candidate) => candidate in files) ?? null;
+}
+
+/** The file import graph: file -> the project files it imports, each with the import that makes the edge. */
+function fileGraph(files: Record<string, string>): Map<string, Map<string, string>> {
   const graph = new Map<string, Map<string, string>>();
   for (const [file, text] of Object.entries(files)) {
-    const from = folderOf(file);
-    if (from === null) continue;
-    for (const spec of importsOf(text)) {
-      const target = resolveImport(file, spec);
-      const to = target === null ? null : folderOf(target);
-      if (to === null || to === from) continue;
-      const edges = graph.get(from) ?? new Map<string, string>();
-      if (!edges.has(to)) edges.set(to, `${file} imports ${spec}`);
-      graph.set(from, edges);
+    const edges = new Map<string, string>();
+    for (const spec of allImportsOf(text)) {
+      const target = resolveImport(files, file, spec);
+      if (target !== null && target !== file && !edges.has(target)) {
+        edges.set(target, `${file} imports ${spec}`);
+      }
+    }
+    graph.set(file, edges);
+  }
+  return graph;
+}
+
+/**
+ * The room of a file inside its tree (`src`, `test`, `scripts`, `bench`, `e2e`): its
+ * folder (`src/realtime`), or for a file at the top of the tree the file itself
+ * (`src/app-env.ts`), a room of its own: no file is left out of the loops.
+ */
+function roomOf(file: string): string {
+  const parts = file.split("/");
+  return parts.slice(0, 2).join("/");
+}
+
+/** The graph between rooms: room -> the rooms it imports from, with one import each. */
+function roomGraph(files: Record<string, string>): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const [file, edges] of fileGraph(files)) {
+    const from = roomOf(file);
+    const out = graph.get(from) ?? new Map<string, string>();
+    graph.set(from, out);
+    for (const [target, why] of edges) {
+      const to = roomOf(target);
+      if (to !== from && !out.has(to)) out.set(to, why);
     }
   }
   return graph;
 }
 
 /**
- * The folder loops of a graph: its strongly connected components of more than one folder
- * (Tarjan's algorithm), each with the imports that close it.
+ * The loops of a graph: its strongly connected components of more than one node (Tarjan's
+ * algorithm), each with the imports that close it.
  */
-function folderLoops(graph: Map<string, Map<string, string>>): string[][] {
+function loopsOf(graph: Map<string, Map<string, string>>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
@@ -129,23 +189,103 @@ function folderLoops(graph: Map<string, Map<string, string>>): string[][] {
   return loops;
 }
 
-describe("no folder loops", () => {
-  it("has no two folders of src/ that import each other, directly or through others", () => {
-    const graph = folderGraph(sources);
-    // The graph is read at all: realtime publishes through events, events read the reports.
-    expect(graph.get("realtime")?.has("events")).toBe(true);
-    expect(graph.get("events")?.has("reports")).toBe(true);
-    expect(folderLoops(graph)).toEqual([]);
+/**
+ * The rooms of src/, top to bottom (docs/architecture.md, "The layers"): a room imports
+ * only rooms below it. The composition (index.ts, app.ts); the operator API, MCP, exports
+ * and the board over the domain; the domain one way, realtime/ over machine-state/ over
+ * stops/ over events/ over webhooks/ over reports/ over resources/ over shifts/ over
+ * durable/ and parquet/; the public security chain (app-chain/, used by the routes in the
+ * domain's folders) over the rate limiter; the shared kernel (auth/, http/, app-env.ts,
+ * env.ts); storage (db/) at the bottom. A new folder or top file takes its place here.
+ */
+const LAYERS = [
+  "src/index.ts",
+  "src/app.ts",
+  "src/operator",
+  "src/mcp",
+  "src/exports",
+  "src/board",
+  "src/realtime",
+  "src/machine-state",
+  "src/stops",
+  "src/events",
+  "src/webhooks",
+  "src/reports",
+  "src/resources",
+  "src/shifts",
+  "src/durable",
+  "src/parquet",
+  "src/app-chain",
+  "src/rate-limit",
+  "src/auth",
+  "src/http",
+  "src/app-env.ts",
+  "src/env.ts",
+  "src/db",
+] as const;
+
+/** The imports of src/ against `LAYERS`: upward or sideways, or from or to a room not placed. */
+function againstTheLayers(files: Record<string, string>): string[] {
+  const rank = new Map<string, number>(LAYERS.map((room, i) => [room, i]));
+  const out: string[] = [];
+  for (const [from, edges] of roomGraph(files)) {
+    if (!from.startsWith("src/")) continue;
+    if (!rank.has(from)) out.push(`${from} is in no layer`);
+    for (const [to, why] of edges) {
+      if ((rank.get(from) ?? -1) >= (rank.get(to) ?? -1)) out.push(`${from} -> ${to}: ${why}`);
+    }
+  }
+  return out;
+}
+
+describe("the import structure", () => {
+  it("reads every tree of the project", () => {
+    const rooms = new Set(Object.keys(project).map((f) => f.split("/")[0]));
+    expect([...rooms].sort()).toEqual(["bench", "e2e", "scripts", "src", "test"]);
+    const graph = roomGraph(project);
+    // The graph is read at all: realtime publishes through events, events read the reports,
+    // the tests import the Worker, a dynamic import is an edge.
+    expect(graph.get("src/realtime")?.has("src/events")).toBe(true);
+    expect(graph.get("src/events")?.has("src/reports")).toBe(true);
+    expect(graph.get("test/harness.ts")?.has("src/db")).toBe(true);
+    expect(fileGraph(project).get("src/mcp/routes.ts")?.has("src/mcp/handle.ts")).toBe(true);
   });
 
-  it("finds a loop when one is there", () => {
-    const looped = {
-      ...sources,
-      "../src/events/looped.ts": 'import { realtimeRoutes } from "../realtime/routes";\n',
+  it("has no folder loop: no two rooms (a folder, or a file at the top of a tree) import each other, directly or through others", () => {
+    expect(loopsOf(roomGraph(project))).toEqual([]);
+  });
+
+  it("has no file cycle, type-only imports included", () => {
+    expect(loopsOf(fileGraph(project))).toEqual([]);
+  });
+
+  it("has no import against the layering of src/", () => {
+    expect(againstTheLayers(project)).toEqual([]);
+  });
+
+  it("finds a folder loop, a file cycle and an upward import when one is there", () => {
+    const broken = {
+      ...project,
+      // Through a file at the top (the loop once exempted: http/ -> app-env.ts -> auth/ -> http/).
+      "src/app-env.ts": `${project["src/app-env.ts"]}\nimport { authenticate } from "./auth/middleware";\n`,
+      "scripts/lib/a.ts": 'import { b } from "./b";\n',
+      "scripts/lib/b.ts": 'import type { a } from "./a";\n',
+      "src/durable/upward.ts": 'import { machineObject } from "../realtime/machine-stub";\n',
     };
-    expect(folderLoops(folderGraph(looped)).flat()).toContain(
-      "../src/events/looped.ts imports ../realtime/routes",
+    const loops = loopsOf(roomGraph(broken)).flat();
+    expect(loops).toContain("src/app-env.ts imports ./auth/middleware");
+    expect(loopsOf(fileGraph(broken)).flat()).toEqual(
+      expect.arrayContaining(["scripts/lib/a.ts imports ./b", "scripts/lib/b.ts imports ./a"]),
     );
+    expect(againstTheLayers(broken)).toEqual(
+      expect.arrayContaining([
+        "src/durable -> src/realtime: src/durable/upward.ts imports ../realtime/machine-stub",
+        "src/app-env.ts -> src/auth: src/app-env.ts imports ./auth/middleware",
+      ]),
+    );
+    expect(againstTheLayers({ ...project, "src/attic/x.ts": "" })).toEqual([
+      "src/attic is in no layer",
+    ]);
   });
 });
 

@@ -80,12 +80,15 @@ describe("operator companies", () => {
     const res = await operator("POST", "/companies", [
       { name, timezone: "America/Santiago" },
       { name: `${name} 2`, timezone: "UTC" },
+      // A fixed-offset IANA zone (UTC-5 all year), which ICU's list of zones leaves out.
+      { name: `${name} 3`, timezone: "Etc/GMT+5" },
     ]);
     expect(res.status).toBe(201);
     const created = (await res.json()) as Company[];
     expect(created.map((c) => [c.name, c.timezone])).toEqual([
       [name, "America/Santiago"],
       [`${name} 2`, "UTC"],
+      [`${name} 3`, "Etc/GMT+5"],
     ]);
     for (const c of created) expect(c.webhookSecret).toMatch(/^whsec_[A-Za-z0-9_-]{40,}$/);
     expect(created[0]?.webhookSecret).not.toBe(created[1]?.webhookSecret);

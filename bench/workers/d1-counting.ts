@@ -216,6 +216,12 @@ export class WebhookEndpoint extends project.WebhookEndpoint {
   }
 }
 
+export class CompanyExports extends project.CompanyExports {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, counted(env, "exports object"));
+  }
+}
+
 const worker = project.default;
 
 export default {

@@ -72,6 +72,8 @@ export class ConnectionLeases extends DurableObject<FloorEnv> {}
 export class RealtimeTickets extends DurableObject<FloorEnv> {}
 /** Unused here; declared because the project's configuration binds the class. */
 export class WebhookEndpoint extends DurableObject<FloorEnv> {}
+/** Unused here; declared because the project's configuration binds the class. */
+export class CompanyExports extends DurableObject<FloorEnv> {}
 
 /** Answers built so far, by size: the floor serves them with no work but sending. */
 const answers = new Map<number, string>();

@@ -54,6 +54,9 @@ export class RealtimeTickets extends DurableObject<StorageFloorEnv> {}
 /** Bound by wrangler.toml; unused here. */
 export class WebhookEndpoint extends DurableObject<StorageFloorEnv> {}
 
+/** Bound by wrangler.toml; unused here. */
+export class CompanyExports extends DurableObject<StorageFloorEnv> {}
+
 export default {
   async fetch(request: Request, env: StorageFloorEnv): Promise<Response> {
     const url = new URL(request.url);

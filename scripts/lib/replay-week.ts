@@ -10,9 +10,24 @@
  * when none of the machine starts at the same instant (an open one is closed when its
  * recorded end has passed).
  */
-import { skuCode } from "./demo-operations";
-import type { Replay } from "./replay";
+import { type SmeRow, skuCode } from "./demo-operations";
 import { type WeekFill, weekFill } from "./replay-week-plan";
+
+/**
+ * What the fill uses of a replay (`Replay` of ./replay.ts is one, after its `resolve`):
+ * declared here so that replay.ts, which runs the fill, is the only one of the two files
+ * that imports the other.
+ */
+export interface WeekReplay {
+  /** The recorded rows by asset. */
+  readonly rows: Map<number, SmeRow[]>;
+  /** The "Asset N" machines by asset number, with their signals' public ids. */
+  readonly machines: Map<number, { id: number; powerId: string; countId: string }>;
+  /** Open stops created, by `machineId:startMs`, for closing them later. */
+  readonly openStops: Map<string, number>;
+  /** One call, JSON in and out (see `Replay.call`); throws on an answer other than 2XX. */
+  call<T>(path: string, init?: { method?: string; body?: unknown; operator?: boolean }): Promise<T>;
+}
 
 /** What the fill sent. */
 export interface WeekCounts {
@@ -40,7 +55,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * @throws CallError on an answer other than 2XX.
  */
 export async function fillWeek(
-  replay: Replay,
+  replay: WeekReplay,
   now: number,
 ): Promise<{ counts: WeekCounts; plan: WeekFill }> {
   const plan = weekFill(replay.rows, now);
@@ -76,7 +91,7 @@ export async function fillWeek(
 }
 
 /** The shift instances (`machineId:startMs`) that already have a production log. */
-async function shiftsWithLogs(replay: Replay, plan: WeekFill): Promise<Set<string>> {
+async function shiftsWithLogs(replay: WeekReplay, plan: WeekFill): Promise<Set<string>> {
   const ids = [...replay.machines.values()].map((m) => m.id);
   const out = new Set<string>();
   for (let page = 1; ; page++) {
@@ -99,7 +114,7 @@ async function shiftsWithLogs(replay: Replay, plan: WeekFill): Promise<Set<strin
 }
 
 async function sendProductionLogs(
-  replay: Replay,
+  replay: WeekReplay,
   plan: WeekFill,
   counts: WeekCounts,
 ): Promise<void> {
@@ -133,7 +148,7 @@ async function sendProductionLogs(
 
 /** The stops of the replayed machines that start in the week: `machineId:startMs` → stop. */
 async function existingStops(
-  replay: Replay,
+  replay: WeekReplay,
   plan: WeekFill,
 ): Promise<Map<string, { id: number; open: boolean }>> {
   const ids = [...replay.machines.values()].map((m) => m.id);
@@ -165,7 +180,7 @@ async function existingStops(
   }
 }
 
-async function sendStops(replay: Replay, plan: WeekFill, counts: WeekCounts): Promise<void> {
+async function sendStops(replay: WeekReplay, plan: WeekFill, counts: WeekCounts): Promise<void> {
   const existing = await existingStops(replay, plan);
   const byMachine = new Map<number, { startTime: string; endTime: string | null; key: string }[]>();
   for (const stop of plan.stops) {

@@ -18,7 +18,7 @@ import {
   MAX_KEY_LENGTH,
   REPLAYED_HEADER,
 } from "../http/idempotency";
-import { jsonBody, PUBLIC_MAX_BODY_BYTES } from "../http/json-body";
+import { jsonBody, PUBLIC_MAX_BODY_BYTES, sizedBody } from "../http/json-body";
 import {
   BODY_ERROR_RESPONSES,
   ErrorSchema,
@@ -178,6 +178,54 @@ export interface PublicRouteOptions {
   authenticate?: MiddlewareHandler<AppEnv>;
 }
 
+/** How the chain reads a request's body. */
+export type BodyStep =
+  /** Read, size-limited and parsed as JSON (`jsonBody`): the REST routes that take a body. */
+  | "json"
+  /** Size-limited only, left for the handler to read (`sizedBody`): `/mcp`'s JSON-RPC. */
+  | "sized"
+  /** No body. */
+  | "none";
+
+/** What a public door's chain is made of (`publicChain`). */
+export interface PublicChainOptions {
+  /** The route's scope, or null when the handler checks scopes itself (`/mcp`'s tools). */
+  scope: string | ScopeByField | null;
+  /** How the body is read. */
+  body: BodyStep;
+  /** The authentication step, in place of `authenticate()` (see `PublicRouteOptions`). */
+  authenticate?: MiddlewareHandler<AppEnv>;
+}
+
+/**
+ * The security chain of every public door, `/v1` and `/mcp` alike, in this order: failed
+ * authentications limited per client address, the credential (401 before anything is
+ * read), the credential's rate limit, the scope (so a 403 counts against the limit), the
+ * body (read only now, so an anonymous caller gets a 401 whatever it sent), a body field's
+ * scope, and last, on calls that create or change something, `Idempotency-Key` handling
+ * (a 401, 403 or 429 takes no key).
+ *
+ * @returns the middleware, in order.
+ */
+export function publicChain(options: PublicChainOptions): MiddlewareHandler<AppEnv>[] {
+  const { scope, body } = options;
+  const steps = scope === null ? { beforeBody: [], afterBody: [] } : scopeSteps(scope);
+  const bodySteps: Record<BodyStep, MiddlewareHandler[]> = {
+    json: [jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES })],
+    sized: [sizedBody(PUBLIC_MAX_BODY_BYTES)],
+    none: [],
+  };
+  return [
+    limitFailedAuthentications(),
+    options.authenticate ?? authenticate(),
+    rateLimit(),
+    ...steps.beforeBody,
+    ...bodySteps[body],
+    ...steps.afterBody,
+    ...(scope !== null && changesSomething(scope) ? [idempotency()] : []),
+  ];
+}
+
 /**
  * Adds the rate-limit header fields, `x-d1-bookmark` (and `extra`) to every response that
  * declares no headers of its own.
@@ -235,12 +283,10 @@ function scopeSteps(scope: string | ScopeByField): {
  * Defines a public route: authenticated (API key or Bearer token), rate-limited,
  * needing `scope`.
  *
- * Middleware order: failed authentications per client address, authentication,
- * the credential's rate limit, the scope (so a 403 counts against the limit),
- * on POST, PUT and PATCH the body (read, size-limited and parsed only now, so an
- * anonymous caller gets a 401 whatever it sent), then, on routes that create or change something (every scope but `*.read`),
- * `Idempotency-Key` handling (src/http/idempotency.ts; documented as a header
- * parameter, a 409, a 422 case and the `Idempotent-Replayed` response header).
+ * Middleware: `publicChain` (the body read as JSON on POST, PUT and PATCH; on routes that
+ * create or change something, every scope but `*.read`, `Idempotency-Key` handling,
+ * src/http/idempotency.ts, documented as a header parameter, a 409, a 422 case and the
+ * `Idempotent-Replayed` response header).
  * The scope is published in the operation's description and as the extension
  * `x-required-scope`; the standard 401/403/422/429/500 responses are added (and
  * 413/415 on POST, PUT and PATCH, from src/http/json-body.ts), and every response documents the `RateLimit` and `RateLimit-Policy` fields.
@@ -267,7 +313,6 @@ export function publicRoute<R extends PublicRouteConfig>(
   ]
     .filter(Boolean)
     .join("\n\n");
-  const steps = scopeSteps(scope);
   return createRoute({
     ...route,
     description,
@@ -276,16 +321,11 @@ export function publicRoute<R extends PublicRouteConfig>(
       ? { "x-required-scope": scope }
       : { "x-required-scope-by": { field: scope.field, scopes: scope.scopes } }),
     parameters: changes ? [BOOKMARK_PARAMETER, IDEMPOTENCY_PARAMETER] : [BOOKMARK_PARAMETER],
-    middleware: [
-      limitFailedAuthentications(),
-      options.authenticate ?? authenticate(),
-      rateLimit(),
-      ...steps.beforeBody,
-      ...(takesBody(route.method) ? [jsonBody({ maxBytes: PUBLIC_MAX_BODY_BYTES })] : []),
-      ...steps.afterBody,
-      // Last: a 401, 403 or 429 takes no key; a passthrough when the header is absent.
-      ...(changes ? [idempotency()] : []),
-    ] as const,
+    middleware: publicChain({
+      scope,
+      body: takesBody(route.method) ? "json" : "none",
+      authenticate: options.authenticate,
+    }),
     responses: changes
       ? withStandardHeaders(
           { ...CHANGING_ROUTE_RESPONSES, ...bodyErrors, ...mergeConflict(route.responses) },

@@ -16,7 +16,6 @@
  * credential id is `token:<companyId>:<sub>`, so each subject of a company has
  * its own rate limit.
  */
-import { eq } from "drizzle-orm";
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -26,10 +25,9 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from "jose";
-import type { Database } from "../db/client";
-import { companies } from "../db/schema";
+import type { Principal } from "../app-env";
+import { readDirectory } from "../db/directory-reads";
 import type { JwtSettings } from "../env";
-import type { Principal } from "./principal";
 
 /** Signature algorithms accepted; everything else (`none`, HS*, PS*, EdDSA) is refused. */
 export const ALGORITHMS = ["RS256", "ES256"] as const;
@@ -185,7 +183,8 @@ const MAX_CACHED_COMPANIES = 10_000;
 /**
  * Resolves an access token into the principal it acts for.
  *
- * @param db Drizzle client.
+ * @param directory the directory's binding (`DB`): the company is read there, through a
+ *   session that may use a replica (src/db/directory-reads.ts).
  * @param jwt access-token settings.
  * @param token the Bearer token.
  * @param cacheSeconds how long this isolate may keep a company row (0 = no cache).
@@ -193,7 +192,7 @@ const MAX_CACHED_COMPANIES = 10_000;
  *   token is invalid, lacks a company claim or `sub`, or names a company that does not exist.
  */
 export async function principalFromAccessToken(
-  db: Database,
+  directory: D1Database,
   jwt: JwtSettings,
   token: string,
   cacheSeconds: number,
@@ -210,11 +209,16 @@ export async function principalFromAccessToken(
   const now = Date.now();
   let company = companyCache.get(grant.companyId);
   if (!company || company.expiresAt <= now) {
-    const row = await db
-      .select({ name: companies.name, timezone: companies.timezone })
-      .from(companies)
-      .where(eq(companies.id, grant.companyId))
-      .get();
+    // A company is never deleted: a replica's answer will do, a miss is asked at the primary.
+    const { value: row, asOf } = await readDirectory(
+      directory,
+      (session) =>
+        session
+          .prepare("SELECT name, timezone FROM companies WHERE id = CAST(?1 AS INTEGER)")
+          .bind(grant.companyId)
+          .first<{ name: string; timezone: string }>(),
+      (found) => found !== null,
+    );
     if (!row) {
       console.log(
         JSON.stringify({
@@ -225,7 +229,7 @@ export async function principalFromAccessToken(
       );
       return null;
     }
-    company = { ...row, expiresAt: now + cacheSeconds * 1000 };
+    company = { name: row.name, timezone: row.timezone, expiresAt: asOf + cacheSeconds * 1000 };
     if (cacheSeconds > 0) {
       if (companyCache.size >= MAX_CACHED_COMPANIES) companyCache.clear();
       companyCache.set(grant.companyId, company);

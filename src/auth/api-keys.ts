@@ -1,10 +1,8 @@
 /**
  * API keys: random, shown once, stored as SHA-256 hashes with a short display prefix.
  */
-import { and, eq, isNull } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { apiKeys, companies } from "../db/schema";
-import type { Principal } from "./principal";
+import type { Principal } from "../app-env";
+import { readDirectory } from "../db/directory-reads";
 
 const KEY_PREFIX = "pm_";
 const KEY_BYTES = 32;
@@ -35,41 +33,61 @@ export async function generateApiKey(): Promise<{ key: string; prefix: string; h
   return { key, prefix: key.slice(0, DISPLAY_PREFIX_LENGTH), hash: await sha256Hex(key) };
 }
 
+/** A key's row as the lookup reads it. */
+interface KeyRow {
+  id: number;
+  scopes: string;
+  rate_limit_requests: number | null;
+  rate_limit_period_seconds: number | null;
+  company_id: number;
+  company_name: string;
+  timezone: string;
+}
+
 /**
- * Finds the live (not revoked) key with this value and the company it acts for.
+ * Finds the live (not revoked) key with this value and the company it acts for, in the
+ * directory, through a session that may read a replica at most `DIRECTORY_ANCHOR_MS`
+ * behind the primary (src/db/directory-reads.ts); a key not found there is looked for at
+ * the primary, so a key works as soon as it is issued.
  *
- * @param db Drizzle client.
+ * @param directory the directory's binding (`DB`).
  * @param key the raw `x-api-key` header value.
- * @returns the principal, or null when no live key matches.
+ * @returns the principal (null when no live key matches) and the instant the answer
+ *   reflects the primary as of (`asOf`, ms): a cache of it counts its time from there, so a
+ *   revocation is seen within that time wherever the answer was read.
  */
-export async function principalFromApiKey(db: Database, key: string): Promise<Principal | null> {
-  if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
+export async function principalFromApiKey(
+  directory: D1Database,
+  key: string,
+): Promise<{ principal: Principal | null; asOf: number }> {
+  if (!key.startsWith(KEY_PREFIX) || key.length > 200) return { principal: null, asOf: Date.now() };
   const hash = await sha256Hex(key);
-  const row = await db
-    .select({
-      id: apiKeys.id,
-      scopes: apiKeys.scopes,
-      rateLimitRequests: apiKeys.rateLimitRequests,
-      rateLimitPeriodSeconds: apiKeys.rateLimitPeriodSeconds,
-      companyId: companies.id,
-      companyName: companies.name,
-      timezone: companies.timezone,
-    })
-    .from(apiKeys)
-    .innerJoin(companies, eq(companies.id, apiKeys.companyId))
-    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
-    .get();
-  if (!row) return null;
-  return {
-    companyId: row.companyId,
-    companyName: row.companyName,
+  const { value: row, asOf } = await readDirectory(
+    directory,
+    (session) =>
+      session
+        .prepare(
+          `SELECT k.id, k.scopes, k.rate_limit_requests, k.rate_limit_period_seconds,
+             c.id AS company_id, c.name AS company_name, c.timezone
+           FROM api_keys k JOIN companies c ON c.id = k.company_id
+           WHERE k.key_hash = ?1 AND k.revoked_at IS NULL`,
+        )
+        .bind(hash)
+        .first<KeyRow>(),
+    (found) => found !== null,
+  );
+  if (!row) return { principal: null, asOf };
+  const principal: Principal = {
+    companyId: row.company_id,
+    companyName: row.company_name,
     timezone: row.timezone,
     credentialId: `key:${row.id}`,
     kind: "api_key",
-    scopes: new Set(row.scopes),
+    scopes: new Set(JSON.parse(row.scopes) as string[]),
     rateLimit:
-      row.rateLimitRequests !== null && row.rateLimitPeriodSeconds !== null
-        ? { requests: row.rateLimitRequests, periodSeconds: row.rateLimitPeriodSeconds }
+      row.rate_limit_requests !== null && row.rate_limit_period_seconds !== null
+        ? { requests: row.rate_limit_requests, periodSeconds: row.rate_limit_period_seconds }
         : null,
   };
+  return { principal, asOf };
 }

@@ -6,14 +6,13 @@
  * tokens); adding a credential kind means adding a resolver, not touching routes.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../app-env";
+import type { AppEnv, Principal } from "../app-env";
 import { companyShard } from "../db/shards";
 import { readSettings } from "../env";
 import { requestSession } from "../http/d1-session";
 import { missingScope, notAuthenticated } from "../http/errors";
 import { principalFromAccessToken } from "./access-tokens";
 import { principalFromApiKey } from "./api-keys";
-import type { Principal } from "./principal";
 
 /** Resolves one credential form; returns null when the credential is not valid. */
 export interface CredentialResolver {
@@ -29,10 +28,12 @@ const MAX_CACHED_KEYS = 10_000;
 
 /**
  * API keys this isolate resolved lately, by raw key, for `CREDENTIAL_CACHE_SECONDS`
- * (default 5 s): a D1 round trip saved on almost every request. Only live keys
- * are kept (an unknown key is looked up every time, so a key works as soon as it
- * is issued). A revocation takes effect at once in the isolate that handled it
- * (`forgetCredential`) and within the cache time in every other isolate.
+ * (default 5 s) counted from the instant the answer reflects the directory's primary as of
+ * (it may come from a replica: src/db/directory-reads.ts): a D1 round trip saved on almost
+ * every request. Only live keys are kept (an unknown key is looked up every time, at the
+ * primary when no replica knows it, so a key works as soon as it is issued). A revocation
+ * takes effect at once in the isolate that handled it (`forgetCredential`) and within the
+ * cache time in every other isolate.
  */
 const apiKeyCache = new Map<string, { principal: Principal; expiresAt: number }>();
 
@@ -52,10 +53,11 @@ async function resolveApiKey(c: Context<AppEnv>, key: string): Promise<Principal
   const now = Date.now();
   const cached = apiKeyCache.get(key);
   if (cached && cached.expiresAt > now) return cached.principal;
-  const principal = await principalFromApiKey(c.get("directory"), key);
-  if (principal && cacheSeconds > 0) {
+  const { principal, asOf } = await principalFromApiKey(c.env.DB, key);
+  const expiresAt = asOf + cacheSeconds * 1000;
+  if (principal && expiresAt > Date.now()) {
     if (apiKeyCache.size >= MAX_CACHED_KEYS) apiKeyCache.clear();
-    apiKeyCache.set(key, { principal, expiresAt: now + cacheSeconds * 1000 });
+    apiKeyCache.set(key, { principal, expiresAt });
   } else {
     apiKeyCache.delete(key);
   }
@@ -76,12 +78,7 @@ const bearerResolver: CredentialResolver = {
   },
   resolve: (c, token) => {
     const settings = readSettings(c.env);
-    return principalFromAccessToken(
-      c.get("directory"),
-      settings.jwt,
-      token,
-      settings.credentialCacheSeconds,
-    );
+    return principalFromAccessToken(c.env.DB, settings.jwt, token, settings.credentialCacheSeconds);
   },
 };
 

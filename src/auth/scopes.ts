@@ -16,8 +16,6 @@ export const SECTIONS = [
 
 export const ACTIONS = ["read", "create", "update", "delete"] as const;
 
-export type Section = (typeof SECTIONS)[number];
-
 /** Every scope a credential may hold: the four actions of each section, and `realtime.write`. */
 export const ALL_SCOPES: readonly string[] = [
   ...SECTIONS.filter((s) => s !== "realtime").flatMap((s) => ACTIONS.map((a) => `${s}.${a}`)),

@@ -12,6 +12,7 @@
  */
 import { createDb, type Database } from "./client";
 import { completeMirror } from "./company-mirror";
+import { type DirectorySession, readAtPrimary, readDirectory } from "./directory-reads";
 
 /** The binding names of shards: `SHARD_` and a number without leading zeros. */
 export const SHARD_BINDING = /^SHARD_(0|[1-9][0-9]*)$/;
@@ -28,8 +29,9 @@ export const RANGE_SIZE = 2 ** 40;
  * (every isolate has read the mark by then, and waits too) and a grace before it fences the
  * old shard and switches (src/operator/company-move.ts), so this is also about how long the
  * company's requests wait during a move: 2 s keeps that pause short, for one directory read
- * per company and isolate every 2 s (the read by primary key costs well under a millisecond
- * of D1 time).
+ * per company and isolate every 2 s (a read by primary key, served by a replica at most
+ * `DIRECTORY_ANCHOR_MS` behind the primary, ./directory-reads.ts: the 2 s count from the
+ * instant the answer reflects, so every isolate still sees a move's mark within them).
  */
 export const SHARD_CACHE_MS = 2_000;
 
@@ -200,12 +202,21 @@ async function readShard(
   companyId: number,
 ): Promise<string | null | typeof MOVING> {
   // `pending` and `moving_until` ride on the same read: a healthy company costs nothing more.
-  const row = await env.DB.prepare(
-    "SELECT shard, moving_until, mirrored_revision < revision AS pending FROM companies " +
-      "WHERE id = CAST(?1 AS INTEGER)",
-  )
-    .bind(companyId)
-    .first<{ shard: string | null; moving_until: number | null; pending: number }>();
+  const read = (session: DirectorySession) =>
+    session
+      .prepare(
+        "SELECT shard, moving_until, mirrored_revision < revision AS pending FROM companies " +
+          "WHERE id = CAST(?1 AS INTEGER)",
+      )
+      .bind(companyId)
+      .first<{ shard: string | null; moving_until: number | null; pending: number }>();
+  // A replica at most DIRECTORY_ANCHOR_MS behind (./directory-reads.ts), the cache counted
+  // from the instant it reflects, so a move's mark reaches every isolate within
+  // SHARD_CACHE_MS as before; a company seen moving is polled at the primary, so that its
+  // requests go on as soon as the switch is committed.
+  const { value: row, asOf } = movingPolls.has(companyId)
+    ? await readAtPrimary(env.DB, read)
+    : await readDirectory(env.DB, read, (found) => Boolean(found?.shard));
   if (!row?.shard) {
     shardCache.delete(companyId);
     return null;
@@ -232,7 +243,7 @@ async function readShard(
     }
   }
   if (shardCache.size >= MAX_CACHED_COMPANIES) shardCache.clear();
-  shardCache.set(companyId, { shard: row.shard, expiresAt: at + SHARD_CACHE_MS });
+  shardCache.set(companyId, { shard: row.shard, expiresAt: asOf + SHARD_CACHE_MS });
   return row.shard;
 }
 
@@ -292,11 +303,17 @@ export async function shardOfId(env: DirectoryEnv, id: number): Promise<string |
   const rangeIndex = Math.floor(id / RANGE_SIZE);
   const known = rangeOwners.get(rangeIndex);
   if (known !== undefined) return known;
-  const row = await env.DB.prepare(
-    "SELECT shard FROM shard_ranges WHERE range_index = CAST(?1 AS INTEGER)",
-  )
-    .bind(rangeIndex)
-    .first<{ shard: string }>();
+  // An assignment never changes: a replica's answer is final; a range it does not know yet
+  // (handed out a moment ago) is asked at the primary.
+  const { value: row } = await readDirectory(
+    env.DB,
+    (session) =>
+      session
+        .prepare("SELECT shard FROM shard_ranges WHERE range_index = CAST(?1 AS INTEGER)")
+        .bind(rangeIndex)
+        .first<{ shard: string }>(),
+    (found) => found !== null,
+  );
   if (!row) return null;
   rangeOwners.set(rangeIndex, row.shard);
   return row.shard;
@@ -338,12 +355,21 @@ export async function locateById(
   };
   const found = await ownerIn(origin);
   if (found) return found;
-  const { results } = await env.DB.prepare(
-    `SELECT d.company_id AS company_id, c.shard AS shard FROM company_departures d
-     JOIN companies c ON c.id = d.company_id WHERE d.from_shard = ?1`,
-  )
-    .bind(origin)
-    .all<{ company_id: number; shard: string | null }>();
+  // No departure known to a replica may be one written a moment ago: asked at the primary.
+  const { value: results } = await readDirectory(
+    env.DB,
+    async (session) =>
+      (
+        await session
+          .prepare(
+            `SELECT d.company_id AS company_id, c.shard AS shard FROM company_departures d
+             JOIN companies c ON c.id = d.company_id WHERE d.from_shard = ?1`,
+          )
+          .bind(origin)
+          .all<{ company_id: number; shard: string | null }>()
+      ).results,
+    (rows) => rows.length > 0,
+  );
   const byShard = new Map<string, number[]>();
   for (const r of results) {
     if (r.shard !== null && r.shard !== origin) {

@@ -14,9 +14,12 @@
  * an acknowledged realtime write, and a slow object costs it a retry.
  *
  * At the bottom of the domain (every reader of production logs passes it: the reports, the
- * production logs, the live figures of the event streams, MCP, the operator API), so it
- * reaches the machine's object by name and by the one method it needs, not through
- * src/realtime/: no folder that reads logs has to import the realtime folder.
+ * production logs, the live figures of the event streams, MCP, the operator API, exports),
+ * so it names nothing of the realtime layer: the reader hands it the one thing it needs,
+ * a way to flush one machine (`FlushHeldWrites`), which the realtime layer makes
+ * (`heldWritesOf`, src/realtime/machine-stub.ts: the object, its name and its RPC are
+ * realtime's) and the composition passes down (src/app.ts to the routes, src/index.ts to
+ * the machine streams). No folder that reads logs imports the realtime folder.
  *
  * With D1 sessions (src/db/session.ts): the objects write to the primary, outside the
  * reader's session, so the marks are read on the primary (a replica may not show a mark
@@ -29,21 +32,14 @@
 import { type CompanyScope, ownedText } from "../db/company-scope";
 import { inJsonListText } from "../db/json-list";
 import { primaryOf, sessionOf } from "../db/session";
-import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { integerLiterals } from "../http/filters";
-import { namedStub } from "./named-stub";
 
-/** The Durable Object name of a machine's realtime object: deterministic, so every isolate reaches the same object. */
-export function realtimeObjectName(companyId: number, machineId: number): string {
-  return `${companyId}:${machineId}`;
-}
-
-/** The one method of the realtime object the barrier calls (`RealtimeMachineRpc.sync`). */
-interface RealtimeSync extends Rpc.DurableObjectBranded {
-  /** Flushes held writes to D1. */
-  sync(): Promise<void>;
-}
+/**
+ * Flushes what one machine's realtime object holds to D1 and resolves once it is there
+ * (rejects with whatever the object's call throws).
+ */
+export type FlushHeldWrites = (companyId: number, machineId: number) => Promise<void>;
 
 /** Most Durable Object flushes in flight at once for one read. */
 export const BARRIER_CONCURRENCY = 8;
@@ -51,25 +47,10 @@ export const BARRIER_CONCURRENCY = 8;
 /** Most time one read waits for the flushes, ms. */
 export const BARRIER_BUDGET_MS = 5_000;
 
-/** Options of one barrier (tests shorten the budget). */
+/** Bounds of one barrier (defaults `BARRIER_CONCURRENCY`, `BARRIER_BUDGET_MS`). */
 export interface BarrierOptions {
   concurrency?: number;
   budgetMs?: number;
-  /** Replaces the Durable Object call (tests: a slow or failing object). */
-  flush?: (companyId: number, machineId: number) => Promise<void>;
-}
-
-/** Asks one machine's object to flush what it holds. */
-function syncMachine(
-  env: Pick<Env, "REALTIME_MACHINE">,
-  companyId: number,
-  machineId: number,
-): Promise<void> {
-  const stub: DurableObjectStub<RealtimeSync> = namedStub(
-    env.REALTIME_MACHINE,
-    realtimeObjectName(companyId, machineId),
-  );
-  return stub.sync();
 }
 
 /**
@@ -80,7 +61,7 @@ function syncMachine(
  * machine is marked, the common case; when one is, the flushes and one more read on the
  * primary, whose bookmark the reader's session moves to.
  *
- * @param env the Worker bindings (`REALTIME_MACHINE`).
+ * @param flush flushes one machine's object (the realtime layer's `heldWritesOf(env)`).
  * @param scope the reader's company and database (its session, for a request's).
  * @param machineIds the machines the read can touch, or all of the company's when omitted.
  * @param options concurrency, budget (defaults `BARRIER_CONCURRENCY`, `BARRIER_BUDGET_MS`).
@@ -89,7 +70,7 @@ function syncMachine(
  *   show production that misses acknowledged writes).
  */
 export async function syncPendingMachines(
-  env: Pick<Env, "REALTIME_MACHINE">,
+  flush: FlushHeldWrites,
   scope: CompanyScope,
   machineIds?: readonly number[],
   options: BarrierOptions = {},
@@ -126,8 +107,6 @@ export async function syncPendingMachines(
     return;
   }
 
-  const flush =
-    options.flush ?? ((company: number, machineId: number) => syncMachine(env, company, machineId));
   const concurrency = Math.max(1, options.concurrency ?? BARRIER_CONCURRENCY);
   let next = 0;
   const worker = async () => {

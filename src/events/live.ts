@@ -19,7 +19,7 @@
  */
 
 import { companyScope, loadNamedScope } from "../db/company-scope";
-import { syncPendingMachines } from "../durable/realtime-barrier";
+import { type FlushHeldWrites, syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { metricsReport } from "../reports/metrics-report";
 import {
@@ -200,6 +200,7 @@ export interface LiveFigures {
  */
 async function finalOee(
   env: Env,
+  heldWrites: FlushHeldWrites,
   companyId: number,
   machineId: number,
   instanceStart: number,
@@ -215,7 +216,7 @@ async function finalOee(
     { page: 1, limit: 10 },
     now,
     // The final figures wait for the machine's held realtime writes (the read barrier).
-    (machineIds) => syncPendingMachines(env, scope, machineIds),
+    (machineIds) => syncPendingMachines(heldWrites, scope, machineIds),
   );
   const row = page.rows.find((r) => r.shiftIndicators.indicatorId === instanceId);
   if (!row) return null;
@@ -233,7 +234,9 @@ function same(a: unknown, b: unknown): boolean {
  * (`final: true`, when the report has a row for it) and `shift.ended`, then `shift.started`;
  * then `production` and `oee` of the running shift when they differ from `previous`.
  *
- * @param env the bindings (D1, the signal stores, the realtime objects).
+ * @param env the bindings (D1, the signal stores).
+ * @param options.heldWrites flushes a machine's realtime object (the read barrier before the
+ *   final figures; src/index.ts hands the realtime layer's `heldWritesOf`).
  * @param options.previous the figures of the last computation (null = none).
  * @param options.state what the stream keeps in memory (`LiveState`).
  * @param options.now the instant, ms.
@@ -243,7 +246,12 @@ export async function computeLive(
   env: Env,
   companyId: number,
   machineId: number,
-  options: { previous: LiveFigures | null; state: LiveState; now: number },
+  options: {
+    heldWrites: FlushHeldWrites;
+    previous: LiveFigures | null;
+    state: LiveState;
+    now: number;
+  },
 ): Promise<{ events: Omit<EventInput, "machineId">[]; figures: LiveFigures | null }> {
   const { previous, state, now } = options;
   const events: Omit<EventInput, "machineId">[] = [];
@@ -260,7 +268,15 @@ export async function computeLive(
 
   if (previous && previous.shift.id !== shift?.id) {
     const final = previous.shift.isConsidered
-      ? await finalOee(env, companyId, machineId, previous.shift.startMs, previous.shift.id, now)
+      ? await finalOee(
+          env,
+          options.heldWrites,
+          companyId,
+          machineId,
+          previous.shift.startMs,
+          previous.shift.id,
+          now,
+        )
       : null;
     if (final) {
       events.push({

@@ -25,6 +25,7 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
+import type { FlushHeldWrites } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import type { MachineStreamRpc } from "./events-rpc";
 import { computeLive, type LiveFigures, LiveState } from "./live";
@@ -37,7 +38,16 @@ import { StreamCore } from "./stream-core";
 /** Production and OEE are recomputed at most this often (ms). */
 export const TICK_MS = 1_000;
 
-export class MachineStream extends DurableObject<Env> implements MachineStreamRpc {
+/**
+ * A machine's stream object, less the one thing of the realtime layer it needs: the way to
+ * flush a machine's held writes before the final figures of an ended shift (the read
+ * barrier). The composition (src/index.ts) makes the concrete `MachineStream` with the
+ * realtime layer's `heldWritesOf`, so that events/ names nothing above it.
+ */
+export abstract class MachineStreamObject extends DurableObject<Env> implements MachineStreamRpc {
+  /** Flushes one machine's realtime object to D1 (src/realtime/machine-stub.ts). */
+  protected abstract heldWrites(): FlushHeldWrites;
+
   /** The log and the subscribers. */
   private readonly core: StreamCore;
   /** Forwarding to the company stream: durable, in order, in batches. */
@@ -219,6 +229,7 @@ export class MachineStream extends DurableObject<Env> implements MachineStreamRp
     log.setMeta("dirty", null);
     const previous = log.meta("figures");
     const result = await computeLive(this.env, name.companyId, name.machineId, {
+      heldWrites: this.heldWrites(),
       previous: previous === null ? null : (JSON.parse(previous) as LiveFigures),
       state: this.live,
       now,

@@ -22,6 +22,8 @@ export interface FileEncoder {
   write(batch: ColumnBatch): Promise<void>;
   /** Writes what is buffered and the file's end. */
   finish(): Promise<void>;
+  /** Bytes the encoder holds for the file (its output buffer), for the memory figures. */
+  heldBytes(): number;
 }
 
 /** The file name extension and media type of each format. */
@@ -46,6 +48,9 @@ function csvCell(value: unknown, type: ColumnType): unknown {
 
 const encoder = new TextEncoder();
 
+/** Rows of a CSV batch written at once: about a megabyte of text. */
+const CSV_SLICE_ROWS = 10_000;
+
 /** CSV: a header row with the dotted column names, then each batch's records. */
 class CsvEncoder implements FileEncoder {
   constructor(
@@ -58,15 +63,22 @@ class CsvEncoder implements FileEncoder {
   }
 
   async write(batch: ColumnBatch): Promise<void> {
-    if (batch.length === 0) return;
-    const records: unknown[][] = new Array(batch.length);
-    for (let i = 0; i < batch.length; i++) {
-      records[i] = this.columns.map((c, j) => csvCell(batch.columns[j]?.[i], c.type));
+    // In slices: a signal batch of 100,000 points is about 11 MB of text at once.
+    for (let from = 0; from < batch.length; from += CSV_SLICE_ROWS) {
+      const to = Math.min(batch.length, from + CSV_SLICE_ROWS);
+      const records: unknown[][] = new Array(to - from);
+      for (let i = from; i < to; i++) {
+        records[i - from] = this.columns.map((c, j) => csvCell(batch.columns[j]?.[i], c.type));
+      }
+      await this.sink.push(encoder.encode(csvRecords(records)));
     }
-    await this.sink.push(encoder.encode(csvRecords(records)));
   }
 
   async finish(): Promise<void> {}
+
+  heldBytes(): number {
+    return 0;
+  }
 }
 
 /** A Parquet schema element per column type: OPTIONAL (a nested object may be null). */
@@ -105,22 +117,76 @@ function encodingOf(type: ColumnType) {
   return undefined;
 }
 
-/** A column's values as the Parquet writer takes them (64-bit integers as bigint). */
-function parquetValues(values: readonly unknown[], type: ColumnType): unknown[] {
-  const out: unknown[] = new Array(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (v === null || v === undefined) {
-      out[i] = null;
-      continue;
-    }
-    if (type === "int") out[i] = BigInt(v as number);
-    else if (type === "timestamp") {
-      const ms = epochMs(v);
-      out[i] = ms === null || Number.isNaN(ms) ? null : BigInt(ms);
-    } else out[i] = v;
+/**
+ * A column's values waiting for their row group, held in typed arrays allocated once per
+ * file (a 64-bit integer or an instant as the number of ms, a double as itself), so that a
+ * signal export's millions of points allocate no object per value; a column with a null in
+ * the group is handed over as an array with nulls instead.
+ */
+class PendingColumn {
+  private readonly numbers: Float64Array | null;
+  private readonly nulls: Uint8Array;
+  private readonly others: unknown[];
+  private nullCount = 0;
+
+  constructor(
+    private readonly type: ColumnType,
+    capacity: number,
+  ) {
+    const numeric = type === "int" || type === "timestamp" || type === "double";
+    this.numbers = numeric ? new Float64Array(capacity) : null;
+    this.nulls = new Uint8Array(numeric ? capacity : 0);
+    this.others = numeric ? [] : new Array(capacity);
   }
-  return out;
+
+  /** Stores `count` values of `values` from `from` at `offset` on. */
+  setRange(offset: number, values: readonly unknown[], from: number, count: number): void {
+    const numbers = this.numbers;
+    if (numbers === null) {
+      for (let i = 0; i < count; i++) this.others[offset + i] = values[from + i] ?? null;
+      return;
+    }
+    const instants = this.type === "timestamp";
+    for (let i = 0; i < count; i++) {
+      const value = values[from + i];
+      // A number (an instant as ms, from the signal store) takes no conversion.
+      const n = typeof value === "number" ? value : instants ? epochMs(value) : null;
+      if (n === null || Number.isNaN(n)) {
+        this.nulls[offset + i] = 1;
+        this.nullCount += 1;
+      } else {
+        this.nulls[offset + i] = 0;
+        numbers[offset + i] = n;
+      }
+    }
+  }
+
+  /** The first `n` values as the writer takes them (64-bit integers as bigint). */
+  data(n: number): ArrayLike<unknown> {
+    const numbers = this.numbers;
+    if (numbers === null) return this.others.slice(0, n);
+    const wide = this.type !== "double";
+    if (this.nullCount === 0) {
+      if (!wide) return numbers.slice(0, n);
+      const out = new BigInt64Array(n);
+      for (let i = 0; i < n; i++) out[i] = BigInt(numbers[i] ?? 0);
+      return out;
+    }
+    const out: unknown[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      out[i] = this.nulls[i] ? null : wide ? BigInt(numbers[i] ?? 0) : numbers[i];
+    }
+    return out;
+  }
+
+  reset(): void {
+    this.nullCount = 0;
+  }
+
+  /** Bytes of its typed arrays (the texts of a string column are not counted). */
+  bytes(): number {
+    return (this.numbers?.byteLength ?? 0) + this.nulls.byteLength;
+  }
 }
 
 /** Cells a Parquet row group holds about (rows = this / columns): bounds its memory. */
@@ -148,7 +214,7 @@ class ParquetEncoder implements FileEncoder {
   private readonly writer: SinkWriter;
   private readonly parquet: ParquetWriter;
   private readonly groupRows: number;
-  private pending: unknown[][];
+  private readonly pending: PendingColumn[];
   private pendingRows = 0;
 
   constructor(
@@ -162,17 +228,15 @@ class ParquetEncoder implements FileEncoder {
       createdBy: "production-monitoring-api",
     });
     this.groupRows = Math.max(1_000, Math.floor(ROW_GROUP_CELLS / Math.max(1, columns.length)));
-    this.pending = columns.map(() => []);
+    this.pending = columns.map((c) => new PendingColumn(c.type, this.groupRows));
   }
 
   async write(batch: ColumnBatch): Promise<void> {
     let at = 0;
     while (at < batch.length) {
       const take = Math.min(batch.length - at, this.groupRows - this.pendingRows);
-      this.columns.forEach((_, j) => {
-        const values = batch.columns[j] ?? [];
-        const target = this.pending[j] ?? [];
-        for (let i = at; i < at + take; i++) target.push(values[i]);
+      this.pending.forEach((column, j) => {
+        column.setRange(this.pendingRows, batch.columns[j] ?? [], at, take);
       });
       this.pendingRows += take;
       at += take;
@@ -182,15 +246,20 @@ class ParquetEncoder implements FileEncoder {
 
   private async writeGroup(): Promise<void> {
     if (this.pendingRows === 0) return;
+    const rows = this.pendingRows;
     const columnData = this.columns.map((c, j) => ({
       name: c.name,
-      data: parquetValues(this.pending[j] ?? [], c.type),
+      data: (this.pending[j] as PendingColumn).data(rows),
       encoding: encodingOf(c.type),
     }));
-    this.pending = this.columns.map(() => []);
-    const rows = this.pendingRows;
+    for (const column of this.pending) column.reset();
     this.pendingRows = 0;
-    await this.parquet.write({ columnData, rowGroupSize: rows });
+    // hyparquet-writer's types name its array kinds; a column's values are one of them.
+    await this.parquet.write({ columnData: columnData as never, rowGroupSize: rows });
+  }
+
+  heldBytes(): number {
+    return this.writer.buffer.byteLength + this.pending.reduce((n, c) => n + c.bytes(), 0);
   }
 
   async finish(): Promise<void> {

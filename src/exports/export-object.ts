@@ -200,6 +200,8 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
     const { ctx, session } = await this.context(job);
     const deadline = Date.now() + STEP_MS;
     let rowsDone = job.rows;
+    // The most bytes the file being written held at once: its part buffer and its encoder's.
+    let heldBytes = 0;
     for (let batches = 0; batches < STEP_BATCHES && Date.now() < deadline; batches++) {
       const batchCursor = file.cursor;
       const { batch, next } = await readBatch(ctx, spec, batchCursor, columns);
@@ -208,6 +210,7 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
       while (offset < batch.length) {
         const take = Math.min(batch.length - offset, spec.rowsPerFile - file.rows);
         await file.encoder.write(sliceBatch(batch, offset, take));
+        heldBytes = Math.max(heldBytes, file.writer.peakBuffered + file.encoder.heldBytes());
         file.rows += take;
         offset += take;
         const full = file.rows >= spec.rowsPerFile || file.writer.bytes >= MAX_FILE_BYTES;
@@ -226,14 +229,17 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
       }
       if (next === null) {
         await this.closeFile(job, file, null);
+        heldBytes = Math.max(heldBytes, file.writer.peakBuffered + file.encoder.heldBytes());
         const now = Date.now();
+        const step = { progress: 1, bookmark: session.bookmark(), heldBytes, ended: true };
+        this.store.stepped(job.id, now, step);
         this.store.succeeded(job.id, now, now + EXPORT_FILES_KEPT_MS);
         return;
       }
       file.cursor = next;
     }
     const progress = progressAt(spec, file.cursor, rowsDone + file.rows, job.totalRows);
-    this.store.stepped(job.id, Date.now(), progress, session.bookmark());
+    this.store.stepped(job.id, Date.now(), { progress, bookmark: session.bookmark(), heldBytes });
   }
 
   /** Finishes a file and records it; returns its rows. */

@@ -32,7 +32,9 @@ CREATE TABLE IF NOT EXISTS exports (
   bookmark TEXT,
   failures INTEGER NOT NULL DEFAULT 0,
   not_before INTEGER NOT NULL DEFAULT 0,
-  stepped_at INTEGER NOT NULL DEFAULT 0
+  stepped_at INTEGER NOT NULL DEFAULT 0,
+  steps INTEGER NOT NULL DEFAULT 0,
+  peak_bytes INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS export_files (
   export_id TEXT NOT NULL,
@@ -112,7 +114,7 @@ export class ExportStore {
     const row = this.sql
       .exec<Row>(
         `SELECT id, dataset, format, state, created_at, finished_at, expires_at, progress, rows,
-           total_rows, error FROM exports WHERE id = ?`,
+           total_rows, error, steps, peak_bytes FROM exports WHERE id = ?`,
         id,
       )
       .toArray()[0];
@@ -141,6 +143,8 @@ export class ExportStore {
       totalRows: (row.total_rows as number | null) ?? null,
       error: (row.error as string | null) ?? null,
       files,
+      steps: row.steps as number,
+      peakBytes: row.peak_bytes as number,
     };
   }
 
@@ -209,15 +213,26 @@ export class ExportStore {
     return row.at ?? null;
   }
 
-  /** Records that a step ran: its progress, its session's bookmark, and that it is running. */
-  stepped(id: string, now: number, progress: number, bookmark: string | null): void {
+  /**
+   * Records that a step ran: its progress, its session's bookmark, the most bytes its file
+   * held in memory, and that it is running (or, `ended`, that it was the last one).
+   */
+  stepped(
+    id: string,
+    now: number,
+    step: { progress: number; bookmark: string | null; heldBytes: number; ended?: boolean },
+  ): void {
     this.sql.exec(
-      `UPDATE exports SET state = 'running', stepped_at = ?, progress = ?,
-         bookmark = coalesce(?, bookmark), failures = 0, not_before = 0
-       WHERE id = ? AND state IN ${ACTIVE}`,
+      `UPDATE exports SET state = CASE WHEN ? THEN state ELSE 'running' END, stepped_at = ?,
+         progress = CASE WHEN ? THEN progress ELSE ? END, bookmark = coalesce(?, bookmark),
+         failures = 0, not_before = 0, steps = steps + 1, peak_bytes = max(peak_bytes, ?)
+       WHERE id = ?`,
+      step.ended ? 1 : 0,
       now,
-      progress,
-      bookmark,
+      step.ended ? 1 : 0,
+      step.progress,
+      step.bookmark,
+      step.heldBytes,
       id,
     );
   }

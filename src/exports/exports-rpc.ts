@@ -26,6 +26,10 @@ export interface ExportRecord {
   totalRows: number | null;
   error: string | null;
   files: ExportFileRecord[];
+  /** Steps run so far (alarm invocations that advanced it). */
+  steps: number;
+  /** Most bytes one of its steps held for the file being written (its memory, measured). */
+  peakBytes: number;
 }
 
 /** What starting an export needs. */

@@ -8,6 +8,7 @@ import type { NamedScope } from "../db/company-scope";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { ApiError, unprocessable, type ValidationIssue } from "../http/errors";
+import { heldWritesOf } from "../realtime/machine-stub";
 import { metricsReport } from "../reports/metrics-report";
 import { stopsReport } from "../reports/stops-report";
 import { filterLogs } from "../resources/production-logs/search";
@@ -146,7 +147,8 @@ export async function prepareExport(
     }
     case "metrics": {
       const filters = request.filters ?? {};
-      const barrier = (ids: readonly number[]) => syncPendingMachines(env, scope, ids);
+      const barrier = (ids: readonly number[]) =>
+        syncPendingMachines(heldWritesOf(env), scope, ids);
       totalRows = (await metricsReport(scope, filters, first, now, barrier)).totalCount;
       spec = { ...base, dataset: "metrics", filters };
       break;

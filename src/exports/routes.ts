@@ -192,7 +192,8 @@ const FileParams = ExportIdParam.extend({
   file_name: z
     .string()
     .regex(/^part-\d{5}\.(parquet|csv)$/)
-    .openapi({ param: { name: "file_name", in: "path" }, example: "part-00001.parquet" }),
+    // No example: a file's name comes from its export's answer (`part-00001.parquet`, ...).
+    .openapi({ param: { name: "file_name", in: "path" } }),
 });
 
 const binary = z.string().openapi({ format: "binary" });

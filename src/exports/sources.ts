@@ -12,6 +12,7 @@ import type { NamedScope } from "../db/company-scope";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import type { Page } from "../http/pagination";
+import { heldWritesOf } from "../realtime/machine-stub";
 import { CSV_BATCH_ROWS } from "../reports/csv-export";
 import { kpiGroups } from "../reports/kpi-report";
 import { KPI_KEYS, type KpiReportFilters, KpiReportRowSchema } from "../reports/kpi-schemas";
@@ -136,11 +137,11 @@ export async function readBatch(
   if (!("page" in cursor)) throw new Error("a paged export resumes at a page cursor");
   const { env, scope } = ctx;
   const request = { page: cursor.page, limit: CSV_BATCH_ROWS };
-  const barrier = (ids: readonly number[]) => syncPendingMachines(env, scope, ids);
+  const barrier = (ids: readonly number[]) => syncPendingMachines(heldWritesOf(env), scope, ids);
   let page: Page<unknown>;
   switch (spec.dataset) {
     case "production_logs":
-      await syncPendingMachines(env, scope, machinesFilterCanTouch(spec.filters));
+      await syncPendingMachines(heldWritesOf(env), scope, machinesFilterCanTouch(spec.filters));
       page = await filterLogs(scope, spec.filters, request);
       break;
     case "stops":

@@ -11,6 +11,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import { stringify } from "csv-stringify/browser/esm/sync";
+import type { Context } from "hono";
+import { accepts } from "hono/accepts";
 import { unprocessable } from "./errors";
 
 /** Most rows one CSV answer may hold; above it the request is refused with a 422. */
@@ -20,30 +22,20 @@ export const CSV_MAX_ROWS = 100_000;
 export const CSV_MEDIA_TYPE = "text/csv; charset=utf-8; header=present";
 
 /**
- * Whether the `Accept` header prefers CSV: `text/csv` is listed with a quality
- * above that of JSON (`application/json`, else `application/*` or `*\/*`).
+ * Whether the request's `Accept` header prefers CSV to JSON, negotiated by `hono/accepts`:
+ * the highest quality wins, then the more specific type, then the one listed first
+ * (`text/csv, application/json` is CSV); `*\/*` alone, no header or `text/csv;q=0` is JSON.
  *
- * @param accept the header's value, or undefined.
+ * @param c the request's context.
  */
-export function wantsCsv(accept: string | undefined): boolean {
-  if (!accept) return false;
-  let csv = 0;
-  let json = 0;
-  let jsonSpecificity = -1;
-  for (const part of accept.split(",")) {
-    const [type = "", ...params] = part.split(";").map((p) => p.trim().toLowerCase());
-    const qParam = params.find((p) => p.startsWith("q="));
-    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
-    if (!Number.isFinite(q)) continue;
-    if (type === "text/csv") csv = Math.max(csv, q);
-    const specificity =
-      type === "application/json" ? 2 : type === "application/*" ? 1 : type === "*/*" ? 0 : -1;
-    if (specificity > jsonSpecificity) {
-      jsonSpecificity = specificity;
-      json = q;
-    }
-  }
-  return csv > 0 && csv > (jsonSpecificity >= 0 ? json : 0);
+export function wantsCsv(c: Context): boolean {
+  return (
+    accepts(c, {
+      header: "Accept",
+      supports: ["application/json", "text/csv"],
+      default: "application/json",
+    }) === "text/csv"
+  );
 }
 
 /**

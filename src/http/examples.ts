@@ -123,6 +123,19 @@ export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   // `end` either: a fixed instant is never inside the shift running when it is sent.
   setRealtimeSku: { body: { skuId: R.sku }, bodyProperties: { start: null, end: null } },
   addRealtimeOperator: { bodyProperties: { operatorId: EXAMPLE_OPERATOR_ID, start: null } },
+  // The example machine's power over the example day; the export's id comes from its answer.
+  createExport: {
+    body: {
+      dataset: "signals",
+      format: "parquet",
+      filters: {
+        signals: [EXAMPLE_SIGNAL_ID],
+        start_time: EXAMPLE_WINDOW.start,
+        end_time: EXAMPLE_WINDOW.end,
+        agg_unit: "m",
+      },
+    },
+  },
   // The bench's last stop, which the demo keeps recent (docs/demo-data.md).
   setRealtimeStopReason: {
     params: { machine_id: EXAMPLE_BENCH_MACHINE_ID },

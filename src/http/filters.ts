@@ -2,7 +2,8 @@
  * Filter building blocks shared by the reports and the production-log search:
  * the date operators (`after`, `before`, `between`, `equal`), the integer-id
  * operators of the stops report's `stopId` (include/exclude plus numeric
- * comparisons), and the `machines {search, include, exclude}` filter.
+ * comparisons), and the `machines {search, include, exclude}` filter's schema (the reports
+ * apply it: src/reports/machine-filter.ts; a shared-kernel file reads no table).
  *
  * Each comes as a Zod schema (what the caller sends) and a function that turns
  * the parsed value into Drizzle SQL conditions. The numeric comparisons
@@ -12,17 +13,9 @@
 
 import { z } from "@hono/zod-openapi";
 import { type Column, type SQL, sql } from "drizzle-orm";
-import type { CompanyScope } from "../db/company-scope";
 import { inJsonList } from "../db/json-list";
-import { listMachines, type MachineRow } from "../db/machines";
 import { epochMsOf, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "./instants";
-import {
-  idListConditions,
-  integerIdListFields,
-  normalizeForSearch,
-  numericConditions,
-  SearchTerm,
-} from "./search";
+import { idListConditions, integerIdListFields, numericConditions, SearchTerm } from "./search";
 
 /**
  * An ISO 8601 date-time, parsed to ms since the epoch: with a `Z` or an offset, or without
@@ -189,39 +182,6 @@ export const MachinesFilter = z
   .nullish();
 
 export type MachinesFilterValue = z.infer<typeof MachinesFilter>;
-
-/** A machine as report rows show it. */
-export type MachineRef = Pick<MachineRow, "id" | "name">;
-
-/**
- * The company's machines (not deleted) that pass a `machines` filter, by id.
- *
- * The name search is done here rather than in SQL because `machines` has no
- * normalized search column and SQLite's `lower()` folds ASCII only; a company
- * has few machines, so reading their names is cheap and keeps the fuzzy rule
- * identical to the catalog searches (`normalizeForSearch`).
- *
- * @param scope the caller's company; other companies' machines never appear.
- * @param filter the parsed filter, or null/undefined for all machines.
- * @returns the matching machines, ascending id.
- */
-export async function resolveMachines(
-  scope: CompanyScope,
-  filter: MachinesFilterValue,
-): Promise<MachineRef[]> {
-  const rows = await listMachines(scope);
-  const term = filter?.search ? normalizeForSearch(filter.search) : "";
-  const include = filter?.include && filter.include.length > 0 ? new Set(filter.include) : null;
-  const exclude = new Set(filter?.exclude ?? []);
-  return rows
-    .filter(
-      (m) =>
-        (term === "" || normalizeForSearch(m.name).includes(term)) &&
-        (include === null || include.has(m.id)) &&
-        !exclude.has(m.id),
-    )
-    .map(({ id, name }) => ({ id, name }));
-}
 
 /**
  * Longest id list written into the SQL text as integer literals: about 8 KB of

@@ -56,6 +56,23 @@ export function declaredBodyLimit(maxBytes: number): MiddlewareHandler {
   };
 }
 
+/**
+ * Creates a middleware that refuses a body larger than `maxBytes` (413 with
+ * `tooLargeDetail`), counting it as it is read when no `Content-Length` says so; the body is
+ * left for the handler to read (`jsonBody` reads it as JSON; `/mcp` as one JSON-RPC message).
+ *
+ * @param maxBytes largest body accepted, in bytes.
+ * @throws ApiError 413.
+ */
+export function sizedBody(maxBytes: number): MiddlewareHandler {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw new ApiError(413, tooLargeDetail(maxBytes));
+    },
+  });
+}
+
 // With the `u` flag a surrogate pair is one code point (not Cs): only lone halves match.
 const LONE_SURROGATE = /\p{Cs}/u;
 
@@ -113,13 +130,7 @@ export function illFormedTextPath(value: unknown): (string | number)[] | null {
  *   first string or key holding a lone surrogate.
  */
 export function jsonBody(options: { maxBytes?: number } = {}): MiddlewareHandler {
-  const maxBytes = options.maxBytes ?? PUBLIC_MAX_BODY_BYTES;
-  const limit = bodyLimit({
-    maxSize: maxBytes,
-    onError: () => {
-      throw new ApiError(413, tooLargeDetail(maxBytes));
-    },
-  });
+  const limit = sizedBody(options.maxBytes ?? PUBLIC_MAX_BODY_BYTES);
   return async function jsonBodyMiddleware(c, next) {
     if (!METHODS_WITH_BODY.has(c.req.method)) return next();
     // Size first: nothing larger than the limit is read into memory or parsed.

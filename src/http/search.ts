@@ -77,8 +77,6 @@ export const FuzzySearchFilter = z
   .strict()
   .nullish();
 
-export type FuzzySearch = z.infer<typeof FuzzySearchFilter>;
-
 /**
  * The condition of a fuzzy filter on a `*_search` column.
  *
@@ -157,12 +155,6 @@ export const integerIdListFields = {
     .nullish()
     .openapi({ description: "Never these ids." }),
 };
-
-/** `{include, exclude}` of string ids. */
-export const StringIdListFilter = z.object(stringIdListFields).strict().nullish();
-
-/** `{include, exclude}` of integer ids. */
-export const IntegerIdListFilter = z.object(integerIdListFields).strict().nullish();
 
 /**
  * The conditions of an include/exclude filter. Each list is bound as one JSON

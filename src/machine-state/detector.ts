@@ -33,6 +33,11 @@ export const RETRY_MS = 5_000;
 const SAFETY_MS = 30_000;
 /** Most rounds of evaluating and writing in one `process`. */
 const MAX_ROUNDS = 20;
+/**
+ * Shortest time between two writes of detected stops to D1, ms: a stop opens or closes at
+ * most this late, and the stops of a burst of ingestions share a batch.
+ */
+export const WRITE_SPACING_MS = 1_000;
 /** How far back a change of settings or shifts is evaluated again, ms (the reports' default week). */
 export const REEVALUATE_MS = 7 * 86_400_000;
 
@@ -41,8 +46,12 @@ export type StoredSettings = DetectionSettings & { analogSignalId: number | null
 
 export class Detector {
   readonly tables: DetectorTables;
+  /** Blocks of samples this detector decoded itself since the object started (`rebuild`). */
+  blocksDecoded = 0;
   private publisher: MachinePublisher | null = null;
   private running: Promise<void> | null = null;
+  /** When stops were last written to D1 (ms; 0: not in this lifetime). */
+  private lastWrite = 0;
 
   /**
    * @param storage the object's storage (SQLite and alarm).
@@ -113,7 +122,13 @@ export class Detector {
     const { ts, values } = block.merged;
     if (ts.length === 0) return;
     const classes = new Uint8Array(values.length);
-    for (let i = 0; i < values.length; i++) classes[i] = classify(signalRule, values[i] as number);
+    if (signalRule.kind === "count") {
+      // The count rule inline (`classify`'s): this runs over every sample of the hour.
+      for (let i = 0; i < values.length; i++) classes[i] = (values[i] as number) > 0 ? 0 : 1;
+    } else {
+      for (let i = 0; i < values.length; i++)
+        classes[i] = classify(signalRule, values[i] as number);
+    }
     this.tables.putHour(
       rule,
       summarizeHour(block.hour, ts, classes as ArrayLike<0 | 1 | 2>, gapMs),
@@ -146,6 +161,7 @@ export class Detector {
         .toArray();
       for (const r of rows) {
         if (r.samples === null) continue;
+        this.blocksDecoded += 1;
         this.summarize(rule, found[1], gapMs, {
           hour: r.hour,
           merged: decodeSamples(r.hour, r.n, r.samples),
@@ -167,8 +183,16 @@ export class Detector {
         // What an ingestion adds while D1 is written waits for the next round.
         for (let round = 0; round < MAX_ROUNDS; round++) {
           await this.evaluatePending();
+          // Writes at most every WRITE_SPACING_MS: the stops of a burst of ingestions (a
+          // gateway catching up, a backfill) go to D1 and the stream together.
+          const wait = this.lastWrite + WRITE_SPACING_MS - Date.now();
+          if (wait > 0 && this.tables.dirty(1).length > 0) {
+            await new Promise((done) => setTimeout(done, wait));
+            await this.evaluatePending();
+          }
           const machine = this.tables.machine();
-          if (machine) {
+          if (machine && this.tables.dirty(1).length > 0) {
+            this.lastWrite = Date.now();
             await syncDetectedStops(
               this.env,
               this.tables,
@@ -191,7 +215,6 @@ export class Detector {
         );
         this.retryAt = Date.now() + RETRY_MS;
       }
-      this.safetyArmed = false;
       await this.alarmBy(this.nextAlarm());
     })().finally(() => {
       this.running = null;
@@ -259,7 +282,7 @@ export class Detector {
       for (const key of result.changes.removed) this.tables.removeDetected(key);
       for (const a of result.changes.added)
         this.tables.wantDetected(crypto.randomUUID(), a.start, a.end);
-      this.planWake(settings, now);
+      this.planWake(settings, rules, now);
     }
   }
 
@@ -291,10 +314,10 @@ export class Detector {
    * When the clock alone changes the answer: a run reaching the last sample ends when the
    * silence after it outlasts the gap; an open stop ends with its planned time.
    */
-  private planWake(settings: StoredSettings, now: number): void {
+  private planWake(settings: StoredSettings, rules: readonly RuleId[], now: number): void {
     const gapMs = settings.maxSampleGapSeconds * 1_000;
     let at = END_OF_DATA;
-    for (const rule of [COUNT_RULE, ANALOG_RULE] as RuleId[]) {
+    for (const rule of rules) {
       const last = this.tables.hours(rule, END_OF_DATA, true, 1)[0];
       const v =
         last && (last.variant === 1 && last.summary.down ? last.summary.down : last.summary.up);
@@ -310,6 +333,8 @@ export class Detector {
 
   /** Called by the object's alarm: evaluates the tail when its time came, retries what failed. */
   async onAlarm(): Promise<void> {
+    this.alarmAt = null;
+    this.safetyArmed = false;
     const wake = this.tables.wakeAt();
     const now = Date.now();
     if (wake !== null && wake <= now) {
@@ -344,12 +369,24 @@ export class Detector {
 
   private retryAt: number | null = null;
   private safetyArmed = false;
+  /**
+   * The object's alarm as this detector last set or saw it (undefined: not read yet), so
+   * that an ingestion does not read and write the alarm each time.
+   */
+  private alarmAt: number | null | undefined = undefined;
+
+  /** Records the object's alarm after someone else set it (the signal storage's own alarm). */
+  noteAlarm(at: number | null): void {
+    this.alarmAt = at;
+  }
 
   /** Sets the object's alarm to `at` unless it is set earlier already (a later one is moved). */
   private async alarmBy(at: number | null): Promise<void> {
     if (at === null) return;
-    const current = await this.storage.getAlarm();
-    if (current === null || current > at || current < Date.now()) await this.storage.setAlarm(at);
+    this.alarmAt ??= await this.storage.getAlarm();
+    if (this.alarmAt !== null && this.alarmAt <= at && this.alarmAt > Date.now()) return;
+    this.alarmAt = at;
+    await this.storage.setAlarm(at);
   }
 
   /** Sets an alarm soon after an ingestion, so that an object gone before `process` ends resumes. */

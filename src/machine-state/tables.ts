@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS detected_stops (
 );
 CREATE INDEX IF NOT EXISTS detected_stops_start ON detected_stops (start);
 CREATE INDEX IF NOT EXISTS detected_stops_dirty ON detected_stops (dirty) WHERE dirty = 1;
+CREATE INDEX IF NOT EXISTS detected_stops_open ON detected_stops (start) WHERE end IS NULL AND removed = 0;
 `;
 
 /** The count rule's summaries (`detect_hours.rule`). */

@@ -5,6 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { syncPendingMachines } from "../durable/realtime-barrier";
+import { heldWritesOf } from "../realtime/machine-stub";
 import { RealtimeStateSchema } from "../realtime/schemas";
 import { readRealtimeState } from "../realtime/state";
 import { metricsReport } from "../reports/metrics-report";
@@ -69,7 +70,7 @@ export async function machineNow(ctx: ToolContext, machineId: number): Promise<M
     }),
     { page: 1, limit: 10 },
     now,
-    (ids) => syncPendingMachines(env, scope, ids),
+    (ids) => syncPendingMachines(heldWritesOf(env), scope, ids),
   );
   const metrics =
     metricsPage.rows.find((row) => row.shiftIndicators.indicatorId === realtime.shift.id) ?? null;

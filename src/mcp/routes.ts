@@ -1,21 +1,19 @@
 /**
  * `/mcp`: the Model Context Protocol over Streamable HTTP (revision 2025-11-25), stateless,
- * behind the same front door as `/v1`: failed authentications limited per client address,
- * the credential (`x-api-key` or a Bearer access token; 401 with `WWW-Authenticate` before
- * anything is read), the credential's rate limit, the public body size limit. Each POST
+ * behind the same security chain as `/v1` (`publicChain`): failed authentications limited per
+ * client address, the credential (`x-api-key` or a Bearer access token; 401 with
+ * `WWW-Authenticate` before anything is read), the credential's rate limit, the public body
+ * size limit. Each POST
  * carries one JSON-RPC message and gets its answer as JSON (no SSE stream: the tools answer
  * at once). Not in /openapi.json (one JSON-RPC endpoint is not a REST operation); described
  * in docs/mcp.md.
  */
 
 import { type Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import { every } from "hono/combine";
 import type { StatusCode } from "hono/utils/http-status";
+import { publicChain } from "../app-chain/public-route";
 import { type AppEnv, scopeOf } from "../app-env";
-import { authenticate } from "../auth/middleware";
-import { ApiError } from "../http/errors";
-import { PUBLIC_MAX_BODY_BYTES, tooLargeDetail } from "../http/json-body";
-import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
 import { JSON_RPC, refusedMessage } from "./jsonrpc";
 
 export const MCP_PATH = "/mcp";
@@ -53,17 +51,12 @@ function relay(c: Context<AppEnv>, response: Response): Response {
 export function mcpRoutes(openApiDocument: () => unknown) {
   // POST only: another verb is the app's 405 with `Allow` (src/http/allowed-methods.ts), as on
   // every path; stateless, there is no session to resume (GET) or end (DELETE).
+  // The chain of every `/v1` route (src/app-chain/public-route.ts), with no scope of its own
+  // (each tool needs its REST twin's, checked by the server) and the body left unparsed:
+  // JSON-RPC has its own answers to a body that is not a message.
   return new Hono<AppEnv>().post(
     MCP_PATH,
-    limitFailedAuthentications(),
-    authenticate(),
-    rateLimit(),
-    bodyLimit({
-      maxSize: PUBLIC_MAX_BODY_BYTES,
-      onError: () => {
-        throw new ApiError(413, tooLargeDetail(PUBLIC_MAX_BODY_BYTES));
-      },
-    }),
+    every(...publicChain({ scope: null, body: "sized" })),
     async function mcp(c) {
       const text = await c.req.text();
       let parsed: unknown;

@@ -5,11 +5,12 @@
  */
 import { getOpenApiMetadata } from "@asteasolutions/zod-to-openapi";
 import { z } from "@hono/zod-openapi";
-import type { Principal } from "../auth/principal";
+import type { Principal } from "../app-env";
 import type { NamedScope } from "../db/company-scope";
 import type { Env } from "../env";
 import { ApiError, missingScope } from "../http/errors";
 import { toValidationIssues } from "../http/validation";
+import { argumentsCheck, argumentsSchemaOf } from "./tool-schema";
 
 /** What a tool call acts for: the request's bindings, company scope and credential. */
 export interface ToolContext {
@@ -62,11 +63,11 @@ export interface McpTool {
 }
 
 /**
- * A JSON Schema (2020-12, as MCP asks) of a Zod schema, with the descriptions and examples
- * the REST schemas carry in their OpenAPI metadata, so that an assistant reads what a
- * partner reads on /docs.
+ * A JSON Schema (2020-12, as MCP asks) of a tool's result, with the descriptions the REST
+ * schemas carry in their OpenAPI metadata, so that an assistant reads what a partner reads
+ * on /docs. (The arguments' schema: `argumentsSchemaOf`, as strict as the tool.)
  *
- * @param io `input` for arguments (defaults optional), `output` for results.
+ * @param io `output` for results; `input` reads defaults as optional.
  */
 export function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   return z.toJSONSchema(schema, {
@@ -91,20 +92,24 @@ function asArgumentIssues(detail: ApiError["detail"]): ApiError["detail"] {
  * Makes a server tool of a declaration.
  *
  * The call answers, in order: the missing scope (the REST 403's words), invalid arguments
- * (the REST 422's issues, at `["arguments", ...]`), the twin's own `ApiError` (404 for
- * another company's ids, 409, 422 past a ceiling) as `{detail}`; anything else is logged
- * with the request id and answered `Internal Server Error`, never with internals.
+ * (the REST 422's issues, at `["arguments", ...]`: the Zod schema's, then those of the
+ * advertised `inputSchema` for what the Zod schema reads more leniently), the twin's own
+ * `ApiError` (404 for another company's ids, 409, 422 past a ceiling) as `{detail}`;
+ * anything else is logged with the request id and answered `Internal Server Error`, never
+ * with internals.
  */
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   declaration: ToolDeclaration<I, O>,
 ): McpTool {
   const { name, title, scope, description, input, output } = declaration;
+  const inputSchema = argumentsSchemaOf(input);
+  const advertised = argumentsCheck(inputSchema);
   return {
     name,
     title,
     scope,
     description: `${description}\n\nRequired scope: ${scope}.`,
-    inputSchema: jsonSchemaOf(input, "input"),
+    inputSchema,
     outputSchema: jsonSchemaOf(output, "output"),
     async call(ctx, args) {
       if (!ctx.principal.scopes.has(scope))
@@ -113,6 +118,8 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
       if (!parsed.success) {
         return { ok: false, detail: toValidationIssues(parsed.error, "arguments") };
       }
+      const refused = advertised(args ?? {});
+      if (refused.length > 0) return { ok: false, detail: refused };
       try {
         const result = await declaration.run(ctx, parsed.data);
         return {

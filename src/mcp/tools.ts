@@ -10,6 +10,7 @@ import { z } from "@hono/zod-openapi";
 import { listMachines } from "../db/machines";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import { pagedResponseSchema, pageEnvelope, pageRequest } from "../http/pagination";
+import { heldWritesOf } from "../realtime/machine-stub";
 import { MachineIdParam } from "../realtime/schemas";
 import { downtimeReport } from "../reports/downtime-report";
 import { DowntimeReportFiltersSchema, DowntimeReportRowSchema } from "../reports/downtime-schemas";
@@ -120,7 +121,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     run: async (ctx, filters) => {
       const { env, scope } = ctx;
       const page = await metricsReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
-        syncPendingMachines(env, scope, ids),
+        syncPendingMachines(heldWritesOf(env), scope, ids),
       );
       return pageEnvelope("metrics", page);
     },
@@ -163,7 +164,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     output: pagedResponseSchema("kpis", KpiReportRowSchema, "KpiReportPage"),
     run: async ({ env, scope }, filters) => {
       const page = await kpiReport(scope, filters, pageRequest(filters), Date.now(), (ids) =>
-        syncPendingMachines(env, scope, ids),
+        syncPendingMachines(heldWritesOf(env), scope, ids),
       );
       return pageEnvelope("kpis", page);
     },
@@ -246,7 +247,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     output: pagedResponseSchema("productionLogs", ProductionLogSchema, "ProductionLogPage"),
     run: async (ctx, filters) => {
       const { env, scope } = ctx;
-      await syncPendingMachines(env, scope, machinesFilterCanTouch(filters));
+      await syncPendingMachines(heldWritesOf(env), scope, machinesFilterCanTouch(filters));
       const page = await filterLogs(scope, filters, pageRequest(filters));
       return pageEnvelope("productionLogs", page);
     },

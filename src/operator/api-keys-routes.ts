@@ -7,6 +7,7 @@ import { z } from "@hono/zod-openapi";
 import { forgetCredential } from "../auth/middleware";
 import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
 import { scopeIn } from "../db/company-scope";
+import { forgetDirectoryAnchor } from "../db/directory-reads";
 import { closeCredentialConnections } from "../events/connection-leases";
 import { notFound } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
@@ -93,6 +94,9 @@ export const operatorApiKeysRoutes = createRouter()
       // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS, and their
       // event connections are refused by the credential's lease object from now on.
       forgetCredential(`key:${row.id}`);
+      // The isolate's directory anchor predates the revocation, and a replica at it may still
+      // hold the key: the next lookup here goes to the primary (src/db/directory-reads.ts).
+      forgetDirectoryAnchor(c.env.DB);
       // Its open event streams close now, not at their client's next reconnect.
       try {
         await closeCredentialConnections(c.env, `key:${row.id}`);

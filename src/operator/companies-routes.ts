@@ -21,13 +21,23 @@ import { requireCompanyScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 
 /**
+ * The fixed-offset zones of the IANA database, `Etc/GMT-14` to `Etc/GMT+12` (POSIX signs:
+ * `Etc/GMT+5` is UTC-5). ICU does not list them among its geographic zones, but they are
+ * canonical IANA names that a plant without daylight saving time may use.
+ */
+const FIXED_OFFSET_ZONES = Array.from({ length: 27 }, (_, i) => i - 14)
+  .filter((hours) => hours !== 0)
+  .map((hours) => `Etc/GMT${hours > 0 ? "+" : "-"}${Math.abs(hours)}`);
+
+/**
  * The time zones a company can have: the IANA names the runtime's ICU lists
- * (`Intl.supportedValuesOf`, canonical names only), and `UTC`. The operator document lists
- * them as the `enum` of `timezone`, so what it allows is exactly what is accepted (an alias
- * such as `US/Eastern`, which `Intl.DateTimeFormat` would also take, is refused).
+ * (`Intl.supportedValuesOf`, canonical names only), the fixed-offset `Etc/GMT±N` zones, and
+ * `UTC`. The operator document lists them as the `enum` of `timezone`, so what it allows is
+ * exactly what is accepted (an alias such as `US/Eastern`, which `Intl.DateTimeFormat` would
+ * also take, is refused).
  */
 export const TIME_ZONES: readonly string[] = [
-  ...new Set(["UTC", ...Intl.supportedValuesOf("timeZone")]),
+  ...new Set(["UTC", ...FIXED_OFFSET_ZONES, ...Intl.supportedValuesOf("timeZone")]),
 ].sort();
 const KNOWN_TIME_ZONES = new Set(TIME_ZONES);
 

@@ -13,6 +13,7 @@ import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { IntId, objectBody } from "../http/schemas";
+import { heldWritesOf } from "../realtime/machine-stub";
 import { type MoveDeps, MoveError, moveCompany } from "./company-move";
 import { operatorRoute } from "./schemas";
 
@@ -56,7 +57,7 @@ export function moveDeps(env: Env): MoveDeps {
       await freshRange(env, target);
     },
     flushRealtime: (source, companyId) =>
-      syncPendingMachines(env, scopeIn(createDb(source), companyId)),
+      syncPendingMachines(heldWritesOf(env), scopeIn(createDb(source), companyId)),
     placementCacheMs: SHARD_CACHE_MS,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   };

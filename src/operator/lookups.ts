@@ -7,6 +7,7 @@
  */
 
 import { type CompanyScope, companyScope, scopeIn } from "../db/company-scope";
+import { readDirectory } from "../db/directory-reads";
 import { findMachineOfAnyCompany } from "../db/machines";
 import {
   type DirectoryEnv,
@@ -59,11 +60,16 @@ export async function scopeOfKey(
   kind: "signal" | "webhook",
   value: string,
 ): Promise<CompanyScope | null> {
-  const row = await env.DB.prepare(
-    "SELECT company_id FROM directory_keys WHERE kind = ?1 AND value = ?2",
-  )
-    .bind(kind, value)
-    .first<{ company_id: number }>();
+  // A key's company never changes; a key a replica does not know yet is asked at the primary.
+  const { value: row } = await readDirectory(
+    env.DB,
+    (session) =>
+      session
+        .prepare("SELECT company_id FROM directory_keys WHERE kind = ?1 AND value = ?2")
+        .bind(kind, value)
+        .first<{ company_id: number }>(),
+    (found) => found !== null,
+  );
   if (!row) return null;
   try {
     return await companyScope(env, row.company_id);

@@ -20,6 +20,7 @@ import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/sch
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { ApiError, unprocessable } from "../http/errors";
+import { heldWritesOf } from "../realtime/machine-stub";
 
 /** The kinds of record whose id the operator may choose. */
 export const RECORD_TYPES = ["sku", "simpleWorkOrder", "nominalSpeed", "productionLog"] as const;
@@ -149,7 +150,7 @@ export async function changeRecordIds(
   });
   // What running machines hold reaches D1 first, so that the references below include it.
   if (changes.some((change) => change.type !== "nominalSpeed")) {
-    await syncPendingMachines(env, scope);
+    await syncPendingMachines(heldWritesOf(env), scope);
   }
   const updates: BatchItem<"sqlite">[] = [];
   for (const type of RECORD_TYPES) {

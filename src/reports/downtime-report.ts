@@ -26,7 +26,7 @@ import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
 import { unprocessable } from "../http/errors";
-import { dateConditions, inIntegerList, resolveMachines } from "../http/filters";
+import { dateConditions, inIntegerList } from "../http/filters";
 import type { Page, PageRequest } from "../http/pagination";
 import { instanceContains } from "../shifts/instances";
 import {
@@ -39,6 +39,7 @@ import {
 import { LocalCalendar } from "./calendar";
 import type { DowntimeKey, DowntimeReportFilters, DowntimeReportRow } from "./downtime-schemas";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
+import { resolveMachines } from "./machine-filter";
 import { minutesOf } from "./oee";
 
 const CHUNK_MS = 30 * 86_400_000;

@@ -21,9 +21,6 @@ export const KPI_KEYS = [
 
 export type KpiKey = (typeof KPI_KEYS)[number];
 
-/** The keys whose time is attributed by production logs rather than by whole instances. */
-export const ATTRIBUTED_KEYS = ["sku", "operator", "simpleWorkOrder"] as const;
-
 export const KpiReportFiltersSchema = MetricsReportFiltersSchema.extend({
   groupBy: z
     .array(z.enum(KPI_KEYS))

@@ -33,7 +33,7 @@ import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
 import type { CompanyScope, NamedScope } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
 import { unprocessable } from "../http/errors";
-import { dateConditions, dateRange, resolveMachines } from "../http/filters";
+import { dateConditions, dateRange } from "../http/filters";
 import { emptyPage, type Page, type PageRequest, paginate } from "../http/pagination";
 import { idListConditions } from "../http/search";
 import {
@@ -51,6 +51,7 @@ import {
   MAX_INSTANCE_MS,
   toPlan,
 } from "../shifts/plan";
+import { resolveMachines } from "./machine-filter";
 import type { MetricsReportFilters, MetricsReportRow } from "./metrics-schemas";
 import { computeProductionMetrics } from "./oee";
 import { loadPageSpans } from "./page-spans";

@@ -30,12 +30,12 @@ import {
   idComparisonConditions,
   inIntegerList,
   MachinesFilter,
-  resolveMachines,
 } from "../http/filters";
 import { emptyPage, type Page, PageFields, type PageRequest, paginate } from "../http/pagination";
 import { SyncFilterFields, syncConditions, syncOrder } from "../http/sync";
 import { loadShiftPlan } from "../shifts/plan";
 import { instancesContaining } from "../shifts/queries";
+import { resolveMachines } from "./machine-filter";
 import {
   type ClassificationRow,
   ClassificationSchema,

@@ -25,9 +25,6 @@ export const CLASSIFICATION_EVENT_TYPES = [
   "MachineStopClassificationDeleted",
 ] as const;
 
-/** A type a registration names. */
-export type RegistrationEventType = (typeof CLASSIFICATION_EVENT_TYPES)[number];
-
 /** The test event; it reaches a registration whatever its type. */
 export const PING_EVENT_TYPE = "Ping";
 

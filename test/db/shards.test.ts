@@ -313,18 +313,25 @@ describe("concurrent requests of one company", () => {
     // each make their own directory read, and all get the shard.
     const co = await createCompany();
     let reads = 0;
-    const directory = new Proxy(env.DB, {
-      get(target, property) {
-        if (property === "prepare") {
-          return (query: string) => {
-            if (query.includes("moving_until")) reads += 1;
-            return target.prepare(query);
-          };
-        }
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    // Counts the statements, on the binding or on the sessions the reads open on it.
+    const counting = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get(inner, property) {
+          if (property === "prepare") {
+            return (query: string) => {
+              if (query.includes("moving_until")) reads += 1;
+              return (inner as unknown as D1Database).prepare(query);
+            };
+          }
+          if (property === "withSession") {
+            return (anchor?: string) =>
+              counting((inner as unknown as D1Database).withSession(anchor));
+          }
+          const value = Reflect.get(inner, property);
+          return typeof value === "function" ? value.bind(inner) : value;
+        },
+      });
+    const directory = counting(env.DB);
     forgetShard(co.id);
     const shards = await Promise.all(
       Array.from({ length: 5 }, () => shardOf({ ...env, DB: directory }, co.id)),

@@ -8,9 +8,9 @@ import { importJWK, type JWTPayload, SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOCK_TOLERANCE_SECONDS } from "../../src/auth/access-tokens";
 import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
+import { SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
 import { api, call, operator, operatorJson } from "../harness";
 import { plant } from "../realtime/plant";
-import { SseSubscriber, WsSubscriber } from "./subscriber";
 
 const open: { close(): Promise<void> }[] = [];
 

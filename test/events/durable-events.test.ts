@@ -8,9 +8,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { CALL_SPACING_MS, type Delivery, PRUNE_MS } from "../../src/events/outbox";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api } from "../harness";
 import { plant, postSku } from "../realtime/plant";
-import { SseSubscriber } from "./subscriber";
 
 const open: SseSubscriber[] = [];
 

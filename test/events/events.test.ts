@@ -7,9 +7,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { HEARTBEAT_MS } from "../../src/events/connection-leases";
+import { type LiveEvent, SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
 import { api, call, createKey } from "../harness";
 import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
-import { type LiveEvent, SseSubscriber, WsSubscriber } from "./subscriber";
 
 const WRITE_TYPES = ["segment.changed", "segment.updated", "operator.assigned"];
 const open: { close(): Promise<void> }[] = [];

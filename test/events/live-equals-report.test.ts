@@ -11,11 +11,12 @@ import { loadNamedScope } from "../../src/db/company-scope";
 import { syncPendingMachines } from "../../src/durable/realtime-barrier";
 import { type LiveOee, type LiveState, liveOee } from "../../src/events/live";
 import { loadInstanceInputs } from "../../src/events/live-inputs";
+import { heldWritesOf } from "../../src/realtime/machine-stub";
 import { metricsReport } from "../../src/reports/metrics-report";
 import { OEE_FIGURES, type OeeFigure } from "../../src/reports/oee";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson } from "../harness";
 import { getState, plant, postOperator, postSku } from "../realtime/plant";
-import { SseSubscriber } from "./subscriber";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -75,7 +76,7 @@ describe("the live OEE and the metrics report of a running shift", () => {
         { machines: { include: [m.id] }, startDate: { equal: window.start } },
         { page: 1, limit: 10 },
         now,
-        (ids) => syncPendingMachines(env, scope, ids),
+        (ids) => syncPendingMachines(heldWritesOf(env), scope, ids),
       );
       const row = page.rows.find((r) => r.shiftIndicators.indicatorId === shift.id);
       if (!row) throw new Error("no report row");

@@ -7,9 +7,9 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
 import { api, call, operator, operatorJson } from "../harness";
 import { plant } from "../realtime/plant";
-import { SseSubscriber, WsSubscriber } from "./subscriber";
 
 const open: { close(): Promise<void> }[] = [];
 

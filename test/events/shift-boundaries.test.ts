@@ -7,9 +7,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { inServiceSince } from "../fixtures/machine-history";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 import { plant } from "../realtime/plant";
-import { SseSubscriber } from "./subscriber";
 
 const DAY = 86_400_000;
 const open: SseSubscriber[] = [];

@@ -17,6 +17,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR_TOKEN } from "../harness";
 import { call } from "./client";
+import { type Issue, isRule } from "./contract-rules";
 import {
   arbitraryOf,
   type Document,
@@ -33,92 +34,6 @@ import { buildWorld, type World } from "./world";
 /** Generated requests per operation (both documents: about 75 operations). */
 const RUNS = 10;
 
-/**
- * The 422s a valid request can still get: rules between fields or about the data that a
- * JSON Schema cannot state, each written in its operation's description. Matched on the
- * issue's `type` and `msg`.
- */
-const RULES: { type: string | RegExp; msg: RegExp; why: string; between?: true }[] = [
-  {
-    type: "not_found",
-    msg: /./,
-    why: "a reference (machine, SKU, operator, work order) to a record the company lacks",
-  },
-  { type: "ambiguous", msg: /./, why: "a reference by name that several records share" },
-  {
-    type: "idempotency_key_reused",
-    msg: /./,
-    why: "the same Idempotency-Key with another request (fast-check replays values)",
-  },
-  {
-    type: "value_error",
-    msg: /^start must not be after end$/,
-    why: "a date filter's `between`: start <= end (DateComparisonFilter)",
-    between: true,
-  },
-  {
-    type: "value_error",
-    msg: /must be (later than|after) /,
-    why: "an interval's end after its start (windows, logs, stops, realtime writes)",
-    between: true,
-  },
-  {
-    type: "value_error",
-    msg: /exceeds 14 days|more than 10,000 points|points/,
-    why: "a signal window's ceilings (14 days, 10,000 points), refused, never truncated",
-    between: true,
-  },
-  {
-    type: "value_error",
-    msg: /^timestamps and values must have the same length$/,
-    why: "samples as parallel arrays",
-    between: true,
-  },
-  {
-    type: "value_error",
-    msg: /^Must be at most 50 bytes \(UTF-8\)/,
-    why: "a search term or LIKE pattern: 50 UTF-8 bytes, what D1's LIKE takes (not a length)",
-  },
-  {
-    type: /^value_error\.url\./,
-    msg: /./,
-    why: "a webhook URL's rules beyond the pattern: parsed, no credentials or fragment, resolving to public addresses",
-  },
-  {
-    type: "value_error.taken",
-    msg: /^Another .* has id /,
-    why: "a record id fixed by the operator that another record already has",
-  },
-  {
-    type: "value_error",
-    msg: /must be inside the shift instance/,
-    why: "a realtime write's start: inside the shift instance the machine is running",
-  },
-  {
-    type: "value_error.shard",
-    msg: /shard/i,
-    why: "a shard name (the pattern) that this deployment does not bind",
-  },
-  {
-    type: "value_error",
-    msg: /^The (machine|SKU) with id .* is not named /,
-    why: "a reference by id and name: both must name the same record",
-    between: true,
-  },
-];
-
-/**
- * True when a 422 issue is one of the {@link RULES}; `dataOnly`: one about the stored data
- * only (a reference, a running shift), not a rule between the request's own fields, which an
- * example must keep.
- */
-const isRule = (issue: Issue, dataOnly = false) =>
-  RULES.filter((r) => !dataOnly || !r.between).some(
-    (r) =>
-      (typeof r.type === "string" ? r.type === issue.type : r.type.test(issue.type)) &&
-      r.msg.test(issue.msg),
-  );
-
 interface Target {
   doc: Document;
   name: string;
@@ -127,12 +42,6 @@ interface Target {
   prefix: string;
   op: Operation;
   headers: Record<string, string>;
-}
-
-interface Issue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
 }
 
 let world: World;

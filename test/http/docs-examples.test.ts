@@ -21,6 +21,7 @@ import {
   EXAMPLE_SIGNAL_ID,
   EXAMPLE_STOP_REASON,
 } from "../../src/http/examples";
+import { finishExport } from "../exports/export-harness";
 import { api, call, createCompany, ingest, operatorJson } from "../harness";
 
 interface Parameter {
@@ -179,6 +180,9 @@ describe("the /docs examples", () => {
 
     const doc = (await (await call("/openapi.json")).json()) as Doc;
     const tried: string[] = [];
+    // An export's id (and its file's name) have no example: a user pastes them from the
+    // answer of `POST /v1/exports` (and of `GET /v1/exports/{export_id}` once it is done).
+    const pasted: Record<string, string> = {};
     for (const [template, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
         const params = op.parameters ?? [];
@@ -187,8 +191,13 @@ describe("the /docs examples", () => {
         // Swagger UI fills every parameter that has an example, headers included.
         const headers: Record<string, string> = {};
         for (const p of params) {
-          const example = p.example ?? p.schema?.example;
-          if (p.in === "path") {
+          const example =
+            p.example ?? p.schema?.example ?? (p.in === "path" ? pasted[p.name] : undefined);
+          if (p.in === "path" && p.name === "file_name" && example === undefined) {
+            const done = await finishExport(co.key, co.id, pasted.export_id ?? "");
+            pasted.file_name = done.files[0]?.name ?? "";
+            path = path.replace(`{${p.name}}`, pasted.file_name);
+          } else if (p.in === "path") {
             expect(example, `${method} ${template} ${p.name}`).toBeDefined();
             path = path.replace(`{${p.name}}`, String(example));
           } else if (p.in === "query" && example !== undefined) {
@@ -211,6 +220,8 @@ describe("the /docs examples", () => {
         const res = await api(co.key, url, { method: method.toUpperCase(), json, headers });
         const streams = op.responses?.["200"]?.content?.["text/event-stream"] !== undefined;
         const text = streams ? "(event stream)" : await res.text();
+        if (op.operationId === "createExport")
+          pasted.export_id = (JSON.parse(text) as { id: string }).id;
         if (streams) await res.body?.cancel();
         expect(res.status, `${method.toUpperCase()} ${url}: ${text}`).toBeLessThan(300);
         expect(res.status, `${method.toUpperCase()} ${url}`).toBeGreaterThanOrEqual(200);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SseSubscriber } from "../events/subscriber";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api } from "../harness";
 import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 
@@ -51,5 +51,51 @@ describe("a stop going on now", () => {
     } finally {
       await sub.close();
     }
+  });
+});
+
+describe("an open detected stop in the reports", () => {
+  it("counts until now in the downtime Pareto, the metrics and the KPI report", async () => {
+    const plant = await detectionPlant();
+    const now = Math.floor(Date.now() / S) * S;
+    const downFrom = now - 8 * MIN;
+    await plant.send(series(now - 28 * MIN, now, S, (t) => (t < downFrom ? 1 : 0)));
+    const [open] = await plant.stops();
+    expect(open).toMatchObject({ startTime: iso(downFrom), endTime: null });
+    const post = async <T>(path: string, json: unknown): Promise<T> => {
+      const res = await api(plant.co.key, path, { method: "POST", json });
+      expect(res.status).toBe(200);
+      return (await res.json()) as T;
+    };
+    const machines = { include: [plant.machineId] };
+    // Each report runs the open stop to the instant it answers: between these two minutes.
+    const atLeast = (Date.now() - downFrom) / MIN - 1e-6;
+
+    const pareto = await post<{ downtime: { stops: number; minutes: number }[] }>(
+      "/v1/reports/downtime",
+      { machines },
+    );
+    const metrics = await post<{
+      metrics: { shiftIndicators: { nonProgrammedDowntime: number } }[];
+    }>("/v1/reports/metrics", { machines, limit: 100 });
+    const kpis = await post<{
+      kpis: { minutes: { nonProgrammedDowntime: number }; counts: { unplannedStops: number } }[];
+    }>("/v1/reports/kpis", { machines });
+    const atMost = (Date.now() - downFrom) / MIN + 1e-6;
+
+    expect(pareto.downtime).toHaveLength(1);
+    expect(pareto.downtime[0]?.stops).toBe(1);
+    expect(pareto.downtime[0]?.minutes).toBeGreaterThanOrEqual(atLeast);
+    expect(pareto.downtime[0]?.minutes).toBeLessThanOrEqual(atMost);
+    const downtime = metrics.metrics.reduce(
+      (s, r) => s + r.shiftIndicators.nonProgrammedDowntime,
+      0,
+    );
+    expect(downtime).toBeGreaterThanOrEqual(atLeast);
+    expect(downtime).toBeLessThanOrEqual(atMost);
+    const kpiDowntime = kpis.kpis.reduce((s, r) => s + r.minutes.nonProgrammedDowntime, 0);
+    expect(kpiDowntime).toBeGreaterThanOrEqual(atLeast);
+    expect(kpiDowntime).toBeLessThanOrEqual(atMost);
+    expect(kpis.kpis.reduce((s, r) => s + r.counts.unplannedStops, 0)).toBe(1);
   });
 });

@@ -8,6 +8,7 @@ import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { importJWK, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import metricsMarkdown from "../../docs/metrics.md?raw";
+import { PUBLIC_MAX_BODY_BYTES } from "../../src/http/json-body";
 import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
 import { api, createKey, ingest, operator, operatorJson } from "../harness";
 import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
@@ -173,6 +174,23 @@ describe("the front door", () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(await limited.json()).toEqual({ detail: "Rate limit exceeded" });
+  });
+
+  it("refuses a body over the public limit with the same 413 as /v1", async () => {
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const oversized = list + " ".repeat(PUBLIC_MAX_BODY_BYTES);
+    const [mcp, rest] = await Promise.all([
+      rawPost(oversized, { "x-api-key": p.co.key }),
+      api(p.co.key, "/v1/skus", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: oversized,
+      }),
+    ]);
+    expect(mcp.status).toBe(413);
+    expect(rest.status).toBe(413);
+    expect(await mcp.json()).toEqual(await rest.json());
+    expect(mcp.headers.get("x-request-id")).toBeTruthy();
   });
 
   it("answers a malformed body, a batch and a GET with JSON-RPC errors", async () => {

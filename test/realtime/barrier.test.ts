@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { type CompanyScope, scopeIn } from "../../src/db/company-scope";
@@ -28,6 +27,9 @@ async function markedMachines(
   return { companyId: co.id, scope: scopeIn(createDb(shard), co.id), machineIds };
 }
 
+/** A machine object that holds nothing. */
+const noFlush = async () => undefined;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe("the read barrier", () => {
@@ -35,18 +37,18 @@ describe("the read barrier", () => {
     const { scope, machineIds } = await markedMachines(5);
     const asked: number[] = [];
     const wanted = [machineIds[1], machineIds[3]].filter((id) => id !== undefined);
-    await syncPendingMachines(env, scope, wanted, {
-      flush: async (_company, machineId) => {
+    await syncPendingMachines(
+      async (_company, machineId) => {
         asked.push(machineId);
       },
-    });
+      scope,
+      wanted,
+    );
     expect(asked.sort()).toEqual([...wanted].sort());
     const all: number[] = [];
-    await syncPendingMachines(env, scope, undefined, {
-      flush: async (_company, machineId) => {
-        all.push(machineId);
-      },
-    });
+    await syncPendingMachines(async (_company, machineId) => {
+      all.push(machineId);
+    }, scope);
     expect(all.sort()).toEqual([...machineIds].sort());
   });
 
@@ -55,26 +57,24 @@ describe("the read barrier", () => {
     let inFlight = 0;
     let most = 0;
     let done = 0;
-    await syncPendingMachines(env, scope, undefined, {
-      concurrency: 3,
-      flush: async () => {
-        inFlight += 1;
-        most = Math.max(most, inFlight);
-        await sleep(5);
-        inFlight -= 1;
-        done += 1;
-      },
-    });
+    const flush = async () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await sleep(5);
+      inFlight -= 1;
+      done += 1;
+    };
+    await syncPendingMachines(flush, scope, undefined, { concurrency: 3 });
     expect(done).toBe(12);
     expect(most).toBe(3);
   });
 
   it("answers 503 with Retry-After when an object is slower than the budget", async () => {
     const { scope } = await markedMachines(2);
-    const error = await syncPendingMachines(env, scope, undefined, {
-      budgetMs: 50,
-      flush: (_company, machineId) => sleep(machineId % 2 === 0 ? 1_000 : 1),
-    }).catch((e: unknown) => e);
+    const slowOne = (_company: number, machineId: number) => sleep(machineId % 2 === 0 ? 1_000 : 1);
+    const error = await syncPendingMachines(slowOne, scope, undefined, { budgetMs: 50 }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(503);
     expect((error as ApiError).headers).toEqual({ "retry-after": "1" });
@@ -90,26 +90,20 @@ describe("the read barrier", () => {
     const before = session.d1Bookmark() ?? "";
     expect(anchors).toEqual(["first-unconstrained"]);
 
-    await syncPendingMachines(env, scopeIn(db, companyId), undefined, {
-      flush: async () => undefined,
-    });
+    await syncPendingMachines(noFlush, scopeIn(db, companyId));
     // One read on the primary, then a session anchored at its bookmark.
     expect(anchors.slice(1, 2)).toEqual(["first-primary"]);
     expect(anchors).toHaveLength(3);
     expect((session.d1Bookmark() ?? "") > before).toBe(true);
 
     const other = await createCompany();
-    await syncPendingMachines(env, scopeIn(db, other.id), undefined, {
-      flush: async () => undefined,
-    });
+    await syncPendingMachines(noFlush, scopeIn(db, other.id));
     expect(anchors).toHaveLength(3);
 
     // A reader that sent a bookmark is moved even when nothing is marked.
     const bookmark = session.d1Bookmark() ?? "";
     const anchored = openSession(spy, "DB", "first-unconstrained", { database: "DB", bookmark });
-    await syncPendingMachines(env, scopeIn(anchored.db, other.id), undefined, {
-      flush: async () => undefined,
-    });
+    await syncPendingMachines(noFlush, scopeIn(anchored.db, other.id));
     expect(anchors.slice(3)).toEqual([bookmark, "first-primary", expect.any(String)]);
     expect((anchored.d1Bookmark() ?? "") > bookmark).toBe(true);
   });

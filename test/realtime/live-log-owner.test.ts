@@ -6,8 +6,10 @@
  * `GET /v1/production-logs/{id}`, `GET /v1/realtime/{id}`, the metrics report and the
  * machine's live stream.
  */
+
 import { afterEach, describe, expect, it } from "vitest";
-import { SseSubscriber } from "../events/subscriber";
+import type { Api } from "../fixtures/api-types";
+import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson, type TestCompany } from "../harness";
 import { getState, type Plant, type ProductionLog, plant, postOperator, postSku } from "./plant";
 
@@ -25,10 +27,7 @@ async function readLog(co: TestCompany, id: string): Promise<ProductionLog> {
   return (await res.json()) as ProductionLog;
 }
 
-interface MetricsRow {
-  shift: { id: number; isActive: boolean };
-  productionMetrics: Record<string, number | null>;
-}
+type MetricsRow = Api["MetricsReportRow"];
 
 /** The metrics report's row of the machine's running instance. */
 async function runningRow(co: TestCompany, machineId: number): Promise<MetricsRow> {

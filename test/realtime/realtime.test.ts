@@ -4,7 +4,9 @@
  * production-log filters and GET by id, the metrics report), and the
  * 404/409/422 answers.
  */
+
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createCompany, createMachines, ingest } from "../harness";
 import { describeSecurity } from "../security";
 import {
@@ -19,16 +21,9 @@ import {
 
 const MIN = 60_000;
 
-interface ValidationBody {
-  detail: { loc: (string | number)[]; msg: string; type: string }[];
-}
+type ValidationBody = Api["ValidationError"];
 
-interface MetricsRow {
-  shift: { id: number };
-  machine: { id: number };
-  shiftIndicators: { availableTime: number; noDataTime: number; lateStartTime: number };
-  productionMetrics: { effectiveness: number; quality: number };
-}
+type MetricsRow = Api["MetricsReportRow"];
 
 async function metricsRow(
   co: { key: string },

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
-import { SseSubscriber } from "../events/subscriber";
+import { SseSubscriber } from "../fixtures/subscriber";
 import {
   api,
   createKey,

@@ -3,6 +3,7 @@
  * field by field with the JSON answers, every page of them.
  */
 import { parse } from "csv-parse/browser/esm/sync";
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { CSV_MAX_ROWS, checkCsvSize, wantsCsv } from "../../src/http/csv";
 import { ApiError } from "../../src/http/errors";
@@ -184,13 +185,21 @@ describe("Accept: text/csv", () => {
   });
 
   it("answers JSON unless CSV is preferred, and refuses a CSV above the maximum", async () => {
-    expect(wantsCsv(undefined)).toBe(false);
-    expect(wantsCsv("application/json")).toBe(false);
-    expect(wantsCsv("text/csv")).toBe(true);
-    expect(wantsCsv("text/csv, application/json;q=0.5")).toBe(true);
-    expect(wantsCsv("application/json, text/csv;q=0.9")).toBe(false);
-    expect(wantsCsv("*/*;q=0.1, text/csv")).toBe(true);
-    expect(wantsCsv("text/csv;q=0")).toBe(false);
+    const negotiated = new Hono().get("/", (c) => c.text(wantsCsv(c) ? "csv" : "json"));
+    const answer = async (accept?: string) =>
+      (await negotiated.request("/", { headers: accept ? { accept } : {} })).text();
+    expect(await answer()).toBe("json");
+    expect(await answer("application/json")).toBe("json");
+    expect(await answer("*/*")).toBe("json");
+    expect(await answer("text/csv")).toBe("csv");
+    expect(await answer("text/*")).toBe("csv");
+    expect(await answer("text/csv, application/json;q=0.5")).toBe("csv");
+    expect(await answer("application/json, text/csv;q=0.9")).toBe("json");
+    expect(await answer("*/*;q=0.1, text/csv")).toBe("csv");
+    expect(await answer("text/csv;q=0")).toBe("json");
+    // Equal quality: the type listed first.
+    expect(await answer("text/csv, application/json")).toBe("csv");
+    expect(await answer("application/json, text/csv")).toBe("json");
     expect(() => checkCsvSize(CSV_MAX_ROWS)).not.toThrow();
     try {
       checkCsvSize(CSV_MAX_ROWS + 1);

@@ -2,29 +2,14 @@
  * The downtime report through HTTP: its rows checked against the stops report's rows
  * summed by the same keys, as a user would check them.
  */
+
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
 import { describeSecurity } from "../security";
 
-type Ref = { id: string | number; name: string } | null;
-interface DowntimeRow {
-  generalCause?: Ref;
-  specificCause?: Ref;
-  component?: Ref;
-  machine?: { id: number; name: string };
-  shift?: string | null;
-  day?: string;
-  stops: number;
-  minutes: number;
-  share: number;
-  cumulativeShare: number;
-}
-interface StopsRow {
-  classification: { generalCause: { id: string | null; name: string | null } };
-  machine: { id: number; name: string };
-  shift: { name: string } | null;
-  stop: { startTime: string; durationInMinutes: number; isProgrammed: boolean };
-}
+type DowntimeRow = Api["DowntimeReportRow"];
+type StopsRow = Api["StopsReportRow"];
 
 async function post<T>(key: string, path: string, body: unknown): Promise<T> {
   const res = await api(key, path, { method: "POST", json: body });

@@ -3,16 +3,12 @@
  * the same records created through the public and operator APIs, and every figure of
  * the doc's table compared with the report's rows (to 1e-9).
  */
+
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 
-interface KpiRow {
-  sku?: { name: string } | null;
-  machine?: { id: number };
-  minutes: Record<string, number>;
-  counts: Record<string, number>;
-  [figure: string]: unknown;
-}
+type KpiRow = Api["KpiReportRow"];
 
 async function post<T>(key: string, path: string, body: unknown): Promise<T> {
   const res = await api(key, path, { method: "POST", json: body });

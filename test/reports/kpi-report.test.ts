@@ -3,39 +3,14 @@
  * rows aggregated by their times, SKU groups adding up to their machine's row, every
  * ratio recomputed from the row's own minutes and counts, and a hand-computed split.
  */
+
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { inServiceSince } from "../fixtures/machine-history";
 import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
 
-interface KpiRow {
-  machine?: { id: number; name: string };
-  shift?: string;
-  day?: string;
-  week?: string;
-  month?: string;
-  sku?: { id: string; name: string } | null;
-  operator?: { id: number; name: string } | null;
-  simpleWorkOrder?: { id: string; name: string } | null;
-  instances: number;
-  minutes: Record<string, number>;
-  counts: { total: number; good: number; defects: number; unplannedStops: number };
-  availability: number | null;
-  netAvailability: number | null;
-  effectiveness: number | null;
-  quality: number | null;
-  oee: number | null;
-  netOee: number | null;
-  teep: number | null;
-  mtbf: number | null;
-  mttr: number | null;
-  scrapRatio: number | null;
-}
-interface MetricsRow {
-  machine: { id: number };
-  shift: { name: string; startTime: string };
-  shiftIndicators: Record<string, number | null>;
-  productionMetrics: Record<string, number | null>;
-}
+type KpiRow = Api["KpiReportRow"];
+type MetricsRow = Api["MetricsReportRow"];
 
 async function post<T>(key: string, path: string, body: unknown): Promise<T> {
   const res = await api(key, path, { method: "POST", json: body });
@@ -271,7 +246,7 @@ describe("POST /v1/reports/kpis", () => {
     });
     expect(none?.counts.unplannedStops).toBe(1);
     // The parts add up to the shift.
-    for (const f of [...TIMES, "runTime", "idealTime", "calendarTime"]) {
+    for (const f of [...TIMES, "runTime", "idealTime", "calendarTime"] as const) {
       if (f === "calendarTime") continue;
       close(
         parts.reduce((s, p) => s + (p.minutes[f] ?? 0), 0),
@@ -297,7 +272,7 @@ describe("POST /v1/reports/kpis", () => {
     for (const m of machines) {
       const mine = split.filter((s) => s.machine?.id === m.machine?.id);
       expect(mine.length).toBeGreaterThan(1);
-      for (const t of [...TIMES, "idealTime", "runTime"]) {
+      for (const t of [...TIMES, "idealTime", "runTime"] as const) {
         close(
           mine.reduce((s, p) => s + (p.minutes[t] ?? 0), 0),
           m.minutes[t] ?? 0,

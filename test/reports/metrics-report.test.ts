@@ -4,8 +4,10 @@
  * until the public create endpoint exists), compared with figures worked out by
  * hand from docs/metrics.md.
  */
+
 import { describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import type { Api } from "../fixtures/api-types";
 import { inServiceSince } from "../fixtures/machine-history";
 import {
   deleteProductionLog,
@@ -23,20 +25,9 @@ import {
   type TestCompany,
 } from "../harness";
 
-interface Row {
-  company: { id: number; name: string };
-  machine: { id: number; name: string };
-  shift: { id: number; name: string; startTime: string; endTime: string; isActive: boolean };
-  shiftIndicators: Record<string, number>;
-  productionMetrics: Record<string, number>;
-}
+type Row = Api["MetricsReportRow"];
 
-interface ReportPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  metrics: Row[];
-}
+type ReportPage = Api["MetricsReportPage"];
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -72,9 +63,14 @@ async function addStops(
   return operatorJson("POST", `/machines/${machineId}/stops`, items);
 }
 
-function expectClose(actual: Record<string, number>, expected: Record<string, number>) {
+/** Each expected figure, to 6 decimals; a ratio without a denominator is null (docs/metrics.md). */
+function expectClose(
+  actual: Record<string, number | null>,
+  expected: Record<string, number | null>,
+) {
   for (const [field, value] of Object.entries(expected)) {
-    expect(actual[field], field).toBeCloseTo(value, 6);
+    if (value === null) expect(actual[field], field).toBeNull();
+    else expect(actual[field], field).toBeCloseTo(value, 6);
   }
 }
 

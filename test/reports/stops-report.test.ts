@@ -2,8 +2,10 @@
  * The stops report through HTTP, with stops, classifications and shifts made
  * through the operator API.
  */
+
 import { describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import type { Api } from "../fixtures/api-types";
 import {
   api,
   call,
@@ -15,40 +17,9 @@ import {
   type TestCompany,
 } from "../harness";
 
-interface StopsRow {
-  classification: {
-    id: number | null;
-    createdAt: string | null;
-    updatedAt: string | null;
-    description: string | null;
-    component: { id: string | null; name: string | null };
-    specificCause: { id: string | null; name: string | null };
-    generalCause: { id: string | null; name: string | null };
-  };
-  company: { id: number; name: string };
-  machine: { id: number; name: string };
-  shift: { id: number; name: string; startTime: string; endTime: string; isActive: boolean } | null;
-  stop: {
-    id: number;
-    startTime: string;
-    endTime: string | null;
-    isProgrammed: boolean;
-    isIncludedInAvailability: boolean;
-    isIncludedInStops: boolean;
-    isManual: boolean;
-    createdAt: string | null;
-    updatedAt: string | null;
-    deletedAt?: string | null;
-    durationInMinutes: number;
-  };
-}
+type StopsRow = Api["StopsReportRow"];
 
-interface StopsPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  stops: StopsRow[];
-}
+type StopsPage = Api["StopsReportPage"];
 
 async function report(key: string, body: unknown = {}): Promise<StopsPage> {
   const res = await api(key, "/v1/reports/stops", { method: "POST", json: body });

@@ -118,4 +118,40 @@ describe("the collection's runner (scripts/lib/http-files.ts)", () => {
       substitute("{{nope}}", { variables: new Map(), env: {}, answers: new Map() }),
     ).toThrow("{{nope}}: unknown variable");
   });
+
+  it("sends a `# @until` request again until its answer has the awaited value", async () => {
+    const file = parseHttpFile(
+      [
+        "@baseUrl = http://api.test",
+        "",
+        "### Follow the job",
+        "# @name job",
+        "# @until $.state succeeded",
+        "GET {{baseUrl}}/v1/jobs/1",
+        "",
+        "### Its first file",
+        "GET {{baseUrl}}/v1/jobs/1/files/{{job.response.body.$.files[0].name}}",
+      ].join("\n"),
+    );
+    expect(file.requests[0]?.until).toEqual({ path: ".state", value: "succeeded" });
+    const states = ["queued", "running", "running", "succeeded"];
+    const seen: string[] = [];
+    const send = async (request: Request) => {
+      seen.push(new URL(request.url).pathname);
+      if (request.url.includes("/files/")) return new Response("a,b\r\n1,2\r\n");
+      const state = states[Math.min(seen.length - 1, states.length - 1)];
+      const files = state === "succeeded" ? [{ name: "part-00001.csv" }] : [];
+      return Response.json({ state, files });
+    };
+    const results = await runHttpFile(file, send, { env: {}, until: { pollMs: 1 } });
+    // The job counts once, with its last answer; the file's name came from that answer.
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    expect(seen).toEqual([...states.map(() => "/v1/jobs/1"), "/v1/jobs/1/files/part-00001.csv"]);
+    // A job that never gets there fails the run, naming the request and the value it saw.
+    seen.length = 0;
+    states.splice(0, states.length, "running");
+    await expect(
+      runHttpFile(file, send, { env: {}, until: { pollMs: 1, timeoutMs: 20 } }),
+    ).rejects.toThrow('"### Follow the job": $.state is "running", not succeeded');
+  });
 });

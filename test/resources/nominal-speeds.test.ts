@@ -1,40 +1,15 @@
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createCompany, createMachines, type TestCompany, type TestMachine } from "../harness";
 import { describeSecurity } from "../security";
 
-interface NominalSpeed {
-  id: string;
-  machine: { id: number; name: string };
-  sku: {
-    id: string;
-    sku: string;
-    name: string | null;
-    description: string | null;
-    unit: string | null;
-  };
-  nominalSpeed: number;
-  countingFactor: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt: string | null;
-}
+type NominalSpeed = Api["NominalSpeed"];
 
-interface NominalSpeedPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  nominalSpeeds: NominalSpeed[];
-}
+type NominalSpeedPage = Api["NominalSpeedPage"];
 
-interface Sku {
-  id: string;
-  sku: string;
-  name: string | null;
-}
+type Sku = Api["Sku"];
 
-interface ValidationBody {
-  detail: { loc: unknown[]; msg: string; type: string }[];
-}
+type ValidationBody = Api["ValidationError"];
 
 const BASE = "/v1/nominal-speeds";
 

@@ -1,20 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createCompany, type TestCompany } from "../harness";
 import { describeSecurity } from "../security";
 
-interface Operator {
-  id: number;
-  company: { id: number; name: string };
-  firstName: string | null;
-  lastName: string | null;
-}
+type Operator = Api["Operator"];
 
-interface OperatorPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  operators: Operator[];
-}
+type OperatorPage = Api["OperatorPage"];
 
 async function createOperators(co: TestCompany, items: unknown[]): Promise<Operator[]> {
   const res = await api(co.key, "/v1/operators", { method: "POST", json: items });

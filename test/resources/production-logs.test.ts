@@ -4,7 +4,9 @@
  * filter, the running-shift rule, cross-company isolation, scopes, and the
  * metrics report following a log's creation and deletion.
  */
+
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import {
   api,
   createCompany,
@@ -18,52 +20,13 @@ import {
 } from "../harness";
 import { describeSecurity } from "../security";
 
-interface ProductionLog {
-  id: string;
-  type: "correct" | "defects" | "total";
-  sensorCount: number;
-  count: number;
-  nominalSpeed: number;
-  countingFactor: number;
-  start: string;
-  end: string;
-  isReviewed: boolean;
-  isAutomated: boolean;
-  machineId: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt: string | null;
-  live: boolean;
-  machine: { id: number; name: string; isCountEnabled: boolean; externalName: string | null };
-  company: { id: number; name: string; timezone: string };
-  shift: { id: number; name: string; start: string; end: string; isConsidered: boolean } | null;
-  operator: {
-    id: number;
-    firstName: string | null;
-    lastName: string | null;
-    email: string | null;
-  } | null;
-  sku: { id: string; name: string | null; description: string | null; unit: string | null } | null;
-  workOrder: { id: string; name: string; description: string | null; status: string } | null;
-  simpleWorkOrder: { id: string; name: string } | null;
-}
+type ProductionLog = Api["ProductionLog"];
 
-interface LogPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  productionLogs: ProductionLog[];
-}
+type LogPage = Api["ProductionLogPage"];
 
-interface ValidationBody {
-  detail: { loc: (string | number)[]; msg: string; type: string }[];
-}
+type ValidationBody = Api["ValidationError"];
 
-interface Sku {
-  id: string;
-  sku: string;
-  name: string | null;
-}
+type Sku = Api["Sku"];
 
 const BASE = "/v1/production-logs";
 const MIN = 60_000;

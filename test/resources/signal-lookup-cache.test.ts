@@ -84,8 +84,12 @@ describe("the count sums' signal lookup", () => {
     expect(await sumCountSignal(bindings, machine, window)).toEqual([0]);
     expect(d1.count()).toBe(1);
 
-    // Created in this isolate: seen at once.
+    // Created in this isolate: seen at once (one read of the new signal).
     const count = await createSignal(m.id, { name: "count" });
+    expect(await sumCountSignal(bindings, machine, window)).toEqual([0]);
+    expect(d1.count()).toBe(2);
+    // The ingestion looks the count signal up too (stop detection) and shares this cache:
+    // its samples are summed without another read.
     await ingest(count, [[now - 1_000, 7]]);
     expect(await sumCountSignal(bindings, machine, window)).toEqual([7]);
     expect(d1.count()).toBe(2);

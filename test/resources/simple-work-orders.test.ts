@@ -1,21 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createCompany, type TestCompany } from "../harness";
 import { describeSecurity } from "../security";
 
-interface WorkOrder {
-  id: string;
-  company: { id: number; name: string };
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
+type WorkOrder = Api["SimpleWorkOrder"];
 
-interface WorkOrderPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  simpleWorkOrders: WorkOrder[];
-}
+type WorkOrderPage = Api["SimpleWorkOrderPage"];
 
 const BASE = "/v1/simple-work-orders";
 

@@ -1,26 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createCompany, type TestCompany } from "../harness";
 import { describeSecurity } from "../security";
 
-interface Sku {
-  id: string;
-  company: { id: number; name: string };
-  sku: string;
-  name: string | null;
-  description: string | null;
-  unit: string | null;
-  archived: boolean;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt: string | null;
-}
+type Sku = Api["Sku"];
 
-interface SkuPage {
-  totalCount: number;
-  totalPages: number;
-  currentPage: number;
-  skus: Sku[];
-}
+type SkuPage = Api["SkuPage"];
 
 async function createSkus(co: TestCompany, items: unknown[]): Promise<Sku[]> {
   const res = await api(co.key, "/v1/skus", { method: "POST", json: items });

@@ -5,8 +5,8 @@
 
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
+import type { Principal } from "../../app-env";
 import { scopeOf } from "../../app-env";
-import type { Principal } from "../../auth/principal";
 import { notFound } from "../../http/errors";
 import { EXAMPLE_OPERATOR_ID } from "../../http/examples";
 import { isoInstant as iso } from "../../http/instants";

@@ -5,16 +5,15 @@
  */
 
 import type { CompanyScope } from "../../db/company-scope";
-import type { Env } from "../../env";
 import { ApiError, notFound } from "../../http/errors";
 import { MAX_INSTANCE_MS } from "../../shifts/plan";
-import { liveLogIssue, liveLogOwner } from "./live-log-owner";
+import { type LiveLogOwnerOf, liveLogIssue } from "./live-log-owner";
 import { findLogCore, softDeleteLog } from "./update";
 
 /**
  * Deletes the company's log `id` unless it is live.
  *
- * @param env the bindings (the machine's realtime object).
+ * @param owners reaches the machine's realtime object (./live-log-owner.ts).
  * @param scope the caller's company.
  * @param id the log's id, lowercase.
  * @param log its machine and end as read before the read barrier (undefined when D1 did
@@ -22,7 +21,7 @@ import { findLogCore, softDeleteLog } from "./update";
  * @throws ApiError 422 `running_shift` for a live log; 404 when there is no such log.
  */
 export async function deleteLog(
-  env: Pick<Env, "REALTIME_MACHINE">,
+  owners: LiveLogOwnerOf,
   scope: CompanyScope,
   id: string,
   log: { machineId: number; end: number } | undefined,
@@ -37,6 +36,6 @@ export async function deleteLog(
   // Only a log that ends after the earliest start a running instance can have may lie in
   // one: older ones do not wake the machine's object.
   if (log && log.end > Date.now() - MAX_INSTANCE_MS) {
-    await liveLogOwner(env, scope.companyId, log.machineId).forgetLog(id);
+    await owners(scope.companyId, log.machineId).forgetLog(id);
   }
 }

@@ -21,9 +21,6 @@
  * asks the object to have the stream drop it (`forgetLog`).
  */
 
-import { namedStub } from "../../durable/named-stub";
-import { realtimeObjectName } from "../../durable/realtime-barrier";
-import type { Env } from "../../env";
 import type { ValidationIssue } from "../../http/errors";
 import type { ProductionLogPatch } from "./schemas";
 
@@ -139,15 +136,12 @@ export interface LiveLogOwnerRpc extends Rpc.DurableObjectBranded {
   forgetLog(logId: string): Promise<void>;
 }
 
-/** The realtime object of a machine, as the production-log endpoints reach it. */
-export function liveLogOwner(
-  env: Pick<Env, "REALTIME_MACHINE">,
+/**
+ * How the production-log endpoints reach a machine's realtime object: handed to them by the
+ * realtime layer, which owns the object and its name (`liveLogOwnersOf`,
+ * src/realtime/machine-stub.ts, through src/app.ts), so nothing here names it.
+ */
+export type LiveLogOwnerOf = (
   companyId: number,
   machineId: number,
-): DurableObjectStub<LiveLogOwnerRpc> {
-  const stub: DurableObjectStub<LiveLogOwnerRpc> = namedStub(
-    env.REALTIME_MACHINE,
-    realtimeObjectName(companyId, machineId),
-  );
-  return stub;
-}
+) => DurableObjectStub<LiveLogOwnerRpc>;

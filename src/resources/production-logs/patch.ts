@@ -1,5 +1,4 @@
 import type { NamedScope } from "../../db/company-scope";
-import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { noUnendedStored, unendedStored } from "../../shifts/unended";
 import {
@@ -8,7 +7,7 @@ import {
   resolveOne,
   resolveSkus,
 } from "../nominal-speeds/references";
-import { countingFieldsOf, liveLogIssue, liveLogOwner } from "./live-log-owner";
+import { countingFieldsOf, type LiveLogOwnerOf, liveLogIssue } from "./live-log-owner";
 import { sensorCountOf, startBeforeEnd } from "./log-fields";
 import { type LogInterval, placeLogs, unendedShiftIssue } from "./placement";
 import type { ProductionLogPatch } from "./schemas";
@@ -22,7 +21,7 @@ import { findLogCore, type LogChanges, type LogCore, updateLog } from "./update"
  * @throws ApiError 422 `running_shift` naming each refused field; 404 when the log is gone.
  */
 async function patchLiveLog(
-  env: Pick<Env, "REALTIME_MACHINE">,
+  owners: LiveLogOwnerOf,
   scope: NamedScope,
   current: LogCore,
   patch: ProductionLogPatch,
@@ -42,10 +41,7 @@ async function patchLiveLog(
   const updated = await updateLog(scope, current.id, changes);
   if (!updated) throw notFound("Production log not found");
   if (patch.operator !== undefined) {
-    await liveLogOwner(env, scope.companyId, current.machineId).setLogOperator(
-      current.id,
-      updated.operatorId,
-    );
+    await owners(scope.companyId, current.machineId).setLogOperator(current.id, updated.operatorId);
   }
 }
 
@@ -54,7 +50,7 @@ async function patchLiveLog(
  * (the running shift's, kept by its realtime object) takes only what its owner allows
  * (./live-log-owner.ts).
  *
- * @param env the bindings (the machine's realtime object, for a live log's operator).
+ * @param owners reaches the machine's realtime object, for a live log's operator.
  * @param scope the caller; the log must be of its company.
  * @param id the log's id, lowercase.
  * @param patch the validated body.
@@ -62,14 +58,14 @@ async function patchLiveLog(
  *   422 with the problems of the patch.
  */
 export async function patchLog(
-  env: Pick<Env, "REALTIME_MACHINE">,
+  owners: LiveLogOwnerOf,
   scope: NamedScope,
   id: string,
   patch: ProductionLogPatch,
 ): Promise<void> {
   const current = await findLogCore(scope, id);
   if (!current) throw notFound("Production log not found");
-  if (current.live) return patchLiveLog(env, scope, current, patch);
+  if (current.live) return patchLiveLog(owners, scope, current, patch);
 
   const issues: ValidationIssue[] = [];
   const [machineResolution, skuResolution] = await Promise.all([

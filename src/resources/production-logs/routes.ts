@@ -7,7 +7,7 @@ import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
 import { scopeOf } from "../../app-env";
 import type { CompanyScope } from "../../db/company-scope";
-import { syncPendingMachines } from "../../durable/realtime-barrier";
+import { type FlushHeldWrites, syncPendingMachines } from "../../durable/realtime-barrier";
 import type { Env } from "../../env";
 import { notFound } from "../../http/errors";
 import {
@@ -22,6 +22,7 @@ import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/sche
 import { createLogs } from "./create";
 import { deleteLog } from "./delete";
 import { findExpandedLogs } from "./expanded";
+import type { LiveLogOwnerOf } from "./live-log-owner";
 import { patchLog } from "./patch";
 import {
   ProductionLogCreateSchema,
@@ -38,12 +39,12 @@ import { machineOfLog } from "./update";
  * every marked machine of the company is asked.
  */
 async function syncLogMachine(
-  env: Pick<Env, "DB" | "REALTIME_MACHINE">,
+  flush: FlushHeldWrites,
   scope: CompanyScope,
   id: string,
 ): Promise<{ machineId: number; end: number } | undefined> {
   const log = await machineOfLog(scope, id);
-  await syncPendingMachines(env, scope, log === undefined ? undefined : [log.machineId]);
+  await syncPendingMachines(flush, scope, log === undefined ? undefined : [log.machineId]);
   return log;
 }
 
@@ -203,37 +204,50 @@ const deleteRoute = publicRoute("production_logs.delete", {
   responses: { 204: { description: "Deleted." }, ...NOT_FOUND_RESPONSE, ...BARRIER_RESPONSE },
 });
 
-export const productionLogsRoutes = createRouter()
-  .openapi(createRoute, async (c) => {
-    return c.json(await createLogs(c.env, scopeOf(c), c.req.valid("json")), 200);
-  })
-  .openapi(filterRoute, async (c) => {
-    const filters = c.req.valid("json") ?? {};
-    const scope = scopeOf(c);
-    await syncPendingMachines(c.env, scope, machinesFilterCanTouch(filters));
-    const page = await filterLogs(scope, filters, pageRequest(filters));
-    return c.json(pageEnvelope("productionLogs", page), 200);
-  })
-  .openapi(getRoute, async (c) => {
-    const { production_log_id } = c.req.valid("param");
-    const scope = scopeOf(c);
-    await syncLogMachine(c.env, scope, production_log_id.toLowerCase());
-    const [log] = await findExpandedLogs(scope, [production_log_id.toLowerCase()]);
-    if (!log) throw notFound("Production log not found");
-    return c.json(log, 200);
-  })
-  .openapi(patchRoute, async (c) => {
-    const { production_log_id } = c.req.valid("param");
-    const id = production_log_id.toLowerCase();
-    const scope = scopeOf(c);
-    await syncLogMachine(c.env, scope, id);
-    await patchLog(c.env, scope, id, c.req.valid("json"));
-    return c.body(null, 204);
-  })
-  .openapi(deleteRoute, async (c) => {
-    const id = c.req.valid("param").production_log_id.toLowerCase();
-    const scope = scopeOf(c);
-    const log = await syncLogMachine(c.env, scope, id);
-    await deleteLog(c.env, scope, id, log);
-    return c.body(null, 204);
-  });
+/**
+ * What the production-log routes are handed of the realtime layer (src/app.ts passes
+ * src/realtime/machine-stub.ts's), so that nothing below src/realtime/ names its object.
+ */
+export interface ProductionLogsRealtime {
+  /** The read barrier's flush of one machine (`heldWritesOf`). */
+  heldWrites(env: Env): FlushHeldWrites;
+  /** A machine's object as the owner of its live logs (`liveLogOwnersOf`). */
+  liveLogOwners(env: Env): LiveLogOwnerOf;
+}
+
+/** The production-log routes, reaching the machines' realtime objects through `realtime`. */
+export const productionLogsRoutes = (realtime: ProductionLogsRealtime) =>
+  createRouter()
+    .openapi(createRoute, async (c) => {
+      return c.json(await createLogs(c.env, scopeOf(c), c.req.valid("json")), 200);
+    })
+    .openapi(filterRoute, async (c) => {
+      const filters = c.req.valid("json") ?? {};
+      const scope = scopeOf(c);
+      await syncPendingMachines(realtime.heldWrites(c.env), scope, machinesFilterCanTouch(filters));
+      const page = await filterLogs(scope, filters, pageRequest(filters));
+      return c.json(pageEnvelope("productionLogs", page), 200);
+    })
+    .openapi(getRoute, async (c) => {
+      const { production_log_id } = c.req.valid("param");
+      const scope = scopeOf(c);
+      await syncLogMachine(realtime.heldWrites(c.env), scope, production_log_id.toLowerCase());
+      const [log] = await findExpandedLogs(scope, [production_log_id.toLowerCase()]);
+      if (!log) throw notFound("Production log not found");
+      return c.json(log, 200);
+    })
+    .openapi(patchRoute, async (c) => {
+      const { production_log_id } = c.req.valid("param");
+      const id = production_log_id.toLowerCase();
+      const scope = scopeOf(c);
+      await syncLogMachine(realtime.heldWrites(c.env), scope, id);
+      await patchLog(realtime.liveLogOwners(c.env), scope, id, c.req.valid("json"));
+      return c.body(null, 204);
+    })
+    .openapi(deleteRoute, async (c) => {
+      const id = c.req.valid("param").production_log_id.toLowerCase();
+      const scope = scopeOf(c);
+      const log = await syncLogMachine(realtime.heldWrites(c.env), scope, id);
+      await deleteLog(realtime.liveLogOwners(c.env), scope, id, log);
+      return c.body(null, 204);
+    });

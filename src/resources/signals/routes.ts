@@ -118,7 +118,7 @@ export const signalsRoutes = createRouter()
     const { machine_uuid, public_id } = c.req.valid("param");
     const q = c.req.valid("query");
     const { head, series } = await signalData(c.env, scopeOf(c), machine_uuid, public_id, q);
-    if (wantsCsv(c.req.header("accept"))) {
+    if (wantsCsv(c)) {
       // At most 10,000 points (the window's rule), so never above the CSV maximum.
       const points = series.buckets.map((t, i) => ({
         timestamp: isoInstant(t),

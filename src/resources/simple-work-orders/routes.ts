@@ -5,8 +5,8 @@
 
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
+import type { Principal } from "../../app-env";
 import { scopeOf } from "../../app-env";
-import type { Principal } from "../../auth/principal";
 import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";

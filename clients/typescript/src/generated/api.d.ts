@@ -10085,6 +10085,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "dataset": "signals",
+                 *       "format": "parquet",
+                 *       "filters": {
+                 *         "signals": [
+                 *           "a5000000-0000-4000-8000-000001000001"
+                 *         ],
+                 *         "start_time": "2022-09-05T00:00:00Z",
+                 *         "end_time": "2022-09-06T00:00:00Z",
+                 *         "agg_unit": "m"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["ExportRequest"];
             };
         };

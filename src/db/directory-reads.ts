@@ -1,0 +1,90 @@
+/**
+ * Directory reads off the primary, with a bounded lag (docs/scaling.md, "The directory off
+ * the primary"): credentials, companies' shards and keys by global id are read through D1
+ * sessions that may use a read replica, so that the directory's primary does not carry
+ * every isolate's lookups of every company.
+ *
+ * A replica may lag without bound (D1 promises none), and two promises rest on these reads:
+ * a revoked key stops within `CREDENTIAL_CACHE_SECONDS`, and a company's move waits out
+ * `SHARD_CACHE_MS` before it fences the old shard. So a read does not start
+ * `first-unconstrained`: it starts at the isolate's **anchor**, a bookmark of the primary
+ * taken at most `DIRECTORY_ANCHOR_MS` ago, and D1 serves it from a copy at least that fresh
+ * (a caught-up replica, else the primary). The answer is then as of the anchor's instant
+ * (`asOf`), and whoever caches it counts its lifetime from there, not from the read: a
+ * revocation or a move mark committed after `asOf` is seen by every read that starts
+ * after the next anchor, and a cached answer never outlives `asOf` + its cache time.
+ *
+ * The anchor is refreshed by the read that finds it too old: that read goes to the primary
+ * (as every directory read did before), and its session's bookmark becomes the anchor. An
+ * isolate thus sends the primary at most one directory read per `DIRECTORY_ANCHOR_MS`,
+ * whatever the number of companies and keys it serves; the other reads go to replicas.
+ * A read that finds nothing (a key issued a moment ago) is asked again at the primary, so a
+ * new key, company or signal works at once.
+ */
+
+/** Most age of the primary bookmark that directory reads start at, ms. */
+export const DIRECTORY_ANCHOR_MS = 1_000;
+
+/** The isolate's anchor per directory binding: a primary bookmark and when it was taken. */
+const anchors = new WeakMap<object, { bookmark: string; at: number }>();
+
+/** What a directory read runs its statements on: a D1 session. */
+export type DirectorySession = Pick<D1DatabaseSession, "prepare" | "batch">;
+
+/** A directory read's answer and the instant it reflects the primary as of, ms. */
+export interface DirectoryAnswer<T> {
+  value: T;
+  /** Every write committed on the primary before this instant is in `value`. */
+  asOf: number;
+  /** True when it was read at the primary (the anchor was refreshed, or a miss confirmed). */
+  primary: boolean;
+}
+
+/**
+ * Runs a directory read at the isolate's anchor (a replica at most `DIRECTORY_ANCHOR_MS`
+ * behind the primary), or at the primary when the anchor is older (then refreshed).
+ *
+ * @param db the directory's binding (`DB`).
+ * @param read the statements, run on the session given (one session per call).
+ * @param found false for an answer that must be confirmed at the primary (nothing found:
+ *   what is missing may have been written after the anchor); default: always trusted.
+ * @returns the answer and the instant it is as of.
+ */
+export async function readDirectory<T>(
+  db: D1Database,
+  read: (session: DirectorySession) => Promise<T>,
+  found: (value: T) => boolean = () => true,
+): Promise<DirectoryAnswer<T>> {
+  const anchor = anchors.get(db);
+  if (anchor && Date.now() - anchor.at < DIRECTORY_ANCHOR_MS) {
+    const value = await read(db.withSession(anchor.bookmark));
+    if (found(value)) return { value, asOf: anchor.at, primary: false };
+  }
+  return readAtPrimary(db, read);
+}
+
+/**
+ * Runs a directory read at the primary and makes its bookmark the isolate's anchor: for the
+ * reads that must not lag at all (a moving company's polls) and for `readDirectory`'s
+ * refreshes.
+ */
+export async function readAtPrimary<T>(
+  db: D1Database,
+  read: (session: DirectorySession) => Promise<T>,
+): Promise<DirectoryAnswer<T>> {
+  // Taken before the read: the primary's state then is in the answer (and maybe more).
+  const at = Date.now();
+  const session = db.withSession("first-primary");
+  const value = await read(session);
+  const bookmark = session.getBookmark();
+  const current = anchors.get(db);
+  if (bookmark !== null && (current === undefined || current.at < at)) {
+    anchors.set(db, { bookmark, at });
+  }
+  return { value, asOf: at, primary: true };
+}
+
+/** Forgets the isolate's anchor, so that the next directory read goes to the primary. */
+export function forgetDirectoryAnchor(db: D1Database): void {
+  anchors.delete(db);
+}
