@@ -27,9 +27,8 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { DEMO_PLANT_A } from "../scripts/lib/demo-data";
 import { seedDemo } from "../scripts/lib/demo-seed";
-import type { paths } from "../scripts/lib/generated/operator-api";
 import { ok } from "../scripts/lib/http";
-import { connectOperator } from "../scripts/lib/operator-api";
+import { connectOperator, type Scope } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
@@ -54,15 +53,11 @@ const EVERYTHING = {
   limit: 1,
 };
 
-/** A scope an API key may hold (the operator API's enum). */
-type ApiKeyScope =
-  paths["/companies/{company_id}/api-keys"]["post"]["requestBody"]["content"]["application/json"][number]["scopes"][number];
-
 /** Issues a key of a company with these scopes, never throttled by the bench. */
 async function issueKey(
   client: ReturnType<typeof connectOperator>,
   companyId: number,
-  scopes: ApiKeyScope[],
+  scopes: Scope[],
 ): Promise<string> {
   const [apiKey] = ok(
     "POST",
