@@ -3,14 +3,14 @@
  * the conditions that select a company's rows are built here and nowhere else
  * (`test/architecture.test.ts` fails on an `eq(<table>.companyId, …)` or a raw SQL
  * `company_id = …` written anywhere else), so a query cannot reach another company's
- * rows by forgetting a condition: it goes through {@link owned} / {@link live}, or for
+ * rows by forgetting a condition: it goes through {@link owned} / {@link notDeleted}, or for
  * SQL text through {@link ownedSql} / {@link ownedText}, or it fails that test.
  *
  * A query reaches a company's database only through a {@link CompanyScope}: companies are
  * spread over shards (./shards.ts), and the scope is what picks one.
  *
  * Soft delete is here too: a deleted row keeps its data with `deletedAt` set
- * (and `updatedAt`, so pull sync sees the deletion), and "live" means
+ * (and `updatedAt`, so pull sync sees the deletion), and "not deleted" means
  * `deletedAt IS NULL`.
  */
 import { and, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
@@ -173,7 +173,7 @@ export function ownedBy(expression: string, column: CompanyColumnText = "company
  *
  * @returns one SQL condition for `.where()` or a join's `on`.
  */
-export function live(
+export function notDeleted(
   scope: CompanyRef,
   table: CompanyTable & { deletedAt: Column },
   ...conditions: (SQL | undefined)[]
@@ -210,7 +210,7 @@ export function softDeleted<T extends SQLiteTable & { deletedAt: Column }>(
 }
 
 /**
- * Soft-deletes the company's live rows of `table` that match `conditions`:
+ * Soft-deletes the company's rows of `table` not deleted yet that match `conditions`:
  * sets `deletedAt` and `updatedAt` to now (one statement).
  *
  * @param conditions which rows (for example `eq(table.id, id)`).
@@ -225,6 +225,6 @@ export async function softDelete<T extends SoftDeleteTable>(
   const result = await scope.db
     .update(table)
     .set(softDeleted(table))
-    .where(live(scope, table, ...conditions));
+    .where(notDeleted(scope, table, ...conditions));
   return result.meta.changes ?? 0;
 }

@@ -10,8 +10,17 @@
 
 import { and, asc, eq, isNull } from "drizzle-orm";
 import type { Database } from "./client";
-import { type CompanyScope, live } from "./company-scope";
+import { type CompanyScope, notDeleted } from "./company-scope";
 import { machines } from "./schema";
+
+/**
+ * A machine, by its company and internal id: what a per-machine object is for (its realtime
+ * object, its signal store), checked by the Worker to exist and be the company's.
+ */
+export interface MachineKey {
+  companyId: number;
+  machineId: number;
+}
 
 /** A machine as the API shows it (`GET /v1/machines`). */
 export interface MachineRow {
@@ -39,7 +48,7 @@ export function listMachines(scope: CompanyScope): Promise<MachineRow[]> {
   return scope.db
     .select(machineColumns)
     .from(machines)
-    .where(live(scope, machines))
+    .where(notDeleted(scope, machines))
     .orderBy(asc(machines.id))
     .all();
 }
@@ -52,7 +61,7 @@ export function machineByIdQuery(scope: CompanyScope, machineId: number) {
   return scope.db
     .select(machineColumns)
     .from(machines)
-    .where(live(scope, machines, eq(machines.id, machineId)));
+    .where(notDeleted(scope, machines, eq(machines.id, machineId)));
 }
 
 /** The company's machine (not deleted) with this id, or undefined (also another company's). */
@@ -72,7 +81,7 @@ export function findMachineByUuid(
   return scope.db
     .select(machineColumns)
     .from(machines)
-    .where(live(scope, machines, eq(machines.uuid, uuid)))
+    .where(notDeleted(scope, machines, eq(machines.uuid, uuid)))
     .get();
 }
 

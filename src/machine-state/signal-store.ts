@@ -5,17 +5,13 @@
  * of its own (docs/machine-state.md). The operator API reaches the detector through the
  * methods below: settings, and the changes of recorded stops and shifts it must know.
  */
+
+import type { MachineKey } from "../db/machines";
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import { type IngestContext, SignalStore, type WrittenBlock } from "../resources/signals/store";
 import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
 import type { DetectionSettings } from "./rules";
-
-/** A machine, by its company and internal id. */
-export interface MachineRef {
-  companyId: number;
-  machineId: number;
-}
 
 /** A change of a stop recorded through the operator API, as the detector needs it. */
 export interface RecordedStopChange {
@@ -74,7 +70,7 @@ export class MachineStateStore extends SignalStore {
    * @param analogSignalId the internal id of the analog rule's signal (null without one).
    */
   async configureDetection(
-    machine: MachineRef,
+    machine: MachineKey,
     settings: DetectionSettings,
     analogSignalId: number | null,
   ): Promise<StoredSettings> {
@@ -93,7 +89,7 @@ export class MachineStateStore extends SignalStore {
    * A recorded stop of the machine was created, edited or deleted, or a person took over
    * or deleted a detected stop: the detector keeps its copy and evaluates the stretches.
    */
-  async recordedStopChanged(machine: MachineRef, change: RecordedStopChange): Promise<void> {
+  async recordedStopChanged(machine: MachineKey, change: RecordedStopChange): Promise<void> {
     const tables = this.detector.tables;
     tables.setMachine(machine.companyId, machine.machineId);
     const taken = tables.detectedByStopId(change.id);
@@ -111,7 +107,7 @@ export class MachineStateStore extends SignalStore {
    * The machine's shifts changed: the plan is read again and the whole history evaluated
    * again (a new definition has instances in the past too), from the summaries alone.
    */
-  async planChanged(machine: MachineRef): Promise<void> {
+  async planChanged(machine: MachineKey): Promise<void> {
     const tables = this.detector.tables;
     tables.setMachine(machine.companyId, machine.machineId);
     tables.setPlan(null);

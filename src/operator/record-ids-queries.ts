@@ -15,7 +15,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { type CompanyScope, live, type SoftDeleteTable } from "../db/company-scope";
+import { type CompanyScope, notDeleted, type SoftDeleteTable } from "../db/company-scope";
 import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
@@ -162,7 +162,7 @@ export async function changeRecordIds(
     const found = await db
       .select({ id: t.id })
       .from(t.table)
-      .where(live({ companyId }, t.table, inArray(t.id, ids)))
+      .where(notDeleted({ companyId }, t.table, inArray(t.id, ids)))
       .all();
     const foundIds = new Set(found.map((row) => String(row.id)));
     const taken = await db.select({ id: t.id }).from(t.table).where(inArray(t.id, newIds)).all();

@@ -4,14 +4,8 @@
  */
 import type { Assignment, Segment, SegmentSku } from "./timeline";
 
-/**
- * The machine an object is for (checked by the Worker: it exists and is the company's),
- * carried by the object's name only (`machineObject`, `machineKeyOf`).
- */
-export interface MachineKey {
-  companyId: number;
-  machineId: number;
-}
+/** The machine an object is for (its name carries it: `machineObject`, `machineKeyOf`). */
+export type { MachineKey } from "../db/machines";
 
 /**
  * `POST /v1/realtime/{machine_id}/sku`, resolved by the Worker: the segment it starts

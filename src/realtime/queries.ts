@@ -7,7 +7,7 @@
  */
 
 import { asc, eq, isNull, or, sql } from "drizzle-orm";
-import { type CompanyScope, live, owned } from "../db/company-scope";
+import { type CompanyScope, notDeleted, owned } from "../db/company-scope";
 import { findMachineById, type MachineRow, machineByIdQuery } from "../db/machines";
 import { nominalSpeeds, operators, simpleWorkOrders, skus } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
@@ -123,7 +123,7 @@ async function resolveCatalog(
   const skuName = body.sku ?? null;
   const workOrderId = body.simpleWorkOrderId?.toLowerCase() ?? null;
   const workOrderName = body.simpleWorkOrderName ?? null;
-  const skuMatch = live(
+  const skuMatch = notDeleted(
     { companyId },
     skus,
     or(

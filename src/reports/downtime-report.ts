@@ -39,7 +39,7 @@ import {
 import { LocalCalendar } from "./calendar";
 import type { DowntimeKey, DowntimeReportFilters, DowntimeReportRow } from "./downtime-schemas";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
-import { resolveMachines } from "./machine-filter";
+import { filterMachines } from "./machine-filter";
 import { minutesOf } from "./oee";
 
 const CHUNK_MS = 30 * 86_400_000;
@@ -99,7 +99,7 @@ export async function downtimeGroups(
 ): Promise<DowntimeReportRow[]> {
   const { db, companyId } = scope;
   const groupBy: readonly DowntimeKey[] = filters.groupBy ?? ["generalCause"];
-  const machineRefs = await resolveMachines(scope, filters.machines);
+  const machineRefs = await filterMachines(scope, filters.machines);
   if (machineRefs.length === 0) return [];
   const conditions: (SQL | undefined)[] = [
     owned({ companyId }, stops),

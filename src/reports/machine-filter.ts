@@ -9,7 +9,7 @@ import type { MachinesFilterValue } from "../http/filters";
 import { normalizeForSearch } from "../http/search";
 
 /** A machine as report rows show it. */
-export type MachineRef = Pick<MachineRow, "id" | "name">;
+export type ReportMachine = Pick<MachineRow, "id" | "name">;
 
 /**
  * The company's machines (not deleted) that pass a `machines` filter, by id.
@@ -23,10 +23,10 @@ export type MachineRef = Pick<MachineRow, "id" | "name">;
  * @param filter the parsed filter, or null/undefined for all machines.
  * @returns the matching machines, ascending id.
  */
-export async function resolveMachines(
+export async function filterMachines(
   scope: CompanyScope,
   filter: MachinesFilterValue,
-): Promise<MachineRef[]> {
+): Promise<ReportMachine[]> {
   const rows = await listMachines(scope);
   const term = filter?.search ? normalizeForSearch(filter.search) : "";
   const include = filter?.include && filter.include.length > 0 ? new Set(filter.include) : null;

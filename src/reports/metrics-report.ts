@@ -51,7 +51,7 @@ import {
   MAX_INSTANCE_MS,
   toPlan,
 } from "../shifts/plan";
-import { resolveMachines } from "./machine-filter";
+import { filterMachines } from "./machine-filter";
 import type { MetricsReportFilters, MetricsReportRow } from "./metrics-schemas";
 import { computeProductionMetrics } from "./oee";
 import { loadPageSpans } from "./page-spans";
@@ -146,7 +146,7 @@ export async function reportInstancesWhere(
 ): Promise<ReportInstances | null> {
   const { from, to } = instanceStartWindow(filters, now);
   if (to <= from) return null;
-  const machineRefs = await resolveMachines(scope, filters.machines);
+  const machineRefs = await filterMachines(scope, filters.machines);
   if (machineRefs.length === 0) return null;
   const machineIds = machineRefs.map((m) => m.id);
   // The plan with the machines just resolved (those are the ones the range needs), and

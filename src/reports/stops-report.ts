@@ -35,7 +35,7 @@ import { emptyPage, type Page, PageFields, type PageRequest, paginate } from "..
 import { SyncFilterFields, syncConditions, syncOrder } from "../http/sync";
 import { loadShiftPlan } from "../shifts/plan";
 import { instancesContaining } from "../shifts/queries";
-import { resolveMachines } from "./machine-filter";
+import { filterMachines } from "./machine-filter";
 import {
   type ClassificationRow,
   ClassificationSchema,
@@ -231,7 +231,7 @@ export async function stopsReport(
 ): Promise<Page<StopsReportRow>> {
   const { db } = scope;
   const companyId = scope.companyId;
-  const machineRefs = await resolveMachines(scope, filters.machines);
+  const machineRefs = await filterMachines(scope, filters.machines);
   if (machineRefs.length === 0) {
     return emptyPage(page);
   }

@@ -11,7 +11,7 @@
 
 import { inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { type CompanyScope, live, ownedSql } from "../db/company-scope";
+import { type CompanyScope, notDeleted, ownedSql } from "../db/company-scope";
 import { machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { type InstanceWindow, instancesBetween } from "./instances";
@@ -161,7 +161,7 @@ export async function createShiftDefinitions(
             .select({ id: machines.id })
             .from(machines)
             .where(
-              live(
+              notDeleted(
                 { companyId },
                 machines,
                 inArray(

@@ -8,7 +8,7 @@
  */
 
 import { asc, eq } from "drizzle-orm";
-import { type CompanyScope, live, owned } from "../db/company-scope";
+import { type CompanyScope, notDeleted, owned } from "../db/company-scope";
 import { companies, machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
 import { type InstanceWindow, instancesBetween } from "./instances";
 
@@ -107,7 +107,7 @@ export function definitionsQuery(scope: CompanyScope) {
       allMachines: shiftDefinitions.allMachines,
     })
     .from(shiftDefinitions)
-    .where(live({ companyId }, shiftDefinitions))
+    .where(notDeleted({ companyId }, shiftDefinitions))
     .orderBy(asc(shiftDefinitions.id));
 }
 
@@ -136,7 +136,7 @@ export function machineIdsQuery(scope: CompanyScope) {
   return db
     .select({ id: machines.id })
     .from(machines)
-    .where(live({ companyId }, machines))
+    .where(notDeleted({ companyId }, machines))
     .orderBy(asc(machines.id));
 }
 

@@ -5,7 +5,7 @@
 
 import { and, asc, count, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { type CompanyScope, live, softDeleted } from "../../db/company-scope";
+import { type CompanyScope, notDeleted, softDeleted } from "../../db/company-scope";
 import { withKeys } from "../../db/directory-keys";
 import { inJsonList } from "../../db/json-list";
 import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../../db/schema";
@@ -80,7 +80,7 @@ export async function listWebhooks(scope: CompanyScope) {
   const rows = await db
     .select(webhookColumns)
     .from(webhooks)
-    .where(live({ companyId }, webhooks))
+    .where(notDeleted({ companyId }, webhooks))
     .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
     .all();
   return rows.map(toWebhookOut);

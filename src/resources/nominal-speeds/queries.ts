@@ -6,7 +6,7 @@
 
 import { asc, count, eq, ne, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
+import { type CompanyScope, notDeleted, owned, softDelete } from "../../db/company-scope";
 import { jsonRowSelects } from "../../db/json-rows";
 import { machines, nominalSpeeds, skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -116,7 +116,7 @@ export async function findPairHolders(
     })
     .from(nominalSpeeds)
     .where(
-      live(
+      notDeleted(
         scope,
         nominalSpeeds,
         ...idListConditions(nominalSpeeds.machineId, { include: machineIds }),
@@ -178,7 +178,7 @@ export async function findNominalSpeed(
   id: string,
 ): Promise<NominalSpeedRow | undefined> {
   const row = await selectJoined(scope.db)
-    .where(live(scope, nominalSpeeds, eq(nominalSpeeds.id, id)))
+    .where(notDeleted(scope, nominalSpeeds, eq(nominalSpeeds.id, id)))
     .get();
   return row ? nest(row) : undefined;
 }
@@ -198,7 +198,7 @@ export async function updateNominalSpeed(
   const updated = await scope.db
     .update(nominalSpeeds)
     .set({ ...set, updatedAt: Date.now() })
-    .where(live(scope, nominalSpeeds, eq(nominalSpeeds.id, id)))
+    .where(notDeleted(scope, nominalSpeeds, eq(nominalSpeeds.id, id)))
     .returning({ id: nominalSpeeds.id });
   return updated.length > 0;
 }

@@ -11,7 +11,7 @@
 
 import { z } from "@hono/zod-openapi";
 import { or } from "drizzle-orm";
-import { type CompanyScope, live } from "../../db/company-scope";
+import { type CompanyScope, notDeleted } from "../../db/company-scope";
 import { inJsonList } from "../../db/json-list";
 import { machines, skus } from "../../db/schema";
 import type { ValidationIssue } from "../../http/errors";
@@ -140,7 +140,7 @@ function values<T>(list: (T | null | undefined)[]): T[] {
  *
  * @returns one resolution per reference, in order.
  */
-export async function resolveMachines(
+export async function resolveMachineRefs(
   scope: CompanyScope,
   refs: readonly MachineRef[],
 ): Promise<Resolution<ResolvedMachine>[]> {
@@ -153,7 +153,7 @@ export async function resolveMachines(
           .select({ id: machines.id, name: machines.name })
           .from(machines)
           .where(
-            live(
+            notDeleted(
               scope,
               machines,
               or(inJsonList(machines.id, ids), inJsonList(machines.name, names)),
@@ -172,7 +172,7 @@ export async function resolveMachines(
  *
  * @returns one resolution per reference, in order.
  */
-export async function resolveSkus(
+export async function resolveSkuRefs(
   scope: CompanyScope,
   refs: readonly SkuRef[],
 ): Promise<Resolution<ResolvedSku>[]> {
@@ -192,7 +192,7 @@ export async function resolveSkus(
           })
           .from(skus)
           .where(
-            live(
+            notDeleted(
               scope,
               skus,
               or(
@@ -232,7 +232,7 @@ export function resolvedOrIssue<T>(
   return undefined;
 }
 
-/** Resolves a single reference with a list resolver (`resolveMachines`, `resolveSkus`). */
+/** Resolves a single reference with a list resolver (`resolveMachineRefs`, `resolveSkuRefs`). */
 export async function resolveOne<Ref, T>(
   resolver: (scope: CompanyScope, refs: readonly Ref[]) => Promise<Resolution<T>[]>,
   scope: CompanyScope,
@@ -251,11 +251,11 @@ export function resolveItemReferences(
   items: readonly { machine: MachineRef; sku: SkuRef }[],
 ): Promise<[Resolution<ResolvedMachine>[], Resolution<ResolvedSku>[]]> {
   return Promise.all([
-    resolveMachines(
+    resolveMachineRefs(
       scope,
       items.map((i) => i.machine),
     ),
-    resolveSkus(
+    resolveSkuRefs(
       scope,
       items.map((i) => i.sku),
     ),

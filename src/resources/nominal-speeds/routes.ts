@@ -28,9 +28,9 @@ import {
   type ResolvedSku,
   resolvedOrIssue,
   resolveItemReferences,
-  resolveMachines,
+  resolveMachineRefs,
   resolveOne,
-  resolveSkus,
+  resolveSkuRefs,
 } from "./references";
 import {
   NominalSpeedCreateSchema,
@@ -246,8 +246,8 @@ export const nominalSpeedsRoutes = createRouter()
     if (!current) throw notFound("Nominal speed not found");
     const issues: ValidationIssue[] = [];
     const [machineResolution, skuResolution] = await Promise.all([
-      patch.machine ? resolveOne(resolveMachines, scope, patch.machine) : undefined,
-      patch.sku ? resolveOne(resolveSkus, scope, patch.sku) : undefined,
+      patch.machine ? resolveOne(resolveMachineRefs, scope, patch.machine) : undefined,
+      patch.sku ? resolveOne(resolveSkuRefs, scope, patch.sku) : undefined,
     ]);
     const machine =
       machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);

@@ -2,7 +2,7 @@
  * Operator queries; every one is scoped to a company and ignores deleted operators.
  */
 import { asc, count, eq, type SQL, sql } from "drizzle-orm";
-import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
+import { type CompanyScope, notDeleted, owned, softDelete } from "../../db/company-scope";
 import { jsonRowSelects } from "../../db/json-rows";
 import { operators } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -65,7 +65,7 @@ export function findOperator(scope: CompanyScope, id: number): Promise<OperatorR
   return scope.db
     .select(operatorColumns)
     .from(operators)
-    .where(live(scope, operators, eq(operators.id, id)))
+    .where(notDeleted(scope, operators, eq(operators.id, id)))
     .get();
 }
 
@@ -93,7 +93,7 @@ export async function updateOperator(
   const updated = await scope.db
     .update(operators)
     .set(set)
-    .where(live(scope, operators, eq(operators.id, id)))
+    .where(notDeleted(scope, operators, eq(operators.id, id)))
     .returning({ id: operators.id });
   return updated.length > 0;
 }

@@ -9,7 +9,7 @@
 
 import { and, type Column, eq, isNull, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { live, type NamedScope, sameCompany } from "../../db/company-scope";
+import { type NamedScope, notDeleted, sameCompany } from "../../db/company-scope";
 import { inJsonList } from "../../db/json-list";
 import {
   machines,
@@ -200,7 +200,7 @@ export function toOut(row: ExpandedRow, scope: Omit<NamedScope, "db">): Producti
 }
 
 /** The company's logs that are not deleted. */
-export const liveLog = (companyId: number) => live({ companyId }, productionLogs);
+export const notDeletedLog = (companyId: number) => notDeleted({ companyId }, productionLogs);
 
 /**
  * The company's live logs with these ids, expanded, in the order of `ids`
@@ -215,7 +215,7 @@ export async function findExpandedLogs(
   const { db } = scope;
   if (ids.length === 0) return [];
   const rows = await selectExpanded(db)
-    .where(and(liveLog(scope.companyId), inList(productionLogs.id, ids)))
+    .where(and(notDeletedLog(scope.companyId), inList(productionLogs.id, ids)))
     .all();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => {

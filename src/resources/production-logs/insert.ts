@@ -5,7 +5,7 @@
  */
 
 import { sql } from "drizzle-orm";
-import { type CompanyScope, live } from "../../db/company-scope";
+import { type CompanyScope, notDeleted } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { nominalSpeeds, operators, productionLogs, workOrders } from "../../db/schema";
 import { idListConditions } from "../../http/search";
@@ -34,7 +34,7 @@ export async function pairNominalSpeeds(
     })
     .from(nominalSpeeds)
     .where(
-      live(
+      notDeleted(
         { companyId },
         nominalSpeeds,
         ...idListConditions(nominalSpeeds.machineId, {

@@ -3,9 +3,9 @@ import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { noUnendedStored, unendedStored } from "../../shifts/unended";
 import {
   resolvedOrIssue,
-  resolveMachines,
+  resolveMachineRefs,
   resolveOne,
-  resolveSkus,
+  resolveSkuRefs,
 } from "../nominal-speeds/references";
 import { countingFieldsOf, type LiveLogOwnerOf, liveLogIssue } from "./live-log-owner";
 import { sensorCountOf, startBeforeEnd } from "./log-fields";
@@ -69,8 +69,8 @@ export async function patchLog(
 
   const issues: ValidationIssue[] = [];
   const [machineResolution, skuResolution] = await Promise.all([
-    patch.machine ? resolveOne(resolveMachines, scope, patch.machine) : null,
-    patch.sku ? resolveOne(resolveSkus, scope, patch.sku) : null,
+    patch.machine ? resolveOne(resolveMachineRefs, scope, patch.machine) : null,
+    patch.sku ? resolveOne(resolveSkuRefs, scope, patch.sku) : null,
   ]);
   const machine =
     machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);

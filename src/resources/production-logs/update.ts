@@ -10,7 +10,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { type CompanyScope, owned, softDelete } from "../../db/company-scope";
 import { machines, productionLogs } from "../../db/schema";
-import { liveLog } from "./expanded";
+import { notDeletedLog } from "./expanded";
 import {
   type OperatorName,
   operatorIdOf,
@@ -56,7 +56,7 @@ export function findLogCore(scope: CompanyScope, id: string): Promise<LogCore | 
     })
     .from(productionLogs)
     .innerJoin(machines, eq(machines.id, productionLogs.machineId))
-    .where(and(liveLog(companyId), eq(productionLogs.id, id)))
+    .where(and(notDeletedLog(companyId), eq(productionLogs.id, id)))
     .get();
 }
 
@@ -120,7 +120,7 @@ export async function updateLog(
   const update = db
     .update(productionLogs)
     .set(set)
-    .where(and(liveLog(companyId), eq(productionLogs.id, id), guard))
+    .where(and(notDeletedLog(companyId), eq(productionLogs.id, id), guard))
     .returning({ operatorId: productionLogs.operatorId });
   // The operator and work order are found or created first, so that the update's
   // sub-selects see them; the update is last and its result tells whether the log exists.

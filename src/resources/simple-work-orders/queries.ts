@@ -6,7 +6,7 @@
  * idempotent by name and lets a deleted work order be restored with its id.
  */
 import { asc, count, eq, ne, type SQL, sql } from "drizzle-orm";
-import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
+import { type CompanyScope, notDeleted, owned, softDelete } from "../../db/company-scope";
 import { jsonRowSelects } from "../../db/json-rows";
 import { simpleWorkOrders } from "../../db/schema";
 import { ApiError } from "../../http/errors";
@@ -86,7 +86,7 @@ export function findSimpleWorkOrder(
   return scope.db
     .select(columns)
     .from(simpleWorkOrders)
-    .where(live(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id)))
+    .where(notDeleted(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id)))
     .get();
 }
 
@@ -132,7 +132,7 @@ export async function renameSimpleWorkOrder(
     const updated = await db
       .update(simpleWorkOrders)
       .set({ name, updatedAt: Date.now() })
-      .where(live(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id)))
+      .where(notDeleted(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id)))
       .returning({ id: simpleWorkOrders.id });
     return updated.length > 0;
   } catch (error) {

@@ -2,7 +2,7 @@
  * SKU queries; every one is scoped to a company and ignores deleted SKUs.
  */
 import { asc, count, eq, type SQL } from "drizzle-orm";
-import { type CompanyScope, live, owned, softDelete } from "../../db/company-scope";
+import { type CompanyScope, notDeleted, owned, softDelete } from "../../db/company-scope";
 import { type JsonRowColumn, jsonRowSelects } from "../../db/json-rows";
 import { skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
@@ -98,7 +98,7 @@ export function findSku(scope: CompanyScope, id: string): Promise<SkuRow | undef
   return scope.db
     .select(skuColumns)
     .from(skus)
-    .where(live(scope, skus, eq(skus.id, id)))
+    .where(notDeleted(scope, skus, eq(skus.id, id)))
     .get();
 }
 
@@ -135,7 +135,7 @@ export async function updateSku(
   const updated = await scope.db
     .update(skus)
     .set(set)
-    .where(live(scope, skus, eq(skus.id, id)))
+    .where(notDeleted(scope, skus, eq(skus.id, id)))
     .returning({ id: skus.id });
   return updated.length > 0;
 }
