@@ -11,7 +11,7 @@ import { type Env, readSettings } from "./env";
 import { MachineStreamObject } from "./events/machine-stream";
 import { heldWritesOf } from "./realtime/machine-stub";
 import { webhookQueueHandler } from "./webhooks/consumer";
-import { sweepOutbox, type WebhookMessage } from "./webhooks/outbox";
+import { sweepOutbox, type WebhookMessage } from "./webhooks/webhook-outbox";
 
 export { CompanyStream } from "./events/company-stream";
 export { ConnectionLeases } from "./events/lease-object";

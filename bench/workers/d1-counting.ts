@@ -27,7 +27,7 @@
 import { shardBindings } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import * as project from "../../src/index";
-import type { WebhookMessage } from "../../src/webhooks/outbox";
+import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
 
 interface Counts {
   roundTrips: number;

@@ -20,7 +20,7 @@ import { prepareExport } from "../../src/exports/prepare";
 import { ExportRequestSchema } from "../../src/exports/schemas";
 import { type Cursor, exportColumns, firstCursor, readBatch } from "../../src/exports/sources";
 import * as project from "../../src/index";
-import type { WebhookMessage } from "../../src/webhooks/outbox";
+import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
 
 export {
   CompanyExports,

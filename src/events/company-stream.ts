@@ -10,8 +10,8 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { CompanyStreamRpc } from "./events-rpc";
 import type { EventInput } from "./names";
-import type { Delivery } from "./outbox";
 import { StreamCore } from "./stream-core";
+import type { StreamDelivery } from "./stream-outbox";
 
 export class CompanyStream extends DurableObject<Env> implements CompanyStreamRpc {
   /** The log and the subscribers. */
@@ -28,7 +28,11 @@ export class CompanyStream extends DurableObject<Env> implements CompanyStreamRp
    * @param stream this object's name (`c:...`), kept on first use.
    * @returns the id of the last one appended (0 for none).
    */
-  async appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number> {
+  async appendMany(
+    stream: string,
+    inputs: EventInput[],
+    delivery?: StreamDelivery,
+  ): Promise<number> {
     this.core.log.remember(stream);
     let last = 0;
     for (const input of this.core.fresh(inputs, delivery)) last = this.core.record(input).id;

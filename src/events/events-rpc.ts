@@ -7,7 +7,7 @@
  */
 import type { LiveLogChange } from "./live-inputs";
 import type { EventInput, LiveEvent } from "./names";
-import type { Delivery } from "./outbox";
+import type { StreamDelivery } from "./stream-outbox";
 import type { TicketPrincipal } from "./tickets";
 
 /** The answer of `acquire`. */
@@ -22,7 +22,7 @@ export interface StreamRpc extends Rpc.DurableObjectBranded {
    * Appends events in order, each once per `delivery` sequence number (a resent batch adds
    * nothing twice); returns the last id (0 for none).
    */
-  appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number>;
+  appendMany(stream: string, inputs: EventInput[], delivery?: StreamDelivery): Promise<number>;
   /**
    * Closes every connection of a revoked credential on this stream; returns how many, and
    * whether `restart` must follow (it closed WebSockets).

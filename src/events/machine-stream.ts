@@ -31,9 +31,9 @@ import type { MachineStreamRpc } from "./events-rpc";
 import { computeLive, type LiveFigures, LiveState } from "./live";
 import type { LiveLogChange } from "./live-inputs";
 import { companyStream, type EventInput, type LiveEvent } from "./names";
-import { type Delivery, Outbox } from "./outbox";
 import { companyStreamObject } from "./publish";
 import { StreamCore } from "./stream-core";
+import { type StreamDelivery, StreamOutbox } from "./stream-outbox";
 
 /** Production and OEE are recomputed at most this often (ms). */
 export const TICK_MS = 1_000;
@@ -51,7 +51,7 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
   /** The log and the subscribers. */
   private readonly core: StreamCore;
   /** Forwarding to the company stream: durable, in order, in batches. */
-  private forwarding: Outbox<EventInput> | null = null;
+  private forwarding: StreamOutbox<EventInput> | null = null;
   /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
   private tickPending = false;
   /** One live computation at a time, and what it keeps for it (`./live.ts`). */
@@ -96,7 +96,11 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
    *   stored already (a resent batch whose answer was lost) is skipped (`StreamCore.fresh`).
    * @returns the id of the last one (0 for none).
    */
-  async appendMany(stream: string, inputs: EventInput[], delivery?: Delivery): Promise<number> {
+  async appendMany(
+    stream: string,
+    inputs: EventInput[],
+    delivery?: StreamDelivery,
+  ): Promise<number> {
     this.core.log.remember(stream);
     const fresh = this.core.fresh(inputs, delivery);
     let last = 0;
@@ -123,12 +127,12 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
    * machine's order, one call in flight at a time; a failure is logged and retried (the
    * object's alarm covers an eviction meanwhile).
    */
-  private companyForwarding(): Outbox<EventInput> | null {
+  private companyForwarding(): StreamOutbox<EventInput> | null {
     if (this.forwarding) return this.forwarding;
     const name = this.core.log.stream();
     if (name?.kind !== "machine") return null;
     const company = companyStream(name.companyId);
-    this.forwarding = new Outbox<EventInput>(
+    this.forwarding = new StreamOutbox<EventInput>(
       this.ctx.storage.sql,
       "forward_outbox",
       // A stub per call: one kept would fail for good once the company stream restarted (a

@@ -22,7 +22,7 @@ import {
   parseStreamName,
   ticketStore,
 } from "./names";
-import { Outbox } from "./outbox";
+import { StreamOutbox } from "./stream-outbox";
 
 /** An event as a publisher gives it: the machine comes from the stream. */
 export type Publishable = Omit<EventInput, "machineId" | "machineEventId">;
@@ -122,10 +122,10 @@ export async function nudgeLive(
 
 /**
  * The events of one machine's realtime object, published durably: each is staged in the
- * object's SQLite (an `Outbox`) before the write is answered, then sent in order, in
+ * object's SQLite (an `StreamOutbox`) before the write is answered, then sent in order, in
  * batches, one call to the machine's stream in flight at a time, without making the write
  * wait for the stream. A call that fails is retried (nothing is dropped); the stream
- * appends each event once, however often it is resent (`Delivery`).
+ * appends each event once, however often it is resent (`StreamDelivery`).
  *
  * Why from the object, inside its queue of operations: the events reach the stream in the
  * order of the writes' revisions while the write's answer does not wait for the stream (it
@@ -134,7 +134,7 @@ export async function nudgeLive(
  * already (the replay) or appends it after the subscription (a live event).
  */
 export class MachinePublisher {
-  private readonly outbox: Outbox<Publishable>;
+  private readonly outbox: StreamOutbox<Publishable>;
 
   /**
    * @param env the bindings holding `MACHINE_STREAM`.
@@ -148,7 +148,7 @@ export class MachinePublisher {
     private readonly machineId: number,
   ) {
     const name = machineStream(companyId, machineId);
-    this.outbox = new Outbox<Publishable>(
+    this.outbox = new StreamOutbox<Publishable>(
       sql,
       "event_outbox",
       (batch, delivery) =>

@@ -14,7 +14,7 @@ import type { Env } from "../env";
 import { EventLog } from "./event-log";
 import { RESTART_REASON } from "./events-rpc";
 import type { EventInput, LiveEvent } from "./names";
-import type { Delivery } from "./outbox";
+import type { StreamDelivery } from "./stream-outbox";
 import { type Holder, Subscribers } from "./subscribers";
 
 /** Most senders whose last sequence number `fresh` keeps in memory (then it starts over). */
@@ -55,7 +55,7 @@ export class StreamCore {
    * stored from its sender was stored already (a resent batch whose answer was lost).
    * Called in the same synchronous step as the appends.
    */
-  fresh(inputs: EventInput[], delivery?: Delivery): EventInput[] {
+  fresh(inputs: EventInput[], delivery?: StreamDelivery): EventInput[] {
     if (!delivery) return inputs;
     const key = `delivered:${delivery.source}`;
     let upTo = this.delivered.get(key);

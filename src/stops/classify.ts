@@ -23,7 +23,7 @@ import {
 } from "../reports/schemas";
 import { findStopWithClassification, type StopWithClassification } from "../reports/stops-report";
 import { dispatchDeliveries } from "../webhooks/events";
-import type { OutboxBindings } from "../webhooks/outbox";
+import type { OutboxBindings } from "../webhooks/webhook-outbox";
 import {
   type ClassificationInput,
   classificationChange,

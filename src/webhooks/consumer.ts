@@ -23,7 +23,7 @@ import { companyD1, shardBindings, UnknownCompanyError } from "../db/shards";
 import type { Env } from "../env";
 import { loadRoutes } from "./delivery-records";
 import { endpointDeliverer } from "./endpoint-deliverer";
-import type { OutboxBindings, WebhookMessage } from "./outbox";
+import type { OutboxBindings, WebhookMessage } from "./webhook-outbox";
 
 /** `max_retries + 1` of every `[[queues.consumers]]` in wrangler.toml. */
 export const MAX_MESSAGE_DELIVERIES = 24;

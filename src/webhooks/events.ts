@@ -16,7 +16,7 @@ import { webhookDeliveries, webhookEvents } from "../db/schema";
 import type { Env } from "../env";
 import type { ClassificationOut, ReportShift, StopOut } from "../reports/schemas";
 import { endpointDeliverer } from "./endpoint-deliverer";
-import { type OutboxBindings, sendDeliveries } from "./outbox";
+import { type OutboxBindings, sendDeliveries } from "./webhook-outbox";
 
 /** The event types a registration can name (docs/webhooks.md). */
 export const CLASSIFICATION_EVENT_TYPES = [

@@ -183,7 +183,7 @@ export function dueAtOf(step: NextStep, attemptEndedAt: number): number | null {
  * was due (the recorded `next_attempt_at`, `Retry-After` and jitter included) or its
  * message was sent, whichever is later. Past that by the stalled margin, the message is
  * taken for lost and sent again. The sweeper evaluates the same rule in SQL
- * (src/webhooks/outbox.ts); this is its statement, unit-tested.
+ * (src/webhooks/webhook-outbox.ts); this is its statement, unit-tested.
  *
  * @param nextAttemptAt the recorded next attempt, ms since the epoch, or null before the first.
  * @param enqueuedAt when the message was last sent, ms since the epoch.

@@ -7,7 +7,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { CALL_SPACING_MS, type Delivery, PRUNE_MS } from "../../src/events/outbox";
+import { CALL_SPACING_MS, PRUNE_MS, type StreamDelivery } from "../../src/events/stream-outbox";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api } from "../harness";
 import { plant, postSku } from "../realtime/plant";
@@ -28,7 +28,7 @@ async function sse(key: string, path: string): Promise<SseSubscriber> {
 
 /** The parts of an outbox a test reaches into (its sender, to make it fail). */
 type OutboxInside = {
-  send: (batch: unknown[], delivery: Delivery) => Promise<unknown>;
+  send: (batch: unknown[], delivery: StreamDelivery) => Promise<unknown>;
   pending: () => number;
 };
 

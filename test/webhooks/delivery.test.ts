@@ -11,7 +11,7 @@ import { verify } from "@octokit/webhooks-methods";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { shardBindings } from "../../src/db/shards";
 import { endpointDeliverer } from "../../src/webhooks/endpoint-deliverer";
-import type { WebhookMessage } from "../../src/webhooks/outbox";
+import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
 import { createCompany, operator, operatorJson } from "../harness";
 import {
   answers,

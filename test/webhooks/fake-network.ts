@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { DEFAULT_DOH_URL } from "../../src/env";
-import type { WebhookMessage } from "../../src/webhooks/outbox";
+import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
 
 /** One request a fake receiver got. */
 export interface Received {

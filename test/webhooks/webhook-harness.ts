@@ -18,8 +18,8 @@ import worker from "../../src/index";
 import type { DeliveryStep } from "../../src/webhooks/deliver";
 import { loadRoutes } from "../../src/webhooks/delivery-records";
 import { endpointDeliverer, type RunOverrides } from "../../src/webhooks/endpoint-deliverer";
-import type { WebhookMessage } from "../../src/webhooks/outbox";
 import type { RetryPolicy } from "../../src/webhooks/retry-policy";
+import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
 import { operator, operatorJson } from "../harness";
 
 export interface Webhook {

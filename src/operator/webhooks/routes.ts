@@ -13,8 +13,8 @@ import { createRouter, ErrorSchema, jsonResponse } from "../../http/openapi";
 import { pageEnvelope } from "../../http/pagination";
 import { arrayBody, UuidId } from "../../http/schemas";
 import { dispatchDeliveries, pingEventStatements } from "../../webhooks/events";
-import { sendDeliveries } from "../../webhooks/outbox";
 import { checkEndpoint } from "../../webhooks/url-safety";
+import { sendDeliveries } from "../../webhooks/webhook-outbox";
 import { requireCompanyScope, requireDeliveryScope, requireKeyScope } from "../lookups";
 import { operatorRoute } from "../schemas";
 import {

@@ -47,7 +47,7 @@ export const PRUNE_MS = 5_000;
 export const MAX_IN_MEMORY = 4 * MAX_BATCH;
 
 /** A batch as its receiver gets it: where it comes from and each item's sequence number. */
-export interface Delivery {
+export interface StreamDelivery {
   /** The sender (the outbox's table and a random id of its storage, kept with it). */
   source: string;
   /** The sequence number of each item, in order. */
@@ -60,7 +60,7 @@ interface Staged<T> {
   item: T;
 }
 
-export class Outbox<T> {
+export class StreamOutbox<T> {
   private running: Promise<void> | null = null;
   private retry: ReturnType<typeof setTimeout> | undefined;
   private sourceId: string | null = null;
@@ -91,7 +91,7 @@ export class Outbox<T> {
   constructor(
     private readonly sql: SqlStorage,
     private readonly table: string,
-    private readonly send: (batch: T[], delivery: Delivery) => Promise<unknown>,
+    private readonly send: (batch: T[], delivery: StreamDelivery) => Promise<unknown>,
     private readonly onFailure: (error: unknown, retryAt: number) => void,
   ) {
     sql.exec(
