@@ -21,7 +21,7 @@ import { stopEvent, stopUnclassified } from "../events/payloads";
 import type { MachinePublisher } from "../events/publish";
 import { findStopWithClassification, stopColumns } from "../reports/stops-report";
 import { classificationChange, classificationDeletion } from "../stops/classification-queries";
-import { dispatchDeliveries } from "../webhooks/events";
+import { dispatchDeliveries } from "../webhooks/webhook-events";
 import type { DetectedRow, DetectorTables } from "./tables";
 
 /** Most stops written in one D1 batch. */

@@ -27,7 +27,7 @@ import {
   type ClassificationChange,
   type ClassificationChangeKind,
   classificationEventStatements,
-} from "../webhooks/events";
+} from "../webhooks/webhook-events";
 
 /** The shift instance containing a stop's start, in the report shape, or null. */
 async function shiftOfStop(scope: CompanyScope, stop: StopRow, now: number) {

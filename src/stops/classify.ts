@@ -22,7 +22,7 @@ import {
   toClassificationOut,
 } from "../reports/schemas";
 import { findStopWithClassification, type StopWithClassification } from "../reports/stops-report";
-import { dispatchDeliveries } from "../webhooks/events";
+import { dispatchDeliveries } from "../webhooks/webhook-events";
 import type { OutboxBindings } from "../webhooks/webhook-outbox";
 import {
   type ClassificationInput,

@@ -12,7 +12,7 @@ import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../
 import type { DirectoryEnv } from "../../db/shards";
 import { isoInstant as iso } from "../../http/instants";
 import { paginate } from "../../http/pagination";
-import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/events";
+import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/webhook-events";
 import type { DELIVERY_STATUSES } from "./schemas";
 
 export const webhookColumns = {

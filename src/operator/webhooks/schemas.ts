@@ -4,8 +4,8 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../../http/pagination";
 import { IntId, MAX_ID, textInteger, UuidId } from "../../http/schemas";
-import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/events";
 import { MAX_URL_LENGTH } from "../../webhooks/url-safety";
+import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/webhook-events";
 
 /** An ISO 8601 instant in the OpenAPI document. */
 const dateTime = () => z.string().openapi({ format: "date-time" });
