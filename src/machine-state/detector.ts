@@ -11,10 +11,10 @@
  * only when a stop opens, closes, moves or goes.
  */
 import type { Env } from "../env";
-import { MachinePublisher } from "../events/publish";
 import { decodeSamples } from "../resources/signals/blocks";
 import type { WrittenBlock } from "../resources/signals/store";
 import { instanceContains } from "../shifts/instances";
+import { MachinePublisher } from "../streams/publish";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
 import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./plan";

@@ -1,5 +1,5 @@
 /**
- * OpenAPI schemas of the live events: the envelope every event shares (the SSE `data` line,
+ * OpenAPI schemas of the stream events: the envelope every event shares (the SSE `data` line,
  * or one WebSocket text message) and the payload of each event type.
  */
 import { z } from "@hono/zod-openapi";
@@ -127,10 +127,10 @@ export const ResetEventSchema = z
   .openapi("ResetEvent", {
     description:
       "`reset`: the client is further behind than the stream keeps (or gave an id it never " +
-      "had); the current state, then live events after `lastEventId`.",
+      "had); the current state, then stream events after `lastEventId`.",
   });
 
-export const LiveEventSchema = z
+export const StreamEventSchema = z
   .object({
     id: z.number().int().openapi({
       description: "Strictly increasing within the stream; also the SSE `id:` line.",
@@ -154,7 +154,7 @@ export const LiveEventSchema = z
       ResetEventSchema,
     ]),
   })
-  .openapi("LiveEvent", {
+  .openapi("StreamEvent", {
     description:
       "One event: the JSON of an SSE `data:` line, or one WebSocket text message. The payload " +
       "`data` depends on `type`.",
