@@ -56,7 +56,7 @@ import { signalsRoutes } from "./resources/signals/routes";
 import { simpleWorkOrdersRoutes } from "./resources/simple-work-orders/routes";
 import { skusRoutes } from "./resources/skus/routes";
 
-export const API_VERSION = "0.1.0";
+const API_VERSION = "0.1.0";
 
 const SCOPE_TABLE_INTRO =
   "Every request acts for the company of its credential: `x-api-key: <API_KEY>` or " +

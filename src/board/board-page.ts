@@ -39,7 +39,7 @@ const boardScript = [
 ].join("\n");
 
 /** The icon of the Worker's pages (a gauge), served at /favicon.svg and /favicon.ico. */
-export const FAVICON_SVG =
+const FAVICON_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">' +
   '<circle cx="16" cy="16" r="15" fill="#1f6feb"/>' +
   '<path d="M7 21a9 9 0 1 1 18 0" fill="none" stroke="#fff" stroke-width="3" stroke-linecap="round"/>' +

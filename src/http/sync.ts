@@ -50,14 +50,14 @@ export const SyncFilterFields = {
     }),
 };
 
-export interface SyncFilters {
+interface SyncFilters {
   updatedAt?: DateComparison;
   includeDeleted?: boolean | null;
   syncAfter?: { updatedAt: number; id: string | number } | null;
 }
 
 /** True when the search asks for sync order. */
-export function isSync(filters: SyncFilters): boolean {
+function isSync(filters: SyncFilters): boolean {
   return filters.updatedAt != null || filters.includeDeleted === true || filters.syncAfter != null;
 }
 

@@ -25,7 +25,7 @@ import { dispatchDeliveries } from "../webhooks/webhook-events";
 import type { DetectedRow, DetectorTables } from "./tables";
 
 /** Most stops written in one D1 batch. */
-export const SYNC_BATCH = 50;
+const SYNC_BATCH = 50;
 
 const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 

@@ -44,7 +44,7 @@ export type ClassifyBindings = OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT" | "
 const MAX_ATTEMPTS = 5;
 
 /** A stop as it was classified: the stops report's shapes, as webhook events carry them. */
-export interface ClassifiedStop {
+interface ClassifiedStop {
   /** The stop before the change, with its company. */
   found: StopWithClassification & { companyId: number };
   classification: ClassificationOut;

@@ -48,7 +48,7 @@ import type { StreamEventInput } from "./names";
 export const MAX_STORED_SPANS = 1_000;
 
 /** How long "this machine runs no shift now" is kept before D1 is asked again, ms. */
-export const NO_SHIFT_RECHECK_MS = 60_000;
+const NO_SHIFT_RECHECK_MS = 60_000;
 
 /**
  * What a machine stream keeps for its live figures: in memory, and in the object's storage

@@ -22,7 +22,7 @@ export const EVENT_KINDS = [
   "reset",
 ] as const;
 
-export type StreamEventKind = (typeof EVENT_KINDS)[number];
+type StreamEventKind = (typeof EVENT_KINDS)[number];
 
 /** An event as a publisher gives it. */
 export interface StreamEventInput {

@@ -28,7 +28,7 @@ import type {
 export type Publishable = Omit<StreamEventInput, "machineId" | "machineEventId">;
 
 /** The stub of a machine's stream (`MachineStream`, `m:<companyId>:<machineId>`). */
-export function machineStreamObject(
+function machineStreamObject(
   env: Pick<Env, "MACHINE_STREAM">,
   companyId: number,
   machineId: number,

@@ -28,13 +28,13 @@ import type { EventLog } from "./event-log";
 import type { StreamEvent } from "./names";
 
 /** Events read from the log per page when a subscriber catches up. */
-export const REPLAY_PAGE = 500;
+const REPLAY_PAGE = 500;
 /** Chunks a slow SSE subscriber may have queued before it is dropped (it resumes by id). */
 const MAX_QUEUED_CHUNKS = 5_000;
 /** WebSocket close code when the credential was revoked or expired (policy violation). */
-export const WS_CLOSE_CREDENTIAL = 1008;
+const WS_CLOSE_CREDENTIAL = 1008;
 /** WebSocket close code when the stream restarts ("Service Restart": reconnect, resume by id). */
-export const WS_CLOSE_RESTART = 1012;
+const WS_CLOSE_RESTART = 1012;
 
 /** Who holds a connection and until when. */
 export interface Holder {
@@ -56,7 +56,7 @@ interface SseSubscriber {
 const encoder = new TextEncoder();
 
 /** One event in the Server-Sent Events framing (an `id`, an `event` name, one `data` line). */
-export function sseFrame(event: StreamEvent): string {
+function sseFrame(event: StreamEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
