@@ -17,10 +17,10 @@ import {
   resolveItemReferences,
 } from "../nominal-speeds/references";
 import { sumCountSignal } from "../signals/count-sums";
-import { findExpandedLogs } from "./expanded";
 import { insertLogs, type NewLog, pairNominalSpeeds } from "./insert";
-import { countOf, sensorCountOf, startBeforeEnd } from "./log-fields";
 import { placeLogs, unendedShiftIssue } from "./placement";
+import { findExpandedLogs } from "./read";
+import { countOf, sensorCountOf, startBeforeEnd } from "./rules";
 import type { ProductionLogCreate, ProductionLogOut } from "./schemas";
 
 /**

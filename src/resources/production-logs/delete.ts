@@ -1,19 +1,19 @@
 /**
  * `DELETE /v1/production-logs/{production_log_id}`: a soft delete, refused for a live log
- * (its realtime object's, ./live-log-owner.ts); the machine's stream is told when the log
+ * (its realtime object's, ./running-shift.ts); the machine's stream is told when the log
  * may lie in the running shift, so that its live figures drop it at once.
  */
 
 import type { CompanyScope } from "../../db/company-scope";
 import { ApiError, notFound } from "../../http/errors";
 import { MAX_INSTANCE_MS } from "../../shifts/plan";
-import { type LiveLogOwnerOf, liveLogIssue } from "./live-log-owner";
+import { type LiveLogOwnerOf, liveLogIssue } from "./running-shift";
 import { findLogCore, softDeleteLog } from "./update";
 
 /**
  * Deletes the company's log `id` unless it is live.
  *
- * @param owners reaches the machine's realtime object (./live-log-owner.ts).
+ * @param owners reaches the machine's realtime object (./running-shift.ts).
  * @param scope the caller's company.
  * @param id the log's id, lowercase.
  * @param log its machine and end as read before the read barrier (undefined when D1 did

@@ -10,7 +10,7 @@ import { jsonChunks, jsonColumn } from "../../db/json-rows";
 import { nominalSpeeds, operators, productionLogs, workOrders } from "../../db/schema";
 import { idListConditions } from "../../http/search";
 import { noUnendedStored } from "../../shifts/unended";
-import { type OperatorName, referenceStatements } from "./named-references";
+import { type OperatorName, referenceStatements } from "./queries";
 import type { LogType } from "./schemas";
 
 /**

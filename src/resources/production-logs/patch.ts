@@ -7,14 +7,14 @@ import {
   resolveOne,
   resolveSkuRefs,
 } from "../nominal-speeds/references";
-import { countingFieldsOf, type LiveLogOwnerOf, liveLogIssue } from "./live-log-owner";
-import { sensorCountOf, startBeforeEnd } from "./log-fields";
 import { type LogInterval, placeLogs, unendedShiftIssue } from "./placement";
+import { sensorCountOf, startBeforeEnd } from "./rules";
+import { countingFieldsOf, type LiveLogOwnerOf, liveLogIssue } from "./running-shift";
 import type { ProductionLogPatch } from "./schemas";
 import { findLogCore, type LogChanges, type LogCore, updateLog } from "./update";
 
 /**
- * A PATCH of a live log, as its owner allows (./live-log-owner.ts): what it counts is
+ * A PATCH of a live log, as its owner allows (./running-shift.ts): what it counts is
  * refused, the review fields are written to D1, and the operator is written to D1 and
  * handed to the machine's realtime object, whose later flushes keep it.
  *
@@ -48,7 +48,7 @@ async function patchLiveLog(
 /**
  * Applies a patch to the company's log `id` (lowercase uuid), not deleted. A live log
  * (the running shift's, kept by its realtime object) takes only what its owner allows
- * (./live-log-owner.ts).
+ * (./running-shift.ts).
  *
  * @param owners reaches the machine's realtime object, for a live log's operator.
  * @param scope the caller; the log must be of its company.

@@ -21,9 +21,9 @@ import { MAX_LIMIT, pagedResponseSchema, pageEnvelope, pageRequest } from "../..
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { createLogs } from "./create";
 import { deleteLog } from "./delete";
-import { findExpandedLogs } from "./expanded";
-import type { LiveLogOwnerOf } from "./live-log-owner";
 import { patchLog } from "./patch";
+import { findExpandedLogs } from "./read";
+import type { LiveLogOwnerOf } from "./running-shift";
 import {
   ProductionLogCreateSchema,
   ProductionLogFiltersSchema,

@@ -11,7 +11,7 @@ import { dateConditions } from "../../http/filters";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, normalizeForSearch, numericConditions } from "../../http/search";
 import { syncConditions, syncOrder } from "../../http/sync";
-import { inList, selectExpanded, toOut } from "./expanded";
+import { inList, selectExpanded, toOut } from "./read";
 import type { ProductionLogFilters, ProductionLogOut } from "./schemas";
 
 /**

@@ -10,13 +10,8 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { type CompanyScope, owned, softDelete } from "../../db/company-scope";
 import { machines, productionLogs } from "../../db/schema";
-import { notDeletedLog } from "./expanded";
-import {
-  type OperatorName,
-  operatorIdOf,
-  referenceStatements,
-  workOrderIdOf,
-} from "./named-references";
+import { type OperatorName, operatorIdOf, referenceStatements, workOrderIdOf } from "./queries";
+import { notDeletedLog } from "./read";
 import type { LogType } from "./schemas";
 
 /** The stored fields of a log that a PATCH needs (instants in ms). */
@@ -31,7 +26,7 @@ export interface LogCore {
   countingFactor: number;
   start: number;
   end: number;
-  /** Kept by the machine's realtime object (the running shift's log: ./live-log-owner.ts). */
+  /** Kept by the machine's realtime object (the running shift's log: ./running-shift.ts). */
   live: boolean;
   shiftInstanceId: number | null;
 }
@@ -135,7 +130,7 @@ export async function updateLog(
 /**
  * Soft-deletes a log that is not live: from then on it is gone from reads, searches and
  * every report (they all filter `deleted_at IS NULL`). A live log (its realtime object's:
- * ./live-log-owner.ts) is left as it is, in the same statement.
+ * ./running-shift.ts) is left as it is, in the same statement.
  *
  * @returns false when it does not exist for this company, is already deleted, or is live.
  */
