@@ -24,11 +24,11 @@ import {
   stopsReport,
 } from "../reports/stops-report";
 import { MachineSchema } from "../resources/machines/schemas";
+import { filterLogs, machinesFilterCanTouch } from "../resources/production-logs/read";
 import {
   ProductionLogFiltersSchema,
   ProductionLogSchema,
 } from "../resources/production-logs/schemas";
-import { filterLogs, machinesFilterCanTouch } from "../resources/production-logs/search";
 import { SignalDataSchema, signalData, Uuid } from "../resources/signals/data";
 import { seriesJson } from "../resources/signals/series-json";
 import { MAX_POINTS, MAX_WINDOW_MS, signalWindowQueryShape } from "../resources/signals/window";
