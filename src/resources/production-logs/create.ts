@@ -14,11 +14,7 @@ import { nominalSpeeds, operators, productionLogs, workOrders } from "../../db/s
 import { ApiError, type ValidationIssue } from "../../http/errors";
 import { idListConditions } from "../../http/search";
 import { noUnendedStored, unendedStored } from "../../shifts/unended";
-import {
-  type ResolvedMachine,
-  resolvedOrIssue,
-  resolveItemReferences,
-} from "../nominal-speeds/references";
+import { type ResolvedMachine, resolvedOrIssue, resolveItemReferences } from "../references";
 import { sumCountSignal } from "../signals/count-sums";
 import { type OperatorName, referenceStatements } from "./queries";
 import { findExpandedLogs } from "./read";

@@ -12,12 +12,7 @@ import type { CompanyScope, NamedScope } from "../../db/company-scope";
 import { productionLogs } from "../../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { noUnendedStored, unendedStored } from "../../shifts/unended";
-import {
-  resolvedOrIssue,
-  resolveMachineRefs,
-  resolveOne,
-  resolveSkuRefs,
-} from "../nominal-speeds/references";
+import { resolvedOrIssue, resolveMachineRefs, resolveOne, resolveSkuRefs } from "../references";
 import {
   findLogCore,
   type LogCore,
