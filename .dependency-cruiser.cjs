@@ -58,20 +58,20 @@ module.exports = {
       name: "realtime-over-the-streams",
       severity: "error",
       comment:
-        "realtime/ publishes into events/, classifies stops through stops/ and reads the catalog " +
+        "realtime/ publishes into streams/, classifies stops through stops/ and reads the catalog " +
         "in resources/; nothing below it " +
         "imports it back (the read barrier every log reader passes is durable/realtime-barrier.ts, " +
         "handed the realtime layer's flush). " +
         "test/architecture.test.ts checks that no two folders import each other at all.",
-      from: { path: "^src/(stops|events|reports|resources|shifts|durable|webhooks|db|http|auth)/" },
+      from: { path: "^src/(stops|streams|reports|resources|shifts|durable|webhooks|db|http|auth)/" },
       to: { path: "^src/realtime/" },
     },
     {
       name: "streams-over-the-reports",
       severity: "error",
-      comment: "events/ computes live figures with reports/; reports/ and below never import events/.",
+      comment: "streams/ computes live figures with reports/; reports/ and below never import streams/.",
       from: { path: "^src/(reports|resources|shifts|durable|webhooks|db|http|auth)/" },
-      to: { path: "^src/events/" },
+      to: { path: "^src/streams/" },
     },
   ],
   options: {

@@ -77,7 +77,7 @@ const PURE_TEST_FILES = [
   "test/architecture.test.ts",
   "test/docs-references.test.ts",
   "test/db/json-rows.test.ts",
-  "test/events/live-state.test.ts",
+  "test/streams/live-state.test.ts",
   "test/http/instants.test.ts",
   "test/http/server-errors.test.ts",
   "test/machine-state/runs.test.ts",

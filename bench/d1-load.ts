@@ -294,7 +294,7 @@ async function main(): Promise<void> {
       { what: "errors", got: errors.length, ok: errors.length === 0, target: "0" },
     ];
     const report = [
-      `D1 load of a busy plant (${MACHINES} machines, ${fmt(seconds, 0)} s of steady state after ${WARMUP_S} s, ${new Date().toISOString().slice(0, 10)}; load average ${fmt(loadBefore)} -> ${fmt(loadAfter)} on ${fmt((await import("node:os")).cpus().length, 0)} cores; ${events()} live events read; calls answered: ${made}):`,
+      `D1 load of a busy plant (${MACHINES} machines, ${fmt(seconds, 0)} s of steady state after ${WARMUP_S} s, ${new Date().toISOString().slice(0, 10)}; load average ${fmt(loadBefore)} -> ${fmt(loadAfter)} on ${fmt((await import("node:os")).cpus().length, 0)} cores; ${events()} stream events read; calls answered: ${made}):`,
       "",
       "Per busy machine-minute, by source (caller · first table of the SQL):",
       "",

@@ -1,5 +1,5 @@
 /**
- * Live events: fan-out latency and resuming, on wrangler's local dev server.
+ * Stream events: fan-out latency and resuming, on wrangler's local dev server.
  *
  * 1. applies the migrations to a database of its own (in memory under /dev/shm where there
  *    is one, else on disk) and starts the dev server on port 8796 (BENCH_EV_PORT), rate
@@ -48,7 +48,7 @@ const STATE_DIR = existsSync("/dev/shm")
   ? `/dev/shm/production-monitoring-bench-events-${process.pid}`
   : ".wrangler/bench-events";
 
-interface LiveEvent {
+interface StreamEvent {
   id: number;
   type: string;
   machineId: number | null;
@@ -64,7 +64,7 @@ const seed = () => seedRealtimePlant(BASE, TOKEN, { name: "Events bench", machin
 
 /** One SSE subscriber: parses events as they arrive and notes when each came. */
 class Subscriber {
-  readonly events: { event: LiveEvent; at: number }[] = [];
+  readonly events: { event: StreamEvent; at: number }[] = [];
   private readonly controller = new AbortController();
   private reading: Promise<void> = Promise.resolve();
 

@@ -1,5 +1,5 @@
 /**
- * Revocation closes live-event connections before the DELETE answers (issue 42), checked with
+ * Revocation closes stream-event connections before the DELETE answers (issue 42), checked with
  * real TCP clients against wrangler's local dev server: `npx tsx bench/revocation.ts`.
  *
  * 1. starts from an empty database of its own (`.wrangler/bench-revocation-state`, deleted
@@ -15,7 +15,7 @@
  *
  * A WebSocket's close frame reached the client at once before; its TCP connection stayed
  * open until the stream object left memory (10 s idle, never while another connection kept
- * it busy), which a client sees as the socket still open: docs/live-events.md.
+ * it busy), which a client sees as the socket still open: docs/stream-events.md.
  */
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -15,7 +15,7 @@
  * operator, production, OEE and stop ("Down since 14:05, reason not given"; a machine that
  * made nothing: "no production", not 0 %); the bench is not polled into an error every round;
  * a realtime write through the API shows on the board within 5 s (it follows the company's
- * live events), and so do a stop that ended without a reason ("waiting for its reason") and
+ * stream events), and so do a stop that ended without a reason ("waiting for its reason") and
  * the reasons a scanner gives (`POST /v1/realtime/{machine_id}/stop-reason`); the keyboard
  * opens a machine, whose power and count plots and OEE per
  * shift are drawn; the page fits 390 px and 1,400 px without horizontal scrolling, and no
@@ -360,7 +360,7 @@ async function main(): Promise<void> {
     );
     check(await page.locator("#key-form").isHidden(), "the key form is hidden once the key is in");
 
-    // A realtime write through the API shows within 5 s: the board follows the live events
+    // A realtime write through the API shows within 5 s: the board follows the stream events
     // (polling alone comes every 15 s).
     const sku2 = plant.skus[1];
     if (!sku2) throw new Error("no second SKU");
@@ -374,14 +374,14 @@ async function main(): Promise<void> {
       .waitFor({ timeout: 5_000 });
     check(
       (await cardText(page, second.id)).includes("WO-9"),
-      "a realtime write shows on the board within 5 s (live events)",
+      "a realtime write shows on the board within 5 s (stream events)",
     );
     check(
       Number(await page.evaluate(() => document.body.dataset.liveEvents ?? "0")) > 0,
-      "the board received the write as a live event",
+      "the board received the write as a stream event",
     );
 
-    // A stop that ended without a reason shows as waiting for it within 5 s (live events).
+    // A stop that ended without a reason shows as waiting for it within 5 s (stream events).
     const waitStart = Date.now() - 25 * 60_000;
     const waitEnd = Date.now() - 5 * 60_000;
     await call(stack, `/operator/v1/machines/${first.id}/stops`, {
@@ -398,7 +398,7 @@ async function main(): Promise<void> {
       .locator(`[data-machine-id="${first.id}"] [data-field="stop"]`)
       .filter({ hasText: waiting })
       .waitFor({ timeout: 5_000 });
-    check(true, `machine 1 shows "${waiting}" within 5 s (live events)`);
+    check(true, `machine 1 shows "${waiting}" within 5 s (stream events)`);
 
     // A polling round (every 15 s) passes: the bench, which runs no shift, is not asked again.
     await page.waitForTimeout(16_000);

@@ -49,9 +49,9 @@ async function fetchDocument(
 }
 
 /**
- * Operations the scenarios do not call through Prism, and why: the two live-event streams
+ * Operations the scenarios do not call through Prism, and why: the two stream-event streams
  * never end, and Prism's proxy validates a response body once it has ended. They are
- * checked in workerd by test/events/*.test.ts (SSE, WebSocket, resume, tickets) and by
+ * checked in workerd by test/streams/*.test.ts (SSE, WebSocket, resume, tickets) and by
  * `bench/events.ts`.
  */
 const NOT_THROUGH_PRISM = new Set([

@@ -548,7 +548,7 @@ const STEPS: Step[] = [
         realtime.operators.map((o) => o.id),
         [ana],
       );
-      // A browser's ticket for the live-event streams (the streams themselves: see run.ts).
+      // A browser's ticket for the stream-event streams (the streams themselves: see run.ts).
       const ticket = expectData(await full.POST("/v1/realtime/tickets"), 201);
       assert.ok(ticket.ticket.length > 20);
     },

@@ -46,7 +46,7 @@ import { operatorAuth } from "./operator/auth";
 import { heldWritesOf, liveLogOwnersOf } from "./realtime/machine-stub";
 import { realtimeRoutes } from "./realtime/routes";
 import { stopReasonRoutes } from "./realtime/stop-reasons/routes";
-import { eventsRoutes } from "./realtime/streams/routes";
+import { streamRoutes } from "./realtime/streams/routes";
 import { reportsRoutes } from "./reports/routes";
 import { machinesRoutes } from "./resources/machines/routes";
 import { nominalSpeedsRoutes } from "./resources/nominal-speeds/routes";
@@ -56,7 +56,7 @@ import { signalsRoutes } from "./resources/signals/routes";
 import { simpleWorkOrdersRoutes } from "./resources/simple-work-orders/routes";
 import { skusRoutes } from "./resources/skus/routes";
 
-export const API_VERSION = "0.1.0";
+const API_VERSION = "0.1.0";
 
 const SCOPE_TABLE_INTRO =
   "Every request acts for the company of its credential: `x-api-key: <API_KEY>` or " +
@@ -186,7 +186,7 @@ export function createApp() {
   app.route("/", reportsRoutes(heldWritesOf));
   app.route("/", exportsRoutes);
   // Before realtimeRoutes: `/v1/realtime/events` is not a `{machine_id}`.
-  app.route("/", eventsRoutes);
+  app.route("/", streamRoutes);
   app.route("/", realtimeRoutes);
   app.route("/", stopReasonRoutes);
   // Mounted through a plain Hono app so that the operator routes stay out of the

@@ -181,7 +181,7 @@ let cached: { env: Env; settings: Settings } | undefined;
  * tokens living at most 24 h,
  * webhook hosts resolved with Cloudflare's DNS-over-HTTPS, no exempt origin, a sent
  * delivery taken for lost after 600 s of quiet past its next scheduled handling, 20 open
- * live-event connections per credential, export files' direct URLs off (valid 900 s when
+ * stream-event connections per credential, export files' direct URLs off (valid 900 s when
  * configured).
  *
  * @param env the Worker bindings.

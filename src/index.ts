@@ -8,23 +8,23 @@ import { repairPendingMirrors } from "./db/company-mirror";
 import { shardBindings } from "./db/shards";
 import type { FlushHeldWrites } from "./durable/realtime-barrier";
 import { type Env, readSettings } from "./env";
-import { MachineStreamObject } from "./events/machine-stream";
 import { heldWritesOf } from "./realtime/machine-stub";
+import { MachineStreamObject } from "./streams/machine-stream";
 import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/webhook-outbox";
 
-export { CompanyStream } from "./events/company-stream";
-export { ConnectionLeases } from "./events/lease-object";
-export { RealtimeTickets } from "./events/ticket-object";
 export { CompanyExports } from "./exports/export-object";
 export { MachineStateStore as SignalStore } from "./machine-state/signal-store";
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";
+export { CompanyStream } from "./streams/company-stream";
+export { ConnectionLeases } from "./streams/lease-object";
+export { RealtimeTickets } from "./streams/ticket-object";
 export { WebhookEndpoint } from "./webhooks/endpoint-deliverer";
 
 /**
- * A machine's live-event stream (src/events/machine-stream.ts), handed the realtime layer's
- * way to flush a machine's held writes, which events/ does not name.
+ * A machine's stream-event stream (src/streams/machine-stream.ts), handed the realtime layer's
+ * way to flush a machine's held writes, which streams/ does not name.
  */
 export class MachineStream extends MachineStreamObject {
   protected heldWrites(): FlushHeldWrites {

@@ -193,7 +193,7 @@ function loopsOf(graph: Map<string, Map<string, string>>): string[][] {
  * The rooms of src/, top to bottom (docs/architecture.md, "The layers"): a room imports
  * only rooms below it. The composition (index.ts, app.ts); the operator API, MCP, exports
  * and the board over the domain; the domain one way, realtime/ over machine-state/ over
- * stops/ over events/ over webhooks/ over reports/ over resources/ over shifts/ over
+ * stops/ over streams/ over webhooks/ over reports/ over resources/ over shifts/ over
  * durable/ and parquet/; the public security chain (app-chain/, used by the routes in the
  * domain's folders) over the rate limiter; the shared kernel (auth/, http/, app-env.ts,
  * env.ts); storage (db/) at the bottom. A new folder or top file takes its place here.
@@ -208,7 +208,7 @@ const LAYERS = [
   "src/realtime",
   "src/machine-state",
   "src/stops",
-  "src/events",
+  "src/streams",
   "src/webhooks",
   "src/reports",
   "src/resources",
@@ -245,8 +245,8 @@ describe("the import structure", () => {
     const graph = roomGraph(project);
     // The graph is read at all: realtime publishes through events, events read the reports,
     // the tests import the Worker, a dynamic import is an edge.
-    expect(graph.get("src/realtime")?.has("src/events")).toBe(true);
-    expect(graph.get("src/events")?.has("src/reports")).toBe(true);
+    expect(graph.get("src/realtime")?.has("src/streams")).toBe(true);
+    expect(graph.get("src/streams")?.has("src/reports")).toBe(true);
     expect(graph.get("test/harness.ts")?.has("src/db")).toBe(true);
     expect(fileGraph(project).get("src/mcp/routes.ts")?.has("src/mcp/handle.ts")).toBe(true);
   });

@@ -39,7 +39,7 @@ function takesBody(method: string): boolean {
   return ["post", "put", "patch"].includes(method.toLowerCase());
 }
 
-export const SECURITY: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+const SECURITY: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
 
 /**
  * A public route's definition; `operationId` (lowerCamelCase verb + resource, for example
@@ -170,7 +170,7 @@ export interface ScopeByField {
 }
 
 /** How a public route may differ from the standard chain. */
-export interface PublicRouteOptions {
+interface PublicRouteOptions {
   /**
    * The authentication step, in place of `authenticate()` (same place in the chain): the
    * event streams also take a one-use `?ticket=` (src/realtime/streams/routes.ts).
@@ -179,7 +179,7 @@ export interface PublicRouteOptions {
 }
 
 /** How the chain reads a request's body. */
-export type BodyStep =
+type BodyStep =
   /** Read, size-limited and parsed as JSON (`jsonBody`): the REST routes that take a body. */
   | "json"
   /** Size-limited only, left for the handler to read (`sizedBody`): `/mcp`'s JSON-RPC. */
@@ -188,7 +188,7 @@ export type BodyStep =
   | "none";
 
 /** What a public door's chain is made of (`publicChain`). */
-export interface PublicChainOptions {
+interface PublicChainOptions {
   /** The route's scope, or null when the handler checks scopes itself (`/mcp`'s tools). */
   scope: string | ScopeByField | null;
   /** How the body is read. */
@@ -258,7 +258,7 @@ function mergeConflict(responses: Responses): Responses {
 }
 
 /** True for the scopes of calls that create or change something (not `*.read`). */
-export function changesSomething(scope: string | ScopeByField): boolean {
+function changesSomething(scope: string | ScopeByField): boolean {
   return typeof scope === "string" ? !scope.endsWith(".read") : scope.changes;
 }
 

@@ -30,7 +30,7 @@ import { readDirectory } from "../db/directory-reads";
 import type { JwtSettings } from "../env";
 
 /** Signature algorithms accepted; everything else (`none`, HS*, PS*, EdDSA) is refused. */
-export const ALGORITHMS = ["RS256", "ES256"] as const;
+const ALGORITHMS = ["RS256", "ES256"] as const;
 /** Leeway on `exp` and `nbf`, in seconds. */
 export const CLOCK_TOLERANCE_SECONDS = 60;
 /** Longest token considered (a JWT is a few hundred bytes to a few KB). */
@@ -71,7 +71,7 @@ export function keySource(jwt: JwtSettings): JWTVerifyGetKey | null {
 }
 
 /** What a verified token grants: a company, a subject and scopes. */
-export interface TokenGrant {
+interface TokenGrant {
   companyId: number;
   subject: string;
   scopes: Set<string>;
@@ -103,7 +103,7 @@ function companyIdOf(claim: unknown): number | null {
  * @returns the grant, or null when the company claim is missing or malformed, or `sub` is
  *   not a string of 1 to 255 characters.
  */
-export function grantOf(payload: JWTPayload, jwt: JwtSettings): TokenGrant | null {
+function grantOf(payload: JWTPayload, jwt: JwtSettings): TokenGrant | null {
   const companyId = companyIdOf(payload[jwt.companyClaim]);
   // jose checks that `sub` is present, not its type: 42, true, {} or [] must not become
   // part of a credential id.

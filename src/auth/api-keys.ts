@@ -9,7 +9,7 @@ const KEY_BYTES = 32;
 const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 8;
 
 /** Lowercase hex SHA-256 of a UTF-8 string. */
-export async function sha256Hex(text: string): Promise<string> {
+async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -15,7 +15,7 @@ import { principalFromAccessToken } from "./access-tokens";
 import { principalFromApiKey } from "./api-keys";
 
 /** Resolves one credential form; returns null when the credential is not valid. */
-export interface CredentialResolver {
+interface CredentialResolver {
   /** Header carrying the credential (lowercase). */
   header: string;
   /** Extracts the credential from the header value; null = header not of this form. */

@@ -2,7 +2,7 @@
  * Scopes are `section.action`. Every public route needs exactly one.
  */
 
-export const SECTIONS = [
+const SECTIONS = [
   "machines",
   "signals",
   "nominal_speeds",
@@ -14,7 +14,7 @@ export const SECTIONS = [
   "reports",
 ] as const;
 
-export const ACTIONS = ["read", "create", "update", "delete"] as const;
+const ACTIONS = ["read", "create", "update", "delete"] as const;
 
 /** Every scope a credential may hold: the four actions of each section, and `realtime.write`. */
 export const ALL_SCOPES: readonly string[] = [

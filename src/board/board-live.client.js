@@ -1,11 +1,11 @@
-// The plant board's live events: the company's stream, opened with a one-use ticket, and
+// The plant board's stream events: the company's stream, opened with a one-use ticket, and
 // a refresh of the machines that had events. Part of the board's script
 // (src/board/board-page.ts); `ctx` is the board's state and helpers (board.client.js).
 
 (() => {
   globalThis.PMBoard.live = (ctx) => {
     const { state, api, render, setStatus, updated, refreshRealtime, refreshReports, stops } = ctx;
-    /** The event kinds of the live streams, as the Worker lists them (src/events/names.ts). */
+    /** The event kinds of the live streams, as the Worker lists them (src/streams/names.ts). */
     const EVENT_KINDS = JSON.parse(document.body.dataset.eventKinds || "[]");
 
     /** Refreshes the machines that had events, at most every half second. */
@@ -35,7 +35,7 @@
     }
 
     /**
-     * Listens to the company's live events: a one-use ticket (asked for with the key in a
+     * Listens to the company's stream events: a one-use ticket (asked for with the key in a
      * header) opens an EventSource, so the key never goes in a URL. A ticket serves one
      * connection: when it drops, a new ticket resumes after the last event seen.
      */
@@ -76,7 +76,7 @@
           setTimeout(listen, 5_000);
         });
       } catch (error) {
-        setStatus(`Live events unavailable (${error.message}); polling`);
+        setStatus(`Stream events unavailable (${error.message}); polling`);
         setTimeout(listen, 30_000);
       }
     }

@@ -12,15 +12,15 @@
  * `board.client.js`, the cards and polling), served as one file: no CDN, no chart library
  * (the charts are small SVG drawings). The script calls only the public API with the key, which stays in the
  * tab's session storage and is sent as `x-api-key`, never in a URL. It follows the
- * company's live events (`GET /v1/realtime/events`, opened with a one-use ticket from
+ * company's stream events (`GET /v1/realtime/events`, opened with a one-use ticket from
  * `POST /v1/realtime/tickets`) and refreshes a machine when it has one; it also polls
  * every 15 s (more slowly for plants of more than 60 machines, to stay within a key's
  * default rate limit) and the reports every 30 s, in case the stream is unavailable.
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
-import { EVENT_KINDS } from "../events/names";
 import { serveText } from "../http/docs-page";
+import { EVENT_KINDS } from "../streams/names";
 import boardMainScript from "./board.client.js";
 import boardChartsScript from "./board-charts.client.js";
 import boardDetailScript from "./board-detail.client.js";
@@ -39,7 +39,7 @@ const boardScript = [
 ].join("\n");
 
 /** The icon of the Worker's pages (a gauge), served at /favicon.svg and /favicon.ico. */
-export const FAVICON_SVG =
+const FAVICON_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">' +
   '<circle cx="16" cy="16" r="15" fill="#1f6feb"/>' +
   '<path d="M7 21a9 9 0 1 1 18 0" fill="none" stroke="#fff" stroke-width="3" stroke-linecap="round"/>' +

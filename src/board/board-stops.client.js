@@ -2,7 +2,7 @@
 // shows "Down since 14:05, reason not given" (or its reason once someone gave it); a machine
 // that is running again shows its stops of the last 24 hours still waiting for their reason
 // (the ones a scanner can still label: docs/realtime.md, "Stop reasons"). Kept from the stops
-// report, and changed at once by the live events (stop.started, stop.ended, stop.updated,
+// report, and changed at once by the stream events (stop.started, stop.ended, stop.updated,
 // stop.deleted, stop.classified, stop.unclassified), before the report is read again. Part of
 // the board's script (src/board/board-page.ts).
 
@@ -12,7 +12,7 @@
   /** A stop without a reason that ended less than this long ago waits for one, ms. */
   const WAITING_MS = 24 * format.HOUR;
   /**
-   * A stop changed by a live event keeps that version over a report whose read began less
+   * A stop changed by a stream event keeps that version over a report whose read began less
    * than this long before the event: the report reads a replica, which may lag a few seconds.
    */
   const EVENT_WINS_MS = 10_000;
@@ -32,7 +32,7 @@
 
     /**
      * Takes the stops report's rows (read from `requestedAt`, ms) as the board's stops; a stop
-     * a live event changed after that keeps the event's version.
+     * a stream event changed after that keeps the event's version.
      */
     function fromReport(rows, requestedAt) {
       const next = new Map();
@@ -56,7 +56,7 @@
     }
 
     /**
-     * Applies one live event of the company's stream to the stops.
+     * Applies one stream event of the company's stream to the stops.
      *
      * @returns true when it changed a stop (the card is drawn again at once).
      */

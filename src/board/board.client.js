@@ -269,7 +269,7 @@
   }
 
   /**
-   * The company's time zone, from the one-use ticket of its live events
+   * The company's time zone, from the one-use ticket of its stream events
    * (`company.timezone`); the ticket is kept for the stream's first connection. Null when the
    * key cannot take a ticket (no `realtime.read`): the board then says the zone is unknown
    * rather than pass the browser's zone or UTC off as the plant's.
@@ -305,7 +305,7 @@
     }
     await refresh(true);
     listen();
-    // Live events drive the board; polling stays as a fallback, about 4 realtime reads a
+    // Stream events drive the board; polling stays as a fallback, about 4 realtime reads a
     // second at most whatever the plant's size (a key's default limit is 600 a minute).
     const interval = Math.max(15_000, state.machines.length * 250);
     state.timer = setInterval(() => refresh(false), interval);

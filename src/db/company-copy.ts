@@ -19,13 +19,13 @@ import { type OwnedTable, ownedTables } from "./company-tables";
 import { type MoveState, q } from "./move-fence";
 
 /** Rows read per page of the bulk copy (fewer when they are large). */
-export const COPY_PAGE_ROWS = 500;
+const COPY_PAGE_ROWS = 500;
 
 /** Most bytes of one page's JSON (half of D1's 2,000,000-byte string limit). */
-export const COPY_PAGE_BYTES = 900_000;
+const COPY_PAGE_BYTES = 900_000;
 
 /** Changes applied per round of {@link applyChanges}. */
-export const CHANGES_PER_ROUND = 200;
+const CHANGES_PER_ROUND = 200;
 
 /** Bytes of a BLOB carried per statement, as hexadecimal text (twice as long). */
 const BLOB_PIECE = 400_000;

@@ -170,7 +170,7 @@ export async function completeMirror(
 }
 
 /** Most pending companies one cron run repairs (the rest wait for the next minute). */
-export const REPAIR_BATCH = 100;
+const REPAIR_BATCH = 100;
 
 /**
  * The cron's repair: copies every pending company's directory row to its shard, up to

@@ -20,7 +20,7 @@ import { companies } from "./schema";
 import { companyDb, type DirectoryEnv, UnknownCompanyError } from "./shards";
 
 /** A table whose rows belong to one company. */
-export type CompanyTable = SQLiteTable & { companyId: Column };
+type CompanyTable = SQLiteTable & { companyId: Column };
 
 /** A company's table with soft delete (`deletedAt` and `updatedAt`, ms since the epoch). */
 export type SoftDeleteTable = CompanyTable & { deletedAt: Column; updatedAt: Column };
@@ -127,7 +127,7 @@ export function owned(
  * (`l.company_id`). A leading `+` keeps SQLite from choosing that column's index, where a
  * statement's plan must seek by another one (the unary plus changes no value).
  */
-export type CompanyColumnText = `${"" | "+"}${"" | `${string}.`}company_id`;
+type CompanyColumnText = `${"" | "+"}${"" | `${string}.`}company_id`;
 
 /**
  * The condition "this company's rows" in a statement written as SQL text through

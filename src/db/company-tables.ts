@@ -41,7 +41,7 @@ export interface OwnedTable {
 }
 
 /** The directory's tables: global, never a company's rows in a shard. */
-export const DIRECTORY_TABLES: ReadonlySet<string> = new Set(["api_keys"]);
+const DIRECTORY_TABLES: ReadonlySet<string> = new Set(["api_keys"]);
 
 /**
  * The company's own row: in a shard, the mirror of its directory row that the shard's
@@ -110,7 +110,7 @@ function ownershipOf(
  * @throws Error when a table has no primary key or the foreign keys form a cycle (the
  *   order would not exist).
  */
-export function companyTables(): OwnedTable[] {
+function companyTables(): OwnedTable[] {
   const configs = Object.values(schema)
     .filter(isTable)
     .map((table) => getTableConfig(table))

@@ -8,7 +8,7 @@ import { inJsonListText } from "./json-list";
 import type { DirectoryEnv } from "./shards";
 
 /** What a key names. */
-export type DirectoryKeyKind = "machine" | "signal" | "webhook";
+type DirectoryKeyKind = "machine" | "signal" | "webhook";
 
 /**
  * Takes keys for a company, all or none (one statement), before the rows that carry them are
@@ -17,7 +17,7 @@ export type DirectoryKeyKind = "machine" | "signal" | "webhook";
  * @param values the keys (already in their stored case).
  * @returns false when one of them is taken (nothing taken then).
  */
-export async function reserveKeys(
+async function reserveKeys(
   env: DirectoryEnv,
   kind: DirectoryKeyKind,
   companyId: number,
@@ -42,7 +42,7 @@ export async function reserveKeys(
  * Gives keys back, when the shard refused the rows that were to carry them. Best effort: a
  * key left behind by a crash between the two writes only keeps that value unusable.
  */
-export async function releaseKeys(
+async function releaseKeys(
   env: DirectoryEnv,
   kind: DirectoryKeyKind,
   companyId: number,

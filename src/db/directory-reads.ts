@@ -32,7 +32,7 @@ const anchors = new WeakMap<object, { bookmark: string; at: number }>();
 export type DirectorySession = Pick<D1DatabaseSession, "prepare" | "batch">;
 
 /** A directory read's answer and the instant it reflects the primary as of, ms. */
-export interface DirectoryAnswer<T> {
+interface DirectoryAnswer<T> {
   value: T;
   /** Every write committed on the primary before this instant is in `value`. */
   asOf: number;

@@ -16,7 +16,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { CompanyRef } from "./company-scope";
 
 /** Most UTF-8 bytes of one chunk's JSON: half of D1's 2,000,000-byte string limit. */
-export const JSON_CHUNK_BYTES = 1_000_000;
+const JSON_CHUNK_BYTES = 1_000_000;
 
 const encoder = new TextEncoder();
 

@@ -26,7 +26,7 @@ export async function inBatches(d1: D1Database, statements: D1PreparedStatement[
 }
 
 /** The error text a fenced write fails with (inside D1's error message). */
-export const FENCE_ERROR = "company_moving";
+const FENCE_ERROR = "company_moving";
 
 /**
  * The states of a company in `company_moves`: in the source, `tracking` (changes recorded),

@@ -19,7 +19,7 @@ import type { Database } from "./client";
 import { createSessionDb } from "./client";
 
 /** Where a session's first query goes (D1's `D1SessionConstraint`). */
-export type SessionStart = "first-primary" | "first-unconstrained";
+type SessionStart = "first-primary" | "first-unconstrained";
 
 /** The header that carries a bookmark, in requests and in answers. */
 export const BOOKMARK_HEADER = "x-d1-bookmark";
@@ -45,7 +45,7 @@ export const BOOKMARK_PATTERN = `^(?:${DATABASE_NAME}:${D1_BOOKMARK})?$`;
 const BOOKMARK = new RegExp(BOOKMARK_PATTERN);
 
 /** A bookmark header, read: the database it was taken on and D1's bookmark. */
-export interface ClientBookmark {
+interface ClientBookmark {
   readonly database: string;
   readonly bookmark: string;
 }

@@ -27,7 +27,7 @@ export interface ShardState {
  * @param shard the shard's D1 binding.
  * @param start the first id of the range, `rangeIndex * RANGE_SIZE`.
  */
-export async function setSequences(shard: D1Database, start: number): Promise<void> {
+async function setSequences(shard: D1Database, start: number): Promise<void> {
   await shard.batch(
     RANGED_TABLES.flatMap((table) => [
       shard

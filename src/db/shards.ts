@@ -33,7 +33,7 @@ export const RANGE_SIZE = 2 ** 40;
 export const SHARD_CACHE_MS = 2_000;
 
 /** Longest a request waits for a company's move to switch, ms; then {@link CompanyMovingError}. */
-export const MOVE_WAIT_MS = 10_000;
+const MOVE_WAIT_MS = 10_000;
 
 /** How often a waiting request reads the directory again, ms. */
 const MOVE_POLL_MS = 100;
@@ -42,7 +42,7 @@ const MOVE_POLL_MS = 100;
  * Thrown when a company's move did not switch within {@link MOVE_WAIT_MS}: the request is
  * answered 503 with `Retry-After` (src/app.ts).
  */
-export class CompanyMovingError extends Error {
+class CompanyMovingError extends Error {
   constructor(readonly companyId: number) {
     super(`company ${companyId} is being moved to another shard`);
     this.name = "CompanyMovingError";
@@ -289,7 +289,7 @@ const rangeOwners = new Map<number, string>();
  *
  * @returns the shard's binding name, or null for an id of no range handed out.
  */
-export async function shardOfId(env: DirectoryEnv, id: number): Promise<string | null> {
+async function shardOfId(env: DirectoryEnv, id: number): Promise<string | null> {
   const rangeIndex = Math.floor(id / RANGE_SIZE);
   const known = rangeOwners.get(rangeIndex);
   if (known !== undefined) return known;

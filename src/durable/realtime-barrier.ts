@@ -42,13 +42,13 @@ import { integerLiterals } from "../http/filters";
 export type FlushHeldWrites = (companyId: number, machineId: number) => Promise<void>;
 
 /** Most Durable Object flushes in flight at once for one read. */
-export const BARRIER_CONCURRENCY = 8;
+const BARRIER_CONCURRENCY = 8;
 
 /** Most time one read waits for the flushes, ms. */
-export const BARRIER_BUDGET_MS = 5_000;
+const BARRIER_BUDGET_MS = 5_000;
 
 /** Bounds of one barrier (defaults `BARRIER_CONCURRENCY`, `BARRIER_BUDGET_MS`). */
-export interface BarrierOptions {
+interface BarrierOptions {
   concurrency?: number;
   budgetMs?: number;
 }

@@ -12,7 +12,7 @@ import type { ExportFormat } from "./schemas";
 import type { ColumnBatch } from "./sources";
 
 /** Where an encoder's bytes go (an `R2FileWriter`). */
-export interface ByteSink {
+interface ByteSink {
   push(bytes: Uint8Array): Promise<void>;
 }
 
@@ -193,7 +193,7 @@ class PendingColumn {
 }
 
 /** Cells a Parquet row group holds about (rows = this / columns): bounds its memory. */
-export const ROW_GROUP_CELLS = 500_000;
+const ROW_GROUP_CELLS = 500_000;
 
 /**
  * A `ByteWriter` that hands its bytes to the sink after every row group (the writer calls

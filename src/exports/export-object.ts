@@ -43,18 +43,18 @@ import {
 } from "./sources";
 
 /** Longest a step reads and encodes before it lets the next step (or export) go, ms. */
-export const STEP_MS = 2_000;
+const STEP_MS = 2_000;
 /** Most batches one step reads (bounds its D1 statements: a report page sends about ten). */
-export const STEP_BATCHES = 20;
+const STEP_BATCHES = 20;
 /**
  * Rows after which a step ends (at the end of its batch): the garbage of encoding is
  * collected between steps, so workerd's memory stays flat (docs/exports.md, "Memory").
  */
-export const STEP_ROWS = 250_000;
+const STEP_ROWS = 250_000;
 /** Failed steps in a row after which the export fails. */
-export const MAX_STEP_FAILURES = 8;
+const MAX_STEP_FAILURES = 8;
 /** How long an expired export's record is still answered (as `expired`), ms. */
-export const EXPIRED_KEPT_MS = 30 * 24 * 3_600_000;
+const EXPIRED_KEPT_MS = 30 * 24 * 3_600_000;
 
 /** The file an export is writing, in memory. */
 interface OpenFile {

@@ -23,13 +23,13 @@ import {
 import type { ExportSpec, SignalSelection } from "./sources";
 
 /** Most signals one export may read (its selection is kept with it). */
-export const MAX_EXPORT_SIGNALS = 5_000;
+const MAX_EXPORT_SIGNALS = 5_000;
 
 /**
  * Most rows an export may hold: `MAX_EXPORT_ROWS`, and `MAX_EXPORT_FILES` files of its
  * `rowsPerFile`.
  */
-export function maxExportRows(rowsPerFile: number): number {
+function maxExportRows(rowsPerFile: number): number {
   return Math.min(MAX_EXPORT_ROWS, MAX_EXPORT_FILES * rowsPerFile);
 }
 

@@ -9,7 +9,7 @@ import { AwsClient } from "aws4fetch";
 import type { ExportUrlSettings } from "../env";
 
 /** The signing identity: an S3 API access key, its secret, and the region (R2: `auto`). */
-export interface SigningKey {
+interface SigningKey {
   accessKeyId: string;
   secretAccessKey: string;
   region: string;

@@ -37,7 +37,7 @@ export const DATASET_ENDPOINTS: Readonly<Record<ExportDataset, string>> = {
   kpis: "POST /v1/reports/kpis",
 };
 
-export const EXPORT_FORMATS = ["parquet", "csv"] as const;
+const EXPORT_FORMATS = ["parquet", "csv"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** Most exports of one company queued or running at once; one more is a 429. */
@@ -45,7 +45,7 @@ export const MAX_ACTIVE_EXPORTS = 3;
 /** A file holds at most this many rows (`rowsPerFile`, 10,000 to this); the export goes on in the next file. */
 export const MAX_FILE_ROWS = 1_000_000;
 /** The fewest rows per file a client may ask for. */
-export const MIN_FILE_ROWS = 10_000;
+const MIN_FILE_ROWS = 10_000;
 /** Most files one export may hold. */
 export const MAX_EXPORT_FILES = 1_000;
 /** A file is closed once it holds this many bytes (it may pass it by one batch). */
@@ -53,7 +53,7 @@ export const MAX_FILE_BYTES = 512 * 1024 * 1024;
 /** Most rows (signal points) one export may hold; a larger one is a 422 when started. */
 export const MAX_EXPORT_ROWS = 100_000_000;
 /** Machines or signals one signal export may name, each list. */
-export const MAX_EXPORT_SIGNAL_IDS = 1_000;
+const MAX_EXPORT_SIGNAL_IDS = 1_000;
 /** How long the files of a finished export are kept, ms; then they are deleted. */
 export const EXPORT_FILES_KEPT_MS = 7 * 24 * 3_600_000;
 
@@ -91,7 +91,7 @@ const IdList = (what: string) =>
  * `agg_period`, `agg_function`, snake_case as that endpoint's) over a window of any length,
  * for the signals named by their machines or by their own ids.
  */
-export const SignalExportFiltersSchema = z
+const SignalExportFiltersSchema = z
   .object({
     machines: IdList("Machine uuids: every listed signal of each machine"),
     signals: IdList("Signal public ids"),
@@ -170,12 +170,12 @@ export const ExportRequestSchema = z
 
 export type ExportRequest = z.infer<typeof ExportRequestSchema>;
 
-export const EXPORT_STATES = ["queued", "running", "succeeded", "failed", "expired"] as const;
+const EXPORT_STATES = ["queued", "running", "succeeded", "failed", "expired"] as const;
 export type ExportState = (typeof EXPORT_STATES)[number];
 
 const dateTime = (description: string) => z.string().openapi({ format: "date-time", description });
 
-export const ExportFileSchema = z
+const ExportFileSchema = z
   .object({
     name: z.string().openapi({ example: "part-00001.parquet" }),
     rows: z.number().int(),

@@ -33,7 +33,7 @@ import { type Column, flatColumns, valueAt } from "./columns";
 import type { ExportFormat } from "./schemas";
 
 /** Points one signal batch holds at most: its window spans this many buckets. */
-export const SIGNAL_BATCH_POINTS = 100_000;
+const SIGNAL_BATCH_POINTS = 100_000;
 
 /** The rows of one signal-export point, as the signal-data answer names its fields. */
 const SignalPointSchema = z.object({

@@ -9,13 +9,13 @@ import { TrieRouter } from "hono/router/trie-router";
 import { ApiError } from "./errors";
 
 /** A registered route as Hono lists it (`app.routes`). */
-export interface RegisteredRoute {
+interface RegisteredRoute {
   method: string;
   path: string;
 }
 
 /** The body of every 405, as the other errors: `{"detail": ...}`. */
-export const METHOD_NOT_ALLOWED = "Method Not Allowed";
+const METHOD_NOT_ALLOWED = "Method Not Allowed";
 
 /** How many segments of a path pattern are literal (`/v1/skus/filters`: 3, `/v1/skus/:sku_id`: 2). */
 const literalSegments = (pattern: string) =>
@@ -28,7 +28,7 @@ const literalSegments = (pattern: string) =>
  * ("concrete paths are matched before their templated counterparts"): `/v1/skus/filters`
  * is that path, not a `/v1/skus/{sku_id}`, so a GET of it is a 405, not a 422 about the id.
  */
-export class AllowedMethods {
+class AllowedMethods {
   readonly #router = new TrieRouter<RegisteredRoute>();
 
   /**

@@ -96,11 +96,7 @@ function valueAt(row: unknown, path: readonly string[]): unknown {
  * @param rows the rows, nested as in the JSON answer.
  * @param header write the header row first.
  */
-export function csvText(
-  columns: readonly string[],
-  rows: readonly unknown[],
-  header: boolean,
-): string {
+function csvText(columns: readonly string[], rows: readonly unknown[], header: boolean): string {
   const paths = columns.map((c) => c.split("."));
   const records = rows.map((row) => paths.map((p) => valueAt(row, p)));
   return csvRecords(header ? [columns, ...records] : records);

@@ -193,7 +193,7 @@ function tryItScript(config: string, fills: readonly TryItFill[]): string {
 }
 
 /** The pages a person opens in a browser, linked from the landing page. */
-export const BROWSER_PAGES = [
+const BROWSER_PAGES = [
   {
     path: "/board",
     title: "Plant board",

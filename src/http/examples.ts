@@ -36,7 +36,7 @@ export const EXAMPLE_OPERATOR_ID = 1;
  * The DELETE example's operator: the id the create example gets on a fresh install; the page
  * puts there the id its create answered (./try-it-fills.ts).
  */
-export const DISPOSABLE_OPERATOR_ID = 4;
+const DISPOSABLE_OPERATOR_ID = 4;
 
 /**
  * Demo Plant A's records with fixed ids (scripts/lib/demo-ids.ts `DOCS_RECORDS`): the first
@@ -56,7 +56,7 @@ export const EXAMPLE_RECORDS = {
 } as const;
 
 /** What "Try it out" sends for one operation, besides the parameters' own examples. */
-export interface OperationExample {
+interface OperationExample {
   /** Path and query parameter values, by name. */
   params?: Record<string, string | number>;
   /** The JSON body, as pasted. */
@@ -77,7 +77,7 @@ const R = EXAMPLE_RECORDS;
  * answers 2XX when pasted again, except `createNominalSpeeds` (one live nominal speed per
  * machine/SKU pair: the second time is a 409 naming the first).
  */
-export const OPERATION_EXAMPLES: Record<string, OperationExample> = {
+const OPERATION_EXAMPLES: Record<string, OperationExample> = {
   createSkus: { body: [{ sku: "P-NEW", name: "New product", unit: "pieces" }] },
   getSku: { params: { sku_id: R.sku } },
   updateSku: { params: { sku_id: R.sku }, body: { unit: "pieces" } },

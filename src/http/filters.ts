@@ -92,7 +92,7 @@ export function dateConditions(column: Column, filter: DateComparison): SQL[] {
 }
 
 /** A half-open range `[from, to)` of instants in ms; either side may be open. */
-export interface InstantRange {
+interface InstantRange {
   /** Inclusive lower bound, or undefined = unbounded. */
   from?: number;
   /** Exclusive upper bound, or undefined = unbounded. */
@@ -148,7 +148,7 @@ export const IdComparisonFilter = z
   .strict()
   .nullish();
 
-export type IdComparison = z.infer<typeof IdComparisonFilter>;
+type IdComparison = z.infer<typeof IdComparisonFilter>;
 
 /**
  * The conditions of an `IdComparisonFilter` on an integer id column.

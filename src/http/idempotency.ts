@@ -34,7 +34,7 @@ export const REPLAYED_HEADER = "Idempotent-Replayed";
 /** How long a response is kept for retries: 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** A request holding a key longer than this is taken to have died (its lock can be taken over). */
-export const LOCK_TIMEOUT_MS = 60_000;
+const LOCK_TIMEOUT_MS = 60_000;
 /** Longest key accepted. */
 export const MAX_KEY_LENGTH = 255;
 /** Largest body kept as text in the key's row, in UTF-8 bytes (D1 allows 2 MB per row). */

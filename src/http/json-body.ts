@@ -84,7 +84,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * @returns the path below the body (a key's own name is its last step), or null when
  *   every string is well-formed Unicode.
  */
-export function illFormedTextPath(value: unknown): (string | number)[] | null {
+function illFormedTextPath(value: unknown): (string | number)[] | null {
   // Iterative, with parent links: a body may nest 10,000 levels deep (JSON.parse allows it),
   // which recursion here would turn into a stack overflow.
   interface Node {

@@ -48,7 +48,7 @@ const json = <T extends z.ZodType>(schema: T, description: string, example?: unk
 /** An error body `{detail}` as a response example. */
 const detail = (text: string) => ({ detail: text });
 
-export const integerHeader = (description: string, example: number) => ({
+const integerHeader = (description: string, example: number) => ({
   description,
   schema: { type: "integer" as const, minimum: 1, example },
 });

@@ -9,7 +9,7 @@
  */
 import { z } from "@hono/zod-openapi";
 
-export const DEFAULT_PAGE = 1;
+const DEFAULT_PAGE = 1;
 export const DEFAULT_LIMIT = 10;
 /** Largest `limit` a caller may ask for (422 above). */
 export const MAX_LIMIT = 100;
@@ -58,7 +58,7 @@ export interface Page<Row> {
 }
 
 /** The totals of a page, as every paged answer starts. */
-export type PageTotals = Omit<Page<unknown>, "rows">;
+type PageTotals = Omit<Page<unknown>, "rows">;
 
 /**
  * The empty page of a request that can match nothing (no machine passes the filter, an

@@ -8,8 +8,8 @@ import { z } from "@hono/zod-openapi";
  * (pydantic's `bool` parsing), compared case-insensitively: Python's `requests`
  * sends `True`, a shell user types `yes` or `1`.
  */
-export const TRUE_SPELLINGS = ["true", "1", "yes", "on", "t", "y"] as const;
-export const FALSE_SPELLINGS = ["false", "0", "no", "off", "f", "n"] as const;
+const TRUE_SPELLINGS = ["true", "1", "yes", "on", "t", "y"] as const;
+const FALSE_SPELLINGS = ["false", "0", "no", "off", "f", "n"] as const;
 
 /**
  * A boolean query parameter: one of `TRUE_SPELLINGS` or `FALSE_SPELLINGS` in any

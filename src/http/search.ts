@@ -23,15 +23,15 @@ import { inJsonList, notInJsonList } from "../db/json-list";
 export const MAX_SEARCH_BYTES = 50;
 
 /** Most ids in one `include` or `exclude` list (they are bound as one JSON parameter). */
-export const MAX_ID_LIST = 1000;
+const MAX_ID_LIST = 1000;
 
 /** Longest string id accepted in a filter (ids are 36-character uuids). */
-export const MAX_ID_LENGTH = 100;
+const MAX_ID_LENGTH = 100;
 
 const encoder = new TextEncoder();
 
 /** UTF-8 length of a string, in bytes. */
-export function utf8Length(text: string): number {
+function utf8Length(text: string): number {
   return encoder.encode(text).length;
 }
 
@@ -100,7 +100,7 @@ export function fuzzyContains(
  * @param pattern the caller's pattern.
  * @returns the escaped pattern, to be used with `ESCAPE '\'`.
  */
-export function escapeLikeExceptPercent(pattern: string): string {
+function escapeLikeExceptPercent(pattern: string): string {
   return pattern.replace(/[\\_]/g, (c) => `\\${c}`);
 }
 
@@ -200,7 +200,7 @@ export const NumericComparisonFilter = z
   .strict()
   .nullish();
 
-export type NumericComparison = z.infer<typeof NumericComparisonFilter>;
+type NumericComparison = z.infer<typeof NumericComparisonFilter>;
 
 const COMPARISON_SQL = {
   greaterThan: ">",

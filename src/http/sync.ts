@@ -3,7 +3,7 @@
  * `includeDeleted` (soft-deleted rows too, with their `deletedAt`) and `syncAfter` (the keyset
  * cursor: after this (`updatedAt`, id)). A search given any of them is ordered by
  * (`updatedAt`, id), so that an integration reads every change by moving the cursor forward
- * (docs/live-events.md, "Pull sync").
+ * (docs/stream-events.md, "Pull sync").
  */
 import { z } from "@hono/zod-openapi";
 import { asc, type Column, isNull, type SQL, sql } from "drizzle-orm";
@@ -31,7 +31,7 @@ export const SyncFilterFields = {
   updatedAt: DateComparisonFilter.openapi({
     description:
       "On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, " +
-      "rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md).",
+      "rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md).",
   }),
   includeDeleted: z.boolean().nullish().openapi({
     description: "true = soft-deleted rows too, with their `deletedAt` (default false).",
@@ -46,18 +46,18 @@ export const SyncFilterFields = {
     .openapi({
       description:
         "The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give " +
-        "the last row received. Rows changed since come again, later (docs/live-events.md).",
+        "the last row received. Rows changed since come again, later (docs/stream-events.md).",
     }),
 };
 
-export interface SyncFilters {
+interface SyncFilters {
   updatedAt?: DateComparison;
   includeDeleted?: boolean | null;
   syncAfter?: { updatedAt: number; id: string | number } | null;
 }
 
 /** True when the search asks for sync order. */
-export function isSync(filters: SyncFilters): boolean {
+function isSync(filters: SyncFilters): boolean {
   return filters.updatedAt != null || filters.includeDeleted === true || filters.syncAfter != null;
 }
 

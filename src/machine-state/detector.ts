@@ -11,10 +11,10 @@
  * only when a stop opens, closes, moves or goes.
  */
 import type { Env } from "../env";
-import { MachinePublisher } from "../events/publish";
 import { decodeSamples } from "../resources/signals/blocks";
 import type { WrittenBlock } from "../resources/signals/store";
 import { instanceContains } from "../shifts/instances";
+import { MachinePublisher } from "../streams/publish";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
 import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./plan";
@@ -33,7 +33,7 @@ const MAX_ROUNDS = 20;
  * Shortest time between two writes of detected stops to D1, ms: a stop opens or closes at
  * most this late, and the stops of a burst of ingestions share a batch.
  */
-export const WRITE_SPACING_MS = 1_000;
+const WRITE_SPACING_MS = 1_000;
 /** How far back a change of settings or shifts is evaluated again, ms (the reports' default week). */
 export const REEVALUATE_MS = 7 * 86_400_000;
 

@@ -26,7 +26,7 @@ const FIRST_PAGE = 3;
 export const END_OF_DATA = Number.MAX_SAFE_INTEGER;
 
 /** The runs of one rule that reach a stretch, and where the walk's knowledge begins and ends. */
-export interface RuleWalk {
+interface RuleWalk {
   /** Runs with a part starting at or after this instant were all composed. */
   start: number;
   /** ... and before this one (`END_OF_DATA` when the walk reached the last hour). */
@@ -74,7 +74,7 @@ class HourCursor {
  * `to`, then on while a run goes on or an hour's incoming state changed (the analog rule's
  * band); the data's end closes or keeps open the last run (`RunComposer.finish`).
  */
-export function walkRule(
+function walkRule(
   tables: DetectorTables,
   rule: RuleId,
   maxGapMs: number,
@@ -120,7 +120,7 @@ export function walkRule(
 }
 
 /** Everything an evaluation needs besides the summaries. */
-export interface EvaluationInputs {
+interface EvaluationInputs {
   plan: PlanCache | null;
   thresholdMs: number;
   maxGapMs: number;
@@ -129,7 +129,7 @@ export interface EvaluationInputs {
 }
 
 /** The result of evaluating a stretch: the changes to the detected stops, and their scope. */
-export interface Evaluation {
+interface Evaluation {
   /** Detected stops starting in `[start, end)` were compared. */
   start: number;
   end: number;

@@ -12,7 +12,7 @@
 import { BAND, cover, DOWN, MIN_RUN_MS, type SampleClass, type State, UP } from "./rules";
 
 /** A down run that ends inside the hour. Instants in ms. */
-export interface ClosedFragment {
+interface ClosedFragment {
   /** Instant of its first down sample. */
   s: number;
   /** Instant of its last down sample. */
@@ -26,7 +26,7 @@ export interface ClosedFragment {
 }
 
 /** The down run still going at the hour's last sample. */
-export interface OpenFragment {
+interface OpenFragment {
   s: number;
   d: number;
   g: number | null;
@@ -34,7 +34,7 @@ export interface OpenFragment {
 }
 
 /** An hour folded from one incoming state. */
-export interface HourVariant {
+interface HourVariant {
   /** Closed runs, in order; runs shorter than `MIN_RUN_MS` that neither begin nor end at an edge of the hour are left out. */
   frags: ClosedFragment[];
   /** The run going on at the last sample, if any. */
@@ -66,7 +66,7 @@ export interface HourSummary {
  * @param initial the state a first sample in the band takes.
  * @param maxGapMs the longest silence inside one stretch of data, ms.
  */
-export function foldVariant(
+function foldVariant(
   ts: ArrayLike<number>,
   classes: ArrayLike<SampleClass>,
   initial: State,

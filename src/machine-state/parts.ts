@@ -23,7 +23,7 @@ export interface StopSpan {
 }
 
 /** A recorded stop (any stop the detector did not make); `end` null while open. */
-export interface RecordedSpan {
+interface RecordedSpan {
   start: number;
   end: number | null;
 }
@@ -120,7 +120,7 @@ export function withoutRecorded(
 }
 
 /** A stop the store detected earlier, by its key. */
-export interface KnownStop {
+interface KnownStop {
   key: string;
   start: number;
   end: number | null;

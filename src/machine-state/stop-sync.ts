@@ -17,15 +17,15 @@ import { type CompanyScope, owned, softDeleted } from "../db/company-scope";
 import { stops } from "../db/schema";
 import { companyDb } from "../db/shards";
 import type { Env } from "../env";
-import { stopEvent, stopUnclassified } from "../events/payloads";
-import type { MachinePublisher } from "../events/publish";
 import { findStopWithClassification, stopColumns } from "../reports/stops-report";
 import { classificationChange, classificationDeletion } from "../stops/classification-queries";
+import { stopEvent, stopUnclassified } from "../streams/payloads";
+import type { MachinePublisher } from "../streams/publish";
 import { dispatchDeliveries } from "../webhooks/webhook-events";
 import type { DetectedRow, DetectorTables } from "./tables";
 
 /** Most stops written in one D1 batch. */
-export const SYNC_BATCH = 50;
+const SYNC_BATCH = 50;
 
 const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 

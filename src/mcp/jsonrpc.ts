@@ -25,7 +25,7 @@ export const JSON_RPC = {
 } as const;
 
 /** A JSON-RPC error to answer, with the id it answers (null when none could be read). */
-export interface JsonRpcProblem {
+interface JsonRpcProblem {
   code: number;
   message: string;
   id: string | number | null;

@@ -18,7 +18,7 @@ import {
 import type { ToolContext } from "./tool";
 
 /** The scope that shows the report figures beside the realtime state. */
-export const REPORTS_SCOPE = "reports.read";
+const REPORTS_SCOPE = "reports.read";
 
 export const MachineNowSchema = z.object({
   realtime: RealtimeStateSchema.openapi({
@@ -45,7 +45,7 @@ export const MachineNowSchema = z.object({
   }),
 });
 
-export type MachineNow = z.infer<typeof MachineNowSchema>;
+type MachineNow = z.infer<typeof MachineNowSchema>;
 
 /**
  * The realtime state of one machine of the credential's company, with the live OEE of its

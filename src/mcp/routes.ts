@@ -16,7 +16,7 @@ import { publicChain } from "../app-chain/public-route";
 import { type AppEnv, scopeOf } from "../app-env";
 import { JSON_RPC, refusedMessage } from "./jsonrpc";
 
-export const MCP_PATH = "/mcp";
+const MCP_PATH = "/mcp";
 
 /** A JSON-RPC error answer to a body that is not one JSON-RPC message (id null unless read). */
 function jsonRpcError(

@@ -22,7 +22,7 @@ import type { McpTool, ToolContext } from "./tool";
 const RESOURCE_NOT_FOUND = -32002;
 
 /** The server's name and version in `initialize`. */
-export const MCP_SERVER_INFO = { name: "production-monitoring", version: "0.1.0" } as const;
+const MCP_SERVER_INFO = { name: "production-monitoring", version: "0.1.0" } as const;
 
 /**
  * A request handler whose unexpected failures are logged with the request id and answered

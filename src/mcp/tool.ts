@@ -29,7 +29,7 @@ export interface ToolContext {
  * @typeParam I the input: a Zod object (the REST body, query or path schema).
  * @typeParam O the structured output: a Zod object (the REST response schema).
  */
-export interface ToolDeclaration<I extends z.ZodObject, O extends z.ZodObject> {
+interface ToolDeclaration<I extends z.ZodObject, O extends z.ZodObject> {
   /** snake_case, stable: assistants remember it. */
   name: string;
   title: string;
@@ -46,7 +46,7 @@ export interface ToolDeclaration<I extends z.ZodObject, O extends z.ZodObject> {
 }
 
 /** A tool's answer: structured output and text, or an error body (`{detail}`) as text. */
-export type ToolResult =
+type ToolResult =
   | { ok: true; structured: Record<string, unknown>; text: string }
   | { ok: false; detail: unknown };
 
@@ -69,7 +69,7 @@ export interface McpTool {
  *
  * @param io `output` for results; `input` reads defaults as optional.
  */
-export function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   return z.toJSONSchema(schema, {
     io,
     unrepresentable: "any",

@@ -8,10 +8,10 @@ import { forgetCredential } from "../auth/middleware";
 import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
 import { scopeIn } from "../db/company-scope";
 import { forgetDirectoryAnchor } from "../db/directory-reads";
-import { closeCredentialConnections } from "../events/connection-leases";
 import { notFound } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId } from "../http/schemas";
+import { closeCredentialConnections } from "../streams/connection-leases";
 import { issueApiKeys, revokeApiKey } from "./api-keys-queries";
 import { requireCompanyScope } from "./lookups";
 import { operatorRoute } from "./schemas";
@@ -82,7 +82,7 @@ export const operatorApiKeysRoutes = createRouter()
       tags: ["API keys"],
       summary: "Revoke an API key",
       description:
-        "The key stops working at once: requests with it get 401, and its open live-event " +
+        "The key stops working at once: requests with it get 401, and its open stream-event " +
         "connections (SSE and WebSocket) are closed.",
       request: { params: z.object({ api_key_id: IntId("api_key_id") }) },
       responses: { 204: { description: "Revoked." } },

@@ -4,7 +4,6 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { nudgeLive } from "../events/publish";
 import { notFound, unprocessable } from "../http/errors";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody, UuidId } from "../http/schemas";
@@ -15,6 +14,7 @@ import {
   forgetSignal,
   lookupIngestTarget,
 } from "../resources/signals/signal-lookup";
+import { nudgeLive } from "../streams/publish";
 import { requireKeyScope, requireMachine, scopeOfKey } from "./lookups";
 import { SamplesBody } from "./samples-input";
 import { operatorRoute } from "./schemas";

@@ -5,14 +5,14 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { stopEvent } from "../events/payloads";
-import { publish } from "../events/publish";
 import { notFound, unprocessable } from "../http/errors";
 import { DateTimeMs } from "../http/filters";
 import { createRouter, jsonResponse } from "../http/openapi";
 import { arrayBody, IntId, objectBody } from "../http/schemas";
 import { tellRecordedStop } from "../machine-state/notify";
 import { StopSchema, toStopOut } from "../reports/schemas";
+import { stopEvent } from "../streams/payloads";
+import { publish } from "../streams/publish";
 import { requireMachine, requireRowScope } from "./lookups";
 import { operatorRoute } from "./schemas";
 import { createStops, deleteStop, findLiveStop, updateStop } from "./stops-queries";

@@ -23,7 +23,7 @@ export const PARQUET_PAGE_BYTES = ZSTD_FRAME_BYTES;
  * the full-precision floats of Fleet B 0.2 bytes a sample smaller than the default 3, at
  * about 0.6 times its speed.
  */
-export const ZSTD_LEVEL = 12;
+const ZSTD_LEVEL = 12;
 
 const params = { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL };
 

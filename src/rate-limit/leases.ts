@@ -22,7 +22,7 @@
 /** How long a leased admission may wait in the isolate, ms. */
 export const LEASE_MS = 1_000;
 /** Largest share of a policy's quota one lease may hold. */
-export const LEASE_SHARE = 0.01;
+const LEASE_SHARE = 0.01;
 /** Largest lease, whatever the quota. */
 export const MAX_LEASE = 100;
 /** Window over which an isolate measures a bucket's request rate, ms. */
@@ -61,7 +61,7 @@ interface BucketState {
 }
 
 /** What a leased admission tells the response's `RateLimit` header field. */
-export interface LeasedAdmission {
+interface LeasedAdmission {
   remaining: number;
   resetAfterMs: number;
 }

@@ -30,13 +30,13 @@ import { AdmissionLeases } from "./leases";
 import { bucketName, consume, type RateLimitDecision, type RateLimitPolicy } from "./rate-limiter";
 
 /** Policy name of the per-credential limit in the header fields. */
-export const CREDENTIAL_POLICY = "default";
+const CREDENTIAL_POLICY = "default";
 /** Policy name of the failed-authentication limit in the header fields. */
-export const AUTH_FAILURE_POLICY = "auth-failures";
+const AUTH_FAILURE_POLICY = "auth-failures";
 /** Body detail of a 429. */
-export const RATE_LIMITED_DETAIL = "Rate limit exceeded";
+const RATE_LIMITED_DETAIL = "Rate limit exceeded";
 /** Bucket of requests without `CF-Connecting-IP` (local development and tests). */
-export const LOCAL_CLIENT = "local";
+const LOCAL_CLIENT = "local";
 /** How long a limiter call may take before the request is served anyway. */
 const LIMITER_TIMEOUT_MS = 1_000;
 /** Most buckets remembered as over their limit by one isolate. */
@@ -85,7 +85,7 @@ function wholeSeconds(ms: number): number {
  * @param state remaining requests and ms until the window admits more; omitted = unknown
  *   (fail open), in which case only `RateLimit-Policy` is given.
  */
-export function rateLimitHeaders(
+function rateLimitHeaders(
   name: string,
   policy: RateLimitPolicy,
   state?: { remaining: number; resetAfterMs: number },
@@ -143,7 +143,7 @@ async function decide(
 }
 
 /** The client's address: `CF-Connecting-IP`, set by Cloudflare's edge (not forgeable there). */
-export function clientAddress(c: Context<AppEnv>): string {
+function clientAddress(c: Context<AppEnv>): string {
   return c.req.header("cf-connecting-ip")?.trim() || LOCAL_CLIENT;
 }
 

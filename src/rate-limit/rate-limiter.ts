@@ -23,7 +23,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 
 /** Longest period a policy may have: one day (the operator API's maximum). */
-export const MAX_PERIOD_SECONDS = 86_400;
+const MAX_PERIOD_SECONDS = 86_400;
 
 /** A rate-limit policy: `requests` per `periodSeconds`. */
 export interface RateLimitPolicy {

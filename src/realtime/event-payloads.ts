@@ -1,8 +1,8 @@
 /**
  * The events of the realtime writes, built from what the machine's object already holds,
- * so that each call site stays a one-line `publish(...)`. Shapes: src/events/schemas.ts.
+ * so that each call site stays a one-line `publish(...)`. Shapes: src/streams/schemas.ts.
  */
-import type { Publishable } from "../events/publish";
+import type { Publishable } from "../streams/publish";
 import type { OperatorWrite, SegmentUpdate, SkuWrite } from "./machine-types";
 
 const isoOrNull = (ms: number | null): string | null =>

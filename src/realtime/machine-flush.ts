@@ -6,9 +6,9 @@
 import { ownedText } from "../db/company-scope";
 import { companyD1 } from "../db/shards";
 import type { Env } from "../env";
-import type { LiveLogChange } from "../events/live-inputs";
-import { nudgeLive } from "../events/publish";
 import { sumCountSignal } from "../resources/signals/count-sums";
+import type { LiveLogChange } from "../streams/live-inputs";
+import { nudgeLive } from "../streams/publish";
 import type { MachineStore, MetaRow, StoredSegment } from "./machine-store";
 import type { RealtimeInstance } from "./machine-types";
 import {

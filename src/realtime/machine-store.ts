@@ -85,7 +85,7 @@ interface SegmentRow extends Record<string, SqlStorageValue> {
  * `marked` = D1 has this machine's `realtime_pending` row; `refresh_at` = next
  * forced refresh of the live counts; `alarm_at` = the alarm as last set (ms).
  */
-export interface SyncRow extends Record<string, SqlStorageValue> {
+interface SyncRow extends Record<string, SqlStorageValue> {
   dirty: number;
   marked: number;
   refresh_at: number | null;

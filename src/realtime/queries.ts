@@ -33,7 +33,7 @@ export async function findMachine(scope: CompanyScope, machineId: number): Promi
 }
 
 /** The parts of a SKU write the object needs, without the machine key. */
-export type ResolvedSkuWrite = Omit<SkuWrite, "companyId" | "machineId">;
+type ResolvedSkuWrite = Omit<SkuWrite, "companyId" | "machineId">;
 
 /** What a SKU write resolves to besides the values it carries as given. */
 type CatalogPart = Pick<

@@ -14,7 +14,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { MachinePublisher, nudgeLive, type Publishable } from "../events/publish";
+import { MachinePublisher, nudgeLive, type Publishable } from "../streams/publish";
 import { operatorAssigned, segmentChanged, segmentUpdated } from "./event-payloads";
 import { MachineFlush } from "./machine-flush";
 import {

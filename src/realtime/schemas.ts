@@ -8,7 +8,7 @@ import { IntId } from "../http/schemas";
 import { MAX_WORK_ORDER_NAME } from "../resources/simple-work-orders/schemas";
 
 /** Largest `custom` object accepted, in characters of its JSON. */
-export const MAX_CUSTOM_JSON = 16_384;
+const MAX_CUSTOM_JSON = 16_384;
 
 /** A JSON object (not an array, not null), as `JSON.parse` gives it. */
 function isJsonObject(value: unknown): value is Record<string, unknown> {
@@ -138,7 +138,7 @@ const WorkOrderOut = z
   .object({ id: z.string().openapi({ format: "uuid" }), name: z.string() })
   .nullable();
 
-export const RealtimeSegmentSchema = z
+const RealtimeSegmentSchema = z
   .object({
     productionLogId: z.string().openapi({
       format: "uuid",

@@ -64,7 +64,7 @@ export interface InstanceWindow {
 }
 
 /** What one segment's production log should hold now. */
-export interface SegmentProjection {
+interface SegmentProjection {
   segment: Segment;
   /** End of the segment on the timeline (ms), clipped to the instance. */
   end: number;
@@ -82,7 +82,7 @@ export interface SegmentProjection {
  * @param instance the running instance.
  * @returns one end per segment (ms), in the same order.
  */
-export function segmentEnds(segments: readonly Segment[], instance: InstanceWindow): number[] {
+function segmentEnds(segments: readonly Segment[], instance: InstanceWindow): number[] {
   return segments.map((s, i) => {
     const next = segments[i + 1];
     return Math.min(s.end ?? instance.end, next ? next.start : instance.end, instance.end);
@@ -101,7 +101,7 @@ export function segmentEnds(segments: readonly Segment[], instance: InstanceWind
  * @param start segment start, ms.
  * @param end segment end, ms.
  */
-export function segmentOperator(
+function segmentOperator(
   assignments: readonly Assignment[],
   start: number,
   end: number,

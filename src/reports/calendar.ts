@@ -10,7 +10,7 @@ import { wallClockInstant } from "../shifts/instances";
 const DAY_MS = 86_400_000;
 
 /** One local day: its first instant (ms) and its date `YYYY-MM-DD`. */
-export interface LocalDay {
+interface LocalDay {
   start: number;
   /** First instant of the next local day, ms. */
   end: number;

@@ -44,12 +44,12 @@ const CHUNK_MS = 30 * 86_400_000;
 type PackedPart = [string | null, number | null, string | null, ...number[]];
 
 /** A part list as stored: `[[sku, operator, workOrder, ...FIGURE_FIELDS], ...]`. */
-export function encodeParts(parts: readonly Part[]): PackedPart[] {
+function encodeParts(parts: readonly Part[]): PackedPart[] {
   return parts.map((p) => [...p.key, ...FIGURE_FIELDS.map((f) => p.figures[f])]);
 }
 
 /** The inverse of `encodeParts`. */
-export function decodeParts(packed: readonly PackedPart[]): Part[] {
+function decodeParts(packed: readonly PackedPart[]): Part[] {
   // An object literal per part (not a loop over FIGURE_FIELDS): a year is 50,000 parts.
   return packed.map((r) => ({
     key: [r[0], r[1], r[2]] as Attribution,

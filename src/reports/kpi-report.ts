@@ -46,7 +46,7 @@ import { loadPageSpans, type SpanLog } from "./page-spans";
 const FIGURES_PER_TURN = 50;
 
 /** Instances read and computed together (about a week of 20 machines x 3 shifts). */
-export const SLICE_INSTANCES = 420;
+const SLICE_INSTANCES = 420;
 
 interface Group {
   keys: GroupKey[];

@@ -53,7 +53,7 @@ const WorkOrderRef = RefSchema("KpiWorkOrderRef", z.string().openapi({ format: "
 const label = (description: string, example: string) =>
   z.string().optional().openapi({ description, example });
 
-export const KpiMinutesSchema = z
+const KpiMinutesSchema = z
   .object({
     calendarTime: minutes("24 h (23 or 25 on a DST day) per machine and local day of the group"),
     availableTime: minutes("Sum of the metrics rows' availableTime (planned operation time)"),
@@ -71,7 +71,7 @@ export const KpiMinutesSchema = z
   })
   .openapi("KpiMinutes");
 
-export const KpiCountsSchema = z
+const KpiCountsSchema = z
   .object({
     total: z.number().openapi({ description: "Total count T, summed" }),
     good: z.number().openapi({ description: "Good count G, summed" }),

@@ -9,7 +9,7 @@ import type { MachinesFilterValue } from "../http/filters";
 import { normalizeForSearch } from "../http/search";
 
 /** A machine as report rows show it. */
-export type ReportMachine = Pick<MachineRow, "id" | "name">;
+type ReportMachine = Pick<MachineRow, "id" | "name">;
 
 /**
  * The company's machines (not deleted) that pass a `machines` filter, by id.

@@ -61,7 +61,7 @@ import { computeShiftIndicators } from "./shift-time";
 const DAY_MS = 86_400_000;
 
 /** Window of instance starts when the request gives no lower bound: 7 days. */
-export const DEFAULT_WINDOW_MS = 7 * DAY_MS;
+const DEFAULT_WINDOW_MS = 7 * DAY_MS;
 
 /**
  * The window `[from, to)` of instance starts a request covers (see the module
@@ -71,7 +71,7 @@ export const DEFAULT_WINDOW_MS = 7 * DAY_MS;
  * @param now the current instant, ms.
  * @returns the window; empty when `to <= from`.
  */
-export function instanceStartWindow(
+function instanceStartWindow(
   filters: Pick<MetricsReportFilters, "startDate" | "endDate">,
   now: number,
 ): { from: number; to: number } {

@@ -37,7 +37,7 @@ export const OeeFigureFields = {
   netOee: figure(OEE_FIGURES.netOee),
 } as const satisfies Record<OeeFigure, unknown>;
 
-export const ShiftIndicatorsSchema = z
+const ShiftIndicatorsSchema = z
   .object({
     indicatorId: z
       .number()
@@ -61,7 +61,7 @@ export const ShiftIndicatorsSchema = z
   })
   .openapi("ShiftIndicators");
 
-export const ProductionMetricsSchema = z
+const ProductionMetricsSchema = z
   .object({
     ...OeeFigureFields,
     minutesLostByLowSpeed: minutes("max(0, runTime - ideal minutes)"),

@@ -114,7 +114,7 @@ export function fraction(a: number, b: number): number | null {
  * What the OEE figures are ratios of, for one instance or summed over a group: times in
  * any one unit (the KPI report sums ms), counts in items.
  */
-export interface OeeBasis {
+interface OeeBasis {
   availableTime: number;
   programmedDowntime: number;
   unavailableTime: number;
@@ -167,7 +167,7 @@ export function oeeFigures(b: OeeBasis): OeeFigures {
 }
 
 /** The counts and ideal minutes of the logs of one instance (docs/metrics.md, "Production"). */
-export interface ProductionTotals {
+interface ProductionTotals {
   /** T: items that make up the total count. */
   total: number;
   /** B: defective items. */

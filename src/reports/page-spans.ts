@@ -102,7 +102,7 @@ function groupByMachine<T extends { machineId: number }>(rows: readonly T[]): Ma
 
 type MachineStop = StopSpan & { machineId: number };
 /** What a log is attributed to in the KPI report (read only when asked: `attributed`). */
-export interface LogAttribution {
+interface LogAttribution {
   skuId: string | null;
   operatorId: number | null;
   simpleWorkOrderId: string | null;
@@ -116,7 +116,7 @@ export type SpanLog = LogSpan & Partial<LogAttribution> & { id?: string };
  * attribution (the KPI report), or its attribution and id (the live figures of a machine's
  * stream, which keep the logs by id to apply what a realtime flush changed).
  */
-export type LogDetail = "span" | "attributed" | "identified";
+type LogDetail = "span" | "attributed" | "identified";
 
 type MachineLog = SpanLog & { machineId: number };
 
@@ -224,7 +224,7 @@ function windowRows(windows: readonly (readonly [number, number | null, number])
 }
 
 /** The page's stops and logs, per machine. */
-export interface PageSpans {
+interface PageSpans {
   /** The machine's stops (open ones included) overlapping `[start, end)`. */
   stopsOverlapping(machineId: number, start: number, end: number): StopSpan[];
   /** The machine's logs overlapping `[start, end)`. */
@@ -245,7 +245,7 @@ export interface PageInstance {
  * with them); farther apart, each stretch is read on its own, so that a page of sparse
  * instances (a weekly shift) reads around its instances, not the years between them.
  */
-export const STRETCH_GAP_MS = 24 * 60 * 60_000;
+const STRETCH_GAP_MS = 24 * 60 * 60_000;
 
 /** The stretches `[start, end)` of a machine's instances, ascending, merged across short gaps. */
 function stretchesOf(instances: readonly PageInstance[]): [number, number][] {

@@ -24,10 +24,10 @@ const DAY_MS = 86_400_000;
  * twice, so that a shift crossing midnight into the next week is compared
  * with the first shifts of that week).
  */
-export const OVERLAP_HORIZON_MS = 14 * DAY_MS;
+const OVERLAP_HORIZON_MS = 14 * DAY_MS;
 
 /** A definition to create, defaults applied. */
-export interface ShiftDefinitionInput {
+interface ShiftDefinitionInput {
   name: string;
   startTime: string;
   endTime: string;
@@ -51,7 +51,7 @@ export interface ShiftDefinitionOut {
 }
 
 /** Turns a stored definition into its response shape. */
-export function toDefinitionOut(row: ShiftDefinitionRow): ShiftDefinitionOut {
+function toDefinitionOut(row: ShiftDefinitionRow): ShiftDefinitionOut {
   return {
     id: row.id,
     name: row.name,

@@ -32,7 +32,7 @@ import {
  * few enough that one statement holds D1 a few milliseconds (25,000 instances, the most a
  * report covers, are 50 statements).
  */
-export const INSERT_CHUNK = 500;
+const INSERT_CHUNK = 500;
 
 /** Span of instance starts computed in one go before the Worker yields, ms (90 days). */
 const WALK_CHUNK_MS = 90 * 86_400_000;
@@ -41,7 +41,7 @@ const WALK_CHUNK_MS = 90 * 86_400_000;
  * Most machines whose windows are told apart in SQL (a `CASE` over the machine id, evaluated
  * per instance row); above it every machine gets the earliest window of them all.
  */
-export const MAX_MACHINE_WINDOWS = 64;
+const MAX_MACHINE_WINDOWS = 64;
 
 /** `INSERT OR IGNORE` statements for planned instances, one per chunk of rows. */
 export function insertStatements(
@@ -71,7 +71,7 @@ export function insertStatements(
 }
 
 /** The instances wanted on one machine: starts from `from`, ends after `endsAfter`. */
-export interface MachineWindow {
+interface MachineWindow {
   machineId: number;
   /** Earliest instance start, ms (inclusive). */
   from: number;

@@ -52,7 +52,7 @@ export interface ShiftInstanceRow {
 }
 
 /** A point in time on one machine. */
-export interface MachineInstant {
+interface MachineInstant {
   machineId: number;
   /** ms since the epoch. */
   at: number;

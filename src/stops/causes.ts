@@ -14,7 +14,7 @@ import { jsonRowSelects } from "../db/json-rows";
 import { stopCauses } from "../db/schema";
 
 /** A cause field of a classification, and the kind it is stored as. */
-export const CAUSE_KINDS = {
+const CAUSE_KINDS = {
   generalCause: "general_cause",
   specificCause: "specific_cause",
   component: "component",
@@ -51,7 +51,7 @@ export const CauseCatalogSchema = z
   });
 
 /** The catalog as the API shows it: each list by name. */
-export type CauseCatalog = z.infer<typeof CauseCatalogSchema>;
+type CauseCatalog = z.infer<typeof CauseCatalogSchema>;
 
 const causeColumns = { id: stopCauses.id, name: stopCauses.name };
 
@@ -122,7 +122,7 @@ export async function addCauses(
 }
 
 /** A cause as a caller names it: by id, by name, or both (then both must name it). */
-export interface CauseRef {
+interface CauseRef {
   id?: string | null | undefined;
   name?: string | null | undefined;
 }
@@ -150,7 +150,7 @@ export function causesNamedQuery(
 }
 
 /** Why a cause reference resolves to no single cause of the catalog. */
-export type CauseProblem = "unknown_id" | "unknown_name" | "id_and_name_differ";
+type CauseProblem = "unknown_id" | "unknown_name" | "id_and_name_differ";
 
 /**
  * Matches one reference against the rows {@link causesNamedQuery} found.

@@ -105,7 +105,7 @@ function lastTwo<D, Q>(results: readonly [...unknown[], D, Q]): [D, Q] {
 }
 
 /** The classification a write replaces: its id and `updatedAt` (ms), or null for none. */
-export interface ReplacedClassification {
+interface ReplacedClassification {
   id: number;
   updatedAt: number;
 }

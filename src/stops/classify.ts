@@ -5,14 +5,12 @@
  * `DELETE`) calls these functions, so that each writes the same rows, emits the same
  * webhook events (`MachineStopClassificationCreated` / `Updated` / `Deleted`,
  * docs/webhooks.md) and the same stream events (`stop.classified`, `stop.unclassified`,
- * docs/live-events.md). Their D1 work is in ./classification-queries.ts.
+ * docs/stream-events.md). Their D1 work is in ./classification-queries.ts.
  */
 
 import type { Database } from "../db/client";
 import { scopeIn } from "../db/company-scope";
 import type { Env } from "../env";
-import { stopClassified, stopUnclassified } from "../events/payloads";
-import { publish } from "../events/publish";
 import { ApiError } from "../http/errors";
 import {
   type ClassificationOut,
@@ -22,6 +20,8 @@ import {
   toClassificationOut,
 } from "../reports/schemas";
 import { findStopWithClassification, type StopWithClassification } from "../reports/stops-report";
+import { stopClassified, stopUnclassified } from "../streams/payloads";
+import { publish } from "../streams/publish";
 import { dispatchDeliveries } from "../webhooks/webhook-events";
 import type { OutboxBindings } from "../webhooks/webhook-outbox";
 import {
@@ -44,7 +44,7 @@ export type ClassifyBindings = OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT" | "
 const MAX_ATTEMPTS = 5;
 
 /** A stop as it was classified: the stops report's shapes, as webhook events carry them. */
-export interface ClassifiedStop {
+interface ClassifiedStop {
   /** The stop before the change, with its company. */
   found: StopWithClassification & { companyId: number };
   classification: ClassificationOut;

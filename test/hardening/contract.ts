@@ -136,7 +136,7 @@ export async function expectDocumentedAnswer(
   sent: Sent,
 ): Promise<Answer> {
   if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
-    // A live event stream never ends: its status is checked, then it is dropped.
+    // A stream event stream never ends: its status is checked, then it is dropped.
     await res.body?.cancel();
     expect(op.statuses, `documented status of ${op.method} ${op.path}`).toContain(res.status);
     return { status: res.status, body: undefined };

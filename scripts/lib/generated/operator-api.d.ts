@@ -771,7 +771,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description The key stops working at once: requests with it get 401, and its open live-event connections (SSE and WebSocket) are closed.
+         * @description The key stops working at once: requests with it get 401, and its open stream-event connections (SSE and WebSocket) are closed.
          */
         delete: {
             parameters: {

@@ -33,7 +33,7 @@ const stopReasonRoute = publicRoute("realtime.write", {
     "The classification is the one the stops report, the downtime Pareto and the MCP tools " +
     "show, and it fires the same events as every classification: the webhook " +
     "`MachineStopClassificationCreated` for a stop's first reason, `...Updated` for another " +
-    "reason, and the live event `stop.classified`. Giving a stop the reason it already has " +
+    "reason, and the stream event `stop.classified`. Giving a stop the reason it already has " +
     "changes nothing and fires nothing, so a repeated scan is never a second event.\n\n" +
     "**Errors in order:** an unknown machine (404), then a `stopId` that is not a stop of this " +
     "machine (404), then no stop to give the reason to when no `stopId` is given, or a stop " +

@@ -1,9 +1,9 @@
 /**
- * Live events: `GET /v1/realtime/{machine_id}/events` and `GET /v1/realtime/events` (Server-Sent
+ * Stream events: `GET /v1/realtime/{machine_id}/events` and `GET /v1/realtime/events` (Server-Sent
  * Events, or a WebSocket on the same path with `Upgrade: websocket`), and
  * `POST /v1/realtime/tickets` (a one-use ticket for browsers, which cannot set headers on
  * `EventSource` or `WebSocket`). The streams live in `MachineStream` and
- * `CompanyStream` objects (src/events/); the Worker authenticates, counts the connection and hands the
+ * `CompanyStream` objects (src/streams/); the Worker authenticates, counts the connection and hands the
  * request to the stream.
  */
 import { z } from "@hono/zod-openapi";
@@ -12,11 +12,6 @@ import { publicRoute } from "../../app-chain/public-route";
 import { type AppEnv, scopeOf } from "../../app-env";
 import { admit, authenticate, DEFAULT_RESOLVERS } from "../../auth/middleware";
 import { readSettings } from "../../env";
-import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "../../events/connection-leases";
-import { companyStream, machineStream } from "../../events/names";
-import { streamObject, ticketObject } from "../../events/publish";
-import { LiveEventSchema, TicketSchema } from "../../events/schemas";
-import { TICKET_TTL_MS, type TicketPrincipal } from "../../events/tickets";
 import { ApiError, notAuthenticated } from "../../http/errors";
 import {
   createRouter,
@@ -24,6 +19,11 @@ import {
   NOT_FOUND_RESPONSE,
   RATE_LIMIT_HEADERS,
 } from "../../http/openapi";
+import { connectionCounter, SSE_LEASE_MS, WS_LEASE_MS } from "../../streams/connection-leases";
+import { companyStream, machineStream } from "../../streams/names";
+import { streamObject, ticketObject } from "../../streams/publish";
+import { StreamEventSchema, TicketSchema } from "../../streams/schemas";
+import { TICKET_TTL_MS, type TicketPrincipal } from "../../streams/tickets";
 import { findMachine } from "../queries";
 import { MachineIdParam } from "../schemas";
 
@@ -101,13 +101,13 @@ const EVENTS_HEADERS = z.object({
 const STREAM_TEXT =
   "**Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly " +
   "increasing within the stream), an `event:` line (the type) and one `data:` line (the " +
-  "`LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path " +
-  "with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to " +
+  "`StreamEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path " +
+  "with `Upgrade: websocket`; each event is one text message (`StreamEvent`); send `ping` to " +
   "get `pong`.\n\n**Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events " +
   "after that id, then the live ones (`since`: a non-negative integer; anything else, empty " +
   "included, is a 422). The stream keeps at least 24 hours and at least the " +
   "last 10,000 events; a client further behind (or with an id the stream never gave) gets " +
-  "one `reset` event with the current state, then the live events.\n\n**Credentials**: " +
+  "one `reset` event with the current state, then the stream events.\n\n**Credentials**: " +
   "revoking the API key closes its connections; a connection opened with an access token " +
   "closes at the token's `exp` plus 60 s of leeway; a ticket opens a stream only while its " +
   "credential is valid.\n\n**Browsers**: " +
@@ -124,7 +124,7 @@ const streamResponses = {
       "text/event-stream": {
         schema: z.string().openapi({
           description:
-            "`id: <n>` / `event: <type>` / `data: <LiveEvent JSON>` blocks; see `LiveEvent`.",
+            "`id: <n>` / `event: <type>` / `data: <StreamEvent JSON>` blocks; see `StreamEvent`.",
           example:
             'id: 42\nevent: operator.assigned\ndata: {"id":42,"type":"operator.assigned",...}\n\n',
         }),
@@ -247,7 +247,7 @@ async function subscribe(
   return response;
 }
 
-export const eventsRoutes = createRouter()
+export const streamRoutes = createRouter()
   .openapi(companyEventsRoute, async (c) => {
     const { since } = c.req.valid("query");
     return subscribe(c, companyStream(c.get("principal").companyId), resumeFrom(c, since));
@@ -284,4 +284,4 @@ export const eventsRoutes = createRouter()
   });
 
 // Not the schema of any one response (the SSE body is text): registered so that clients find it.
-eventsRoutes.openAPIRegistry.register("LiveEvent", LiveEventSchema);
+streamRoutes.openAPIRegistry.register("StreamEvent", StreamEventSchema);

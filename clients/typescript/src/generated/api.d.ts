@@ -689,9 +689,9 @@ export interface paths {
          * Every machine's events, live (SSE or WebSocket)
          * @description The events of every machine of the company (for plant boards), as `GET /v1/realtime/{machine_id}/events` gives them, each with its `machineId` and its id in the machine's stream (`machineEventId`); `id` is the company stream's own, for resuming.
          *
-         *     **Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly increasing within the stream), an `event:` line (the type) and one `data:` line (the `LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to get `pong`.
+         *     **Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly increasing within the stream), an `event:` line (the type) and one `data:` line (the `StreamEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path with `Upgrade: websocket`; each event is one text message (`StreamEvent`); send `ping` to get `pong`.
          *
-         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones (`since`: a non-negative integer; anything else, empty included, is a 422). The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the live events.
+         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones (`since`: a non-negative integer; anything else, empty included, is a 422). The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the stream events.
          *
          *     **Credentials**: revoking the API key closes its connections; a connection opened with an access token closes at the token's `exp` plus 60 s of leeway; a ticket opens a stream only while its credential is valid.
          *
@@ -721,9 +721,9 @@ export interface paths {
          * A machine's events, live (SSE or WebSocket)
          * @description The machine's events as they happen: segment changes (`segment.changed`, `segment.updated`), operator assignments, `production` from the `count` signal (at most one a second), stops (`stop.started`, `stop.ended`, `stop.updated`, `stop.deleted`) and their classification (`stop.classified`, `stop.unclassified`), `shift.started` and `shift.ended`, and the running shift's `oee` (at most one a second, as the metrics report computes it; the last one of a shift has `final: true`).
          *
-         *     **Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly increasing within the stream), an `event:` line (the type) and one `data:` line (the `LiveEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path with `Upgrade: websocket`; each event is one text message (`LiveEvent`); send `ping` to get `pong`.
+         *     **Server-Sent Events** (`Accept: text/event-stream`): each event is an `id:` line (strictly increasing within the stream), an `event:` line (the type) and one `data:` line (the `StreamEvent` JSON); a comment line `: heartbeat` every 15 s. **WebSocket**: the same path with `Upgrade: websocket`; each event is one text message (`StreamEvent`); send `ping` to get `pong`.
          *
-         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones (`since`: a non-negative integer; anything else, empty included, is a 422). The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the live events.
+         *     **Resuming**: `Last-Event-ID` (or `?since=`) replays exactly the events after that id, then the live ones (`since`: a non-negative integer; anything else, empty included, is a 422). The stream keeps at least 24 hours and at least the last 10,000 events; a client further behind (or with an id the stream never gave) gets one `reset` event with the current state, then the stream events.
          *
          *     **Credentials**: revoking the API key closes its connections; a connection opened with an access token closes at the token's `exp` plus 60 s of leeway; a ticket opens a stream only while its credential is valid.
          *
@@ -758,6 +758,28 @@ export interface paths {
          *     **Required scope:** `realtime.read`
          */
         post: operations["createRealtimeTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/realtime/{machine_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a machine is doing in its running shift
+         * @description The shift instance the machine is running now, the current SKU and work order with their `start`, `quantity` and `custom` values, the operators assigned with their `start`, and the live production so far (every segment's counts are recomputed from the samples for this answer). No running instance is a 409.
+         *
+         *     **Required scope:** `realtime.read`
+         */
+        get: operations["getRealtimeState"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -820,28 +842,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/realtime/{machine_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * What a machine is doing in its running shift
-         * @description The shift instance the machine is running now, the current SKU and work order with their `start`, `quantity` and `custom` values, the operators assigned with their `start`, and the live production so far (every segment's counts are recomputed from the samples for this answer). No running instance is a 409.
-         *
-         *     **Required scope:** `realtime.read`
-         */
-        get: operations["getRealtimeState"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/realtime/{machine_id}/stop-reason": {
         parameters: {
             query?: never;
@@ -855,7 +855,7 @@ export interface paths {
          * Give a stop of a machine its reason
          * @description Gives a stop of the machine its reason: one of its recent stops named by `stopId` (open, or ended less than 24 hours ago), or by default the one a person at the machine means: its open stop (the one that started last), else its last stop (the one that ended last, less than 24 hours ago), so a repeated scan goes to the same stop. The reason is made of causes of the company's catalog, `generalCause` (required), `specificCause` and `component`, each by `id` or exact `name` as `GET /v1/realtime/{machine_id}/stops` lists them, and a free `description`. The whole classification is replaced: an absent cause or description becomes null. A cause the catalog does not have is a 422: a scanner never adds one (the operator API fills the catalog).
          *
-         *     The classification is the one the stops report, the downtime Pareto and the MCP tools show, and it fires the same events as every classification: the webhook `MachineStopClassificationCreated` for a stop's first reason, `...Updated` for another reason, and the live event `stop.classified`. Giving a stop the reason it already has changes nothing and fires nothing, so a repeated scan is never a second event.
+         *     The classification is the one the stops report, the downtime Pareto and the MCP tools show, and it fires the same events as every classification: the webhook `MachineStopClassificationCreated` for a stop's first reason, `...Updated` for another reason, and the stream event `stop.classified`. Giving a stop the reason it already has changes nothing and fires nothing, so a repeated scan is never a second event.
          *
          *     **Errors in order:** an unknown machine (404), then a `stopId` that is not a stop of this machine (404), then no stop to give the reason to when no `stopId` is given, or a stop that ended more than 24 hours ago (409), then a cause the catalog does not have (422).
          *
@@ -897,7 +897,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @description One event: the JSON of an SSE `data:` line, or one WebSocket text message. The payload `data` depends on `type`. */
-        LiveEvent: {
+        StreamEvent: {
             /** @description Strictly increasing within the stream; also the SSE `id:` line. */
             id: number;
             /**
@@ -1021,7 +1021,7 @@ export interface components {
             /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
             netOee: number | null;
         };
-        /** @description `reset`: the client is further behind than the stream keeps (or gave an id it never had); the current state, then live events after `lastEventId`. */
+        /** @description `reset`: the client is further behind than the stream keeps (or gave an id it never had); the current state, then stream events after `lastEventId`. */
         ResetEvent: {
             lastEventId: number;
             /** @description By machine id: the latest payload of each kind (`segment`, `segmentUpdate`, `operators`, `production`, `oee`, `shift`, `stop`, `classification`). */
@@ -1187,7 +1187,7 @@ export interface components {
                  */
                 search?: string | null;
             } | null;
-            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
             updatedAt?: {
                 /**
                  * Format: date-time
@@ -1225,7 +1225,7 @@ export interface components {
             } | null;
             /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
             includeDeleted?: boolean | null;
-            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/stream-events.md). */
             syncAfter?: {
                 /**
                  * Format: date-time
@@ -1312,7 +1312,7 @@ export interface components {
                  */
                 search?: string | null;
             } | null;
-            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
             updatedAt?: {
                 /**
                  * Format: date-time
@@ -1350,7 +1350,7 @@ export interface components {
             } | null;
             /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
             includeDeleted?: boolean | null;
-            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/stream-events.md). */
             syncAfter?: {
                 /**
                  * Format: date-time
@@ -1424,7 +1424,7 @@ export interface components {
                  */
                 search?: string | null;
             } | null;
-            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
             updatedAt?: {
                 /**
                  * Format: date-time
@@ -1462,7 +1462,7 @@ export interface components {
             } | null;
             /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
             includeDeleted?: boolean | null;
-            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/stream-events.md). */
             syncAfter?: {
                 /**
                  * Format: date-time
@@ -1578,7 +1578,7 @@ export interface components {
                 equal?: number | null;
                 notEqual?: number | null;
             } | null;
-            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
             updatedAt?: {
                 /**
                  * Format: date-time
@@ -1616,7 +1616,7 @@ export interface components {
             } | null;
             /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
             includeDeleted?: boolean | null;
-            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/stream-events.md). */
             syncAfter?: {
                 /**
                  * Format: date-time
@@ -1916,7 +1916,7 @@ export interface components {
              * @enum {string|null}
              */
             type?: "correct" | "defects" | "total" | null;
-            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
             updatedAt?: {
                 /**
                  * Format: date-time
@@ -1954,7 +1954,7 @@ export interface components {
             } | null;
             /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
             includeDeleted?: boolean | null;
-            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/stream-events.md). */
             syncAfter?: {
                 /**
                  * Format: date-time
@@ -2396,7 +2396,7 @@ export interface components {
                  */
                 equal?: string;
             } | null;
-            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+            /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
             updatedAt?: {
                 /**
                  * Format: date-time
@@ -2434,7 +2434,7 @@ export interface components {
             } | null;
             /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
             includeDeleted?: boolean | null;
-            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+            /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/stream-events.md). */
             syncAfter?: {
                 /**
                  * Format: date-time
@@ -3028,7 +3028,7 @@ export interface components {
                  * @enum {string|null}
                  */
                 type?: "correct" | "defects" | "total" | null;
-                /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+                /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
                 updatedAt?: {
                     /**
                      * Format: date-time
@@ -3066,7 +3066,7 @@ export interface components {
                 } | null;
                 /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
                 includeDeleted?: boolean | null;
-                /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+                /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/stream-events.md). */
                 syncAfter?: {
                     /**
                      * Format: date-time
@@ -3190,7 +3190,7 @@ export interface components {
                      */
                     equal?: string;
                 } | null;
-                /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/live-events.md). */
+                /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
                 updatedAt?: {
                     /**
                      * Format: date-time
@@ -3228,7 +3228,7 @@ export interface components {
                 } | null;
                 /** @description true = soft-deleted rows too, with their `deletedAt` (default false). */
                 includeDeleted?: boolean | null;
-                /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/live-events.md). */
+                /** @description The pull-sync cursor: only rows after this (`updatedAt`, id), in sync order; give the last row received. Rows changed since come again, later (docs/stream-events.md). */
                 syncAfter?: {
                     /**
                      * Format: date-time
@@ -3515,63 +3515,6 @@ export interface components {
                 timezone: string;
             };
         };
-        RealtimeSkuWrite: {
-            /**
-             * @description The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU.
-             * @example a1000000-0000-4000-8000-000000000001
-             */
-            skuId?: string | null;
-            /** @description The SKU by name: its exact `name` or `sku` code (422 when several match). */
-            sku?: string | null;
-            /** @description A simple work order of the company, by id (uuid). */
-            simpleWorkOrderId?: string | null;
-            /** @description A simple work order by name: found, restored when deleted, or created, as `POST /v1/simple-work-orders` does. With `simpleWorkOrderId`, both must name the same one. */
-            simpleWorkOrderName?: string | null;
-            /** @description The quantity to make (for example the order's size), as given; not a count. */
-            quantity?: number | null;
-            /**
-             * Format: date-time
-             * @description When the machine starts on this SKU; default: the moment the write is applied. Must be inside the running shift instance.
-             */
-            start?: string;
-            /**
-             * Format: date-time
-             * @description When it stops (after `start`); default: open, until the next SKU write or the end of the instance. Clipped to the instance.
-             */
-            end?: string;
-            /** @description Custom field values keyed by field id, stored and shown as given. */
-            custom?: {
-                [key: string]: unknown;
-            } | null;
-        } | {
-            skuId: unknown;
-        } | {
-            sku: unknown;
-        } | {
-            simpleWorkOrderId: unknown;
-        } | {
-            simpleWorkOrderName: unknown;
-        } | {
-            quantity: unknown;
-        } | {
-            start: unknown;
-        } | {
-            end: unknown;
-        } | {
-            custom: unknown;
-        };
-        RealtimeOperatorWrite: {
-            /**
-             * @description An operator of the company (integer id).
-             * @example 1
-             */
-            operatorId: number;
-            /**
-             * Format: date-time
-             * @description When the assignment begins; inside the running shift instance.
-             */
-            start: string;
-        };
         RealtimeState: {
             machine: {
                 id: number;
@@ -3650,6 +3593,63 @@ export interface components {
             sku: string;
             name: string | null;
             unit: string | null;
+        };
+        RealtimeSkuWrite: {
+            /**
+             * @description The SKU's id (uuid). Give `skuId` or `sku`; both must name the same SKU.
+             * @example a1000000-0000-4000-8000-000000000001
+             */
+            skuId?: string | null;
+            /** @description The SKU by name: its exact `name` or `sku` code (422 when several match). */
+            sku?: string | null;
+            /** @description A simple work order of the company, by id (uuid). */
+            simpleWorkOrderId?: string | null;
+            /** @description A simple work order by name: found, restored when deleted, or created, as `POST /v1/simple-work-orders` does. With `simpleWorkOrderId`, both must name the same one. */
+            simpleWorkOrderName?: string | null;
+            /** @description The quantity to make (for example the order's size), as given; not a count. */
+            quantity?: number | null;
+            /**
+             * Format: date-time
+             * @description When the machine starts on this SKU; default: the moment the write is applied. Must be inside the running shift instance.
+             */
+            start?: string;
+            /**
+             * Format: date-time
+             * @description When it stops (after `start`); default: open, until the next SKU write or the end of the instance. Clipped to the instance.
+             */
+            end?: string;
+            /** @description Custom field values keyed by field id, stored and shown as given. */
+            custom?: {
+                [key: string]: unknown;
+            } | null;
+        } | {
+            skuId: unknown;
+        } | {
+            sku: unknown;
+        } | {
+            simpleWorkOrderId: unknown;
+        } | {
+            simpleWorkOrderName: unknown;
+        } | {
+            quantity: unknown;
+        } | {
+            start: unknown;
+        } | {
+            end: unknown;
+        } | {
+            custom: unknown;
+        };
+        RealtimeOperatorWrite: {
+            /**
+             * @description An operator of the company (integer id).
+             * @example 1
+             */
+            operatorId: number;
+            /**
+             * Format: date-time
+             * @description When the assignment begins; inside the running shift instance.
+             */
+            start: string;
         };
         RealtimeStopReason: {
             /** @description The stop to give the reason to: one of the machine's recent stops (open, or ended less than 24 hours ago). Default: the machine's current stop (the open stop that started last). */
@@ -11180,6 +11180,179 @@ export interface operations {
             };
         };
     };
+    getRealtimeState: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
+                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
+            };
+            path: {
+                machine_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The machine's running shift. */
+            200: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RealtimeState"];
+                };
+            };
+            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
+            401: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
+            403: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not enough permissions. Missing scope: skus.read"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown id, or an id of another company. */
+            404: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The machine runs no shift now: `Machine <id> is not running a shift now`. */
+            409: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Machine 1 is not running a shift now"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid path, query or body. */
+            422: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "agg_unit"
+                     *           ],
+                     *           "msg": "Invalid option",
+                     *           "type": "enum"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying; at least 1. */
+                    "Retry-After"?: number;
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
+            500: {
+                headers: {
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
+                    RateLimit?: string;
+                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Internal Server Error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     setRealtimeSku: {
         parameters: {
             query?: never;
@@ -11658,179 +11831,6 @@ export interface operations {
                     "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     /** @description `true` on a response replayed for a repeated `Idempotency-Key` (absent otherwise). */
                     "Idempotent-Replayed"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Internal Server Error"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getRealtimeState: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The `x-d1-bookmark` of an earlier answer, sent back unchanged: this request then sees at least what that answer saw (its writes included), even where reads are served by a nearby replica that lags a few seconds. Without it, reads, searches and reports may lag a few seconds behind other clients' writes. A value that is not such a bookmark is a 422 at `["header", "x-d1-bookmark"]`; an empty value is no bookmark. */
-                "x-d1-bookmark"?: components["parameters"]["D1Bookmark"];
-            };
-            path: {
-                machine_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The machine's running shift. */
-            200: {
-                headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
-                    RateLimit?: string;
-                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RealtimeState"];
-                };
-            };
-            /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
-            401: {
-                headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
-                    RateLimit?: string;
-                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
-            403: {
-                headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
-                    RateLimit?: string;
-                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not enough permissions. Missing scope: skus.read"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown id, or an id of another company. */
-            404: {
-                headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
-                    RateLimit?: string;
-                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not Found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The machine runs no shift now: `Machine <id> is not running a shift now`. */
-            409: {
-                headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
-                    RateLimit?: string;
-                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Machine 1 is not running a shift now"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Invalid path, query or body. */
-            422: {
-                headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
-                    RateLimit?: string;
-                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "loc": [
-                     *             "query",
-                     *             "agg_unit"
-                     *           ],
-                     *           "msg": "Invalid option",
-                     *           "type": "enum"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded: `Rate limit exceeded`. Each credential has its own limit (the key's, or the default); failed authentications are also limited per client address. */
-            429: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying; at least 1. */
-                    "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
-                    RateLimit?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Rate limit exceeded"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
-            500: {
-                headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
-                    RateLimit?: string;
-                    "x-d1-bookmark": components["headers"]["D1Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {

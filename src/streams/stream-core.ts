@@ -12,9 +12,9 @@
  */
 import type { Env } from "../env";
 import { EventLog } from "./event-log";
-import { RESTART_REASON } from "./events-rpc";
-import type { EventInput, LiveEvent } from "./names";
+import type { StreamEvent, StreamEventInput } from "./names";
 import type { StreamDelivery } from "./stream-outbox";
+import { RESTART_REASON } from "./stream-rpc";
 import { type Holder, Subscribers } from "./subscribers";
 
 /** Most senders whose last sequence number `fresh` keeps in memory (then it starts over). */
@@ -44,7 +44,7 @@ export class StreamCore {
   }
 
   /** Synchronous append + fan-out (see the file comment: nothing interleaves). */
-  record(input: EventInput): LiveEvent {
+  record(input: StreamEventInput): StreamEvent {
     const { event, body } = this.log.append(input);
     this.subscribers.fanOut(event, body);
     return event;
@@ -55,7 +55,7 @@ export class StreamCore {
    * stored from its sender was stored already (a resent batch whose answer was lost).
    * Called in the same synchronous step as the appends.
    */
-  fresh(inputs: EventInput[], delivery?: StreamDelivery): EventInput[] {
+  fresh(inputs: StreamEventInput[], delivery?: StreamDelivery): StreamEventInput[] {
     if (!delivery) return inputs;
     const key = `delivered:${delivery.source}`;
     let upTo = this.delivered.get(key);

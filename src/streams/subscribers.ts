@@ -7,7 +7,7 @@
  * at a time, an SSE stream only when its reader asks for more (the stream's `pull`), a
  * WebSocket one page per turn of the event loop. So a client 50,000 events behind holds at
  * most a page or two in memory and the other subscribers' events go out between its pages.
- * While it catches up it gets no live event directly: its next page reads the log, which
+ * While it catches up it gets no stream event directly: its next page reads the log, which
  * has them (the log is written before the fan-out). The last page (shorter than a page) and
  * the switch to live delivery happen in one synchronous step, so nothing falls between.
  *
@@ -25,16 +25,16 @@ import {
   type SubscriberLease,
 } from "./connection-leases";
 import type { EventLog } from "./event-log";
-import type { LiveEvent } from "./names";
+import type { StreamEvent } from "./names";
 
 /** Events read from the log per page when a subscriber catches up. */
-export const REPLAY_PAGE = 500;
+const REPLAY_PAGE = 500;
 /** Chunks a slow SSE subscriber may have queued before it is dropped (it resumes by id). */
 const MAX_QUEUED_CHUNKS = 5_000;
 /** WebSocket close code when the credential was revoked or expired (policy violation). */
-export const WS_CLOSE_CREDENTIAL = 1008;
+const WS_CLOSE_CREDENTIAL = 1008;
 /** WebSocket close code when the stream restarts ("Service Restart": reconnect, resume by id). */
-export const WS_CLOSE_RESTART = 1012;
+const WS_CLOSE_RESTART = 1012;
 
 /** Who holds a connection and until when. */
 export interface Holder {
@@ -56,7 +56,7 @@ interface SseSubscriber {
 const encoder = new TextEncoder();
 
 /** One event in the Server-Sent Events framing (an `id`, an `event` name, one `data` line). */
-export function sseFrame(event: LiveEvent): string {
+function sseFrame(event: StreamEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
@@ -138,7 +138,7 @@ export class Subscribers {
    * the switch to live happen in one step). Null when the log no longer reaches back there
    * (pruned meanwhile): the caller sends `reset` and goes live.
    */
-  private nextPage(cursor: number): { events: LiveEvent[]; done: boolean } | null {
+  private nextPage(cursor: number): { events: StreamEvent[]; done: boolean } | null {
     const events = this.log.after(cursor, REPLAY_PAGE);
     if (events === null) return null;
     return { events, done: events.length < REPLAY_PAGE };
@@ -189,7 +189,7 @@ export class Subscribers {
   }
 
   /** Sends one stored event to every live subscriber (those catching up read it from the log). */
-  fanOut(event: LiveEvent, body: string): void {
+  fanOut(event: StreamEvent, body: string): void {
     if (this.sse.size > 0) {
       const chunk = encoder.encode(sseFrame(event));
       for (const sub of this.sse) if (sub.cursor === null) this.send(sub, chunk);

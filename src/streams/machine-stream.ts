@@ -27,13 +27,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { FlushHeldWrites } from "../durable/realtime-barrier";
 import type { Env } from "../env";
-import type { MachineStreamRpc } from "./events-rpc";
 import { computeLive, type LiveFigures, LiveState } from "./live";
 import type { LiveLogChange } from "./live-inputs";
-import { companyStream, type EventInput, type LiveEvent } from "./names";
+import { companyStream, type StreamEvent, type StreamEventInput } from "./names";
 import { companyStreamObject } from "./publish";
 import { StreamCore } from "./stream-core";
 import { type StreamDelivery, StreamOutbox } from "./stream-outbox";
+import type { MachineStreamRpc } from "./stream-rpc";
 
 /** Production and OEE are recomputed at most this often (ms). */
 export const TICK_MS = 1_000;
@@ -42,7 +42,7 @@ export const TICK_MS = 1_000;
  * A machine's stream object, less the one thing of the realtime layer it needs: the way to
  * flush a machine's held writes before the final figures of an ended shift (the read
  * barrier). The composition (src/index.ts) makes the concrete `MachineStream` with the
- * realtime layer's `heldWritesOf`, so that events/ names nothing above it.
+ * realtime layer's `heldWritesOf`, so that streams/ names nothing above it.
  */
 export abstract class MachineStreamObject extends DurableObject<Env> implements MachineStreamRpc {
   /** Flushes one machine's realtime object to D1 (src/realtime/machine-stub.ts). */
@@ -51,7 +51,7 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
   /** The log and the subscribers. */
   private readonly core: StreamCore;
   /** Forwarding to the company stream: durable, in order, in batches. */
-  private forwarding: StreamOutbox<EventInput> | null = null;
+  private forwarding: StreamOutbox<StreamEventInput> | null = null;
   /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
   private tickPending = false;
   /** One live computation at a time, and what it keeps for it (`./live.ts`). */
@@ -79,7 +79,7 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
    * @param input the event's kind and payload; `at` defaults to now (ms).
    * @returns the event as stored, with its id.
    */
-  async append(stream: string, input: EventInput): Promise<LiveEvent> {
+  async append(stream: string, input: StreamEventInput): Promise<StreamEvent> {
     this.core.log.remember(stream);
     const event = this.record(input);
     if (this.live.note(input.type)) this.markDirty();
@@ -98,7 +98,7 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
    */
   async appendMany(
     stream: string,
-    inputs: EventInput[],
+    inputs: StreamEventInput[],
     delivery?: StreamDelivery,
   ): Promise<number> {
     this.core.log.remember(stream);
@@ -110,7 +110,7 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
   }
 
   /** Append + fan-out, and the forward staged in the same synchronous step. */
-  private record(input: EventInput): LiveEvent {
+  private record(input: StreamEventInput): StreamEvent {
     const event = this.core.record(input);
     const forwarding = this.companyForwarding();
     if (forwarding) {
@@ -127,12 +127,12 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
    * machine's order, one call in flight at a time; a failure is logged and retried (the
    * object's alarm covers an eviction meanwhile).
    */
-  private companyForwarding(): StreamOutbox<EventInput> | null {
+  private companyForwarding(): StreamOutbox<StreamEventInput> | null {
     if (this.forwarding) return this.forwarding;
     const name = this.core.log.stream();
     if (name?.kind !== "machine") return null;
     const company = companyStream(name.companyId);
-    this.forwarding = new StreamOutbox<EventInput>(
+    this.forwarding = new StreamOutbox<StreamEventInput>(
       this.ctx.storage.sql,
       "forward_outbox",
       // A stub per call: one kept would fail for good once the company stream restarted (a

@@ -82,7 +82,7 @@ describe("revoking an API key", () => {
     const ticketWs = await wsWith(`/v1/realtime/events?ticket=${await ticketOf(header)}`, {});
     const unused = await ticketOf(header);
     // Another key's stream of a machine whose stream held none of the revoked key's
-    // WebSockets (those that did restart: test/events/revocation-websockets.test.ts).
+    // WebSockets (those that did restart: test/streams/revocation-websockets.test.ts).
     const other = await sseWith(`/v1/realtime/${m2.id}/events`, { "x-api-key": kept.key });
 
     expect((await operator("DELETE", `/api-keys/${revoked.id}`)).status).toBe(204);

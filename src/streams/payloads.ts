@@ -9,7 +9,7 @@ const isoOrNull = (ms: number | null): string | null =>
   ms === null ? null : new Date(ms).toISOString();
 
 /** A stop as its events carry it; instants in ms. */
-export interface StopFacts {
+interface StopFacts {
   id: number;
   startTime: number;
   endTime: number | null;

@@ -8,10 +8,10 @@
 
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import type { CompanyStreamRpc } from "./events-rpc";
-import type { EventInput } from "./names";
+import type { StreamEventInput } from "./names";
 import { StreamCore } from "./stream-core";
 import type { StreamDelivery } from "./stream-outbox";
+import type { CompanyStreamRpc } from "./stream-rpc";
 
 export class CompanyStream extends DurableObject<Env> implements CompanyStreamRpc {
   /** The log and the subscribers. */
@@ -30,7 +30,7 @@ export class CompanyStream extends DurableObject<Env> implements CompanyStreamRp
    */
   async appendMany(
     stream: string,
-    inputs: EventInput[],
+    inputs: StreamEventInput[],
     delivery?: StreamDelivery,
   ): Promise<number> {
     this.core.log.remember(stream);

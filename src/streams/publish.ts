@@ -8,27 +8,27 @@
 
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
+import type { LiveLogChange } from "./live-inputs";
+import {
+  companyStream,
+  machineStream,
+  parseStreamName,
+  type StreamEventInput,
+  ticketStore,
+} from "./names";
+import { StreamOutbox } from "./stream-outbox";
 import type {
   CompanyStreamRpc,
   MachineStreamRpc,
   RealtimeTicketsRpc,
   StreamRpc,
-} from "./events-rpc";
-import type { LiveLogChange } from "./live-inputs";
-import {
-  companyStream,
-  type EventInput,
-  machineStream,
-  parseStreamName,
-  ticketStore,
-} from "./names";
-import { StreamOutbox } from "./stream-outbox";
+} from "./stream-rpc";
 
 /** An event as a publisher gives it: the machine comes from the stream. */
-export type Publishable = Omit<EventInput, "machineId" | "machineEventId">;
+export type Publishable = Omit<StreamEventInput, "machineId" | "machineEventId">;
 
 /** The stub of a machine's stream (`MachineStream`, `m:<companyId>:<machineId>`). */
-export function machineStreamObject(
+function machineStreamObject(
   env: Pick<Env, "MACHINE_STREAM">,
   companyId: number,
   machineId: number,
@@ -131,7 +131,7 @@ export async function nudgeLive(
  * order of the writes' revisions while the write's answer does not wait for the stream (it
  * cost the write more than the write itself). A client that saw a write's answer and then
  * subscribes with its last event id still gets the write's event: the stream either has it
- * already (the replay) or appends it after the subscription (a live event).
+ * already (the replay) or appends it after the subscription (a stream event).
  */
 export class MachinePublisher {
   private readonly outbox: StreamOutbox<Publishable>;

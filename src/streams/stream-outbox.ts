@@ -27,7 +27,7 @@
  * is counted here rather than read back with `RETURNING`.
  */
 /** Most items in one call (bounds the size of one RPC message). */
-export const MAX_BATCH = 500;
+const MAX_BATCH = 500;
 /** Wait before a failed send is tried again while the object lives (ms). */
 export const RETRY_MS = 1_000;
 /**
@@ -44,7 +44,7 @@ export const PRUNE_MS = 5_000;
  * Most items kept in memory: a longer backlog (a receiver down for a while) is read from
  * storage, `MAX_BATCH` at a time, so that an outage does not grow the object's memory.
  */
-export const MAX_IN_MEMORY = 4 * MAX_BATCH;
+const MAX_IN_MEMORY = 4 * MAX_BATCH;
 
 /** A batch as its receiver gets it: where it comes from and each item's sequence number. */
 export interface StreamDelivery {

@@ -1,7 +1,7 @@
 /**
  * Pull sync (`updatedAt` + `includeDeleted`, ordered by (updatedAt, id)) on the catalog searches
  * (SKUs, operators, simple work orders), the production-log search and the stops report: an integration that follows the cursor
- * recipe of docs/live-events.md over a burst of edits and deletes, made between its pages,
+ * recipe of docs/stream-events.md over a burst of edits and deletes, made between its pages,
  * ends with every row as it is, and never gets the same version of a row twice.
  */
 import { describe, expect, it } from "vitest";

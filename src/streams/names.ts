@@ -1,5 +1,5 @@
 /**
- * Names and shapes shared by the live-events object, its publishers and its routes:
+ * Names and shapes shared by the stream-events object, its publishers and its routes:
  * the object names (one per machine stream, company stream, credential and company
  * ticket store) and the event envelope.
  */
@@ -22,11 +22,11 @@ export const EVENT_KINDS = [
   "reset",
 ] as const;
 
-export type EventKind = (typeof EVENT_KINDS)[number];
+type StreamEventKind = (typeof EVENT_KINDS)[number];
 
 /** An event as a publisher gives it. */
-export interface EventInput {
-  type: Exclude<EventKind, "reset">;
+export interface StreamEventInput {
+  type: Exclude<StreamEventKind, "reset">;
   /** The machine the event is about. */
   machineId: number;
   /** When it happened, ms; default: when the stream recorded it. */
@@ -40,9 +40,9 @@ export interface EventInput {
  * An event as subscribers get it (the SSE `data` line, or a WebSocket text message):
  * `id` is strictly increasing within its stream (the machine's, or the company's).
  */
-export interface LiveEvent {
+export interface StreamEvent {
   id: number;
-  type: EventKind;
+  type: StreamEventKind;
   /** ISO 8601 instant. */
   at: string;
   /** The machine; null on a company stream's `reset`. */
@@ -53,7 +53,7 @@ export interface LiveEvent {
 }
 
 /** Which piece of state an event kind updates, for `reset` (absent = none). */
-export const STATE_KEY_OF: Partial<Record<EventKind, string>> = {
+export const STATE_KEY_OF: Partial<Record<StreamEventKind, string>> = {
   "segment.changed": "segment",
   "segment.updated": "segmentUpdate",
   "operator.assigned": "operators",

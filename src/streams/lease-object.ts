@@ -7,7 +7,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { LeaseTable } from "./connection-leases";
-import type { ConnectionLeasesRpc, LeaseDecision } from "./events-rpc";
+import type { ConnectionLeasesRpc, LeaseDecision } from "./stream-rpc";
 
 export class ConnectionLeases extends DurableObject<Env> implements ConnectionLeasesRpc {
   private readonly leases: LeaseTable;

@@ -42,13 +42,13 @@ import {
   RELOAD_MS,
   spansOf,
 } from "./live-inputs";
-import type { EventInput } from "./names";
+import type { StreamEventInput } from "./names";
 
 /** Most stops and logs of an instance kept in the stream object's storage (see `LiveState`). */
 export const MAX_STORED_SPANS = 1_000;
 
 /** How long "this machine runs no shift now" is kept before D1 is asked again, ms. */
-export const NO_SHIFT_RECHECK_MS = 60_000;
+const NO_SHIFT_RECHECK_MS = 60_000;
 
 /**
  * What a machine stream keeps for its live figures: in memory, and in the object's storage
@@ -116,7 +116,7 @@ export class LiveState {
    * it is a stop's). Not the figures' own events, and not the realtime writes': a write
    * reaches the figures through the logs its object's flush writes and tells.
    */
-  note(type: EventInput["type"]): boolean {
+  note(type: StreamEventInput["type"]): boolean {
     if (type.startsWith("stop.")) this.stale = true;
     return !(
       type === "production" ||
@@ -252,9 +252,9 @@ export async function computeLive(
     state: LiveState;
     now: number;
   },
-): Promise<{ events: Omit<EventInput, "machineId">[]; figures: LiveFigures | null }> {
+): Promise<{ events: Omit<StreamEventInput, "machineId">[]; figures: LiveFigures | null }> {
   const { previous, state, now } = options;
-  const events: Omit<EventInput, "machineId">[] = [];
+  const events: Omit<StreamEventInput, "machineId">[] = [];
   const shift = await currentShift(env, companyId, machineId, previous, state, now);
   const publicShift = (s: LiveFigures["shift"]): LiveShift => ({
     id: s.id,

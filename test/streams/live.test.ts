@@ -1,5 +1,5 @@
 /**
- * Live events of stops, classifications, `count` samples, shifts and OEE, as a subscriber
+ * Stream events of stops, classifications, `count` samples, shifts and OEE, as a subscriber
  * sees them; and the company stream.
  */
 import { env, runInDurableObject } from "cloudflare:test";
@@ -231,7 +231,7 @@ describe("GET /v1/realtime/events (every machine of the company)", () => {
     const writes = await sub.waitFor((e) => e.type.startsWith("segment."), 3);
     // Each machine's events keep their order; two machines' events reach the company
     // stream each through its own machine stream, so they may interleave either way
-    // (docs/live-events.md, Design).
+    // (docs/stream-events.md, Design).
     const ofMachine = (id: number) => writes.filter((e) => e.machineId === id).map((e) => e.type);
     expect(ofMachine(m1.id)).toEqual(["segment.changed", "segment.updated"]);
     expect(ofMachine(m2.id)).toEqual(["segment.changed"]);

@@ -6,10 +6,10 @@
  * and the object's own settings (`meta`: its name, the live figures' bookkeeping).
  */
 import {
-  type EventInput,
-  type LiveEvent,
   parseStreamName,
   STATE_KEY_OF,
+  type StreamEvent,
+  type StreamEventInput,
   type StreamName,
 } from "./names";
 
@@ -77,11 +77,11 @@ export class EventLog {
    *
    * @returns the event as subscribers get it, and its JSON.
    */
-  append(input: EventInput): { event: LiveEvent; body: string } {
+  append(input: StreamEventInput): { event: StreamEvent; body: string } {
     const now = Date.now();
     this.lastId ??= this.bounds().last;
     const id = this.lastId + 1;
-    const event: LiveEvent = {
+    const event: StreamEvent = {
       id,
       type: input.type,
       at: new Date(input.at ?? now).toISOString(),
@@ -106,7 +106,7 @@ export class EventLog {
   }
 
   /** The latest payload of each kind of state, for `reset`. */
-  private keepState(input: EventInput): void {
+  private keepState(input: StreamEventInput): void {
     if (input.type === "stop.unclassified") {
       // The classification shown is the latest one written: gone if it was this stop's.
       const { stopId } = input.data as { stopId: number };
@@ -166,7 +166,7 @@ export class EventLog {
    * At most `limit` events after `since`, in order (a page of a replay), or null when the log
    * no longer reaches back there (pruned meanwhile).
    */
-  after(since: number, limit: number): LiveEvent[] | null {
+  after(since: number, limit: number): StreamEvent[] | null {
     const rows = this.sql
       .exec<{ id: number; body: string }>(
         "SELECT id, body FROM events WHERE id > ? ORDER BY id LIMIT ?",
@@ -178,11 +178,11 @@ export class EventLog {
     if (firstId !== undefined && firstId !== since + 1 && this.reaches(since) === "reset") {
       return null;
     }
-    return rows.map((r) => JSON.parse(r.body) as LiveEvent);
+    return rows.map((r) => JSON.parse(r.body) as StreamEvent);
   }
 
   /** The `reset` event: the newest id and the current state; the client goes on from there. */
-  resetEvent(): LiveEvent {
+  resetEvent(): StreamEvent {
     const { last } = this.bounds();
     const state: Record<string, unknown> = {};
     for (const row of this.sql

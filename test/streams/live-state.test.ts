@@ -3,8 +3,8 @@
  * the instance is small, and a realtime flush's log changes apply to it in place.
  */
 import { describe, expect, it } from "vitest";
-import { LiveState, MAX_STORED_SPANS } from "../../src/events/live";
-import type { InstanceInputs, LiveLogSpan } from "../../src/events/live-inputs";
+import { LiveState, MAX_STORED_SPANS } from "../../src/streams/live";
+import type { InstanceInputs, LiveLogSpan } from "../../src/streams/live-inputs";
 
 function memoryStorage() {
   let text: string | null = null;

@@ -6,7 +6,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import type { RealtimeTicketsRpc } from "./events-rpc";
+import type { RealtimeTicketsRpc } from "./stream-rpc";
 import { type TicketPrincipal, TicketTable } from "./tickets";
 
 export class RealtimeTickets extends DurableObject<Env> implements RealtimeTicketsRpc {

@@ -1,5 +1,5 @@
 /**
- * OpenAPI schemas of the live events: the envelope every event shares (the SSE `data` line,
+ * OpenAPI schemas of the stream events: the envelope every event shares (the SSE `data` line,
  * or one WebSocket text message) and the payload of each event type.
  */
 import { z } from "@hono/zod-openapi";
@@ -8,7 +8,7 @@ import { EVENT_KINDS } from "./names";
 
 const instant = () => z.string().openapi({ format: "date-time" });
 
-export const LiveShiftSchema = z
+const LiveShiftSchema = z
   .object({
     id: z.number().int().openapi({ description: "The shift instance id." }),
     name: z.string(),
@@ -26,7 +26,7 @@ const SkuRef = z.object({
 });
 const WorkOrderRef = z.object({ id: z.string(), name: z.string() });
 
-export const SegmentChangedSchema = z
+const SegmentChangedSchema = z
   .object({
     revision: z.number().int().openapi({ description: "The machine's realtime revision." }),
     sku: SkuRef,
@@ -38,7 +38,7 @@ export const SegmentChangedSchema = z
   })
   .openapi("SegmentChangedEvent", { description: "`segment.changed`: a SKU write." });
 
-export const SegmentUpdatedSchema = z
+const SegmentUpdatedSchema = z
   .object({
     revision: z.number().int(),
     simpleWorkOrder: WorkOrderRef.optional(),
@@ -49,7 +49,7 @@ export const SegmentUpdatedSchema = z
     description: "`segment.updated`: a write without a SKU; only the fields it changed.",
   });
 
-export const OperatorAssignedSchema = z
+const OperatorAssignedSchema = z
   .object({
     revision: z.number().int(),
     operator: z.object({
@@ -61,7 +61,7 @@ export const OperatorAssignedSchema = z
   })
   .openapi("OperatorAssignedEvent", { description: "`operator.assigned`." });
 
-export const ProductionSchema = z
+const ProductionSchema = z
   .object({
     shiftId: z.number().int(),
     sensorCount: z.number().openapi({
@@ -72,7 +72,7 @@ export const ProductionSchema = z
     description: "`production`: the running shift's production so far; at most one a second.",
   });
 
-export const StopEventSchema = z
+const StopEventSchema = z
   .object({
     stop: z.object({
       id: z.number().int(),
@@ -85,24 +85,24 @@ export const StopEventSchema = z
     description: "`stop.started`, `stop.ended`, `stop.updated`, `stop.deleted`.",
   });
 
-export const StopClassifiedSchema = z
+const StopClassifiedSchema = z
   .object({ stopId: z.number().int(), classification: z.record(z.string(), z.unknown()) })
   .openapi("StopClassifiedEvent", {
     description: "`stop.classified`: the classification as `PUT .../classification` returns it.",
   });
 
-export const StopUnclassifiedSchema = z
+const StopUnclassifiedSchema = z
   .object({ stopId: z.number().int() })
   .openapi("StopUnclassifiedEvent", {
     description:
       "`stop.unclassified`: the stop's classification was deleted (`reset` no longer shows it).",
   });
 
-export const ShiftEventSchema = z
+const ShiftEventSchema = z
   .object({ shift: LiveShiftSchema })
   .openapi("ShiftEvent", { description: "`shift.started`, `shift.ended`." });
 
-export const OeeEventSchema = z
+const OeeEventSchema = z
   .object({
     shiftId: z.number().int(),
     final: z.boolean().openapi({
@@ -115,7 +115,7 @@ export const OeeEventSchema = z
       "`oee`: the running shift's figures so far (over its elapsed planned time, as the metrics report's active row) when they change; at most one a second.",
   });
 
-export const ResetEventSchema = z
+const ResetEventSchema = z
   .object({
     lastEventId: z.number().int(),
     machines: z.record(z.string(), z.record(z.string(), z.unknown())).openapi({
@@ -127,10 +127,10 @@ export const ResetEventSchema = z
   .openapi("ResetEvent", {
     description:
       "`reset`: the client is further behind than the stream keeps (or gave an id it never " +
-      "had); the current state, then live events after `lastEventId`.",
+      "had); the current state, then stream events after `lastEventId`.",
   });
 
-export const LiveEventSchema = z
+export const StreamEventSchema = z
   .object({
     id: z.number().int().openapi({
       description: "Strictly increasing within the stream; also the SSE `id:` line.",
@@ -154,7 +154,7 @@ export const LiveEventSchema = z
       ResetEventSchema,
     ]),
   })
-  .openapi("LiveEvent", {
+  .openapi("StreamEvent", {
     description:
       "One event: the JSON of an SSE `data:` line, or one WebSocket text message. The payload " +
       "`data` depends on `type`.",

@@ -7,7 +7,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { CALL_SPACING_MS, PRUNE_MS, type StreamDelivery } from "../../src/events/stream-outbox";
+import { CALL_SPACING_MS, PRUNE_MS, type StreamDelivery } from "../../src/streams/stream-outbox";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api } from "../harness";
 import { plant, postSku } from "../realtime/plant";

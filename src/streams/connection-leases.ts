@@ -6,8 +6,8 @@
 
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
-import { type ConnectionLeasesRpc, type LeaseDecision, RESTART_REASON } from "./events-rpc";
 import { streamObject } from "./publish";
+import { type ConnectionLeasesRpc, type LeaseDecision, RESTART_REASON } from "./stream-rpc";
 
 /** A comment line to every Server-Sent Events subscriber this often (ms). */
 export const HEARTBEAT_MS = 15_000;

@@ -1,12 +1,12 @@
 /**
- * What the live-events Durable Objects answer over RPC, one interface per class: the
+ * What the stream-events Durable Objects answer over RPC, one interface per class: the
  * machine stream (`MachineStream`), the company stream (`CompanyStream`), a credential's
  * connection leases (`ConnectionLeases`) and a company's browser tickets
  * (`RealtimeTickets`). Each class implements its interface; stubs are typed by it, so their
  * callers do not import the classes (no import cycle, type-only ones included).
  */
 import type { LiveLogChange } from "./live-inputs";
-import type { EventInput, LiveEvent } from "./names";
+import type { StreamEvent, StreamEventInput } from "./names";
 import type { StreamDelivery } from "./stream-outbox";
 import type { TicketPrincipal } from "./tickets";
 
@@ -14,7 +14,7 @@ import type { TicketPrincipal } from "./tickets";
 export type LeaseDecision = { ok: true } | { ok: false; revoked: boolean; retryAfterMs: number };
 
 /**
- * What both kinds of stream answer (src/events/stream-core.ts documents each); their
+ * What both kinds of stream answer (src/streams/stream-core.ts documents each); their
  * `fetch` opens a subscription (`GET /subscribe`).
  */
 export interface StreamRpc extends Rpc.DurableObjectBranded {
@@ -22,7 +22,11 @@ export interface StreamRpc extends Rpc.DurableObjectBranded {
    * Appends events in order, each once per `delivery` sequence number (a resent batch adds
    * nothing twice); returns the last id (0 for none).
    */
-  appendMany(stream: string, inputs: EventInput[], delivery?: StreamDelivery): Promise<number>;
+  appendMany(
+    stream: string,
+    inputs: StreamEventInput[],
+    delivery?: StreamDelivery,
+  ): Promise<number>;
   /**
    * Closes every connection of a revoked credential on this stream; returns how many, and
    * whether `restart` must follow (it closed WebSockets).
@@ -38,10 +42,10 @@ export interface StreamRpc extends Rpc.DurableObjectBranded {
 /** Why a stream object ends its instance after a revocation (in the error its caller gets). */
 export const RESTART_REASON = "closing revoked connections";
 
-/** The RPC methods of `MachineStream` (src/events/machine-stream.ts documents each). */
+/** The RPC methods of `MachineStream` (src/streams/machine-stream.ts documents each). */
 export interface MachineStreamRpc extends StreamRpc {
   /** Appends one event to the stream and fans it out; returns it with its id. */
-  append(stream: string, input: EventInput): Promise<LiveEvent>;
+  append(stream: string, input: StreamEventInput): Promise<StreamEvent>;
   /**
    * The stream's live figures may have changed (with `change`: the logs a realtime flush
    * wrote): recompute them (at most once a second).
@@ -49,10 +53,10 @@ export interface MachineStreamRpc extends StreamRpc {
   nudge(stream: string, change?: LiveLogChange): Promise<void>;
 }
 
-/** The RPC methods of `CompanyStream` (src/events/company-stream.ts): a stream's. */
+/** The RPC methods of `CompanyStream` (src/streams/company-stream.ts): a stream's. */
 export type CompanyStreamRpc = StreamRpc;
 
-/** The RPC methods of `ConnectionLeases` (src/events/lease-object.ts). */
+/** The RPC methods of `ConnectionLeases` (src/streams/lease-object.ts). */
 export interface ConnectionLeasesRpc extends Rpc.DurableObjectBranded {
   /** Opens a connection lease under `limit` for `stream`, or says when to retry (or revoked). */
   acquire(leaseId: string, limit: number, ttlMs: number, stream?: string): Promise<LeaseDecision>;
@@ -66,7 +70,7 @@ export interface ConnectionLeasesRpc extends Rpc.DurableObjectBranded {
   openLeases(): Promise<number>;
 }
 
-/** The RPC methods of `RealtimeTickets` (src/events/ticket-object.ts). */
+/** The RPC methods of `RealtimeTickets` (src/streams/ticket-object.ts). */
 export interface RealtimeTicketsRpc extends Rpc.DurableObjectBranded {
   /** Stores a one-use ticket for its time to live. */
   issueTicket(ticket: string, principal: TicketPrincipal): Promise<void>;

@@ -1,13 +1,13 @@
 /**
- * Live events through HTTP, as a subscriber sees them: realtime writes arrive as one event
+ * Stream events through HTTP, as a subscriber sees them: realtime writes arrive as one event
  * each, in order, over SSE and WebSocket; a reconnect with `Last-Event-ID` (or `?since=`)
  * gets exactly the events it missed; a client further behind gets `reset`; tickets are one
  * use and bound to their company; the connection limit answers 429.
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { HEARTBEAT_MS } from "../../src/events/connection-leases";
-import { type LiveEvent, SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
+import { HEARTBEAT_MS } from "../../src/streams/connection-leases";
+import { SseSubscriber, type StreamEvent, WsSubscriber } from "../fixtures/subscriber";
 import { api, call, createKey } from "../harness";
 import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
 
@@ -47,7 +47,7 @@ async function threeWrites(p: Plant, machineId: number, quantity: number): Promi
   expect(res.status).toBe(204);
 }
 
-function strictlyIncreasing(events: LiveEvent[]): void {
+function strictlyIncreasing(events: StreamEvent[]): void {
   for (let i = 1; i < events.length; i += 1) {
     expect(events[i]?.id).toBeGreaterThan(events[i - 1]?.id ?? Number.POSITIVE_INFINITY);
   }
@@ -255,14 +255,14 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/v1/realtime/tickets"]?.post?.["x-required-scope"]).toBe("realtime.read");
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining([
-        "LiveEvent",
+        "StreamEvent",
         "OeeEvent",
         "StopEvent",
         "ResetEvent",
         "RealtimeTicket",
       ]),
     );
-    expect(JSON.stringify(doc.components.schemas.LiveEvent)).toContain("operator.assigned");
+    expect(JSON.stringify(doc.components.schemas.StreamEvent)).toContain("operator.assigned");
   });
 });
 
