@@ -1,25 +1,25 @@
 /**
  * Operator routes for the signals of a machine and their samples: create and delete
- * signals (their queries in ./signals-queries.ts), send samples.
+ * signals (their queries in ./queries.ts), send samples.
  */
 
 import { z } from "@hono/zod-openapi";
-import { notFound, unprocessable } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId, objectBody, UuidId } from "../http/schemas";
-import { COUNT_SIGNAL_NAME, countSignalId } from "../resources/signals/count-sums";
-import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { notFound, unprocessable } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId, objectBody, UuidId } from "../../http/schemas";
+import { COUNT_SIGNAL_NAME, countSignalId } from "../../resources/signals/count-sums";
+import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../../resources/signals/ingest";
 import {
   forgetMissingCount,
   forgetSignal,
   lookupIngestTarget,
-} from "../resources/signals/signal-lookup";
-import { nudgeLive } from "../streams/publish";
-import { requireKeyScope, requireMachine, scopeOfKey } from "./lookups";
+} from "../../resources/signals/signal-lookup";
+import { nudgeLive } from "../../streams/publish";
+import { requireKeyScope, requireMachine, scopeOfKey } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { createSignals, deleteSignal } from "./queries";
 import { SamplesBody } from "./samples-input";
-import { operatorRoute } from "./schemas";
 import { SignalCreate } from "./signal-input";
-import { createSignals, deleteSignal } from "./signals-queries";
 
 const SignalOut = z
   .object({

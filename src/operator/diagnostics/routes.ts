@@ -7,19 +7,19 @@
  * naive design). Both must give the same points; the benchmark times them
  * side by side. `GET /operator/v1/machines/{machine_id}/signal-archive` lists the machine's
  * archive objects on R2 and how many hours its store holds hot or archived. Not part of the
- * public API. Its signal lookup is in ./diagnostics-queries.ts.
+ * public API. Its signal lookup is in ./queries.ts.
  */
 import { z } from "@hono/zod-openapi";
-import { notFound } from "../http/errors";
-import { isoInstant } from "../http/instants";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { IntId, UuidId } from "../http/schemas";
-import { planWindow, readMode } from "../resources/signals/aggregate";
-import { signalStore } from "../resources/signals/store";
-import { checkWindow, signalWindowQueryShape } from "../resources/signals/window";
-import { findSignalOfAnyCompany } from "./diagnostics-queries";
-import { requireMachine, scopeOfKey } from "./lookups";
-import { operatorRoute } from "./schemas";
+import { notFound } from "../../http/errors";
+import { isoInstant } from "../../http/instants";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { IntId, UuidId } from "../../http/schemas";
+import { planWindow, readMode } from "../../resources/signals/aggregate";
+import { signalStore } from "../../resources/signals/store";
+import { checkWindow, signalWindowQueryShape } from "../../resources/signals/window";
+import { requireMachine, scopeOfKey } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { findSignalOfAnyCompany } from "./queries";
 
 const AggregateQuery = z.object({
   ...signalWindowQueryShape,

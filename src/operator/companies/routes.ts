@@ -1,24 +1,24 @@
 /**
  * Operator routes for companies: create and list them, their signal retention and hot window, their
- * webhook signing secret (their queries in ./companies-queries.ts). Their API keys are in
- * ./api-keys-routes.ts.
+ * webhook signing secret (their queries in ./queries.ts). Their API keys are in
+ * ../api-keys/routes.ts.
  */
 import { z } from "@hono/zod-openapi";
-import { placeableShards } from "../db/shard-placement";
-import { SHARD_BINDING } from "../db/shards";
-import { ApiError, notFound, type ValidationIssue } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId, objectBody } from "../http/schemas";
-import { forgetCompanySignals } from "../resources/signals/signal-lookup";
+import { placeableShards } from "../../db/shard-placement";
+import { SHARD_BINDING } from "../../db/shards";
+import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId, objectBody } from "../../http/schemas";
+import { forgetCompanySignals } from "../../resources/signals/signal-lookup";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
 import {
   createCompanies,
   listCompanies,
   rotateWebhookSecret,
   setSignalHotWindow,
   setSignalRetention,
-} from "./companies-queries";
-import { requireCompanyScope } from "./lookups";
-import { operatorRoute } from "./schemas";
+} from "./queries";
 
 /**
  * The fixed-offset zones of the IANA database, `Etc/GMT-14` to `Etc/GMT+12` (POSIX signs:

@@ -5,11 +5,16 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { addCauses, CauseCatalogSchema, causeCatalog, MAX_CATALOG_CAUSES } from "../stops/causes";
-import { requireCompanyScope } from "./lookups";
-import { operatorRoute } from "./schemas";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId } from "../../http/schemas";
+import {
+  addCauses,
+  CauseCatalogSchema,
+  causeCatalog,
+  MAX_CATALOG_CAUSES,
+} from "../../stops/causes";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
 
 const CauseKind = z.enum(["generalCause", "specificCause", "component"]).openapi({
   description: "Which list of the catalog: `generalCause`, `specificCause` or `component`.",

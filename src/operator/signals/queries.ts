@@ -1,16 +1,16 @@
 /**
- * D1 queries of the operator's signal routes (./signals-routes.ts): create and delete
+ * D1 queries of the operator's signal routes (./routes.ts): create and delete
  * signals. Samples go to the machine's signal store (src/resources/signals/ingest.ts).
  */
 
 import { and, eq, isNull } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { type CompanyScope, softDeleted } from "../db/company-scope";
-import { withKeys } from "../db/directory-keys";
-import { inJsonList } from "../db/json-list";
-import { signals } from "../db/schema";
-import type { DirectoryEnv } from "../db/shards";
-import { ApiError } from "../http/errors";
+import type { Database } from "../../db/client";
+import { type CompanyScope, softDeleted } from "../../db/company-scope";
+import { withKeys } from "../../db/directory-keys";
+import { inJsonList } from "../../db/json-list";
+import { signals } from "../../db/schema";
+import type { DirectoryEnv } from "../../db/shards";
+import { ApiError } from "../../http/errors";
 
 /** A signal to create; `publicId` omitted = generated. */
 export interface SignalInput {

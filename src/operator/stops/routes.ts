@@ -1,21 +1,21 @@
 /**
  * Operator routes for machine stops: create, edit (close, reopen) and delete (their
- * queries in ./stops-queries.ts). Their classifications are in
- * ./stop-classifications-routes.ts.
+ * queries in ./queries.ts). Their classifications are in
+ * ./classifications-routes.ts.
  */
 
 import { z } from "@hono/zod-openapi";
-import { notFound, unprocessable } from "../http/errors";
-import { DateTimeMs } from "../http/filters";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId, objectBody } from "../http/schemas";
-import { tellRecordedStop } from "../machine-state/notify";
-import { StopSchema, toStopOut } from "../reports/schemas";
-import { stopEvent } from "../streams/payloads";
-import { publish } from "../streams/publish";
-import { requireMachine, requireRowScope } from "./lookups";
-import { operatorRoute } from "./schemas";
-import { createStops, deleteStop, findLiveStop, updateStop } from "./stops-queries";
+import { notFound, unprocessable } from "../../http/errors";
+import { DateTimeMs } from "../../http/filters";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId, objectBody } from "../../http/schemas";
+import { tellRecordedStop } from "../../machine-state/notify";
+import { StopSchema, toStopOut } from "../../reports/schemas";
+import { stopEvent } from "../../streams/payloads";
+import { publish } from "../../streams/publish";
+import { requireMachine, requireRowScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { createStops, deleteStop, findLiveStop, updateStop } from "./queries";
 
 const StopFlags = {
   isIncludedInAvailability: z.boolean().optional().openapi({

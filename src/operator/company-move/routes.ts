@@ -1,21 +1,21 @@
 /**
  * The operator's move command: `POST /operator/v1/companies/{company_id}/move` with
- * `{ "shard": "SHARD_1" }` moves the company's rows to that shard (./company-move.ts) and
+ * `{ "shard": "SHARD_1" }` moves the company's rows to that shard (./move.ts) and
  * answers what it did once the company reads and writes there.
  */
 import { z } from "@hono/zod-openapi";
-import { createDb } from "../db/client";
-import { scopeIn } from "../db/company-scope";
-import { freshRange } from "../db/shard-placement";
-import { forgetShard, SHARD_CACHE_MS, shardBindings } from "../db/shards";
-import { syncPendingMachines } from "../durable/realtime-barrier";
-import type { Env } from "../env";
-import { ApiError } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { IntId, objectBody } from "../http/schemas";
-import { heldWritesOf } from "../realtime/machine-stub";
-import { type MoveDeps, MoveError, moveCompany } from "./company-move";
-import { operatorRoute } from "./schemas";
+import { createDb } from "../../db/client";
+import { scopeIn } from "../../db/company-scope";
+import { freshRange } from "../../db/shard-placement";
+import { forgetShard, SHARD_CACHE_MS, shardBindings } from "../../db/shards";
+import { syncPendingMachines } from "../../durable/realtime-barrier";
+import type { Env } from "../../env";
+import { ApiError } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { IntId, objectBody } from "../../http/schemas";
+import { heldWritesOf } from "../../realtime/machine-stub";
+import { operatorRoute } from "../schemas";
+import { type MoveDeps, MoveError, moveCompany } from "./move";
 
 /** The Worker's side of a move: the directory (`DB`), the shards and the realtime objects. */
 export function moveDeps(env: Env): MoveDeps {

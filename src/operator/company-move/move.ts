@@ -27,10 +27,10 @@
  * unchanged, and the target as it was (the company's rows removed, its former move state
  * back; a target that fails that too is cleaned by the next move there).
  */
-import { applyChanges, copyCompany, countRows, removeCompany } from "../db/company-copy";
-import { installMoveTriggers, moveStateOf, setMoveState } from "../db/move-fence";
+import { applyChanges, copyCompany, countRows, removeCompany } from "../../db/company-copy";
+import { installMoveTriggers, moveStateOf, setMoveState } from "../../db/move-fence";
 
-/** What a move needs of the directory and of the Worker (src/operator/company-move-routes.ts). */
+/** What a move needs of the directory and of the Worker (src/operator/company-move/routes.ts). */
 export interface MoveDeps {
   /** The D1 binding of a shard; null for an unknown name. */
   shard(name: string): D1Database | null;

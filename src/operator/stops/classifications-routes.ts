@@ -6,13 +6,13 @@
  */
 
 import { z } from "@hono/zod-openapi";
-import { notFound } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { IntId, objectBody } from "../http/schemas";
-import { ClassificationSchema } from "../reports/schemas";
-import { classifyStop, unclassifyStop } from "../stops/classify";
-import { requireRowScope } from "./lookups";
-import { operatorRoute } from "./schemas";
+import { notFound } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { IntId, objectBody } from "../../http/schemas";
+import { ClassificationSchema } from "../../reports/schemas";
+import { classifyStop, unclassifyStop } from "../../stops/classify";
+import { requireRowScope } from "../lookups";
+import { operatorRoute } from "../schemas";
 
 const CauseName = z
   .object({ name: z.string().trim().regex(/\S/, "Must not be blank").max(200) })

@@ -1,20 +1,20 @@
 /**
  * Operator routes for the API keys of a company: issue and revoke (their queries in
- * ./api-keys-queries.ts).
+ * ./queries.ts).
  */
 
 import { z } from "@hono/zod-openapi";
-import { forgetCredential } from "../auth/middleware";
-import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
-import { scopeIn } from "../db/company-scope";
-import { forgetDirectoryAnchor } from "../db/directory-reads";
-import { notFound } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { closeCredentialConnections } from "../streams/connection-leases";
-import { issueApiKeys, revokeApiKey } from "./api-keys-queries";
-import { requireCompanyScope } from "./lookups";
-import { operatorRoute } from "./schemas";
+import { forgetCredential } from "../../auth/middleware";
+import { ALL_SCOPES, isKnownScope } from "../../auth/scopes";
+import { scopeIn } from "../../db/company-scope";
+import { forgetDirectoryAnchor } from "../../db/directory-reads";
+import { notFound } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId } from "../../http/schemas";
+import { closeCredentialConnections } from "../../streams/connection-leases";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { issueApiKeys, revokeApiKey } from "./queries";
 
 const RateLimitSchema = z
   .object({

@@ -1,5 +1,5 @@
 /**
- * D1 work of the operator's record-ids route (./record-ids-routes.ts): checks a list of id
+ * D1 work of the operator's record-ids route (./routes.ts): checks a list of id
  * changes and writes them in one batch.
  *
  * "Referred to" includes what a running machine holds: a realtime object keeps writes
@@ -14,13 +14,13 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Database } from "../db/client";
-import { type CompanyScope, notDeleted, type SoftDeleteTable } from "../db/company-scope";
-import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
-import { syncPendingMachines } from "../durable/realtime-barrier";
-import type { Env } from "../env";
-import { ApiError, unprocessable } from "../http/errors";
-import { heldWritesOf } from "../realtime/machine-stub";
+import type { Database } from "../../db/client";
+import { type CompanyScope, notDeleted, type SoftDeleteTable } from "../../db/company-scope";
+import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../../db/schema";
+import { syncPendingMachines } from "../../durable/realtime-barrier";
+import type { Env } from "../../env";
+import { ApiError, unprocessable } from "../../http/errors";
+import { heldWritesOf } from "../../realtime/machine-stub";
 
 /** The kinds of record whose id the operator may choose. */
 export const RECORD_TYPES = ["sku", "simpleWorkOrder", "nominalSpeed", "productionLog"] as const;

@@ -13,8 +13,8 @@
  * (`["timestamps", 3]`, `["samples", 3, "timestamp"]`).
  */
 import { z } from "@hono/zod-openapi";
-import { BEFORE_EPOCH, INSTANT, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "../http/instants";
-import { MAX_ABS_SAMPLE_VALUE, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { BEFORE_EPOCH, INSTANT, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "../../http/instants";
+import { MAX_ABS_SAMPLE_VALUE, MAX_SAMPLES_PER_CALL } from "../../resources/signals/ingest";
 
 /** A sample value: finite, within the bound that keeps every bucket's sum finite. */
 const sampleValue = z

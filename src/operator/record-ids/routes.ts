@@ -8,15 +8,15 @@
  * moving from another system that keeps its ids. A record takes its fixed id right after
  * its creation, before anything refers to it: a changed id must never leave a reference
  * to the old one behind, so a record that is referred to is refused. The checks and the
- * writes are in ./record-ids-queries.ts.
+ * writes are in ./queries.ts.
  */
 
 import { z } from "@hono/zod-openapi";
-import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { requireCompanyScope } from "./lookups";
-import { changeRecordIds, RECORD_TYPES } from "./record-ids-queries";
-import { operatorRoute } from "./schemas";
+import { createRouter, ErrorSchema, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId } from "../../http/schemas";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { changeRecordIds, RECORD_TYPES } from "./queries";
 
 const Uuid = z.guid().transform((id) => id.toLowerCase());
 

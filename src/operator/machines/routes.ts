@@ -1,15 +1,15 @@
 /**
  * Operator route that creates the machines of a company (its queries in
- * ./machines-queries.ts). Their signals and samples are in ./signals-routes.ts.
+ * ./queries.ts). Their signals and samples are in ../signals/routes.ts.
  */
 
 import { z } from "@hono/zod-openapi";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { armMachines } from "../realtime/arm";
-import { requireCompanyScope } from "./lookups";
-import { createMachines } from "./machines-queries";
-import { operatorRoute } from "./schemas";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId } from "../../http/schemas";
+import { armMachines } from "../../realtime/arm";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { createMachines } from "./queries";
 
 const MachineCreate = z
   .object({
