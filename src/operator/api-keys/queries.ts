@@ -22,7 +22,7 @@ export interface ApiKeyInput {
 }
 
 /** An issued key, with its secret `key` (shown once; only its SHA-256 hash is stored). */
-export interface IssuedApiKey {
+interface IssuedApiKey {
   id: number;
   name: string;
   key: string;

@@ -14,10 +14,10 @@ import { placeCompanies, type ShardState } from "../../db/shard-placement";
 import { type DirectoryEnv, directoryDb, shardBindings } from "../../db/shards";
 
 /** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
-export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
 /** A new webhook signing secret: `whsec_` + 32 random bytes in base64url (docs/webhooks.md). */
-export function newWebhookSecret(): string {
+function newWebhookSecret(): string {
   return `whsec_${randomToken(32)}`;
 }
 

@@ -36,13 +36,13 @@ const FIXED_OFFSET_ZONES = Array.from({ length: 27 }, (_, i) => i - 14)
  * exactly what is accepted (an alias such as `US/Eastern`, which `Intl.DateTimeFormat` would
  * also take, is refused).
  */
-export const TIME_ZONES: readonly string[] = [
+const TIME_ZONES: readonly string[] = [
   ...new Set(["UTC", ...FIXED_OFFSET_ZONES, ...Intl.supportedValuesOf("timeZone")]),
 ].sort();
 const KNOWN_TIME_ZONES = new Set(TIME_ZONES);
 
 /** True when `tz` is one of {@link TIME_ZONES}. */
-export function isValidTimeZone(tz: string): boolean {
+function isValidTimeZone(tz: string): boolean {
   return KNOWN_TIME_ZONES.has(tz);
 }
 

@@ -54,7 +54,7 @@ export interface MoveDeps {
 }
 
 /** Extra wait after the placement cache time before fencing, and before removing, ms. */
-export const SWITCH_GRACE_MS = 1_000;
+const SWITCH_GRACE_MS = 1_000;
 
 /**
  * How long the moving mark holds at most, ms: a move cut short during its switch frees the
@@ -62,16 +62,16 @@ export const SWITCH_GRACE_MS = 1_000;
  * unfences). Well above a switch's length (the placement cache time, a grace, the last
  * changes and the counts).
  */
-export const MOVING_MARK_MS = 30_000;
+const MOVING_MARK_MS = 30_000;
 
 /** Catch-up rounds before the switch, at most. */
-export const CATCH_UP_ROUNDS = 10;
+const CATCH_UP_ROUNDS = 10;
 
 /** Changes left that are few enough to apply during the switch. */
-export const FEW_CHANGES = 200;
+const FEW_CHANGES = 200;
 
 /** What a move did. */
-export interface MoveReport {
+interface MoveReport {
   companyId: number;
   from: string;
   to: string;

@@ -17,7 +17,7 @@ export interface MachineInput {
 }
 
 /** A created machine as the operator API shows it. */
-export interface CreatedMachine {
+interface CreatedMachine {
   id: number;
   uuid: string | null;
   name: string;

@@ -25,7 +25,7 @@ import { heldWritesOf } from "../../realtime/machine-stub";
 /** The kinds of record whose id the operator may choose. */
 export const RECORD_TYPES = ["sku", "simpleWorkOrder", "nominalSpeed", "productionLog"] as const;
 /** One of {@link RECORD_TYPES}. */
-export type RecordType = (typeof RECORD_TYPES)[number];
+type RecordType = (typeof RECORD_TYPES)[number];
 
 /** A type's table, with the columns the checks read. */
 interface TypeTable {

@@ -22,7 +22,7 @@ export interface SignalInput {
 }
 
 /** A created signal's row as stored (public id lower case). */
-export interface CreatedSignal {
+interface CreatedSignal {
   publicId: string;
   companyId: number;
   machineId: number;

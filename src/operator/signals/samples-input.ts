@@ -77,7 +77,7 @@ const dateTimeString = z.string().openapi({
 });
 
 /** Validated samples in the store's form: `values[i]` at `ts[i]` (ms), in the body's order. */
-export interface ParsedSamples {
+interface ParsedSamples {
   ts: number[];
   values: number[];
 }
