@@ -1,3 +1,8 @@
+/**
+ * The operator API (`/operator/v1`): mounts each resource's router (one folder per resource,
+ * docs/architecture.md, "Layout") and serves its own OpenAPI document, behind the operator
+ * token like its routes (docs/operator-api.md).
+ */
 import { createRouter } from "../http/openapi";
 import { operatorApiKeysRoutes } from "./api-keys/routes";
 import { operatorAuth } from "./auth";

@@ -1,6 +1,6 @@
 /**
  * Operator routes for the API keys of a company: issue and revoke (their queries in
- * ./queries.ts).
+ * ./queries.ts; docs/operator-api.md, "Companies, keys and the webhook secret").
  */
 
 import { z } from "@hono/zod-openapi";

@@ -1,7 +1,7 @@
 /**
- * Operator routes for companies: create and list them, their signal retention and hot window, their
- * webhook signing secret (their queries in ./queries.ts). Their API keys are in
- * ../api-keys/routes.ts.
+ * Operator routes for companies: create and list them, their signal retention and hot window,
+ * their webhook signing secret (their queries in ./queries.ts). Their API keys are in
+ * ../api-keys/routes.ts (docs/operator-api.md, "Companies, keys and the webhook secret").
  */
 import { z } from "@hono/zod-openapi";
 import { placeableShards } from "../../db/shard-placement";

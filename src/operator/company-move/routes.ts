@@ -1,7 +1,8 @@
 /**
  * The operator's move command: `POST /operator/v1/companies/{company_id}/move` with
- * `{ "shard": "SHARD_1" }` moves the company's rows to that shard (./move.ts) and
- * answers what it did once the company reads and writes there.
+ * `{ "shard": "SHARD_1" }` moves the company's rows to that shard (./move.ts) and answers what
+ * it did once the company reads and writes there (docs/scaling.md, "Moving a company to
+ * another shard").
  */
 import { z } from "@hono/zod-openapi";
 import { createDb } from "../../db/client";

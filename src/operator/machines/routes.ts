@@ -1,6 +1,7 @@
 /**
- * Operator route that creates the machines of a company (its queries in
- * ./queries.ts). Their signals and samples are in ../signals/routes.ts.
+ * Operator route that creates the machines of a company (its queries in ./queries.ts). Their
+ * signals and samples are in ../signals/routes.ts (docs/operator-api.md, "Machines, signals
+ * and samples").
  */
 
 import { z } from "@hono/zod-openapi";

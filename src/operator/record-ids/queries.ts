@@ -1,14 +1,8 @@
 /**
- * D1 work of the operator's record-ids route (./routes.ts): checks a list of id
- * changes and writes them in one batch.
- *
- * "Referred to" includes what a running machine holds: a realtime object keeps writes
- * behind D1 for up to 2 s (its write-behind), so the check first runs the read barrier
- * (the company's machines with held writes flush them), then reads the references; and the
- * batch that renames re-checks them inside its own transaction, so a realtime flush that
- * commits between the check and the batch makes the batch fail (409) instead of leaving a
- * live log on an id that no longer exists. Not covered: a realtime write looked up before
- * the rename that reaches its machine after it (docs/operator-api.md says so).
+ * D1 work of the record-ids route (./routes.ts): checks a list of id changes and writes them in
+ * one batch. "Referred to" includes the writes a running machine holds: the check runs the read
+ * barrier first, and the batch checks the references again inside its transaction, so a realtime
+ * flush between the two makes it a 409 (docs/operator-api.md, "Fixed record ids").
  */
 
 import { and, eq, inArray, sql } from "drizzle-orm";

@@ -38,7 +38,7 @@ interface CreatedSignal {
  *
  * @returns the stored rows in order.
  * @throws ApiError 409 when a public id is used (by any signal, deleted ones included) or
- *   given twice, or a (name, display name) pair repeats in the call or on a live signal of
+ *   given twice, or a (name, display name) pair repeats in the call or on a not-deleted signal of
  *   the machine.
  */
 export async function createSignals(
@@ -100,7 +100,7 @@ export async function deleteSignal(db: Database, publicId: string): Promise<{ id
 
 /**
  * Refuses a signal create whose rows repeat a public id or a (name, display name) pair
- * among themselves, or a pair of a live signal of the machine (a used public id is left
+ * among themselves, or a pair of a not-deleted signal of the machine (a used public id is left
  * to the unique index: it also covers deleted signals and other machines).
  *
  * @param db the database.

@@ -1,6 +1,7 @@
 /**
- * Operator routes for the signals of a machine and their samples: create and delete
- * signals (their queries in ./queries.ts), send samples.
+ * Operator routes for the signals of a machine and their samples: create and delete signals
+ * (their queries in ./queries.ts), send samples (docs/operator-api.md, "Machines, signals and
+ * samples"; docs/signal-storage.md).
  */
 
 import { z } from "@hono/zod-openapi";
@@ -45,7 +46,7 @@ export const operatorSignalsRoutes = createRouter()
       },
       description:
         "All or none. A signal is refused with 409 when its `publicId` is used (by any signal, " +
-        "deleted ones included) or given twice, or when the machine already has a live signal " +
+        "deleted ones included) or given twice, or when the machine already has a signal (not deleted) " +
         "with the same `name` and `displayName` (or the call gives that pair twice): the public " +
         "API tells signals of one name apart by their display name only.",
       responses: {

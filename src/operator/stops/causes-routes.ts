@@ -1,7 +1,8 @@
 /**
  * Operator routes for a company's catalog of stop causes (general causes, specific causes,
  * components): the reasons its scanners pick from (`POST /v1/realtime/{machine_id}/stop-reason`,
- * which never adds one). The catalog's queries are in src/stops/causes.ts.
+ * which never adds one). The catalog's queries are in src/stops/causes.ts
+ * (docs/operator-api.md, "Stops and classifications").
  */
 
 import { z } from "@hono/zod-openapi";

@@ -62,7 +62,7 @@ export async function createStops(
 }
 
 /** The times and company of a stop that is not deleted, or null. */
-export async function findLiveStop(
+export async function findNotDeletedStop(
   db: Database,
   stopId: number,
 ): Promise<{ startTime: number; endTime: number | null; companyId: number } | null> {
