@@ -3,7 +3,7 @@
  * samples, as `samples` (`[{timestamp, value}]`) or as parallel `timestamps` and `values`.
  * Checked in two steps so that a full call stays cheap: zod checks the shape, then one pass
  * checks each instant with zod's own ISO 8601 regex (no offset = UTC) and converts it to ms,
- * with the messages and paths a per-element schema gives (docs/signal-storage.md, "Writes").
+ * with the messages and paths a per-element schema gives (docs/signal-storage.md, "Writes" under "Format").
  */
 import { z } from "@hono/zod-openapi";
 import { BEFORE_EPOCH, INSTANT, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "../../http/instants";
@@ -31,7 +31,7 @@ const two = (s: string, i: number) => digit(s, i) * 10 + digit(s, i + 1);
  * Ms since the epoch of an ISO 8601 date-time that `DATE_TIME` accepts.
  *
  * The two forms `toISOString` writes (`YYYY-MM-DDTHH:MM:SSZ` and `...SS.sssZ`) are read
- * digit by digit, faster than `Date.parse` (docs/signal-storage.md, "Writes");
+ * digit by digit, faster than `Date.parse` (docs/signal-storage.md, "Writes" under "Format");
  * every other accepted form (offsets, other fraction lengths) goes to `Date.parse`. The
  * regex has already checked the calendar (month lengths, leap days), so `Date.UTC`
  * never rolls a day over.
