@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { countRows } from "../../src/db/company-copy";
 import { type OwnedTable, ownedTables } from "../../src/db/company-tables";
 import { moveCompany } from "../../src/operator/company-move/move";
-import { moveDeps } from "../../src/operator/company-move/routes";
+import { moveDeps } from "../../src/operator/company-move/queries";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { inServiceSince } from "../fixtures/machine-history";
 import { api, operator, operatorJson } from "../harness";
