@@ -92,12 +92,12 @@ export const operatorApiKeysRoutes = createRouter()
       const row = await revokeApiKey(c.get("directory"), api_key_id);
       if (!row) throw notFound("API key not found");
       // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS, and their
-      // event connections are refused by the credential's lease object from now on.
+      // stream connections are refused by the credential's lease object from now on.
       forgetCredential(`key:${row.id}`);
       // The isolate's directory anchor predates the revocation, and a replica at it may still
       // hold the key: the next lookup here goes to the primary (src/db/directory-reads.ts).
       forgetDirectoryAnchor(c.env.DB);
-      // Its open event streams close now, not at their client's next reconnect.
+      // Its open streams (SSE and WebSocket) close now, not at their client's next reconnect.
       try {
         await closeCredentialConnections(c.env, `key:${row.id}`);
       } catch (error) {
