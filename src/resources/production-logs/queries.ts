@@ -1,16 +1,20 @@
 /**
- * The operator and work order a production log names: found by name or
- * created, by statements that run in the same `db.batch` as the log's own
- * write, so that no other request can slip in between. The log then takes
- * their ids through a sub-select on the names.
+ * The D1 work the production-log operations share: the company's logs that are not deleted,
+ * the stored fields a PATCH or DELETE starts from, a log's machine for the read barrier, and
+ * the operator and work order a log names, found or created by statements that run in the
+ * same `db.batch` as the log's own write (so no other request slips in between).
  */
 
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { CompanyScope } from "../../db/company-scope";
+import { type CompanyScope, notDeleted, owned } from "../../db/company-scope";
 import { jsonChunks, jsonColumn } from "../../db/json-rows";
-import { operators, workOrders } from "../../db/schema";
+import { machines, operators, productionLogs, workOrders } from "../../db/schema";
 import { normalizeForSearch } from "../../http/search";
+import type { LogType } from "./schemas";
+
+/** The company's logs that are not deleted. */
+export const notDeletedLog = (companyId: number) => notDeleted({ companyId }, productionLogs);
 
 /** An operator named on a log: found by exact first and last name, or created. */
 export interface OperatorName {
@@ -20,8 +24,8 @@ export interface OperatorName {
 
 /**
  * Statement creating the operators of a chunk (`[[firstName, lastName,
- * firstNameSearch, lastNameSearch], ...]`, distinct names) that have no live
- * operator of that exact name yet.
+ * firstNameSearch, lastNameSearch], ...]`, distinct names) that have no operator
+ * of that exact name yet (not deleted).
  */
 function createOperatorsUnlessExist(scope: CompanyScope, chunk: string, now: number, guard: SQL) {
   const { db, companyId } = scope;
@@ -38,7 +42,7 @@ function createOperatorsUnlessExist(scope: CompanyScope, chunk: string, now: num
   );
 }
 
-/** The id of the company's live operator of that exact name (lowest id), as a sub-select. */
+/** The id of the company's operator of that exact name, not deleted (lowest id), as a sub-select. */
 export function operatorIdOf(companyId: number, name: OperatorName): SQL {
   return sql`(SELECT min(${operators.id}) FROM ${operators}
     WHERE ${operators.companyId} = ${companyId} AND ${operators.firstName} = ${name.firstName}
@@ -107,4 +111,61 @@ export function referenceStatements(
       createWorkOrdersUnlessExist(scope, chunk, now, guard),
     ),
   ];
+}
+
+/** The stored fields of a log that a PATCH needs (instants in ms). */
+export interface LogCore {
+  id: string;
+  machineId: number;
+  machineName: string;
+  skuId: string | null;
+  type: LogType;
+  count: number;
+  nominalSpeed: number;
+  countingFactor: number;
+  start: number;
+  end: number;
+  /** Kept by the machine's realtime object (the running shift's log: ./running-shift.ts). */
+  live: boolean;
+  shiftInstanceId: number | null;
+}
+
+/** The company's log with this id, not deleted (its stored fields), or undefined. */
+export function findLogCore(scope: CompanyScope, id: string): Promise<LogCore | undefined> {
+  const { db, companyId } = scope;
+  return db
+    .select({
+      id: productionLogs.id,
+      machineId: productionLogs.machineId,
+      machineName: machines.name,
+      skuId: productionLogs.skuId,
+      type: productionLogs.type,
+      count: productionLogs.count,
+      nominalSpeed: productionLogs.nominalSpeed,
+      countingFactor: productionLogs.countingFactor,
+      start: productionLogs.start,
+      end: productionLogs.end,
+      live: productionLogs.live,
+      shiftInstanceId: productionLogs.shiftInstanceId,
+    })
+    .from(productionLogs)
+    .innerJoin(machines, eq(machines.id, productionLogs.machineId))
+    .where(and(notDeletedLog(companyId), eq(productionLogs.id, id)))
+    .get();
+}
+
+/**
+ * The machine and end (ms) of the company's log with this id, deleted or not (a
+ * primary-key read), or undefined when D1 has no such log.
+ */
+export function machineOfLog(
+  scope: CompanyScope,
+  id: string,
+): Promise<{ machineId: number; end: number } | undefined> {
+  const { db, companyId } = scope;
+  return db
+    .select({ machineId: productionLogs.machineId, end: productionLogs.end })
+    .from(productionLogs)
+    .where(owned({ companyId }, productionLogs, eq(productionLogs.id, id)))
+    .get();
 }

@@ -1,6 +1,6 @@
 /**
  * References to machines and SKUs in request bodies: `{id}` or `{name}`
- * (nominal speeds here; production logs take the same form).
+ * (nominal speeds and production logs take the same form).
  *
  * Each list of references is resolved with one query per kind (ids and names
  * bound as JSON arrays, so any number fits in D1's 100 parameters), scoped to
@@ -11,10 +11,10 @@
 
 import { z } from "@hono/zod-openapi";
 import { or } from "drizzle-orm";
-import { type CompanyScope, notDeleted } from "../../db/company-scope";
-import { inJsonList } from "../../db/json-list";
-import { machines, skus } from "../../db/schema";
-import type { ValidationIssue } from "../../http/errors";
+import { type CompanyScope, notDeleted } from "../db/company-scope";
+import { inJsonList } from "../db/json-list";
+import { machines, skus } from "../db/schema";
+import type { ValidationIssue } from "../http/errors";
 
 /**
  * The rule "by `id` or by `name`" as JSON Schema: at least one of the properties given and

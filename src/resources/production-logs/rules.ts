@@ -1,7 +1,9 @@
 /**
- * Rules every production log keeps, whichever endpoint writes it: `start`
- * before `end`, and `count = sensorCount x countingFactor` (docs/metrics.md).
+ * Rules every production log keeps, whichever endpoint writes it: `start` before `end`, and
+ * `count = sensorCount x countingFactor` (docs/metrics.md). The rule of the running shift
+ * (no log in a shift that has not ended; what a live log may change) is running-shift.ts.
  */
+
 import type { ValidationIssue } from "../../http/errors";
 
 /**

@@ -1,15 +1,14 @@
 /**
- * A production log as the API shows it: one joined query per call (machine,
- * SKU, shift instance and its definition, operator, work order, simple work
- * order), selected under distinct aliases and never put in a `db.batch`:
- * drizzle-orm 0.45 maps D1 batch results by column name, which shifts joined
- * rows with repeated names. Every read is scoped to a company and ignores
- * deleted logs.
+ * Reading production logs as the API shows them: `GET /v1/production-logs/{id}` and the
+ * search (`POST /v1/production-logs/filters`), each one joined query (machine, SKU, shift
+ * instance and definition, operator, work order, simple work order) scoped to a company.
+ * Never in a `db.batch`: drizzle maps D1 batch results by column name, which shifts joined
+ * rows with repeated names. Every filter and the order have an index (docs/bounded-work.md).
  */
 
-import { and, type Column, eq, isNull, type SQL } from "drizzle-orm";
+import { and, asc, type Column, count, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { type NamedScope, notDeleted, sameCompany } from "../../db/company-scope";
+import { type CompanyScope, type NamedScope, owned, sameCompany } from "../../db/company-scope";
 import { inJsonList } from "../../db/json-list";
 import {
   machines,
@@ -21,14 +20,19 @@ import {
   skus,
   workOrders,
 } from "../../db/schema";
+import { dateConditions } from "../../http/filters";
 import { isoInstant as iso } from "../../http/instants";
-import type { ProductionLogOut } from "./schemas";
+import { type Page, type PageRequest, paginate } from "../../http/pagination";
+import { idListConditions, normalizeForSearch, numericConditions } from "../../http/search";
+import { syncConditions, syncOrder } from "../../http/sync";
+import { notDeletedLog } from "./queries";
+import type { ProductionLogFilters, ProductionLogOut } from "./schemas";
 
 /**
  * `column IN (values)` with the values bound as one JSON parameter; unlike an
  * `include` filter, an empty list matches nothing.
  */
-export function inList(column: Column, values: readonly (string | number)[]): SQL {
+function inList(column: Column, values: readonly (string | number)[]): SQL {
   return inJsonList(column, values);
 }
 
@@ -199,11 +203,8 @@ export function toOut(row: ExpandedRow, scope: Omit<NamedScope, "db">): Producti
   };
 }
 
-/** The company's logs that are not deleted. */
-export const notDeletedLog = (companyId: number) => notDeleted({ companyId }, productionLogs);
-
 /**
- * The company's live logs with these ids, expanded, in the order of `ids`
+ * The company's logs with these ids, not deleted, expanded, in the order of `ids`
  * (ids that do not resolve are left out). One query.
  *
  * @param ids lowercase uuids; bound as one JSON parameter, so any number fits.
@@ -222,4 +223,91 @@ export async function findExpandedLogs(
     const row = byId.get(id);
     return row ? [toOut(row, scope)] : [];
   });
+}
+
+/**
+ * The ids of the company's machines (deleted ones included, since their logs
+ * stay readable) whose name contains the term, fuzzily (`normalizeForSearch`).
+ * Done in code: `machines` has no normalized search column, and a company has
+ * few machines.
+ */
+async function machineIdsMatching(scope: CompanyScope, term: string): Promise<number[]> {
+  const { db, companyId } = scope;
+  const rows = await db
+    .select({ id: machines.id, name: machines.name })
+    .from(machines)
+    .where(owned({ companyId }, machines))
+    .all();
+  const wanted = normalizeForSearch(term);
+  return rows.filter((m) => normalizeForSearch(m.name).includes(wanted)).map((m) => m.id);
+}
+
+/**
+ * One page of the company's logs matching every filter given, expanded,
+ * ordered by `start`, then id. The count runs on `production_logs` alone; the
+ * page is one joined query.
+ */
+export async function filterLogs(
+  scope: NamedScope,
+  filters: ProductionLogFilters,
+  page: PageRequest,
+): Promise<Page<ProductionLogOut>> {
+  const { db } = scope;
+  const companyId = scope.companyId;
+  const machineSearch = filters.machines?.search;
+  const skuSearch = filters.skus?.search;
+  const conditions: (SQL | undefined)[] = [
+    owned({ companyId }, productionLogs),
+    ...syncConditions(productionLogs, filters),
+    ...idListConditions(productionLogs.machineId, filters.machines),
+    machineSearch
+      ? inList(productionLogs.machineId, await machineIdsMatching(scope, machineSearch))
+      : undefined,
+    ...idListConditions(productionLogs.skuId, {
+      include: filters.skus?.include?.map((s) => s.toLowerCase()),
+      exclude: filters.skus?.exclude?.map((s) => s.toLowerCase()),
+    }),
+    skuSearch
+      ? sql`${productionLogs.skuId} IN (SELECT ${skus.id} FROM ${skus}
+          WHERE ${skus.companyId} = ${companyId}
+            AND (instr(${skus.skuSearch}, ${normalizeForSearch(skuSearch)}) > 0
+              OR instr(${skus.nameSearch}, ${normalizeForSearch(skuSearch)}) > 0))`
+      : undefined,
+    ...dateConditions(productionLogs.start, filters.start),
+    ...dateConditions(productionLogs.end, filters.end),
+    ...numericConditions(productionLogs.count, filters.count),
+    filters.isReviewed === undefined || filters.isReviewed === null
+      ? undefined
+      : eq(productionLogs.isReviewed, filters.isReviewed),
+    filters.type ? eq(productionLogs.type, filters.type) : undefined,
+  ];
+  const where = and(...conditions);
+  const result = await paginate(
+    page,
+    db.select({ count: count() }).from(productionLogs).where(where),
+    ({ limit, offset }) =>
+      selectExpanded(db)
+        .where(where)
+        .orderBy(
+          ...syncOrder(productionLogs, filters, [
+            asc(productionLogs.start),
+            asc(productionLogs.id),
+          ]),
+        )
+        .limit(limit)
+        .offset(offset)
+        .all(),
+  );
+  return { ...result, rows: result.rows.map((r) => toOut(r, scope)) };
+}
+
+/**
+ * The machines a search can touch, for the read barrier: its `machines.include`
+ * list less `exclude` when it names one, else every machine (undefined).
+ */
+export function machinesFilterCanTouch(filters: ProductionLogFilters): number[] | undefined {
+  const include = filters.machines?.include;
+  if (!include || include.length === 0) return undefined;
+  const exclude = new Set(filters.machines?.exclude ?? []);
+  return include.filter((id) => !exclude.has(id));
 }
