@@ -116,9 +116,6 @@ export default defineConfig(async () => {
             JWT_JWKS: testJwks,
             JWT_ISSUER: "https://idp.test/",
             JWT_AUDIENCE: "https://api.test/v1",
-            // Webhook deliverers set no alarm: a test runs their due deliveries itself
-            // (test/webhooks/webhook-harness.ts), counting attempts without racing a timer.
-            WEBHOOK_DELIVERY_ALARMS: "off",
           },
         },
       }),

@@ -1,29 +1,10 @@
 /**
- * The webhook deliverer of one registration (`WebhookEndpoint`, one object per
- * webhook id): it holds that endpoint's pending deliveries, makes their
- * attempts and schedules their retries with its own alarm. The change that
- * made a delivery hands it over directly (./events.ts) and through the Queue,
- * durably (./consumer.ts); neither makes an attempt, so an endpoint that hangs
- * holds only its own object's alarm, for up to the 10 s attempt limit, and no
- * other endpoint's delivery waits for it: not the other messages of a Queue
- * batch, not the batches behind it (docs/webhook-delivery.md: why, and what
- * was measured).
- *
- * State: one SQLite table, `due` (delivery id, instant of its next attempt).
- * A delivery enters when it is handed over (due at once; a delivery
- * already held keeps its instant, so a duplicate hand-over changes nothing)
- * and leaves when it is delivered, failed for good, or no longer pending.
- * Where the delivery stands in its rounds is read from D1 at every attempt
- * (./delivery-records.ts), so the records stay the single truth the operator
- * API, the replay and the outbox sweeper read. A handling that fails on D1 is
- * tried again after 60 s.
- *
- * The alarm is the earliest due instant. An alarm takes up to 100 due
- * deliveries, attempts them concurrently (./deliver.ts), and sets the next
- * alarm; alarms of one object never overlap, and calls of `runDue` are chained
- * so that a test's call never overlaps an alarm either. Runs one after the
- * other, rather than one per hand-over, is what keeps D1 busy with few, large
- * reads and writes (docs/webhook-delivery.md: both were measured).
+ * The webhook deliverer of one registration (`WebhookEndpoint`, one object per webhook id):
+ * it holds that endpoint's pending deliveries in its SQLite table `due` (delivery id, next
+ * attempt), attempts the due ones when its alarm fires, and sets the alarm to the next. The
+ * requests and the Queue consumer only hand deliveries over, so an endpoint that hangs holds
+ * only its own object, never a Queue batch or another endpoint's delivery. The delivery's
+ * record in D1 stays the single truth of its rounds (docs/webhook-delivery.md).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Database } from "../db/client";
@@ -31,28 +12,13 @@ import { companyDb } from "../db/shards";
 import { namedStub } from "../durable/named-stub";
 import { type Env, readSettings } from "../env";
 import { type DeliveryStep, deliverDue } from "./deliver";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy";
+import { DEFAULT_RETRY_POLICY } from "./retry-policy";
 import type { UrlSafetyOptions } from "./url-safety";
 
 /** Most deliveries one alarm attempts (one D1 read: at most 100 ids per statement). */
 export const MAX_DUE_PER_RUN = 100;
 /** Wait after a handling that failed on D1, ms. */
 export const ERROR_RETRY_MS = 60_000;
-
-/**
- * The bindings the object reads. `WEBHOOK_DELIVERY_ALARMS = "off"` (the tests
- * only, vitest.config.ts) sets no alarm: the test runs `runDue` itself, so
- * that it counts attempts without racing a timer.
- */
-export interface DelivererEnv extends Env {
-  WEBHOOK_DELIVERY_ALARMS?: string;
-}
-
-/** Overrides of one run (tests: shorter attempt limit, a fixed jitter, another environment). */
-export interface RunOverrides {
-  policy?: Partial<RetryPolicy>;
-  urlOptions?: Partial<UrlSafetyOptions>;
-}
 
 // `owner`: the registration's company (one row), which names the shard of its deliveries.
 const SCHEMA = `
@@ -61,12 +27,12 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS due_at_idx ON due (due_at);`;
 
 /** The Durable Object class; its name is the webhook id (see {@link endpointDeliverer}). */
-export class WebhookEndpoint extends DurableObject<DelivererEnv> {
+export class WebhookEndpoint extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  /** The run in progress, if any: the next one starts after it. */
+  /** The run in progress, if any: an alarm's run starts after it, never beside it. */
   #running: Promise<unknown> = Promise.resolve();
 
-  constructor(ctx: DurableObjectState, env: DelivererEnv) {
+  constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.sql.exec(SCHEMA);
@@ -122,26 +88,21 @@ export class WebhookEndpoint extends DurableObject<DelivererEnv> {
       .map((r) => ({ deliveryId: r.delivery_id, dueAt: r.due_at }));
   }
 
-  override async alarm(): Promise<void> {
-    await this.runDue(Date.now());
-  }
-
   /**
-   * Makes one attempt of every delivery due at `now` (up to
-   * {@link MAX_DUE_PER_RUN}), records them, and schedules what follows: the
-   * next attempt of the round, the next round, or nothing (delivery ended).
-   *
-   * @param now ms since the epoch: deliveries due at or before it are attempted
-   *   (a test passes a later instant to stand for the wait).
-   * @returns what became of each delivery attempted, by id.
+   * Makes one attempt of every delivery due now (up to {@link MAX_DUE_PER_RUN}), records
+   * them, and schedules what follows: the next attempt of the round, the next round, or
+   * nothing (the delivery ended). The platform never overlaps two alarms of one object;
+   * the runs are chained all the same, so one invoked by hand beside the platform's (the
+   * tests' `runDurableObjectAlarm`) cannot attempt a delivery twice.
    */
-  runDue(now: number, overrides: RunOverrides = {}): Promise<Map<string, DeliveryStep>> {
-    const run = this.#running.then(() => this.#run(now, overrides));
+  override alarm(): Promise<void> {
+    const run = this.#running.then(() => this.#run(Date.now()));
     this.#running = run.catch(() => undefined);
     return run;
   }
 
-  async #run(now: number, overrides: RunOverrides): Promise<Map<string, DeliveryStep>> {
+  /** One run: the deliveries due at `now` (ms since the epoch). */
+  async #run(now: number): Promise<void> {
     const ids = this.sql
       .exec<{ delivery_id: string }>(
         "SELECT delivery_id FROM due WHERE due_at <= ? ORDER BY due_at LIMIT ?",
@@ -150,18 +111,16 @@ export class WebhookEndpoint extends DurableObject<DelivererEnv> {
       )
       .toArray()
       .map((r) => r.delivery_id);
-    const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...overrides.policy };
     const settings = readSettings(this.env);
     const urlOptions: UrlSafetyOptions = {
       environment: settings.environment,
       dohUrl: settings.webhooks.dohUrl,
       exemptOrigins: settings.webhooks.exemptOrigins,
-      ...overrides.urlOptions,
     };
     const steps =
       ids.length === 0
         ? new Map<string, DeliveryStep>()
-        : await deliverDue(await this.#shard(), ids, urlOptions, policy);
+        : await deliverDue(await this.#shard(), ids, urlOptions, DEFAULT_RETRY_POLICY);
     // The instant the retry policy scheduled and the delivery's record keeps (deliver.ts).
     const ended = Date.now();
     for (const [id, step] of steps) {
@@ -185,12 +144,10 @@ export class WebhookEndpoint extends DurableObject<DelivererEnv> {
       }
     }
     await this.#schedule();
-    return steps;
   }
 
   /** Sets the alarm to the earliest due instant (none when nothing is held). */
   async #schedule(): Promise<void> {
-    if (this.env.WEBHOOK_DELIVERY_ALARMS === "off") return;
     const next = this.sql.exec<{ at: number | null }>("SELECT min(due_at) AS at FROM due").one().at;
     if (next === null) {
       await this.ctx.storage.deleteAlarm();

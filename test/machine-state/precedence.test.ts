@@ -5,12 +5,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { operator, operatorJson } from "../harness";
 import { answers, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register } from "../webhooks/webhook-harness";
+import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
 import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 
 const D0 = Date.UTC(2025, 3, 7, 10);
 
-afterEach(() => {
+afterEach(async () => {
+  await settleDeliverers();
   vi.restoreAllMocks();
 });
 

@@ -8,7 +8,7 @@ import { SseSubscriber } from "../fixtures/subscriber";
 import { api, operatorJson, type TestCompany } from "../harness";
 import { detectionPlant, iso, MIN, S, series } from "../machine-state/plant";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register } from "../webhooks/webhook-harness";
+import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
 
 let net: FakeNetwork;
 
@@ -16,7 +16,8 @@ beforeEach(() => {
   net = fakeNetwork();
 });
 
-afterEach(() => {
+afterEach(async () => {
+  await settleDeliverers();
   vi.restoreAllMocks();
 });
 

@@ -16,7 +16,7 @@ import {
 } from "../harness";
 import { describeSecurity } from "../security";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, runMessages } from "../webhooks/webhook-harness";
+import { deliveriesOf, register, runMessages, settleDeliverers } from "../webhooks/webhook-harness";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -29,6 +29,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
+  await settleDeliverers();
   vi.restoreAllMocks();
   for (const sub of open.splice(0)) await sub.close();
 });

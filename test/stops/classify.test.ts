@@ -11,7 +11,7 @@ import { classificationChange, putClassification } from "../../src/stops/classif
 import { classifyStop } from "../../src/stops/classify";
 import { createCompany, createMachines, operatorJson, shardDb } from "../harness";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register } from "../webhooks/webhook-harness";
+import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
 
 let net: FakeNetwork;
 
@@ -19,7 +19,8 @@ beforeEach(() => {
   net = fakeNetwork();
 });
 
-afterEach(() => {
+afterEach(async () => {
+  await settleDeliverers();
   vi.restoreAllMocks();
 });
 

@@ -5,12 +5,12 @@
  * kind of answer, rounds and their delays, the check before every attempt, a
  * hanging endpoint kept to itself, replay.
  */
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { verify } from "@octokit/webhooks-methods";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { shardBindings } from "../../src/db/shards";
-import { endpointDeliverer } from "../../src/webhooks/endpoint-deliverer";
+import { endpointDeliverer, WebhookEndpoint } from "../../src/webhooks/endpoint-deliverer";
 import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
 import { createCompany, operator, operatorJson } from "../harness";
 import {
@@ -22,6 +22,7 @@ import {
   sequence,
 } from "./fake-network";
 import {
+  clockAhead,
   delaysOf,
   deliveryOf,
   heldBy,
@@ -32,15 +33,18 @@ import {
   runHandlings,
   runMessages,
   type Webhook,
+  waitAfterLastAttempt,
 } from "./webhook-harness";
 
 let net: FakeNetwork;
 
 beforeEach(() => {
   net = fakeNetwork();
+  clockAhead();
 });
 
 afterEach(() => {
+  vi.useRealTimers();
   vi.restoreAllMocks();
 });
 
@@ -159,13 +163,9 @@ describe("a delivered attempt", () => {
     expect(await verify(old, got?.body ?? "", second ?? "")).toBe(true);
 
     // After the overlap, only the new secret signs.
-    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 24 * 3600 * 1000 + 1000 });
-    try {
-      const later = await pingMessage(hook);
-      await runMessages([later.message]);
-    } finally {
-      vi.useRealTimers();
-    }
+    vi.setSystemTime(Date.now() + 24 * 3600 * 1000 + 1000);
+    const later = await pingMessage(hook);
+    await runMessages([later.message]);
     const last = net.at(url).at(-1);
     const single = last?.headers.get("x-service-signature") ?? "";
     expect(single).not.toContain(",");
@@ -179,7 +179,7 @@ describe("a delivered attempt", () => {
     await runMessages([message]);
     const again = await runMessages([message]);
     expect(again.acked).toEqual(["m0"]);
-    expect(again.steps).toEqual([]);
+    expect(again.attempted).toEqual([]);
     expect(net.at(url)).toHaveLength(1);
   });
 });
@@ -225,9 +225,10 @@ describe("a round", () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, answers(503));
     const { message } = await pingMessage(hook);
-    const started = Date.now();
+    // Real time: the test's clock jumps over the waits (clockAhead).
+    const started = vi.getRealSystemTime();
     await runHandlings(message, [1, 2, 3]);
-    expect(Date.now() - started).toBeLessThan(900);
+    expect(vi.getRealSystemTime() - started).toBeLessThan(900);
     expect(net.at(url)).toHaveLength(3);
   });
 
@@ -283,12 +284,9 @@ describe("a round", () => {
     const { deliveryId, message } = await pingMessage(hook);
     const result = await runMessages([message]);
     expect(net.at(url)).toHaveLength(1);
-    expect(result.steps).toEqual([
-      {
-        msgId: "m0",
-        step: { kind: "next-round", rounds: 1, delaySeconds: 600, dueAt: expect.any(Number) },
-      },
-    ]);
+    expect(howOf([result])).toEqual(["next round"]);
+    expect(delaysOf([result])).toEqual([600]);
+    expect((await deliveryOf(hook.id, deliveryId)).rounds).toBe(1);
     // Round 2 has its own 3 attempts, then round 3 comes after about 5 minutes.
     const [a, b, c] = delaysOf(await runHandlings(message, [2, 3, 4]));
     expect([a, b]).toEqual([1, 2]);
@@ -301,9 +299,17 @@ describe("a round", () => {
     const { url, hook } = await setUp();
     net.endpoints.set(url, neverAnswers);
     const { deliveryId, message } = await pingMessage(hook);
-    const started = Date.now();
-    const outcomes = await runHandlings(message, [1, 2, 3], { timing: { attemptTimeoutMs: 300 } });
-    expect(Date.now() - started).toBeLessThan(3000);
+    // The attempt's 10 s limit comes from AbortSignal.timeout; the test's signal fires at 300 ms.
+    const timeout = AbortSignal.timeout.bind(AbortSignal);
+    const limits: number[] = [];
+    vi.spyOn(AbortSignal, "timeout").mockImplementation((ms) => {
+      limits.push(ms);
+      return timeout(300);
+    });
+    const started = vi.getRealSystemTime();
+    const outcomes = await runHandlings(message, [1, 2, 3]);
+    expect(vi.getRealSystemTime() - started).toBeLessThan(3000);
+    expect(limits).toEqual([10_000, 10_000, 10_000]);
     const [a, b, c] = delaysOf(outcomes);
     expect([a, b]).toEqual([1, 2]);
     expect(c).toBeGreaterThanOrEqual(60);
@@ -399,9 +405,8 @@ describe("rounds", () => {
     expect(delaysOf(await runHandlings(message, [22, 23]))).toEqual([1, 2]);
     // ...and when the last fails, the delivery is failed and nothing is left to do.
     const last = await runMessages([message], { attempts: 24 });
-    expect(last.steps).toEqual([
-      { msgId: "m0", step: { kind: "exhausted", rounds: 8, dueAt: null } },
-    ]);
+    expect(delaysOf([last])).toEqual(["done"]);
+    expect(last.attempted[0]?.delivery).toMatchObject({ status: "failed", rounds: 8 });
     expect(await heldBy(hook.id)).toEqual([]);
     const delivery = await deliveryOf(hook.id, deliveryId);
     expect(delivery.status).toBe("failed");
@@ -422,7 +427,7 @@ describe("rounds", () => {
     expect(await heldBy(hook.id)).toEqual([]);
     // A late message of the failed delivery is acked, without an attempt.
     const late = await runMessages([message], { attempts: 9 });
-    expect(late).toEqual({ acked: ["m0"], retried: [], steps: [] });
+    expect(late).toEqual({ acked: ["m0"], retried: [], attempted: [] });
     expect(net.at(url)).toHaveLength(8);
   });
 });
@@ -461,7 +466,13 @@ describe("the destination check before every attempt", () => {
     const hook = await register(company.id, url);
     net.endpoints.set(url, answers(200));
     const { deliveryId, message } = await pingMessage(hook);
-    await runMessages([message], { environment: "production" });
+    // The deliverer judges URLs in the environment its bindings name: the same object, its
+    // storage and alarm, with production's bindings.
+    await runMessages([message], { deliver: false });
+    const production = { ...env, ENVIRONMENT: "production" };
+    await runInDurableObject(endpointDeliverer(env.WEBHOOK_ENDPOINT, hook.id), (_, state) =>
+      new WebhookEndpoint(state, production).alarm(),
+    );
     expect(net.at(url)).toHaveLength(0);
     expect((await deliveryOf(hook.id, deliveryId)).attempts[0]?.error).toBe("unsafe destination");
     // In test (as in development) the same origin is exempt.
@@ -511,17 +522,15 @@ describe("a hanging endpoint", () => {
     const b = await pingMessage(fast.hook);
     await runMessages([a.message, b.message], { deliver: false });
     let slowEnded = false;
-    const slowRun = runDeliverer(slow.hook.id).then((steps) => {
+    const slowRun = runDeliverer(slow.hook.id).then(() => {
       slowEnded = true;
-      return steps;
     });
     // The fast endpoint's deliverer delivers while the slow attempt is still waiting.
-    const fastSteps = await runDeliverer(fast.hook.id);
-    expect(fastSteps.get(b.deliveryId)).toEqual({
-      kind: "done",
+    await runDeliverer(fast.hook.id);
+    expect(await deliveryOf(fast.hook.id, b.deliveryId)).toMatchObject({
       status: "delivered",
       rounds: 1,
-      dueAt: null,
+      nextAttemptAt: null,
     });
     expect(slowEnded).toBe(false);
     expect(net.at(slow.url)).toHaveLength(1);
@@ -529,14 +538,11 @@ describe("a hanging endpoint", () => {
     expect((await deliveryOf(fast.hook.id, b.deliveryId)).status).toBe("delivered");
     expect((await deliveryOf(slow.hook.id, a.deliveryId)).attempts).toEqual([]);
     release();
-    expect((await slowRun).get(a.deliveryId)).toMatchObject({
-      kind: "next-attempt",
-      delaySeconds: 1,
-      attemptsInRound: 1,
-    });
-    expect(
-      (await deliveryOf(slow.hook.id, a.deliveryId)).attempts.map((x) => x.statusCode),
-    ).toEqual([503]);
+    await slowRun;
+    const slowDelivery = await deliveryOf(slow.hook.id, a.deliveryId);
+    expect(slowDelivery).toMatchObject({ status: "pending", attemptsInRound: 1 });
+    expect(waitAfterLastAttempt(slowDelivery)).toBe(1);
+    expect(slowDelivery.attempts.map((x) => x.statusCode)).toEqual([503]);
   });
 });
 
@@ -550,7 +556,7 @@ describe("a batch", () => {
     const result = await runMessages([message, malformed], { env: unavailableDb() });
     expect(result.retried).toEqual([{ msgId: "m0", delaySeconds: 60 }]);
     expect(result.acked).toEqual(["m1"]);
-    expect(result.steps).toEqual([]);
+    expect(result.attempted).toEqual([]);
     expect(net.at(url)).toHaveLength(0);
     expect((await deliveryOf(hook.id, deliveryId)).status).toBe("pending");
   });
@@ -609,9 +615,9 @@ describe("a batch", () => {
     expect(result.acked).toHaveLength(pings.length);
     expect(result.retried).toEqual([]);
     expect(
-      result.steps
-        .filter((s) => s.step.kind === "next-attempt")
-        .map((s) => s.msgId)
+      result.attempted
+        .filter((a) => a.delivery.status === "pending" && a.delivery.attemptsInRound === 1)
+        .map((a) => a.msgId)
         .sort(),
     ).toEqual(
       pings
@@ -636,11 +642,15 @@ describe("the deliverer's alarm", () => {
     net.endpoints.set(url, answers(503));
     const { deliveryId, message } = await pingMessage(hook);
     await runMessages([message], { deliver: false });
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() }); // still ahead, and still
     const stub = endpointDeliverer(env.WEBHOOK_ENDPOINT, hook.id);
-    await runInDurableObject(stub, (instance) => instance.alarm());
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(net.at(url)).toHaveLength(1);
-    // The next attempt is due in 1 s: an alarm now does nothing.
-    await runInDurableObject(stub, (instance) => instance.alarm());
+    // The next attempt is due in 1 s: the alarm is set for then, and run now it does nothing.
+    expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBe(
+      (await heldBy(hook.id))[0]?.dueAt,
+    );
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(net.at(url)).toHaveLength(1);
     expect((await heldBy(hook.id)).map((h) => h.deliveryId)).toEqual([deliveryId]);
   });
@@ -710,7 +720,7 @@ describe("ping and replay", () => {
     const { deliveryId, message } = await pingMessage(hook);
     expect((await operator("DELETE", `/webhooks/${hook.id}`)).status).toBe(204);
     const result = await runMessages([message]);
-    expect(result.steps).toEqual([{ msgId: "m0", step: { kind: "registration-deleted" } }]);
+    expect(result.attempted).toEqual([]);
     expect(net.at(url)).toHaveLength(0);
     expect(await deliveryOf(hook.id, deliveryId)).toMatchObject({ status: "failed", attempts: [] });
     expect(await heldBy(hook.id)).toEqual([]);

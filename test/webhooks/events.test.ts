@@ -6,7 +6,7 @@
 import {
   createExecutionContext,
   createScheduledController,
-  runInDurableObject,
+  runDurableObjectAlarm,
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -25,12 +25,13 @@ import {
   type TestCompany,
 } from "../harness";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "./fake-network";
-import { deliveriesOf, register, runHandlings, runMessages } from "./webhook-harness";
+import { clockAhead, deliveriesOf, register, runHandlings, runMessages } from "./webhook-harness";
 
 let net: FakeNetwork;
 
 beforeEach(() => {
   net = fakeNetwork();
+  clockAhead();
 });
 
 afterEach(() => {
@@ -250,7 +251,9 @@ describe("the outbox sweeper", () => {
     const [pending] = await deliveriesOf(hooks.created.hook.id);
     expect(pending?.status).toBe("pending");
 
-    // Too young: left to the request that wrote it.
+    // Too young: left to the request that wrote it. The row's updated_at is D1's clock, which
+    // the test's runs ahead of (clockAhead): the sweeper reads it on D1's.
+    vi.setSystemTime(vi.getRealSystemTime());
     await sweep();
     expect(net.sent.slice(from)).toEqual([]);
 
@@ -261,7 +264,6 @@ describe("the outbox sweeper", () => {
     ]);
     await sweep();
     expect(net.sent.slice(from)).toHaveLength(1);
-    vi.useRealTimers();
 
     await runMessages([{ deliveryId: pending?.id ?? "" }]);
     const [got] = net.at(hooks.created.url);
@@ -306,7 +308,6 @@ describe("the outbox sweeper and lost messages", () => {
     ]);
     await sweep();
     expect(net.sent.slice(from)).toHaveLength(2); // sent again: quiet from now on
-    vi.useRealTimers();
 
     await runMessages([{ deliveryId: pending?.id ?? "" }]);
     expect((await deliveriesOf(hooks.created.hook.id))[0]?.status).toBe("delivered");
@@ -340,7 +341,6 @@ describe("the outbox sweeper and lost messages", () => {
     ]);
     await sweep(margin);
     expect(net.sent.slice(from)).toHaveLength(2);
-    vi.useRealTimers();
 
     await runMessages([{ deliveryId: pending?.id ?? "" }]);
     const [delivered] = await deliveriesOf(hooks.created.hook.id);
@@ -370,7 +370,6 @@ describe("the outbox sweeper and lost messages", () => {
     expect(net.sent.slice(from)).toEqual([
       { deliveryId: pending?.id, companyId: expect.any(Number) },
     ]);
-    vi.useRealTimers();
 
     net.endpoints.set(hooks.created.url, answers(200));
     await runMessages([{ deliveryId: pending?.id ?? "" }]);
@@ -393,13 +392,13 @@ describe("through the real Queue", () => {
     net.sendBatch.mockRestore();
     const res = await operator("PUT", `/stops/${stopId}/classification`, { description: "Jam" });
     expect(res.status).toBe(200);
-    // The real Queue hands the delivery to the registration's deliverer; the tests set
-    // no alarms (vitest.config.ts), so the deliverer's alarm is run here once it holds it.
+    // The real Queue hands the delivery to the registration's deliverer; its alarm is set on
+    // the test's clock (clockAhead), so it is run here once the deliverer holds the delivery.
     const deliverer = endpointDeliverer(env.WEBHOOK_ENDPOINT, hooks.created.hook.id);
     const deadline = Date.now() + 10_000;
     while (net.at(hooks.created.url).length === 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      await runInDurableObject(deliverer, (instance) => instance.alarm());
+      await runDurableObjectAlarm(deliverer);
     }
     const [got] = net.at(hooks.created.url);
     if (!got) throw new Error("not delivered through the Queue within 10 s");

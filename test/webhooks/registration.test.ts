@@ -7,15 +7,17 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { checkUrlShape, nonPublicRange, parseIPv6 } from "../../src/webhooks/url-safety";
 import { call, createCompany, operator } from "../harness";
 import { type FakeNetwork, fakeNetwork, publicEndpoint } from "./fake-network";
-import { deliveriesOf, ping, register, type Webhook } from "./webhook-harness";
+import { clockAhead, deliveriesOf, ping, register, type Webhook } from "./webhook-harness";
 
 let net: FakeNetwork;
 
 beforeEach(() => {
   net = fakeNetwork();
+  clockAhead();
 });
 
 afterEach(() => {
+  vi.useRealTimers();
   vi.restoreAllMocks();
 });
 

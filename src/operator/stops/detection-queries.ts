@@ -1,10 +1,10 @@
 /**
- * D1 work of the operator's stop-detection route (./stop-detection-routes.ts): the signal the
+ * D1 work of the operator's stop-detection route (./detection-routes.ts): the signal the
  * analog rule names.
  */
 import { asc, eq, isNull } from "drizzle-orm";
-import { type CompanyScope, owned } from "../db/company-scope";
-import { signals } from "../db/schema";
+import { type CompanyScope, owned } from "../../db/company-scope";
+import { signals } from "../../db/schema";
 
 /**
  * The machine's lowest-id signal of this name that is not deleted (as the count signal is

@@ -1,25 +1,21 @@
 /**
- * Operator diagnostics: compare rollups with a raw scan, and a machine's signal archive.
- *
- * `GET /operator/v1/signals/{public_id}/aggregate` runs the public signal-data
- * aggregation with the rollups (`strategy=rollups`, what the public route
- * does) or by decoding every raw sample of the window (`strategy=raw`, the
- * naive design). Both must give the same points; the benchmark times them
- * side by side. `GET /operator/v1/machines/{machine_id}/signal-archive` lists the machine's
- * archive objects on R2 and how many hours its store holds hot or archived. Not part of the
- * public API. Its signal lookup is in ./diagnostics-queries.ts.
+ * Operator diagnostics, not part of the public API: `GET /signals/{public_id}/aggregate` runs
+ * the public aggregation over the rollups (`strategy=rollups`) or over every raw sample
+ * (`strategy=raw`), which must give the same points; `GET /machines/{machine_id}/signal-archive`
+ * lists a machine's archive objects on R2 and its hot and archived hours. The signal lookup is
+ * in ./queries.ts (docs/operator-api.md, "Machines, signals and samples").
  */
 import { z } from "@hono/zod-openapi";
-import { notFound } from "../http/errors";
-import { isoInstant } from "../http/instants";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { IntId, UuidId } from "../http/schemas";
-import { planWindow, readMode } from "../resources/signals/aggregate";
-import { signalStore } from "../resources/signals/store";
-import { checkWindow, signalWindowQueryShape } from "../resources/signals/window";
-import { findSignalOfAnyCompany } from "./diagnostics-queries";
-import { requireMachine, scopeOfKey } from "./lookups";
-import { operatorRoute } from "./schemas";
+import { notFound } from "../../http/errors";
+import { isoInstant } from "../../http/instants";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { IntId, UuidId } from "../../http/schemas";
+import { planWindow, readMode } from "../../resources/signals/aggregate";
+import { signalStore } from "../../resources/signals/store";
+import { checkWindow, signalWindowQueryShape } from "../../resources/signals/window";
+import { requireMachine, scopeOfKey } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { findSignalOfAnyCompany } from "./queries";
 
 const AggregateQuery = z.object({
   ...signalWindowQueryShape,

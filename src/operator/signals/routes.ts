@@ -1,25 +1,26 @@
 /**
- * Operator routes for the signals of a machine and their samples: create and delete
- * signals (their queries in ./signals-queries.ts), send samples.
+ * Operator routes for the signals of a machine and their samples: create and delete signals
+ * (their queries in ./queries.ts), send samples (docs/operator-api.md, "Machines, signals and
+ * samples"; docs/signal-storage.md).
  */
 
 import { z } from "@hono/zod-openapi";
-import { notFound, unprocessable } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId, objectBody, UuidId } from "../http/schemas";
-import { COUNT_SIGNAL_NAME, countSignalId } from "../resources/signals/count-sums";
-import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { notFound, unprocessable } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId, objectBody, UuidId } from "../../http/schemas";
+import { COUNT_SIGNAL_NAME, countSignalId } from "../../resources/signals/count-sums";
+import { ingestSamples, MAX_SAMPLES_PER_CALL } from "../../resources/signals/ingest";
 import {
   forgetMissingCount,
   forgetSignal,
   lookupIngestTarget,
-} from "../resources/signals/signal-lookup";
-import { nudgeLive } from "../streams/publish";
-import { requireKeyScope, requireMachine, scopeOfKey } from "./lookups";
+} from "../../resources/signals/signal-lookup";
+import { nudgeLive } from "../../streams/publish";
+import { requireKeyScope, requireMachine, scopeOfKey } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { createSignals, deleteSignal } from "./queries";
 import { SamplesBody } from "./samples-input";
-import { operatorRoute } from "./schemas";
 import { SignalCreate } from "./signal-input";
-import { createSignals, deleteSignal } from "./signals-queries";
 
 const SignalOut = z
   .object({
@@ -45,7 +46,7 @@ export const operatorSignalsRoutes = createRouter()
       },
       description:
         "All or none. A signal is refused with 409 when its `publicId` is used (by any signal, " +
-        "deleted ones included) or given twice, or when the machine already has a live signal " +
+        "deleted ones included) or given twice, or when the machine already has a signal (not deleted) " +
         "with the same `name` and `displayName` (or the call gives that pair twice): the public " +
         "API tells signals of one name apart by their display name only.",
       responses: {

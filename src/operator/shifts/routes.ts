@@ -1,17 +1,17 @@
 /**
  * Operator routes for shift definitions (docs/metrics.md, "Shifts"); their queries are in
- * ./shifts-queries.ts and src/shifts/definitions.ts.
+ * ./queries.ts and src/shifts/definitions.ts.
  */
 
 import { z } from "@hono/zod-openapi";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../http/schemas";
-import { tellPlanChanged } from "../machine-state/notify";
-import { armMachines } from "../realtime/arm";
-import { createShiftDefinitions, listShiftDefinitions } from "../shifts/definitions";
-import { requireCompanyScope } from "./lookups";
-import { operatorRoute } from "./schemas";
-import { machinesOfShifts } from "./shifts-queries";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../../http/schemas";
+import { tellPlanChanged } from "../../machine-state/notify";
+import { armMachines } from "../../realtime/arm";
+import { createShiftDefinitions, listShiftDefinitions } from "../../shifts/definitions";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { machinesOfShifts } from "./queries";
 
 const ALL_WEEKDAYS = [1, 2, 3, 4, 5, 6, 7];
 

@@ -1,24 +1,24 @@
 /**
- * Operator routes for companies: create and list them, their signal retention and hot window, their
- * webhook signing secret (their queries in ./companies-queries.ts). Their API keys are in
- * ./api-keys-routes.ts.
+ * Operator routes for companies: create and list them, their signal retention and hot window,
+ * their webhook signing secret (their queries in ./queries.ts). Their API keys are in
+ * ../api-keys/routes.ts (docs/operator-api.md, "Companies, keys and the webhook secret").
  */
 import { z } from "@hono/zod-openapi";
-import { placeableShards } from "../db/shard-placement";
-import { SHARD_BINDING } from "../db/shards";
-import { ApiError, notFound, type ValidationIssue } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId, objectBody } from "../http/schemas";
-import { forgetCompanySignals } from "../resources/signals/signal-lookup";
+import { placeableShards } from "../../db/shard-placement";
+import { SHARD_BINDING } from "../../db/shards";
+import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId, objectBody } from "../../http/schemas";
+import { forgetCompanySignals } from "../../resources/signals/signal-lookup";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
 import {
   createCompanies,
   listCompanies,
   rotateWebhookSecret,
   setSignalHotWindow,
   setSignalRetention,
-} from "./companies-queries";
-import { requireCompanyScope } from "./lookups";
-import { operatorRoute } from "./schemas";
+} from "./queries";
 
 /**
  * The fixed-offset zones of the IANA database, `Etc/GMT-14` to `Etc/GMT+12` (POSIX signs:
@@ -36,13 +36,13 @@ const FIXED_OFFSET_ZONES = Array.from({ length: 27 }, (_, i) => i - 14)
  * exactly what is accepted (an alias such as `US/Eastern`, which `Intl.DateTimeFormat` would
  * also take, is refused).
  */
-export const TIME_ZONES: readonly string[] = [
+const TIME_ZONES: readonly string[] = [
   ...new Set(["UTC", ...FIXED_OFFSET_ZONES, ...Intl.supportedValuesOf("timeZone")]),
 ].sort();
 const KNOWN_TIME_ZONES = new Set(TIME_ZONES);
 
 /** True when `tz` is one of {@link TIME_ZONES}. */
-export function isValidTimeZone(tz: string): boolean {
+function isValidTimeZone(tz: string): boolean {
   return KNOWN_TIME_ZONES.has(tz);
 }
 

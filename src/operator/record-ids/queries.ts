@@ -1,31 +1,25 @@
 /**
- * D1 work of the operator's record-ids route (./record-ids-routes.ts): checks a list of id
- * changes and writes them in one batch.
- *
- * "Referred to" includes what a running machine holds: a realtime object keeps writes
- * behind D1 for up to 2 s (its write-behind), so the check first runs the read barrier
- * (the company's machines with held writes flush them), then reads the references; and the
- * batch that renames re-checks them inside its own transaction, so a realtime flush that
- * commits between the check and the batch makes the batch fail (409) instead of leaving a
- * live log on an id that no longer exists. Not covered: a realtime write looked up before
- * the rename that reaches its machine after it (docs/operator-api.md says so).
+ * D1 work of the record-ids route (./routes.ts): checks a list of id changes and writes them in
+ * one batch. "Referred to" includes the writes a running machine holds: the check runs the read
+ * barrier first, and the batch checks the references again inside its transaction, so a realtime
+ * flush between the two makes it a 409 (docs/operator-api.md, "Fixed record ids").
  */
 
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Database } from "../db/client";
-import { type CompanyScope, notDeleted, type SoftDeleteTable } from "../db/company-scope";
-import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../db/schema";
-import { syncPendingMachines } from "../durable/realtime-barrier";
-import type { Env } from "../env";
-import { ApiError, unprocessable } from "../http/errors";
-import { heldWritesOf } from "../realtime/machine-stub";
+import type { Database } from "../../db/client";
+import { type CompanyScope, notDeleted, type SoftDeleteTable } from "../../db/company-scope";
+import { nominalSpeeds, productionLogs, simpleWorkOrders, skus } from "../../db/schema";
+import { syncPendingMachines } from "../../durable/realtime-barrier";
+import type { Env } from "../../env";
+import { ApiError, unprocessable } from "../../http/errors";
+import { heldWritesOf } from "../../realtime/machine-stub";
 
 /** The kinds of record whose id the operator may choose. */
 export const RECORD_TYPES = ["sku", "simpleWorkOrder", "nominalSpeed", "productionLog"] as const;
 /** One of {@link RECORD_TYPES}. */
-export type RecordType = (typeof RECORD_TYPES)[number];
+type RecordType = (typeof RECORD_TYPES)[number];
 
 /** A type's table, with the columns the checks read. */
 interface TypeTable {

@@ -1,9 +1,9 @@
 /**
- * D1 query of the operator's diagnostics route (./diagnostics-routes.ts).
+ * D1 query of the operator's diagnostics route (./routes.ts).
  */
 import { and, eq, isNull } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { signals } from "../db/schema";
+import type { Database } from "../../db/client";
+import { signals } from "../../db/schema";
 
 /**
  * The signal (not deleted) with this public id, of any company: the operator addresses

@@ -1,20 +1,20 @@
 /**
  * Operator routes for the API keys of a company: issue and revoke (their queries in
- * ./api-keys-queries.ts).
+ * ./queries.ts; docs/operator-api.md, "Companies, keys and the webhook secret").
  */
 
 import { z } from "@hono/zod-openapi";
-import { forgetCredential } from "../auth/middleware";
-import { ALL_SCOPES, isKnownScope } from "../auth/scopes";
-import { scopeIn } from "../db/company-scope";
-import { forgetDirectoryAnchor } from "../db/directory-reads";
-import { notFound } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { closeCredentialConnections } from "../streams/connection-leases";
-import { issueApiKeys, revokeApiKey } from "./api-keys-queries";
-import { requireCompanyScope } from "./lookups";
-import { operatorRoute } from "./schemas";
+import { forgetCredential } from "../../auth/middleware";
+import { ALL_SCOPES, isKnownScope } from "../../auth/scopes";
+import { scopeIn } from "../../db/company-scope";
+import { forgetDirectoryAnchor } from "../../db/directory-reads";
+import { notFound } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId } from "../../http/schemas";
+import { closeCredentialConnections } from "../../streams/connection-leases";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { issueApiKeys, revokeApiKey } from "./queries";
 
 const RateLimitSchema = z
   .object({
@@ -92,12 +92,12 @@ export const operatorApiKeysRoutes = createRouter()
       const row = await revokeApiKey(c.get("directory"), api_key_id);
       if (!row) throw notFound("API key not found");
       // At once in this isolate; other isolates within CREDENTIAL_CACHE_SECONDS, and their
-      // event connections are refused by the credential's lease object from now on.
+      // stream connections are refused by the credential's lease object from now on.
       forgetCredential(`key:${row.id}`);
       // The isolate's directory anchor predates the revocation, and a replica at it may still
       // hold the key: the next lookup here goes to the primary (src/db/directory-reads.ts).
       forgetDirectoryAnchor(c.env.DB);
-      // Its open event streams close now, not at their client's next reconnect.
+      // Its open streams (SSE and WebSocket) close now, not at their client's next reconnect.
       try {
         await closeCredentialConnections(c.env, `key:${row.id}`);
       } catch (error) {

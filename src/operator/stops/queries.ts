@@ -1,14 +1,14 @@
 /**
- * D1 queries of the operator's stop routes (./stops-routes.ts): create, edit and delete.
+ * D1 queries of the operator's stop routes (./routes.ts): create, edit and delete.
  * The operator addresses a stop by its global id; a created stop takes the company of
  * its machine.
  */
 
 import { and, eq, isNull, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { type CompanyScope, softDeleted } from "../db/company-scope";
-import { stops } from "../db/schema";
-import { stopColumns } from "../reports/stops-report";
+import type { Database } from "../../db/client";
+import { type CompanyScope, softDeleted } from "../../db/company-scope";
+import { stops } from "../../db/schema";
+import { stopColumns } from "../../reports/stops-report";
 
 /** A stop to create (times in ms since the epoch; `endTime` null or absent = open). */
 export interface StopInput {
@@ -62,7 +62,7 @@ export async function createStops(
 }
 
 /** The times and company of a stop that is not deleted, or null. */
-export async function findLiveStop(
+export async function findNotDeletedStop(
   db: Database,
   stopId: number,
 ): Promise<{ startTime: number; endTime: number | null; companyId: number } | null> {

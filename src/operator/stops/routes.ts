@@ -1,21 +1,21 @@
 /**
- * Operator routes for machine stops: create, edit (close, reopen) and delete (their
- * queries in ./stops-queries.ts). Their classifications are in
- * ./stop-classifications-routes.ts.
+ * Operator routes for machine stops: create, edit (close, reopen) and delete (their queries in
+ * ./queries.ts). Their classifications, the catalog of causes and the detection settings have
+ * their routers beside it (docs/operator-api.md, "Stops and classifications").
  */
 
 import { z } from "@hono/zod-openapi";
-import { notFound, unprocessable } from "../http/errors";
-import { DateTimeMs } from "../http/filters";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId, objectBody } from "../http/schemas";
-import { tellRecordedStop } from "../machine-state/notify";
-import { StopSchema, toStopOut } from "../reports/schemas";
-import { stopEvent } from "../streams/payloads";
-import { publish } from "../streams/publish";
-import { requireMachine, requireRowScope } from "./lookups";
-import { operatorRoute } from "./schemas";
-import { createStops, deleteStop, findLiveStop, updateStop } from "./stops-queries";
+import { notFound, unprocessable } from "../../http/errors";
+import { DateTimeMs } from "../../http/filters";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId, objectBody } from "../../http/schemas";
+import { tellRecordedStop } from "../../machine-state/notify";
+import { StopSchema, toStopOut } from "../../reports/schemas";
+import { stopEvent } from "../../streams/payloads";
+import { publish } from "../../streams/publish";
+import { requireMachine, requireRowScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { createStops, deleteStop, findNotDeletedStop, updateStop } from "./queries";
 
 const StopFlags = {
   isIncludedInAvailability: z.boolean().optional().openapi({
@@ -114,7 +114,7 @@ export const operatorStopsRoutes = createRouter()
       const { stop_id } = c.req.valid("param");
       const patch = c.req.valid("json");
       const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
-      const current = await findLiveStop(db, stop_id);
+      const current = await findNotDeletedStop(db, stop_id);
       if (!current) throw notFound("Stop not found");
       const startTime = patch.startTime ?? current.startTime;
       const endTime = patch.endTime === undefined ? current.endTime : patch.endTime;

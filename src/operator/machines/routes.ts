@@ -1,15 +1,16 @@
 /**
- * Operator route that creates the machines of a company (its queries in
- * ./machines-queries.ts). Their signals and samples are in ./signals-routes.ts.
+ * Operator route that creates the machines of a company (its queries in ./queries.ts). Their
+ * signals and samples are in ../signals/routes.ts (docs/operator-api.md, "Machines, signals
+ * and samples").
  */
 
 import { z } from "@hono/zod-openapi";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { armMachines } from "../realtime/arm";
-import { requireCompanyScope } from "./lookups";
-import { createMachines } from "./machines-queries";
-import { operatorRoute } from "./schemas";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId } from "../../http/schemas";
+import { armMachines } from "../../realtime/arm";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { createMachines } from "./queries";
 
 const MachineCreate = z
   .object({

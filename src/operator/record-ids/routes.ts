@@ -1,22 +1,17 @@
 /**
- * Operator route that gives records of a company ids the operator chooses:
- * `POST /companies/{company_id}/record-ids`.
- *
- * The public API generates the uuid of every SKU, simple work order, nominal speed and
- * production log it creates. Two things need known ids instead: the demo, whose records
- * the examples of `/docs` name (scripts/lib/demo-ids.ts, docs/demo-data.md), and a plant
- * moving from another system that keeps its ids. A record takes its fixed id right after
- * its creation, before anything refers to it: a changed id must never leave a reference
- * to the old one behind, so a record that is referred to is refused. The checks and the
- * writes are in ./record-ids-queries.ts.
+ * `POST /operator/v1/companies/{company_id}/record-ids`: gives a company's SKUs, simple work
+ * orders, nominal speeds and production logs ids the operator chooses (the demo's fixed ids, a
+ * plant keeping the ids of its former system). A record anything refers to is refused, so no
+ * reference is left on an old id; the checks and writes are in ./queries.ts
+ * (docs/operator-api.md, "Fixed record ids").
  */
 
 import { z } from "@hono/zod-openapi";
-import { createRouter, ErrorSchema, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { requireCompanyScope } from "./lookups";
-import { changeRecordIds, RECORD_TYPES } from "./record-ids-queries";
-import { operatorRoute } from "./schemas";
+import { createRouter, ErrorSchema, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId } from "../../http/schemas";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { changeRecordIds, RECORD_TYPES } from "./queries";
 
 const Uuid = z.guid().transform((id) => id.toLowerCase());
 

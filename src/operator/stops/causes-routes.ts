@@ -1,15 +1,21 @@
 /**
  * Operator routes for a company's catalog of stop causes (general causes, specific causes,
  * components): the reasons its scanners pick from (`POST /v1/realtime/{machine_id}/stop-reason`,
- * which never adds one). The catalog's queries are in src/stops/causes.ts.
+ * which never adds one). The catalog's queries are in src/stops/causes.ts
+ * (docs/operator-api.md, "Stops and classifications").
  */
 
 import { z } from "@hono/zod-openapi";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { arrayBody, IntId } from "../http/schemas";
-import { addCauses, CauseCatalogSchema, causeCatalog, MAX_CATALOG_CAUSES } from "../stops/causes";
-import { requireCompanyScope } from "./lookups";
-import { operatorRoute } from "./schemas";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { arrayBody, IntId } from "../../http/schemas";
+import {
+  addCauses,
+  CauseCatalogSchema,
+  causeCatalog,
+  MAX_CATALOG_CAUSES,
+} from "../../stops/causes";
+import { requireCompanyScope } from "../lookups";
+import { operatorRoute } from "../schemas";
 
 const CauseKind = z.enum(["generalCause", "specificCause", "component"]).openapi({
   description: "Which list of the catalog: `generalCause`, `specificCause` or `component`.",

@@ -3,21 +3,21 @@
  * and set the rules its signal store detects stops with.
  */
 import { z } from "@hono/zod-openapi";
-import { unprocessable } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { IntId, objectBody } from "../http/schemas";
+import { unprocessable } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { IntId, objectBody } from "../../http/schemas";
 import {
   DEFAULT_SETTINGS,
   MAX_SAMPLE_GAP_SECONDS,
   MAX_THRESHOLD_SECONDS,
   MIN_SAMPLE_GAP_SECONDS,
   MIN_THRESHOLD_SECONDS,
-} from "../machine-state/rules";
-import { machineStateStore } from "../machine-state/signal-store";
-import { COUNT_SIGNAL_NAME } from "../resources/signals/count-sums";
-import { requireMachine } from "./lookups";
-import { operatorRoute } from "./schemas";
-import { findSignalByName } from "./stop-detection-queries";
+} from "../../machine-state/rules";
+import { machineStateStore } from "../../machine-state/signal-store";
+import { COUNT_SIGNAL_NAME } from "../../resources/signals/count-sums";
+import { requireMachine } from "../lookups";
+import { operatorRoute } from "../schemas";
+import { findSignalByName } from "./detection-queries";
 
 const AnalogRule = z
   .object({

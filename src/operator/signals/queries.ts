@@ -1,16 +1,16 @@
 /**
- * D1 queries of the operator's signal routes (./signals-routes.ts): create and delete
+ * D1 queries of the operator's signal routes (./routes.ts): create and delete
  * signals. Samples go to the machine's signal store (src/resources/signals/ingest.ts).
  */
 
 import { and, eq, isNull } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { type CompanyScope, softDeleted } from "../db/company-scope";
-import { withKeys } from "../db/directory-keys";
-import { inJsonList } from "../db/json-list";
-import { signals } from "../db/schema";
-import type { DirectoryEnv } from "../db/shards";
-import { ApiError } from "../http/errors";
+import type { Database } from "../../db/client";
+import { type CompanyScope, softDeleted } from "../../db/company-scope";
+import { withKeys } from "../../db/directory-keys";
+import { inJsonList } from "../../db/json-list";
+import { signals } from "../../db/schema";
+import type { DirectoryEnv } from "../../db/shards";
+import { ApiError } from "../../http/errors";
 
 /** A signal to create; `publicId` omitted = generated. */
 export interface SignalInput {
@@ -22,7 +22,7 @@ export interface SignalInput {
 }
 
 /** A created signal's row as stored (public id lower case). */
-export interface CreatedSignal {
+interface CreatedSignal {
   publicId: string;
   companyId: number;
   machineId: number;
@@ -38,7 +38,7 @@ export interface CreatedSignal {
  *
  * @returns the stored rows in order.
  * @throws ApiError 409 when a public id is used (by any signal, deleted ones included) or
- *   given twice, or a (name, display name) pair repeats in the call or on a live signal of
+ *   given twice, or a (name, display name) pair repeats in the call or on a not-deleted signal of
  *   the machine.
  */
 export async function createSignals(
@@ -100,7 +100,7 @@ export async function deleteSignal(db: Database, publicId: string): Promise<{ id
 
 /**
  * Refuses a signal create whose rows repeat a public id or a (name, display name) pair
- * among themselves, or a pair of a live signal of the machine (a used public id is left
+ * among themselves, or a pair of a not-deleted signal of the machine (a used public id is left
  * to the unique index: it also covers deleted signals and other machines).
  *
  * @param db the database.

@@ -1,12 +1,12 @@
 /**
- * D1 queries of the operator's machine route (./machines-routes.ts).
+ * D1 queries of the operator's machine route (./routes.ts).
  */
 
-import type { CompanyScope } from "../db/company-scope";
-import { withKeys } from "../db/directory-keys";
-import { machines } from "../db/schema";
-import type { DirectoryEnv } from "../db/shards";
-import { ApiError } from "../http/errors";
+import type { CompanyScope } from "../../db/company-scope";
+import { withKeys } from "../../db/directory-keys";
+import { machines } from "../../db/schema";
+import type { DirectoryEnv } from "../../db/shards";
+import { ApiError } from "../../http/errors";
 
 /** A machine to create; `uuid` omitted = generated, null = none (no signals access). */
 export interface MachineInput {
@@ -17,7 +17,7 @@ export interface MachineInput {
 }
 
 /** A created machine as the operator API shows it. */
-export interface CreatedMachine {
+interface CreatedMachine {
   id: number;
   uuid: string | null;
   name: string;

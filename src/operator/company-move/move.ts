@@ -1,36 +1,14 @@
 /**
- * Moving a company from its shard to another, losing no acknowledged write: copy, catch up,
- * switch, remove (docs/scaling.md, "Moving a company").
- *
- * 1. **Copy.** The source starts recording the company's changes (triggers,
- *    src/db/company-copy.ts), then every owned table is copied, parents first, while the
- *    company keeps reading and writing the source.
- * 2. **Catch up.** The realtime objects' held writes are flushed (the read barrier), and the
- *    recorded changes are applied to the target, round after round, until few are left.
- * 3. **Switch.** The directory marks the company moving: from then on, a Worker that
- *    resolves the company's shard waits (src/db/placement.ts) instead of using one. Isolates
- *    that resolved it before keep it at most `PLACEMENT_CACHE_MS`, so after that (and a
- *    grace for requests already running) the source is fenced (a write that still reaches it
- *    fails whole and is answered 503 with `Retry-After`, never lost), the last changes are
- *    applied, the row counts of every table compared, and the directory names the target:
- *    the waiting requests go on there.
- * 4. **Remove.** After another grace (reads that started on the source finish), the
- *    company's rows are deleted from the source; the fence stays (state `gone`), so a Worker
- *    that still wrote there would fail, not write where nobody reads.
- *
- * The target receives the company in state `receiving`: its figure triggers leave the copied
- * logs, stops and classifications alone, so that the kept figures and write counts copied with
- * them stay as the source has them (migrations/0017_figure-triggers-skip-copies.sql); the
- * state goes once the copy matches, before the switch.
- *
- * A failure before the switch puts everything back: the source unfenced, the directory
- * unchanged, and the target as it was (the company's rows removed, its former move state
- * back; a target that fails that too is cleaned by the next move there).
+ * Moving a company from its shard to another without losing an acknowledged write: copy,
+ * catch up, switch (the source fenced, the row counts compared, the target named), remove.
+ * The target holds the company in state `receiving` until the copy matches; a failure before
+ * the switch leaves the source, the directory and the target as they were. The steps, their
+ * waits and what clients see: docs/scaling.md, "Moving a company to another shard".
  */
-import { applyChanges, copyCompany, countRows, removeCompany } from "../db/company-copy";
-import { installMoveTriggers, moveStateOf, setMoveState } from "../db/move-fence";
+import { applyChanges, copyCompany, countRows, removeCompany } from "../../db/company-copy";
+import { installMoveTriggers, moveStateOf, setMoveState } from "../../db/move-fence";
 
-/** What a move needs of the directory and of the Worker (src/operator/company-move-routes.ts). */
+/** What a move needs of the directory and of the Worker (src/operator/company-move/routes.ts). */
 export interface MoveDeps {
   /** The D1 binding of a shard; null for an unknown name. */
   shard(name: string): D1Database | null;
@@ -54,7 +32,7 @@ export interface MoveDeps {
 }
 
 /** Extra wait after the placement cache time before fencing, and before removing, ms. */
-export const SWITCH_GRACE_MS = 1_000;
+const SWITCH_GRACE_MS = 1_000;
 
 /**
  * How long the moving mark holds at most, ms: a move cut short during its switch frees the
@@ -62,16 +40,16 @@ export const SWITCH_GRACE_MS = 1_000;
  * unfences). Well above a switch's length (the placement cache time, a grace, the last
  * changes and the counts).
  */
-export const MOVING_MARK_MS = 30_000;
+const MOVING_MARK_MS = 30_000;
 
 /** Catch-up rounds before the switch, at most. */
-export const CATCH_UP_ROUNDS = 10;
+const CATCH_UP_ROUNDS = 10;
 
 /** Changes left that are few enough to apply during the switch. */
-export const FEW_CHANGES = 200;
+const FEW_CHANGES = 200;
 
 /** What a move did. */
-export interface MoveReport {
+interface MoveReport {
   companyId: number;
   from: string;
   to: string;

@@ -1,20 +1,13 @@
 /**
- * The body of `POST /operator/v1/signals/{public_id}/samples`: at most
- * `MAX_SAMPLES_PER_CALL` samples as `samples` (`[{timestamp, value}]`) or as parallel
- * `timestamps` and `values`.
- *
- * Validation is in two steps, so that a full call stays cheap: zod checks the shape
- * (arrays, types, unknown keys, lengths), then one pass over the instants checks each
- * against zod's own ISO 8601 date-time regex (an instant without an offset is read as UTC,
- * as everywhere) and converts it to ms.
- * Running `z.iso.datetime()` plus a transform per element cost about 9 ms for 10,000
- * instants in Node (most of an ingestion call); the pass costs about 1.5 ms and
- * refuses exactly the same strings, with the same messages and the same paths
- * (`["timestamps", 3]`, `["samples", 3, "timestamp"]`).
+ * The body of `POST /operator/v1/signals/{public_id}/samples`: at most `MAX_SAMPLES_PER_CALL`
+ * samples, as `samples` (`[{timestamp, value}]`) or as parallel `timestamps` and `values`.
+ * Checked in two steps so that a full call stays cheap: zod checks the shape, then one pass
+ * checks each instant with zod's own ISO 8601 regex (no offset = UTC) and converts it to ms,
+ * with the messages and paths a per-element schema gives (docs/signal-storage.md, "Writes" under "Format").
  */
 import { z } from "@hono/zod-openapi";
-import { BEFORE_EPOCH, INSTANT, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "../http/instants";
-import { MAX_ABS_SAMPLE_VALUE, MAX_SAMPLES_PER_CALL } from "../resources/signals/ingest";
+import { BEFORE_EPOCH, INSTANT, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "../../http/instants";
+import { MAX_ABS_SAMPLE_VALUE, MAX_SAMPLES_PER_CALL } from "../../resources/signals/ingest";
 
 /** A sample value: finite, within the bound that keeps every bucket's sum finite. */
 const sampleValue = z
@@ -38,7 +31,7 @@ const two = (s: string, i: number) => digit(s, i) * 10 + digit(s, i + 1);
  * Ms since the epoch of an ISO 8601 date-time that `DATE_TIME` accepts.
  *
  * The two forms `toISOString` writes (`YYYY-MM-DDTHH:MM:SSZ` and `...SS.sssZ`) are read
- * digit by digit (`Date.parse` costs about 0.3 µs a string in Node, several in workerd);
+ * digit by digit, faster than `Date.parse` (docs/signal-storage.md, "Writes" under "Format");
  * every other accepted form (offsets, other fraction lengths) goes to `Date.parse`. The
  * regex has already checked the calendar (month lengths, leap days), so `Date.UTC`
  * never rolls a day over.
@@ -77,7 +70,7 @@ const dateTimeString = z.string().openapi({
 });
 
 /** Validated samples in the store's form: `values[i]` at `ts[i]` (ms), in the body's order. */
-export interface ParsedSamples {
+interface ParsedSamples {
   ts: number[];
   values: number[];
 }

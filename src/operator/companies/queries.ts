@@ -1,23 +1,23 @@
 /**
- * D1 queries of the operator's company routes (./companies-routes.ts): create (and place on
+ * D1 queries of the operator's company routes (./routes.ts): create (and place on
  * a shard) and list companies, their signal retention and their webhook signing secret. The
  * directory holds the authoritative row; each change writes it first (its revision + 1) and
  * then copies it to the company's mirror in its shard (src/db/company-mirror.ts), so a crash
  * between the two leaves the mirror pending, and it is repaired, never silently stale.
  */
 import { asc, eq, inArray, sql } from "drizzle-orm";
-import { randomToken } from "../auth/api-keys";
-import { type CompanyRow, copyToMirror, markMirrored, mirrorUpsert } from "../db/company-mirror";
-import type { CompanyScope } from "../db/company-scope";
-import { companies } from "../db/schema";
-import { placeCompanies, type ShardState } from "../db/shard-placement";
-import { type DirectoryEnv, directoryDb, shardBindings } from "../db/shards";
+import { randomToken } from "../../auth/api-keys";
+import { type CompanyRow, copyToMirror, markMirrored, mirrorUpsert } from "../../db/company-mirror";
+import type { CompanyScope } from "../../db/company-scope";
+import { companies } from "../../db/schema";
+import { placeCompanies, type ShardState } from "../../db/shard-placement";
+import { type DirectoryEnv, directoryDb, shardBindings } from "../../db/shards";
 
 /** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
-export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 
 /** A new webhook signing secret: `whsec_` + 32 random bytes in base64url (docs/webhooks.md). */
-export function newWebhookSecret(): string {
+function newWebhookSecret(): string {
   return `whsec_${randomToken(32)}`;
 }
 

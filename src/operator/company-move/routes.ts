@@ -1,67 +1,16 @@
 /**
  * The operator's move command: `POST /operator/v1/companies/{company_id}/move` with
- * `{ "shard": "SHARD_1" }` moves the company's rows to that shard (./company-move.ts) and
- * answers what it did once the company reads and writes there.
+ * `{ "shard": "SHARD_1" }` moves the company's rows to that shard (./move.ts) and answers what
+ * it did once the company reads and writes there (docs/scaling.md, "Moving a company to
+ * another shard").
  */
 import { z } from "@hono/zod-openapi";
-import { createDb } from "../db/client";
-import { scopeIn } from "../db/company-scope";
-import { freshRange } from "../db/shard-placement";
-import { forgetShard, SHARD_CACHE_MS, shardBindings } from "../db/shards";
-import { syncPendingMachines } from "../durable/realtime-barrier";
-import type { Env } from "../env";
-import { ApiError } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { IntId, objectBody } from "../http/schemas";
-import { heldWritesOf } from "../realtime/machine-stub";
-import { type MoveDeps, MoveError, moveCompany } from "./company-move";
-import { operatorRoute } from "./schemas";
-
-/** The Worker's side of a move: the directory (`DB`), the shards and the realtime objects. */
-export function moveDeps(env: Env): MoveDeps {
-  const bindings = shardBindings(env);
-  return {
-    shard: (name) => bindings.get(name) ?? null,
-    placementOf: async (companyId) => {
-      const row = await env.DB.prepare("SELECT shard FROM companies WHERE id = CAST(?1 AS INTEGER)")
-        .bind(companyId)
-        .first<{ shard: string | null }>();
-      return row ? (row.shard ?? null) : null;
-    },
-    markMoving: async (companyId, until) => {
-      await env.DB.prepare(
-        "UPDATE companies SET moving_until = CAST(?2 AS INTEGER) WHERE id = CAST(?1 AS INTEGER)",
-      )
-        .bind(companyId, until)
-        .run();
-    },
-    switchTo: async (companyId, target) => {
-      const from = await env.DB.prepare(
-        "SELECT shard FROM companies WHERE id = CAST(?1 AS INTEGER)",
-      )
-        .bind(companyId)
-        .first<{ shard: string }>();
-      await env.DB.batch([
-        env.DB.prepare(
-          "UPDATE companies SET shard = ?2, moving_until = NULL WHERE id = CAST(?1 AS INTEGER)",
-        ).bind(companyId, target),
-        // Rows with ids of the old shard's ranges are now in the target (src/db/shards.ts, locateById).
-        env.DB.prepare(
-          "INSERT INTO company_departures (from_shard, company_id) VALUES (?1, CAST(?2 AS INTEGER)) " +
-            "ON CONFLICT DO NOTHING",
-        ).bind(from?.shard ?? "", companyId),
-      ]);
-      forgetShard(companyId);
-    },
-    freshIdRanges: async (target) => {
-      await freshRange(env, target);
-    },
-    flushRealtime: (source, companyId) =>
-      syncPendingMachines(heldWritesOf(env), scopeIn(createDb(source), companyId)),
-    placementCacheMs: SHARD_CACHE_MS,
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  };
-}
+import { ApiError } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { IntId, objectBody } from "../../http/schemas";
+import { operatorRoute } from "../schemas";
+import { MoveError, moveCompany } from "./move";
+import { moveDeps } from "./queries";
 
 const MoveRequest = z
   .object({

@@ -1,18 +1,17 @@
 /**
  * Operator routes for the classification of a machine stop (PUT and DELETE), over the one
- * classification path every door shares (src/stops/classify.ts: the rows, the webhook
- * event and the stream event of a change). A classification change costs four D1 round
- * trips (the stop, its shift plan, the batch, and recording the messages sent).
+ * classification path every door shares (src/stops/classify.ts: the rows, the webhook event and
+ * the stream event of a change; docs/operator-api.md, "Stops and classifications").
  */
 
 import { z } from "@hono/zod-openapi";
-import { notFound } from "../http/errors";
-import { createRouter, jsonResponse } from "../http/openapi";
-import { IntId, objectBody } from "../http/schemas";
-import { ClassificationSchema } from "../reports/schemas";
-import { classifyStop, unclassifyStop } from "../stops/classify";
-import { requireRowScope } from "./lookups";
-import { operatorRoute } from "./schemas";
+import { notFound } from "../../http/errors";
+import { createRouter, jsonResponse } from "../../http/openapi";
+import { IntId, objectBody } from "../../http/schemas";
+import { ClassificationSchema } from "../../reports/schemas";
+import { classifyStop, unclassifyStop } from "../../stops/classify";
+import { requireRowScope } from "../lookups";
+import { operatorRoute } from "../schemas";
 
 const CauseName = z
   .object({ name: z.string().trim().regex(/\S/, "Must not be blank").max(200) })
@@ -66,8 +65,8 @@ export const operatorStopClassificationsRoutes = createRouter()
       tags: ["Stops"],
       summary: "Delete a stop's classification",
       description:
-        "Emits `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (live " +
-        "events). A stop without a classification is a 404.",
+        "Emits `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (stream " +
+        "event). A stop without a classification is a 404.",
       request: { params: StopParam },
       responses: { 204: { description: "Deleted." } },
     }),

@@ -1,9 +1,9 @@
 /**
- * D1 query of the operator's shift routes (./shifts-routes.ts); the definitions
+ * D1 query of the operator's shift routes (./routes.ts); the definitions
  * themselves are stored and listed by src/shifts/definitions.ts.
  */
-import type { CompanyScope } from "../db/company-scope";
-import { machineIdsQuery } from "../shifts/plan";
+import type { CompanyScope } from "../../db/company-scope";
+import { machineIdsQuery } from "../../shifts/plan";
 
 /**
  * The machines that new shift definitions apply to, so that their realtime objects can be

@@ -1,12 +1,12 @@
 /**
- * D1 queries of the operator's API-key routes (./api-keys-routes.ts): issue and revoke.
+ * D1 queries of the operator's API-key routes (./routes.ts): issue and revoke.
  */
 
 import { eq } from "drizzle-orm";
-import { generateApiKey } from "../auth/api-keys";
-import type { Database } from "../db/client";
-import type { CompanyScope } from "../db/company-scope";
-import { apiKeys } from "../db/schema";
+import { generateApiKey } from "../../auth/api-keys";
+import type { Database } from "../../db/client";
+import type { CompanyScope } from "../../db/company-scope";
+import { apiKeys } from "../../db/schema";
 
 /** A key's request budget: at most `requests` per `periodSeconds`. */
 export interface RateLimit {
@@ -22,7 +22,7 @@ export interface ApiKeyInput {
 }
 
 /** An issued key, with its secret `key` (shown once; only its SHA-256 hash is stored). */
-export interface IssuedApiKey {
+interface IssuedApiKey {
   id: number;
   name: string;
   key: string;
