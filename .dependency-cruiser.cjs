@@ -22,14 +22,9 @@ module.exports = {
       severity: "error",
       comment: "Only the app mounts route modules; nothing below them imports one.",
       from: { path: "^src/", pathNot: "^src/(app|index)\\.ts$|^src/operator/index\\.ts$" },
-      // The operator API's routers: src/operator/<name>-routes.ts, each beside the
-      // <name>-queries.ts that holds its D1 work (mounted by operator/index.ts).
-      // scripts/check-dependency-rules.ts fails when a path matches no file.
-      to: {
-        path:
-          "(^src/.*/routes\\.ts$)|" +
-          "(^src/operator/[^/]+-routes\\.ts$)",
-      },
+      // A resource's router is <resource>/routes.ts; a sub-resource's, beside it, is
+      // <resource>/<sub>-routes.ts (operator/stops/classifications-routes.ts).
+      to: { path: "^src/.*/(routes|[^/]+-routes)\\.ts$" },
     },
     {
       name: "public-api-not-on-operator",

@@ -1,12 +1,12 @@
 /**
  * What the operator CLI checks before it calls the API, with the API's own rules, so that
  * a mistake is named in terms of the command's options rather than of a 422's `loc`.
- * The signal rules are the API's zod schema itself (src/operator/signal-input.ts); a signal
+ * The signal rules are the API's zod schema itself (src/operator/signals/signal-input.ts); a signal
  * whose name and display name repeat on its machine is refused by the API (409), which is
  * the only place that sees the machine's signals.
  */
 import { isKnownScope } from "../../src/auth/scopes";
-import { SignalCreate } from "../../src/operator/signal-input";
+import { SignalCreate } from "../../src/operator/signals/signal-input";
 import type { SignalInput } from "./operator-api";
 import { ALL_SCOPES, READ_SCOPES } from "./scopes";
 

@@ -1,7 +1,7 @@
 /**
  * A company's rows copied from one database to another, table by table over the schema's
  * owned tables (./company-tables.ts), for moving a company between shards
- * (src/operator/company-move.ts): a bulk copy while the company keeps writing, the changes
+ * (src/operator/company-move/move.ts): a bulk copy while the company keeps writing, the changes
  * made meanwhile (recorded by triggers) applied after it, a fence that refuses the
  * company's writes in the source while the last changes are applied, and the removal of the
  * source's rows once the company reads and writes elsewhere.

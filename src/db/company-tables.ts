@@ -1,7 +1,7 @@
 /**
  * The tables whose rows a company owns, read from the Drizzle schema (src/db/schema.ts), for
  * the work that handles a company's rows as a whole, table by table, whatever the tables are:
- * moving a company to another database (src/operator/company-move*.ts). A table added to the
+ * moving a company to another database (src/operator/company-move/). A table added to the
  * schema is handled without a change here.
  *
  * A table is owned when it has a `company_id` column, or a foreign key to an owned table

@@ -27,7 +27,7 @@ export const RANGE_SIZE = 2 ** 40;
  * How long an isolate keeps a company's shard, ms, counted from the instant its directory
  * answer reflects (a replica at most `DIRECTORY_ANCHOR_MS` behind: ./directory-reads.ts). A
  * move marks the company moving, waits this long (every isolate has read the mark by then)
- * and a grace, then fences the old shard and switches (src/operator/company-move.ts): 2 s
+ * and a grace, then fences the old shard and switches (src/operator/company-move/move.ts): 2 s
  * keeps that pause short, for one directory read per company and isolate every 2 s.
  */
 export const SHARD_CACHE_MS = 2_000;

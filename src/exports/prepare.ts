@@ -11,7 +11,7 @@ import { ApiError, unprocessable, type ValidationIssue } from "../http/errors";
 import { heldWritesOf } from "../realtime/machine-stub";
 import { metricsReport } from "../reports/metrics-report";
 import { stopsReport } from "../reports/stops-report";
-import { filterLogs } from "../resources/production-logs/search";
+import { filterLogs } from "../resources/production-logs/read";
 import { listedSignalsOf } from "../resources/signals/queries";
 import { AGG_UNIT_MS, bucketsTouched } from "../resources/signals/window";
 import {

@@ -9,7 +9,7 @@ import { KpiReportFiltersSchema } from "../reports/kpi-schemas";
 import { MetricsReportFiltersSchema } from "../reports/metrics-schemas";
 import { StopsReportFiltersSchema } from "../reports/stops-report";
 import { ProductionLogFiltersSchema } from "../resources/production-logs/schemas";
-import { Uuid } from "../resources/signals/data";
+import { Uuid } from "../resources/signals/schemas";
 import { signalWindowQueryShape } from "../resources/signals/window";
 
 /** The datasets an export copies, each the rows of one endpoint. */

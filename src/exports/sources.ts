@@ -23,9 +23,9 @@ import {
   StopsReportRowSchema,
   stopsReport,
 } from "../reports/stops-report";
+import { filterLogs, machinesFilterCanTouch } from "../resources/production-logs/read";
 import type { ProductionLogFilters } from "../resources/production-logs/schemas";
 import { ProductionLogSchema } from "../resources/production-logs/schemas";
-import { filterLogs, machinesFilterCanTouch } from "../resources/production-logs/search";
 import type { AggFunction } from "../resources/signals/aggregate";
 import { readSeries } from "../resources/signals/data";
 import type { ListedSignal } from "../resources/signals/queries";

@@ -24,12 +24,13 @@ import {
   stopsReport,
 } from "../reports/stops-report";
 import { MachineSchema } from "../resources/machines/schemas";
+import { filterLogs, machinesFilterCanTouch } from "../resources/production-logs/read";
 import {
   ProductionLogFiltersSchema,
   ProductionLogSchema,
 } from "../resources/production-logs/schemas";
-import { filterLogs, machinesFilterCanTouch } from "../resources/production-logs/search";
-import { SignalDataSchema, signalData, Uuid } from "../resources/signals/data";
+import { signalData } from "../resources/signals/data";
+import { SignalDataSchema, Uuid } from "../resources/signals/schemas";
 import { seriesJson } from "../resources/signals/series-json";
 import { MAX_POINTS, MAX_WINDOW_MS, signalWindowQueryShape } from "../resources/signals/window";
 import { MachineNowSchema, machineNow } from "./machine-now";

@@ -1,17 +1,22 @@
+/**
+ * The operator API (`/operator/v1`): mounts each resource's router (one folder per resource,
+ * docs/architecture.md, "Layout") and serves its own OpenAPI document, behind the operator
+ * token like its routes (docs/operator-api.md).
+ */
 import { createRouter } from "../http/openapi";
-import { operatorApiKeysRoutes } from "./api-keys-routes";
+import { operatorApiKeysRoutes } from "./api-keys/routes";
 import { operatorAuth } from "./auth";
-import { operatorCompaniesRoutes } from "./companies-routes";
-import { operatorCompanyMoveRoutes } from "./company-move-routes";
-import { operatorDiagnosticsRoutes } from "./diagnostics-routes";
-import { operatorMachinesRoutes } from "./machines-routes";
-import { operatorRecordIdsRoutes } from "./record-ids-routes";
-import { operatorShiftsRoutes } from "./shifts-routes";
-import { operatorSignalsRoutes } from "./signals-routes";
-import { operatorStopCausesRoutes } from "./stop-causes-routes";
-import { operatorStopClassificationsRoutes } from "./stop-classifications-routes";
-import { operatorStopDetectionRoutes } from "./stop-detection-routes";
-import { operatorStopsRoutes } from "./stops-routes";
+import { operatorCompaniesRoutes } from "./companies/routes";
+import { operatorCompanyMoveRoutes } from "./company-move/routes";
+import { operatorDiagnosticsRoutes } from "./diagnostics/routes";
+import { operatorMachinesRoutes } from "./machines/routes";
+import { operatorRecordIdsRoutes } from "./record-ids/routes";
+import { operatorShiftsRoutes } from "./shifts/routes";
+import { operatorSignalsRoutes } from "./signals/routes";
+import { operatorStopCausesRoutes } from "./stops/causes-routes";
+import { operatorStopClassificationsRoutes } from "./stops/classifications-routes";
+import { operatorStopDetectionRoutes } from "./stops/detection-routes";
+import { operatorStopsRoutes } from "./stops/routes";
 import { operatorWebhooksRoutes } from "./webhooks/routes";
 
 /** Builds the operator sub-app (mounted at `/operator/v1`); its document needs the operator token too. */

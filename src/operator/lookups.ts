@@ -40,7 +40,7 @@ export async function requireCompanyScope(
  *
  * @returns the owner's scope, or null when the row is nowhere its company lives.
  */
-export async function scopeOfRow(
+async function scopeOfRow(
   env: DirectoryEnv,
   table: GlobalIdTable,
   id: number,

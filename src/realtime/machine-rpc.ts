@@ -5,7 +5,7 @@
  * (and the class, which calls other modules, is imported by nothing but the Worker's
  * entry: no import cycle, type-only ones included).
  */
-import type { LiveLogOwnerRpc } from "../resources/production-logs/live-log-owner";
+import type { LiveLogOwnerRpc } from "../resources/production-logs/running-shift";
 import type {
   OperatorWrite,
   SegmentUpdate,

@@ -287,7 +287,7 @@ export class MachineStore {
 
   /**
    * Makes `operatorId` (null: nobody) the operator of the segment whose log is `logId`,
-   * whatever the assignments say (a PATCH of the log: src/resources/production-logs/live-log-owner.ts).
+   * whatever the assignments say (a PATCH of the log: src/resources/production-logs/running-shift.ts).
    *
    * @returns false when no segment of the timeline has that log.
    */

@@ -6,7 +6,7 @@
 import { namedStub } from "../durable/named-stub";
 import type { FlushHeldWrites } from "../durable/realtime-barrier";
 import type { Env } from "../env";
-import type { LiveLogOwnerOf } from "../resources/production-logs/live-log-owner";
+import type { LiveLogOwnerOf } from "../resources/production-logs/running-shift";
 import type { RealtimeMachineRpc } from "./machine-rpc";
 import type { MachineKey } from "./machine-types";
 
@@ -57,7 +57,7 @@ export function heldWritesOf(env: Pick<Env, "REALTIME_MACHINE">): FlushHeldWrite
 
 /**
  * The production-log endpoints' way to a machine's object, for its live logs
- * (src/resources/production-logs/live-log-owner.ts).
+ * (src/resources/production-logs/running-shift.ts).
  */
 export function liveLogOwnersOf(env: Pick<Env, "REALTIME_MACHINE">): LiveLogOwnerOf {
   return (companyId, machineId) => machineObject(env, companyId, machineId);

@@ -12,7 +12,7 @@
  */
 import { ownedText } from "../db/company-scope";
 import { inJsonListText } from "../db/json-list";
-import { REALTIME_LOG_COLUMNS } from "../resources/production-logs/live-log-owner";
+import { REALTIME_LOG_COLUMNS } from "../resources/production-logs/running-shift";
 
 /** What one production log row of a segment holds (besides its company and machine); instants in ms. */
 export interface LiveLog {
@@ -50,7 +50,7 @@ export const LOGS_PER_STATEMENT = 500;
  * costs D1 one statement per 500 logs, not one per log (D1 allows 1,000 queries
  * per invocation, and each costs a round of parsing and planning).
  * Only `REALTIME_LOG_COLUMNS` are written (the live-log owner's list,
- * src/resources/production-logs/live-log-owner.ts): `is_reviewed` and `work_order_id`
+ * src/resources/production-logs/running-shift.ts): `is_reviewed` and `work_order_id`
  * belong to the log's reviewers, and a deleted row (`deleted_at`) is left as it is, so
  * that nothing counts it again. A row that already holds every value (the periodic
  * refresh of a log whose samples did not change) is left as it is, `updated_at`

@@ -218,7 +218,7 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
   }
 
   /**
-   * A PATCH of a live log's operator (src/resources/production-logs/live-log-owner.ts): the
+   * A PATCH of a live log's operator (src/resources/production-logs/running-shift.ts): the
    * segment of that log has this operator (null: nobody) from now on, whatever the
    * assignments say, so every flush writes it; returns once D1 shows it, as a write does.
    *

@@ -175,7 +175,7 @@ export const RealtimeStateSchema = z
       })
       .openapi({ description: "The shift instance the machine is running now." }),
     // `.or(z.null())`: `.nullable()` of a registered schema would make the component itself
-    // nullable in the document (zod-openapi); see MachineRefObject in nominal-speeds/references.ts.
+    // nullable in the document (zod-openapi); see MachineRefObject in resources/references.ts.
     current: RealtimeSegmentSchema.or(z.null()).openapi({
       description:
         "The SKU and work order the machine is on now, with their `start`, `quantity` and " +

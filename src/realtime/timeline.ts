@@ -44,7 +44,7 @@ export interface Segment {
   customJson: string | null;
   /**
    * The operator a PATCH of the segment's log set (null: nobody), which wins over the
-   * assignments from then on; absent when none did (src/resources/production-logs/live-log-owner.ts).
+   * assignments from then on; absent when none did (src/resources/production-logs/running-shift.ts).
    */
   operator?: number | null;
 }

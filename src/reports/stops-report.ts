@@ -75,7 +75,7 @@ export const StopsReportRowSchema = z
     company: CompanyRefSchema,
     machine: MachineRefSchema,
     // `.or(z.null())`: `.nullable()` of a registered schema would make the component itself
-    // nullable in the document (zod-openapi); see MachineRefObject in nominal-speeds/references.ts.
+    // nullable in the document (zod-openapi); see MachineRefObject in resources/references.ts.
     shift: ReportShiftSchema.or(z.null()).openapi({
       description: "The shift instance containing the stop's start; null when none.",
     }),

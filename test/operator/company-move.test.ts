@@ -1,5 +1,5 @@
 /**
- * Moving a company between shards (src/operator/company-move.ts) under load: a writer sends
+ * Moving a company between shards (src/operator/company-move/move.ts) under load: a writer sends
  * production logs through the public API and realtime SKU changes, aiming at 50 writes a
  * second, while the operator moves the company; afterwards every acknowledged write is on the new
  * shard, nothing of the company is left on the old one, no answer was a 5XX other than the

@@ -1,5 +1,5 @@
 /**
- * `POST /operator/v1/companies/{company_id}/record-ids` (src/operator/record-ids-routes.ts): a
+ * `POST /operator/v1/companies/{company_id}/record-ids` (src/operator/record-ids/routes.ts): a
  * record takes the id the operator gives it, before anything refers to it, all or none.
  */
 import { env } from "cloudflare:test";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { parseDateTime, SamplesBody } from "../../src/operator/samples-input";
+import { parseDateTime, SamplesBody } from "../../src/operator/signals/samples-input";
 import { createCompany, createMachines, createSignal, operator } from "../harness";
 
 /**

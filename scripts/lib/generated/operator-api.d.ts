@@ -981,7 +981,7 @@ export interface paths {
         put?: never;
         /**
          * Create signals of a machine
-         * @description All or none. A signal is refused with 409 when its `publicId` is used (by any signal, deleted ones included) or given twice, or when the machine already has a live signal with the same `name` and `displayName` (or the call gives that pair twice): the public API tells signals of one name apart by their display name only.
+         * @description All or none. A signal is refused with 409 when its `publicId` is used (by any signal, deleted ones included) or given twice, or when the machine already has a signal (not deleted) with the same `name` and `displayName` (or the call gives that pair twice): the public API tells signals of one name apart by their display name only.
          */
         post: {
             parameters: {
@@ -2136,7 +2136,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a stop's classification
-         * @description Emits `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (live events). A stop without a classification is a 404.
+         * @description Emits `MachineStopClassificationDeleted` (webhook) and `stop.unclassified` (stream event). A stop without a classification is a 404.
          */
         delete: {
             parameters: {

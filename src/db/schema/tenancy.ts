@@ -52,7 +52,7 @@ export const companies = sqliteTable(
     mirroredRevision: integer("mirrored_revision").notNull().default(0),
     /**
      * While the company is being moved to another shard: until when (ms since the epoch) its
-     * requests wait for the switch instead of using `shard` (src/operator/company-move.ts). A
+     * requests wait for the switch instead of using `shard` (src/operator/company-move/move.ts). A
      * mark past its time is ignored, so a move cut short cannot hold the company for ever.
      * Directory row only.
      */

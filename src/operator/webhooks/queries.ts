@@ -15,7 +15,7 @@ import { paginate } from "../../http/pagination";
 import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/webhook-events";
 import type { DELIVERY_STATUSES } from "./schemas";
 
-export const webhookColumns = {
+const webhookColumns = {
   id: webhooks.id,
   name: webhooks.name,
   url: webhooks.url,
@@ -24,7 +24,7 @@ export const webhookColumns = {
 };
 
 /** A stored registration as the API shows it. */
-export function toWebhookOut(row: {
+function toWebhookOut(row: {
   id: string;
   name: string;
   url: string;
@@ -37,7 +37,7 @@ export function toWebhookOut(row: {
 }
 
 /** A registration to create. */
-export interface WebhookInput {
+interface WebhookInput {
   name: string;
   url: string;
   eventType: (typeof CLASSIFICATION_EVENT_TYPES)[number];
@@ -126,7 +126,7 @@ export async function webhookExists(db: Database, webhookId: string): Promise<bo
 }
 
 /** One recorded attempt; `at` in ms since the epoch. */
-export interface AttemptRow {
+interface AttemptRow {
   requestId: string;
   at: number;
   durationMs: number;

@@ -44,7 +44,7 @@ export const WebhookSchema = z
   })
   .openapi("Webhook");
 
-export const AttemptSchema = z
+const AttemptSchema = z
   .object({
     requestId: z.string().openapi({ description: "`X-Service-Request-Id` of the attempt." }),
     at: dateTime().openapi({ description: "When the attempt started." }),

@@ -12,7 +12,7 @@ import { machines, nominalSpeeds, skus } from "../../db/schema";
 import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, numericConditions } from "../../http/search";
 import { syncConditions, syncOrder } from "../../http/sync";
-import type { ResolvedMachine, ResolvedSku } from "./references";
+import type { ResolvedMachine, ResolvedSku } from "../references";
 import type { NominalSpeedFilters } from "./schemas";
 
 /** A nominal speed with its machine and SKU (instants in ms since the epoch). */

@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { publicRoute } from "../../app-chain/public-route";
 import { scopeOf } from "../../app-env";
-import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { notFound } from "../../http/errors";
 import { isoInstant as iso } from "../../http/instants";
 import { createRouter, ErrorSchema, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
 import { pagedResponseSchema, pageEnvelope, pageRequest } from "../../http/pagination";
@@ -14,24 +14,10 @@ import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/sche
 import {
   filterNominalSpeeds,
   findNominalSpeed,
-  findPairHolders,
-  insertNominalSpeeds,
-  isPairConflict,
-  type NewNominalSpeed,
   type NominalSpeedRow,
-  type PairHolder,
   softDeleteNominalSpeed,
-  updateNominalSpeed,
 } from "./queries";
-import {
-  type ResolvedMachine,
-  type ResolvedSku,
-  resolvedOrIssue,
-  resolveItemReferences,
-  resolveMachineRefs,
-  resolveOne,
-  resolveSkuRefs,
-} from "./references";
+import { createNominalSpeeds, patchNominalSpeed } from "./rules";
 import {
   NominalSpeedCreateSchema,
   NominalSpeedFiltersSchema,
@@ -41,31 +27,13 @@ import {
 } from "./schemas";
 
 /** Shapes a nominal speed for the API: instants as ISO 8601 strings. */
-export function toNominalSpeedOut(row: NominalSpeedRow): NominalSpeedOut {
+function toNominalSpeedOut(row: NominalSpeedRow): NominalSpeedOut {
   return {
     ...row,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
     deletedAt: row.deletedAt === null ? null : iso(row.deletedAt),
   };
-}
-
-/**
- * 409 naming the live nominal speed(s) that already hold the pairs.
- *
- * @param holders the holders found; `describe` names a pair for the message.
- */
-function pairConflict(
-  holders: readonly PairHolder[],
-  describe: (h: PairHolder) => string,
-): ApiError {
-  const shown = holders.slice(0, 10).map((h) => `${describe(h)}: ${h.id}`);
-  const more = holders.length > shown.length ? ` (and ${holders.length - shown.length} more)` : "";
-  return new ApiError(
-    409,
-    `A nominal speed already exists for ${shown.join("; ")}${more}. ` +
-      "There is at most one per machine and SKU: update it with PATCH, or delete it first.",
-  );
 }
 
 const IdParam = z.object({ nominal_speed_id: UuidId("nominal_speed_id") });
@@ -171,60 +139,8 @@ const deleteRoute = publicRoute("nominal_speeds.delete", {
 
 export const nominalSpeedsRoutes = createRouter()
   .openapi(createRoute, async (c) => {
-    const scope = scopeOf(c);
-    const items = c.req.valid("json");
-    const [machineResolutions, skuResolutions] = await resolveItemReferences(scope, items);
-    const issues: ValidationIssue[] = [];
-    const rows: NewNominalSpeed[] = [];
-    const firstIndexOfPair = new Map<string, number>();
-    items.forEach((item, i) => {
-      const machineResolution = machineResolutions[i];
-      const skuResolution = skuResolutions[i];
-      if (!machineResolution || !skuResolution) return;
-      const machine = resolvedOrIssue(machineResolution, ["body", i, "machine"], issues);
-      const sku = resolvedOrIssue(skuResolution, ["body", i, "sku"], issues);
-      if (!machine || !sku) return;
-      const pair = `${machine.id}|${sku.id}`;
-      const earlier = firstIndexOfPair.get(pair);
-      if (earlier !== undefined) {
-        issues.push({
-          loc: ["body", i],
-          msg: `Same machine and SKU as item ${earlier}: at most one nominal speed per pair`,
-          type: "value_error",
-        });
-        return;
-      }
-      firstIndexOfPair.set(pair, i);
-      rows.push({
-        machine,
-        sku,
-        nominalSpeed: item.nominalSpeed,
-        countingFactor: item.countingFactor ?? 1,
-      });
-    });
-    if (issues.length > 0) throw new ApiError(422, issues);
-
-    const machinesById = new Map<number, ResolvedMachine>(
-      rows.map((r) => [r.machine.id, r.machine]),
-    );
-    const skusById = new Map<string, ResolvedSku>(rows.map((r) => [r.sku.id, r.sku]));
-    const describe = (h: PairHolder) =>
-      `machine "${machinesById.get(h.machineId)?.name ?? h.machineId}" (id ${h.machineId}) and ` +
-      `SKU "${skusById.get(h.skuId)?.sku ?? h.skuId}" (id ${h.skuId})`;
-    const pairs = rows.map((r) => ({ machineId: r.machine.id, skuId: r.sku.id }));
-    const holders = await findPairHolders(scope, pairs);
-    if (holders.length > 0) throw pairConflict(holders, describe);
-    try {
-      const created = await insertNominalSpeeds(scope, rows);
-      return c.json(created.map(toNominalSpeedOut), 200);
-    } catch (error) {
-      // Another request took a pair between the check and the insert.
-      if (isPairConflict(error)) {
-        const raced = await findPairHolders(scope, pairs);
-        if (raced.length > 0) throw pairConflict(raced, describe);
-      }
-      throw error;
-    }
+    const created = await createNominalSpeeds(scopeOf(c), c.req.valid("json"));
+    return c.json(created.map(toNominalSpeedOut), 200);
   })
   .openapi(filterRoute, async (c) => {
     const filters = c.req.valid("json");
@@ -238,53 +154,8 @@ export const nominalSpeedsRoutes = createRouter()
     return c.json(toNominalSpeedOut(row), 200);
   })
   .openapi(patchRoute, async (c) => {
-    const scope = scopeOf(c);
     const { nominal_speed_id } = c.req.valid("param");
-    const id = nominal_speed_id.toLowerCase();
-    const patch = c.req.valid("json");
-    const current = await findNominalSpeed(scope, id);
-    if (!current) throw notFound("Nominal speed not found");
-    const issues: ValidationIssue[] = [];
-    const [machineResolution, skuResolution] = await Promise.all([
-      patch.machine ? resolveOne(resolveMachineRefs, scope, patch.machine) : undefined,
-      patch.sku ? resolveOne(resolveSkuRefs, scope, patch.sku) : undefined,
-    ]);
-    const machine =
-      machineResolution && resolvedOrIssue(machineResolution, ["body", "machine"], issues);
-    const sku = skuResolution && resolvedOrIssue(skuResolution, ["body", "sku"], issues);
-    if (issues.length > 0) throw new ApiError(422, issues);
-
-    const target = { machine: machine ?? current.machine, sku: sku ?? current.sku };
-    const describe = (h: PairHolder) =>
-      `machine "${target.machine.name}" (id ${h.machineId}) and SKU "${target.sku.sku}" (id ${h.skuId})`;
-    const pairChanges =
-      target.machine.id !== current.machine.id || target.sku.id !== current.sku.id;
-    const pair = [{ machineId: target.machine.id, skuId: target.sku.id }];
-    if (pairChanges) {
-      const holders = await findPairHolders(scope, pair, id);
-      if (holders.length > 0) throw pairConflict(holders, describe);
-    }
-    const set: {
-      machineId?: number;
-      skuId?: string;
-      nominalSpeed?: number;
-      countingFactor?: number;
-    } = {};
-    if (machine) set.machineId = machine.id;
-    if (sku) set.skuId = sku.id;
-    if (patch.nominalSpeed !== undefined) set.nominalSpeed = patch.nominalSpeed;
-    if (patch.countingFactor !== undefined) set.countingFactor = patch.countingFactor;
-    try {
-      if (!(await updateNominalSpeed(scope, id, set))) {
-        throw notFound("Nominal speed not found");
-      }
-    } catch (error) {
-      if (isPairConflict(error)) {
-        const raced = await findPairHolders(scope, pair, id);
-        if (raced.length > 0) throw pairConflict(raced, describe);
-      }
-      throw error;
-    }
+    await patchNominalSpeed(scopeOf(c), nominal_speed_id.toLowerCase(), c.req.valid("json"));
     return c.body(null, 204);
   })
   .openapi(deleteRoute, async (c) => {

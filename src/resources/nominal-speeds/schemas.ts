@@ -11,7 +11,7 @@ import {
   stringIdListFields,
 } from "../../http/search";
 import { SyncFilterFields } from "../../http/sync";
-import { MachineRefSchema, SkuRefSchema } from "./references";
+import { MachineRefSchema, SkuRefSchema } from "../references";
 
 /** Largest nominal speed or counting factor accepted (a sanity bound, not a physical one). */
 export const MAX_RATE = 1e9;

@@ -1,19 +1,36 @@
 /**
  * `DELETE /v1/production-logs/{production_log_id}`: a soft delete, refused for a live log
- * (its realtime object's, ./live-log-owner.ts); the machine's stream is told when the log
- * may lie in the running shift, so that its live figures drop it at once.
+ * (./running-shift.ts); the machine's stream is told when the log may lie in the running
+ * shift, so that its live figures drop it at once.
  */
+import { eq } from "drizzle-orm";
+import { type CompanyScope, softDelete } from "../../db/company-scope";
+import { productionLogs } from "../../db/schema";
+import { notFound } from "../../http/errors";
+import { findLogCore } from "./queries";
+import { type LiveLogOwnerOf, mayLieInRunningShift, refuseLiveLogDelete } from "./running-shift";
 
-import type { CompanyScope } from "../../db/company-scope";
-import { ApiError, notFound } from "../../http/errors";
-import { MAX_INSTANCE_MS } from "../../shifts/plan";
-import { type LiveLogOwnerOf, liveLogIssue } from "./live-log-owner";
-import { findLogCore, softDeleteLog } from "./update";
+/**
+ * Soft-deletes a log that is not live: from then on it is gone from reads, searches and
+ * every report (they all filter `deleted_at IS NULL`). A live log (its realtime object's:
+ * ./running-shift.ts) is left as it is, in the same statement.
+ *
+ * @returns false when it does not exist for this company, is already deleted, or is live.
+ */
+async function softDeleteLog(scope: CompanyScope, id: string): Promise<boolean> {
+  const deleted = await softDelete(
+    scope,
+    productionLogs,
+    eq(productionLogs.id, id),
+    eq(productionLogs.live, false),
+  );
+  return deleted > 0;
+}
 
 /**
  * Deletes the company's log `id` unless it is live.
  *
- * @param owners reaches the machine's realtime object (./live-log-owner.ts).
+ * @param owners reaches the machine's realtime object (./running-shift.ts).
  * @param scope the caller's company.
  * @param id the log's id, lowercase.
  * @param log its machine and end as read before the read barrier (undefined when D1 did
@@ -28,14 +45,10 @@ export async function deleteLog(
 ): Promise<void> {
   if (!(await softDeleteLog(scope, id))) {
     const current = await findLogCore(scope, id);
-    if (current?.live) {
-      throw new ApiError(422, [liveLogIssue(["path", "production_log_id"], current, "deleted")]);
-    }
+    if (current?.live) refuseLiveLogDelete(current);
     throw notFound("Production log not found");
   }
-  // Only a log that ends after the earliest start a running instance can have may lie in
-  // one: older ones do not wake the machine's object.
-  if (log && log.end > Date.now() - MAX_INSTANCE_MS) {
+  if (log && mayLieInRunningShift(log.end, Date.now())) {
     await owners(scope.companyId, log.machineId).forgetLog(id);
   }
 }

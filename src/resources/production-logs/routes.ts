@@ -13,7 +13,6 @@ import { notFound } from "../../http/errors";
 import {
   BARRIER_RESPONSE,
   createRouter,
-  ErrorSchema,
   jsonResponse,
   NOT_FOUND_RESPONSE,
 } from "../../http/openapi";
@@ -21,17 +20,22 @@ import { MAX_LIMIT, pagedResponseSchema, pageEnvelope, pageRequest } from "../..
 import { arrayBody, MAX_CREATE_ITEMS, objectBody, UuidId } from "../../http/schemas";
 import { createLogs } from "./create";
 import { deleteLog } from "./delete";
-import { findExpandedLogs } from "./expanded";
-import type { LiveLogOwnerOf } from "./live-log-owner";
 import { patchLog } from "./patch";
+import { machineOfLog } from "./queries";
+import { filterLogs, findExpandedLogs, machinesFilterCanTouch } from "./read";
+import {
+  LIVE_LOG_RULE,
+  type LiveLogOwnerOf,
+  RUNNING_SHIFT_PATCH_RULE,
+  RUNNING_SHIFT_RULE,
+  SHIFT_CHANGED_RESPONSE,
+} from "./running-shift";
 import {
   ProductionLogCreateSchema,
   ProductionLogFiltersSchema,
   ProductionLogPatchSchema,
   ProductionLogSchema,
 } from "./schemas";
-import { filterLogs, machinesFilterCanTouch } from "./search";
-import { machineOfLog } from "./update";
 
 /**
  * The read barrier for one log: flushes its machine's realtime object. A log D1
@@ -49,35 +53,6 @@ async function syncLogMachine(
 }
 
 const IdParam = z.object({ production_log_id: UuidId("production_log_id") });
-
-const RUNNING_SHIFT_RULE =
-  "**Production logs only for shifts that have ended:** a log whose interval `[start, end)` " +
-  "overlaps a shift instance of its machine that has not ended at the time of the call " +
-  "(`instance.end > now`) is a 422: `running_shift` for the instance the machine is running " +
-  "now (`instance.start <= now < instance.end`; the spec's rule, whose `msg` points to " +
-  "`POST /v1/realtime/{machine_id}/sku`, the endpoint for the running shift), `future_shift` " +
-  "for one that has not started (when it runs, the realtime logs record it). The rule is " +
-  "checked again in the statement that writes the logs, so a shift that starts or is defined " +
-  "meanwhile cannot slip in between; should the shift plan change between the two checks the " +
-  "call writes nothing and answers 409 (retry it).";
-
-const LIVE_LOG_RULE =
-  "**A live log (`live: true`) is its machine's:** the running shift's log, which the " +
-  "machine's realtime object rewrites from its timeline. Deleting it, or changing what it " +
-  "counts (`type`, `count`, `nominalSpeed`, `start`, `end`, `machine`, `sku`), is a 422 " +
-  "(`type` `running_shift`, one issue per field) pointing to `POST /v1/realtime/{machine_id}/sku`; " +
-  "a PATCH of `operator` is applied by the realtime object to its timeline, so it sticks, " +
-  "and `isReviewed` and `workOrder` are the reviewers' own. Once the shift has ended the log " +
-  "is an ordinary one.";
-
-const SHIFT_CHANGED_RESPONSE = {
-  409: jsonResponse(
-    ErrorSchema,
-    "A shift instance of the log's machine was stored between the check of the rule above and " +
-      "the write, and the shift plan read for the check did not know it: nothing was written.",
-    { detail: "A shift of these machines changed meanwhile; retry the call" },
-  ),
-} as const;
 
 const createRoute = publicRoute("production_logs.create", {
   method: "post",
@@ -174,12 +149,7 @@ const patchRoute = publicRoute("production_logs.update", {
     "is a 422. The result must keep `start` < `end`. A new `count` re-derives `sensorCount` " +
     "with the log's counting factor; a new `start` or `machine` re-derives the shift instance. " +
     `Success is 204; the next report call reflects the change.\n\n${RUNNING_SHIFT_RULE} ` +
-    "The rule applies to a PATCH that changes what the log counts (`type`, `count`, " +
-    "`nominalSpeed`, `start`, `end`, `machine`, `sku`): the log as changed must lie in shifts " +
-    "that have ended, and a log already in the running shift (written before the shift was " +
-    "defined) keeps what it counts until the shift ends, as the stream counts it (it can be " +
-    "deleted). Reviewing (`isReviewed`) and setting the operator or work order are always " +
-    "allowed.\n\n" +
+    `${RUNNING_SHIFT_PATCH_RULE}\n\n` +
     LIVE_LOG_RULE,
   request: { params: IdParam, body: objectBody(ProductionLogPatchSchema) },
   responses: {

@@ -7,14 +7,9 @@ import { DateComparisonFilter, DateTimeMs, MachinesFilter } from "../../http/fil
 import { PageFields } from "../../http/pagination";
 import { NumericComparisonFilter, SearchTerm, stringIdListFields } from "../../http/search";
 import { SyncFilterFields } from "../../http/sync";
-import {
-  MachineRefObject,
-  MachineRefSchema,
-  SkuRefObject,
-  SkuRefSchema,
-} from "../nominal-speeds/references";
 import { MAX_RATE, MIN_RATE, RATE_BOUNDS } from "../nominal-speeds/schemas";
 import { MAX_OPERATOR_NAME } from "../operators/schemas";
+import { MachineRefObject, MachineRefSchema, SkuRefObject, SkuRefSchema } from "../references";
 import { MAX_WORK_ORDER_NAME } from "../simple-work-orders/schemas";
 
 export const LOG_TYPES = ["correct", "defects", "total"] as const;

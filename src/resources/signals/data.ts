@@ -3,46 +3,14 @@
  * the `signal_data` MCP tool give them: one function, so that both doors apply the same
  * window ceilings and give the same answer (written by `seriesJson`, series-json.ts).
  */
-import { z } from "@hono/zod-openapi";
 import type { CompanyScope } from "../../db/company-scope";
 import { findMachineByUuid } from "../../db/machines";
 import { type Env, readSettings } from "../../env";
 import { notFound } from "../../http/errors";
-import { AGG_FUNCTIONS, type AggFunction, type Series } from "./aggregate";
+import type { AggFunction, Series } from "./aggregate";
 import { lookupSignal } from "./signal-lookup";
 import { signalStore } from "./store";
 import { checkWindow, type SignalWindowQuery } from "./window";
-
-// Ids are matched case-insensitively: stored uuids are lowercase.
-export const Uuid = z
-  .guid()
-  .transform((s) => s.toLowerCase())
-  .openapi({ type: "string", format: "uuid" });
-
-export const SignalDataSchema = z
-  .object({
-    machine_uuid: z.string().openapi({ format: "uuid" }),
-    public_id: z.string().openapi({ format: "uuid" }),
-    name: z.string(),
-    agg_unit: z.enum(["s", "m", "h", "d"]),
-    agg_period: z.number().int(),
-    agg_function: z.enum(AGG_FUNCTIONS),
-    data: z
-      .array(
-        z.object({ timestamp: z.string().openapi({ format: "date-time" }), value: z.number() }),
-      )
-      .optional()
-      .openapi({ description: "Default form: one point per non-empty bucket, ascending." }),
-    timestamps: z
-      .array(z.string().openapi({ format: "date-time" }))
-      .optional()
-      .openapi({ description: "With `transpose=true`." }),
-    values: z
-      .array(z.number())
-      .optional()
-      .openapi({ description: "With `transpose=true`; `values[i]` belongs to `timestamps[i]`." }),
-  })
-  .openapi("SignalData");
 
 /** The scalar fields of a signal-data answer, in the order the JSON gives them. */
 export interface SignalDataHead {

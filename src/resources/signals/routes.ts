@@ -9,32 +9,13 @@ import { scopeOf } from "../../app-env";
 import { findMachineByUuid } from "../../db/machines";
 import { csvContent, csvResponse, inBatches, wantsCsv } from "../../http/csv";
 import { notFound } from "../../http/errors";
-import { EXAMPLE_MACHINE_UUID, EXAMPLE_SIGNAL_ID } from "../../http/examples";
+import { EXAMPLE_SIGNAL_ID } from "../../http/examples";
 import { isoInstant } from "../../http/instants";
 import { createRouter, jsonResponse, NOT_FOUND_RESPONSE } from "../../http/openapi";
-import { queryBoolean } from "../../http/query";
-import { SignalDataSchema, signalData, Uuid } from "./data";
+import { signalData } from "./data";
 import { describe, listMachineSignals } from "./queries";
+import { MachineUuidParam, SignalDataQuery, SignalDataSchema, SignalSchema, Uuid } from "./schemas";
 import { jsonText, seriesJson } from "./series-json";
-import { signalWindowQueryShape } from "./window";
-
-const MachineUuidParam = z.object({
-  machine_uuid: Uuid.openapi({
-    param: { name: "machine_uuid", in: "path" },
-    example: EXAMPLE_MACHINE_UUID,
-  }),
-});
-
-const SignalSchema = z
-  .object({
-    public_id: z
-      .string()
-      .openapi({ format: "uuid", description: "Needed to read the signal's data." }),
-    name: z.string().openapi({ example: "power" }),
-    display_name: z.string().openapi({ example: "Power" }),
-    description: z.string().nullable(),
-  })
-  .openapi("Signal");
 
 const listSignalsRoute = publicRoute("signals.read", {
   method: "get",
@@ -57,11 +38,6 @@ const listSignalsRoute = publicRoute("signals.read", {
     ),
     ...NOT_FOUND_RESPONSE,
   },
-});
-
-const SignalDataQuery = z.object({
-  ...signalWindowQueryShape,
-  transpose: queryBoolean(false, "true: parallel `timestamps` and `values` instead of `data`."),
 });
 
 const signalDataRoute = publicRoute("signals.read", {
