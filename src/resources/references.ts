@@ -1,12 +1,8 @@
 /**
- * References to machines and SKUs in request bodies: `{id}` or `{name}`
- * (nominal speeds and production logs take the same form).
- *
- * Each list of references is resolved with one query per kind (ids and names
- * bound as JSON arrays, so any number fits in D1's 100 parameters), scoped to
- * the company and ignoring deleted records. A reference that matches nothing,
- * or whose name matches several records, is an error for that reference alone,
- * so that the caller can report every bad item of an array at once.
+ * References to machines and SKUs in request bodies, `{id}` or `{name}`, as nominal speeds
+ * and production logs take them: one query per kind for a whole list, scoped to the company,
+ * deleted records ignored. A reference that matches nothing, or a name matching several
+ * records, is an issue of that reference alone, so a caller reports every bad item at once.
  */
 
 import { z } from "@hono/zod-openapi";
@@ -90,7 +86,7 @@ export interface ResolvedSku {
 }
 
 /** The outcome of one reference: the record, or why it does not resolve (a 422 message). */
-export type Resolution<T> = { ok: true; value: T } | { ok: false; msg: string; type: string };
+type Resolution<T> = { ok: true; value: T } | { ok: false; msg: string; type: string };
 
 function pick<T extends { id: string | number }>(
   what: string,

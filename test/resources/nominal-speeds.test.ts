@@ -145,7 +145,7 @@ describe("POST /v1/nominal-speeds", () => {
     expect((await filter(co, {})).totalCount).toBe(0);
   });
 
-  it("keeps one live nominal speed per machine/SKU pair: 409 naming the existing id", async () => {
+  it("keeps one active nominal speed per machine/SKU pair: 409 naming the existing id", async () => {
     const { co, m1, m2, a } = await plant();
     const [existing] = await createSpeeds(co, [
       { nominalSpeed: 10, machine: { id: m1.id }, sku: { id: a.id } },

@@ -1,6 +1,6 @@
 /**
  * Nominal speed queries; every one is scoped to a company and ignores deleted
- * nominal speeds. At most one live nominal speed per machine/SKU pair (partial
+ * nominal speeds. At most one active nominal speed per machine/SKU pair (partial
  * unique index `nominal_speeds_active_pair_unique`).
  */
 
@@ -88,7 +88,7 @@ function selectJoined(db: Database) {
     .innerJoin(skus, eq(skus.id, nominalSpeeds.skuId));
 }
 
-/** A live nominal speed holding a machine/SKU pair. */
+/** An active nominal speed holding a machine/SKU pair. */
 export interface PairHolder {
   id: string;
   machineId: number;
@@ -96,7 +96,7 @@ export interface PairHolder {
 }
 
 /**
- * The live nominal speeds of the company holding any of these machine/SKU pairs.
+ * The active nominal speeds of the company holding any of these machine/SKU pairs.
  *
  * @param exceptId a nominal speed to ignore (the one being updated).
  */
@@ -129,7 +129,7 @@ export async function findPairHolders(
   return candidates.filter((c) => wanted.has(`${c.machineId}|${c.skuId}`));
 }
 
-/** True when `error` is D1's report of the live-pair unique index. */
+/** True when `error` is D1's report of the active-pair unique index. */
 export function isPairConflict(error: unknown): boolean {
   return String(error).includes("UNIQUE constraint failed: nominal_speeds");
 }
@@ -172,7 +172,7 @@ export async function insertNominalSpeeds(
   return rows;
 }
 
-/** The company's live nominal speed with this id, or undefined (deleted, unknown, another company's). */
+/** The company's active nominal speed with this id, or undefined (deleted, unknown, another company's). */
 export async function findNominalSpeed(
   scope: CompanyScope,
   id: string,
@@ -184,7 +184,7 @@ export async function findNominalSpeed(
 }
 
 /**
- * Updates a live nominal speed's fields (only those given).
+ * Updates an active nominal speed's fields (only those given).
  *
  * @returns false when it does not exist for this company (or is deleted).
  * @throws the D1 error of the unique index when the new pair is taken (see `isPairConflict`).
@@ -213,7 +213,7 @@ export async function softDeleteNominalSpeed(scope: CompanyScope, id: string): P
 }
 
 /**
- * One page of the company's live nominal speeds matching every filter given,
+ * One page of the company's active nominal speeds matching every filter given,
  * ordered by machine name, machine id, SKU code, then id.
  */
 export async function filterNominalSpeeds(

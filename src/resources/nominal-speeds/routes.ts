@@ -41,7 +41,7 @@ const IdParam = z.object({ nominal_speed_id: UuidId("nominal_speed_id") });
 const CONFLICT_RESPONSE = {
   409: jsonResponse(
     ErrorSchema,
-    "The machine/SKU pair already has a live nominal speed; `detail` names its id.",
+    "The machine/SKU pair already has an active nominal speed; `detail` names its id.",
     {
       detail:
         'A nominal speed already exists for machine "Asset 0" and SKU "P04": ' +
@@ -62,7 +62,7 @@ const createRoute = publicRoute("nominal_speeds.create", {
     "`machine` and `sku` each take `id` or `name` (a SKU name matches its `name` or its `sku` code); " +
     "a reference that is missing, not found in the company, or ambiguous (a name matching several) is a 422 " +
     'at `["body", i, "machine"]` or `["body", i, "sku"]`. `nominalSpeed` (SKU units per minute) and ' +
-    "`countingFactor` (default 1) must be > 0. There is at most one live nominal speed per machine/SKU pair: " +
+    "`countingFactor` (default 1) must be > 0. There is at most one active nominal speed (not deleted) per machine/SKU pair: " +
     "a pair that already has one is a 409 naming its id; the same pair twice in the array is a 422. " +
     "Success is **200** with the created nominal speeds, machine and SKU expanded.",
   request: { body: arrayBody(NominalSpeedCreateSchema) },
@@ -119,7 +119,7 @@ const patchRoute = publicRoute("nominal_speeds.update", {
     "Send only the fields to change: `nominalSpeed`, `countingFactor` (> 0), `machine`, `sku` (by `id` or " +
     "`name`, as on creation). Every field is optional and nullable: `null` leaves it unchanged, as " +
     "an absent field does (none of them can be null). An unknown field is a 422; `{}` changes nothing. Moving to a " +
-    "machine/SKU pair that has another live nominal speed is a 409 naming it. Success is 204.",
+    "machine/SKU pair that has another active nominal speed is a 409 naming it. Success is 204.",
   request: { params: IdParam, body: objectBody(NominalSpeedPatchSchema) },
   responses: { 204: { description: "Updated." }, ...NOT_FOUND_RESPONSE, ...CONFLICT_RESPONSE },
 });

@@ -30,7 +30,7 @@ import {
 } from "./schemas";
 
 /** Shapes an operator for the API, with the company expanded. */
-export function toOperatorOut(row: OperatorRow, principal: Principal): OperatorOut {
+function toOperatorOut(row: OperatorRow, principal: Principal): OperatorOut {
   return {
     id: row.id,
     company: { id: principal.companyId, name: principal.companyName },

@@ -147,7 +147,7 @@ export async function patchLog(
 }
 
 /** The columns a PATCH may set; `operator` and `workOrder` by name (null = remove). */
-export interface LogChanges {
+interface LogChanges {
   type?: LogType;
   count?: number;
   sensorCount?: number;
@@ -171,7 +171,7 @@ export interface LogChanges {
  * @returns the log's operator id after the update, or null when the log does not exist
  *   for this company (or is deleted), or `guard` does not hold.
  */
-export async function updateLog(
+async function updateLog(
   scope: CompanyScope,
   id: string,
   changes: LogChanges,

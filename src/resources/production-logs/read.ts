@@ -84,7 +84,7 @@ const expandedColumns = {
  * join also matches the company, so a stray id can never expand another
  * company's record.
  */
-export function selectExpanded(db: Database) {
+function selectExpanded(db: Database) {
   return db
     .select(expandedColumns)
     .from(productionLogs)

@@ -178,7 +178,7 @@ const deleteRoute = publicRoute("production_logs.delete", {
  * What the production-log routes are handed of the realtime layer (src/app.ts passes
  * src/realtime/machine-stub.ts's), so that nothing below src/realtime/ names its object.
  */
-export interface ProductionLogsRealtime {
+interface ProductionLogsRealtime {
   /** The read barrier's flush of one machine (`heldWritesOf`). */
   heldWrites(env: Env): FlushHeldWrites;
   /** A machine's object as the owner of its live logs (`liveLogOwnersOf`). */

@@ -12,7 +12,7 @@ import { MAX_OPERATOR_NAME } from "../operators/schemas";
 import { MachineRefObject, MachineRefSchema, SkuRefObject, SkuRefSchema } from "../references";
 import { MAX_WORK_ORDER_NAME } from "../simple-work-orders/schemas";
 
-export const LOG_TYPES = ["correct", "defects", "total"] as const;
+const LOG_TYPES = ["correct", "defects", "total"] as const;
 export type LogType = (typeof LOG_TYPES)[number];
 
 const dateTime = () => z.string().openapi({ format: "date-time" });

@@ -1,18 +1,9 @@
 /**
- * Aggregation of a signal's blocks into fixed-width buckets (runs inside the machine's
- * `SignalStore` object, over the rows its SQLite returns).
- *
- * Buckets are `width` ms wide and aligned to multiples of the width since the Unix epoch
- * (UTC); a bucket's timestamp is its start. Samples with `start <= t < end` count;
- * buckets without samples are left out.
- *
- * A query never reads one row per sample: a block whose whole hour lies inside the
- * window contributes its hour rollup when the width is a multiple of an hour, its minute
- * rollups when the width is a multiple of a minute, and its decoded samples otherwise;
- * the (at most two) blocks cut by the window's edges contribute their decoded samples.
- * A rollup serves a width only when the width is a multiple of the rollup's, so that no
- * rollup straddles two buckets. The partial aggregates (count, sum, min, max) combine
- * exactly for the five functions (sums up to float64 rounding, see `blocks.ts`).
+ * Aggregation of a signal's blocks into fixed-width buckets, inside the machine's
+ * `SignalStore`: buckets aligned to multiples of their width since the epoch (UTC), a bucket's
+ * timestamp its start, empty buckets left out. A block wholly inside the window gives its
+ * hour or minute rollups where the width is a multiple of theirs, else its samples; the
+ * blocks cut by the window's edges give their samples (docs/signal-storage.md, "Reads").
  */
 import {
   BLOCK_MS,
@@ -223,7 +214,7 @@ export function sumBlocks(rows: Iterable<BlockRow>, from: number, to: number): n
 }
 
 /** One part of a window as `aggregateBlocks` reads it (for the operator diagnostics). */
-export interface WindowPart {
+interface WindowPart {
   /** `raw` (decoded samples), `60` (minute rollups) or `3600` (hour rollups). */
   source: "raw" | "60" | "3600";
   /** Inclusive start, ms. */

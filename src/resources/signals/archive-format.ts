@@ -1,15 +1,8 @@
 /**
- * The Parquet form of the signal archive's objects (where they live and what each covers:
- * archive-layout.ts), written with hyparquet-writer and read back with hyparquet
- * (docs/signal-storage.md, "The archive").
- *
- * An object holds one signal's samples of one UTC day (a dense day), of one UTC month (the
- * sparse days of that month), of one UTC year (the very sparse days of that year) or of one
- * UTC hour (each hour of a day too dense for one object in a Worker's memory), as two
- * columns: `time` (INT64 timestamp, ms, UTC, DELTA_BINARY_PACKED, with statistics) and
- * `value` (DOUBLE, BYTE_STREAM_SPLIT, or a dictionary where it halves the column). A day
- * object keeps about an hour per row group, so a query of two hours decodes two row groups,
- * not the day.
+ * The Parquet form of the signal archive's objects (which object covers what:
+ * archive-layout.ts), written with hyparquet-writer and read back with hyparquet: columns
+ * `time` (INT64 ms, UTC, delta-packed, with statistics) and `value` (DOUBLE, bit for bit),
+ * about an hour per row group (docs/signal-storage.md, "The archive", "Objects").
  */
 import { parquetMetadata, parquetRead } from "hyparquet";
 import { parquetWriteBuffer } from "hyparquet-writer";
@@ -22,7 +15,7 @@ import {
 import { BLOCK_MS } from "./blocks";
 
 /** A row group closes at the first hour boundary after this many rows. */
-export const ROW_GROUP_MIN_ROWS = 3_600;
+const ROW_GROUP_MIN_ROWS = 3_600;
 
 /**
  * Encodes one object.

@@ -76,7 +76,7 @@ export function archiveKey(place: ArchivePlace, signalId: number, span: ArchiveS
 }
 
 /** The key prefix of every object of one machine's store. */
-export function archivePrefix(place: ArchivePlace): string {
+function archivePrefix(place: ArchivePlace): string {
   return `archive/signals/${partition("company_id", place.companyId)}${partition("machine_id", place.machineId)}`;
 }
 

@@ -1,18 +1,10 @@
 /**
  * The archive of one machine's `SignalStore`: the samples of hours older than the company's
- * hot window, moved into Parquet objects on R2 (`archive-format.ts`), and read back when a
- * query needs them (docs/signal-storage.md, "The archive").
- *
- * The store's `blocks` rows say where each hour's samples are: `samples` in the row (hot, or a
- * sparse hour, which keeps them), `archive_id` the object that holds them, `archive_stale` 1
- * when the row changed after the object was written (a late sample). An hour with minute
- * rollups (more than 240 samples) drops its samples once its object is written and read
- * back; its rollups stay, so rollup-served queries never reach R2.
- *
- * Every change of an object runs under `blockConcurrencyWhile`: no ingestion interleaves
- * between reading the rows, writing the object and marking the rows, so a row is never marked
- * archived with samples the object does not hold, and raw samples are dropped only after the
- * object was written and read back equal.
+ * hot window moved into Parquet objects on R2 (`archive-format.ts`), read back when a query
+ * needs them, and rewritten when a late sample reaches an archived hour. Every change of an
+ * object runs under `blockConcurrencyWhile` and drops raw samples only once the object was
+ * read back equal (docs/signal-storage.md, "The archive": where an hour's samples are,
+ * crash safety).
  */
 import { decodeArchive, encodeArchive } from "./archive-format";
 import {
@@ -37,12 +29,12 @@ import { keepHours, mergeByTime, sameSamples } from "./archive-series";
 import { type DecodedSamples, decodeSamples, encodeSamples } from "./blocks";
 
 /** Most objects one archive step writes; more are left to an alarm a second later. */
-export const ARCHIVE_OBJECTS_PER_STEP = 8;
+const ARCHIVE_OBJECTS_PER_STEP = 8;
 /** Most samples one archive step writes (about a 1 Hz signal's 5 days). */
-export const ARCHIVE_SAMPLES_PER_STEP = 500_000;
+const ARCHIVE_SAMPLES_PER_STEP = 500_000;
 
 /** The catalog table and the archive's columns of `blocks` (added to older stores). */
-export const ARCHIVE_SCHEMA = `
+const ARCHIVE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS archive_objects (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   signal_id INTEGER NOT NULL,
@@ -55,7 +47,7 @@ CREATE TABLE IF NOT EXISTS archive_objects (
   first INTEGER NOT NULL
 );
 `;
-export const ARCHIVE_COLUMNS = [
+const ARCHIVE_COLUMNS = [
   "ALTER TABLE blocks ADD COLUMN archive_id INTEGER",
   "ALTER TABLE blocks ADD COLUMN archive_stale INTEGER NOT NULL DEFAULT 0",
   "ALTER TABLE settings ADD COLUMN hot_window_ms INTEGER",

@@ -1,17 +1,8 @@
 /**
- * The on-disk form of a signal's samples: one block per signal and aligned UTC hour.
- *
- * A block holds the hour's samples in one BLOB: the values as float64 (8 bytes each,
- * little-endian, so every value comes back bit for bit), then the instants as unsigned
- * LEB128 varints, the first relative to the hour's start and the others relative to the
- * previous instant (a 1 Hz signal: 2 bytes an instant). Beside the BLOB the block keeps
- * its count, sum, min and max (the hour rollup) and, when it holds more than
- * `MINUTES_FROM_SAMPLES` samples, its minute rollups (60 x [count, sum, min, max] as
- * float64), so that a query of minutes or hours never decodes the samples.
- *
- * Sums are sums in time order of the samples they cover; a sum combined from several
- * blocks or minutes is a sum of those sums (equal to the one-pass sum up to float64
- * rounding, exactly equal for integer-valued signals below 2^53).
+ * The on-disk form of a signal's samples: one block per signal and UTC hour, the values as
+ * float64 (bit for bit) then the instants as LEB128 deltas, beside the hour's rollup (count,
+ * sum, min, max) and, above `MINUTES_FROM_SAMPLES` samples, its minute rollups. Sums combine
+ * as sums of sums: exact for integer signals below 2^53 (docs/signal-storage.md, "Format").
  */
 
 /** Width of a block, ms: one UTC hour. */
@@ -40,7 +31,7 @@ export interface DecodedSamples {
 }
 
 /** A block's hour rollup. */
-export interface BlockSummary {
+interface BlockSummary {
   n: number;
   sum: number;
   min: number;

@@ -13,7 +13,7 @@ import { signalStore } from "./store";
 import { checkWindow, type SignalWindowQuery } from "./window";
 
 /** The scalar fields of a signal-data answer, in the order the JSON gives them. */
-export interface SignalDataHead {
+interface SignalDataHead {
   machine_uuid: string;
   public_id: string;
   name: string;
@@ -71,7 +71,7 @@ export async function signalData(
 }
 
 /** A signal as its samples are addressed: its company, its machine (the store) and its id. */
-export interface SeriesAddress {
+interface SeriesAddress {
   companyId: number;
   machineId: number;
   signalId: number;

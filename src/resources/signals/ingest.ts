@@ -17,7 +17,7 @@ export const MAX_SAMPLES_PER_CALL = 10_000;
 export const MAX_ABS_SAMPLE_VALUE = 1e300;
 
 /** Samples of one signal as parallel arrays: `values[i]` (finite) at `ts[i]` (ms since the epoch). */
-export interface SampleArrays {
+interface SampleArrays {
   ts: readonly number[];
   values: readonly number[];
 }

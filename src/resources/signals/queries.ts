@@ -92,11 +92,11 @@ export interface IngestTarget {
 }
 
 /**
- * A live (not deleted) signal by its public id, with its company's retention and hot window (the operator
+ * A signal that is not deleted, by its public id, with its company's retention and hot window (the operator
  * API's ingestion: any company, listed or not).
  *
  * @param publicId lower case.
- * @returns undefined when no live signal has that id.
+ * @returns undefined when no signal that is not deleted has that id.
  */
 export function findIngestTarget(
   db: Database,

@@ -1,12 +1,8 @@
 /**
- * The JSON text of a signal-data answer, written directly from the store's series.
- *
- * Why not `c.json` of an object: the default form has one `{timestamp, value}` object per
- * point, and allocating 6,720-10,000 of them and then serializing them took about twice
- * as long as writing the same text in one pass (4.1 ms against 2.0 ms for 6,720 points in
- * Node). The text is byte for byte what `JSON.stringify` writes for the object form:
- * a finite number is written as `String(v)` (the same shortest round-trip digits, so
- * every value comes back bit for bit), a non-finite one as `null`.
+ * The JSON text of a signal-data answer, written in one pass from the store's series rather
+ * than through an object per point (docs/signal-storage.md, "The read route"). The text is
+ * byte for byte what `JSON.stringify` writes for the object form: a finite number as
+ * `String(v)` (shortest round-trip digits, so values come back bit for bit), others `null`.
  */
 import type { Context, TypedResponse } from "hono";
 import { isoInstant } from "../../http/instants";

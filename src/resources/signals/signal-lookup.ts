@@ -1,23 +1,9 @@
 /**
- * Signal lookups kept per isolate.
- *
- * - The signal-data route's (by machine uuid and public id) for `CREDENTIAL_CACHE_SECONDS`
- *   (default 5 s), as API keys are: a dashboard polling a signal costs no D1 round trip.
- * - The operator ingestion's (by public id, with the company's retention) and the `count`
- *   signal of a machine (for the live production sums) for `INGEST_CACHE_MS` (5 minutes),
- *   refreshed in the background during the last `REFRESH_AHEAD_MS` of that time when a
- *   caller gives a way to wait for it (`background`): a plant uploading every 10 s hits the
- *   cache on every upload, and each signal costs D1 one read per 5 minutes. These lookups
- *   were 20 of the 82 round trips a busy machine cost per minute with a 5 s cache.
- *
- * Only found signals are kept by the route and the ingestion, so a new signal answers at
- * once; the `count` lookup also keeps "this machine has none" for `MISSING_COUNT_MS`, and
- * forgets it when a `count` signal is created in this isolate. A signal deleted through the
- * operator API is forgotten at once in the isolate that deleted it (`forgetSignal`), and a
- * company's signals when its retention changes (`forgetCompanySignals`); other isolates see
- * either within the cache time (ingestion into a deleted signal still stores its samples,
- * which stay in the store either way; a store learns a new retention with the first
- * ingestion that carries it).
+ * Signal lookups kept per isolate, so that a polling dashboard and a plant uploading every
+ * 10 s cost D1 no read per call: the signal-data route's for `CREDENTIAL_CACHE_SECONDS`, the
+ * ingestion's and the machine's `count` signal's for `INGEST_CACHE_MS`, refreshed ahead of
+ * their expiry. What is kept, what is forgotten and when other isolates see a change:
+ * docs/signal-storage.md, "Which signal".
  */
 
 import type { Database } from "../../db/client";
@@ -37,7 +23,7 @@ export const INGEST_CACHE_MS = 5 * 60_000;
 /** Within this much of its expiry, a hit starts a refresh in the background, ms. */
 export const REFRESH_AHEAD_MS = 60_000;
 /** How long "this machine has no `count` signal" is kept, ms. */
-export const MISSING_COUNT_MS = 60_000;
+const MISSING_COUNT_MS = 60_000;
 
 /** Keeps a promise alive after the answer (`ctx.waitUntil`); absent = no refresh ahead. */
 export type Background = (promise: Promise<unknown>) => void;
@@ -157,7 +143,7 @@ export async function lookupIngestTarget(
 }
 
 /**
- * The id of a machine's `count` signal (its lowest-id live signal of that name), through
+ * The id of a machine's `count` signal (its lowest-id signal of that name, not deleted), through
  * this isolate's cache (`INGEST_CACHE_MS`; "none" for `MISSING_COUNT_MS`).
  *
  * @param load reads the id from D1 (null: the machine has none).

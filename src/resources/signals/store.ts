@@ -1,17 +1,9 @@
 /**
- * `SignalStore`: the Durable Object holding one machine's signal samples and rollups.
- *
- * One object per machine (named `<companyId>:<machineId>`, like the machine's
- * `RealtimeMachine`), a sibling of the realtime object rather than the realtime object
- * itself, so that a long query or a 10,000-sample ingestion never waits in line with a
- * scanner's realtime write (docs/signal-storage.md has the measurements). Each object's
- * SQLite holds one row per signal and UTC hour (`blocks.ts` has the format), so storage
- * grows with the plant: every machine has its own 10 GB.
- *
- * The object's alarm moves the samples of hours older than the company's hot window into
- * Parquet objects on R2 (`archive.ts`), and removes the samples (and archive objects) older
- * than the company's retention; the hour and minute rollups stay. Both settings come with
- * every ingestion.
+ * `SignalStore`: the Durable Object holding one machine's signal samples and rollups, one per
+ * machine (`<companyId>:<machineId>`), a sibling of its `RealtimeMachine` so that a long query
+ * or a large ingestion never waits in line with a scanner's write. One SQLite row per signal
+ * and UTC hour (`blocks.ts`); its alarm archives hours past the hot window (`archive.ts`) and
+ * removes what is past the retention (docs/signal-storage.md).
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -44,11 +36,11 @@ import {
 import { PRUNE_BATCH_BLOCKS, pruneBlocks } from "./retention";
 
 /** How often the alarm archives and prunes raw samples, ms. */
-export const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_EVERY_MS = 3_600_000;
 /** How soon the alarm runs after an ingestion stored hours already past the hot window, ms. */
-export const ARCHIVE_SOON_MS = 10_000;
+const ARCHIVE_SOON_MS = 10_000;
 /** How soon the alarm tries again after an archive step failed, ms. */
-export const ARCHIVE_RETRY_MS = 5 * 60_000;
+const ARCHIVE_RETRY_MS = 5 * 60_000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS blocks (
@@ -70,7 +62,7 @@ INSERT OR IGNORE INTO settings (id, retention_ms) VALUES (1, NULL);
 `;
 
 /** The outcome of one ingestion call. */
-export interface IngestResult {
+interface IngestResult {
   /** Samples stored (after de-duplication by instant). */
   accepted: number;
   /** Set when the call was refused as a whole (nothing stored): why. */

@@ -18,7 +18,7 @@ export const MAX_POINTS = 10_000;
 
 /** A bucket unit's width, ms (a `d` bucket is a UTC day). */
 export const AGG_UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-export const AGG_UNITS = ["s", "m", "h", "d"] as const;
+const AGG_UNITS = ["s", "m", "h", "d"] as const;
 
 const isoDateTime = z.iso
   .datetime({ offset: true, local: true })

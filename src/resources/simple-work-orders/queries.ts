@@ -60,7 +60,7 @@ export async function upsertSimpleWorkOrders(
       .select(select)
       .onConflictDoUpdate({
         target: [simpleWorkOrders.companyId, simpleWorkOrders.name],
-        // SET expressions read the row as it was: a live row keeps its updated_at.
+        // SET expressions read the row as it was: an active row keeps its updated_at.
         set: {
           deletedAt: null,
           updatedAt: sql`CASE WHEN ${simpleWorkOrders.deletedAt} IS NULL THEN ${simpleWorkOrders.updatedAt} ELSE excluded.updated_at END`,
@@ -78,7 +78,7 @@ export async function upsertSimpleWorkOrders(
   });
 }
 
-/** The company's live work order with this id, or undefined (deleted, unknown, another company's). */
+/** The company's active work order with this id, or undefined (deleted, unknown, another company's). */
 export function findSimpleWorkOrder(
   scope: CompanyScope,
   id: string,
@@ -99,10 +99,10 @@ function nameConflict(name: string, other: { id: string; deletedAt: number | nul
 }
 
 /**
- * Renames a live work order.
+ * Renames an active work order.
  *
  * @returns false when the work order does not exist for this company (or is deleted).
- * @throws ApiError 409 naming the other work order (live or deleted) that holds the name.
+ * @throws ApiError 409 naming the other work order (active or deleted) that holds the name.
  */
 export async function renameSimpleWorkOrder(
   scope: CompanyScope,
@@ -156,7 +156,7 @@ export async function softDeleteSimpleWorkOrder(scope: CompanyScope, id: string)
 }
 
 /**
- * One page of the company's live work orders matching every filter given, ordered by name,
+ * One page of the company's active work orders matching every filter given, ordered by name,
  * then id; with pull sync (src/http/sync.ts), deleted ones too if asked, by (`updatedAt`, id).
  */
 export function filterSimpleWorkOrders(

@@ -29,10 +29,7 @@ import {
 } from "./schemas";
 
 /** Shapes a work order for the API: company expanded, instants as ISO 8601 strings. */
-export function toSimpleWorkOrderOut(
-  row: SimpleWorkOrderRow,
-  principal: Principal,
-): SimpleWorkOrderOut {
+function toSimpleWorkOrderOut(row: SimpleWorkOrderRow, principal: Principal): SimpleWorkOrderOut {
   return {
     id: row.id,
     company: { id: principal.companyId, name: principal.companyName },

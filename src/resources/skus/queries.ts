@@ -36,7 +36,7 @@ const skuColumns = {
 };
 
 /** A new SKU, defaults already applied. */
-export interface NewSku {
+interface NewSku {
   sku: string;
   name: string | null;
   description: string | null;

@@ -21,7 +21,7 @@ import {
 } from "./schemas";
 
 /** Shapes a SKU row for the API: company expanded, instants as ISO 8601 strings. */
-export function toSkuOut(row: SkuRow, principal: Principal): SkuOut {
+function toSkuOut(row: SkuRow, principal: Principal): SkuOut {
   return {
     id: row.id,
     company: { id: principal.companyId, name: principal.companyName },

@@ -9,7 +9,7 @@ import { FuzzySearchFilter, SearchTerm, stringIdListFields } from "../../http/se
 import { SyncFilterFields } from "../../http/sync";
 
 /** Longest SKU code, name, description and unit accepted. */
-export const SKU_LIMITS = { sku: 100, name: 200, description: 2000, unit: 50 } as const;
+const SKU_LIMITS = { sku: 100, name: 200, description: 2000, unit: 50 } as const;
 
 export const CompanyRefSchema = z
   .object({ id: z.number().int(), name: z.string() })

@@ -333,7 +333,7 @@ export interface paths {
         put?: never;
         /**
          * Create nominal speeds
-         * @description A JSON array of 1 to 1,000 items, all created or none. `machine` and `sku` each take `id` or `name` (a SKU name matches its `name` or its `sku` code); a reference that is missing, not found in the company, or ambiguous (a name matching several) is a 422 at `["body", i, "machine"]` or `["body", i, "sku"]`. `nominalSpeed` (SKU units per minute) and `countingFactor` (default 1) must be > 0. There is at most one live nominal speed per machine/SKU pair: a pair that already has one is a 409 naming its id; the same pair twice in the array is a 422. Success is **200** with the created nominal speeds, machine and SKU expanded.
+         * @description A JSON array of 1 to 1,000 items, all created or none. `machine` and `sku` each take `id` or `name` (a SKU name matches its `name` or its `sku` code); a reference that is missing, not found in the company, or ambiguous (a name matching several) is a 422 at `["body", i, "machine"]` or `["body", i, "sku"]`. `nominalSpeed` (SKU units per minute) and `countingFactor` (default 1) must be > 0. There is at most one active nominal speed (not deleted) per machine/SKU pair: a pair that already has one is a 409 naming its id; the same pair twice in the array is a 422. Success is **200** with the created nominal speeds, machine and SKU expanded.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -397,7 +397,7 @@ export interface paths {
         head?: never;
         /**
          * Update a nominal speed
-         * @description Send only the fields to change: `nominalSpeed`, `countingFactor` (> 0), `machine`, `sku` (by `id` or `name`, as on creation). Every field is optional and nullable: `null` leaves it unchanged, as an absent field does (none of them can be null). An unknown field is a 422; `{}` changes nothing. Moving to a machine/SKU pair that has another live nominal speed is a 409 naming it. Success is 204.
+         * @description Send only the fields to change: `nominalSpeed`, `countingFactor` (> 0), `machine`, `sku` (by `id` or `name`, as on creation). Every field is optional and nullable: `null` leaves it unchanged, as an absent field does (none of them can be null). An unknown field is a 422; `{}` changes nothing. Moving to a machine/SKU pair that has another active nominal speed is a 409 naming it. Success is 204.
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -7327,7 +7327,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The machine/SKU pair already has a live nominal speed; `detail` names its id. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
+            /** @description The machine/SKU pair already has an active nominal speed; `detail` names its id. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
@@ -8105,7 +8105,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The machine/SKU pair already has a live nominal speed; `detail` names its id. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
+            /** @description The machine/SKU pair already has an active nominal speed; `detail` names its id. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
