@@ -125,7 +125,7 @@ const ExportUrlSettingsSchema = z
     bucket: z.string().trim().min(1).optional(),
     accessKeyId: z.string().trim().min(1).optional(),
     secretAccessKey: z.string().trim().min(1).optional(),
-    // SigV4 query signatures live at most 7 days.
+    // SigV4 query signatures are valid at most 7 days.
     seconds: z.coerce.number().int().min(1).max(604_800),
   })
   .superRefine((s, ctx) => {

@@ -1,20 +1,10 @@
 /**
- * Access tokens from the customer's identity provider: `Authorization: Bearer <JWT>`.
- *
- * Verified with `jose` (RFC 7515/7519): the signature against the provider's
- * JWKS (`JWT_JWKS_URL`, fetched and cached by `createRemoteJWKSet`, which
- * fetches again on a `kid` it does not know, at most once per cooldown; or
- * `JWT_JWKS` inline for local development and tests), algorithms RS256 and
- * ES256 only (never `none` or HS*), `iss` and `aud` checked, `exp` required,
- * `exp` and `nbf` with at most 60 s of leeway, and a lifetime (`exp - iat`, or
- * `exp - now` for a token without `iat`) of at most `JWT_MAX_TOKEN_LIFETIME_SECONDS`
- * (default 24 h): a stolen long-lived token stays useful only that long.
- *
- * The company comes from the claim named by `JWT_COMPANY_CLAIM` (default
- * `company_id`) and must exist; the scopes are the union of the space-separated
- * `scope` claim and the `permissions` array (both names are settings). The
- * credential id is `token:<companyId>:<sub>`, so each subject of a company has
- * its own rate limit.
+ * Access tokens from the customer's identity provider (`Authorization: Bearer <JWT>`),
+ * verified with `jose`: the signature against the provider's JWKS (`JWT_JWKS_URL`, or
+ * `JWT_JWKS` inline), RS256/ES256 only, `iss`/`aud`/`exp`/`nbf` with 60 s of leeway, a
+ * lifetime of at most `JWT_MAX_TOKEN_LIFETIME_SECONDS`. The company comes from the
+ * `JWT_COMPANY_CLAIM` claim, the scopes from `scope` and `permissions`; the credential id is
+ * `token:<companyId>:<sub>` (a rate limit per subject). docs/api-guide.md ("Access tokens").
  */
 import {
   createLocalJWKSet,

@@ -45,14 +45,14 @@ interface KeyRow {
 }
 
 /**
- * Finds the live (not revoked) key with this value and the company it acts for, in the
+ * Finds the active (not revoked) key with this value and the company it acts for, in the
  * directory, through a session that may read a replica at most `DIRECTORY_ANCHOR_MS`
  * behind the primary (src/db/directory-reads.ts); a key not found there is looked for at
  * the primary, so a key works as soon as it is issued.
  *
  * @param directory the directory's binding (`DB`).
  * @param key the raw `x-api-key` header value.
- * @returns the principal (null when no live key matches) and the instant the answer
+ * @returns the principal (null when no active key matches) and the instant the answer
  *   reflects the primary as of (`asOf`, ms): a cache of it counts its time from there, so a
  *   revocation is seen within that time wherever the answer was read.
  */

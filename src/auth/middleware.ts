@@ -30,7 +30,7 @@ const MAX_CACHED_KEYS = 10_000;
  * API keys this isolate resolved lately, by raw key, for `CREDENTIAL_CACHE_SECONDS`
  * (default 5 s) counted from the instant the answer reflects the directory's primary as of
  * (it may come from a replica: src/db/directory-reads.ts): a D1 round trip saved on almost
- * every request. Only live keys are kept (an unknown key is looked up every time, at the
+ * every request. Only active keys are kept (an unknown key is looked up every time, at the
  * primary when no replica knows it, so a key works as soon as it is issued). A revocation
  * takes effect at once in the isolate that handled it (`forgetCredential`) and within the
  * cache time in every other isolate.

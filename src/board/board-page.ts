@@ -1,21 +1,9 @@
 /**
- * `/board`: the plant board, a page for the shop floor that shows every machine of the
- * company of the API key a person enters: the running SKU and work order, the operators,
- * the running shift's live OEE with its three factors, production against the nominal
- * speed, the stop (down since when, and whether its reason was given) or the stops waiting
- * for their reason; and, for a selected machine, its `power` and `count` signals
- * over the last 24 hours and its OEE per shift over the last 7 days.
- *
- * The page is served by the Worker itself, with its script shipped as text modules like
- * the /docs files (`board-format.client.js`: times in the company's zone and figures;
- * `board-charts.client.js`; `board-detail.client.js`; `board-live.client.js`; and
- * `board.client.js`, the cards and polling), served as one file: no CDN, no chart library
- * (the charts are small SVG drawings). The script calls only the public API with the key, which stays in the
- * tab's session storage and is sent as `x-api-key`, never in a URL. It follows the
- * company's stream events (`GET /v1/realtime/events`, opened with a one-use ticket from
- * `POST /v1/realtime/tickets`) and refreshes a machine when it has one; it also polls
- * every 15 s (more slowly for plants of more than 60 machines, to stay within a key's
- * default rate limit) and the reports every 30 s, in case the stream is unavailable.
+ * `/board`: the plant board, a shop-floor page served by the Worker itself (no CDN, no chart
+ * library) with its browser script shipped as text modules (`board*.client.js`) and served as
+ * one file. The script calls only the public API with the key a person enters (kept in the
+ * tab's session storage, sent as `x-api-key`, never in a URL), follows the company's stream
+ * events and polls as a fallback. What it shows: README.md ("The plant board").
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";

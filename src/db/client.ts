@@ -17,8 +17,8 @@ const newClient = (d1: D1Database) => drizzle(d1, { schema });
 
 /**
  * Clients made so far, by binding. Building one with `drizzle()` is not free: Drizzle walks
- * the whole schema for its relational config (about 1-2 ms of CPU per request in workerd,
- * measured with the DevTools profiler), and the binding is the same object for every
+ * the whole schema for its relational config (measured: docs/benchmarks.md, "Costs behind
+ * choices in the code"), and the binding is the same object for every
  * request of an isolate. A client holds no connection and no per-request state, so sharing
  * it is safe.
  */

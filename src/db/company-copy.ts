@@ -1,18 +1,10 @@
 /**
- * A company's rows copied from one database to another, table by table over the schema's
- * owned tables (./company-tables.ts), for moving a company between shards
- * (src/operator/company-move/move.ts): a bulk copy while the company keeps writing, the changes
- * made meanwhile (recorded by triggers) applied after it, a fence that refuses the
- * company's writes in the source while the last changes are applied, and the removal of the
- * source's rows once the company reads and writes elsewhere.
- *
- * The triggers that record the changes and fence the writes, and the move's two small tables
- * in each database, are in ./move-fence.ts: a `gone` company's inserts and updates stay
- * refused (a Worker that still thinks the company lives here cannot write where nobody
- * reads). A batch is one transaction: a fenced write leaves nothing behind.
- *
- * D1 limits kept: one JSON parameter per statement (never 100 bound parameters), strings
- * under 1,000,000 bytes (D1 refuses 2,000,000), batches of at most `BATCH_STATEMENTS`.
+ * A company's rows copied from one database to another, table by table (./company-tables.ts),
+ * for moving a company between shards (src/operator/company-move/move.ts): a bulk copy while
+ * the company writes, the changes recorded meanwhile by the triggers of ./move-fence.ts, the
+ * fence, and the source's rows removed at the end. Within D1's limits: one JSON parameter per
+ * statement, strings under 1,000,000 bytes, batches of `BATCH_STATEMENTS`.
+ * docs/scaling.md ("Moving a company to another shard").
  */
 import { ownedText } from "./company-scope";
 import { type OwnedTable, ownedTables } from "./company-tables";

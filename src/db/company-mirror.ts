@@ -1,18 +1,10 @@
 /**
- * The mirror of a company's directory row in its shard, kept crash-safe (docs/scaling.md,
- * "The company row in two places").
- *
- * The directory's row is the authority. Every change of it adds 1 to its `revision`, in the
- * same statement, and leaves `mirrored_revision` behind: the company's mirror is then
- * pending. The mirror is written as a copy of the directory row (an upsert that never
- * replaces a newer copy), and only then does the directory record the revision the mirror
- * holds. So a crash, or a shard that refuses, between the two writes leaves a pending row,
- * never a silent difference; the next use of the company finishes the copy (`shardOf` in
- * ./shards.ts reads `pending` with the shard, in the same statement), and the cron finishes
- * the rest ({@link repairPendingMirrors}). Copying again is harmless: the same row is
- * written.
- *
- * This module takes the bindings as arguments, so that ./shards.ts can use it.
+ * The mirror of a company's directory row in its shard, kept crash-safe: every change of the
+ * directory row bumps its `revision`; the mirror is then written as an upsert that never
+ * replaces a newer copy, and only after that does the directory record `mirrored_revision`.
+ * A crash in between leaves the company pending, finished by its next use (`shardOf`) or the
+ * cron ({@link repairPendingMirrors}). Takes the bindings as arguments, for ./shards.ts.
+ * docs/scaling.md ("The company row in two places").
  */
 import type { companies } from "./schema";
 

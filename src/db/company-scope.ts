@@ -1,17 +1,9 @@
 /**
- * Tenant isolation in one place. Every row a company owns carries `company_id`;
- * the conditions that select a company's rows are built here and nowhere else
- * (`test/architecture.test.ts` fails on an `eq(<table>.companyId, …)` or a raw SQL
- * `company_id = …` written anywhere else), so a query cannot reach another company's
- * rows by forgetting a condition: it goes through {@link owned} / {@link notDeleted}, or for
- * SQL text through {@link ownedSql} / {@link ownedText}, or it fails that test.
- *
- * A query reaches a company's database only through a {@link CompanyScope}: companies are
- * spread over shards (./shards.ts), and the scope is what picks one.
- *
- * Soft delete is here too: a deleted row keeps its data with `deletedAt` set
- * (and `updatedAt`, so pull sync sees the deletion), and "not deleted" means
- * `deletedAt IS NULL`.
+ * Tenant isolation and soft delete in one place: every condition that selects a company's
+ * rows is built here ({@link owned}, {@link notDeleted}; for SQL text {@link ownedSql},
+ * {@link ownedText}) and nowhere else (test/architecture.test.ts fails on one written
+ * elsewhere). A query reaches a company's database only through a {@link CompanyScope}, which
+ * picks its shard. docs/architecture.md ("Tenant isolation and soft delete").
  */
 import { and, type Column, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";

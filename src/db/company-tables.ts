@@ -1,16 +1,9 @@
 /**
- * The tables whose rows a company owns, read from the Drizzle schema (src/db/schema.ts), for
- * the work that handles a company's rows as a whole, table by table, whatever the tables are:
- * moving a company to another database (src/operator/company-move/). A table added to the
- * schema is handled without a change here.
- *
- * A table is owned when it has a `company_id` column, or a foreign key to an owned table
- * (its rows then belong to the company of the row they reference: `machine_writes` through
- * `machines`, `idempotency_chunks` through `idempotency_keys`); and the company's own row
- * of `companies` (in a shard, the mirror of the directory's row). Credentials are the
- * directory's alone. The tables come parents first (every
- * table after the tables its foreign keys reference), the order in which rows can be
- * inserted with foreign keys enforced; the reverse order deletes them.
+ * The tables whose rows a company owns, read from the Drizzle schema, for work that handles a
+ * company's rows table by table (moving a company: src/operator/company-move/): a table with a
+ * `company_id` column, or a foreign key to an owned table, and the company's own `companies`
+ * row; credentials are the directory's alone. Parents come first (the insert order with
+ * foreign keys enforced; reversed, the delete order). A new table needs no change here.
  */
 import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { ownedText } from "./company-scope";

@@ -1,25 +1,10 @@
 /**
- * Directory reads off the primary, with a bounded lag (docs/scaling.md, "The directory off
- * the primary"): credentials, companies' shards and keys by global id are read through D1
- * sessions that may use a read replica, so that the directory's primary does not carry
- * every isolate's lookups of every company.
- *
- * A replica may lag without bound (D1 promises none), and two promises rest on these reads:
- * a revoked key stops within `CREDENTIAL_CACHE_SECONDS`, and a company's move waits out
- * `SHARD_CACHE_MS` before it fences the old shard. So a read does not start
- * `first-unconstrained`: it starts at the isolate's **anchor**, a bookmark of the primary
- * taken at most `DIRECTORY_ANCHOR_MS` ago, and D1 serves it from a copy at least that fresh
- * (a caught-up replica, else the primary). The answer is then as of the anchor's instant
- * (`asOf`), and whoever caches it counts its lifetime from there, not from the read: a
- * revocation or a move mark committed after `asOf` is seen by every read that starts
- * after the next anchor, and a cached answer never outlives `asOf` + its cache time.
- *
- * The anchor is refreshed by the read that finds it too old: that read goes to the primary
- * (as every directory read did before), and its session's bookmark becomes the anchor. An
- * isolate thus sends the primary at most one directory read per `DIRECTORY_ANCHOR_MS`,
- * whatever the number of companies and keys it serves; the other reads go to replicas.
- * A read that finds nothing (a key issued a moment ago) is asked again at the primary, so a
- * new key, company or signal works at once.
+ * Directory reads off the primary with a bounded lag: credentials, companies' shards and keys
+ * by global id are read in D1 sessions that start at the isolate's anchor (a primary bookmark
+ * at most `DIRECTORY_ANCHOR_MS` old), so answers are as of a known instant (`asOf`) and caches
+ * count from it; a read that finds the anchor too old goes to the primary and renews it, and a
+ * miss is asked again at the primary (a new key works at once).
+ * docs/scaling.md ("The directory off the primary").
  */
 
 /** Most age of the primary bookmark that directory reads start at, ms. */

@@ -1,16 +1,9 @@
 /**
- * Many rows in one statement: `INSERT ... SELECT ... FROM json_each(?)` with
- * the rows bound as one JSON array parameter.
- *
- * Why: D1 counts every statement of a `db.batch` against its per-invocation
- * query limit (1,000 on the paid plan, 50 on the free plan), so a create of
- * 1,000 items written one statement per row would sit at the limit. One
- * statement per table (per chunk) keeps a create's statement count constant.
- *
- * Chunks: D1 refuses a string (and so a bound parameter) over 2,000,000 bytes;
- * rows are packed into JSON arrays of at most `JSON_CHUNK_BYTES` bytes, so a
- * typical 1,000-item create is one chunk and the largest body the API accepts
- * (4 MiB) a handful.
+ * Many rows in one statement: `INSERT ... SELECT ... FROM json_each(?)` with the rows bound as
+ * one JSON array parameter, so a create's statement count stays constant under D1's
+ * per-invocation query limit (1,000 paid, 50 free). Rows are packed into chunks of at most
+ * `JSON_CHUNK_BYTES` (D1 refuses a string over 2,000,000 bytes).
+ * docs/bounded-work.md ("Creates: a constant number of statements").
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { CompanyRef } from "./company-scope";

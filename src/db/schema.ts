@@ -1,19 +1,10 @@
 /**
- * The whole data model of the service, as a Drizzle schema for D1 (SQLite).
- *
- * Conventions:
- * - Instants are integers in milliseconds since the Unix epoch (UTC); the HTTP
- *   layer turns them into ISO 8601 strings. Integers compare and index faster
- *   than text and make bucket arithmetic exact.
- * - Every table whose rows belong to a company carries `company_id`, and every
- *   query filters on it through src/db/company-scope.ts, so that no code path can
- *   read another company's row.
- * - Soft deletion is a nullable `deleted_at` where the spec has it (and on the
- *   catalog resources whose rules need it, such as work-order restore).
- *
- * The tables live in `./schema/` by part (tenancy, catalog, history, webhooks,
- * idempotency); this module is the one the code and drizzle-kit read. Migrations in
- * `migrations/` are generated from it by `drizzle-kit generate`.
+ * The whole data model as one Drizzle schema for D1 (SQLite): the tables by part in
+ * `./schema/` (tenancy, catalog, history, webhooks, idempotency); this module is what the code
+ * and drizzle-kit read (`migrations/` comes from `drizzle-kit generate`). Instants are integer
+ * ms since the epoch (UTC); every company-owned table carries `company_id`, always filtered
+ * through ./company-scope.ts; soft delete is a nullable `deleted_at`.
+ * docs/architecture.md ("Tenant isolation and soft delete").
  */
 
 export * from "./schema/catalog";

@@ -1,19 +1,10 @@
 /**
- * D1 sessions: every request reads and writes its company's database through one D1 session
- * (the Sessions API, `withSession`), so that reads that tolerate a few seconds of lag are
- * served by the nearest read replica, and a client that sends back the bookmark of an
- * earlier answer sees at least what that answer saw (read-your-writes).
- *
- * A session is sequentially consistent: its queries run one after another, each at least
- * as fresh as the one before, and a write is seen by every later read of the same session.
- * Where its first query goes is its start: `first-primary` (the primary database, which sees
- * every committed write) or `first-unconstrained` (any replica, perhaps seconds behind); a
- * session started at a bookmark reads from a copy at least as fresh as that bookmark.
- *
- * The bookmark a client sees is `<database>:<D1 bookmark>` (the database's name, then
- * D1's own bookmark), opaque to clients: a bookmark names the database it was taken on, so
- * a bookmark of another database (a company moved to another shard since) never anchors a
- * session; the request then starts at the primary, which has everything that was copied.
+ * D1 sessions: every request reads and writes its company's database through one session (the
+ * Sessions API, `withSession`): reads that tolerate a few seconds of lag go to the nearest
+ * replica, and a client that sends an earlier answer's bookmark sees at least what it saw.
+ * A bookmark is `<database>:<D1 bookmark>`, so one of another database (a company moved since)
+ * never anchors a session: the request then starts at the primary.
+ * docs/api-guide.md ("Consistency: nearby replicas and `x-d1-bookmark`").
  */
 import type { Database } from "./client";
 import { createSessionDb } from "./client";
@@ -104,8 +95,8 @@ export class RequestSession implements D1Database {
   /**
    * The typed Drizzle client over this session, made on first use: a request that never
    * queries its shard (a realtime write answered from caches and its machine's object)
-   * does not build one (`createSessionDb` allocates a query builder per table, about 5 % of
-   * a realtime write's CPU in `bench/profile-realtime.ts`).
+   * does not build one (`createSessionDb` allocates a query builder per table; its cost:
+   * docs/benchmarks.md, "Costs behind choices in the code").
    */
   get db(): Database {
     this.client ??= createSessionDb(this);

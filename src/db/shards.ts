@@ -1,14 +1,9 @@
 /**
- * Companies spread over D1 shards: the one place that knows which database holds a
- * company's rows (docs/scaling.md, docs/architecture.md).
- *
- * - The directory is the `DB` binding: credentials, companies (with each company's shard),
- *   the id ranges of the shards and the keys unique across shards (./schema/directory.ts).
- * - A shard is every D1 binding whose name matches {@link SHARD_BINDING} (`SHARD_0`,
- *   `SHARD_1`, ...): the deployment sets N by declaring the bindings in wrangler.toml, and the
- *   Worker learns the list from its bindings, so no second list can disagree with them.
- * - Integer ids are globally unique: each shard allocates the ids of its ranges
- *   ({@link RANGE_SIZE} ids each, handed out by the directory), so an id names its shard.
+ * Companies spread over D1 shards: the one place that knows which database holds a company's
+ * rows. The directory is the `DB` binding (credentials, companies and their shard, id ranges,
+ * cross-shard keys); a shard is every binding matching {@link SHARD_BINDING}, learned from the
+ * bindings so no second list can disagree; integer ids come from per-shard ranges of
+ * {@link RANGE_SIZE}, so an id names its shard. docs/scaling.md ("Companies on shards").
  */
 import { createDb, type Database } from "./client";
 import { completeMirror } from "./company-mirror";
@@ -320,7 +315,7 @@ export type GlobalIdTable = "machines" | "stops" | "stop_classifications";
  * range's shard (`company_departures`), again confirmed by the directory; so the answer stays
  * exact after a move, and costs one directory read and one shard read in the common case.
  *
- * @returns the owner's id and the client of its current shard, or null when no live copy of
+ * @returns the owner's id and the client of its current shard, or null when no current copy of
  *   the row is where the directory says its company is.
  */
 export async function locateById(

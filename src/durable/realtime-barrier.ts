@@ -1,33 +1,11 @@
 /**
- * The read barrier of the realtime write-behind (see the file comment of
- * `src/realtime/realtime-machine.ts`): before a reader of production logs queries D1, the
- * objects of the machines the read can touch that are marked in
- * `realtime_pending` flush what they hold, so every realtime write that
- * returned before the read is shown.
- *
- * Bounded work (docs/bounded-work.md): only the machines the read can touch
- * are asked (a read of one log asks its machine; a filtered read the machines
- * of its filter), at most `BARRIER_CONCURRENCY` at a time, within
- * `BARRIER_BUDGET_MS`. When an object does not answer within the budget the
- * read is refused with a 503 and `Retry-After` rather than shown without
- * writes that were acknowledged: a reader never sees production that misses
- * an acknowledged realtime write, and a slow object costs it a retry.
- *
- * At the bottom of the domain (every reader of production logs passes it: the reports, the
- * production logs, the live figures of the event streams, MCP, the operator API, exports),
- * so it names nothing of the realtime layer: the reader hands it the one thing it needs,
- * a way to flush one machine (`FlushHeldWrites`), which the realtime layer makes
- * (`heldWritesOf`, src/realtime/machine-stub.ts: the object, its name and its RPC are
- * realtime's) and the composition passes down (src/app.ts to the routes, src/index.ts to
- * the machine streams). No folder that reads logs imports the realtime folder.
- *
- * With D1 sessions (src/db/session.ts): the objects write to the primary, outside the
- * reader's session, so the marks are read on the primary (a replica may not show a mark
- * yet), and when any machine the read can touch is marked, the reader's session is moved to
- * the primary's present after the flushes: what it reads next includes every write the
- * objects held or had just flushed. A session started at a client's bookmark is moved there
- * even when no machine is marked (the client asked to see its writes, and a realtime write
- * flushed and unmarked since is on the primary, perhaps not yet on the replica).
+ * The read barrier of the realtime write-behind: before a reader of production logs queries
+ * D1, the objects of the machines it can touch that are marked in `realtime_pending` flush
+ * what they hold, so every realtime write acknowledged before the read is shown. Bounded
+ * (`BARRIER_CONCURRENCY`, `BARRIER_BUDGET_MS`, else 503 with `Retry-After`), and at the
+ * bottom of the domain: the reader hands it `FlushHeldWrites`, so it names no object above it.
+ * docs/bounded-work.md ("The realtime read barrier"), docs/api-guide.md ("Realtime writes and
+ * the read barrier"), docs/architecture.md ("The layers").
  */
 import { type CompanyScope, ownedText } from "../db/company-scope";
 import { inJsonListText } from "../db/json-list";

@@ -1,18 +1,10 @@
 /**
- * `CompanyExports`: the Durable Object that runs a company's bulk exports (one object per
- * company, named by its id), in bounded steps driven by its alarm (docs/exports.md).
- *
- * - A step reads batches of the dataset (./sources.ts) for at most `STEP_MS`,
- *   `STEP_BATCHES` batches or `STEP_ROWS` rows, encodes them into the file being written
- *   (./encoders.ts) and uploads its full parts to R2 (./r2-file.ts); then the alarm is set
- *   again at once, so each step is an invocation of its own (its own CPU time and
- *   subrequests).
- * - The company's unfinished exports (at most `MAX_ACTIVE_EXPORTS`) take turns, a step each.
- * - What survives a restart is in SQLite (./export-store.ts): the finished files and where
- *   the next file starts. The file being written is in memory; after a restart (or a failed
- *   step) it is written again from its start, its abandoned upload aborted.
- * - A step that fails is tried again after a growing pause; `MAX_STEP_FAILURES` in a row
- *   fail the export. Files are deleted `EXPORT_FILES_KEPT_MS` after the export ends.
+ * `CompanyExports`: the Durable Object that runs a company's bulk exports (one per company,
+ * named by its id) in bounded steps, one per alarm invocation: a step reads batches of the
+ * dataset (./sources.ts) within `STEP_MS` / `STEP_BATCHES` / `STEP_ROWS`, encodes them
+ * (./encoders.ts) and uploads full parts to R2 (./r2-file.ts). Unfinished exports take turns;
+ * what a restart needs is in SQLite (./export-store.ts); a failing step is retried, up to
+ * `MAX_STEP_FAILURES`. docs/exports.md ("How an export runs").
  */
 import { DurableObject } from "cloudflare:workers";
 import { openSession, parseBookmark, type RequestSession } from "../db/session";

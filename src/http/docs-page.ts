@@ -1,16 +1,8 @@
 /**
- * `/docs`: the interactive reference page, Swagger UI rendered from `/openapi.json`.
- *
- * Swagger UI's two files come from the pinned `swagger-ui-dist` package and ship inside
- * the Worker as text modules (`[[rules]]` in wrangler.toml; the same rule for the tests
- * in vitest.config.ts): the page loads nothing from a CDN, so it works offline (`npm start`
- * on a machine without internet) and depends on no third party in production.
- *
- * Why not Workers static assets: with an `[assets]` folder, every request of the Worker
- * passes the assets router first. Locally that router runs on the same cores as the
- * Worker and cost 0.35 ms of CPU per request (1.14 to 1.48 ms for a bare route), about a
- * fifth of the throughput of every route, to serve a page few requests ask for. A text
- * module is not parsed as JavaScript; the Worker only holds the strings (1.9 MB).
+ * `/docs`: the interactive reference page, Swagger UI rendered from `/openapi.json`. Its two
+ * files come from the pinned `swagger-ui-dist` and ship inside the Worker as text modules
+ * (`[[rules]]` in wrangler.toml and vitest.config.ts), so the page needs no CDN and works
+ * offline; why not Workers static assets: docs/decisions.md ("Interactive reference page").
  */
 import type { Context } from "hono";
 import swaggerUiCss from "swagger-ui-dist/swagger-ui.css";

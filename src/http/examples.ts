@@ -74,7 +74,7 @@ const R = EXAMPLE_RECORDS;
 
 /**
  * Every operation's example that its schemas do not give, by `operationId`. A create
- * answers 2XX when pasted again, except `createNominalSpeeds` (one live nominal speed per
+ * answers 2XX when pasted again, except `createNominalSpeeds` (one nominal speed not deleted per
  * machine/SKU pair: the second time is a 409 naming the first).
  */
 const OPERATION_EXAMPLES: Record<string, OperationExample> = {

@@ -1,14 +1,9 @@
 /**
- * Filter building blocks shared by the reports and the production-log search:
- * the date operators (`after`, `before`, `between`, `equal`), the integer-id
- * operators of the stops report's `stopId` (include/exclude plus numeric
- * comparisons), and the `machines {search, include, exclude}` filter's schema (the reports
- * apply it: src/reports/machine-filter.ts; a shared-kernel file reads no table).
- *
- * Each comes as a Zod schema (what the caller sends) and a function that turns
- * the parsed value into Drizzle SQL conditions. The numeric comparisons
- * themselves live in `./search.ts` (`NumericComparisonFilter`,
- * `numericConditions`); `IdComparisonFilter` here combines them with id lists.
+ * Filter building blocks of the reports and the production-log search: the date operators
+ * (`after`, `before`, `between`, `equal`), the stops report's `stopId` operators, and the
+ * schema of the `machines {search, include, exclude}` filter (applied by
+ * src/reports/machine-filter.ts: a shared-kernel file reads no table). Each a Zod schema and a
+ * function to Drizzle conditions. docs/api-guide.md ("Time windows").
  */
 
 import { z } from "@hono/zod-openapi";

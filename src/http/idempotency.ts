@@ -1,27 +1,10 @@
 /**
- * `Idempotency-Key`: safe retries of the public calls that create or change
- * something (Stripe's convention; the header of
- * draft-ietf-httpapi-idempotency-key-header).
- *
- * - The first request with a key takes a lock on `(credential, key)` in D1
- *   (`idempotency_keys`), runs, and its response (status, headers, body) is
- *   stored for 24 hours (`IDEMPOTENCY_TTL_MS`).
- * - A retry with the same key and the same request (method, path, query and
- *   body, the body compared as canonical JSON so key order and spacing do not
- *   matter) gets the stored response again, with `Idempotent-Replayed: true`,
- *   and runs nothing.
- * - The same key with a different request: 422 at `["header", "Idempotency-Key"]`.
- * - A retry while the first is still running: 409 with `Retry-After: 1`.
- * - Not stored (the key is released, so a retry runs again): 5XX answers (the
- *   call failed; retrying is the point), 409 and 429 (about the moment, not the
- *   request). Every other answer is kept whatever its size: up to 1 MB (UTF-8) in
- *   the key's row, larger ones gzip-compressed (`CompressionStream`) in 1 MB
- *   pieces in `idempotency_chunks` (a D1 row holds at most 2 MB), written in the
- *   same batch that marks the key done, so a replay sees all of it or none. A lock older than `LOCK_TIMEOUT_MS` belongs to a request that
- *   died: a retry with the same request takes it over.
- *
- * Keys are per credential: two credentials of one company may use the same key
- * for different calls. The key itself is 1 to 255 printable ASCII characters.
+ * `Idempotency-Key`: safe retries of the public calls that create or change something
+ * (Stripe's convention; draft-ietf-httpapi-idempotency-key-header). A key is locked per
+ * credential in D1 (`idempotency_keys`), the answer stored for `IDEMPOTENCY_TTL_MS` (large
+ * ones gzip-compressed in `idempotency_chunks`, written in the batch that marks the key done)
+ * and replayed to a retry of the same request; what is and is not stored, and the 409/422
+ * answers: docs/api-guide.md ("Safe retries: `Idempotency-Key`").
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";

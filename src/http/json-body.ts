@@ -1,16 +1,9 @@
 /**
- * Middleware: request bodies are JSON, well-formed, and not too large.
- *
- * A body larger than the limit is a 413 (checked on `Content-Length` before
- * anything is read, and while reading a body sent without one); a body sent
- * with another declared `Content-Type` is a 415; a body that is not valid JSON
- * is a 422 (`json_invalid`, FastAPI's form) instead of a 400; a string or key
- * holding a lone surrogate is a 422 naming it (`value_error.unicode`).
- *
- * On `/v1` only the declared size is checked before authentication
- * (`declaredBodyLimit`); the body itself is read by `jsonBody` after it (in
- * `publicRoute`), so an anonymous caller learns nothing from the body's parsing
- * and makes the Worker read nothing.
+ * Middleware: request bodies are JSON, well-formed and not too large: 413 over the limit
+ * (`Content-Length` first, then while reading), 415 for another `Content-Type`, 422
+ * `json_invalid` for malformed JSON and `value_error.unicode` for a lone surrogate. On `/v1`
+ * only the declared size is checked before authentication (`declaredBodyLimit`); `jsonBody`
+ * reads the body after it. docs/api-guide.md ("Limits", the error table).
  */
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";

@@ -1,15 +1,9 @@
 /**
- * Shared building blocks of `/filters` bodies: fuzzy text search, SQL LIKE
- * patterns, id include/exclude lists and numeric comparisons, each as a Zod
- * schema (what the caller sends) and a function that turns the parsed value
- * into Drizzle SQL conditions.
- *
- * "Fuzzy" means case-insensitive and accent-insensitive containment: "jose"
- * finds "José", "MUÑOZ" finds "Munoz". SQLite (and so D1) has no `unaccent`
- * and its `lower()` only folds ASCII, so every searchable column has a twin
- * `*_search` column holding `normalizeForSearch(value)`, written by the code
- * that writes the column; the term is normalized the same way and compared
- * with `instr()`, which needs no escaping and no LIKE pattern.
+ * Shared building blocks of `/filters` bodies: fuzzy text search, LIKE patterns, id lists and
+ * numeric comparisons, each a Zod schema and a function to Drizzle conditions. "Fuzzy" is
+ * case- and accent-insensitive containment: each searchable column has a `*_search` twin
+ * holding `normalizeForSearch(value)`, and the term, normalized alike, is found with `instr()`
+ * (SQLite's `lower()` folds ASCII only and it has no `unaccent`). docs/resources.md.
  */
 import { z } from "@hono/zod-openapi";
 import { type Column, type SQL, sql } from "drizzle-orm";

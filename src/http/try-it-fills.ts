@@ -1,16 +1,9 @@
 /**
- * How "Try it out" on `/docs` leaves the demo as it found it (docs/demo-data.md, "The
- * examples of /docs"): the page reads the answer of some operations and fills in others with
- * it (src/http/docs-page.ts applies these; test/http/docs-examples.test.ts the same way).
- *
- * - Each create example's answer gives its kind's DELETE example the id it created, so that
- *   pressing the create and then the DELETE leaves no record behind; the demo has no record
- *   made for the DELETE examples.
- * - The realtime read's answer gives the two realtime writes what the machine is already
- *   doing: its running segment (SKU, work order, quantity, `custom`, with its own `start`, so
- *   the write replaces the segment with itself) and its first operator from the same `start`
- *   (an assignment that changes nothing). Before that read, the writes carry their static
- *   examples, which do change the machine.
+ * How "Try it out" on `/docs` leaves the demo as it found it: a create example's answer gives
+ * its kind's DELETE example the created id, and the realtime read's answer gives the two
+ * realtime writes what the machine already does (its running segment with its own `start`,
+ * its first operator), so pressing them changes nothing. Applied by src/http/docs-page.ts.
+ * docs/demo-data.md ("The records the examples of /docs name").
  */
 
 /** One fill: what is read, what is filled in, and from where in the answer. */

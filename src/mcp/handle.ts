@@ -1,8 +1,8 @@
 /**
  * Answers one JSON-RPC message of `/mcp` with a server built for this request (stateless),
  * through the SDK's web-standard Streamable HTTP transport. Loaded by `routes.ts` on the
- * first `/mcp` request only: evaluating the SDK costs 30 to 45 ms of CPU (docs/mcp.md), which
- * a cold start of any other route should not pay.
+ * first `/mcp` request only: evaluating the SDK is costly (docs/mcp.md), and a cold start of
+ * any other route should not pay it.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { invalidParams } from "./jsonrpc";

@@ -1,22 +1,10 @@
 /**
- * Admissions leased by one isolate from a bucket's `RateLimiter` object.
- *
- * Why: every limited request used to make one Durable Object call, and one
- * object serializes every request of a credential. A busy credential (a
- * scanner line, a partner's sync) then pays that round trip on every request
- * and queues behind it. Instead, a busy isolate asks the object for a few
- * admissions at once; the object counts them all at that instant, and the
- * isolate hands them to its next requests without a round trip.
- *
- * What stays exact: the object never admits more than the policy allows, so
- * at most `requests` are admitted in any window of `periodSeconds`, counted
- * at the instant the object admitted them. A leased admission is used within
- * `LEASE_MS` of being counted or dropped (still counted: a client that
- * suddenly stops may lose at most one lease per isolate). The size follows
- * the isolate's own recent rate for the bucket, so a client sending one
- * request at a time gets leases of 1 (the object's answer each time, as
- * before), and is at most `LEASE_SHARE` of the quota (so that admissions held
- * by one isolate cannot starve another) and `MAX_LEASE`.
+ * Admissions leased by one isolate from a bucket's `RateLimiter` object, so a busy credential
+ * does not pay a Durable Object round trip per request: the object counts a lease's admissions
+ * when it grants them (the quota stays exact); one not used within `LEASE_MS` is dropped. The
+ * size follows the isolate's own recent rate, at most `LEASE_SHARE` of the quota and
+ * `MAX_LEASE`; a client sending one request at a time gets leases of 1.
+ * docs/api-guide.md ("Rate limits", leases).
  */
 
 /** How long a leased admission may wait in the isolate, ms. */

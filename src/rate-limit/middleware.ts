@@ -1,25 +1,10 @@
 /**
- * Rate-limit middleware of public routes.
- *
- * - `rateLimit()` (after `authenticate`): counts the request against the
- *   credential's own policy (the key's `rateLimit`, or the default from
- *   settings) in the credential's `RateLimiter` object.
- * - `limitFailedAuthentications()` (before `authenticate`): counts 401s per
- *   client address, so that keys and tokens cannot be guessed at speed.
- *
- * Header fields follow draft-ietf-httpapi-ratelimit-headers-10
- * (https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/10/;
- * the structured-field syntax is unchanged since -08): every response of a
- * limited route carries `RateLimit-Policy: "default";q=600;w=60` (quota `q`
- * requests per window `w` seconds) and `RateLimit: "default";r=599;t=42`
- * (`r` requests remaining, `t` seconds until the window admits more). A 429
- * also carries `Retry-After` in whole seconds, at least 1 (RFC 9110 section
- * 10.2.3), never earlier than `t` (draft section 6).
- *
- * Fail open: when the limiter object cannot be reached (an error, or no answer
- * within `LIMITER_TIMEOUT_MS`) the request is served, without a `RateLimit`
- * field, and the failure is logged: a limiter outage must not become an API
- * outage.
+ * Rate-limit middleware of public routes: `rateLimit()` counts a request against its
+ * credential's policy in the credential's `RateLimiter` object; `limitFailedAuthentications()`
+ * counts 401s per client address. Header fields follow draft-ietf-httpapi-ratelimit-headers-10
+ * (`RateLimit-Policy`, `RateLimit`; a 429 adds `Retry-After`, RFC 9110 section 10.2.3). Fails
+ * open when the limiter cannot be reached within `LIMITER_TIMEOUT_MS`: served, logged.
+ * docs/api-guide.md ("Rate limits").
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";

@@ -1,23 +1,10 @@
 /**
- * The per-credential rate-limit Durable Object: one object per bucket (a
- * credential, or a client address for failed authentications), named
- * deterministically by `bucketName`, counting in its SQLite storage.
- *
- * Algorithm: a sliding-window log. The object keeps the instants of the
- * requests it admitted within the last period (one row per millisecond, with a
- * count); a request is admitted when fewer than `requests` were admitted in the
- * `periodSeconds` before it. This is exact ("at most N in any window of P
- * seconds"), unlike the sliding-window-counter approximation, and rejected
- * requests are not counted, so a client that keeps knocking is admitted again
- * as soon as its oldest admitted request leaves the window.
- *
- * Exactness under concurrency: `hit` does its whole read-modify-write with the
- * synchronous `ctx.storage.sql` API, with no `await` in between, so no other
- * event can interleave; the Durable Object's single thread then serializes
- * concurrent callers from every isolate and every location. A busy isolate may
- * ask for several admissions at once (`./leases.ts`); they are counted at that
- * instant, so the quota holds for admissions as counted, and the isolate uses
- * them within a second.
+ * The per-credential rate-limit Durable Object: one per bucket (a credential, or a client
+ * address for failed authentications, named by `bucketName`), an exact sliding-window log in
+ * its SQLite storage: admitted when fewer than `requests` were admitted in the `periodSeconds`
+ * before; rejections are not counted. `hit` reads and writes with the synchronous SQL API and
+ * no `await` between, so the object's single thread serializes every caller; leased
+ * admissions (`./leases.ts`) count at the instant they are granted. docs/api-guide.md ("Rate limits").
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";

@@ -27,7 +27,7 @@
  */
 
 /** Milliseconds in a minute: every duration is ms inside and minutes on the wire. */
-export const MS_PER_MINUTE = 60_000;
+const MS_PER_MINUTE = 60_000;
 
 /** A duration in ms as report minutes (floating point, never rounded). */
 export function minutesOf(ms: number): number {

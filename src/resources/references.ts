@@ -69,7 +69,7 @@ export const SkuRefSchema = SkuRefObject.openapi("SkuRef", {
     "A SKU of the company (archived ones included), by `id` or by `name` (if both, they must agree).",
 });
 
-export type MachineRef = z.infer<typeof MachineRefSchema>;
+type MachineRef = z.infer<typeof MachineRefSchema>;
 export type SkuRef = z.infer<typeof SkuRefSchema>;
 
 export interface ResolvedMachine {

@@ -1,15 +1,9 @@
 /**
- * Materializing shift instances as rows of `shift_instances`, for a report's window: only
- * where instances can matter (docs/bounded-work.md, "Where instances exist"): for the
- * definitions the report lists, on each machine from its first activity (creation, first
- * production log or stop) and never past now. The rows of a range are written once
- * (idempotent `INSERT OR IGNORE` on the unique key (definition, machine, start)); afterwards
- * a range costs one count on the covering index, compared with a count made by calendar
- * arithmetic (`countInstancesBetween`), not by listing the instances.
- *
- * Writes go in statements of `INSERT_CHUNK` rows, each its own transaction, and the Worker
- * yields between them: a first call over years holds neither D1's writer nor the isolate
- * long enough to stall another company's request.
+ * Shift instances written as rows of `shift_instances` for a report's window, only where they
+ * can matter: the listed definitions, on each machine from its first activity, never past now.
+ * Written once (`INSERT OR IGNORE`); afterwards a range costs one count on the covering index,
+ * compared with the count by calendar arithmetic. Statements of `INSERT_CHUNK` rows, the
+ * Worker yielding between them. docs/bounded-work.md ("Where instances exist").
  */
 
 import { and, count, gte, lt, type SQL, sql } from "drizzle-orm";

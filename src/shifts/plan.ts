@@ -29,7 +29,7 @@ const windowCache = new Map<string, InstanceWindow[]>();
 /**
  * The instances of a definition that start on one UTC day `[day, day + 24 h)`,
  * memoized per isolate. Zone arithmetic is the costly part of a report
- * (about 0.1 to 0.5 ms per day and definition); the result depends only on the
+ * (docs/benchmarks.md, "Costs behind choices in the code"); the result depends only on the
  * definition's times and weekdays and the zone, which never change for a
  * definition id, so the key holds all of them and entries never go stale.
  */

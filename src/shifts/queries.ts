@@ -1,20 +1,10 @@
 /**
- * The stored shift instances that contain given instants (the shift of a log,
- * of a stop, the shift a machine runs now), materialized on demand.
- *
- * An instance is one occurrence of a shift definition for one machine
- * (docs/metrics.md, "Shifts"). Its instants follow from the definition, the
- * company's time zone and the calendar (`instancesBetween`, DST-correct), so a
- * row can be written whenever it is first needed and is never recomputed: the
- * unique key (definition, machine, start) makes every write an idempotent
- * `INSERT OR IGNORE`, and the row's autoincrement `id` is the stable integer id
- * of the instance (the `shift.id` of report rows and production logs, and the
- * metrics report's `indicatorId`).
- *
- * Bounded work: `instancesContaining` touches only the instances that contain
- * a given list of instants (a few per instant), and writes only those not stored yet. The plan these follow from is
- * `./plan.ts`; writing the instances of a whole range (the metrics report's
- * window) is `./materialize.ts`.
+ * The stored shift instances that contain given instants (the shift of a log, of a stop, the
+ * shift a machine runs now), written on demand: an instance follows from its definition, the
+ * company's zone and the calendar, so it is written when first needed with an idempotent
+ * `INSERT OR IGNORE` on (definition, machine, start), and its row id is the instance's stable
+ * id (`shift.id`, `indicatorId`). A whole range's instances: `./materialize.ts`.
+ * docs/metrics.md ("Shifts"), docs/bounded-work.md.
  */
 
 import { and, sql } from "drizzle-orm";

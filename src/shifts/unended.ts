@@ -1,16 +1,9 @@
 /**
- * "Production logs only for shifts that have ended" (docs/resources.md): a production log
- * may not reach into an instance of its machine that has not ended, the running one (the
- * spec: "no production logs for the shift a machine is running now: use the realtime
- * endpoints instead") or a future one (when it runs, the realtime logs would count on top
- * of it).
- *
- * Two halves of one rule: `firstUnendedInstance` checks a log against the company's shift
- * plan (every instance, stored or not, for the answer's message), and `noUnendedStored` is
- * the same condition in SQL, on the instances D1 holds, written into the statement that
- * writes the log, so that the check and the write are one step: an instance stored by
- * another request (a machine that starts running a shift just defined) between the plan's
- * read and the write stops the write in D1 itself.
+ * "Production logs only for shifts that have ended": a log may not reach into an instance of
+ * its machine that is running or in the future. Two halves of one rule: `firstUnendedInstance`
+ * checks a log against the company's plan (for the answer's message), `noUnendedStored` is the
+ * same condition in SQL inside the statement that writes the log, so check and write are one
+ * step. The rule's home: src/resources/production-logs/running-shift.ts; docs/resources.md.
  */
 
 import { type SQL, sql } from "drizzle-orm";
@@ -77,7 +70,7 @@ export function firstUnendedInstance(
 }
 
 /**
- * The stored instances of live definitions that have not ended at `now` and overlap one of
+ * The stored instances of definitions not deleted that have not ended at `now` and overlap one of
  * `spans`: one row per (span, instance), `k` the span's index. Reads a range of the
  * (machine, start) index per span: such an instance starts in `(now - MAX_INSTANCE_MS, end)`.
  */

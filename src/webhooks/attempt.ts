@@ -8,7 +8,7 @@ import { signatureHeader } from "./signing";
 import { checkEndpoint, type UrlSafetyOptions } from "./url-safety";
 
 /** The error recorded for an attempt refused by the endpoint rules. */
-export const UNSAFE_DESTINATION = "unsafe destination";
+const UNSAFE_DESTINATION = "unsafe destination";
 
 /** What an attempt needs to know about its delivery. */
 export interface AttemptTarget {

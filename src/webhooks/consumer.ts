@@ -1,22 +1,9 @@
 /**
- * The Queue consumer: one message = one delivery to hand over to the deliverer
- * of its registration (`WebhookEndpoint`, ./endpoint-deliverer.ts), which makes
- * the attempts and schedules the retries. The consumer makes no attempt
- * itself, so a batch lasts as long as one D1 read and one call per
- * registration, never as long as an endpoint takes to answer: a hanging
- * endpoint holds back neither the other messages of its batch nor the batches
- * behind it (docs/webhook-delivery.md).
- *
- * Per batch: one D1 read per shard of the messages' companies (the registration and status
- * of every delivery; a message names its company, which names its shard),
- * then one `accept` per registration, concurrently; a message is acked once
- * its deliverer has stored it. A delivery that is unknown or no longer
- * pending (a duplicate message) is acked without a call. A message whose
- * hand-over fails (D1 or the object unavailable) is retried after 60 s; when
- * it has used its whole Queue budget (`max_retries` + 1 = MAX_MESSAGE_DELIVERIES
- * handlings) while its delivery is still pending, a new message continues it
- * instead of the dead-letter queue (which thus only gets messages whose
- * delivery could not be read for good).
+ * The Queue consumer: one message = one delivery, handed over to its registration's deliverer
+ * (`WebhookEndpoint`, ./endpoint-deliverer.ts), which makes the attempts. The consumer makes
+ * none, so a batch lasts one D1 read per shard and one `accept` per registration whatever the
+ * endpoints do: a hanging endpoint holds back no batch. A message is acked once stored, or
+ * when its delivery is unknown or no longer pending (docs/webhook-delivery.md).
  */
 import { createDb } from "../db/client";
 import { companyD1, shardBindings, UnknownCompanyError } from "../db/shards";
@@ -26,9 +13,9 @@ import { endpointDeliverer } from "./endpoint-deliverer";
 import type { OutboxBindings, WebhookMessage } from "./webhook-outbox";
 
 /** `max_retries + 1` of every `[[queues.consumers]]` in wrangler.toml. */
-export const MAX_MESSAGE_DELIVERIES = 24;
+const MAX_MESSAGE_DELIVERIES = 24;
 /** Delay before a message whose hand-over failed is handled again, s. */
-export const HANDOVER_RETRY_SECONDS = 60;
+const HANDOVER_RETRY_SECONDS = 60;
 
 /** The company of a message, or undefined when it carries none (sent before shards). */
 function companyIdOf(message: Message<WebhookMessage>): number | undefined {

@@ -25,7 +25,7 @@ import type { UrlSafetyOptions } from "./url-safety";
  * What follows an attempt, with the instant it is due (`dueAt`, ms since the epoch, for
  * the next attempt or round): the deliverer's alarm and the delivery's record share it.
  */
-export type ScheduledStep = NextStep & { dueAt: number | null };
+type ScheduledStep = NextStep & { dueAt: number | null };
 
 /** What became of one delivery handed to {@link deliverDue}. */
 export type DeliveryStep =

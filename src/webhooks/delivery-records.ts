@@ -1,15 +1,9 @@
 /**
- * The D1 side of delivering: where a delivery stands, read for many at once,
- * and the statements that record an attempt and the end of a round or of the
- * delivery.
- *
- * Where a delivery stands is read from D1, not kept by the deliverer: `rounds`
- * of the delivery is the rounds completed, `attempts_in_round` the attempts of
- * the current round, and `next_attempt_at` when the next is due; the three are
- * written with every attempt (one transaction with the attempt's row) and by
- * nothing else but a replay, which starts the delivery over. So a delivery
- * handed over twice (the sweeper re-sent it, two messages) goes on from where
- * the records say: a re-send changes neither its count nor its schedule.
+ * The D1 side of delivering: where many deliveries stand, read at once, and the statements
+ * that record an attempt with where its delivery stands after it (`rounds`,
+ * `attempts_in_round`, `next_attempt_at`: written with every attempt, in one transaction with
+ * its row, and otherwise only by a replay). So a delivery handed over twice goes on from where
+ * its record says (docs/webhook-delivery.md, "The path of a delivery").
  */
 import { and, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";

@@ -16,9 +16,9 @@ import { DEFAULT_RETRY_POLICY } from "./retry-policy";
 import type { UrlSafetyOptions } from "./url-safety";
 
 /** Most deliveries one alarm attempts (one D1 read: at most 100 ids per statement). */
-export const MAX_DUE_PER_RUN = 100;
+const MAX_DUE_PER_RUN = 100;
 /** Wait after a handling that failed on D1, ms. */
-export const ERROR_RETRY_MS = 60_000;
+const ERROR_RETRY_MS = 60_000;
 
 // `owner`: the registration's company (one row), which names the shard of its deliveries.
 const SCHEMA = `

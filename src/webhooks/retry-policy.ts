@@ -1,21 +1,9 @@
 /**
- * The retry policy of a delivery (docs/webhooks.md "Delivery and retries"), as
- * pure functions: no I/O, no clock of its own (instants and randomness come in
- * as arguments), so every rule is unit-tested without D1, a Queue or a timer
- * (test/webhooks/retry-policy.test.ts). The one schedule: the deliverer decides
- * here what follows an attempt and when ({@link nextStep}, {@link dueAtOf}),
- * records both with the delivery (`attempts_in_round`, `next_attempt_at`), and
- * the outbox sweeper reads that record ({@link stalledSince}) instead of
- * deriving a schedule of its own (docs/webhook-delivery.md).
- *
- * A round is "up to 3 attempts in quick succession with exponential backoff"
- * (the spec's words): attempts at 0 s, then 1 s, then 2 s; a `Retry-After` of
- * at most 10 s replaces the wait, a longer one ends the round. 2XX =
- * delivered; time-out, network error, 408, 429, 5XX = retryable; 3XX and any
- * other 4XX = failed for good. A failed round is followed by the next after
- * 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h (plus up to 10 % jitter, raised to
- * a longer `Retry-After`, capped at 24 h); after the 8th round the delivery is
- * failed.
+ * The retry policy of a delivery (docs/webhooks.md "Delivery and retries") as pure functions:
+ * no I/O and no clock of its own, so every rule is unit-tested without D1, a Queue or a timer.
+ * It is the one schedule: the deliverer decides here what follows an attempt and when
+ * ({@link nextStep}, {@link dueAtOf}) and records both with the delivery, and the outbox
+ * sweeper reads that record ({@link stalledSince}) (docs/webhook-delivery.md, "One schedule").
  */
 /** The waits between rounds, s (docs/webhooks.md): 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
 export const ROUND_DELAYS_SECONDS: readonly number[] = [

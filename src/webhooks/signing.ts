@@ -8,7 +8,7 @@
 const encoder = new TextEncoder();
 
 /** The company's signing secrets as stored (`companies` row). */
-export interface SigningSecrets {
+interface SigningSecrets {
   webhookSecret: string;
   previousWebhookSecret: string | null;
   /** ms since the epoch; the previous secret signs until then. */
@@ -26,7 +26,7 @@ function toHex(bytes: ArrayBuffer): string {
  * @param body the exact body sent.
  * @returns `sha256=<64 lowercase hex digits>`.
  */
-export async function signBody(secret: string, body: string): Promise<string> {
+async function signBody(secret: string, body: string): Promise<string> {
   const key = await crypto.subtle.importKey(
     "raw",
     encoder.encode(secret),

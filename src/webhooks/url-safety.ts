@@ -1,16 +1,9 @@
 /**
- * The endpoint rules of docs/webhooks.md, checked at registration and again
- * before every attempt: `https://` only, at most 255 characters, no
- * credentials, no fragment, and a host that is not a local name and resolves
- * (A and AAAA, following CNAMEs, through DNS-over-HTTPS: Workers have no DNS
- * API) only to public addresses.
- *
- * Address ranges refused: the IANA special-purpose registries (RFC 6890 and
- * updates: https://www.iana.org/assignments/iana-ipv4-special-registry,
- * https://www.iana.org/assignments/iana-ipv6-special-registry) plus multicast
- * (224.0.0.0/4, ff00::/8), reserved (240.0.0.0/4) and, for IPv6, anything
- * outside global unicast 2000::/3. IPv4-mapped (::ffff:0:0/96) and NAT64
- * (64:ff9b::/96) addresses are judged by the IPv4 address they carry.
+ * The endpoint rules of docs/webhooks.md, checked at registration and again before every
+ * attempt: `https://` only, at most 255 characters, no credentials, no fragment, and a host
+ * that is not a local name and resolves (A and AAAA, following CNAMEs, through DNS-over-HTTPS:
+ * Workers have no DNS API) only to public addresses; the ranges refused are listed below,
+ * with their sources (docs/webhooks-security.md: why).
  */
 
 import ipaddr from "ipaddr.js";
@@ -24,7 +17,7 @@ const MAX_CACHE_SECONDS = 60;
 const MAX_CNAME_HOPS = 8;
 
 /** Name of a rule, as given in a 422 `type` (`value_error.url.<rule>`). */
-export type UrlRule =
+type UrlRule =
   | "invalid"
   | "length"
   | "scheme"
@@ -45,7 +38,7 @@ export interface UrlSafetyOptions {
 }
 
 /** Outcome of a check. */
-export type EndpointCheck =
+type EndpointCheck =
   | { kind: "safe"; url: URL }
   /** A rule is broken: a 422 at registration, the failed attempt `unsafe destination` at delivery. */
   | { kind: "refused"; rule: UrlRule; message: string }
@@ -57,7 +50,7 @@ function refused(rule: UrlRule, message: string): EndpointCheck {
 }
 
 /** True when the exemption of local development applies to `url`. */
-export function isExempt(url: URL, options: UrlSafetyOptions): boolean {
+function isExempt(url: URL, options: UrlSafetyOptions): boolean {
   if (options.environment !== "development" && options.environment !== "test") return false;
   return options.exemptOrigins.includes(url.origin);
 }
@@ -248,11 +241,7 @@ async function resolveType(
  *
  * @returns the addresses (empty when the name does not resolve) or a resolver error.
  */
-export async function resolveHost(
-  host: string,
-  dohUrl: string,
-  signal?: AbortSignal,
-): Promise<Resolved> {
+async function resolveHost(host: string, dohUrl: string, signal?: AbortSignal): Promise<Resolved> {
   const key = `${dohUrl} ${host}`;
   const hit = cache.get(key);
   if (hit && hit.expiresAt > Date.now()) {
@@ -284,7 +273,7 @@ export async function resolveHost(
 // Address ranges: parsing and matching by ipaddr.js; the table of refused ranges is ours.
 
 /** Parses strict dotted-quad IPv4 (`1.2.3.4`: four decimal parts 0-255, no leading zeros). */
-export function parseIPv4(text: string): number[] | null {
+function parseIPv4(text: string): number[] | null {
   // isValidFourPartDecimal refuses the forms `inet_aton` takes (`127.1`, `0x7f.0.0.1`, `010.0.0.1`).
   return ipaddr.IPv4.isValidFourPartDecimal(text) ? ipaddr.IPv4.parse(text).toByteArray() : null;
 }
@@ -311,6 +300,13 @@ export function parseIPv6(text: string): number[] | null {
 
 /** A refused range: its CIDR and the name given in refusals. */
 type Range = readonly [cidr: string, name: string];
+
+// The ranges refused: the IANA special-purpose registries (RFC 6890 and updates:
+// https://www.iana.org/assignments/iana-ipv4-special-registry,
+// https://www.iana.org/assignments/iana-ipv6-special-registry) plus multicast (224.0.0.0/4,
+// ff00::/8), reserved (240.0.0.0/4) and, for IPv6, anything outside global unicast 2000::/3.
+// IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) addresses are judged by the IPv4
+// address they carry.
 
 const IPV4_REFUSED: readonly Range[] = [
   ["0.0.0.0/8", "unspecified (0.0.0.0/8)"],

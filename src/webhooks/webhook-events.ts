@@ -26,7 +26,7 @@ export const CLASSIFICATION_EVENT_TYPES = [
 ] as const;
 
 /** The test event; it reaches a registration whatever its type. */
-export const PING_EVENT_TYPE = "Ping";
+const PING_EVENT_TYPE = "Ping";
 
 /** Which `MachineStopClassification*` event a classification write emits. */
 export type ClassificationChangeKind = "Created" | "Updated" | "Deleted";
@@ -50,7 +50,7 @@ export interface ClassificationChange {
 }
 
 /** The statements of one event, and its id (to dispatch it once they have committed). */
-export interface OutboxWrite {
+interface OutboxWrite {
   /** `eventId` of the event; no row is written when no registration matches. */
   eventId: string;
   /** Writes the event row. */
@@ -64,7 +64,7 @@ export interface OutboxWrite {
 }
 
 /** An INSERT of deliveries returning their ids and registrations. */
-export type DeliveriesInsert = ReturnType<typeof deliveriesStatement>;
+type DeliveriesInsert = ReturnType<typeof deliveriesStatement>;
 
 /** ISO 8601 UTC with milliseconds of an integer ms column, as `Date#toISOString` writes it. */
 function isoOf(column: SQL): SQL {

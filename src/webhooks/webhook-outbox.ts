@@ -24,7 +24,7 @@ export interface WebhookMessage {
 }
 
 /** A delivery to send: its id and its company. */
-export interface DeliveryRef {
+interface DeliveryRef {
   id: string;
   companyId: number;
 }
@@ -37,7 +37,7 @@ export interface OutboxBindings {
 /** Most messages in one `sendBatch` call (a Queues limit). */
 const SEND_BATCH_SIZE = 100;
 /** Age after which the sweeper sends a delivery whose message was not sent, ms. */
-export const SWEEP_AFTER_MS = 30_000;
+const SWEEP_AFTER_MS = 30_000;
 /** Most deliveries one sweep sends (the next run takes the rest). */
 const SWEEP_LIMIT = 1000;
 
@@ -78,7 +78,7 @@ export async function sendDeliveries(
 }
 
 /** Options of {@link sweepOutbox}. */
-export interface SweepOptions {
+interface SweepOptions {
   /**
    * Quiet time past a delivery's next scheduled handling after which its
    * message is taken for lost, ms (default `DEFAULT_STALLED_MARGIN_SECONDS`).

@@ -30,7 +30,7 @@ describe("indexes behind the production-log search", () => {
     [
       "order by start",
       `SELECT id FROM production_logs WHERE ${LIVE_LOGS} ORDER BY start, id`,
-      "production_logs_live_company_start_idx (company_id=?)",
+      "production_logs_active_company_start_idx (company_id=?)",
     ],
     [
       "start filter",

@@ -133,18 +133,18 @@ export const productionLogs = sqliteTable(
     // log can start (src/reports/page-spans.ts writes the same expression).
     index("production_logs_machine_duration_idx").on(t.machineId, sql`("end" - "start")`),
     // Behind the search's order and its filters on start, end, count and SKU
-    // (docs/bounded-work.md). Partial on live logs, the only ones a search sees:
+    // (docs/bounded-work.md). Partial on logs not deleted, the only ones a search sees:
     // the search's count then reads these indexes alone, never the table's rows.
-    index("production_logs_live_company_start_idx")
+    index("production_logs_active_company_start_idx")
       .on(t.companyId, t.start, t.id)
       .where(sql`deleted_at IS NULL`),
-    index("production_logs_live_company_end_idx")
+    index("production_logs_active_company_end_idx")
       .on(t.companyId, t.end)
       .where(sql`deleted_at IS NULL`),
-    index("production_logs_live_company_count_idx")
+    index("production_logs_active_company_count_idx")
       .on(t.companyId, t.count)
       .where(sql`deleted_at IS NULL`),
-    index("production_logs_live_company_sku_start_idx")
+    index("production_logs_active_company_sku_start_idx")
       .on(t.companyId, t.skuId, t.start)
       .where(sql`deleted_at IS NULL`),
   ],

@@ -70,7 +70,7 @@ export const operatorApiKeysRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const items = c.req.valid("json");
-      // Keys live in the directory, with the company's row (src/db/shards.ts).
+      // Keys are kept in the directory, with the company's row (src/db/shards.ts).
       await requireCompanyScope(c.env, company_id);
       return c.json(await issueApiKeys(scopeIn(c.get("directory"), company_id), items), 201);
     },

@@ -1,7 +1,7 @@
 /**
  * Operator routes for webhooks (docs/operator-api.md): registrations, test
  * ping, deliveries with their attempts, replay. The signing secret and its
- * rotation live with the company (../companies/routes.ts). Schemas in ./schemas.ts,
+ * rotation are with the company routes (../companies/routes.ts). Schemas in ./schemas.ts,
  * D1 queries in ./queries.ts.
  */
 
