@@ -1,5 +1,5 @@
 /**
- * Where the signal archive's objects live and what each covers (docs/signal-storage.md, "The
+ * Where the signal archive's objects are and what each covers (docs/signal-storage.md, "The
  * archive"): the spans (a UTC hour, day, month or year), the rule that picks one by a day's
  * samples, and the Hive-style keys. No I/O and no codec here (the Parquet form is in
  * archive-format.ts), so the benchmark can apply the same rule.

@@ -38,7 +38,7 @@ interface Kept<T> {
 }
 
 /**
- * A per-isolate cache whose entries live `ttlMs` and are refreshed ahead of their expiry:
+ * A per-isolate cache whose entries last `ttlMs` and are refreshed ahead of their expiry:
  * a hit in the last `REFRESH_AHEAD_MS` answers from the cache and reloads the entry in the
  * background, so that a steady caller never waits for D1.
  */
