@@ -77,6 +77,16 @@ export function api(
   });
 }
 
+/**
+ * POSTs a JSON body to a public route with an API key and returns the JSON answer, failing
+ * the test (naming the path, status and body) on any status but 200.
+ */
+export async function apiPost<T>(key: string, path: string, body: unknown): Promise<T> {
+  const res = await api(key, path, { method: "POST", json: body });
+  if (res.status !== 200) throw new Error(`${path} -> ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
 /** The D1 binding of a company's shard, as the directory names it (src/db/shards.ts). */
 export function shardD1(companyId: number): Promise<D1Database> {
   return companyD1(env, companyId);

@@ -5,9 +5,10 @@
  * DOUBLE, BOOLEAN) where the JSON has instants, integers, numbers and booleans.
  */
 import { describe, expect, it } from "vitest";
-import { inServiceSince } from "../fixtures/machine-history";
+import { ROME_WEEK, rome, romePlant } from "../fixtures/rome-plant";
 import {
   api,
+  apiPost,
   createCompany,
   createMachines,
   createSignal,
@@ -19,17 +20,11 @@ import { finishExport, type ReadBack, readExport, startExport } from "./export-h
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-async function post<T>(key: string, path: string, body: unknown): Promise<T> {
-  const res = await api(key, path, { method: "POST", json: body });
-  if (res.status !== 200) throw new Error(`${path} -> ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
 /** Every row of a paged endpoint, page after page (100 a page), as a client reads them. */
 async function allPages(key: string, path: string, listKey: string, body: object) {
   const rows: unknown[] = [];
   for (let page = 1; ; page += 1) {
-    const answer = await post<Record<string, unknown> & { totalPages: number }>(key, path, {
+    const answer = await apiPost<Record<string, unknown> & { totalPages: number }>(key, path, {
       ...body,
       page,
       limit: 100,
@@ -117,71 +112,27 @@ async function expectExportEqualsJson(
   return parquetTypes;
 }
 
-const local = (day: string, hhmm: string) => `2026-03-${day}T${hhmm}:00+01:00`;
-const WINDOW = {
-  startDate: { between: { start: local("02", "00:00"), end: local("09", "23:59") } },
-};
-
-/** Rome; two machines on two shifts a day; logs with SKUs, an operator, a work order; stops. */
+/**
+ * The Rome plant with names a CSV must quote or escape (a comma, quotes, a leading "=") and
+ * a nominal speed with no exact binary form; its first jam classified, and a stop of the
+ * filler on 8 March.
+ */
 async function plant() {
-  const co = await createCompany({ timezone: "Europe/Rome" });
-  const [capper, filler] = (
-    await createMachines(co.id, [{ name: "Capper" }, { name: 'Filler "2", =line' }])
-  ).map((m) => m.id) as [number, number];
-  // In service before the window: a report covers a machine from its creation or first record.
-  await inServiceSince(co.id, [capper, filler]);
-  await operatorJson("POST", `/companies/${co.id}/shifts`, [
-    { name: "Morning", startTime: "06:00", endTime: "14:00" },
-    { name: "Afternoon", startTime: "14:00", endTime: "22:00" },
-  ]);
-  const [x, y] = await post<{ id: string }[]>(co.key, "/v1/skus", [
-    { sku: "CAP-X", name: "Cap, blue" },
-    { sku: "CAP-Y" },
-  ]);
-  const log = (
-    machine: number,
-    sku: { id: string } | undefined,
-    day: string,
-    from: string,
-    to: string,
-    count: number,
-    extra: Record<string, unknown> = {},
-  ) => ({
-    machine: { id: machine },
-    sku: { id: sku?.id },
-    type: "total",
-    start: local(day, from),
-    end: local(day, to),
-    count,
+  const plant = await romePlant({
     nominalSpeed: 10.3,
-    ...extra,
+    fillerName: 'Filler "2", =line',
+    skuXName: "Cap, blue",
   });
-  const ann = { operator: { firstName: "Ann", lastName: "Lee" }, workOrder: "WO-1" };
-  await post(co.key, "/v1/production-logs", [
-    log(capper, x, "02", "06:00", "10:00", 2400, ann),
-    log(capper, y, "02", "10:00", "13:00", 1500, ann),
-    log(capper, y, "02", "11:00", "12:00", 30, { ...ann, type: "defects" }),
-    log(capper, x, "02", "14:00", "22:00", 4000),
-    log(filler, y, "08", "06:00", "14:00", 4000, { nominalSpeed: 8 }),
-    log(capper, x, "09", "06:00", "14:00", 4500, {
-      operator: { firstName: "Bob", lastName: "Kay" },
-    }),
-  ]);
-  const [jam] = await operatorJson<{ id: number }[]>("POST", `/machines/${capper}/stops`, [
-    { startTime: local("02", "08:00"), endTime: local("02", "08:30"), isProgrammed: false },
-    { startTime: local("02", "12:30"), endTime: local("02", "12:45"), isProgrammed: true },
-    { startTime: local("02", "13:30"), endTime: local("02", "13:40"), isProgrammed: false },
-  ]);
-  await operatorJson("PUT", `/stops/${jam?.id}/classification`, {
+  await operatorJson("PUT", `/stops/${plant.capperStops[0]}/classification`, {
     description: "Belt jam",
     component: { name: "Feeder" },
     specificCause: { name: "Jammed belt" },
     generalCause: { name: "Mechanical" },
   });
-  await operatorJson("POST", `/machines/${filler}/stops`, [
-    { startTime: local("08", "09:00"), endTime: local("08", "09:20"), isProgrammed: false },
+  await operatorJson("POST", `/machines/${plant.filler}/stops`, [
+    { startTime: rome("08", "09:00"), endTime: rome("08", "09:20"), isProgrammed: false },
   ]);
-  return { co, capper, filler };
+  return plant;
 }
 
 describe("exports equal their JSON endpoints, row for row", () => {
@@ -219,9 +170,13 @@ describe("exports equal their JSON endpoints, row for row", () => {
 
   it("metrics: the metrics report's rows over a window", async () => {
     const { co } = await plant();
-    const json = await allPages(co.key, "/v1/reports/metrics", "metrics", WINDOW);
+    const json = await allPages(co.key, "/v1/reports/metrics", "metrics", ROME_WEEK);
     expect(json).toHaveLength(8 * 2 * 2);
-    const types = await expectExportEqualsJson(co, { dataset: "metrics", filters: WINDOW }, json);
+    const types = await expectExportEqualsJson(
+      co,
+      { dataset: "metrics", filters: ROME_WEEK },
+      json,
+    );
     expect(types).toMatchObject({
       "shift.startTime": "TIMESTAMP WITH TIME ZONE",
       "shiftIndicators.indicatorId": "BIGINT",
@@ -243,7 +198,7 @@ describe("exports equal their JSON endpoints, row for row", () => {
 
   it("kpis: the KPI report's groups, with the columns of its groupBy", async () => {
     const { co } = await plant();
-    const filters = { ...WINDOW, groupBy: ["machine", "day", "sku"] };
+    const filters = { ...ROME_WEEK, groupBy: ["machine", "day", "sku"] };
     const json = await allPages(co.key, "/v1/reports/kpis", "kpis", filters);
     expect(json.length).toBeGreaterThan(8);
     const types = await expectExportEqualsJson(co, { dataset: "kpis", filters }, json);

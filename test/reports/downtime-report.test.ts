@@ -5,26 +5,31 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
-import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
+import {
+  api,
+  apiPost,
+  createCompany,
+  createMachines,
+  operatorJson,
+  type TestCompany,
+} from "../harness";
 import { describeSecurity } from "../security";
 
 type DowntimeRow = Api["DowntimeReportRow"];
 type StopsRow = Api["StopsReportRow"];
 
-async function post<T>(key: string, path: string, body: unknown): Promise<T> {
-  const res = await api(key, path, { method: "POST", json: body });
-  if (res.status !== 200) throw new Error(`${path} -> ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
 async function allStops(co: TestCompany, body: Record<string, unknown>): Promise<StopsRow[]> {
   const out: StopsRow[] = [];
   for (let page = 1; ; page += 1) {
-    const p = await post<{ totalPages: number; stops: StopsRow[] }>(co.key, "/v1/reports/stops", {
-      ...body,
-      page,
-      limit: 100,
-    });
+    const p = await apiPost<{ totalPages: number; stops: StopsRow[] }>(
+      co.key,
+      "/v1/reports/stops",
+      {
+        ...body,
+        page,
+        limit: 100,
+      },
+    );
     out.push(...p.stops);
     if (page >= p.totalPages) return out;
   }
@@ -73,7 +78,7 @@ const window = {
 describe("POST /v1/reports/downtime", () => {
   it("ranks general causes by the stops report's minutes, with shares", async () => {
     const { co } = await scenario();
-    const page = await post<{ totalCount: number; downtime: DowntimeRow[] }>(
+    const page = await apiPost<{ totalCount: number; downtime: DowntimeRow[] }>(
       co.key,
       "/v1/reports/downtime",
       window,
@@ -108,7 +113,7 @@ describe("POST /v1/reports/downtime", () => {
 
   it("groups by machine, shift and local day in order, and filters isProgrammed", async () => {
     const { co, press, lathe } = await scenario();
-    const page = await post<{ downtime: DowntimeRow[] }>(co.key, "/v1/reports/downtime", {
+    const page = await apiPost<{ downtime: DowntimeRow[] }>(co.key, "/v1/reports/downtime", {
       ...window,
       isProgrammed: false,
       groupBy: ["machine", "shift", "day"],
@@ -131,11 +136,11 @@ describe("POST /v1/reports/downtime", () => {
 
   it("pages the ranking and refuses an unknown or repeated key with a 422", async () => {
     const { co } = await scenario();
-    const second = await post<{ totalCount: number; totalPages: number; downtime: DowntimeRow[] }>(
-      co.key,
-      "/v1/reports/downtime",
-      { ...window, limit: 1, page: 2 },
-    );
+    const second = await apiPost<{
+      totalCount: number;
+      totalPages: number;
+      downtime: DowntimeRow[];
+    }>(co.key, "/v1/reports/downtime", { ...window, limit: 1, page: 2 });
     expect(second).toMatchObject({ totalCount: 3, totalPages: 3, currentPage: 2 });
     expect(second.downtime).toHaveLength(1);
     expect(second.downtime[0]?.generalCause).toBeNull();
@@ -153,9 +158,9 @@ describe("POST /v1/reports/downtime", () => {
   it("never shows another company's stops", async () => {
     const { co } = await scenario();
     const other = await createCompany();
-    const page = await post<{ totalCount: number }>(other.key, "/v1/reports/downtime", window);
+    const page = await apiPost<{ totalCount: number }>(other.key, "/v1/reports/downtime", window);
     expect(page.totalCount).toBe(0);
-    const mine = await post<{ totalCount: number }>(co.key, "/v1/reports/downtime", window);
+    const mine = await apiPost<{ totalCount: number }>(co.key, "/v1/reports/downtime", window);
     expect(mine.totalCount).toBe(3);
   });
 });

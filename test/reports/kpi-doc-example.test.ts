@@ -6,15 +6,9 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
-import { api, createCompany, createMachines, operatorJson } from "../harness";
+import { apiPost, createCompany, createMachines, operatorJson } from "../harness";
 
 type KpiRow = Api["KpiReportRow"];
-
-async function post<T>(key: string, path: string, body: unknown): Promise<T> {
-  const res = await api(key, path, { method: "POST", json: body });
-  if (res.status !== 200) throw new Error(`${path} -> ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
-}
 
 function expectFigures(what: string, actual: Record<string, unknown>, expected: object) {
   for (const [field, value] of Object.entries(expected)) {
@@ -39,7 +33,7 @@ describe("docs/metrics.md, KPI worked example", () => {
     await operatorJson("POST", `/companies/${co.id}/shifts`, [
       { name: "Morning", startTime: "06:00", endTime: "14:00" },
     ]);
-    const [x, y] = await post<{ id: string }[]>(co.key, "/v1/skus", [
+    const [x, y] = await apiPost<{ id: string }[]>(co.key, "/v1/skus", [
       { sku: "CAP-X" },
       { sku: "CAP-Y" },
     ]);
@@ -60,7 +54,7 @@ describe("docs/metrics.md, KPI worked example", () => {
       count,
       nominalSpeed: 10,
     });
-    await post(co.key, "/v1/production-logs", [
+    await apiPost(co.key, "/v1/production-logs", [
       log(x?.id, "total", "06:00", "10:00", 1890),
       log(y?.id, "total", "10:00", "13:00", 1500),
       log(y?.id, "defects", "11:00", "12:00", 30),
@@ -71,7 +65,7 @@ describe("docs/metrics.md, KPI worked example", () => {
       { startTime: at("13:30"), endTime: at("13:40"), isProgrammed: false },
     ]);
     const body = { startDate: { equal: "2026-03-02T05:00:00Z" } };
-    const { kpis: bySku } = await post<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", {
+    const { kpis: bySku } = await apiPost<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", {
       ...body,
       groupBy: ["sku"],
     });
@@ -138,7 +132,7 @@ describe("docs/metrics.md, KPI worked example", () => {
     });
     expect(none.counts.unplannedStops).toBe(1);
 
-    const { kpis: byMachine } = await post<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", body);
+    const { kpis: byMachine } = await apiPost<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", body);
     const [machine] = byMachine as [KpiRow];
     expectFigures("machine", machine.minutes, {
       availableTime: 480,
@@ -168,7 +162,7 @@ describe("docs/metrics.md, KPI worked example", () => {
     expect(String(cy.teep)).toMatch(/^0\.102083/);
     expect(String(machine.scrapRatio)).toMatch(/^0\.008849/);
     // The machine row is the metrics report's row of the instance.
-    const { metrics } = await post<{ metrics: { productionMetrics: Record<string, number> }[] }>(
+    const { metrics } = await apiPost<{ metrics: { productionMetrics: Record<string, number> }[] }>(
       co.key,
       "/v1/reports/metrics",
       body,

@@ -6,26 +6,28 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
-import { inServiceSince } from "../fixtures/machine-history";
-import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
+import { ROME_WEEK, rome, romePlant } from "../fixtures/rome-plant";
+import {
+  api,
+  apiPost,
+  createCompany,
+  createMachines,
+  operatorJson,
+  type TestCompany,
+} from "../harness";
 
 type KpiRow = Api["KpiReportRow"];
 type MetricsRow = Api["MetricsReportRow"];
 
-async function post<T>(key: string, path: string, body: unknown): Promise<T> {
-  const res = await api(key, path, { method: "POST", json: body });
-  if (res.status !== 200) throw new Error(`${path} -> ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
 async function kpis(co: TestCompany, body: Record<string, unknown>): Promise<KpiRow[]> {
-  return (await post<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", { limit: 100, ...body })).kpis;
+  return (await apiPost<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", { limit: 100, ...body }))
+    .kpis;
 }
 
 async function allMetrics(co: TestCompany, body: Record<string, unknown>): Promise<MetricsRow[]> {
   const out: MetricsRow[] = [];
   for (let page = 1; ; page += 1) {
-    const p = await post<{ totalPages: number; metrics: MetricsRow[] }>(
+    const p = await apiPost<{ totalPages: number; metrics: MetricsRow[] }>(
       co.key,
       "/v1/reports/metrics",
       { ...body, page, limit: 100 },
@@ -40,66 +42,6 @@ const close = (a: number | null | undefined, b: number | null, what: string) => 
   if (b === null) expect(a, what).toBeNull();
   else expect(Math.abs((a ?? Number.NaN) - b), `${what}: ${a} vs ${b}`).toBeLessThan(1e-9);
 };
-
-const at = (day: string, hhmm: string) => `2026-03-${day}T${hhmm}:00+01:00`;
-const WINDOW = {
-  startDate: { between: { start: at("02", "00:00"), end: at("09", "23:59") } },
-};
-
-/**
- * Rome; Capper and Filler; Morning 06-14 and Afternoon 14-22 every day. Logs on 2 March
- * (two SKUs, an operator, a work order), 8 March (Filler) and 9 March (ISO week 11).
- */
-async function scenario() {
-  const co = await createCompany({ timezone: "Europe/Rome" });
-  const [capper, filler] = (
-    await createMachines(co.id, [{ name: "Capper" }, { name: "Filler" }])
-  ).map((m) => m.id) as [number, number];
-  await inServiceSince(co.id, [capper, filler]);
-  await operatorJson("POST", `/companies/${co.id}/shifts`, [
-    { name: "Morning", startTime: "06:00", endTime: "14:00" },
-    { name: "Afternoon", startTime: "14:00", endTime: "22:00" },
-  ]);
-  const [x, y] = await post<{ id: string }[]>(co.key, "/v1/skus", [
-    { sku: "CAP-X" },
-    { sku: "CAP-Y" },
-  ]);
-  const log = (
-    machine: number,
-    sku: { id: string } | undefined,
-    day: string,
-    from: string,
-    to: string,
-    count: number,
-    extra: Record<string, unknown> = {},
-  ) => ({
-    machine: { id: machine },
-    sku: { id: sku?.id },
-    type: "total",
-    start: at(day, from),
-    end: at(day, to),
-    count,
-    nominalSpeed: 10,
-    ...extra,
-  });
-  const ann = { operator: { firstName: "Ann", lastName: "Lee" }, workOrder: "WO-1" };
-  await post(co.key, "/v1/production-logs", [
-    log(capper, x, "02", "06:00", "10:00", 2400, ann),
-    log(capper, y, "02", "10:00", "13:00", 1500, ann),
-    log(capper, y, "02", "11:00", "12:00", 30, { ...ann, type: "defects" }),
-    log(capper, x, "02", "14:00", "22:00", 4000),
-    log(filler, y, "08", "06:00", "14:00", 4000, { nominalSpeed: 8 }),
-    log(capper, x, "09", "06:00", "14:00", 4500, {
-      operator: { firstName: "Bob", lastName: "Kay" },
-    }),
-  ]);
-  await operatorJson("POST", `/machines/${capper}/stops`, [
-    { startTime: at("02", "08:00"), endTime: at("02", "08:30"), isProgrammed: false },
-    { startTime: at("02", "12:30"), endTime: at("02", "12:45"), isProgrammed: true },
-    { startTime: at("02", "13:30"), endTime: at("02", "13:40"), isProgrammed: false },
-  ]);
-  return { co, capper, filler, x, y };
-}
 
 const TIMES = [
   "availableTime",
@@ -152,8 +94,8 @@ function expectOwnRatios(r: KpiRow) {
 
 describe("POST /v1/reports/kpis", () => {
   it("by machine, day, week and shift equals the metrics rows aggregated by their times", async () => {
-    const { co } = await scenario();
-    const rows = await allMetrics(co, WINDOW);
+    const { co } = await romePlant();
+    const rows = await allMetrics(co, ROME_WEEK);
     expect(rows).toHaveLength(8 * 2 * 2);
     const localDay = (iso: string) =>
       new Date(Date.parse(iso) + 3_600_000).toISOString().slice(0, 10);
@@ -170,7 +112,7 @@ describe("POST /v1/reports/kpis", () => {
     for (const [key, ofMetrics, ofKpi] of keyings) {
       const groups = new Map<string, MetricsRow[]>();
       for (const r of rows) groups.set(ofMetrics(r), [...(groups.get(ofMetrics(r)) ?? []), r]);
-      const got = await kpis(co, { ...WINDOW, groupBy: [key] });
+      const got = await kpis(co, { ...ROME_WEEK, groupBy: [key] });
       expect(got.map(ofKpi).sort(), key).toEqual([...groups.keys()].sort());
       for (const k of got) {
         const members = groups.get(ofKpi(k)) ?? [];
@@ -207,8 +149,8 @@ describe("POST /v1/reports/kpis", () => {
   });
 
   it("splits a shift by the SKU, operator and work order of the log covering each minute", async () => {
-    const { co, capper, x, y } = await scenario();
-    const morning = { startDate: { equal: at("02", "06:00") }, machines: { include: [capper] } };
+    const { co, capper, x, y } = await romePlant();
+    const morning = { startDate: { equal: rome("02", "06:00") }, machines: { include: [capper] } };
     const [whole] = await kpis(co, morning);
     const parts = await kpis(co, { ...morning, groupBy: ["sku"] });
     expect(parts.map((p) => p.sku?.name ?? null)).toEqual(
@@ -266,9 +208,9 @@ describe("POST /v1/reports/kpis", () => {
   });
 
   it("gives each machine's SKU groups adding up to its row over the whole window", async () => {
-    const { co } = await scenario();
-    const machines = await kpis(co, { ...WINDOW, groupBy: ["machine"] });
-    const split = await kpis(co, { ...WINDOW, groupBy: ["machine", "month", "sku"] });
+    const { co } = await romePlant();
+    const machines = await kpis(co, { ...ROME_WEEK, groupBy: ["machine"] });
+    const split = await kpis(co, { ...ROME_WEEK, groupBy: ["machine", "month", "sku"] });
     for (const m of machines) {
       const mine = split.filter((s) => s.machine?.id === m.machine?.id);
       expect(mine.length).toBeGreaterThan(1);
@@ -287,10 +229,10 @@ describe("POST /v1/reports/kpis", () => {
   });
 
   it("shows an edited log in the next call", async () => {
-    const { co, capper } = await scenario();
-    const morning = { startDate: { equal: at("02", "06:00") }, machines: { include: [capper] } };
+    const { co, capper } = await romePlant();
+    const morning = { startDate: { equal: rome("02", "06:00") }, machines: { include: [capper] } };
     const [before] = await kpis(co, morning);
-    const found = await post<{ productionLogs: { id: string; count: number }[] }>(
+    const found = await apiPost<{ productionLogs: { id: string; count: number }[] }>(
       co.key,
       "/v1/production-logs/filters",
       { count: { equal: 2400 } },
@@ -312,8 +254,8 @@ describe("POST /v1/reports/kpis", () => {
     await operatorJson("POST", `/companies/${co.id}/shifts`, [
       { name: "All day", startTime: "00:00", endTime: "00:00" },
     ]);
-    const [sku] = await post<{ id: string }[]>(co.key, "/v1/skus", [{ sku: "RT-1" }]);
-    await post(co.key, "/v1/nominal-speeds", [
+    const [sku] = await apiPost<{ id: string }[]>(co.key, "/v1/skus", [{ sku: "RT-1" }]);
+    await apiPost(co.key, "/v1/nominal-speeds", [
       { machine: { id: machine?.id }, sku: { id: sku?.id }, nominalSpeed: 10 },
     ]);
     const state = (await (await api(co.key, `/v1/realtime/${machine?.id}`)).json()) as {
