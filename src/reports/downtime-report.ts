@@ -1,25 +1,10 @@
 /**
- * The downtime report (`POST /v1/reports/downtime`): the stops that the stops
- * report returns for the same `machines`, `startDate` and `endDate` (and an
- * optional `isProgrammed`), grouped by an ordered `groupBy` and ranked by
- * their minutes, largest first: a Pareto of why time was lost.
- *
- * Rules (docs/resources.md, "The downtime report"):
- * - a group's `minutes` is the sum of its stops' `durationInMinutes` (an open
- *   stop runs to now), `stops` their number;
- * - `share` = minutes / all groups' minutes; `cumulativeShare` sums `share`
- *   down the ranking (the last row's is 1 when any minute was lost);
- * - `shift` is the definition name of the machine's shift instance containing
- *   the stop's start (considered or not, as the stops report's `shift`);
- *   `day` the local date of the start in the company's zone;
- * - ties rank by more stops first, then by the keys (ascending, nulls last).
- *
- * Work: one statement reads every matching stop, packed by SQLite as JSON
- * texts (one per machine and 30 days, see page-spans.ts for why packed), at most
- * `MAX_DOWNTIME_STOPS` (more is a 422), plus the company's cause names and shift
- * plan when `groupBy` needs them; shift names and local days are looked up per
- * stop (the work grows with the stops, not with the span between them); the
- * grouping is in memory, one entry per group. Nothing is stored.
+ * The downtime report (`POST /v1/reports/downtime`): a Pareto of why time was lost: the stops
+ * the stops report returns for the same filters (and `isProgrammed`), grouped by an ordered
+ * `groupBy`, ranked by minutes (ties: more stops, then the keys), with `share` and
+ * `cumulativeShare`. One statement reads the matching stops packed as JSON texts (at most
+ * `MAX_DOWNTIME_STOPS`, else 422); shift names and local days are looked up per stop; the
+ * grouping is in memory, one entry per group. docs/resources.md (the downtime report).
  */
 
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";

@@ -1,22 +1,10 @@
 /**
- * The figures of closed shift instances, kept once computed (table
- * `instance_figures`, docs/bounded-work.md "KPIs"), so that a year of KPIs reads
- * one packed row per instance instead of its logs and stops.
- *
- * What is kept: an instance's parts by (SKU, operator, simple work order), the
- * finest split `instanceFigures` makes; every coarser grouping is a sum of them,
- * because time classes and counts are attributed instant by instant and log by
- * log. Only instances that have ended are kept: their figures no longer depend on
- * the current time.
- *
- * Why it is never stale: SQL triggers (migrations/0009_figure-triggers.sql; 0013
- * runs an update's old-row half only when the old span reaches further) delete the
- * rows a written log, stop or classification overlaps, whatever code writes it, and
- * count each machine's writes in `machine_writes` (only a change of the count
- * matters: it grows on every write of the machine). A report reads
- * the counts before it reads any record and keeps what it computed only where the
- * count is unchanged, in the same statement, so figures computed from records
- * that changed meanwhile are dropped rather than kept.
+ * The figures of ended shift instances, kept once computed (`instance_figures`) at the finest
+ * split (SKU, operator, work order), so a year of KPIs reads one packed row per instance. Never
+ * stale: SQL triggers delete the kept rows a written log, stop or classification overlaps and
+ * count each machine's writes (`machine_writes`); a report keeps what it computed only where
+ * that count is unchanged, in the same statement.
+ * docs/bounded-work.md ("KPIs: figures of closed instances kept").
  */
 
 import { and, gte, lt, sql } from "drizzle-orm";

@@ -1,23 +1,10 @@
 /**
- * The additive figures of one shift instance, whole or split by what its
- * production logs were making (SKU, operator, work order), for the KPI report
- * (docs/metrics.md, "KPIs by any dimension").
- *
- * Every figure is a sum (milliseconds, counts), so groups add up exactly and a
- * group's ratios are ratios of its sums. The minutes are those of
- * `computeShiftIndicators` and the counts those of `productionTotals`
- * (`./oee.ts`), called rather than restated, so a rule of the metrics report
- * is a rule of the KPIs.
- *
- * How an instance is split: each instant of W belongs to the key of the
- * production log covering it (the one that started last when several do;
- * clipped to W). The part of a key is the set A of its instants: its stop
- * classes are `computeShiftIndicators` of W with the stops clipped to A and A
- * itself as production; its available time is |A|. Whatever no log covers
- * (uncovered time, stops outside every log, the future part of a running
- * instance) is the part of the all-null key, computed as the instance minus
- * the other parts, so that the parts add up to the instance exactly. Counts
- * go to the log's own key, by the instance's rule for T.
+ * The additive figures of one shift instance, whole or split by what its production logs were
+ * making (SKU, operator, work order), for the KPI report. Every figure is a sum (ms, counts),
+ * so groups add up exactly; the minutes and counts come from ./oee.ts's own functions, so a
+ * rule of the metrics report is a rule of the KPIs. Each instant belongs to the key of the log
+ * covering it (the last started); what no log covers is the all-null key's, computed as the
+ * instance minus the other parts. docs/metrics.md ("KPIs by any dimension").
  */
 import { type LogSpan, msOf, productionTotals, type ShiftIndicators, type StopSpan } from "./oee";
 import { computeShiftIndicators } from "./shift-time";
@@ -190,12 +177,12 @@ export function instanceFigures<L extends LogSpan>(
   const whole = timeFigures(computeShiftIndicators(window, stops, logs, now));
   const inWindow = (s: StopSpan) => s.start >= window.start && s.start < window.end;
   const hasTotal = ownLogs.some((l) => l.type === "total");
-  const withCounts = (f: Figures, counted: readonly L[]) => {
-    const t = productionTotals(counted, hasTotal);
-    f.total += t.total;
-    f.good += t.good;
-    f.defects += t.defects;
-    f.idealTime += ms(t.idealMinutes);
+  const withCounts = (figures: Figures, counted: readonly L[]) => {
+    const totals = productionTotals(counted, hasTotal);
+    figures.total += totals.total;
+    figures.good += totals.good;
+    figures.defects += totals.defects;
+    figures.idealTime += ms(totals.idealMinutes);
   };
   if (!split) {
     withCounts(whole, ownLogs);
@@ -213,14 +200,19 @@ export function instanceFigures<L extends LogSpan>(
   const parts = new Map<string, Figures>();
   const rest = { ...whole };
   for (const [key, intervals] of byKey) {
-    const i = computeShiftIndicators(window, clipStops(stops, intervals, pastEnd), intervals, now);
+    const indicators = computeShiftIndicators(
+      window,
+      clipStops(stops, intervals, pastEnd),
+      intervals,
+      now,
+    );
     const part = zeroFigures();
     part.availableTime = intervals.reduce((sum, iv) => sum + iv.end - iv.start, 0);
-    part.programmedDowntime = ms(i.programmedDowntime);
-    part.nonProgrammedDowntime = ms(i.nonProgrammedDowntime);
-    part.otherStopsTime = ms(i.otherStopsTime);
+    part.programmedDowntime = ms(indicators.programmedDowntime);
+    part.nonProgrammedDowntime = ms(indicators.nonProgrammedDowntime);
+    part.otherStopsTime = ms(indicators.otherStopsTime);
     part.unavailableTime = part.nonProgrammedDowntime;
-    part.annotatedDowntime = ms(i.annotatedDowntime);
+    part.annotatedDowntime = ms(indicators.annotatedDowntime);
     addFigures(rest, part, -1);
     parts.set(key, part);
   }

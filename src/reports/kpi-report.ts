@@ -1,22 +1,10 @@
 /**
- * The KPI report (`POST /v1/reports/kpis`): the shift instances that the
- * metrics report covers for the same filters, grouped by an ordered `groupBy`
- * (machine, shift name, local day, ISO week, month, SKU, operator, simple work
- * order), with each group's figures computed from its summed times and counts
- * (docs/metrics.md, "KPIs by any dimension"): a group's availability is its
- * run time over its available time, never the average of its rows'.
- *
- * Which instances: `reportInstancesWhere` of the metrics report. Their figures:
- * `instanceFigures` (`./kpi-figures.ts`), which calls the metrics report's own
- * pure functions. Rows are ordered by their keys (ascending, nulls last) and
- * paged in memory.
- *
- * Work: the figures of instances that have ended are kept once computed
- * (`./figure-cache.ts`) and read back packed; only the others (running ones,
- * and those whose records were written since) are computed, in slices of
- * `SLICE_INSTANCES` in start order, each slice's logs and stops read around its
- * instances (`loadPageSpans`), so memory holds one slice's records and one entry per
- * group.
+ * The KPI report (`POST /v1/reports/kpis`): the metrics report's instances for the same
+ * filters, grouped by an ordered `groupBy` (machine, shift, day, ISO week, month, SKU,
+ * operator, work order), each group's figures computed from its summed times and counts (never
+ * an average of ratios), ordered by keys and paged in memory. Ended instances' figures come
+ * from ./figure-cache.ts; the rest are computed in slices of `SLICE_INSTANCES`, so memory holds
+ * one slice's records. docs/metrics.md ("KPIs by any dimension"), docs/bounded-work.md ("KPIs").
  */
 
 import { type CompanyScope, owned } from "../db/company-scope";
@@ -108,50 +96,50 @@ async function referenceNames(
 }
 
 /** The figures of a group as a row: its keys, minutes, counts and ratios of sums. */
-function toRow(groupBy: readonly KpiKey[], g: Group): KpiReportRow {
-  const f = g.figures;
-  const runTime = runTimeOf(f);
-  const plannedTime = plannedTimeOf(f);
-  const calendarTime = [...g.days.values()].reduce((sum, d) => sum + d, 0);
+function toRow(groupBy: readonly KpiKey[], group: Group): KpiReportRow {
+  const sums = group.figures;
+  const runTime = runTimeOf(sums);
+  const plannedTime = plannedTimeOf(sums);
+  const calendarTime = [...group.days.values()].reduce((sum, d) => sum + d, 0);
   // The report row's own figures, on the group's sums (./oee.ts).
-  const figures = oeeFigures(f);
+  const figures = oeeFigures(sums);
   const perStop = (ms: number) => {
-    const mean = fraction(ms, f.unplannedStops);
+    const mean = fraction(ms, sums.unplannedStops);
     return mean === null ? null : minutesOf(mean);
   };
   const keys: Record<string, unknown> = {};
   groupBy.forEach((k, i) => {
-    keys[k] = g.keys[i] ?? null;
+    keys[k] = group.keys[i] ?? null;
   });
   return {
     ...keys,
-    instances: g.instances,
+    instances: group.instances,
     minutes: {
       calendarTime: minutesOf(calendarTime),
-      availableTime: minutesOf(f.availableTime),
+      availableTime: minutesOf(sums.availableTime),
       plannedTime: minutesOf(plannedTime),
       runTime: minutesOf(runTime),
-      idealTime: minutesOf(f.idealTime),
-      programmedDowntime: minutesOf(f.programmedDowntime),
-      nonProgrammedDowntime: minutesOf(f.nonProgrammedDowntime),
-      otherStopsTime: minutesOf(f.otherStopsTime),
-      lateStartTime: minutesOf(f.lateStartTime),
-      earlyStopTime: minutesOf(f.earlyStopTime),
-      noDataTime: minutesOf(f.noDataTime),
-      unavailableTime: minutesOf(f.unavailableTime),
-      annotatedDowntime: minutesOf(f.annotatedDowntime),
+      idealTime: minutesOf(sums.idealTime),
+      programmedDowntime: minutesOf(sums.programmedDowntime),
+      nonProgrammedDowntime: minutesOf(sums.nonProgrammedDowntime),
+      otherStopsTime: minutesOf(sums.otherStopsTime),
+      lateStartTime: minutesOf(sums.lateStartTime),
+      earlyStopTime: minutesOf(sums.earlyStopTime),
+      noDataTime: minutesOf(sums.noDataTime),
+      unavailableTime: minutesOf(sums.unavailableTime),
+      annotatedDowntime: minutesOf(sums.annotatedDowntime),
     },
     counts: {
-      total: f.total,
-      good: f.good,
-      defects: f.defects,
-      unplannedStops: f.unplannedStops,
+      total: sums.total,
+      good: sums.good,
+      defects: sums.defects,
+      unplannedStops: sums.unplannedStops,
     },
     ...figures,
-    teep: figures.oee === null ? null : fraction(figures.oee * f.availableTime, calendarTime),
+    teep: figures.oee === null ? null : fraction(figures.oee * sums.availableTime, calendarTime),
     mtbf: perStop(runTime),
-    mttr: perStop(f.nonProgrammedDowntime),
-    scrapRatio: fraction(f.defects, f.total),
+    mttr: perStop(sums.nonProgrammedDowntime),
+    scrapRatio: fraction(sums.defects, sums.total),
   } as KpiReportRow;
 }
 

@@ -1,32 +1,11 @@
 /**
- * The metrics report (`POST /v1/reports/metrics`): one row per machine x
- * considered shift instance, with the shift indicators and production metrics
- * of docs/metrics.md (computed by the pure functions of `./oee.ts`).
- *
- * Which instances: those of definitions with `isConsidered = true`, of the
- * company's machines passing `machines`, of the definitions passing `shifts`,
- * whose start passes `startDate` and whose end passes `endDate`, and that have
- * started (`start <= now`: a future instance has nothing to report yet), and
- * that end after their machine's first activity (its creation, first production
- * log or stop: before it the machine had nothing to report either).
- * Without any date operator the window of instance starts is the 7 days up to
- * now; a filter with no lower bound covers the 7 days before its upper bound;
- * any wider window is allowed while it holds at most `MAX_REPORT_INSTANCES`
- * instances. Ordered by instance start, then machine id.
- *
- * Work is proportional to the page (docs/bounded-work.md), except for the
- * window's instances, which are bounded by what exists rather than by the window
- * asked for: on each machine from its first activity to now, for the definitions
- * the report lists, at most `MAX_REPORT_INSTANCES` (else 422). They are materialized
- * once (idempotent; afterwards one stored-versus-planned count, the planned one by
- * calendar arithmetic), counted and paged
- * in SQL on the covering (company, start, ...) index of shift instances; then only the
- * stops and production logs that overlap the page's instances on the page's
- * machines are read: by (machine, start) from the span's start minus the
- * machine's longest log or stop (an index seek on the duration expression
- * index), and open stops by (machine, end_time). Each row then finds its
- * own logs and stops by binary search. Nothing is cached: a change to a stop
- * or a log shows in the next call.
+ * The metrics report (`POST /v1/reports/metrics`): one row per machine x considered shift
+ * instance (definitions with `isConsidered`, machines and shifts as filtered, started, ending
+ * after the machine's first activity; 7 days by default, any window up to
+ * `MAX_REPORT_INSTANCES`), ordered by start then machine, with the figures of ./oee.ts. Work
+ * follows the page: instances materialized once and paged on the covering index, then only the
+ * page's logs and stops read (./page-spans.ts). Nothing cached: a change shows in the next call.
+ * docs/metrics.md ("The request"), docs/bounded-work.md ("Metrics report: any range").
  */
 
 import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";

@@ -1,29 +1,11 @@
 /**
- * The OEE figures of one machine x shift instance (and of any sum of them), as pure
- * functions: the one home of the time classes, run time, availability and the OEE figure
- * list, which the metrics report, the KPI report, the live stream and the board all use.
- *
- * Source: `docs/metrics.md` of this project ("How the metrics report computes OEE"): the
- * standard OEE model (Availability x Performance x Quality, oee.com / Vorne) in the
- * vocabulary of ISO 22400-2. Times are minutes on the wire (ms inside), ratios fractions;
- * a ratio whose denominator is 0 has no value and is null (`fraction`).
- *
- * Glossary: our field, and the standard term it is (docs/metrics.md has the same table).
- *
- * | Field | Standard term |
- * |---|---|
- * | `availableTime` | planned production time: ISO 22400's planned operation time (POT); the shift's length (so far, while it runs) |
- * | `programmedDowntime` | planned downtime (ISO planned down time, PDOT): breaks, planned maintenance |
- * | plannedTime = availableTime - programmedDowntime | ISO planned busy time (PBT); "planned production time" in tools that take breaks out first |
- * | `unavailableTime` | unplanned downtime: breakdowns (ISO ADOT) plus late start, early stop and gaps in the records |
- * | runTime = availableTime - programmedDowntime - unavailableTime | run time / operating time; ISO actual production time (APT) |
- * | idealTime (ideal minutes) | ideal cycle time x total count (ISO PRI x PQ) |
- * | `availability` = runTime / availableTime | availability over the whole planned time (the factor of `oee`) |
- * | `netAvailability` = runTime / plannedTime | **availability as most tools and ISO 22400 define it** (run time over planned production time after planned stops: APT / PBT) |
- * | `effectiveness` = idealTime / runTime | performance (ISO effectiveness) |
- * | `quality` = good / total | quality (ISO quality ratio) |
- * | `oee` = availability x effectiveness x quality | OEE with the whole shift as its base (fully productive time / availableTime) |
- * | `netOee` = netAvailability x effectiveness x quality | **OEE as most tools define it** (ISO OEE index: fully productive time / planned busy time) |
+ * The OEE figures of one machine x shift instance (and of any sum of them) as pure functions:
+ * the one home of the time classes, run time, availability and the OEE figure list, used by
+ * the metrics report, the KPI report, the live stream and the board. The standard model
+ * (availability x performance x quality) in ISO 22400-2's vocabulary; minutes on the wire (ms
+ * inside), ratios as fractions, null without a denominator. Formulas and the glossary of our
+ * fields against the standard terms (`netAvailability`, `netOee` are the usual definitions):
+ * docs/metrics.md ("Glossary", "The time of one shift instance").
  */
 
 /** Milliseconds in a minute: every duration is ms inside and minutes on the wire. */

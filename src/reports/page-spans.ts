@@ -1,28 +1,11 @@
 /**
- * The stops and production logs one page of the metrics report needs, read
- * around the page's instances only (docs/bounded-work.md), with a per-machine
- * lookup by window.
- *
- * What is read: on the page's machines, the logs that overlap the page's
- * instances, per stretch of a machine's instances (instances less than a day
- * apart read as one; a page of sparse instances reads around each, not the
- * years between them). One that does starts in `[a - D, b)` for its stretch
- * `[a, b)`, where `D` is the machine's longest log: one seek on the duration
- * expression index, then a range of the (machine, start) index. Closed stops the
- * same way over the page's span; open stops are reached by (machine, end_time).
- * Deleted stops and logs are left out.
- *
- * How the logs travel: SQLite packs them into JSON texts
- * (`json_group_array`), one per machine and slice of `SLICE_MS` of the span,
- * instead of one result row per log. D1 hands each result row to the Worker
- * as its own JSON array and drizzle then maps it to an object: for a shift of
- * 15,000 logs that per-row path cost about as much CPU as the rest of the
- * request, where the packed texts are one native `JSON.parse` each. Instants
- * travel as offsets from `from` (shorter numbers); nominal speeds as exact
- * decimal text (see `PackedLog`). Slices rather than one text per machine
- * because D1 refuses a string over 2,000,000 bytes; chunking by row number
- * (a window function) made SQLite materialize and sort the rows, which cost
- * more than it saved.
+ * The stops and production logs one page of the metrics report needs, read around the page's
+ * instances only (per machine and stretch of instances, from the stretch's start minus the
+ * machine's longest log: one seek on the duration index), with a per-machine lookup by
+ * binary search. Logs travel packed by SQLite as JSON texts per machine and `SLICE_MS` slice
+ * (one `JSON.parse` each rather than a row per log), instants as offsets, nominal speeds as
+ * exact decimal text. The one reader of an instance's records, for reports and live figures.
+ * docs/bounded-work.md ("Metrics report: any range, a page reads its own span").
  */
 
 import { and, type Column, eq, gt, gte, isNull, lt, type SQL, sql } from "drizzle-orm";

@@ -1,20 +1,9 @@
 /**
- * The stops report (`POST /v1/reports/stops`): one row per stop of the
- * company with its classification, machine and shift instance.
- *
- * Rules (the spec's, and where it is silent, ours):
- * - deleted stops and stops with `isIncludedInStops = false` are left out;
- * - ordered by the stop's `startTime`, then id (index `stops_company_start_idx`);
- * - `shift` is the instance of the stop's machine that contains the stop's
- *   start (docs/metrics.md), whether or not its definition is considered in
- *   the metrics report; null when the machine ran no shift at that instant;
- * - `stop.durationInMinutes` = (`endTime`, or now for an open stop) - `startTime`;
- * - filters combine with AND: `machines` (name search, ids), `stopId` (ids and
- *   comparisons), `startDate` on the stop's start and `endDate` on its end (an
- *   open stop has no end: any `endDate` operator leaves it out).
- *
- * Work is proportional to the page: one count and one page query in one
- * batch, then the shift instances of the page's stops only.
+ * The stops report (`POST /v1/reports/stops`): one row per stop with its classification,
+ * machine and the shift instance containing its start (null outside any shift), ordered by
+ * `startTime` then id, without deleted stops or those with `isIncludedInStops = false`; an
+ * open stop's duration runs to now and any `endDate` operator leaves it out. One count and one
+ * page query in one batch, then the page's instances only. docs/resources.md (the reports).
  */
 
 import { z } from "@hono/zod-openapi";
