@@ -19,7 +19,10 @@ export const BATCH_STATEMENTS = 50;
 export const q = (name: string) => `"${name}"`;
 
 /** Runs statements in batches of at most {@link BATCH_STATEMENTS}. */
-export async function inBatches(d1: D1Database, statements: D1PreparedStatement[]): Promise<void> {
+async function runInBatches(
+  d1: D1Database,
+  statements: D1PreparedStatement[],
+): Promise<void> {
   for (let i = 0; i < statements.length; i += BATCH_STATEMENTS) {
     await d1.batch(statements.slice(i, i + BATCH_STATEMENTS));
   }
@@ -91,7 +94,7 @@ export async function installMoveTriggers(d1: D1Database): Promise<void> {
     ...(present.has("company_moves") && present.has("company_move_changes") ? [] : tables),
     ...triggers.filter((statement) => !present.has(createdName(statement))),
   ];
-  await inBatches(
+  await runInBatches(
     d1,
     missing.map((statement) => d1.prepare(statement)),
   );

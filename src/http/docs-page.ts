@@ -138,7 +138,7 @@ function tryItScript(config: string, fills: readonly TryItFill[]): string {
 (function () {
   var FILLS = ${json};
   var methods = new Map();
-  function valueAt(answer, place) {
+  function valueAtPlace(answer, place) {
     return place.split(".").reduce(function (value, step) {
       return value !== null && typeof value === "object" ? value[step] : undefined;
     }, answer);
@@ -160,15 +160,15 @@ function tryItScript(config: string, fills: readonly TryItFill[]): string {
       if (fill.from.method !== method || !matches(fill.from.path, pathname)) return;
       var pathMethod = [fill.to.path, fill.to.method];
       if (fill.param) {
-        var id = valueAt(answer, fill.param.value);
+        var id = valueAtPlace(answer, fill.param.value);
         if (id != null) window.ui.specActions.changeParam(pathMethod, fill.param.name, "path", String(id));
       }
       if (fill.body) {
         var names = Object.keys(fill.body);
-        if (names.length === 0 || valueAt(answer, fill.body[names[0]]) == null) return;
+        if (names.length === 0 || valueAtPlace(answer, fill.body[names[0]]) == null) return;
         var body = {};
         names.forEach(function (name) {
-          var value = valueAt(answer, fill.body[name]);
+          var value = valueAtPlace(answer, fill.body[name]);
           body[name] = value === undefined ? null : value;
         });
         // Kept when "Try it out" is pressed (which otherwise starts from the example); the

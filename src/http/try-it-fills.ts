@@ -60,7 +60,7 @@ export const TRY_IT_FILLS: readonly TryItFill[] = [
  *
  * @returns the value, or undefined when any step is missing.
  */
-export function valueAt(answer: unknown, place: string): unknown {
+export function valueAtPlace(answer: unknown, place: string): unknown {
   let value = answer;
   for (const step of place.split(".")) {
     if (value === null || typeof value !== "object") return undefined;
@@ -77,6 +77,8 @@ export function valueAt(answer: unknown, place: string): unknown {
 export function filledBody(fill: TryItFill, answer: unknown): Record<string, unknown> | undefined {
   const entries = Object.entries(fill.body ?? {});
   const [first] = entries;
-  if (!first || valueAt(answer, first[1]) == null) return undefined;
-  return Object.fromEntries(entries.map(([name, place]) => [name, valueAt(answer, place) ?? null]));
+  if (!first || valueAtPlace(answer, first[1]) == null) return undefined;
+  return Object.fromEntries(
+    entries.map(([name, place]) => [name, valueAtPlace(answer, place) ?? null]),
+  );
 }

@@ -24,7 +24,7 @@ import { ANALOG_RULE, COUNT_RULE, DetectorTables, type RuleId } from "./tables";
 
 const HOUR_MS = 3_600_000;
 /** How soon a failed evaluation or write is tried again, ms. */
-export const RETRY_MS = 5_000;
+const DETECTION_RETRY_MS = 5_000;
 /** The alarm an ingestion sets, in case the object goes before its evaluation ends, ms. */
 const SAFETY_MS = 30_000;
 /** Most rounds of evaluating and writing in one `process`. */
@@ -209,7 +209,7 @@ export class Detector {
             error: String(error),
           }),
         );
-        this.retryAt = Date.now() + RETRY_MS;
+        this.retryAt = Date.now() + DETECTION_RETRY_MS;
       }
       await this.alarmBy(this.nextAlarm());
     })().finally(() => {

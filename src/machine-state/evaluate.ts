@@ -6,11 +6,11 @@
  * there. Synchronous over the store's tables: it runs in one step of the object.
  */
 import {
+  type DetectedSpan,
   matchStops,
   plannedParts,
   type Span,
   type StopChanges,
-  type StopSpan,
   unionParts,
   withoutRecorded,
 } from "./parts";
@@ -207,7 +207,7 @@ function blocksFor(plan: PlanCache, runs: readonly DownRun[], now: number): Span
 }
 
 /** The recorded stops overlapping the parts. */
-function recordedFor(tables: DetectorTables, parts: readonly StopSpan[]) {
+function recordedFor(tables: DetectorTables, parts: readonly DetectedSpan[]) {
   if (parts.length === 0) return [];
   const from = Math.min(...parts.map((p) => p.start));
   const to = Math.max(...parts.map((p) => p.end ?? END_OF_DATA));

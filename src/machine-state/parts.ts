@@ -15,7 +15,7 @@ export interface Span {
 }
 
 /** A detected stop as wanted: `end` null while it goes on. */
-export interface StopSpan {
+export interface DetectedSpan {
   start: number;
   end: number | null;
   /** The last instant its samples show the machine down (for an open stop's threshold). */
@@ -56,8 +56,8 @@ export function plannedParts(
   blocks: readonly Span[],
   thresholdMs: number,
   now: number,
-): StopSpan[] {
-  const out: StopSpan[] = [];
+): DetectedSpan[] {
+  const out: DetectedSpan[] = [];
   for (const run of runs) {
     const runEnd = run.end ?? Math.max(now, run.lastDown);
     for (const b of blocks) {
@@ -74,9 +74,9 @@ export function plannedParts(
 }
 
 /** Joins the parts of several rules (overlapping or touching parts become one). */
-export function unionParts(parts: readonly StopSpan[]): StopSpan[] {
+export function unionParts(parts: readonly DetectedSpan[]): DetectedSpan[] {
   const sorted = [...parts].sort((a, b) => a.start - b.start);
-  const out: StopSpan[] = [];
+  const out: DetectedSpan[] = [];
   for (const p of sorted) {
     const last = out[out.length - 1];
     if (last && p.start <= openEnd(last.end)) {
@@ -93,16 +93,16 @@ export function unionParts(parts: readonly StopSpan[]): StopSpan[] {
  * early: kept, it would count one breakdown twice).
  */
 export function withoutRecorded(
-  parts: readonly StopSpan[],
+  parts: readonly DetectedSpan[],
   recorded: readonly RecordedSpan[],
   thresholdMs: number,
-): StopSpan[] {
+): DetectedSpan[] {
   const cuts = [...recorded].sort((a, b) => a.start - b.start);
-  const out: StopSpan[] = [];
+  const out: DetectedSpan[] = [];
   for (const part of parts) {
-    let pieces: StopSpan[] = [part];
+    let pieces: DetectedSpan[] = [part];
     for (const cut of cuts) {
-      const next: StopSpan[] = [];
+      const next: DetectedSpan[] = [];
       for (const p of pieces) {
         const cutEnd = openEnd(cut.end);
         if (cutEnd <= p.start || cut.start >= openEnd(p.end)) {
@@ -142,7 +142,10 @@ export interface StopChanges {
  * classification, on its largest remaining part); known stops left over are removed and
  * wanted stops left over are new.
  */
-export function matchStops(known: readonly KnownStop[], wanted: readonly StopSpan[]): StopChanges {
+export function matchStops(
+  known: readonly KnownStop[],
+  wanted: readonly DetectedSpan[],
+): StopChanges {
   const pairs: { k: number; w: number; overlap: number }[] = [];
   known.forEach((k, ki) => {
     wanted.forEach((w, wi) => {

@@ -4,7 +4,7 @@
  * (docs/realtime.md, "Stop reasons").
  */
 import { z } from "@hono/zod-openapi";
-import { MachineRefSchema } from "../reports/schemas";
+import { ReportMachineSchema } from "../reports/schemas";
 import { StopsReportRowSchema } from "../reports/stops-report";
 import { CauseCatalogSchema } from "../stops/causes";
 
@@ -84,7 +84,7 @@ export type StopReasonBody = z.infer<typeof StopReasonBodySchema>;
 
 export const RealtimeStopsSchema = z
   .object({
-    machine: MachineRefSchema,
+    machine: ReportMachineSchema,
     recentSince: dateTime().openapi({
       description:
         "24 hours before now: stops that ended before this instant are not listed and cannot " +

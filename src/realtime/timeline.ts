@@ -18,6 +18,8 @@
  *   follows the assignments, unless a PATCH of the log named one (`Segment.operator`).
  */
 
+import type { InstanceWindow } from "../shifts/instances";
+
 /** The SKU of a segment as it was resolved at the write. */
 export interface SegmentSku {
   id: string;
@@ -55,12 +57,6 @@ export interface Assignment {
   firstName: string | null;
   lastName: string | null;
   start: number;
-}
-
-/** The window of a shift instance, ms. */
-export interface InstanceWindow {
-  start: number;
-  end: number;
 }
 
 /** What one segment's production log should hold now. */

@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { DateComparisonFilter, MachinesFilter } from "../http/filters";
 import { PageFields } from "../http/pagination";
-import { MachineRefSchema } from "./schemas";
+import { ReportMachineSchema } from "./schemas";
 
 export const DOWNTIME_KEYS = [
   "generalCause",
@@ -67,7 +67,7 @@ export const DowntimeReportRowSchema = z
     generalCause: nullableCause("The classification's general cause"),
     specificCause: nullableCause("The classification's specific cause"),
     component: nullableCause("The classification's component"),
-    machine: MachineRefSchema.optional(),
+    machine: ReportMachineSchema.optional(),
     shift: z.string().nullable().optional().openapi({
       description: "Name of the shift containing the stop's start; null when none.",
     }),

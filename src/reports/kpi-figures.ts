@@ -166,7 +166,7 @@ function clipStops(
  * @param keyOf the key of a log; `nullKey` is the key of time no log covers.
  * @returns the figures by key; they add up to the whole instance's.
  */
-export function instanceFigures<L extends LogSpan>(
+export function computeInstanceFigures<L extends LogSpan>(
   window: { start: number; end: number },
   stops: readonly StopSpan[],
   logs: readonly L[],

@@ -23,7 +23,7 @@ import {
   type ToKeep,
 } from "./figure-cache";
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
-import { addFigures, type Figures, instanceFigures, zeroFigures } from "./kpi-figures";
+import { addFigures, computeInstanceFigures, type Figures, zeroFigures } from "./kpi-figures";
 import { type ListedInstance, listInstances, piecesOf } from "./kpi-instances";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
 import { reportInstancesWhere } from "./metrics-report";
@@ -265,7 +265,7 @@ export async function kpiGroups(
       if (n > 0 && n % FIGURES_PER_TURN === 0) await yieldToOtherRequests();
       const { machineId, start, end } = inst;
       const parts = [
-        ...instanceFigures(
+        ...computeInstanceFigures(
           { start, end },
           spans.stopsOverlapping(machineId, start, end),
           spans.logsOverlapping(machineId, start, end),

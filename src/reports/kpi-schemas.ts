@@ -6,7 +6,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { figure, MetricsReportFiltersSchema, OeeFigureFields } from "./metrics-schemas";
-import { MachineRefSchema } from "./schemas";
+import { ReportMachineSchema } from "./schemas";
 
 export const KPI_KEYS = [
   "machine",
@@ -84,7 +84,7 @@ const KpiCountsSchema = z
 
 export const KpiReportRowSchema = z
   .object({
-    machine: MachineRefSchema.optional(),
+    machine: ReportMachineSchema.optional(),
     shift: label("Shift definition name.", "Morning"),
     day: label("Local date `YYYY-MM-DD` of the instances' start.", "2026-03-02"),
     week: label("ISO week `YYYY-Www` of the instances' start.", "2026-W10"),

@@ -8,8 +8,9 @@ import { z } from "@hono/zod-openapi";
 import { DateComparisonFilter, MachinesFilter } from "../http/filters";
 import { PageFields } from "../http/pagination";
 import { integerIdListFields } from "../http/search";
+import { CompanyRefSchema } from "../resources/references";
 import { OEE_FIGURES, type OeeFigure } from "./oee";
-import { CompanyRefSchema, MachineRefSchema, ReportShiftSchema } from "./schemas";
+import { ReportMachineSchema, ReportShiftSchema } from "./schemas";
 
 const minutes = (description: string) =>
   z.number().openapi({ description: `${description} (minutes)` });
@@ -72,7 +73,7 @@ const ProductionMetricsSchema = z
 export const MetricsReportRowSchema = z
   .object({
     company: CompanyRefSchema,
-    machine: MachineRefSchema,
+    machine: ReportMachineSchema,
     shift: ReportShiftSchema,
     shiftIndicators: ShiftIndicatorsSchema,
     productionMetrics: ProductionMetricsSchema,

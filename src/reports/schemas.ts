@@ -13,8 +13,8 @@ import { minutesOf } from "./oee";
 
 const dateTime = () => z.string().openapi({ format: "date-time" });
 
-export const CompanyRefSchema = z.object({ id: z.number().int(), name: z.string() });
-export const MachineRefSchema = z.object({ id: z.number().int(), name: z.string() });
+/** A machine as a report row shows it (`ReportMachine`: its id and name). */
+export const ReportMachineSchema = z.object({ id: z.number().int(), name: z.string() });
 
 export const ReportShiftSchema = z
   .object({

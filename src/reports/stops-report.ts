@@ -22,14 +22,14 @@ import {
 } from "../http/filters";
 import { emptyPage, type Page, PageFields, type PageRequest, paginate } from "../http/pagination";
 import { SyncFilterFields, syncConditions, syncOrder } from "../http/sync";
+import { CompanyRefSchema } from "../resources/references";
 import { loadShiftPlan } from "../shifts/plan";
 import { instancesContaining } from "../shifts/queries";
 import { filterMachines } from "./machine-filter";
 import {
   type ClassificationRow,
   ClassificationSchema,
-  CompanyRefSchema,
-  MachineRefSchema,
+  ReportMachineSchema,
   ReportShiftSchema,
   type StopRow,
   StopSchema,
@@ -62,7 +62,7 @@ export const StopsReportRowSchema = z
   .object({
     classification: ClassificationSchema,
     company: CompanyRefSchema,
-    machine: MachineRefSchema,
+    machine: ReportMachineSchema,
     // `.or(z.null())`: `.nullable()` of a registered schema would make the component itself
     // nullable in the document (zod-openapi); see MachineRefObject in resources/references.ts.
     shift: ReportShiftSchema.or(z.null()).openapi({

@@ -70,6 +70,11 @@ export const SkuRefSchema = SkuRefObject.openapi("SkuRef", {
 });
 
 type MachineRef = z.infer<typeof MachineRefSchema>;
+
+/** The company a record belongs to, as answers show it (`{id, name}`). */
+export const CompanyRefSchema = z
+  .object({ id: z.number().int(), name: z.string() })
+  .openapi("CompanyRef");
 export type SkuRef = z.infer<typeof SkuRefSchema>;
 
 export interface ResolvedMachine {

@@ -11,7 +11,7 @@
  * about one call per event (50 busy machines: 1.3 events per call); the spacing only delays
  * a sender that called less than `CALL_SPACING_MS` ago, so the event of a machine that writes
  * less often than that goes out at once. An item is deleted once its receiver acknowledged
- * it. A failed call keeps its items and is retried, after `RETRY_MS` while the object
+ * it. A failed call keeps its items and is retried, after `FORWARD_RETRY_MS` while the object
  * lives and by the object's alarm (`retryAt`) or its next start otherwise: nothing is
  * dropped. A retry may resend items the receiver already stored (its answer was lost), so
  * every item carries a sequence number and the receiver keeps the last one it stored per
@@ -29,7 +29,7 @@
 /** Most items in one call (bounds the size of one RPC message). */
 const MAX_BATCH = 500;
 /** Wait before a failed send is tried again while the object lives (ms). */
-export const RETRY_MS = 1_000;
+const FORWARD_RETRY_MS = 1_000;
 /**
  * Shortest time between the starts of two calls of one outbox (ms): a busy sender's items
  * wait up to this long to share a call (docs/benchmarks.md, "Group commit of the events").
@@ -219,10 +219,10 @@ export class StreamOutbox<T> {
           { source: this.source(), seqs: batch.map((s) => s.seq) },
         );
       } catch (error) {
-        const retryAt = Date.now() + RETRY_MS;
+        const retryAt = Date.now() + FORWARD_RETRY_MS;
         this.onFailure(error, retryAt);
         if (this.retry !== undefined) clearTimeout(this.retry);
-        this.retry = setTimeout(() => void this.drain(), RETRY_MS);
+        this.retry = setTimeout(() => void this.drain(), FORWARD_RETRY_MS);
         return;
       }
       this.acknowledge(last.seq);

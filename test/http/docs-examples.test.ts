@@ -23,7 +23,7 @@ import {
   EXAMPLE_SIGNAL_ID,
   EXAMPLE_STOP_REASON,
 } from "../../src/http/examples";
-import { filledBody, TRY_IT_FILLS, valueAt } from "../../src/http/try-it-fills";
+import { filledBody, TRY_IT_FILLS, valueAtPlace } from "../../src/http/try-it-fills";
 import { finishExport } from "../exports/export-harness";
 import { api, call, createCompany, ingest, operatorJson } from "../harness";
 
@@ -245,7 +245,7 @@ describe("the /docs examples", () => {
         const answer = text.startsWith("{") || text.startsWith("[") ? JSON.parse(text) : null;
         for (const f of TRY_IT_FILLS) {
           if (f.from.method !== method || f.from.path !== template) continue;
-          const id = f.param ? valueAt(answer, f.param.value) : undefined;
+          const id = f.param ? valueAtPlace(answer, f.param.value) : undefined;
           filled.set(`${f.to.method} ${f.to.path}`, {
             ...(f.param && id != null ? { param: [f.param.name, String(id)] } : {}),
             ...(f.body ? { body: filledBody(f, answer) } : {}),

@@ -21,7 +21,7 @@ export interface StopInput {
 }
 
 /** The fields of a stop an edit may change (undefined = unchanged). */
-export type StopChanges = Partial<{
+export type StopPatch = Partial<{
   startTime: number;
   endTime: number | null;
   isProgrammed: boolean;
@@ -85,7 +85,7 @@ export async function updateStop(
   db: Database,
   stopId: number,
   current: { startTime: number; endTime: number | null },
-  changes: StopChanges,
+  changes: StopPatch,
 ) {
   const set = Object.fromEntries(
     Object.entries(changes).filter(([, value]) => value !== undefined),

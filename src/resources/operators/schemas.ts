@@ -5,7 +5,7 @@ import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
 import { FuzzySearchFilter } from "../../http/search";
 import { SyncFilterFields, SyncStampFields } from "../../http/sync";
-import { CompanyRefSchema } from "../skus/schemas";
+import { CompanyRefSchema } from "../references";
 
 /** Longest first or last name accepted. */
 export const MAX_OPERATOR_NAME = 100;

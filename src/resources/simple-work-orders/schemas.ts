@@ -6,7 +6,7 @@ import { PageFields } from "../../http/pagination";
 import { unchangedWhenNull } from "../../http/patch";
 import { LikePattern, MAX_SEARCH_BYTES, stringIdListFields } from "../../http/search";
 import { SyncFilterFields, SyncStampFields } from "../../http/sync";
-import { CompanyRefSchema } from "../skus/schemas";
+import { CompanyRefSchema } from "../references";
 
 /** Longest work order name accepted (after trimming). */
 export const MAX_WORK_ORDER_NAME = 200;

@@ -7,13 +7,10 @@ import { PageFields } from "../../http/pagination";
 import { unchangedWhenNull } from "../../http/patch";
 import { FuzzySearchFilter, SearchTerm, stringIdListFields } from "../../http/search";
 import { SyncFilterFields } from "../../http/sync";
+import { CompanyRefSchema } from "../references";
 
 /** Longest SKU code, name, description and unit accepted. */
 const SKU_LIMITS = { sku: 100, name: 200, description: 2000, unit: 50 } as const;
-
-export const CompanyRefSchema = z
-  .object({ id: z.number().int(), name: z.string() })
-  .openapi("CompanyRef");
 
 export const SkuSchema = z
   .object({

@@ -2039,10 +2039,7 @@ export interface components {
             metrics: components["schemas"]["MetricsReportRow"][];
         };
         MetricsReportRow: {
-            company: {
-                id: number;
-                name: string;
-            };
+            company: components["schemas"]["CompanyRef"];
             machine: {
                 id: number;
                 name: string;
@@ -2228,10 +2225,7 @@ export interface components {
         };
         StopsReportRow: {
             classification: components["schemas"]["StopClassification"];
-            company: {
-                id: number;
-                name: string;
-            };
+            company: components["schemas"]["CompanyRef"];
             machine: {
                 id: number;
                 name: string;
