@@ -81,10 +81,9 @@ const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
 /**
  * Formats an instant as `toISOString` does.
  *
- * Why not `new Date(ms).toISOString()` alone: in workerd each call costs several
- * microseconds, which for a 7,000-point signal answer was most of the request's CPU
- * (measured with the DevTools profiler). Here the date part comes from
- * `toISOString` once per day and the time of day is plain arithmetic.
+ * The date part comes from `toISOString` once per day and the time of day is plain
+ * arithmetic: `toISOString` per instant is costly in workerd (docs/benchmarks.md, "Costs
+ * behind choices in the code").
  *
  * @param ms instant, integer ms since the epoch (any instant `Date` accepts).
  * @returns the ISO 8601 string, identical to `new Date(ms).toISOString()`.

@@ -1,14 +1,12 @@
 /**
  * What a machine stream computes its live OEE from, held in the stream object's memory:
  * the running instance's stops and production logs, read from D1 once per instance (by the
- * metrics report's reader, `loadPageSpans`), again when the stream is told its stops changed (a `stop.*` event) and every
+ * metrics report's reader, `loadPageSpans`), again after a `stop.*` event and every
  * `RELOAD_MS` as a safety net, and kept up to date between reads by the realtime object,
  * which sends the logs each of its flushes wrote (`LiveLogChange`, with the counts D1
  * stored). The tick then computes the figures from memory with the report's own pure
- * functions (`src/reports/oee.ts`), on the same records the report would read.
- *
- * Why: reading a metrics-report row from D1 on every tick was 44 of the 82 D1 round trips
- * a busy machine cost per minute (docs/scaling.md).
+ * functions (`src/reports/oee.ts`), on the same records the report would read, so a tick
+ * costs D1 nothing (docs/stream-events.md, "Event types"; the cost it saves: docs/benchmarks.md).
  */
 import type { CompanyScope } from "../db/company-scope";
 import type { LogSpan, StopSpan } from "../reports/oee";
