@@ -19,10 +19,7 @@ export const BATCH_STATEMENTS = 50;
 export const q = (name: string) => `"${name}"`;
 
 /** Runs statements in batches of at most {@link BATCH_STATEMENTS}. */
-async function runInBatches(
-  d1: D1Database,
-  statements: D1PreparedStatement[],
-): Promise<void> {
+async function runInBatches(d1: D1Database, statements: D1PreparedStatement[]): Promise<void> {
   for (let i = 0; i < statements.length; i += BATCH_STATEMENTS) {
     await d1.batch(statements.slice(i, i + BATCH_STATEMENTS));
   }
