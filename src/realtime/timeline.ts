@@ -1,21 +1,9 @@
 /**
- * The timeline of one machine's running shift instance, as pure functions:
- * SKU segments and operator assignments in, live production logs out.
- *
- * The model:
- * - A **segment** is one `POST /v1/realtime/{machine_id}/sku`: from its `start`
- *   the machine makes that SKU (for that work order). It runs until the first
- *   of: its own `end` (when given), the start of the next segment, the end of
- *   the instance. Two writes with the same `start` are one segment: the later
- *   write replaces the earlier (the earlier one lasted 0 ms).
- * - An **assignment** is one `POST /v1/realtime/{machine_id}/operator`: the
- *   operator works on the machine from its `start` to the end of the instance.
- *   Several operators may be assigned at once; assigning an operator again
- *   moves their `start`.
- * - Each segment that has begun becomes one production log (`live: true` while
- *   the instance runs), `[start, min(segment end, now))`; a segment that has not
- *   begun yet (a `start` later than now) has no log until it begins. Its operator
- *   follows the assignments, unless a PATCH of the log named one (`Segment.operator`).
+ * The timeline of one machine's running shift instance, as pure functions: SKU segments and
+ * operator assignments in, live production logs out. A segment (one SKU write) runs until its
+ * `end`, the next segment's `start` or the instance's end; an assignment from its `start` to
+ * the instance's end; each segment that has begun is one log (`live: true` while the instance
+ * runs), its operator from the assignments unless a PATCH named one. docs/realtime.md.
  */
 
 import type { InstanceWindow } from "../shifts/instances";

@@ -1,21 +1,10 @@
 /**
- * The live figures of a machine's running shift, for its event stream: the production so far
- * (the `count` signal's pulses summed over the instance, as the realtime timeline sums them)
- * and the OEE so far (docs/metrics.md), computed from memory (`LiveState`) with the metrics
- * report's own pure functions (`src/reports/oee.ts`) on the records the report reads: the
- * instance's stops and logs, read from D1 once per instance and kept up to date by what the
- * realtime object's flushes wrote (`./live-inputs.ts`). The final figures of an ended shift
- * are the report's own row, after the realtime read barrier, so that they equal it.
- *
- * D1 cost of a busy machine (docs/scaling.md): the running instance once per instance (a
- * read: `runningInstance` writes an instance only the first time it is needed), its stops
- * and logs once per instance, on a stop event and every `RELOAD_MS`; the `count` signal's
- * id from a per-isolate cache; nothing per tick.
- *
- * Why the running shift's figures skip the barrier: it would make every realtime write flush
- * the realtime object's write-behind within a second (src/realtime/realtime-machine.ts), which
- * exists so that a busy line costs D1 one batch per interval. The live OEE may therefore lag
- * realtime writes by the write-behind interval; the final figures do not.
+ * The live figures of a machine's running shift, for its stream: production and OEE so far,
+ * computed from memory (`LiveState`) with the metrics report's own functions (src/reports/oee.ts)
+ * on the instance's stops and logs, read from D1 once per instance and kept current by the
+ * realtime flushes (./live-inputs.ts). They skip the read barrier (so may lag a realtime write
+ * by the write-behind interval); an ended shift's final figures are the report's own row.
+ * docs/stream-events.md ("Event types"), docs/scaling.md (its D1 cost).
  */
 
 import { companyScope, loadNamedScope } from "../db/company-scope";

@@ -1,27 +1,10 @@
 /**
- * A machine's event stream (`MachineStream`, one object per machine, named
- * `m:<companyId>:<machineId>`, `./names.ts`): its log and subscribers (`./stream-core.ts`),
- * the forwarding of every event to the company's stream (`CompanyStream`), and the live
- * figures.
- *
- * A stream keeps its events in SQLite (`events`, id = a strictly increasing integer, never
- * reused: the newest row is never pruned, so `max(id) + 1` only grows), at least the last
- * `KEEP_EVENTS` and every event of the last `KEEP_MS`, plus the latest payload of each kind
- * of state (`state`) for the `reset` event.
- *
- * Subscribers: Server-Sent Events streams (held in memory: a stream's response lives as
- * long as the object does, and a heartbeat comment goes out every `HEARTBEAT_MS`), and
- * WebSockets accepted through the Hibernation API (`ctx.acceptWebSocket`), which cost
- * nothing while idle: the object may be evicted between events and the sockets stay open.
- *
- * Live figures (`./live.ts`): a `count` sample, a stop, a realtime flush that changed logs
- * mark them dirty; at most once per `TICK_MS` the stream recomputes the running shift's
- * production and OEE and emits what changed, and an alarm at the instance's end emits
- * `shift.ended` (with the shift's final OEE) and `shift.started`.
- *
- * The other kinds of objects are classes of their own: `./company-stream.ts`,
- * `./lease-object.ts` (a credential's connection leases), `./ticket-object.ts` (a
- * company's browser tickets).
+ * A machine's event stream (`MachineStream`, one object per machine, `m:<companyId>:<machineId>`):
+ * its log and subscribers (./stream-core.ts), the forwarding of every event to the company's
+ * stream, and the live figures (./live.ts: recomputed at most once per `TICK_MS` when a sample,
+ * a stop or a flush marks them dirty; `shift.ended` / `shift.started` at the instance's end).
+ * The log keeps at least `KEEP_EVENTS` and `KEEP_MS` of events, ids never reused.
+ * docs/stream-events.md.
  */
 
 import { DurableObject } from "cloudflare:workers";

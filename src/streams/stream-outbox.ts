@@ -1,30 +1,11 @@
 /**
- * A durable outbox in a Durable Object's SQLite: what an object must publish is staged in
- * its storage in the same synchronous step as the change it reports (so in the same storage
- * transaction, and durable before the change is answered: the object's output gate holds
- * the answer until its writes are stored), and sent from there.
- *
- * Sending: one call in flight at a time, in staging order, up to `MAX_BATCH` items a call,
- * and calls at least `CALL_SPACING_MS` apart (group commit: what is staged meanwhile goes in
- * the next call). A call per event, plus its forward, cost a busy machine more CPU than the
- * write itself, and with one call in flight alone a stream that answers quickly still got
- * about one call per event (50 busy machines: 1.3 events per call); the spacing only delays
- * a sender that called less than `CALL_SPACING_MS` ago, so the event of a machine that writes
- * less often than that goes out at once. An item is deleted once its receiver acknowledged
- * it. A failed call keeps its items and is retried, after `FORWARD_RETRY_MS` while the object
- * lives and by the object's alarm (`retryAt`) or its next start otherwise: nothing is
- * dropped. A retry may resend items the receiver already stored (its answer was lost), so
- * every item carries a sequence number and the receiver keeps the last one it stored per
- * `source` (`StreamCore.fresh`): it appends each item once.
- *
- * What a busy sender pays per item: one `INSERT` when staging. The items also wait in memory
- * while the backlog is small, so a call does not read them back from storage; and
- * acknowledged items are deleted at most once every `PRUNE_MS`, not after every call (a
- * restart before the delete resends them, and the receiver skips them by their sequence
- * numbers). Measured with `bench/profile-realtime.ts`: reading back and deleting after
- * every call was about a tenth of a realtime write's CPU with 50 busy machines, and a delete
- * a second still 1.6 % (a delete is a storage transaction of its own); the sequence number
- * is counted here rather than read back with `RETURNING`.
+ * A durable outbox in a Durable Object's SQLite: what an object must publish is staged in the
+ * same synchronous step as the change it reports (durable before the change is answered) and
+ * sent from there: one call in flight, in order, up to `MAX_BATCH` items, calls at least
+ * `CALL_SPACING_MS` apart (a group commit). A failed call is retried (`FORWARD_RETRY_MS`, the
+ * alarm, the next start): nothing is dropped; each item carries a sequence number so the
+ * receiver appends it once. Acknowledged items are pruned every `PRUNE_MS`.
+ * docs/stream-events.md (Design), docs/benchmarks.md ("Group commit of the events").
  */
 /** Most items in one call (bounds the size of one RPC message). */
 const MAX_BATCH = 500;

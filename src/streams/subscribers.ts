@@ -1,20 +1,9 @@
 /**
- * The subscribers of one stream (a `MachineStream` or `CompanyStream` object): Server-Sent Events
- * streams held in memory and WebSockets accepted through the Hibernation API, how a new one
- * catches up with the log, and how connections end with their credential.
- *
- * Catching up is paged: a subscriber that resumes behind reads the log `REPLAY_PAGE` events
- * at a time, an SSE stream only when its reader asks for more (the stream's `pull`), a
- * WebSocket one page per turn of the event loop. So a client 50,000 events behind holds at
- * most a page or two in memory and the other subscribers' events go out between its pages.
- * While it catches up it gets no stream event directly: its next page reads the log, which
- * has them (the log is written before the fan-out). The last page (shorter than a page) and
- * the switch to live delivery happen in one synchronous step, so nothing falls between.
- *
- * Credentials: each connection knows its credential and, for an access token, when it
- * closes (the token's `exp` plus the verification leeway). `closeCredential` ends every
- * connection of a revoked credential and refuses it from then on; `closeExpired` ends the
- * connections whose time has come (the object's alarm calls it at `nextClosing()`).
+ * The subscribers of one stream object: SSE streams held in memory and WebSockets accepted
+ * through the Hibernation API; catching up with the log a page (`REPLAY_PAGE`) at a time, the
+ * last page and the switch to live delivery in one synchronous step so nothing falls between;
+ * and connections ending with their credential (`closeCredential` on revocation,
+ * `closeExpired` at a token's expiry). docs/stream-events.md.
  */
 import type { Env } from "../env";
 import {
