@@ -1,10 +1,9 @@
 /**
  * The house rules of docs/architecture.md that a reader can check in the sources: no
- * public-API code imports from src/operator/ (the operator API is mounted by src/app.ts
- * only); every router of a public route is made by `createRouter()`; tenant isolation and
- * soft delete are written in one module (src/db/company-scope.ts); no source file is over
- * 400 lines. The layers and the absence of cycles are checked by dependency-cruiser in
- * `npm run lint` (`.dependency-cruiser.cjs`).
+ * public-API code imports from src/operator/; every public router is made by
+ * `createRouter()`; tenant isolation and soft delete are written in one module
+ * (src/db/company-scope.ts); no source file is over 400 lines; no folder loop, file cycle or
+ * import against the layers; exports only what another file uses; one name, one thing.
  */
 import { describe, expect, it } from "vitest";
 
@@ -327,6 +326,55 @@ describe("exports say what a module offers", () => {
     expect(needlessExports(withNeedless)).toEqual([
       "src/http/attic.ts: StringIdListFilter",
       "src/http/attic.ts: onlyInAttic",
+    ]);
+  });
+});
+
+/**
+ * The names of src/ that mean two things: an exported name declared in two files, and a file
+ * name used in two folders. The layout's names (a resource's `routes.ts`, `schemas.ts`,
+ * `queries.ts`, `rules.ts`, a folder's `index.ts` and `middleware.ts`) repeat by design, and
+ * so do the schema's parts (src/db/schema/<area>.ts, named after the area they store).
+ */
+function duplicatedNames(files: Record<string, string>): string[] {
+  const declaration =
+    /^export\s+(?:declare\s+)?(?:async\s+)?(?:abstract\s+)?(?:const|let|function\*?|class|type|interface|enum)\s+([A-Za-z_$][\w$]*)/gm;
+  const layout = new Set(["routes", "schemas", "queries", "rules", "index", "middleware"]);
+  const declaredIn = new Map<string, Set<string>>();
+  const filesNamed = new Map<string, string[]>();
+  for (const [file, text] of Object.entries(files)) {
+    if (!file.startsWith("src/") || !file.endsWith(".ts") || file.endsWith(".d.ts")) continue;
+    for (const [, name = ""] of text.matchAll(declaration)) {
+      declaredIn.set(name, (declaredIn.get(name) ?? new Set()).add(file));
+    }
+    const base = file.slice(file.lastIndexOf("/") + 1, -".ts".length);
+    if (layout.has(base) || file.startsWith("src/db/schema/")) continue;
+    filesNamed.set(base, [...(filesNamed.get(base) ?? []), file]);
+  }
+  return [
+    ...[...declaredIn]
+      .filter(([, where]) => where.size > 1)
+      .map(([name, where]) => `${name}: ${[...where].sort().join(", ")}`),
+    ...[...filesNamed]
+      .filter(([, where]) => where.length > 1)
+      .map(([base, where]) => `${base}.ts: ${where.sort().join(", ")}`),
+  ];
+}
+
+describe("one name, one thing", () => {
+  it("declares no exported name of src/ twice and uses no file name in two folders", () => {
+    expect(duplicatedNames(project)).toEqual([]);
+  });
+
+  it("finds both when they are there", () => {
+    const twice = {
+      ...project,
+      "src/http/attic/outbox.ts": "export const RETRY_MS = 1;\n",
+      "src/shifts/attic/outbox.ts": "export const RETRY_MS = 2;\n",
+    };
+    expect(duplicatedNames(twice)).toEqual([
+      "RETRY_MS: src/http/attic/outbox.ts, src/shifts/attic/outbox.ts",
+      "outbox.ts: src/http/attic/outbox.ts, src/shifts/attic/outbox.ts",
     ]);
   });
 });

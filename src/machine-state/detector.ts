@@ -17,7 +17,7 @@ import { instanceContains } from "../shifts/instances";
 import { MachinePublisher } from "../streams/publish";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
-import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./plan";
+import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./planned-time";
 import { classify, type DetectionSettings, type SignalRule } from "./rules";
 import { syncDetectedStops } from "./stop-sync";
 import { ANALOG_RULE, COUNT_RULE, DetectorTables, type RuleId } from "./tables";

@@ -14,7 +14,7 @@ import {
   unionParts,
   withoutRecorded,
 } from "./parts";
-import { type PlanCache, plannedBlocks } from "./plan";
+import { type PlanCache, plannedBlocks } from "./planned-time";
 import { type Before, type DownRun, RunComposer } from "./runs";
 import type { DetectorTables, HourRow, RuleId } from "./tables";
 

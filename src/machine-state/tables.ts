@@ -6,7 +6,7 @@
  * commits with the samples that caused it.
  */
 import type { HourSummary } from "./hour-fold";
-import type { PlanCache } from "./plan";
+import type { PlanCache } from "./planned-time";
 import { DEFAULT_SETTINGS, type DetectionSettings } from "./rules";
 
 const SCHEMA = `

@@ -1,10 +1,9 @@
 /**
- * The timeline of one machine's running shift instance, as pure functions: SKU segments (one per
- * `POST /v1/realtime/{machine_id}/sku`, running until its `end`, the next segment's start or the
- * instance's end) and operator assignments in, the instance's live production logs out (one per
- * segment that has begun, `[start, min(segment end, now))`, its operator from the assignments
- * unless a PATCH named one).
- * Rules: docs/realtime.md (the endpoints, and "Live logs belong to the machine").
+ * The timeline of one machine's running shift instance, as pure functions: SKU segments and
+ * operator assignments in, live production logs out. A segment (one SKU write) runs until its
+ * `end`, the next segment's `start` or the instance's end; an assignment from its `start` to
+ * the instance's end; each segment that has begun is one log (`live: true` while the instance
+ * runs), its operator from the assignments unless a PATCH named one. docs/realtime.md.
  */
 
 import type { InstanceWindow } from "../shifts/instances";

@@ -1,17 +1,9 @@
 /**
- * D1 work of a stop's classification, for the one classification path (./classify.ts),
- * which the operator's `PUT`/`DELETE .../classification` and the scanner's
- * `POST /v1/realtime/{machine_id}/stop-reason` share.
- *
- * Causes (component, specific cause, general cause) are a per-company catalog
- * (`stop_causes`, uuid ids), looked up by exact name (after trimming) or
- * created on first use. Every classification write, and the webhook event it
- * emits (`classificationEventStatements`), goes in one `db.batch`, which also
- * returns the ids of the event's deliveries (sent to the Queue right after,
- * `dispatchDeliveries`) and the classification as written. The write is guarded on
- * the classification it replaces (none for a first one): of two writes that read the
- * same classification, the second changes nothing and writes no event, so two scanners
- * giving a reason at once never make two `Created` events (docs/realtime.md).
+ * D1 work of a stop's classification, for the one classification path (./classify.ts) that the
+ * operator's `PUT`/`DELETE .../classification` and the scanner's stop reason share: causes are
+ * a per-company catalog found by exact name or created on first use; the write, its webhook
+ * event and its deliveries go in one `db.batch`, guarded on the classification it replaces, so
+ * two reasons given at once never make two `Created` events. docs/realtime.md.
  */
 
 import { and, eq, isNull, sql } from "drizzle-orm";

@@ -1,12 +1,9 @@
 /**
- * What a machine stream computes its live OEE from, held in the stream object's memory:
- * the running instance's stops and production logs, read from D1 once per instance (by the
- * metrics report's reader, `loadPageSpans`), again after a `stop.*` event and every
- * `RELOAD_MS` as a safety net, and kept up to date between reads by the realtime object,
- * which sends the logs each of its flushes wrote (`LiveLogChange`, with the counts D1
- * stored). The tick then computes the figures from memory with the report's own pure
- * functions (`src/reports/oee.ts`), on the same records the report would read, so a tick
- * costs D1 nothing (docs/stream-events.md, "Event types"; the cost it saves: docs/benchmarks.md).
+ * What a machine stream computes its live OEE from, held in memory: the running instance's
+ * stops and logs, read from D1 by the report's own reader (`loadPageSpans`) once per instance,
+ * on a `stop.*` event and every `RELOAD_MS`, and kept current between reads by the logs each
+ * realtime flush wrote (`LiveLogChange`). So a tick reads no D1 and computes from the same
+ * records the report would read. docs/scaling.md ("What a busy machine costs D1").
  */
 import type { CompanyScope } from "../db/company-scope";
 import type { LogSpan, StopSpan } from "../reports/oee";

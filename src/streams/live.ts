@@ -1,11 +1,10 @@
 /**
- * The live figures of a machine's running shift, for its event stream: production so far and
- * OEE so far, computed in memory with the metrics report's own functions (`src/reports/oee.ts`)
+ * The live figures of a machine's running shift, for its stream: production and OEE so far,
+ * computed from memory (`LiveState`) with the metrics report's own functions (src/reports/oee.ts)
  * on the instance's stops and logs, read from D1 once per instance and kept current by the
- * realtime flushes (`./live-inputs.ts`); nothing is read from D1 per tick. The running shift's
- * figures skip the realtime read barrier and may lag by the write-behind interval; an ended
- * shift's final figures are the report's row, read after the barrier.
- * Rules and costs: docs/stream-events.md, "Event types"; docs/metrics.md for the formulas.
+ * realtime flushes (./live-inputs.ts). They skip the read barrier (so may lag a realtime write
+ * by the write-behind interval); an ended shift's final figures are the report's own row.
+ * docs/stream-events.md ("Event types"), docs/scaling.md (its D1 cost).
  */
 
 import { companyScope, loadNamedScope } from "../db/company-scope";

@@ -1,10 +1,10 @@
 /**
- * A machine's event stream (`MachineStream`, one object per machine, `m:<companyId>:<machineId>`,
- * `./names.ts`): its log and subscribers (`./stream-core.ts`), the forwarding of every event to
- * the company's stream, and the live figures of its running shift (`./live.ts`), recomputed at
- * most once per `TICK_MS` and at the instance's end (`shift.ended`, `shift.started`).
- * Its log (`./event-log.ts`) keeps at least `KEEP_EVENTS` events and those of the last `KEEP_MS`.
- * Design: docs/stream-events.md, "Design" and "Resuming without gaps".
+ * A machine's event stream (`MachineStream`, one object per machine, `m:<companyId>:<machineId>`):
+ * its log and subscribers (./stream-core.ts), the forwarding of every event to the company's
+ * stream, and the live figures (./live.ts: recomputed at most once per `TICK_MS` when a sample,
+ * a stop or a flush marks them dirty; `shift.ended` / `shift.started` at the instance's end).
+ * The log keeps at least `KEEP_EVENTS` and `KEEP_MS` of events, ids never reused.
+ * docs/stream-events.md.
  */
 
 import { DurableObject } from "cloudflare:workers";

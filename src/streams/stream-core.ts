@@ -1,14 +1,9 @@
 /**
- * What a machine stream and a company stream share, by composition (each Durable Object
- * class holds one `StreamCore`): the log in SQLite (`./event-log.ts`), the SSE and WebSocket
- * subscribers (`./subscribers.ts`), appending with fan-out in one synchronous step, the
- * deduplication of resent batches, subscribing, closing a revoked credential's connections,
- * and the alarm that ends connections whose access token expired.
- *
- * Appending an event and fanning it out happen in one synchronous step, and a new
- * subscriber's replay (every event after its `since`) and its registration happen in
- * another, so no event can fall between the replay and the live ones: a client that
- * resumes gets exactly what it missed.
+ * What a machine stream and a company stream share, by composition (each class holds one
+ * `StreamCore`): the log in SQLite (./event-log.ts), the subscribers (./subscribers.ts),
+ * appending with fan-out in one synchronous step, replay and registration of a new subscriber
+ * in another (so a resuming client gets exactly what it missed), deduplication of resent
+ * batches, and closing connections of a revoked or expired credential. docs/stream-events.md.
  */
 import type { Env } from "../env";
 import { EventLog } from "./event-log";

@@ -1,10 +1,11 @@
 /**
  * A durable outbox in a Durable Object's SQLite: what an object must publish is staged in the
- * same synchronous step as the change it reports (durable before the change is answered), then
- * sent one call at a time, in order, at most `MAX_BATCH` items a call and calls at least
- * `CALL_SPACING_MS` apart (a group commit). A failed call is retried, nothing is dropped; each
- * item carries a sequence number so the receiver (`StreamCore.fresh`) appends it once.
- * Design and reasons: docs/stream-events.md, "Design"; costs measured: docs/benchmarks.md.
+ * same synchronous step as the change it reports (durable before the change is answered) and
+ * sent from there: one call in flight, in order, up to `MAX_BATCH` items, calls at least
+ * `CALL_SPACING_MS` apart (a group commit). A failed call is retried (`FORWARD_RETRY_MS`, the
+ * alarm, the next start): nothing is dropped; each item carries a sequence number so the
+ * receiver appends it once. Acknowledged items are pruned every `PRUNE_MS`.
+ * docs/stream-events.md (Design), docs/benchmarks.md ("Group commit of the events").
  */
 /** Most items in one call (bounds the size of one RPC message). */
 const MAX_BATCH = 500;

@@ -1,10 +1,9 @@
 /**
- * The subscribers of one stream (`MachineStream` or `CompanyStream`): Server-Sent Events streams
- * held in memory and WebSockets accepted through the Hibernation API; how a new one catches up
- * with the log (paged, `REPLAY_PAGE` events at a time, then switched to live delivery in one
- * synchronous step), and how connections end with their credential (`closeCredential`,
- * `closeExpired` at `nextClosing()`).
- * Rules: docs/stream-events.md, "Resuming without gaps" and "Streams end with their credential".
+ * The subscribers of one stream object: SSE streams held in memory and WebSockets accepted
+ * through the Hibernation API; catching up with the log a page (`REPLAY_PAGE`) at a time, the
+ * last page and the switch to live delivery in one synchronous step so nothing falls between;
+ * and connections ending with their credential (`closeCredential` on revocation,
+ * `closeExpired` at a token's expiry). docs/stream-events.md.
  */
 import type { Env } from "../env";
 import {

@@ -3,8 +3,8 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { createdAt, updatedAt } from "./columns";
 import { companies } from "./tenancy";
+import { createdAt, updatedAt } from "./timestamps";
 
 export const machines = sqliteTable(
   "machines",

@@ -5,7 +5,7 @@
  * exist, empty, in every shard too. Part of the data model (src/db/schema.ts).
  */
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { createdAt } from "./columns";
+import { createdAt } from "./timestamps";
 
 /**
  * The id ranges handed to shards: range `r` is the integer ids `[r * 2^40, (r + 1) * 2^40)`

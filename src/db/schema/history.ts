@@ -12,8 +12,8 @@ import {
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
 import { machines, skus } from "./catalog";
-import { createdAt, updatedAt } from "./columns";
 import { companies } from "./tenancy";
+import { createdAt, updatedAt } from "./timestamps";
 
 /** A recurring shift, as local wall-clock times in the company's time zone (docs/metrics.md). */
 export const shiftDefinitions = sqliteTable(

@@ -10,8 +10,8 @@ import {
   sqliteTable,
   text,
 } from "drizzle-orm/sqlite-core";
-import { createdAt } from "./columns";
 import { companies } from "./tenancy";
+import { createdAt } from "./timestamps";
 
 /**
  * Responses kept for `Idempotency-Key` retries (src/http/idempotency.ts): one row

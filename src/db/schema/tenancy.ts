@@ -3,7 +3,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { createdAt } from "./columns";
+import { createdAt } from "./timestamps";
 
 /**
  * A customer company; every credential acts for exactly one. The directory (`DB`) holds the

@@ -2,8 +2,8 @@
  * Webhook registrations, the outbox of events, deliveries and their attempts. Part of the data model (src/db/schema.ts).
  */
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { createdAt, updatedAt } from "./columns";
 import { companies } from "./tenancy";
+import { createdAt, updatedAt } from "./timestamps";
 
 /** A webhook registration: one URL for one event type. */
 export const webhooks = sqliteTable(

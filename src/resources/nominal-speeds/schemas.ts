@@ -4,7 +4,7 @@
 
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
-import { unchangedWhenNull } from "../../http/patch";
+import { unchangedWhenNull } from "../../http/patch-fields";
 import {
   integerIdListFields,
   NumericComparisonFilter,

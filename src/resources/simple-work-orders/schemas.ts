@@ -3,7 +3,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
-import { unchangedWhenNull } from "../../http/patch";
+import { unchangedWhenNull } from "../../http/patch-fields";
 import { LikePattern, MAX_SEARCH_BYTES, stringIdListFields } from "../../http/search";
 import { SyncFilterFields, SyncStampFields } from "../../http/sync";
 import { CompanyRefSchema } from "../references";

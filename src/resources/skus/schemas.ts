@@ -4,7 +4,7 @@
 
 import { z } from "@hono/zod-openapi";
 import { PageFields } from "../../http/pagination";
-import { unchangedWhenNull } from "../../http/patch";
+import { unchangedWhenNull } from "../../http/patch-fields";
 import { FuzzySearchFilter, SearchTerm, stringIdListFields } from "../../http/search";
 import { SyncFilterFields } from "../../http/sync";
 import { CompanyRefSchema } from "../references";
