@@ -16,6 +16,11 @@ const TimeClass = {
 } as const;
 type TimeClass = (typeof TimeClass)[keyof typeof TimeClass];
 
+/** The record kind of classified stops (for the annotated time), beside TimeClass 1-4. */
+const CLASSIFIED = 0;
+/** Record kinds: classified stops and the four covering TimeClass values. */
+const KINDS = 5;
+
 /**
  * Classifies every minute of the instance window and sums the classes.
  *
@@ -80,7 +85,7 @@ export function computeShiftIndicators(
         ? TimeClass.NonProgrammed
         : TimeClass.OtherStop;
     add(cls, from, to);
-    if (s.isClassified) add(0, from, to);
+    if (s.isClassified) add(CLASSIFIED, from, to);
     bounds.push(from, to);
   }
   const productionStarts = starts[TimeClass.Production] ?? [];
@@ -95,21 +100,6 @@ export function computeShiftIndicators(
   }
   const sortedStarts = starts.map((list) => Float64Array.from(list).sort());
   const sortedEnds = ends.map((list) => Float64Array.from(list).sort());
-  const [cs, ps, ns, os, ds] = sortedStarts as [
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-  ];
-  const [ce, pe, ne, oe, de] = sortedEnds as [
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-  ];
-  // c: classified, p: programmed, n: non-programmed, o: other stop, d: production (done).
   /** First index of `sorted` at or after `i` whose value is > t (pointers only move forward). */
   const advance = (sorted: Float64Array, i: number, t: number): number => {
     let k = i;
@@ -133,40 +123,37 @@ export function computeShiftIndicators(
   // Uncovered past segments, as (from, to) pairs, split once the covered extent is known.
   const uncovered = new Float64Array(2 * pointCount);
   let uncoveredCount = 0;
-  let csi = 0;
-  let cei = 0;
-  let psi = 0;
-  let pei = 0;
-  let nsi = 0;
-  let nei = 0;
-  let osi = 0;
-  let oei = 0;
-  let dsi = 0;
-  let dei = 0;
+  // Per kind, how many of its sorted starts and ends lie at or before the segment's start:
+  // a kind covers the segment while more of its records have started than ended.
+  const startsPassed = new Int32Array(KINDS);
+  const endsPassed = new Int32Array(KINDS);
+  const covers = (kind: number): boolean =>
+    (startsPassed[kind] as number) - (endsPassed[kind] as number) > 0;
   for (let i = 0; i + 1 < pointCount; i += 1) {
     const from = points[i] as number;
     const to = points[i + 1] as number;
-    // Every kind's pointers advance on every segment, so each stays monotonic.
-    csi = advance(cs, csi, from);
-    cei = advance(ce, cei, from);
-    psi = advance(ps, psi, from);
-    pei = advance(pe, pei, from);
-    nsi = advance(ns, nsi, from);
-    nei = advance(ne, nei, from);
-    osi = advance(os, osi, from);
-    oei = advance(oe, oei, from);
-    dsi = advance(ds, dsi, from);
-    dei = advance(de, dei, from);
-    const cls: TimeClass =
-      psi - pei > 0
-        ? TimeClass.Programmed
-        : nsi - nei > 0
-          ? TimeClass.NonProgrammed
-          : osi - oei > 0
-            ? TimeClass.OtherStop
-            : dsi - dei > 0
-              ? TimeClass.Production
-              : TimeClass.Uncovered;
+    // Every kind's counts advance on every segment, so each stays monotonic.
+    for (let kind = 0; kind < KINDS; kind += 1) {
+      startsPassed[kind] = advance(
+        sortedStarts[kind] as Float64Array,
+        startsPassed[kind] as number,
+        from,
+      );
+      endsPassed[kind] = advance(
+        sortedEnds[kind] as Float64Array,
+        endsPassed[kind] as number,
+        from,
+      );
+    }
+    const cls: TimeClass = covers(TimeClass.Programmed)
+      ? TimeClass.Programmed
+      : covers(TimeClass.NonProgrammed)
+        ? TimeClass.NonProgrammed
+        : covers(TimeClass.OtherStop)
+          ? TimeClass.OtherStop
+          : covers(TimeClass.Production)
+            ? TimeClass.Production
+            : TimeClass.Uncovered;
     if (cls === TimeClass.Uncovered) {
       // Uncovered time after `now` is the future of a running instance: no class yet.
       if (from >= pastEnd) continue;
@@ -176,7 +163,7 @@ export function computeShiftIndicators(
     } else {
       firstCovered ??= from;
       lastCovered = to;
-      if (cls <= TimeClass.OtherStop && csi - cei > 0) annotated += to - from;
+      if (cls <= TimeClass.OtherStop && covers(CLASSIFIED)) annotated += to - from;
     }
     totals[cls] = (totals[cls] ?? 0) + (to - from);
   }
