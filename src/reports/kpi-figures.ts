@@ -108,21 +108,21 @@ function partition<L extends LogSpan>(
   let active: typeof clipped = [];
   let next = 0;
   for (let i = 0; i + 1 < bounds.length; i += 1) {
-    const a = bounds[i] as number;
-    const b = bounds[i + 1] as number;
-    while (next < clipped.length && (clipped[next]?.start ?? Number.POSITIVE_INFINITY) <= a) {
+    const from = bounds[i] as number;
+    const to = bounds[i + 1] as number;
+    while (next < clipped.length && (clipped[next]?.start ?? Number.POSITIVE_INFINITY) <= from) {
       active.push(clipped[next] as (typeof clipped)[number]);
       next += 1;
     }
-    active = active.filter((l) => l.end > a);
+    active = active.filter((l) => l.end > from);
     // The log that started last covers the instant (the first such in start order).
     let pick: (typeof clipped)[number] | undefined;
     for (const l of active) if (!pick || l.start > pick.start) pick = l;
     if (!pick) continue;
     const key = keyOf(pick.log);
     const last = out[out.length - 1];
-    if (last && last.key === key && last.end === a) last.end = b;
-    else out.push({ key, start: a, end: b });
+    if (last && last.key === key && last.end === from) last.end = to;
+    else out.push({ key, start: from, end: to });
   }
   return out;
 }
