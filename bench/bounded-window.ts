@@ -21,8 +21,7 @@
  *    (like with like: on a shared machine the floor's own slowest answer is well above its
  *    median).
  */
-import type { ChildProcess } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { DEMO_PLANT_A } from "../scripts/lib/demo-data";
@@ -32,12 +31,7 @@ import { connectOperator, type Scope } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
-import {
-  applyMigrations,
-  spawnDevServer,
-  stopDevServer,
-  waitForHealthz,
-} from "./lib/spawn-dev-server";
+import { startFreshDevServer, stopDevServer } from "./lib/spawn-dev-server";
 
 const PORT = envNumber("BENCH_BOUNDED_WINDOW_PORT", 8797);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -137,25 +131,8 @@ async function during(
 }
 
 async function main(): Promise<void> {
-  rmSync(join(ROOT, PERSIST_DIR), { recursive: true, force: true });
-  console.log(`Applying migrations to ${PERSIST_DIR} ...`);
-  applyMigrations(PERSIST_DIR);
-  console.log(`Starting wrangler dev on ${BASE} ...`);
-  const child: ChildProcess = spawnDevServer({
-    port: PORT,
-    persistTo: PERSIST_DIR,
-    vars: [`OPERATOR_TOKEN:${TOKEN}`],
-  });
-  const stop = () => void stopDevServer(child);
-  process.on("exit", stop);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      stop();
-      process.exit(130);
-    });
-  }
+  const child = await startFreshDevServer({ port: PORT, persistTo: PERSIST_DIR, token: TOKEN });
   try {
-    await waitForHealthz(BASE, child);
     const pgid = child.pid ?? 0;
     const client = connectOperator(BASE, TOKEN);
     await seedDemo(client, () => undefined, { companies: [DEMO_PLANT_A], saveKeys: false });
@@ -258,7 +235,7 @@ async function main(): Promise<void> {
     writeFileSync(RESULTS, table);
     if (misses.length > 0) process.exitCode = 1;
   } finally {
-    stop();
+    await stopDevServer(child);
   }
 }
 

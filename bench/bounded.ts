@@ -18,8 +18,7 @@
  *    whether each target is met: report row of 15,000 logs < 100 ms; year pages
  *    < 150 ms; searches < 100 ms; and writes it to bench/bounded-results.md.
  */
-import type { ChildProcess } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { ok } from "../scripts/lib/http";
@@ -27,12 +26,7 @@ import { connectOperator, type StopInput } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
-import {
-  applyMigrations,
-  spawnDevServer,
-  stopDevServer,
-  waitForHealthz,
-} from "./lib/spawn-dev-server";
+import { startFreshDevServer, stopDevServer } from "./lib/spawn-dev-server";
 
 const PORT = envNumber("BENCH_BOUNDED_PORT", 8790);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -133,25 +127,8 @@ function heavyShiftStops(): StopInput[] {
 }
 
 async function main(): Promise<void> {
-  rmSync(join(ROOT, PERSIST_DIR), { recursive: true, force: true });
-  console.log(`Applying migrations to ${PERSIST_DIR} ...`);
-  applyMigrations(PERSIST_DIR);
-  console.log(`Starting wrangler dev on ${BASE} ...`);
-  const child: ChildProcess = spawnDevServer({
-    port: PORT,
-    persistTo: PERSIST_DIR,
-    vars: [`OPERATOR_TOKEN:${TOKEN}`],
-  });
-  const stop = () => void stopDevServer(child);
-  process.on("exit", stop);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      stop();
-      process.exit(130);
-    });
-  }
+  const child = await startFreshDevServer({ port: PORT, persistTo: PERSIST_DIR, token: TOKEN });
   try {
-    await waitForHealthz(BASE, child);
     const { api: client } = connectOperator(BASE, TOKEN);
     const [company] = ok(
       "POST",
@@ -364,7 +341,7 @@ async function main(): Promise<void> {
     writeFileSync(RESULTS, report.trimStart());
     if (misses.length > 0) process.exitCode = 1;
   } finally {
-    stop();
+    await stopDevServer(child);
   }
 }
 

@@ -19,17 +19,11 @@
  * retried). Prints a markdown table with the load average, writes it to
  * bench/company-move-results.md, exits 1 when a target is missed.
  */
-import type { ChildProcess } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { envNumber, ROOT } from "./lib/bench-env";
-import {
-  applyMigrations,
-  spawnDevServer,
-  stopDevServer,
-  waitForHealthz,
-} from "./lib/spawn-dev-server";
+import { startFreshDevServer, stopDevServer } from "./lib/spawn-dev-server";
 
 const PORT = envNumber("BENCH_MOVE_PORT", 8802);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -74,17 +68,8 @@ const operator = <T>(method: string, path: string, body?: unknown) =>
   );
 
 async function main(): Promise<void> {
-  rmSync(join(ROOT, PERSIST_DIR), { recursive: true, force: true });
-  applyMigrations(PERSIST_DIR);
-  const child: ChildProcess = spawnDevServer({
-    port: PORT,
-    persistTo: PERSIST_DIR,
-    vars: [`OPERATOR_TOKEN:${TOKEN}`],
-  });
-  const stop = () => void stopDevServer(child);
-  process.on("exit", stop);
+  const child = await startFreshDevServer({ port: PORT, persistTo: PERSIST_DIR, token: TOKEN });
   try {
-    await waitForHealthz(BASE, child);
     const [company] = await operator<{ id: number }[]>("POST", "/companies", [
       { name: "Bench Move", timezone: "UTC", shard: "SHARD_0" },
     ]);

@@ -21,7 +21,7 @@
  *    holds at least the whole body), and writes it to
  *    bench/kpis-results.md.
  */
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { ok } from "../scripts/lib/http";
@@ -29,12 +29,8 @@ import { connectOperator, type StopInput } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
-import {
-  applyMigrations,
-  spawnDevServer,
-  stopDevServer,
-  waitForHealthz,
-} from "./lib/spawn-dev-server";
+import { startFreshDevServer, stopDevServer } from "./lib/spawn-dev-server";
+import { createThreeShiftPlant, PLANT_MACHINES } from "./lib/three-shift-plant";
 
 const PORT = envNumber("BENCH_KPIS_PORT", 8831);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -47,7 +43,6 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const YEAR_START = Date.UTC(2025, 0, 1);
 const YEAR_END = Date.UTC(2026, 0, 1);
-const MACHINES = 20;
 const LOGS = 100_000;
 const SKUS = 4;
 const CAUSES = ["Jam", "Changeover", "Electrical", "Material", "Cleaning"];
@@ -127,66 +122,15 @@ async function csvDownload(key: string, body: unknown, pgid: number) {
 }
 
 async function main(): Promise<void> {
-  rmSync(join(ROOT, PERSIST_DIR), { recursive: true, force: true });
-  console.log(`Applying migrations to ${PERSIST_DIR} ...`);
-  applyMigrations(PERSIST_DIR);
-  console.log(`Starting the dev server on ${BASE} ...`);
-  const child = spawnDevServer({
-    port: PORT,
-    persistTo: PERSIST_DIR,
-    vars: [`OPERATOR_TOKEN:${TOKEN}`],
-  });
-  const stop = () => void stopDevServer(child);
-  process.on("exit", stop);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      stop();
-      process.exit(130);
-    });
-  }
+  const child = await startFreshDevServer({ port: PORT, persistTo: PERSIST_DIR, token: TOKEN });
   const pgid = child.pid ?? 0;
   try {
-    await waitForHealthz(BASE, child);
     const { api: client } = connectOperator(BASE, TOKEN);
-    const [company] = ok(
-      "POST",
-      await client.POST("/companies", { body: [{ name: "Bench KPIs", timezone: "UTC" }] }),
-    );
-    if (!company) throw new Error("no company");
-    const companyPath = { params: { path: { company_id: company.id } } };
-    const [apiKey] = ok(
-      "POST",
-      await client.POST("/companies/{company_id}/api-keys", {
-        ...companyPath,
-        body: [
-          {
-            name: "bench-kpis",
-            scopes: ["production_logs.create", "reports.read", "skus.create", "machines.read"],
-            rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-          },
-        ],
-      }),
-    );
-    if (!apiKey) throw new Error("no key");
-    const key = apiKey.key;
-    const machines = ok(
-      "POST",
-      await client.POST("/companies/{company_id}/machines", {
-        ...companyPath,
-        body: Array.from({ length: MACHINES }, (_, i) => ({ name: `Line ${i + 1}` })),
-      }),
-    );
-    ok(
-      "POST",
-      await client.POST("/companies/{company_id}/shifts", {
-        ...companyPath,
-        body: [
-          { name: "Night", startTime: "00:00", endTime: "08:00" },
-          { name: "Morning", startTime: "08:00", endTime: "16:00" },
-          { name: "Evening", startTime: "16:00", endTime: "00:00" },
-        ],
-      }),
-    );
+    const { key, machines } = await createThreeShiftPlant(BASE, TOKEN, {
+      name: "Bench KPIs",
+      keyName: "bench-kpis",
+      scopes: ["production_logs.create", "reports.read", "skus.create", "machines.read"],
+    });
     const skus = JSON.parse(
       (
         await post(
@@ -198,7 +142,7 @@ async function main(): Promise<void> {
     ) as { id: string }[];
 
     const seedStarted = performance.now();
-    const perMachine = LOGS / MACHINES;
+    const perMachine = LOGS / PLANT_MACHINES;
     const step = (YEAR_END - YEAR_START - HOUR) / perMachine;
     const logs: unknown[] = [];
     for (let k = 0; k < perMachine; k += 1) {
@@ -267,7 +211,7 @@ async function main(): Promise<void> {
     const cold = await post("/v1/reports/kpis", key, { ...year, groupBy: ["month"] });
     const months = JSON.parse(cold.text) as { totalCount: number; kpis: { instances: number }[] };
     const instances = months.kpis.reduce((s, r) => s + r.instances, 0);
-    if (months.totalCount !== 12 || instances !== 365 * 3 * MACHINES) {
+    if (months.totalCount !== 12 || instances !== 365 * 3 * PLANT_MACHINES) {
       throw new Error(`KPIs by month: ${months.totalCount} rows, ${instances} instances`);
     }
     const cases: { label: string; target?: number; run: () => Promise<number> }[] = [
@@ -350,7 +294,7 @@ async function main(): Promise<void> {
     writeFileSync(RESULTS, report.trimStart());
     if (misses.length > 0) process.exitCode = 1;
   } finally {
-    stop();
+    await stopDevServer(child);
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import { ok } from "../../scripts/lib/http";
 import { connectOperator, type StopInput } from "../../scripts/lib/operator-api";
+import { createThreeShiftPlant, PLANT_MACHINES } from "./three-shift-plant";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -15,7 +16,6 @@ export const YEAR_START = Date.UTC(2025, 0, 1);
 export const YEAR_END = Date.UTC(2026, 0, 1);
 /** The first instant of the 1 Hz samples. */
 export const MONTH_START = Date.UTC(2025, 5, 1);
-const MACHINES = 20;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -71,45 +71,11 @@ export async function seedExportsPlant(base: string, token: string, signalDays: 
     apiCall(base, path, key, init);
   const operatorPost = <T>(path: string, body: unknown) => operatorCall<T>(base, token, path, body);
   const { api: client } = connectOperator(base, token);
-  const [company] = ok(
-    "POST",
-    await client.POST("/companies", { body: [{ name: "Bench exports", timezone: "UTC" }] }),
-  );
-  if (!company) throw new Error("no company");
-  const companyPath = { params: { path: { company_id: company.id } } };
-  const [apiKey] = ok(
-    "POST",
-    await client.POST("/companies/{company_id}/api-keys", {
-      ...companyPath,
-      body: [
-        {
-          name: "bench-exports",
-          scopes: ["production_logs.create", "reports.read", "skus.create", "signals.read"],
-          rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-        },
-      ],
-    }),
-  );
-  if (!apiKey) throw new Error("no key");
-  const key = apiKey.key;
-  const machines = ok(
-    "POST",
-    await client.POST("/companies/{company_id}/machines", {
-      ...companyPath,
-      body: Array.from({ length: MACHINES }, (_, i) => ({ name: `Line ${i + 1}` })),
-    }),
-  );
-  ok(
-    "POST",
-    await client.POST("/companies/{company_id}/shifts", {
-      ...companyPath,
-      body: [
-        { name: "Night", startTime: "00:00", endTime: "08:00" },
-        { name: "Morning", startTime: "08:00", endTime: "16:00" },
-        { name: "Evening", startTime: "16:00", endTime: "00:00" },
-      ],
-    }),
-  );
+  const { companyId, key, machines } = await createThreeShiftPlant(base, token, {
+    name: "Bench exports",
+    keyName: "bench-exports",
+    scopes: ["production_logs.create", "reports.read", "skus.create", "signals.read"],
+  });
   const [sku] = JSON.parse(
     await call("/v1/skus", key, { method: "POST", body: JSON.stringify([{ sku: "SKU-1" }]) }),
   ) as { id: string }[];
@@ -127,7 +93,7 @@ export async function seedExportsPlant(base: string, token: string, signalDays: 
       });
     }
   }
-  console.log(`Creating ${logs.length} logs and ${MACHINES * 365} stops ...`);
+  console.log(`Creating ${logs.length} logs and ${PLANT_MACHINES * 365} stops ...`);
   for (let i = 0; i < logs.length; i += 1000) {
     await call("/v1/production-logs", key, {
       method: "POST",
@@ -145,7 +111,7 @@ export async function seedExportsPlant(base: string, token: string, signalDays: 
   const [press] = ok(
     "POST",
     await client.POST("/companies/{company_id}/machines", {
-      ...companyPath,
+      params: { path: { company_id: companyId } },
       body: [{ name: "Press with power" }],
     }),
   );
@@ -174,5 +140,5 @@ export async function seedExportsPlant(base: string, token: string, signalDays: 
   }
   console.log(`Seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s.`);
   const lines = machines.map((m) => m.id);
-  return { key, companyId: company.id, signal: power.publicId, lines };
+  return { key, companyId, signal: power.publicId, lines };
 }

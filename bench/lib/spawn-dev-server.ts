@@ -4,7 +4,7 @@
  * the benchmarks used to start `wrangler dev`.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { d1Bindings } from "../../scripts/lib/cloudflare-setup";
@@ -112,4 +112,41 @@ export async function waitForHealthz(
     await new Promise((done) => setTimeout(done, 500));
   }
   throw new Error(`the dev server did not answer on ${base} within ${timeoutMs / 1000} s`);
+}
+
+/**
+ * Starts a dev server on a fresh state, as most benchmarks do: deletes `persistTo`, applies
+ * the migrations, spawns the server with the operator token, stops it when this process
+ * exits or is interrupted, and waits until it answers `/healthz`.
+ *
+ * @param options.port local port; `options.persistTo` the state directory (relative to the
+ *   root, deleted first); `options.token` the `OPERATOR_TOKEN` it takes.
+ * @returns the child (its pid is the process group's, for CPU and memory readings).
+ * @throws Error when migrations fail or the server exits or stays silent (`waitForHealthz`).
+ */
+export async function startFreshDevServer(options: {
+  port: number;
+  persistTo: string;
+  token: string;
+}): Promise<ChildProcess> {
+  const base = `http://127.0.0.1:${options.port}`;
+  rmSync(join(ROOT, options.persistTo), { recursive: true, force: true });
+  console.log(`Applying migrations to ${options.persistTo} ...`);
+  applyMigrations(options.persistTo);
+  console.log(`Starting the dev server on ${base} ...`);
+  const child = spawnDevServer({
+    port: options.port,
+    persistTo: options.persistTo,
+    vars: [`OPERATOR_TOKEN:${options.token}`],
+  });
+  const stop = () => void stopDevServer(child);
+  process.on("exit", stop);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      stop();
+      process.exit(130);
+    });
+  }
+  await waitForHealthz(base, child);
+  return child;
 }

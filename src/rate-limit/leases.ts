@@ -161,7 +161,7 @@ export class AdmissionLeases {
     });
   }
 
-  /** Admissions this isolate holds for a bucket now (for tests and diagnostics). */
+  /** Admissions this isolate holds for a bucket now (counted in the `RateLimit` field's remaining). */
   held(bucket: string, now: number): number {
     const state = this.buckets.get(bucket);
     if (!state) return 0;

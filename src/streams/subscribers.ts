@@ -27,7 +27,7 @@ const WS_CLOSE_RESTART = 1012;
 
 /** Who holds a connection and until when. */
 export interface Holder {
-  /** The credential's connection lease (null for a subscription without one, in tests). */
+  /** The credential's connection lease (null when the subscribe request named none). */
   lease: SubscriberLease | null;
   /** The credential (`key:<id>`, `token:<company>:<sub>`), or null when unknown. */
   credentialId: string | null;

@@ -115,13 +115,7 @@ export const operatorSignalsRoutes = createRouter()
     async (c) => {
       const { public_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const background = (refresh: Promise<unknown>) => {
-        try {
-          c.executionCtx.waitUntil(refresh);
-        } catch {
-          // An app called without an execution context (tests): the refresh runs unawaited.
-        }
-      };
+      const background = (refresh: Promise<unknown>) => c.executionCtx.waitUntil(refresh);
       const signal = await lookupIngestTarget(
         async () => (await scopeOfKey(c.env, "signal", public_id.toLowerCase()))?.db ?? null,
         public_id,
