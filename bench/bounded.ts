@@ -27,6 +27,7 @@ import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
 import { startFreshDevServer, stopDevServer } from "./lib/spawn-dev-server";
+import { THREE_SHIFTS } from "./lib/three-shift-plant";
 
 const PORT = envNumber("BENCH_BOUNDED_PORT", 8790);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -174,11 +175,7 @@ async function main(): Promise<void> {
       "POST",
       await client.POST("/companies/{company_id}/shifts", {
         ...companyPath,
-        body: [
-          { name: "Night", startTime: "00:00", endTime: "08:00" },
-          { name: "Morning", startTime: "08:00", endTime: "16:00" },
-          { name: "Evening", startTime: "16:00", endTime: "00:00" },
-        ],
+        body: THREE_SHIFTS,
       }),
     );
     const { body: skus } = await post<{ id: string }[]>("/v1/skus", key, [{ sku: "BENCH-1" }]);

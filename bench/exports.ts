@@ -41,6 +41,7 @@ import {
   applyMigrations,
   spawnDevServer,
   stopDevServer,
+  stopWhenThisProcessEnds,
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
@@ -229,14 +230,7 @@ async function main(): Promise<void> {
     vars: [`OPERATOR_TOKEN:${TOKEN}`],
     script: "bench/workers/export-floor.ts",
   });
-  const stop = () => void stopDevServer(child);
-  process.on("exit", stop);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      stop();
-      process.exit(130);
-    });
-  }
+  const stop = stopWhenThisProcessEnds(child);
   const pgid = child.pid ?? 0;
   try {
     await waitForHealthz(BASE, child);

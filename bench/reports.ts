@@ -34,7 +34,7 @@ import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
   spawnDevServer,
-  stopDevServer,
+  stopWhenThisProcessEnds,
   waitForHealthz,
 } from "./lib/spawn-dev-server";
 
@@ -141,14 +141,7 @@ async function main(): Promise<void> {
   applyMigrations(PERSIST_DIR);
   console.log(`Starting wrangler dev on ${BASE} ...`);
   const child = startWrangler();
-  const stop = () => void stopDevServer(child);
-  process.on("exit", stop);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      stop();
-      process.exit(130);
-    });
-  }
+  const stop = stopWhenThisProcessEnds(child);
   try {
     await waitForHealthz(BASE, child);
     const client = connectOperator(BASE, TOKEN);

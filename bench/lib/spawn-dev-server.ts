@@ -115,6 +115,23 @@ export async function waitForHealthz(
 }
 
 /**
+ * Stops the server when this process exits or is interrupted (SIGINT, SIGTERM: exit 130).
+ *
+ * @returns the stop function, for a caller that stops it earlier (stopping twice is harmless).
+ */
+export function stopWhenThisProcessEnds(child: ChildProcess): () => void {
+  const stop = () => void stopDevServer(child);
+  process.on("exit", stop);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      stop();
+      process.exit(130);
+    });
+  }
+  return stop;
+}
+
+/**
  * Starts a dev server on a fresh state, as most benchmarks do: deletes `persistTo`, applies
  * the migrations, spawns the server with the operator token, stops it when this process
  * exits or is interrupted, and waits until it answers `/healthz`.
@@ -139,14 +156,7 @@ export async function startFreshDevServer(options: {
     persistTo: options.persistTo,
     vars: [`OPERATOR_TOKEN:${options.token}`],
   });
-  const stop = () => void stopDevServer(child);
-  process.on("exit", stop);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      stop();
-      process.exit(130);
-    });
-  }
+  stopWhenThisProcessEnds(child);
   await waitForHealthz(base, child);
   return child;
 }

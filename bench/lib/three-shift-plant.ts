@@ -9,6 +9,13 @@ import { connectOperator, type Scope } from "../../scripts/lib/operator-api";
 /** Machines of the plant. */
 export const PLANT_MACHINES = 20;
 
+/** Three 8-hour shifts a day, every day (operator API shape). */
+export const THREE_SHIFTS = [
+  { name: "Night", startTime: "00:00", endTime: "08:00" },
+  { name: "Morning", startTime: "08:00", endTime: "16:00" },
+  { name: "Evening", startTime: "16:00", endTime: "00:00" },
+];
+
 /**
  * Creates the company, its key, its machines (`Line 1` ... `Line 20`) and the shifts Night
  * 00-08, Morning 08-16 and Evening 16-24.
@@ -55,11 +62,7 @@ export async function createThreeShiftPlant(
     "POST",
     await client.POST("/companies/{company_id}/shifts", {
       ...companyPath,
-      body: [
-        { name: "Night", startTime: "00:00", endTime: "08:00" },
-        { name: "Morning", startTime: "08:00", endTime: "16:00" },
-        { name: "Evening", startTime: "16:00", endTime: "00:00" },
-      ],
+      body: THREE_SHIFTS,
     }),
   );
   return { companyId: company.id, key: apiKey.key, machines };

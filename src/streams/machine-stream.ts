@@ -7,14 +7,13 @@
  * docs/stream-events.md.
  */
 
-import { DurableObject } from "cloudflare:workers";
 import type { FlushHeldWrites } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { computeLive, type LiveFigures, LiveState } from "./live";
 import type { LiveLogChange } from "./live-inputs";
 import { companyStream, type StreamEvent, type StreamEventInput } from "./names";
 import { companyStreamObject } from "./publish";
-import { StreamCore } from "./stream-core";
+import { StreamObject } from "./stream-object";
 import { type StreamDelivery, StreamOutbox } from "./stream-outbox";
 import type { MachineStreamRpc } from "./stream-rpc";
 
@@ -27,12 +26,10 @@ export const TICK_MS = 1_000;
  * barrier). The composition (src/index.ts) makes the concrete `MachineStream` with the
  * realtime layer's `heldWritesOf`, so that streams/ names nothing above it.
  */
-export abstract class MachineStreamObject extends DurableObject<Env> implements MachineStreamRpc {
+export abstract class MachineStreamObject extends StreamObject implements MachineStreamRpc {
   /** Flushes one machine's realtime object to D1 (src/realtime/machine-stub.ts). */
   protected abstract heldWrites(): FlushHeldWrites;
 
-  /** The log and the subscribers. */
-  private readonly core: StreamCore;
   /** Forwarding to the company stream: durable, in order, in batches. */
   private forwarding: StreamOutbox<StreamEventInput> | null = null;
   /** The figures are marked dirty and a tick is scheduled (in memory: an eviction forgets it). */
@@ -43,7 +40,6 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.core = new StreamCore(ctx, env);
     const log = this.core.log;
     this.live = new LiveState({
       get: () => log.meta("liveInputs"),
@@ -130,39 +126,6 @@ export abstract class MachineStreamObject extends DurableObject<Env> implements 
       },
     );
     return this.forwarding;
-  }
-
-  /** Subscribes a client (`StreamCore.subscribe`). */
-  override async fetch(request: Request): Promise<Response> {
-    return this.core.subscribe(request);
-  }
-
-  /**
-   * Closes every connection of a revoked credential on this stream; says how many, and
-   * whether `restart` must follow (`StreamCore.closeCredential`).
-   */
-  async closeCredential(
-    stream: string,
-    credentialId: string,
-  ): Promise<{ closed: number; restart: boolean }> {
-    return this.core.closeCredential(stream, credentialId);
-  }
-
-  /** Ends this instance after `closeCredential` asked for it (`StreamCore.restart`). */
-  async restart(): Promise<void> {
-    this.core.restart();
-  }
-
-  override async webSocketMessage(): Promise<void> {
-    // Subscribers only listen; "ping" is answered without waking the object.
-  }
-
-  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    await this.core.subscribers.closed(ws, code);
-  }
-
-  override async webSocketError(ws: WebSocket): Promise<void> {
-    await this.core.subscribers.failed(ws);
   }
 
   // ---- live figures -------------------------------------------------------------------

@@ -1,0 +1,52 @@
+/**
+ * What both stream objects answer alike (`MachineStream`, `CompanyStream`): subscribing a
+ * client, closing a revoked credential's connections and restarting, and the WebSocket
+ * Hibernation handlers, each handed to the object's `StreamCore`. The two classes add their
+ * own RPC methods and alarm. docs/stream-events.md ("Design").
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { StreamCore } from "./stream-core";
+
+export abstract class StreamObject extends DurableObject<Env> {
+  /** The log and the subscribers. */
+  protected readonly core: StreamCore;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.core = new StreamCore(ctx, env);
+  }
+
+  /** Subscribes a client (`StreamCore.subscribe`). */
+  override async fetch(request: Request): Promise<Response> {
+    return this.core.subscribe(request);
+  }
+
+  /**
+   * Closes every connection of a revoked credential on this stream; says how many, and
+   * whether `restart` must follow (`StreamCore.closeCredential`).
+   */
+  async closeCredential(
+    stream: string,
+    credentialId: string,
+  ): Promise<{ closed: number; restart: boolean }> {
+    return this.core.closeCredential(stream, credentialId);
+  }
+
+  /** Ends this instance after `closeCredential` asked for it (`StreamCore.restart`). */
+  async restart(): Promise<void> {
+    this.core.restart();
+  }
+
+  override async webSocketMessage(): Promise<void> {
+    // Subscribers only listen; "ping" is answered without waking the object.
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    await this.core.subscribers.closed(ws, code);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    await this.core.subscribers.failed(ws);
+  }
+}
