@@ -64,7 +64,8 @@ export const stringHeader = (description: string, example: string) => ({
 export const RATE_LIMIT_HEADERS = {
   "RateLimit-Policy": stringHeader(
     "The credential's quota `q` requests per window `w` seconds " +
-      '(`"auth-failures"` on a 401: failed authentications per client address).',
+      '(`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 ' +
+      "refused by its declared `Content-Length`, before the credential is read.",
     '"default";q=600;w=60',
   ),
   RateLimit: stringHeader(

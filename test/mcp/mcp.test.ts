@@ -191,6 +191,8 @@ describe("the front door", () => {
     expect(rest.status).toBe(413);
     expect(await mcp.json()).toEqual(await rest.json());
     expect(mcp.headers.get("x-request-id")).toBeTruthy();
+    // Refused by its declared size before the credential is read: no quota to report.
+    for (const res of [mcp, rest]) expect(res.headers.get("ratelimit-policy")).toBeNull();
   });
 
   it("answers a malformed body, a batch and a GET with JSON-RPC errors", async () => {

@@ -3766,7 +3766,7 @@ export interface operations {
             /** @description The company's machines. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3780,7 +3780,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3799,7 +3799,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3818,7 +3818,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3848,7 +3848,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3866,7 +3866,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3903,7 +3903,7 @@ export interface operations {
             /** @description The machine's signals. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3917,7 +3917,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3936,7 +3936,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3955,7 +3955,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -3974,7 +3974,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4004,7 +4004,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4022,7 +4022,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4070,7 +4070,7 @@ export interface operations {
             /** @description Aggregated data. With `Accept: text/csv`: the points as CSV, columns `timestamp` and `value` (`transpose` has no effect). */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4085,7 +4085,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4104,7 +4104,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4123,7 +4123,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4142,7 +4142,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4172,7 +4172,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4190,7 +4190,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4238,7 +4238,7 @@ export interface operations {
             /** @description The created SKUs. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4254,7 +4254,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4275,7 +4275,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4296,7 +4296,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4317,7 +4317,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4338,7 +4338,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4359,7 +4359,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4401,7 +4401,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4419,7 +4419,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4459,7 +4459,7 @@ export interface operations {
             /** @description One page of SKUs. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4473,7 +4473,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4492,7 +4492,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4511,7 +4511,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4530,7 +4530,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4549,7 +4549,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4579,7 +4579,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4597,7 +4597,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4633,7 +4633,7 @@ export interface operations {
             /** @description The SKU. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4647,7 +4647,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4666,7 +4666,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4685,7 +4685,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4704,7 +4704,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4734,7 +4734,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4752,7 +4752,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4790,7 +4790,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4804,7 +4804,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4825,7 +4825,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4846,7 +4846,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4867,7 +4867,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4888,7 +4888,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4930,7 +4930,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4948,7 +4948,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -4997,7 +4997,7 @@ export interface operations {
             /** @description Updated. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5011,7 +5011,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5032,7 +5032,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5053,7 +5053,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5074,7 +5074,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5095,7 +5095,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5116,7 +5116,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5137,7 +5137,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5179,7 +5179,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5197,7 +5197,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5246,7 +5246,7 @@ export interface operations {
             /** @description The created operators. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5262,7 +5262,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5283,7 +5283,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5304,7 +5304,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5325,7 +5325,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5346,7 +5346,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5367,7 +5367,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5409,7 +5409,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5427,7 +5427,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5467,7 +5467,7 @@ export interface operations {
             /** @description One page of operators. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5481,7 +5481,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5500,7 +5500,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5519,7 +5519,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5538,7 +5538,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5557,7 +5557,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5587,7 +5587,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5605,7 +5605,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5640,7 +5640,7 @@ export interface operations {
             /** @description The operator. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5654,7 +5654,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5673,7 +5673,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5692,7 +5692,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5711,7 +5711,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5741,7 +5741,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5759,7 +5759,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5797,7 +5797,7 @@ export interface operations {
             /** @description Removed. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5811,7 +5811,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5832,7 +5832,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5853,7 +5853,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5874,7 +5874,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5895,7 +5895,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5937,7 +5937,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -5955,7 +5955,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6004,7 +6004,7 @@ export interface operations {
             /** @description Updated. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6018,7 +6018,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6039,7 +6039,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6060,7 +6060,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6081,7 +6081,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6102,7 +6102,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6123,7 +6123,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6144,7 +6144,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6186,7 +6186,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6204,7 +6204,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6252,7 +6252,7 @@ export interface operations {
             /** @description One work order per distinct name. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6268,7 +6268,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6289,7 +6289,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6310,7 +6310,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6331,7 +6331,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6352,7 +6352,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6373,7 +6373,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6415,7 +6415,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6433,7 +6433,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6473,7 +6473,7 @@ export interface operations {
             /** @description One page of work orders. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6487,7 +6487,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6506,7 +6506,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6525,7 +6525,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6544,7 +6544,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6563,7 +6563,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6593,7 +6593,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6611,7 +6611,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6647,7 +6647,7 @@ export interface operations {
             /** @description The work order. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6661,7 +6661,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6680,7 +6680,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6699,7 +6699,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6718,7 +6718,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6748,7 +6748,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6766,7 +6766,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6804,7 +6804,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6818,7 +6818,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6839,7 +6839,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6860,7 +6860,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6881,7 +6881,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6902,7 +6902,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6944,7 +6944,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -6962,7 +6962,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7011,7 +7011,7 @@ export interface operations {
             /** @description Renamed. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7025,7 +7025,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7046,7 +7046,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7067,7 +7067,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7088,7 +7088,7 @@ export interface operations {
             /** @description The name belongs to another work order (maybe deleted). Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7109,7 +7109,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7130,7 +7130,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7151,7 +7151,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7193,7 +7193,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7211,7 +7211,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7266,7 +7266,7 @@ export interface operations {
             /** @description The created nominal speeds. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7282,7 +7282,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7303,7 +7303,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7324,7 +7324,7 @@ export interface operations {
             /** @description The machine/SKU pair already has an active nominal speed; `detail` names its id. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7345,7 +7345,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7366,7 +7366,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7387,7 +7387,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7429,7 +7429,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7447,7 +7447,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7487,7 +7487,7 @@ export interface operations {
             /** @description One page of nominal speeds. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7501,7 +7501,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7520,7 +7520,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7539,7 +7539,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7558,7 +7558,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7577,7 +7577,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7607,7 +7607,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7625,7 +7625,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7661,7 +7661,7 @@ export interface operations {
             /** @description The nominal speed. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7675,7 +7675,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7694,7 +7694,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7713,7 +7713,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7732,7 +7732,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7762,7 +7762,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7780,7 +7780,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7818,7 +7818,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7832,7 +7832,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7853,7 +7853,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7874,7 +7874,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7895,7 +7895,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7916,7 +7916,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7958,7 +7958,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -7976,7 +7976,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8025,7 +8025,7 @@ export interface operations {
             /** @description Updated. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8039,7 +8039,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8060,7 +8060,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8081,7 +8081,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8102,7 +8102,7 @@ export interface operations {
             /** @description The machine/SKU pair already has an active nominal speed; `detail` names its id. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8123,7 +8123,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8144,7 +8144,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8165,7 +8165,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8207,7 +8207,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8225,7 +8225,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8282,7 +8282,7 @@ export interface operations {
             /** @description The created production logs. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8298,7 +8298,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8319,7 +8319,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8340,7 +8340,7 @@ export interface operations {
             /** @description A shift instance of the log's machine was stored between the check of the rule above and the write, and the shift plan read for the check did not know it: nothing was written. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8361,7 +8361,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8382,7 +8382,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8403,7 +8403,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8445,7 +8445,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8463,7 +8463,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8503,7 +8503,7 @@ export interface operations {
             /** @description One page of production logs. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8517,7 +8517,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8536,7 +8536,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8555,7 +8555,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8574,7 +8574,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8593,7 +8593,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8623,7 +8623,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8641,7 +8641,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8693,7 +8693,7 @@ export interface operations {
             /** @description The production log. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8707,7 +8707,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8726,7 +8726,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8745,7 +8745,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8764,7 +8764,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8794,7 +8794,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8812,7 +8812,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8866,7 +8866,7 @@ export interface operations {
             /** @description Deleted. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8880,7 +8880,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8901,7 +8901,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8922,7 +8922,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8943,7 +8943,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -8964,7 +8964,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9006,7 +9006,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9024,7 +9024,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9089,7 +9089,7 @@ export interface operations {
             /** @description Updated. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9103,7 +9103,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9124,7 +9124,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9145,7 +9145,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9166,7 +9166,7 @@ export interface operations {
             /** @description A shift instance of the log's machine was stored between the check of the rule above and the write, and the shift plan read for the check did not know it: nothing was written. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9187,7 +9187,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9208,7 +9208,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9229,7 +9229,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9271,7 +9271,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9289,7 +9289,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9345,7 +9345,7 @@ export interface operations {
             /** @description One page of report rows. With `Accept: text/csv`: every matching row as CSV. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9360,7 +9360,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9379,7 +9379,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9398,7 +9398,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9417,7 +9417,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9436,7 +9436,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9466,7 +9466,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9484,7 +9484,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9538,7 +9538,7 @@ export interface operations {
             /** @description One page of report rows. With `Accept: text/csv`: every matching row as CSV. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9553,7 +9553,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9572,7 +9572,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9591,7 +9591,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9610,7 +9610,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9629,7 +9629,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9659,7 +9659,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9677,7 +9677,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9715,7 +9715,7 @@ export interface operations {
             /** @description One page of ranked groups. With `Accept: text/csv`: every matching row as CSV. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9730,7 +9730,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9749,7 +9749,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9768,7 +9768,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9787,7 +9787,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9806,7 +9806,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9836,7 +9836,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9854,7 +9854,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9892,7 +9892,7 @@ export interface operations {
             /** @description One page of groups. With `Accept: text/csv`: every matching row as CSV. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9907,7 +9907,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9926,7 +9926,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9945,7 +9945,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9964,7 +9964,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -9983,7 +9983,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10013,7 +10013,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10031,7 +10031,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10102,7 +10102,7 @@ export interface operations {
                 headers: {
                     /** @description Where to follow it. */
                     Location?: string;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10116,7 +10116,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10137,7 +10137,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10158,7 +10158,7 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10179,7 +10179,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10200,7 +10200,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10221,7 +10221,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10263,7 +10263,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
                     "Retry-After"?: string;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10281,7 +10281,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10334,7 +10334,7 @@ export interface operations {
             /** @description The export. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10348,7 +10348,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10367,7 +10367,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10386,7 +10386,7 @@ export interface operations {
             /** @description Unknown export, or another company's. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10405,7 +10405,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10435,7 +10435,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10453,7 +10453,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10489,7 +10489,7 @@ export interface operations {
             /** @description The whole file. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10504,7 +10504,7 @@ export interface operations {
             /** @description The asked range (`Content-Range` says which). */
             206: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10519,7 +10519,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10538,7 +10538,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10557,7 +10557,7 @@ export interface operations {
             /** @description Unknown export or file, or another company's. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10576,7 +10576,7 @@ export interface operations {
             /** @description The range is outside the file. */
             416: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10595,7 +10595,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10625,7 +10625,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10643,7 +10643,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10683,7 +10683,7 @@ export interface operations {
             /** @description Switched to a WebSocket (`Upgrade: websocket`). */
             101: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10695,7 +10695,7 @@ export interface operations {
             /** @description The event stream (Server-Sent Events). */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10708,7 +10708,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10727,7 +10727,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10746,7 +10746,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10765,7 +10765,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10795,7 +10795,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10813,7 +10813,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10855,7 +10855,7 @@ export interface operations {
             /** @description Switched to a WebSocket (`Upgrade: websocket`). */
             101: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10867,7 +10867,7 @@ export interface operations {
             /** @description The event stream (Server-Sent Events). */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10880,7 +10880,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10899,7 +10899,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10918,7 +10918,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10937,7 +10937,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10967,7 +10967,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -10985,7 +10985,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11018,7 +11018,7 @@ export interface operations {
             /** @description The ticket. */
             201: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11032,7 +11032,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11051,7 +11051,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11070,7 +11070,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11089,7 +11089,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11108,7 +11108,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11138,7 +11138,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11156,7 +11156,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11191,7 +11191,7 @@ export interface operations {
             /** @description The machine's running shift. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11205,7 +11205,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11224,7 +11224,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11243,7 +11243,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11262,7 +11262,7 @@ export interface operations {
             /** @description The machine runs no shift now: `Machine <id> is not running a shift now`. */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11281,7 +11281,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11311,7 +11311,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11329,7 +11329,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11375,7 +11375,7 @@ export interface operations {
             /** @description Applied. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11389,7 +11389,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11410,7 +11410,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11431,7 +11431,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11452,7 +11452,7 @@ export interface operations {
             /** @description The machine runs no shift now: `Machine <id> is not running a shift now`. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11473,7 +11473,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11494,7 +11494,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11515,7 +11515,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11557,7 +11557,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11575,7 +11575,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11618,7 +11618,7 @@ export interface operations {
             /** @description Applied. */
             204: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11632,7 +11632,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11653,7 +11653,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11674,7 +11674,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11695,7 +11695,7 @@ export interface operations {
             /** @description The machine runs no shift now: `Machine <id> is not running a shift now`. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11716,7 +11716,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11737,7 +11737,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11758,7 +11758,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11800,7 +11800,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11818,7 +11818,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11872,7 +11872,7 @@ export interface operations {
             /** @description The stop with its new classification, as a row of the stops report. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11888,7 +11888,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11909,7 +11909,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11930,7 +11930,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11951,7 +11951,7 @@ export interface operations {
             /** @description No `stopId`, and the machine has no open stop and no stop in the last 24 hours; or the stop ended more than 24 hours ago. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11972,7 +11972,7 @@ export interface operations {
             /** @description The body is larger than 4,194,304 bytes (4 MiB): `Request body is larger than 4194304 bytes (4 MiB); split it into several calls`. */
             413: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -11993,7 +11993,7 @@ export interface operations {
             /** @description A body sent with a `Content-Type` other than `application/json` (or `application/*+json`): `Content-Type must be application/json`. */
             415: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12014,7 +12014,7 @@ export interface operations {
             /** @description Invalid path, query or body; or an `Idempotency-Key` reused with another request (`loc` `["header", "Idempotency-Key"]`, `type` `idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12056,7 +12056,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12074,7 +12074,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12111,7 +12111,7 @@ export interface operations {
             /** @description The recent stops and the catalog. */
             200: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12125,7 +12125,7 @@ export interface operations {
             /** @description No credential, an unknown or revoked one, or two at once (`WWW-Authenticate` is set). */
             401: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12144,7 +12144,7 @@ export interface operations {
             /** @description The credential lacks the route's scope: `Not enough permissions. Missing scope: <scope>`. */
             403: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12163,7 +12163,7 @@ export interface operations {
             /** @description Unknown id, or an id of another company. */
             404: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12182,7 +12182,7 @@ export interface operations {
             /** @description Invalid path, query or body. */
             422: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12212,7 +12212,7 @@ export interface operations {
                 headers: {
                     /** @description Whole seconds to wait before retrying; at least 1. */
                     "Retry-After"?: number;
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
@@ -12230,7 +12230,7 @@ export interface operations {
             /** @description Unexpected error; the body never carries internal details. Quote `X-Request-Id`. */
             500: {
                 headers: {
-                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). */
+                    /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
                     "RateLimit-Policy"?: string;
                     /** @description Requests remaining `r`, and seconds `t` until the window admits more. Absent when the limiter could not be reached (the request is then served). */
                     RateLimit?: string;
