@@ -30,11 +30,11 @@
  *    grows by less than the export's bytes, which a buffered file would hold at least), and
  *    writes it to bench/exports-results.md.
  */
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { envNumber, ROOT } from "./lib/bench-env";
-import { groupCpuMs } from "./lib/cpu";
+import { groupCpuMs, workerdRssKb } from "./lib/cpu";
 import { apiCall, MONTH_START, seedExportsPlant, YEAR_END, YEAR_START } from "./lib/exports-plant";
 import { watchHeap } from "./lib/heap";
 import {
@@ -62,24 +62,6 @@ const MiB = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const call = (path: string, key: string, init: RequestInit = {}) => apiCall(BASE, path, key, init);
-
-/** Resident memory (kB) of the workerd processes of a process group. */
-function workerdRssKb(pgid: number): number {
-  let kb = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) !== pgid || !stat.includes("(workerd)")) continue;
-      const status = readFileSync(`/proc/${entry}/status`, "utf8");
-      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return kb;
-}
 
 /** Samples workerd's memory every 25 ms while `run` runs; its peak above the level before. */
 async function withMemory<T>(pgid: number, run: () => Promise<T>) {

@@ -21,13 +21,13 @@
  *    holds at least the whole body), and writes it to
  *    bench/kpis-results.md.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { ok } from "../scripts/lib/http";
 import { connectOperator, type StopInput } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
-import { groupCpuMs } from "./lib/cpu";
+import { groupCpuMs, workerdRssKb } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
 import { startFreshDevServer, stopDevServer } from "./lib/spawn-dev-server";
 import { createThreeShiftPlant, PLANT_MACHINES } from "./lib/three-shift-plant";
@@ -71,24 +71,6 @@ async function measure(run: () => Promise<number>, pgid: number) {
   const cpu = (groupCpuMs(pgid) - cpuBefore) / RUNS;
   times.sort((a, b) => a - b);
   return { median: percentile(times, 50), p99: percentile(times, 99), cpu };
-}
-
-/** Resident memory (kB) of the workerd processes of a process group. */
-function workerdRssKb(pgid: number): number {
-  let kb = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) !== pgid || !stat.includes("(workerd)")) continue;
-      const status = readFileSync(`/proc/${entry}/status`, "utf8");
-      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return kb;
 }
 
 /** Downloads a CSV answer while sampling workerd's memory. */

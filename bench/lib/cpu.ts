@@ -44,3 +44,24 @@ export function groupCpuMs(pgid: number): number {
 
 /** Number of logical CPUs, for the tables' headers. */
 export const CPU_COUNT = cpus().length;
+
+/**
+ * Resident memory (kB) of the workerd processes of a process group (`VmRSS` of
+ * `/proc/<pid>/status`), for the benchmarks that watch the server's memory.
+ */
+export function workerdRssKb(pgid: number): number {
+  let kb = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) !== pgid || !stat.includes("(workerd)")) continue;
+      const status = readFileSync(`/proc/${entry}/status`, "utf8");
+      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return kb;
+}

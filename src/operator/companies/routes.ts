@@ -4,8 +4,10 @@
  * ../api-keys/routes.ts (docs/operator-api.md, "Companies, keys and the webhook secret").
  */
 import { z } from "@hono/zod-openapi";
+import type { CompanyScope } from "../../db/company-scope";
 import { placeableShards } from "../../db/shard-placement";
 import { SHARD_BINDING } from "../../db/shards";
+import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { createRouter, jsonResponse } from "../../http/openapi";
 import { arrayBody, IntId, objectBody } from "../../http/schemas";
@@ -107,6 +109,26 @@ const SignalHotWindow = z
   .strict()
   .openapi("SignalHotWindow");
 
+/**
+ * Sets one of a company's signal settings (retention, hot window: days) with `set`, then
+ * makes this isolate forget the company's cached signals, so its stores learn the setting
+ * with their next ingestion call.
+ *
+ * @returns the setting now in force.
+ * @throws ApiError 404 when the company does not exist.
+ */
+async function setSignalDays<D extends number | null>(
+  env: Env,
+  companyId: number,
+  days: D,
+  set: (env: Env, scope: CompanyScope, days: D) => Promise<{ days: D } | null>,
+): Promise<{ days: D }> {
+  const row = await set(env, await requireCompanyScope(env, companyId), days);
+  if (!row) throw notFound("Company not found");
+  forgetCompanySignals(companyId);
+  return { days: row.days };
+}
+
 export const operatorCompaniesRoutes = createRouter()
   .openapi(
     operatorRoute({
@@ -129,14 +151,7 @@ export const operatorCompaniesRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const { days } = c.req.valid("json");
-      const row = await setSignalHotWindow(
-        c.env,
-        await requireCompanyScope(c.env, company_id),
-        days,
-      );
-      if (!row) throw notFound("Company not found");
-      forgetCompanySignals(company_id);
-      return c.json({ days: row.days }, 200);
+      return c.json(await setSignalDays(c.env, company_id, days, setSignalHotWindow), 200);
     },
   )
   .openapi(
@@ -159,14 +174,7 @@ export const operatorCompaniesRoutes = createRouter()
     async (c) => {
       const { company_id } = c.req.valid("param");
       const { days } = c.req.valid("json");
-      const row = await setSignalRetention(
-        c.env,
-        await requireCompanyScope(c.env, company_id),
-        days,
-      );
-      if (!row) throw notFound("Company not found");
-      forgetCompanySignals(company_id);
-      return c.json({ days: row.days }, 200);
+      return c.json(await setSignalDays(c.env, company_id, days, setSignalRetention), 200);
     },
   )
   .openapi(
