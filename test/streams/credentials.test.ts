@@ -8,8 +8,9 @@ import { importJWK, type JWTPayload, SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOCK_TOLERANCE_SECONDS } from "../../src/auth/access-tokens";
 import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
+import { streamKey } from "../fixtures/stream-clients";
 import { SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
-import { api, call, operator, operatorJson } from "../harness";
+import { api, call, operator } from "../harness";
 import { plant } from "../realtime/plant";
 
 const open: { close(): Promise<void> }[] = [];
@@ -17,16 +18,6 @@ const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
 });
-
-async function keyWithId(companyId: number): Promise<{ id: number; key: string }> {
-  const [created] = await operatorJson<{ id: number; key: string }[]>(
-    "POST",
-    `/companies/${companyId}/api-keys`,
-    [{ name: "stream key", scopes: ["realtime.read"] }],
-  );
-  if (!created) throw new Error("no key");
-  return created;
-}
 
 async function ticketOf(headers: Record<string, string>): Promise<string> {
   const res = await call("/v1/realtime/tickets", { method: "POST", headers });
@@ -73,8 +64,8 @@ describe("revoking an API key", () => {
     const p = await plant(2);
     const [m, m2] = p.machines;
     if (!m || !m2) throw new Error("no machines");
-    const revoked = await keyWithId(p.co.id);
-    const kept = await keyWithId(p.co.id);
+    const revoked = await streamKey(p.co.id);
+    const kept = await streamKey(p.co.id);
     const header = { "x-api-key": revoked.key };
     const machineSse = await sseWith(`/v1/realtime/${m.id}/events`, header);
     const companySse = await sseWith("/v1/realtime/events", header);

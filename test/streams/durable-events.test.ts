@@ -8,23 +8,14 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { CALL_SPACING_MS, PRUNE_MS, type StreamDelivery } from "../../src/streams/stream-outbox";
-import { SseSubscriber } from "../fixtures/subscriber";
+import { openedStreams } from "../fixtures/stream-clients";
 import { api } from "../harness";
 import { plant, postSku } from "../realtime/plant";
 
-const open: SseSubscriber[] = [];
+const streams = openedStreams();
+const sse = streams.sse;
 
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-async function sse(key: string, path: string): Promise<SseSubscriber> {
-  const res = await api(key, path);
-  expect(res.status).toBe(200);
-  const sub = new SseSubscriber(res);
-  open.push(sub);
-  return sub;
-}
+afterEach(() => streams.closeAll());
 
 /** The parts of an outbox a test reaches into (its sender, to make it fail). */
 type OutboxInside = {

@@ -7,8 +7,9 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { streamKey } from "../fixtures/stream-clients";
 import { SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
-import { api, call, operator, operatorJson } from "../harness";
+import { api, call, operator } from "../harness";
 import { plant } from "../realtime/plant";
 
 const open: { close(): Promise<void> }[] = [];
@@ -19,16 +20,6 @@ type Marked = { beforeRevocation?: boolean };
 afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
 });
-
-async function keyWithId(companyId: number): Promise<{ id: number; key: string }> {
-  const [created] = await operatorJson<{ id: number; key: string }[]>(
-    "POST",
-    `/companies/${companyId}/api-keys`,
-    [{ name: "stream key", scopes: ["realtime.read"] }],
-  );
-  if (!created) throw new Error("no key");
-  return created;
-}
 
 async function ws(path: string, headers: Record<string, string>): Promise<WsSubscriber> {
   const res = await call(path, { headers: { upgrade: "websocket", ...headers } });
@@ -42,8 +33,8 @@ describe("revoking an API key with open WebSockets", () => {
     const p = await plant(2);
     const [m, m2] = p.machines;
     if (!m || !m2) throw new Error("no machines");
-    const revoked = await keyWithId(p.co.id);
-    const kept = await keyWithId(p.co.id);
+    const revoked = await streamKey(p.co.id);
+    const kept = await streamKey(p.co.id);
     const path = `/v1/realtime/${m.id}/events`;
     const ticket = async (key: string) =>
       (

@@ -7,24 +7,15 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { inServiceSince } from "../fixtures/machine-history";
-import { SseSubscriber } from "../fixtures/subscriber";
+import { openedStreams } from "../fixtures/stream-clients";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 import { plant } from "../realtime/plant";
 
 const DAY = 86_400_000;
-const open: SseSubscriber[] = [];
+const streams = openedStreams();
+const sse = streams.sse;
 
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-async function sse(key: string, path: string): Promise<SseSubscriber> {
-  const res = await api(key, path);
-  expect(res.status).toBe(200);
-  const sub = new SseSubscriber(res);
-  open.push(sub);
-  return sub;
-}
+afterEach(() => streams.closeAll());
 
 function realtimeObject(companyId: number, machineId: number) {
   return env.REALTIME_MACHINE.get(env.REALTIME_MACHINE.idFromName(`${companyId}:${machineId}`));
