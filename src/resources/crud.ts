@@ -77,9 +77,10 @@ interface OperationDoc {
 
 /**
  * A collection: what is its own. Types: `Row` as its queries give it, `Out` as the API shows
- * it, `Id` its path id, `Create`, `Patch` and `Filters` its validated bodies.
+ * it, `Id` its path id, `Create`, `Patch` and `Filters` its validated bodies, `Flat` its
+ * table's select row.
  */
-export interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFilters> {
+export interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat> {
   /** The scopes' section: `skus` for `skus.create`, `skus.read`, `skus.update`, `skus.delete`. */
   scope: string;
   /** The collection's path (`/v1/skus`). */
@@ -106,10 +107,9 @@ export interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFil
   };
   /**
    * Its table, for the operations it leaves to the shape (`search`, `get`, `update` and
-   * `delete` without a `run` of their own). Its `Flat` (the select's row) is the table's own.
+   * `delete` without a `run` of their own); `Flat` is its select's row.
    */
-  // biome-ignore lint/suspicious/noExplicitAny: each table's select row is its own.
-  table?: CrudTable<Row, Filters, any>;
+  table?: CrudTable<Row, Filters, Flat>;
   /** A row as the API shows it (`shown` writes the usual one). */
   out(row: Row, scope: NamedScope): Out;
   /** The create: its texts and what it does with the items (all or none). */
@@ -185,159 +185,197 @@ export function shownWithCompany<R extends Stamps>(
   };
 }
 
+/** A handler of the shape: the request's context to its answer. */
+type Handler = (c: Context<AppEnv>) => Promise<Response>;
+
 /** A part of the request as the route's schemas validated it. */
 function valid(c: Context<AppEnv>, part: "json" | "param"): unknown {
   return (c.req as unknown as { valid(target: string): unknown }).valid(part);
 }
 
+/** The five operations' functions: the spec's own, or the shared ones on its table. */
+function operationsOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat>(
+  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters, Flat>,
+) {
+  const { search, get, update, delete: remove } = spec;
+  if (!spec.table && !(search.run && get.run && update.run && remove.run)) {
+    throw new Error(`crudRoutes(${spec.path}): an operation without a run needs the table`);
+  }
+  // Present wherever a shared operation runs (checked above).
+  const table = spec.table as CrudTable<Row, Filters, Flat>;
+  type Ids = string | number;
+  return {
+    search: search.run ?? ((ctx, filters, page) => searchRows(ctx.scope, table, filters, page)),
+    get: get.run ?? ((ctx, id) => findRow(ctx.scope, table, id as Ids)),
+    update:
+      update.run ??
+      ((ctx, id, patch) =>
+        updateRow(ctx.scope, table, id as Ids, patchSet(table, patch as Record<string, unknown>))),
+    delete: remove.run ?? ((ctx, id) => softDeleteRow(ctx.scope, table, id as Ids)),
+  };
+}
+
+/** The scope's action of an operation (`skus.create`). */
+type Action = "create" | "read" | "update" | "delete";
+
+/** An operation's method, path and id. */
+interface RouteHead {
+  method: "get" | "post" | "patch" | "delete";
+  path: string;
+  operationId: string;
+}
+
+/** One operation's route (`publicRoute`), its keys in the order of every route of the document. */
+function operation<R extends RouteConfig["request"], S extends Responses>(
+  spec: { scope: string; tag: string },
+  action: Action,
+  route: RouteHead,
+  doc: { summary: string; description?: string },
+  request: R,
+  responses: S,
+) {
+  return publicRoute(`${spec.scope}.${action}`, {
+    ...route,
+    tags: [spec.tag],
+    summary: doc.summary,
+    description: doc.description,
+    request,
+    responses,
+  });
+}
+
+/**
+ * The five operations' routes (`publicRoute`), in the document's order: the path, operation
+ * id, tag and texts of each, its request and its responses (the shared ones, and the
+ * operation's own).
+ */
+function routesOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat>(
+  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters, Flat>,
+) {
+  const { name, noun, path, schemas } = spec;
+  const item = `${path}/{${spec.id.name}}`;
+  const params = z.object({ [spec.id.name]: spec.id.schema });
+  const filters = { "application/json": { schema: schemas.filters, example: {} } };
+  return {
+    create: operation(
+      spec,
+      "create",
+      { method: "post", path, operationId: `create${name.many}` },
+      spec.create,
+      { body: arrayBody(schemas.create) },
+      {
+        200: jsonResponse(z.array(schemas.row), spec.create.created ?? `The created ${noun.many}.`),
+        ...spec.create.responses,
+      },
+    ),
+    search: operation(
+      spec,
+      "read",
+      { method: "post", path: `${path}/filters`, operationId: `search${name.many}` },
+      spec.search,
+      { body: { required: false, content: filters } },
+      {
+        200: jsonResponse(
+          pagedResponseSchema(name.list, schemas.row, `${name.one}Page`),
+          `One page of ${noun.many}.`,
+        ),
+        ...spec.search.responses,
+      },
+    ),
+    get: operation(
+      spec,
+      "read",
+      { method: "get", path: item, operationId: `get${name.one}` },
+      {
+        summary: spec.get.summary,
+        description:
+          spec.get.description ?? `A deleted ${noun.one}, or one of another company, is a 404.`,
+      },
+      { params },
+      {
+        200: jsonResponse(schemas.row, `The ${noun.one}.`),
+        ...NOT_FOUND_RESPONSE,
+        ...spec.get.responses,
+      },
+    ),
+    update: operation(
+      spec,
+      "update",
+      { method: "patch", path: item, operationId: `update${name.one}` },
+      spec.update,
+      { params, body: objectBody(schemas.patch) },
+      {
+        204: { description: spec.update.done ?? "Updated." },
+        ...NOT_FOUND_RESPONSE,
+        ...spec.update.responses,
+      },
+    ),
+    delete: operation(
+      spec,
+      "delete",
+      { method: "delete", path: item, operationId: `delete${name.one}` },
+      spec.delete,
+      { params },
+      {
+        204: { description: spec.delete.done ?? "Deleted." },
+        ...NOT_FOUND_RESPONSE,
+        ...spec.delete.responses,
+      },
+    ),
+  };
+}
+
 /**
  * Registers the five operations of a collection on `router`, in the document's order:
- * create, search, get, update, delete.
+ * create, search, get, update, delete. Each answers as the shape says: the created rows
+ * (200), the page envelope (`pageEnvelope`: totals and the list under `name.list`), the row,
+ * or 204; an operation that finds no row is the 404 `spec.notFound`.
  *
  * @param router the resource's router (its `routes.ts` makes it).
  * @param spec what the collection declares.
  * @returns the router.
- * @throws Error at start-up when an operation has neither a `run` nor the `table` to run on.
+ * @throws Error at start-up when an operation has no `run` and the spec no `table`.
  */
-export function crudRoutes<Row, Out, Id, Create, Patch, Filters extends SearchFilters>(
+export function crudRoutes<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat = Row>(
   router: Router,
-  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters>,
+  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters, Flat>,
 ): Router {
-  const { name, noun, path, tag, schemas } = spec;
-  const itemPath = `${path}/{${spec.id.name}}`;
-  const params = z.object({ [spec.id.name]: spec.id.schema });
-  const table = () => {
-    if (!spec.table) throw new Error(`crudRoutes(${path}): an operation needs \`table\` or a run`);
-    return spec.table;
-  };
-  const search = spec.search.run ?? ((ctx, f, page) => searchRows(ctx.scope, table(), f, page));
-  const find = spec.get.run ?? ((ctx, id) => findRow(ctx.scope, table(), id as string | number));
-  const update =
-    spec.update.run ??
-    ((ctx, id, patch) =>
-      updateRow(
-        ctx.scope,
-        table(),
-        id as string | number,
-        patchSet(table(), patch as Record<string, unknown>),
-      ));
-  const remove = spec.delete.run ?? ((ctx, id) => softDeleteRow(ctx.scope, table(), id as never));
+  const routes = routesOf(spec);
+  const run = operationsOf(spec);
   const context = (c: Context<AppEnv>): CrudContext => ({ scope: scopeOf(c), env: c.env });
   const idOf = (c: Context<AppEnv>) =>
     spec.id.of((valid(c, "param") as Record<string, unknown>)[spec.id.name]);
-
-  const createRoute = publicRoute(`${spec.scope}.create`, {
-    method: "post",
-    path,
-    operationId: `create${name.many}`,
-    tags: [tag],
-    summary: spec.create.summary,
-    description: spec.create.description,
-    request: { body: arrayBody(schemas.create) },
-    responses: {
-      200: jsonResponse(z.array(schemas.row), spec.create.created ?? `The created ${noun.many}.`),
-      ...spec.create.responses,
-    },
-  });
-  const searchRoute = publicRoute(`${spec.scope}.read`, {
-    method: "post",
-    path: `${path}/filters`,
-    operationId: `search${name.many}`,
-    tags: [tag],
-    summary: spec.search.summary,
-    description: spec.search.description,
-    request: {
-      body: {
-        required: false,
-        content: { "application/json": { schema: schemas.filters, example: {} } },
-      },
-    },
-    responses: {
-      200: jsonResponse(
-        pagedResponseSchema(name.list, schemas.row, `${name.one}Page`),
-        `One page of ${noun.many}.`,
-      ),
-      ...spec.search.responses,
-    },
-  });
-  const getRoute = publicRoute(`${spec.scope}.read`, {
-    method: "get",
-    path: itemPath,
-    operationId: `get${name.one}`,
-    tags: [tag],
-    summary: spec.get.summary,
-    description:
-      spec.get.description ?? `A deleted ${noun.one}, or one of another company, is a 404.`,
-    request: { params },
-    responses: {
-      200: jsonResponse(schemas.row, `The ${noun.one}.`),
-      ...NOT_FOUND_RESPONSE,
-      ...spec.get.responses,
-    },
-  });
-  const updateRoute = publicRoute(`${spec.scope}.update`, {
-    method: "patch",
-    path: itemPath,
-    operationId: `update${name.one}`,
-    tags: [tag],
-    summary: spec.update.summary,
-    description: spec.update.description,
-    request: { params, body: objectBody(schemas.patch) },
-    responses: {
-      204: { description: spec.update.done ?? "Updated." },
-      ...NOT_FOUND_RESPONSE,
-      ...spec.update.responses,
-    },
-  });
-  const deleteRoute = publicRoute(`${spec.scope}.delete`, {
-    method: "delete",
-    path: itemPath,
-    operationId: `delete${name.one}`,
-    tags: [tag],
-    summary: spec.delete.summary,
-    description: spec.delete.description,
-    request: { params },
-    responses: {
-      204: { description: spec.delete.done ?? "Deleted." },
-      ...NOT_FOUND_RESPONSE,
-      ...spec.delete.responses,
-    },
-  });
-
-  // The handlers read what the routes' schemas validated; `never`: the typed routes of
-  // @hono/zod-openapi cannot see through the spec's type parameters.
-  router.openapi(createRoute, (async (c: Context<AppEnv>) => {
+  const out = (scope: NamedScope) => (row: Row) => spec.out(row, scope);
+  // `never`: the typed handlers of @hono/zod-openapi cannot see through the spec's types;
+  // what the handlers read is what the routes' schemas validated.
+  const on = (route: (typeof routes)[keyof typeof routes], handler: Handler) =>
+    router.openapi(route, handler as never);
+  on(routes.create, async (c) => {
     const ctx = context(c);
     const rows = await spec.create.run(ctx, valid(c, "json") as Create[]);
-    return c.json(
-      rows.map((row) => spec.out(row, ctx.scope)),
-      200,
-    );
-  }) as never);
-  router.openapi(searchRoute, (async (c: Context<AppEnv>) => {
+    return c.json(rows.map(out(ctx.scope)), 200);
+  });
+  on(routes.search, async (c) => {
     const ctx = context(c);
     const filters = (valid(c, "json") ?? {}) as Filters;
-    const page = await search(ctx, filters, pageRequest(filters));
-    return c.json(
-      pageEnvelope(name.list, page, (row) => spec.out(row, ctx.scope)),
-      200,
-    );
-  }) as never);
-  router.openapi(getRoute, (async (c: Context<AppEnv>) => {
+    const page = await run.search(ctx, filters, pageRequest(filters));
+    return c.json(pageEnvelope(spec.name.list, page, out(ctx.scope)), 200);
+  });
+  on(routes.get, async (c) => {
     const ctx = context(c);
-    const row = await find(ctx, idOf(c));
+    const row = await run.get(ctx, idOf(c));
     if (!row) throw notFound(spec.notFound);
-    return c.json(spec.out(row, ctx.scope), 200);
-  }) as never);
-  router.openapi(updateRoute, (async (c: Context<AppEnv>) => {
-    if (!(await update(context(c), idOf(c), valid(c, "json") as Patch))) {
+    return c.json(out(ctx.scope)(row), 200);
+  });
+  on(routes.update, async (c) => {
+    if (!(await run.update(context(c), idOf(c), valid(c, "json") as Patch))) {
       throw notFound(spec.notFound);
     }
     return c.body(null, 204);
-  }) as never);
-  router.openapi(deleteRoute, (async (c: Context<AppEnv>) => {
-    if (!(await remove(context(c), idOf(c)))) throw notFound(spec.notFound);
+  });
+  on(routes.delete, async (c) => {
+    if (!(await run.delete(context(c), idOf(c)))) throw notFound(spec.notFound);
     return c.body(null, 204);
-  }) as never);
+  });
   return router;
 }
