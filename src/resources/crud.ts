@@ -44,13 +44,13 @@ type Responses = RouteConfig["responses"];
 type SearchFilters = SyncFilters & { page?: number | null; limit?: number | null };
 
 /** What an operation runs with: the request's company scope and the Worker's bindings. */
-export interface CrudContext {
+interface CrudContext {
   readonly scope: NamedScope;
   readonly env: Env;
 }
 
 /** The item path's id: the parameter's name and schema, and the id the queries take. */
-export interface PathId<Id> {
+interface PathId<Id> {
   readonly name: string;
   readonly schema: z.ZodType;
   /** The validated parameter as the queries take it. */
@@ -80,7 +80,7 @@ interface OperationDoc {
  * it, `Id` its path id, `Create`, `Patch` and `Filters` its validated bodies, `Flat` its
  * table's select row.
  */
-export interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat> {
+interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat> {
   /** The scopes' section: `skus` for `skus.create`, `skus.read`, `skus.update`, `skus.delete`. */
   scope: string;
   /** The collection's path (`/v1/skus`). */

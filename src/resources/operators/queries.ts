@@ -15,7 +15,7 @@ import type { CrudTable } from "../crud-queries";
 import type { OperatorFilters } from "./schemas";
 
 /** An operator as the API shows it (instants in ms since the epoch). */
-export interface OperatorRow {
+interface OperatorRow {
   id: number;
   firstName: string | null;
   lastName: string | null;

@@ -17,7 +17,7 @@ import { type CrudTable, findRow, updateRow } from "../crud-queries";
 import type { SimpleWorkOrderFilters } from "./schemas";
 
 /** A simple work order as the API shows it (instants in ms since the epoch). */
-export interface SimpleWorkOrderRow {
+interface SimpleWorkOrderRow {
   id: string;
   name: string;
   createdAt: number;

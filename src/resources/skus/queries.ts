@@ -11,7 +11,7 @@ import type { CrudTable } from "../crud-queries";
 import type { SkuFilters } from "./schemas";
 
 /** A SKU row as the API shows it (instants in ms since the epoch). */
-export interface SkuRow {
+interface SkuRow {
   id: string;
   sku: string;
   name: string | null;
