@@ -26,21 +26,22 @@ type IdTable = SoftDeleteTable & { id: SQLiteColumn };
  * A select of the rows as the API shows them, `FROM` (and joins) written, `WHERE` to come:
  * what `db.select(columns).from(table)` gives, as much of it as the queries here use.
  */
-interface RowSelect<Flat> {
+interface RowSelect<Row> {
   where(where: SQL): {
-    get(): Promise<Flat | undefined>;
-    orderBy(...order: SQL[]): { limit(limit: number): { offset(offset: number): Promise<Flat[]> } };
+    get(): Promise<Row | undefined>;
+    orderBy(...order: SQL[]): { limit(limit: number): { offset(offset: number): Promise<Row[]> } };
   };
 }
 
 /** What a resource declares of its table for the shared queries. */
-export interface CrudTable<Row, Filters extends SyncFilters, Flat = Row> {
+export interface CrudTable<Row, Filters extends SyncFilters> {
   /** The table: its rows belong to a company, are soft-deleted and have an `id`. */
   table: IdTable;
-  /** The select of a row as the API shows it (`db.select(columns).from(table)`, joins included). */
-  select(db: Database): RowSelect<Flat>;
-  /** A selected row as `Row` (the joins' columns nested); the row itself when absent. */
-  toRow?: (flat: Flat) => Row;
+  /**
+   * The select of a row as the API shows it (`db.select(columns).from(table)`, joins
+   * included, a joined row's columns nested as drizzle nests them).
+   */
+  select(db: Database): RowSelect<Row>;
   /** The search's conditions beyond pull sync's (`undefined` ones are skipped). */
   filters(filters: Filters): (SQL | undefined)[];
   /** The search's order without pull sync; it ends with a unique column, so pages never overlap. */
@@ -49,21 +50,16 @@ export interface CrudTable<Row, Filters extends SyncFilters, Flat = Row> {
   searchTwins?: Readonly<Record<string, string>>;
 }
 
-function rowOf<Row, Flat>(t: CrudTable<Row, never, Flat>, flat: Flat): Row {
-  return t.toRow ? t.toRow(flat) : (flat as unknown as Row);
-}
-
 /** The company's row (not deleted) with this id, or undefined (deleted, unknown, another company's). */
-export async function findRow<Row, Flat>(
+export function findRow<Row>(
   scope: CompanyScope,
-  t: CrudTable<Row, never, Flat>,
+  t: CrudTable<Row, never>,
   id: string | number,
 ): Promise<Row | undefined> {
-  const flat = await t
+  return t
     .select(scope.db)
     .where(notDeleted(scope, t.table, eq(t.table.id, id)))
     .get();
-  return flat === undefined ? undefined : rowOf(t, flat);
 }
 
 /**
@@ -74,9 +70,9 @@ export async function findRow<Row, Flat>(
  * @returns false when the row does not exist for this company (or is deleted).
  * @throws the D1 error of a unique index the change breaks.
  */
-export async function updateRow<Row, Flat>(
+export async function updateRow<Row>(
   scope: CompanyScope,
-  t: CrudTable<Row, never, Flat>,
+  t: CrudTable<Row, never>,
   id: string | number,
   set: Record<string, unknown>,
 ): Promise<boolean> {
@@ -129,15 +125,15 @@ export async function softDeleteRow(
  * cursor), then the table's own; in the table's order, or by (`updatedAt`, id) for pull sync.
  * The count and the page run side by side (`paginate`).
  */
-export async function searchRows<Row, Filters extends SyncFilters, Flat>(
+export function searchRows<Row, Filters extends SyncFilters>(
   scope: CompanyScope,
-  t: CrudTable<Row, Filters, Flat>,
+  t: CrudTable<Row, Filters>,
   filters: Filters,
   page: PageRequest,
 ): Promise<Page<Row>> {
   const { db } = scope;
   const where = owned(scope, t.table, ...syncConditions(t.table, filters), ...t.filters(filters));
-  const result = await paginate(
+  return paginate(
     page,
     db.select({ count: count() }).from(t.table).where(where),
     ({ limit, offset }) =>
@@ -148,5 +144,4 @@ export async function searchRows<Row, Filters extends SyncFilters, Flat>(
         .limit(limit)
         .offset(offset),
   );
-  return t.toRow ? { ...result, rows: result.rows.map(t.toRow) } : (result as unknown as Page<Row>);
 }

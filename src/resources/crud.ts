@@ -6,9 +6,9 @@
  * deleted, unknown or another company's is a 404. `crudRoutes` writes the five operations:
  * each one's route (`publicRoute`: security, scope `<section>.create|read|update|delete`,
  * idempotency and the error responses), its OpenAPI responses, the company scope and the
- * answer. A resource's `routes.ts` declares only what is its own: its names and texts, its
- * schemas, its table (./crud-queries.ts: the search's filters and order) and its rules, as
- * operations of its own where the shared ones do not fit.
+ * answer. A collection declares only what is its own: its `routes.ts` its names, texts,
+ * schemas and rules (operations of its own where the shared ones do not fit), its
+ * `queries.ts` its table (./crud-queries.ts: the row, the search's filters and order).
  */
 import { type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -77,10 +77,9 @@ interface OperationDoc {
 
 /**
  * A collection: what is its own. Types: `Row` as its queries give it, `Out` as the API shows
- * it, `Id` its path id, `Create`, `Patch` and `Filters` its validated bodies, `Flat` its
- * table's select row.
+ * it, `Id` its path id, `Create`, `Patch` and `Filters` its validated bodies.
  */
-interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat> {
+interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFilters> {
   /** The scopes' section: `skus` for `skus.create`, `skus.read`, `skus.update`, `skus.delete`. */
   scope: string;
   /** The collection's path (`/v1/skus`). */
@@ -107,9 +106,9 @@ interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFilters, F
   };
   /**
    * Its table, for the operations it leaves to the shape (`search`, `get`, `update` and
-   * `delete` without a `run` of their own); `Flat` is its select's row.
+   * `delete` without a `run` of their own).
    */
-  table?: CrudTable<Row, Filters, Flat>;
+  table?: CrudTable<Row, Filters>;
   /** A row as the API shows it (`shown` writes the usual one). */
   out(row: Row, scope: NamedScope): Out;
   /** The create: its texts and what it does with the items (all or none). */
@@ -118,9 +117,11 @@ interface CrudSpec<Row, Out, Id, Create, Patch, Filters extends SearchFilters, F
     created?: string;
     run(ctx: CrudContext, items: Create[]): Promise<Row[]>;
   };
+  /** The search; default: the table's (`searchRows`). */
   search: OperationDoc & {
     run?(ctx: CrudContext, filters: Filters, page: PageRequest): Promise<Page<Row>>;
   };
+  /** The GET of one; its `run` gives undefined for a 404 (default: the table's `findRow`). */
   get: Omit<OperationDoc, "description"> & {
     /** Default: `A deleted <thing>, or one of another company, is a 404.` */
     description?: string;
@@ -194,15 +195,15 @@ function valid(c: Context<AppEnv>, part: "json" | "param"): unknown {
 }
 
 /** The five operations' functions: the spec's own, or the shared ones on its table. */
-function operationsOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat>(
-  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters, Flat>,
+function operationsOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters>(
+  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters>,
 ) {
   const { search, get, update, delete: remove } = spec;
   if (!spec.table && !(search.run && get.run && update.run && remove.run)) {
     throw new Error(`crudRoutes(${spec.path}): an operation without a run needs the table`);
   }
   // Present wherever a shared operation runs (checked above).
-  const table = spec.table as CrudTable<Row, Filters, Flat>;
+  const table = spec.table as CrudTable<Row, Filters>;
   type Ids = string | number;
   return {
     search: search.run ?? ((ctx, filters, page) => searchRows(ctx.scope, table, filters, page)),
@@ -249,8 +250,8 @@ function operation<R extends RouteConfig["request"], S extends Responses>(
  * id, tag and texts of each, its request and its responses (the shared ones, and the
  * operation's own).
  */
-function routesOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat>(
-  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters, Flat>,
+function routesOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters>(
+  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters>,
 ) {
   const { name, noun, path, schemas } = spec;
   const item = `${path}/{${spec.id.name}}`;
@@ -336,9 +337,9 @@ function routesOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Fl
  * @returns the router.
  * @throws Error at start-up when an operation has no `run` and the spec no `table`.
  */
-export function crudRoutes<Row, Out, Id, Create, Patch, Filters extends SearchFilters, Flat = Row>(
+export function crudRoutes<Row, Out, Id, Create, Patch, Filters extends SearchFilters>(
   router: Router,
-  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters, Flat>,
+  spec: CrudSpec<Row, Out, Id, Create, Patch, Filters>,
 ): Router {
   const routes = routesOf(spec);
   const run = operationsOf(spec);

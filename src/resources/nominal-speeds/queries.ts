@@ -27,15 +27,17 @@ export interface NominalSpeedRow {
   deletedAt: number | null;
 }
 
-const flatColumns = {
+/** The columns of a nominal speed, with its machine's and SKU's nested as the API shows them. */
+const columns = {
   id: nominalSpeeds.id,
-  machineId: machines.id,
-  machineName: machines.name,
-  skuId: skus.id,
-  skuCode: skus.sku,
-  skuName: skus.name,
-  skuDescription: skus.description,
-  skuUnit: skus.unit,
+  machine: { id: machines.id, name: machines.name },
+  sku: {
+    id: skus.id,
+    sku: skus.sku,
+    name: skus.name,
+    description: skus.description,
+    unit: skus.unit,
+  },
   nominalSpeed: nominalSpeeds.nominalSpeed,
   countingFactor: nominalSpeeds.countingFactor,
   createdAt: nominalSpeeds.createdAt,
@@ -43,56 +45,20 @@ const flatColumns = {
   deletedAt: nominalSpeeds.deletedAt,
 };
 
-type FlatRow = {
-  id: string;
-  machineId: number;
-  machineName: string;
-  skuId: string;
-  skuCode: string;
-  skuName: string | null;
-  skuDescription: string | null;
-  skuUnit: string | null;
-  nominalSpeed: number;
-  countingFactor: number;
-  createdAt: number;
-  updatedAt: number;
-  deletedAt: number | null;
-};
-
-function nest(r: FlatRow): NominalSpeedRow {
-  return {
-    id: r.id,
-    machine: { id: r.machineId, name: r.machineName },
-    sku: {
-      id: r.skuId,
-      sku: r.skuCode,
-      name: r.skuName,
-      description: r.skuDescription,
-      unit: r.skuUnit,
-    },
-    nominalSpeed: r.nominalSpeed,
-    countingFactor: r.countingFactor,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    deletedAt: r.deletedAt,
-  };
-}
-
 /**
  * The nominal speeds, each with its machine and SKU: searched by machine and SKU id lists and
  * comparisons with the speed, ordered by machine name, machine id, SKU code, then id. Machine
  * and SKU are joined without a deleted_at filter: a nominal speed keeps showing what it was
  * set for even after its SKU or machine is deleted.
  */
-export const nominalSpeedTable: CrudTable<NominalSpeedRow, NominalSpeedFilters, FlatRow> = {
+export const nominalSpeedTable: CrudTable<NominalSpeedRow, NominalSpeedFilters> = {
   table: nominalSpeeds,
   select: (db) =>
     db
-      .select(flatColumns)
+      .select(columns)
       .from(nominalSpeeds)
       .innerJoin(machines, eq(machines.id, nominalSpeeds.machineId))
       .innerJoin(skus, eq(skus.id, nominalSpeeds.skuId)),
-  toRow: nest,
   filters: (filters) => [
     ...idListConditions(nominalSpeeds.machineId, filters.machines),
     ...idListConditions(nominalSpeeds.skuId, filters.skus),
