@@ -216,113 +216,86 @@ function operationsOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters
   };
 }
 
-/** The scope's action of an operation (`skus.create`). */
-type Action = "create" | "read" | "update" | "delete";
-
-/** An operation's method, path and id. */
-interface RouteHead {
-  method: "get" | "post" | "patch" | "delete";
-  path: string;
-  operationId: string;
-}
-
-/** One operation's route (`publicRoute`), its keys in the order of every route of the document. */
-function operation<R extends RouteConfig["request"], S extends Responses>(
-  spec: { scope: string; tag: string },
-  action: Action,
-  route: RouteHead,
-  doc: { summary: string; description?: string },
-  request: R,
-  responses: S,
-) {
-  return publicRoute(`${spec.scope}.${action}`, {
-    ...route,
-    tags: [spec.tag],
-    summary: doc.summary,
-    description: doc.description,
-    request,
-    responses,
-  });
-}
-
 /**
  * The five operations' routes (`publicRoute`), in the document's order: the path, operation
  * id, tag and texts of each, its request and its responses (the shared ones, and the
- * operation's own).
+ * operation's own); every route's keys in the order of the document's other routes.
  */
 function routesOf<Row, Out, Id, Create, Patch, Filters extends SearchFilters>(
   spec: CrudSpec<Row, Out, Id, Create, Patch, Filters>,
 ) {
-  const { name, noun, path, schemas } = spec;
+  const { name, noun, path, schemas, scope } = spec;
   const item = `${path}/{${spec.id.name}}`;
   const params = z.object({ [spec.id.name]: spec.id.schema });
-  const filters = { "application/json": { schema: schemas.filters, example: {} } };
+  const head = <M extends "get" | "post" | "patch" | "delete">(
+    method: M,
+    at: string,
+    operationId: string,
+    doc: { summary: string; description?: string },
+  ) => ({
+    method,
+    path: at,
+    operationId,
+    tags: [spec.tag],
+    summary: doc.summary,
+    description: doc.description,
+  });
   return {
-    create: operation(
-      spec,
-      "create",
-      { method: "post", path, operationId: `create${name.many}` },
-      spec.create,
-      { body: arrayBody(schemas.create) },
-      {
+    create: publicRoute(`${scope}.create`, {
+      ...head("post", path, `create${name.many}`, spec.create),
+      request: { body: arrayBody(schemas.create) },
+      responses: {
         200: jsonResponse(z.array(schemas.row), spec.create.created ?? `The created ${noun.many}.`),
         ...spec.create.responses,
       },
-    ),
-    search: operation(
-      spec,
-      "read",
-      { method: "post", path: `${path}/filters`, operationId: `search${name.many}` },
-      spec.search,
-      { body: { required: false, content: filters } },
-      {
+    }),
+    search: publicRoute(`${scope}.read`, {
+      ...head("post", `${path}/filters`, `search${name.many}`, spec.search),
+      request: {
+        body: {
+          required: false,
+          content: { "application/json": { schema: schemas.filters, example: {} } },
+        },
+      },
+      responses: {
         200: jsonResponse(
           pagedResponseSchema(name.list, schemas.row, `${name.one}Page`),
           `One page of ${noun.many}.`,
         ),
         ...spec.search.responses,
       },
-    ),
-    get: operation(
-      spec,
-      "read",
-      { method: "get", path: item, operationId: `get${name.one}` },
-      {
+    }),
+    get: publicRoute(`${scope}.read`, {
+      ...head("get", item, `get${name.one}`, {
         summary: spec.get.summary,
         description:
           spec.get.description ?? `A deleted ${noun.one}, or one of another company, is a 404.`,
-      },
-      { params },
-      {
+      }),
+      request: { params },
+      responses: {
         200: jsonResponse(schemas.row, `The ${noun.one}.`),
         ...NOT_FOUND_RESPONSE,
         ...spec.get.responses,
       },
-    ),
-    update: operation(
-      spec,
-      "update",
-      { method: "patch", path: item, operationId: `update${name.one}` },
-      spec.update,
-      { params, body: objectBody(schemas.patch) },
-      {
+    }),
+    update: publicRoute(`${scope}.update`, {
+      ...head("patch", item, `update${name.one}`, spec.update),
+      request: { params, body: objectBody(schemas.patch) },
+      responses: {
         204: { description: spec.update.done ?? "Updated." },
         ...NOT_FOUND_RESPONSE,
         ...spec.update.responses,
       },
-    ),
-    delete: operation(
-      spec,
-      "delete",
-      { method: "delete", path: item, operationId: `delete${name.one}` },
-      spec.delete,
-      { params },
-      {
+    }),
+    delete: publicRoute(`${scope}.delete`, {
+      ...head("delete", item, `delete${name.one}`, spec.delete),
+      request: { params },
+      responses: {
         204: { description: spec.delete.done ?? "Deleted." },
         ...NOT_FOUND_RESPONSE,
         ...spec.delete.responses,
       },
-    ),
+    }),
   };
 }
 
