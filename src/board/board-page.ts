@@ -65,22 +65,23 @@ figure{margin:1rem 0}figcaption{font-weight:600}
 .chart text{fill:CanvasText}
 .chart .above-nominal{color:var(--warn)}
 .line{display:block}
+.line.waiting{font-size:.9rem;font-weight:500}
 .muted,.ends{color:var(--muted)}
 .warn{color:var(--warn);font-weight:600}
 .timeline{display:flex;flex-direction:column;gap:.25rem;margin:.25rem 0 .5rem}
 .band{display:grid;grid-template-columns:2.75rem 1fr;column-gap:.5rem;align-items:center;font-size:.8rem}
 .band-name{color:var(--muted)}
-.track{position:relative;display:block;height:.9rem;border-radius:3px;background:repeating-linear-gradient(90deg,#8882 0 2px,transparent 2px 6px)}
+.track{position:relative;display:block;height:.9rem;border-radius:3px;box-shadow:inset 0 0 0 1px #8886;overflow:hidden}
 .stretch{position:absolute;top:0;bottom:0}
 .ends{grid-column:2;display:flex;justify-content:space-between;font-size:.75rem}
 .s-running,.key-running{background:#2e7d32}
 .s-down,.key-down{background:var(--bad)}
 .s-planned,.key-planned{background:#7b61a8}
-.s-no-data,.key-no-data{background:repeating-linear-gradient(135deg,#9996 0 3px,#9992 3px 6px)}
-.s-not-scheduled,.key-not-scheduled{background:#8882}
+.s-no-data,.key-no-data{background:repeating-linear-gradient(135deg,#888b 0 2px,transparent 2px 5px)}
+.s-not-scheduled,.key-not-scheduled{background:#8884}
 .legend{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:0 0 .75rem;font-size:.85rem}
 .legend span{display:inline-flex;align-items:center;gap:.35rem}
-.legend i{display:inline-block;width:1.1rem;height:.8rem;border-radius:2px}
+.legend i{display:inline-block;width:1.1rem;height:.8rem;border-radius:2px;box-shadow:inset 0 0 0 1px #8886}
 #detail-stops h3{font-size:1.05rem;margin:0 0 .5rem}
 .stop-list{list-style:none;margin:0;padding:0;display:flex;flex-direction:column;gap:.5rem;max-width:40rem}
 .stop-row{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:center;border:1px solid #8884;border-radius:6px;padding:.5rem .75rem}

@@ -87,6 +87,7 @@ describe("the board's timeline", () => {
         expect(stretches.at(-1)?.end).toBe(to);
         stretches.forEach((s, i) => {
           expect(s.end).toBeGreaterThan(s.start);
+          expect([classOf(r, s.start), classOf(r, s.end - 1)]).toEqual([s.state, s.state]);
           const next = stretches[i + 1];
           if (next) {
             expect(next.start).toBe(s.end);

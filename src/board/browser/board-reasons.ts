@@ -142,7 +142,7 @@ function reasonForm(machine: Machine, entry: StopEntry): HTMLElement {
   const error = el("p", { class: "form-error", role: "alert", hidden: true });
   const form = el(
     "form",
-    { class: "reason-form", "data-stop-id": entry.stop.id },
+    { class: "reason-form" },
     ...select(
       "generalCause",
       "General cause",

@@ -83,7 +83,7 @@ async function stopRows(ids: number[], now: number): Promise<StopsRow[]> {
  */
 async function productionLogs(ids: number[], now: number) {
   try {
-    const after = new Date(now - REPORT_WINDOW_MS).toISOString();
+    const after = new Date(now - 24 * HOUR).toISOString();
     const logs = await allPages(async (page) => {
       const body = { machines: { include: ids }, end: { after }, page, limit: 100 };
       const data = answer(await api().POST("/v1/production-logs/filters", { body }));

@@ -89,16 +89,21 @@ export function timelineBlock(
   const bars: HTMLElement[] = [];
   if (shift) {
     const span = { start: Date.parse(shift.start), end: Date.parse(shift.end) };
-    bars.push(bar("shift", "Shift", records, span, now, [clock(span.start), clock(span.end)]));
+    // A shift of a day or more reads with its days: `Mon 00:00` to `Tue 00:00`.
+    const end = span.end - span.start >= 24 * HOUR ? dayClock : clock;
+    bars.push(bar("shift", "Shift", records, span, now, [end(span.start), end(span.end)]));
   }
   const day = { start: now - 24 * HOUR, end: now };
   bars.push(bar("day", "24 h", records, day, now, [dayClock(day.start), clock(day.end)]));
   return el("span", { class: "timeline", "data-field": "timeline" }, ...bars);
 }
 
-/** The legend of the timelines' colours, one entry per class. */
+/** The legend of the timelines' colours: one entry per class, and the blank of what is to come. */
 export function legendEntries(): HTMLElement[] {
-  return (Object.keys(STATE_WORDS) as TimelineState[]).map((state) =>
-    el("span", {}, el("i", { class: `key-${state}` }), STATE_WORDS[state]),
-  );
+  return [
+    ...(Object.keys(STATE_WORDS) as TimelineState[]).map((state) =>
+      el("span", {}, el("i", { class: `key-${state}` }), STATE_WORDS[state]),
+    ),
+    el("span", {}, el("i", {}), "Still to come"),
+  ];
 }
