@@ -13,12 +13,7 @@ import { join } from "node:path";
 import { PROJECT_ROOT } from "./lib/project";
 
 /** The arguments of `npm run cf-typegen` (package.json), after the output path. */
-export const TYPEGEN_ARGS = [
-  "--include-runtime=false",
-  "--strict-vars=false",
-  "--env-file",
-  "/dev/null",
-] as const;
+export const TYPEGEN_ARGS = ["--strict-vars=false", "--env-file", "/dev/null"] as const;
 
 const committed = join(PROJECT_ROOT, "worker-configuration.d.ts");
 const fresh = join(PROJECT_ROOT, "worker-configuration.check.d.ts");
