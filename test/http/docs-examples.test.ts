@@ -56,14 +56,25 @@ interface Doc {
   components: { schemas: Record<string, Schema> };
 }
 
-/**
- * The body Swagger UI builds from a schema without a body example: each property's example,
- * and for a required `date-time` without one, the current instant (as Swagger UI does).
- */
 /** A realtime write of the set-up (204, no body). */
 const post204 = (key: string, path: string, json: unknown) =>
   api(key, path, { method: "POST", json });
 
+/**
+ * What the page shows of an answer: its text, or for a download that is not text (an
+ * export's Parquet file) its size and type, as Swagger UI offers such a body as a file.
+ * Reading Parquet bytes with `.text()` would garble them, and workerd warns that it does.
+ */
+async function shownBody(res: Response): Promise<string> {
+  const type = res.headers.get("content-type") ?? "";
+  if (type === "" || /^text\/|[/+]json\b/.test(type)) return res.text();
+  return `(${(await res.arrayBuffer()).byteLength} bytes of ${type})`;
+}
+
+/**
+ * The body Swagger UI builds from a schema without a body example: each property's example,
+ * and for a required `date-time` without one, the current instant (as Swagger UI does).
+ */
 function bodyFromSchema(doc: Doc, schema: Schema | undefined): Record<string, unknown> {
   const resolved = schema?.$ref
     ? doc.components.schemas[schema.$ref.replace("#/components/schemas/", "")]
@@ -234,7 +245,7 @@ describe("the /docs examples", () => {
         }
         const res = await api(co.key, url, { method: method.toUpperCase(), json, headers });
         const streams = op.responses?.["200"]?.content?.["text/event-stream"] !== undefined;
-        const text = streams ? "(event stream)" : await res.text();
+        const text = streams ? "(event stream)" : await shownBody(res);
         if (op.operationId === "createExport")
           pasted.export_id = (JSON.parse(text) as { id: string }).id;
         if (streams) await res.body?.cancel();
