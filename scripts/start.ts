@@ -27,7 +27,7 @@ import { completeFleetHistory } from "./lib/demo-fleet-history";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
 import { localDatabases, migrationsRecorded } from "./lib/local-migrations";
-import { forgetLocalServer, recordLocalServer } from "./lib/local-server";
+import { answers200, forgetLocalServer, recordLocalServer } from "./lib/local-server";
 import { connectOperator, type OperatorConnection } from "./lib/operator-api";
 import {
   DEFAULT_BASE_URL,
@@ -63,24 +63,6 @@ function portArgument(args: readonly string[]): number | undefined {
     process.exit(2);
   }
   return port;
-}
-
-/**
- * Answers whether GET `url` returns 200 within 10 s (the first answer of a fresh Worker can
- * take a few seconds on a loaded machine; a poll that gives up earlier is logged by wrangler
- * as a lost connection).
- *
- * @param url absolute URL.
- * @returns true on a 200, false on any other status or a connection error.
- */
-async function answers200(url: string): Promise<boolean> {
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    await response.body?.cancel();
-    return response.status === 200;
-  } catch {
-    return false;
-  }
 }
 
 /**
