@@ -25,6 +25,7 @@ import {
 } from "../../src/http/examples";
 import { filledBody, TRY_IT_FILLS, valueAtPlace } from "../../src/http/try-it-fills";
 import { finishExport } from "../exports/export-harness";
+import { bodyText } from "../fixtures/body-text";
 import { api, call, createCompany, ingest, operatorJson } from "../harness";
 
 interface Parameter {
@@ -59,17 +60,6 @@ interface Doc {
 /** A realtime write of the set-up (204, no body). */
 const post204 = (key: string, path: string, json: unknown) =>
   api(key, path, { method: "POST", json });
-
-/**
- * What the page shows of an answer: its text, or for a download that is not text (an
- * export's Parquet file) its size and type, as Swagger UI offers such a body as a file.
- * Reading Parquet bytes with `.text()` would garble them, and workerd warns that it does.
- */
-async function shownBody(res: Response): Promise<string> {
-  const type = res.headers.get("content-type") ?? "";
-  if (type === "" || /^text\/|[/+]json\b/.test(type)) return res.text();
-  return `(${(await res.arrayBuffer()).byteLength} bytes of ${type})`;
-}
 
 /**
  * The body Swagger UI builds from a schema without a body example: each property's example,
@@ -245,7 +235,7 @@ describe("the /docs examples", () => {
         }
         const res = await api(co.key, url, { method: method.toUpperCase(), json, headers });
         const streams = op.responses?.["200"]?.content?.["text/event-stream"] !== undefined;
-        const text = streams ? "(event stream)" : await shownBody(res);
+        const text = streams ? "(event stream)" : await bodyText(res);
         if (op.operationId === "createExport")
           pasted.export_id = (JSON.parse(text) as { id: string }).id;
         if (streams) await res.body?.cancel();
