@@ -204,21 +204,53 @@ async function timeStart(dir: string, kind: StartRun["kind"]): Promise<StartRun>
 
 const fmt = (seconds: number) => seconds.toFixed(1);
 
-/** `median (slowest)` of a milestone over runs, `-` when none reached it. */
-function cell(runs: readonly StartRun[], mark: Milestone): string {
-  const values = runs
-    .map((r) => r.milestones[mark])
-    .filter((v): v is number => v !== undefined)
-    .sort((a, b) => a - b);
+/** `median (slowest)` of the values some of `runs` have, `-` when none has one. */
+function medianCell(found: readonly (number | undefined)[], runs: number): string {
+  const values = found.filter((v): v is number => v !== undefined).sort((a, b) => a - b);
   if (values.length === 0) return "-";
   const median =
     values.length % 2 === 1
       ? (values[(values.length - 1) / 2] ?? Number.NaN)
       : ((values[values.length / 2 - 1] ?? 0) + (values[values.length / 2] ?? 0)) / 2;
   const slowest = percentile(values, 100);
-  return values.length === runs.length
+  return values.length === runs
     ? `${fmt(median)} (${fmt(slowest)})`
-    : `${fmt(median)} (${fmt(slowest)}; ${values.length} of ${runs.length})`;
+    : `${fmt(median)} (${fmt(slowest)}; ${values.length} of ${runs})`;
+}
+
+/** `median (slowest)` of a milestone over runs. */
+function cell(runs: readonly StartRun[], mark: Milestone): string {
+  return medianCell(
+    runs.map((r) => r.milestones[mark]),
+    runs.length,
+  );
+}
+
+/**
+ * The banner's own account of a start's phases (`Up in 25.2 s: tsx and modules 1.1 s,
+ * migrations 5.1 s, ...`), as phase name to seconds.
+ */
+function phasesOf(upIn: string | undefined): Map<string, number> {
+  const phases = new Map<string, number>();
+  const list = (upIn ?? "").replace(/^Up in [\d.]+ s: /, "").replace(/\.$/, "");
+  for (const part of list.split(", ")) {
+    const match = /^(.+) ([\d.]+) s$/.exec(part);
+    if (match?.[1] && match[2]) phases.set(match[1], Number(match[2]));
+  }
+  return phases;
+}
+
+/** The phases of the banner's account, median (slowest), fresh starts beside restarts. */
+function phaseRows(fresh: readonly StartRun[], restarts: readonly StartRun[]): string[] {
+  const names = [...new Set([...fresh, ...restarts].flatMap((r) => [...phasesOf(r.upIn).keys()]))];
+  return names.map((name) => {
+    const of = (group: readonly StartRun[]) =>
+      medianCell(
+        group.map((r) => phasesOf(r.upIn).get(name)),
+        group.length,
+      );
+    return `| ${name} | ${of(fresh)} | ${of(restarts)} |`;
+  });
 }
 
 /** The report: a table of medians and slowest, the load, the lost requests, each start. */
@@ -245,6 +277,13 @@ function report(runs: readonly StartRun[], startedAt: Date): string {
     "| --- | --- | --- | --- | --- | --- | --- |",
     row("fresh", fresh),
     row("restart", restarts),
+    "",
+    "Until the banner, by the banner's own account (`Up in ...`; a restart checks the demo's",
+    "keys instead of loading it), median (slowest):",
+    "",
+    "| Phase | fresh | restart |",
+    "| --- | --- | --- |",
+    ...phaseRows(fresh, restarts),
     "",
     `Requests of the demo load lost by wrangler dev's proxy (503 "Your worker restarted ` +
       `mid-request", retried): ${runs.reduce((n, r) => n + r.lost503, 0)} in ${runs.length} starts ` +
