@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
-import { BOARD_BUNDLE_PATH, bundleBoardScript } from "./scripts/lib/board-bundle";
+import { BOARD_BUNDLE_PATH, bundleBoardScript } from "./scripts/lib/board-bundle.ts";
 
 /**
  * wrangler.toml's `[[rules]] type = "Text"` for Vite: a module whose path matches is its
