@@ -241,5 +241,7 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);
+  // A failed seed says why in its cause.
+  if (error instanceof Error && error.cause !== undefined) console.error(error.cause);
   process.exitCode = 1;
 });

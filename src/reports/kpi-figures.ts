@@ -69,6 +69,25 @@ export function addFigures(a: Figures, b: Figures, sign = 1): void {
   for (const f of FIGURE_FIELDS) a[f] += sign * b[f];
 }
 
+/**
+ * The figures of an instance that no log or stop touches, by arithmetic: its elapsed planned
+ * time (its whole length once ended, `now - start` while it runs) is all no data, so
+ * unavailable (docs/metrics.md, "An instance with no covered instant at all counts the whole
+ * of its elapsed part as no data"); every other figure is 0. The same figures as
+ * `computeInstanceFigures` without records (test/reports/kpi-figures.test.ts).
+ *
+ * @param window the instance, `{start, end}` in ms; `now` the current instant, ms.
+ */
+export function emptyInstanceFigures(window: { start: number; end: number }, now: number): Figures {
+  const elapsed = Math.max(0, Math.min(window.end, now) - window.start);
+  return {
+    ...zeroFigures(),
+    availableTime: elapsed,
+    noDataTime: elapsed,
+    unavailableTime: elapsed,
+  };
+}
+
 /** Indicator minutes back to whole ms. */
 const ms = msOf;
 
