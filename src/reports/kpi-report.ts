@@ -15,9 +15,10 @@ import { inJsonList } from "../db/json-list";
 import { operators, simpleWorkOrders, skus } from "../db/schema";
 import { ITEMS_PER_TURN, yieldToOtherRequests } from "../http/budget";
 import type { Page, PageRequest } from "../http/pagination";
-import type { CoveredInstance } from "../shifts/instance-series";
+import type { CoveredInstance, InstanceSeries } from "../shifts/instance-series";
 import { instanceKey, storedInstances } from "../shifts/materialize";
 import type { ShiftDefinitionRow } from "../shifts/plan";
+import { dateOfDay, LocalCalendar } from "./calendar";
 import { coveredInstances } from "./covered-instances";
 import {
   type Attribution,
@@ -30,7 +31,13 @@ import {
 import { compareKeys, pageOf } from "./grouping";
 import { computeInstanceFigures, emptyInstanceFigures, type Figures } from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
-import { type Attributed, isAttributed, type KpiGroup, KpiSums } from "./kpi-sums";
+import {
+  type Attributed,
+  type InstanceDay,
+  isAttributed,
+  type KpiGroup,
+  KpiSums,
+} from "./kpi-sums";
 import { fraction, minutesOf, oeeFigures, plannedTimeOf, runTimeOf } from "./oee";
 import { loadPageSpans, type SpanLog } from "./page-spans";
 import { recordActivity } from "./record-activity";
@@ -53,7 +60,6 @@ const LISTED_PER_TURN = 4 * ITEMS_PER_TURN;
 const attributionKey = (l: SpanLog): string =>
   JSON.stringify([l.skuId ?? null, l.operatorId ?? null, l.simpleWorkOrderId ?? null]);
 const NULL_ATTRIBUTION = JSON.stringify([null, null, null]);
-const NULL_KEY: Attribution = [null, null, null];
 
 /** Names of the SKUs, operators and work orders the groups refer to. */
 async function referenceNames(
@@ -146,6 +152,28 @@ function toRow(groupBy: readonly KpiKey[], group: KpiGroup): KpiReportRow {
 }
 
 const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
+
+/**
+ * The local day of an instance's start, per day number: by calendar arithmetic where the zone
+ * keeps its offset around the date (a 24-hour day), else the zone's own calendar.
+ */
+function localDays(
+  instances: InstanceSeries<ShiftDefinitionRow>,
+  timezone: string,
+): (i: CoveredInstance<ShiftDefinitionRow>) => InstanceDay {
+  const calendar = new LocalCalendar(timezone);
+  const plain = new Map<number, InstanceDay | null>();
+  return (i) => {
+    let day = plain.get(i.day);
+    if (day === undefined) {
+      day = instances.isPlainDay(i.day) ? { date: dateOfDay(i.day), length: DAY_MS } : null;
+      plain.set(i.day, day);
+    }
+    if (day) return day;
+    const local = calendar.dayOf(i.start);
+    return { date: local.date, length: local.end - local.start };
+  };
+}
 
 /** A covered instance with its stored id. */
 type StoredCovered = CoveredInstance<ShiftDefinitionRow> & { id: number; name: string };
@@ -257,7 +285,8 @@ export async function kpiGroups(
     instances.fromDay * DAY_MS - 2 * DAY_MS,
     instances.toDay * DAY_MS + 3 * DAY_MS,
   );
-  const sums = new KpiSums(groupBy, machines, timezone);
+  const sums = new KpiSums(groupBy, machines);
+  const dayOf = localDays(instances, timezone);
   // Every covered instance, a run of dates at a time: one that no record touches adds the
   // figures of an empty instance at once; the others are kept aside to be computed.
   const touched: CoveredInstance<ShiftDefinitionRow>[] = [];
@@ -269,9 +298,8 @@ export async function kpiGroups(
         touched.push(i);
         continue;
       }
-      const figures = emptyInstanceFigures(i, now);
-      const inst = { machineId: i.machineId, name: i.definition.name, start: i.start };
-      sums.add(inst, isZero(figures) ? [] : [{ key: NULL_KEY, figures }]);
+      const inst = { machineId: i.machineId, name: i.definition.name };
+      sums.addUnattributed(inst, emptyInstanceFigures(i, now), dayOf(i));
     }
     await yieldToOtherRequests();
   }
@@ -290,8 +318,9 @@ export async function kpiGroups(
   const wholeOnly = !groupBy.some(isAttributed);
   const parts = await touchedParts(scope, withIds, wholeOnly, writeCounts, now);
   for (let i = 0; i < withIds.length; i += ITEMS_PER_TURN) {
-    for (const inst of withIds.slice(i, i + ITEMS_PER_TURN))
-      sums.add(inst, parts.get(inst.id) ?? []);
+    for (const inst of withIds.slice(i, i + ITEMS_PER_TURN)) {
+      sums.add(inst, parts.get(inst.id) ?? [], dayOf(inst));
+    }
     await yieldToOtherRequests();
   }
   const groups = [...sums.groups.values()];

@@ -4,7 +4,7 @@
  * their groups, with the calendar days each group touches. An instance counts once per group
  * it adds to. docs/metrics.md ("KPIs by any dimension").
  */
-import { isoWeekOf, LocalCalendar, monthOf } from "./calendar";
+import { isoWeekOf, monthOf } from "./calendar";
 import type { Part } from "./figure-cache";
 import { type GroupKey, groupId } from "./grouping";
 import { addFigures, type Figures, zeroFigures } from "./kpi-figures";
@@ -27,39 +27,51 @@ const ATTRIBUTION_INDEX = { sku: 0, operator: 1, simpleWorkOrder: 2 } as const;
 export const isAttributed = (k: KpiKey): k is Attributed =>
   k === "sku" || k === "operator" || k === "simpleWorkOrder";
 
-/** What an added instance needs: its machine, definition name and start (ms). */
+/** What an added instance needs: its machine and definition name. */
 interface SummedInstance {
   machineId: number;
   name: string;
-  start: number;
+}
+
+/** The local day of an instance's start: its date `YYYY-MM-DD` and length, ms. */
+export interface InstanceDay {
+  date: string;
+  length: number;
+}
+
+/**
+ * The keys an instance gives its parts: the attributed ones null (each part fills its own),
+ * so that these are also the keys of its part of no log.
+ */
+interface InstanceKeys {
+  keys: GroupKey[];
+  id: string;
+  /** `machine:date`, the calendar day the instance's groups touch. */
+  day: string;
 }
 
 /** The groups of a KPI report being summed (see the module docstring). */
 export class KpiSums {
   readonly groups = new Map<string, KpiGroup>();
-  private readonly calendar: LocalCalendar;
   /** The keys an instance gives every part, per machine, shift name and day. */
-  private readonly instanceKeys = new Map<string, { keys: GroupKey[]; id: string }>();
+  private readonly instanceKeys = new Map<string, InstanceKeys>();
   private readonly attributedAt: (readonly [number, 0 | 1 | 2])[];
 
   /**
    * @param groupBy the requested keys, in order.
    * @param machines the machines as rows name them, by id.
-   * @param timezone the company's IANA zone (its local days).
    */
   constructor(
     private readonly groupBy: readonly KpiKey[],
     private readonly machines: ReadonlyMap<number, { id: number; name: string }>,
-    timezone: string,
   ) {
-    this.calendar = new LocalCalendar(timezone);
     this.attributedAt = groupBy
       .filter(isAttributed)
       .map((k) => [groupBy.indexOf(k), ATTRIBUTION_INDEX[k]] as const);
   }
 
   /** The keys every part of an instance gets (machine, shift, day, week, month). */
-  private keysOf(inst: SummedInstance, date: string) {
+  private keysOf(inst: SummedInstance, date: string): InstanceKeys {
     const cacheKey = `${inst.machineId}\u0000${inst.name}\u0000${date}`;
     let found = this.instanceKeys.get(cacheKey);
     if (!found) {
@@ -79,19 +91,30 @@ export class KpiSums {
             return null; // filled per part
         }
       });
-      found = { keys, id: groupId(keys) };
+      found = { keys, id: groupId(keys), day: `${inst.machineId}:${date}` };
       this.instanceKeys.set(cacheKey, found);
     }
     return found;
+  }
+
+  /** The group of these keys, created empty when new. */
+  private groupOf(id: string, keys: GroupKey[]): KpiGroup {
+    let group = this.groups.get(id);
+    if (!group) {
+      group = { keys, figures: zeroFigures(), instances: 0, days: new Map() };
+      this.groups.set(id, group);
+    }
+    return group;
   }
 
   /**
    * Adds an instance's parts (their figures are not changed), projected on the requested
    * attribution keys and merged first, so that the instance counts once per group; an
    * instance without parts (no elapsed time) still counts in the group of its own keys.
+   *
+   * @param day the local day of the instance's start.
    */
-  add(inst: SummedInstance, parts: readonly Part[]): void {
-    const day = this.calendar.dayOf(inst.start);
+  add(inst: SummedInstance, parts: readonly Part[], day: InstanceDay): void {
     const base = this.keysOf(inst, day.date);
     const projected = new Map<string, { keys: GroupKey[]; figures: Figures }>();
     for (const part of parts) {
@@ -108,14 +131,23 @@ export class KpiSums {
     }
     if (projected.size === 0) projected.set(base.id, { keys: base.keys, figures: zeroFigures() });
     for (const [id, { keys, figures }] of projected) {
-      let group = this.groups.get(id);
-      if (!group) {
-        group = { keys, figures: zeroFigures(), instances: 0, days: new Map() };
-        this.groups.set(id, group);
-      }
+      const group = this.groupOf(id, keys);
       addFigures(group.figures, figures);
       group.instances += 1;
-      group.days.set(`${inst.machineId}:${day.date}`, day.end - day.start);
+      group.days.set(base.day, day.length);
     }
+  }
+
+  /**
+   * Adds an instance that no log covers: its one part has every attribution null (as
+   * `add` with that part, without its projection; an empty instance is most of a long
+   * window's).
+   */
+  addUnattributed(inst: SummedInstance, figures: Figures, day: InstanceDay): void {
+    const base = this.keysOf(inst, day.date);
+    const group = this.groupOf(base.id, base.keys);
+    addFigures(group.figures, figures);
+    group.instances += 1;
+    group.days.set(base.day, day.length);
   }
 }

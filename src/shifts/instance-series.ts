@@ -11,7 +11,12 @@
  * counted. docs/bounded-work.md ("Any range at once").
  */
 import { tzOffset } from "@date-fns/tz";
-import { type DatedInstance, datedInstancesBetween, type ShiftDefinitionTimes } from "./instances";
+import {
+  type DatedInstance,
+  datedInstancesBetween,
+  parseClock,
+  type ShiftDefinitionTimes,
+} from "./instances";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -21,6 +26,44 @@ const SKIPPED_DATE_MS = 20 * HOUR_MS;
 
 /** Every local date's instant lies within a day and a bit of its UTC midnight (offsets within ±14 h). */
 const DATE_MARGIN_MS = 26 * HOUR_MS;
+
+/**
+ * Around a wall-clock time, how far an instance's zone computation looks for a change (the
+ * instant is within 14 h of the wall time, and ./instances.ts calls it plain when the zone
+ * keeps its offset 25 h on either side).
+ */
+const PLAIN_REACH_MS = 40 * HOUR_MS;
+
+/**
+ * The zone's offset sampled at each UTC midnight (one lookup per day, memoized): where the
+ * samples around a wall-clock time all agree, the zone does not change near it and the
+ * instant is the wall time less that offset, as ./instances.ts computes it, without its three
+ * lookups per instant. Like ./instances.ts, this takes it that no zone changes its offset and
+ * back within a day.
+ */
+class ZoneSamples {
+  private readonly samples = new Map<number, number>();
+
+  constructor(private readonly timezone: string) {}
+
+  private at(day: number): number {
+    let offset = this.samples.get(day);
+    if (offset === undefined) {
+      offset = tzOffset(this.timezone, new Date(day * DAY_MS)) * 60_000;
+      this.samples.set(day, offset);
+    }
+    return offset;
+  }
+
+  /** The offset (ms) around a wall-clock time (as UTC ms), or null when the zone changes near it. */
+  plainOffset(wall: number): number | null {
+    const first = Math.floor((wall - PLAIN_REACH_MS) / DAY_MS);
+    const last = Math.ceil((wall + PLAIN_REACH_MS) / DAY_MS);
+    const offset = this.at(first);
+    for (let k = first + 1; k <= last; k++) if (this.at(k) !== offset) return null;
+    return offset;
+  }
+}
 
 /** What an instance of a series must satisfy, on its start and end instants (ms). */
 export interface SeriesBounds {
@@ -136,6 +179,7 @@ export class InstanceSeries<D extends SeriesDefinition> {
   private readonly jumpDays = new Set<number>();
   /** Per definition id, its instances on `jumpDays`. */
   private readonly nearJumps = new Map<number, DatedInstance[]>();
+  private readonly zone: ZoneSamples;
   /** How many instances the report covers. */
   readonly total: number;
   /** First local date of a covered instance (day number), and past the last one. */
@@ -150,6 +194,7 @@ export class InstanceSeries<D extends SeriesDefinition> {
     private readonly timezone: string,
     inputs: readonly SeriesInput<D>[],
   ) {
+    this.zone = new ZoneSamples(timezone);
     const boundsOf = new Map<string, ReturnType<typeof dayBounds>>();
     const memo = new Map<string, number>();
     const cached = (key: string, compute: () => number) => {
@@ -202,14 +247,50 @@ export class InstanceSeries<D extends SeriesDefinition> {
     this.total = this.series.length === 0 ? 0 : this.countBefore(this.toDay);
   }
 
-  /** The definition's instances whose local date lies in `[fromDay, toDay)`, ascending. */
+  /**
+   * The definition's instances whose local date lies in `[fromDay, toDay)`, ascending: the
+   * wall-clock times less the zone's offset where the zone does not change near them
+   * (`ZoneSamples`), the zone's own computation (`datedInstancesBetween`) for the others.
+   */
   private listDays(def: D, fromDay: number, toDay: number): DatedInstance[] {
-    return datedInstancesBetween(
-      def,
-      this.timezone,
-      fromDay * DAY_MS - DATE_MARGIN_MS,
-      toDay * DAY_MS + DATE_MARGIN_MS,
-    ).filter((i) => i.day >= fromDay && i.day < toDay);
+    const out: DatedInstance[] = [];
+    const start = parseClock(def.startTime);
+    const end = parseClock(def.endTime);
+    const startMs = (start.hours * 60 + start.minutes) * 60_000;
+    const endMs =
+      (end.hours * 60 + end.minutes) * 60_000 + (def.endTime <= def.startTime ? DAY_MS : 0);
+    const weekdays = new Set(def.weekdays);
+    for (let day = fromDay; day < toDay; day++) {
+      if (!weekdays.has(weekdayOfDay(day))) continue;
+      const wallStart = day * DAY_MS + startMs;
+      const wallEnd = day * DAY_MS + endMs;
+      const startOffset = this.jumpDays.has(day) ? null : this.zone.plainOffset(wallStart);
+      const endOffset = startOffset === null ? null : this.zone.plainOffset(wallEnd);
+      if (startOffset !== null && endOffset !== null) {
+        out.push({ start: wallStart - startOffset, end: wallEnd - endOffset, day });
+        continue;
+      }
+      const near = datedInstancesBetween(
+        def,
+        this.timezone,
+        day * DAY_MS - DATE_MARGIN_MS,
+        (day + 1) * DAY_MS + DATE_MARGIN_MS,
+      );
+      for (const i of near) if (i.day === day) out.push(i);
+    }
+    return out;
+  }
+
+  /**
+   * Whether the zone keeps one offset around the local date `day`: then the date is 24 hours
+   * long and is the local date of every instant of `[day, day + 1)` less that offset.
+   */
+  isPlainDay(day: number): boolean {
+    return (
+      !this.jumpDays.has(day) &&
+      this.zone.plainOffset(day * DAY_MS) !== null &&
+      this.zone.plainOffset((day + 1) * DAY_MS) !== null
+    );
   }
 
   /** How many covered instances lie on local dates before `day`. Arithmetic. */
