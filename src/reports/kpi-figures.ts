@@ -64,9 +64,22 @@ export function zeroFigures(): Figures {
   };
 }
 
-/** Adds `b` into `a` (`sign` -1 subtracts). */
+/** Adds `b` into `a` (`sign` -1 subtracts). Written out field by field: a year is 21,900 calls. */
 export function addFigures(a: Figures, b: Figures, sign = 1): void {
-  for (const f of FIGURE_FIELDS) a[f] += sign * b[f];
+  a.availableTime += sign * b.availableTime;
+  a.programmedDowntime += sign * b.programmedDowntime;
+  a.nonProgrammedDowntime += sign * b.nonProgrammedDowntime;
+  a.otherStopsTime += sign * b.otherStopsTime;
+  a.lateStartTime += sign * b.lateStartTime;
+  a.earlyStopTime += sign * b.earlyStopTime;
+  a.noDataTime += sign * b.noDataTime;
+  a.unavailableTime += sign * b.unavailableTime;
+  a.annotatedDowntime += sign * b.annotatedDowntime;
+  a.idealTime += sign * b.idealTime;
+  a.total += sign * b.total;
+  a.good += sign * b.good;
+  a.defects += sign * b.defects;
+  a.unplannedStops += sign * b.unplannedStops;
 }
 
 /**

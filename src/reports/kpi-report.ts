@@ -16,9 +16,11 @@ import { operators, simpleWorkOrders, skus } from "../db/schema";
 import { ITEMS_PER_TURN, yieldToOtherRequests } from "../http/budget";
 import type { Page, PageRequest } from "../http/pagination";
 import type { CoveredInstance, InstanceSeries } from "../shifts/instance-series";
+import type { DatedInstance } from "../shifts/instances";
+import { wallClockInstant } from "../shifts/instances";
 import { instanceKey, storedInstances } from "../shifts/materialize";
 import type { ShiftDefinitionRow } from "../shifts/plan";
-import { dateOfDay, LocalCalendar } from "./calendar";
+import { dateOfDay } from "./calendar";
 import { coveredInstances } from "./covered-instances";
 import {
   type Attribution,
@@ -31,13 +33,7 @@ import {
 import { compareKeys, pageOf } from "./grouping";
 import { computeInstanceFigures, emptyInstanceFigures, type Figures } from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
-import {
-  type Attributed,
-  type InstanceDay,
-  isAttributed,
-  type KpiGroup,
-  KpiSums,
-} from "./kpi-sums";
+import { type Attributed, isAttributed, type KpiGroup, KpiSums } from "./kpi-sums";
 import { fraction, minutesOf, oeeFigures, plannedTimeOf, runTimeOf } from "./oee";
 import { loadPageSpans, type SpanLog } from "./page-spans";
 import { recordActivity } from "./record-activity";
@@ -104,11 +100,16 @@ async function referenceNames(
 }
 
 /** The figures of a group as a row: its keys, minutes, counts and ratios of sums. */
-function toRow(groupBy: readonly KpiKey[], group: KpiGroup): KpiReportRow {
+function toRow(
+  groupBy: readonly KpiKey[],
+  group: KpiGroup,
+  lengthOf: (day: number) => number,
+): KpiReportRow {
   const sums = group.figures;
   const runTime = runTimeOf(sums);
   const plannedTime = plannedTimeOf(sums);
-  const calendarTime = [...group.days.values()].reduce((sum, d) => sum + d, 0);
+  let calendarTime = 0;
+  for (const days of group.days.values()) for (const day of days) calendarTime += lengthOf(day);
   // The report row's own figures, on the group's sums (./oee.ts).
   const figures = oeeFigures(sums);
   const perStop = (ms: number) => {
@@ -154,24 +155,34 @@ function toRow(groupBy: readonly KpiKey[], group: KpiGroup): KpiReportRow {
 const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
 
 /**
- * The local day of an instance's start, per day number: by calendar arithmetic where the zone
- * keeps its offset around the date (a 24-hour day), else the zone's own calendar.
+ * The local dates of a report's instances, per day number: the date by calendar arithmetic,
+ * the length 24 hours where the zone keeps its offset around the date, else the zone's own
+ * midnights (a DST day lasts 23 or 25 hours).
  */
-function localDays(
-  instances: InstanceSeries<ShiftDefinitionRow>,
-  timezone: string,
-): (i: CoveredInstance<ShiftDefinitionRow>) => InstanceDay {
-  const calendar = new LocalCalendar(timezone);
-  const plain = new Map<number, InstanceDay | null>();
-  return (i) => {
-    let day = plain.get(i.day);
-    if (day === undefined) {
-      day = instances.isPlainDay(i.day) ? { date: dateOfDay(i.day), length: DAY_MS } : null;
-      plain.set(i.day, day);
-    }
-    if (day) return day;
-    const local = calendar.dayOf(i.start);
-    return { date: local.date, length: local.end - local.start };
+function localDates(instances: InstanceSeries<ShiftDefinitionRow>, timezone: string) {
+  const dates = new Map<number, string>();
+  const lengths = new Map<number, number>();
+  return {
+    dateOf(day: number): string {
+      let date = dates.get(day);
+      if (date === undefined) {
+        date = dateOfDay(day);
+        dates.set(day, date);
+      }
+      return date;
+    },
+    lengthOf(day: number): number {
+      let length = lengths.get(day);
+      if (length === undefined) {
+        const [y, m, d] = dateOfDay(day).split("-").map(Number) as [number, number, number];
+        length = instances.isPlainDay(day)
+          ? DAY_MS
+          : wallClockInstant(y, m - 1, d + 1, 0, 0, timezone) -
+            wallClockInstant(y, m - 1, d, 0, 0, timezone);
+        lengths.set(day, length);
+      }
+      return length;
+    },
   };
 }
 
@@ -277,29 +288,58 @@ export async function kpiGroups(
   const { instances, machines, timezone } = covered;
   const machineIds = [...machines.keys()];
   await beforeRead(machineIds);
-  // Counted before any record is read: see figure-cache.ts.
-  const writeCounts = await machineWriteCounts(scope.db, machineIds);
-  const activity = await recordActivity(
-    scope,
-    machineIds,
-    instances.fromDay * DAY_MS - 2 * DAY_MS,
-    instances.toDay * DAY_MS + 3 * DAY_MS,
-  );
-  const sums = new KpiSums(groupBy, machines);
-  const dayOf = localDays(instances, timezone);
+  // The counts are read before any record (see figure-cache.ts); where records start is
+  // not a record read (it only chooses which instances are computed from their records).
+  const [writeCounts, activity] = await Promise.all([
+    machineWriteCounts(scope.db, machineIds),
+    recordActivity(
+      scope,
+      machineIds,
+      instances.fromDay * DAY_MS - 2 * DAY_MS,
+      instances.toDay * DAY_MS + 3 * DAY_MS,
+    ),
+  ]);
+  const dates = localDates(instances, timezone);
+  const sums = new KpiSums(groupBy, machines, dates.dateOf);
   // Every covered instance, a run of dates at a time: one that no record touches adds the
   // figures of an empty instance at once; the others are kept aside to be computed.
   const touched: CoveredInstance<ShiftDefinitionRow>[] = [];
+  const adders = new Map<string, ReturnType<KpiSums["unattributedAdder"]>>();
+  const empty = new Map<number, Figures>();
   const perDay = Math.max(1, instances.total / Math.max(1, instances.toDay - instances.fromDay));
   const daysPerRun = Math.max(1, Math.floor(LISTED_PER_TURN / perDay));
   for (let day = instances.fromDay; day < instances.toDay; day += daysPerRun) {
-    for (const i of instances.between(day, Math.min(day + daysPerRun, instances.toDay))) {
-      if (activity.touches(i.machineId, i.start, i.end)) {
-        touched.push(i);
-        continue;
+    for (const run of instances.runs(day, Math.min(day + daysPerRun, instances.toDay))) {
+      const { machineId, definition } = run;
+      const key = `${machineId}:${definition.id}`;
+      let adder = adders.get(key);
+      if (!adder) {
+        adder = sums.unattributedAdder(machineId, definition.name);
+        adders.set(key, adder);
       }
-      const inst = { machineId: i.machineId, name: i.definition.name };
-      sums.addUnattributed(inst, emptyInstanceFigures(i, now), dayOf(i));
+      const first = run.listed[run.from];
+      const last = run.listed[run.to - 1];
+      // A run no record comes near is looked at instance by instance for its bounds only.
+      const busy =
+        first !== undefined &&
+        last !== undefined &&
+        activity.touches(machineId, first.start, last.end);
+      for (let k = run.from; k < run.to; k++) {
+        const i = run.listed[k] as DatedInstance;
+        if (!instances.covers(run, i)) continue;
+        if (busy && activity.touches(machineId, i.start, i.end)) {
+          touched.push({ ...i, machineId, definition });
+          continue;
+        }
+        // Most empty instances have one of a few lengths: their figures are shared.
+        const elapsed = Math.max(0, Math.min(i.end, now) - i.start);
+        let figures = empty.get(elapsed);
+        if (!figures) {
+          figures = emptyInstanceFigures(i, now);
+          empty.set(elapsed, figures);
+        }
+        adder(i.day, figures);
+      }
     }
     await yieldToOtherRequests();
   }
@@ -318,9 +358,8 @@ export async function kpiGroups(
   const wholeOnly = !groupBy.some(isAttributed);
   const parts = await touchedParts(scope, withIds, wholeOnly, writeCounts, now);
   for (let i = 0; i < withIds.length; i += ITEMS_PER_TURN) {
-    for (const inst of withIds.slice(i, i + ITEMS_PER_TURN)) {
-      sums.add(inst, parts.get(inst.id) ?? [], dayOf(inst));
-    }
+    for (const inst of withIds.slice(i, i + ITEMS_PER_TURN))
+      sums.add(inst, parts.get(inst.id) ?? []);
     await yieldToOtherRequests();
   }
   const groups = [...sums.groups.values()];
@@ -347,7 +386,9 @@ export async function kpiGroups(
         : key;
     });
   }
-  return groups.sort((a, b) => compareKeys(a.keys, b.keys)).map((g) => toRow(groupBy, g));
+  return groups
+    .sort((a, b) => compareKeys(a.keys, b.keys))
+    .map((g) => toRow(groupBy, g, dates.lengthOf));
 }
 
 /**

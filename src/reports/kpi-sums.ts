@@ -2,7 +2,9 @@
  * The KPI report's groups being summed: each shift instance's parts (its figures by SKU,
  * operator and work order, ./figure-cache.ts) projected on the requested keys and added to
  * their groups, with the calendar days each group touches. An instance counts once per group
- * it adds to. docs/metrics.md ("KPIs by any dimension").
+ * it adds to. Instances no log covers (most of a long window's) have a path of their own
+ * without a lookup per instance where the keys do not name the date.
+ * docs/metrics.md ("KPIs by any dimension").
  */
 import { isoWeekOf, monthOf } from "./calendar";
 import type { Part } from "./figure-cache";
@@ -10,12 +12,13 @@ import { type GroupKey, groupId } from "./grouping";
 import { addFigures, type Figures, zeroFigures } from "./kpi-figures";
 import type { KpiKey } from "./kpi-schemas";
 
-/** One group: its keys, summed figures, instances, and calendar ms per `machine:date`. */
+/** One group: its keys, summed figures, instances, and calendar days. */
 export interface KpiGroup {
   keys: GroupKey[];
   figures: Figures;
   instances: number;
-  days: Map<string, number>;
+  /** Per machine, the local dates (day numbers) its instances of the group start on. */
+  days: Map<number, Set<number>>;
 }
 
 /** The keys of a log's part the report can group by. */
@@ -27,16 +30,14 @@ const ATTRIBUTION_INDEX = { sku: 0, operator: 1, simpleWorkOrder: 2 } as const;
 export const isAttributed = (k: KpiKey): k is Attributed =>
   k === "sku" || k === "operator" || k === "simpleWorkOrder";
 
-/** What an added instance needs: its machine and definition name. */
+/** Whether a key names the instance's local date (or its week, or month). */
+const isDated = (k: KpiKey) => k === "day" || k === "week" || k === "month";
+
+/** An added instance: its machine, definition name and local date (day number). */
 interface SummedInstance {
   machineId: number;
   name: string;
-}
-
-/** The local day of an instance's start: its date `YYYY-MM-DD` and length, ms. */
-export interface InstanceDay {
-  date: string;
-  length: number;
+  day: number;
 }
 
 /**
@@ -46,35 +47,49 @@ export interface InstanceDay {
 interface InstanceKeys {
   keys: GroupKey[];
   id: string;
-  /** `machine:date`, the calendar day the instance's groups touch. */
-  day: string;
 }
 
 /** The groups of a KPI report being summed (see the module docstring). */
 export class KpiSums {
   readonly groups = new Map<string, KpiGroup>();
-  /** The keys an instance gives every part, per machine, shift name and day. */
-  private readonly instanceKeys = new Map<string, InstanceKeys>();
+  /** The keys an instance gives every part, per machine and shift name, then per day. */
+  private readonly instanceKeys = new Map<number, Map<string, Map<number, InstanceKeys>>>();
   private readonly attributedAt: (readonly [number, 0 | 1 | 2])[];
+  private readonly dated: boolean;
 
   /**
    * @param groupBy the requested keys, in order.
    * @param machines the machines as rows name them, by id.
+   * @param dateOf the date `YYYY-MM-DD` of a local day number.
    */
   constructor(
     private readonly groupBy: readonly KpiKey[],
     private readonly machines: ReadonlyMap<number, { id: number; name: string }>,
+    private readonly dateOf: (day: number) => string,
   ) {
     this.attributedAt = groupBy
       .filter(isAttributed)
       .map((k) => [groupBy.indexOf(k), ATTRIBUTION_INDEX[k]] as const);
+    this.dated = groupBy.some(isDated);
   }
 
   /** The keys every part of an instance gets (machine, shift, day, week, month). */
-  private keysOf(inst: SummedInstance, date: string): InstanceKeys {
-    const cacheKey = `${inst.machineId}\u0000${inst.name}\u0000${date}`;
-    let found = this.instanceKeys.get(cacheKey);
+  private keysOf(inst: SummedInstance): InstanceKeys {
+    let byName = this.instanceKeys.get(inst.machineId);
+    if (!byName) {
+      byName = new Map();
+      this.instanceKeys.set(inst.machineId, byName);
+    }
+    let byDay = byName.get(inst.name);
+    if (!byDay) {
+      byDay = new Map();
+      byName.set(inst.name, byDay);
+    }
+    // Keys that do not name the date are the same every day: one entry.
+    const day = this.dated ? inst.day : 0;
+    let found = byDay.get(day);
     if (!found) {
+      const date = this.dateOf(inst.day);
       const keys = this.groupBy.map((k): GroupKey => {
         switch (k) {
           case "machine":
@@ -91,8 +106,8 @@ export class KpiSums {
             return null; // filled per part
         }
       });
-      found = { keys, id: groupId(keys), day: `${inst.machineId}:${date}` };
-      this.instanceKeys.set(cacheKey, found);
+      found = { keys, id: groupId(keys) };
+      byDay.set(day, found);
     }
     return found;
   }
@@ -107,15 +122,23 @@ export class KpiSums {
     return group;
   }
 
+  /** The set of a group's calendar days on a machine. */
+  private daysOf(group: KpiGroup, machineId: number): Set<number> {
+    let days = group.days.get(machineId);
+    if (!days) {
+      days = new Set();
+      group.days.set(machineId, days);
+    }
+    return days;
+  }
+
   /**
    * Adds an instance's parts (their figures are not changed), projected on the requested
    * attribution keys and merged first, so that the instance counts once per group; an
    * instance without parts (no elapsed time) still counts in the group of its own keys.
-   *
-   * @param day the local day of the instance's start.
    */
-  add(inst: SummedInstance, parts: readonly Part[], day: InstanceDay): void {
-    const base = this.keysOf(inst, day.date);
+  add(inst: SummedInstance, parts: readonly Part[]): void {
+    const base = this.keysOf(inst);
     const projected = new Map<string, { keys: GroupKey[]; figures: Figures }>();
     for (const part of parts) {
       let id = base.id;
@@ -134,20 +157,30 @@ export class KpiSums {
       const group = this.groupOf(id, keys);
       addFigures(group.figures, figures);
       group.instances += 1;
-      group.days.set(base.day, day.length);
+      this.daysOf(group, inst.machineId).add(inst.day);
     }
   }
 
   /**
-   * Adds an instance that no log covers: its one part has every attribution null (as
-   * `add` with that part, without its projection; an empty instance is most of a long
-   * window's).
+   * The adder of one machine and definition's instances that no log covers: each one's
+   * single part has every attribution null, so it goes to the group of its own keys (as
+   * `add` with that part, without its projection), found once per date, or once for all
+   * when the keys do not name the date.
    */
-  addUnattributed(inst: SummedInstance, figures: Figures, day: InstanceDay): void {
-    const base = this.keysOf(inst, day.date);
-    const group = this.groupOf(base.id, base.keys);
-    addFigures(group.figures, figures);
-    group.instances += 1;
-    group.days.set(base.day, day.length);
+  unattributedAdder(machineId: number, name: string): (day: number, figures: Figures) => void {
+    const targets = new Map<number, { group: KpiGroup; days: Set<number> }>();
+    return (day, figures) => {
+      const at = this.dated ? day : 0;
+      let target = targets.get(at);
+      if (!target) {
+        const base = this.keysOf({ machineId, name, day });
+        const group = this.groupOf(base.id, base.keys);
+        target = { group, days: this.daysOf(group, machineId) };
+        targets.set(at, target);
+      }
+      addFigures(target.group.figures, figures);
+      target.group.instances += 1;
+      target.days.add(day);
+    };
   }
 }

@@ -34,17 +34,35 @@ const DATE_MARGIN_MS = 26 * HOUR_MS;
  */
 const PLAIN_REACH_MS = 40 * HOUR_MS;
 
+/** Days between two samples of a zone's offset where it does not change. */
+const SAMPLE_DAYS = 7;
+
+/** Most offsets kept per zone and isolate (a zone's samples of 130 years are about 7,000). */
+const SAMPLES_PER_ZONE = 50_000;
+
+/** Offsets sampled (ms) per zone and UTC day, kept per isolate: a zone's rules never change. */
+const zoneSamples = new Map<string, Map<number, number>>();
+
 /**
- * The zone's offset sampled at each UTC midnight (one lookup per day, memoized): where the
+ * The zone's offset sampled at UTC midnights, once a week and daily where it changed (a
+ * lookup costs tens of microseconds in the runtime, and is kept per isolate): where the
  * samples around a wall-clock time all agree, the zone does not change near it and the
- * instant is the wall time less that offset, as ./instances.ts computes it, without its three
- * lookups per instant. Like ./instances.ts, this takes it that no zone changes its offset and
- * back within a day.
+ * instant is the wall time less that offset, as ./instances.ts computes it, without its
+ * three lookups per instant. This takes it that no zone changes its offset and back within a
+ * week: the shortest such return in the time zone database since 1970 is 29 days (Gaza,
+ * 2011; docs/bounded-work.md).
  */
 class ZoneSamples {
-  private readonly samples = new Map<number, number>();
+  private readonly samples: Map<number, number>;
 
-  constructor(private readonly timezone: string) {}
+  constructor(private readonly timezone: string) {
+    let samples = zoneSamples.get(timezone);
+    if (!samples || samples.size > SAMPLES_PER_ZONE) {
+      samples = new Map();
+      zoneSamples.set(timezone, samples);
+    }
+    this.samples = samples;
+  }
 
   private at(day: number): number {
     let offset = this.samples.get(day);
@@ -55,13 +73,23 @@ class ZoneSamples {
     return offset;
   }
 
+  /** The one offset of the zone over the UTC days `[first, last]`, or null if it changes. */
+  private constantOver(first: number, last: number, step: number): number | null {
+    const offset = this.at(first);
+    for (let k = first + step; k < last; k += step) if (this.at(k) !== offset) return null;
+    return this.at(last) === offset ? offset : null;
+  }
+
   /** The offset (ms) around a wall-clock time (as UTC ms), or null when the zone changes near it. */
   plainOffset(wall: number): number | null {
     const first = Math.floor((wall - PLAIN_REACH_MS) / DAY_MS);
     const last = Math.ceil((wall + PLAIN_REACH_MS) / DAY_MS);
-    const offset = this.at(first);
-    for (let k = first + 1; k <= last; k++) if (this.at(k) !== offset) return null;
-    return offset;
+    const weekly = this.constantOver(
+      Math.floor(first / SAMPLE_DAYS) * SAMPLE_DAYS,
+      Math.ceil(last / SAMPLE_DAYS) * SAMPLE_DAYS,
+      SAMPLE_DAYS,
+    );
+    return weekly ?? this.constantOver(first, last, 1);
   }
 }
 
@@ -93,6 +121,18 @@ interface Series<D extends SeriesDefinition> extends SeriesInput<D> {
   /** Past the last one. */
   toDay: number;
   weekdays: ReadonlySet<number>;
+}
+
+/** One series' instances over a run of dates (`InstanceSeries.runs`). */
+export interface SeriesRun<D extends SeriesDefinition> {
+  machineId: number;
+  definition: D;
+  bounds: SeriesBounds;
+  /** The definition's instances of the run, ascending date (shared by its series). */
+  listed: readonly DatedInstance[];
+  /** The series' instances are among `listed[from]` to `listed[to - 1]` (see `covers`). */
+  from: number;
+  to: number;
 }
 
 /** A covered instance: its window, local date, machine and definition. */
@@ -260,24 +300,34 @@ export class InstanceSeries<D extends SeriesDefinition> {
     const endMs =
       (end.hours * 60 + end.minutes) * 60_000 + (def.endTime <= def.startTime ? DAY_MS : 0);
     const weekdays = new Set(def.weekdays);
+    // Dates near a zone change, listed by the zone's own computation a run at a time.
+    let exactFrom: number | null = null;
+    const listExact = (to: number) => {
+      if (exactFrom === null) return;
+      const [a, b] = [exactFrom, to];
+      const near = datedInstancesBetween(
+        def,
+        this.timezone,
+        a * DAY_MS - DATE_MARGIN_MS,
+        b * DAY_MS + DATE_MARGIN_MS,
+      );
+      for (const i of near) if (i.day >= a && i.day < b) out.push(i);
+      exactFrom = null;
+    };
     for (let day = fromDay; day < toDay; day++) {
       if (!weekdays.has(weekdayOfDay(day))) continue;
       const wallStart = day * DAY_MS + startMs;
       const wallEnd = day * DAY_MS + endMs;
       const startOffset = this.jumpDays.has(day) ? null : this.zone.plainOffset(wallStart);
       const endOffset = startOffset === null ? null : this.zone.plainOffset(wallEnd);
-      if (startOffset !== null && endOffset !== null) {
-        out.push({ start: wallStart - startOffset, end: wallEnd - endOffset, day });
+      if (startOffset === null || endOffset === null) {
+        exactFrom ??= day;
         continue;
       }
-      const near = datedInstancesBetween(
-        def,
-        this.timezone,
-        day * DAY_MS - DATE_MARGIN_MS,
-        (day + 1) * DAY_MS + DATE_MARGIN_MS,
-      );
-      for (const i of near) if (i.day === day) out.push(i);
+      listExact(day);
+      out.push({ start: wallStart - startOffset, end: wallEnd - endOffset, day });
     }
+    listExact(toDay);
     return out;
   }
 
@@ -314,13 +364,26 @@ export class InstanceSeries<D extends SeriesDefinition> {
   }
 
   /**
-   * The covered instances whose local date lies in `[fromDay, toDay)`, in report order (start,
-   * then machine). Zone work: the instances of those dates, once per definition.
+   * Each series' instances over the local dates `[fromDay, toDay)`, without an object per
+   * instance: the definition's instances of those dates (listed once per definition, shared
+   * by its series), and the index range of them that may be the series'; `covers` tells
+   * which are. For a walk over many instances (the KPI report); `between` sorts them.
    */
-  between(fromDay: number, toDay: number): CoveredInstance<D>[] {
-    const out: CoveredInstance<D>[] = [];
+  runs(fromDay: number, toDay: number): SeriesRun<D>[] {
+    const out: SeriesRun<D>[] = [];
     const listed = new Map<number, DatedInstance[]>();
+    const lowerBound = (list: readonly DatedInstance[], day: number) => {
+      let lo = 0;
+      let hi = list.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((list[mid]?.day ?? Number.POSITIVE_INFINITY) < day) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
     for (const s of this.series) {
+      // Around a skipped date the day bounds may be a date off: the instant bounds decide.
       const a = Math.max(fromDay, s.fromDay - 3);
       const b = Math.min(toDay, s.toDay + 3);
       if (b <= a) continue;
@@ -333,9 +396,35 @@ export class InstanceSeries<D extends SeriesDefinition> {
         );
         listed.set(s.definition.id, list);
       }
-      for (const i of list) {
-        if (i.day >= a && i.day < b && within(s.bounds, i)) {
-          out.push({ ...i, machineId: s.machineId, definition: s.definition });
+      const { machineId, definition, bounds } = s;
+      out.push({
+        machineId,
+        definition,
+        bounds,
+        listed: list,
+        from: lowerBound(list, a),
+        to: lowerBound(list, b),
+      });
+    }
+    return out;
+  }
+
+  /** Whether an instance listed in a run is one of its series' (within its bounds). */
+  covers(run: SeriesRun<D>, instance: DatedInstance): boolean {
+    return within(run.bounds, instance);
+  }
+
+  /**
+   * The covered instances whose local date lies in `[fromDay, toDay)`, in report order (start,
+   * then machine). Zone work: the instances of those dates, once per definition.
+   */
+  between(fromDay: number, toDay: number): CoveredInstance<D>[] {
+    const out: CoveredInstance<D>[] = [];
+    for (const run of this.runs(fromDay, toDay)) {
+      for (let k = run.from; k < run.to; k++) {
+        const i = run.listed[k] as DatedInstance;
+        if (within(run.bounds, i)) {
+          out.push({ ...i, machineId: run.machineId, definition: run.definition });
         }
       }
     }
