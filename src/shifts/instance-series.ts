@@ -34,8 +34,12 @@ const DATE_MARGIN_MS = 26 * HOUR_MS;
  */
 const PLAIN_REACH_MS = 40 * HOUR_MS;
 
-/** Days between two samples of a zone's offset where it does not change. */
-const SAMPLE_DAYS = 7;
+/**
+ * Days between two samples of a zone's offset where it does not change: under the shortest
+ * time a zone keeps an offset before returning to the one before (7 days), so that no such
+ * episode falls between two samples.
+ */
+const SAMPLE_DAYS = 3;
 
 /** Most offsets kept per zone and isolate (a zone's samples of 130 years are about 7,000). */
 const SAMPLES_PER_ZONE = 50_000;
@@ -44,13 +48,14 @@ const SAMPLES_PER_ZONE = 50_000;
 const zoneSamples = new Map<string, Map<number, number>>();
 
 /**
- * The zone's offset sampled at UTC midnights, once a week and daily where it changed (a
- * lookup costs tens of microseconds in the runtime, and is kept per isolate): where the
+ * The zone's offset sampled at UTC midnights, every `SAMPLE_DAYS` and daily where it changed
+ * (a lookup costs tens of microseconds in the runtime, and is kept per isolate): where the
  * samples around a wall-clock time all agree, the zone does not change near it and the
  * instant is the wall time less that offset, as ./instances.ts computes it, without its
- * three lookups per instant. This takes it that no zone changes its offset and back within a
- * week: the shortest such return in the time zone database since 1970 is 29 days (Gaza,
- * 2011; docs/bounded-work.md).
+ * three lookups per instant. This takes it that no zone leaves an offset and comes back to it
+ * within `SAMPLE_DAYS`: in the time zone database for 1970-2100, sampled every 6 hours, the
+ * shortest such return is 7 days (Boa Vista, Noronha and Recife in October 2000, Gaza's
+ * predicted Ramadan rules from 2040; docs/bounded-work.md).
  */
 class ZoneSamples {
   private readonly samples: Map<number, number>;

@@ -98,6 +98,7 @@ describe("a report's instances by calendar arithmetic (property)", () => {
     "America/Sao_Paulo",
     "Pacific/Apia",
     "Antarctica/Casey",
+    "America/Noronha",
   );
   const scenario = fc
     .record({
@@ -146,6 +147,20 @@ describe("a report's instances by calendar arithmetic (property)", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("sees a zone that keeps an offset for a week only (Noronha, October 2000)", () => {
+    // Daylight saving from 8 to 15 October 2000: the zone's offset is sampled often enough.
+    const bounds = { startFrom: Date.UTC(2000, 8, 20), startTo: Date.UTC(2000, 10, 1) };
+    for (const [startTime, endTime] of [
+      ["00:30", "08:30"],
+      ["23:00", "07:00"],
+      ["12:00", "12:00"],
+    ] as const) {
+      const definition = { id: 1, startTime, endTime, weekdays: [1, 2, 3, 4, 5, 6, 7] };
+      const days = [Date.UTC(2000, 8, 20) / DAY, Date.UTC(2000, 10, 1) / DAY] as const;
+      agrees("America/Noronha", [{ definition, machineId: 1, bounds }], [[0, 50]], [days]);
+    }
   });
 
   it("pages 130 years of a weekday shift as the listing would", () => {
