@@ -71,7 +71,7 @@ function passesShifts(filter: InstanceFilters["shifts"], id: number): boolean {
 }
 
 /** The instances a report covers. */
-export interface CoveredInstances {
+interface CoveredInstances {
   /** The instances, as series of (definition, machine) counted and listed by the calendar. */
   instances: InstanceSeries<ShiftDefinitionRow>;
   /** The company's IANA zone. */

@@ -33,8 +33,7 @@ import {
 import { compareKeys, pageOf } from "./grouping";
 import { computeInstanceFigures, emptyInstanceFigures, type Figures } from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
-import { type Attributed, isAttributed, type KpiGroup, KpiSums } from "./kpi-sums";
-import { fraction, minutesOf, oeeFigures, plannedTimeOf, runTimeOf } from "./oee";
+import { type Attributed, isAttributed, KpiSums, toRow } from "./kpi-sums";
 import { loadPageSpans, type SpanLog } from "./page-spans";
 import { recordActivity } from "./record-activity";
 
@@ -97,59 +96,6 @@ async function referenceNames(
     ),
     simpleWorkOrder: new Map(workOrderRows.map((r) => [r.id, r.name])),
   };
-}
-
-/** The figures of a group as a row: its keys, minutes, counts and ratios of sums. */
-function toRow(
-  groupBy: readonly KpiKey[],
-  group: KpiGroup,
-  lengthOf: (day: number) => number,
-): KpiReportRow {
-  const sums = group.figures;
-  const runTime = runTimeOf(sums);
-  const plannedTime = plannedTimeOf(sums);
-  let calendarTime = 0;
-  for (const days of group.days.values()) for (const day of days) calendarTime += lengthOf(day);
-  // The report row's own figures, on the group's sums (./oee.ts).
-  const figures = oeeFigures(sums);
-  const perStop = (ms: number) => {
-    const mean = fraction(ms, sums.unplannedStops);
-    return mean === null ? null : minutesOf(mean);
-  };
-  const keys: Record<string, unknown> = {};
-  groupBy.forEach((k, i) => {
-    keys[k] = group.keys[i] ?? null;
-  });
-  return {
-    ...keys,
-    instances: group.instances,
-    minutes: {
-      calendarTime: minutesOf(calendarTime),
-      availableTime: minutesOf(sums.availableTime),
-      plannedTime: minutesOf(plannedTime),
-      runTime: minutesOf(runTime),
-      idealTime: minutesOf(sums.idealTime),
-      programmedDowntime: minutesOf(sums.programmedDowntime),
-      nonProgrammedDowntime: minutesOf(sums.nonProgrammedDowntime),
-      otherStopsTime: minutesOf(sums.otherStopsTime),
-      lateStartTime: minutesOf(sums.lateStartTime),
-      earlyStopTime: minutesOf(sums.earlyStopTime),
-      noDataTime: minutesOf(sums.noDataTime),
-      unavailableTime: minutesOf(sums.unavailableTime),
-      annotatedDowntime: minutesOf(sums.annotatedDowntime),
-    },
-    counts: {
-      total: sums.total,
-      good: sums.good,
-      defects: sums.defects,
-      unplannedStops: sums.unplannedStops,
-    },
-    ...figures,
-    teep: figures.oee === null ? null : fraction(figures.oee * sums.availableTime, calendarTime),
-    mtbf: perStop(runTime),
-    mttr: perStop(sums.nonProgrammedDowntime),
-    scrapRatio: fraction(sums.defects, sums.total),
-  } as KpiReportRow;
 }
 
 const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);

@@ -10,10 +10,11 @@ import { isoWeekOf, monthOf } from "./calendar";
 import type { Part } from "./figure-cache";
 import { type GroupKey, groupId } from "./grouping";
 import { addFigures, type Figures, zeroFigures } from "./kpi-figures";
-import type { KpiKey } from "./kpi-schemas";
+import type { KpiKey, KpiReportRow } from "./kpi-schemas";
+import { fraction, minutesOf, oeeFigures, plannedTimeOf, runTimeOf } from "./oee";
 
 /** One group: its keys, summed figures, instances, and calendar days. */
-export interface KpiGroup {
+interface KpiGroup {
   keys: GroupKey[];
   figures: Figures;
   instances: number;
@@ -183,4 +184,61 @@ export class KpiSums {
       target.days.add(day);
     };
   }
+}
+
+/**
+ * The figures of a group as a row: its keys, minutes, counts and ratios of sums.
+ *
+ * @param lengthOf the length (ms) of a local day number: a group's calendar time sums its days.
+ */
+export function toRow(
+  groupBy: readonly KpiKey[],
+  group: KpiGroup,
+  lengthOf: (day: number) => number,
+): KpiReportRow {
+  const sums = group.figures;
+  const runTime = runTimeOf(sums);
+  const plannedTime = plannedTimeOf(sums);
+  let calendarTime = 0;
+  for (const days of group.days.values()) for (const day of days) calendarTime += lengthOf(day);
+  // The report row's own figures, on the group's sums (./oee.ts).
+  const figures = oeeFigures(sums);
+  const perStop = (ms: number) => {
+    const mean = fraction(ms, sums.unplannedStops);
+    return mean === null ? null : minutesOf(mean);
+  };
+  const keys: Record<string, unknown> = {};
+  groupBy.forEach((k, i) => {
+    keys[k] = group.keys[i] ?? null;
+  });
+  return {
+    ...keys,
+    instances: group.instances,
+    minutes: {
+      calendarTime: minutesOf(calendarTime),
+      availableTime: minutesOf(sums.availableTime),
+      plannedTime: minutesOf(plannedTime),
+      runTime: minutesOf(runTime),
+      idealTime: minutesOf(sums.idealTime),
+      programmedDowntime: minutesOf(sums.programmedDowntime),
+      nonProgrammedDowntime: minutesOf(sums.nonProgrammedDowntime),
+      otherStopsTime: minutesOf(sums.otherStopsTime),
+      lateStartTime: minutesOf(sums.lateStartTime),
+      earlyStopTime: minutesOf(sums.earlyStopTime),
+      noDataTime: minutesOf(sums.noDataTime),
+      unavailableTime: minutesOf(sums.unavailableTime),
+      annotatedDowntime: minutesOf(sums.annotatedDowntime),
+    },
+    counts: {
+      total: sums.total,
+      good: sums.good,
+      defects: sums.defects,
+      unplannedStops: sums.unplannedStops,
+    },
+    ...figures,
+    teep: figures.oee === null ? null : fraction(figures.oee * sums.availableTime, calendarTime),
+    mtbf: perStop(runTime),
+    mttr: perStop(sums.nonProgrammedDowntime),
+    scrapRatio: fraction(sums.defects, sums.total),
+  } as KpiReportRow;
 }

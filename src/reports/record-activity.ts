@@ -22,7 +22,7 @@ const DAY_MS = 86_400_000;
 const STEPS_PER_STATEMENT = 2_000;
 
 /** Spans `[start, end)` per machine outside which it has no log or stop. */
-export class RecordActivity {
+class RecordActivity {
   constructor(private readonly spans: ReadonlyMap<number, readonly [number, number][]>) {}
 
   /** Whether a record of the machine may touch `[start, end)`. */

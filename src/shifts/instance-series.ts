@@ -10,93 +10,19 @@
  * (Samoa's 2011-12-30) is handled exactly: the dates around such a jump are listed, not
  * counted. docs/bounded-work.md ("Any range at once").
  */
-import { tzOffset } from "@date-fns/tz";
 import {
   type DatedInstance,
   datedInstancesBetween,
   parseClock,
   type ShiftDefinitionTimes,
 } from "./instances";
+import { dateJumps, ZoneSamples } from "./zone-offsets";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
-/** A zone offset change this large may skip (or repeat) a local date (as in ./instances.ts). */
-const SKIPPED_DATE_MS = 20 * HOUR_MS;
-
 /** Every local date's instant lies within a day and a bit of its UTC midnight (offsets within ±14 h). */
 const DATE_MARGIN_MS = 26 * HOUR_MS;
-
-/**
- * Around a wall-clock time, how far an instance's zone computation looks for a change (the
- * instant is within 14 h of the wall time, and ./instances.ts calls it plain when the zone
- * keeps its offset 25 h on either side).
- */
-const PLAIN_REACH_MS = 40 * HOUR_MS;
-
-/**
- * Days between two samples of a zone's offset where it does not change: under the shortest
- * time a zone keeps an offset before returning to the one before (7 days), so that no such
- * episode falls between two samples.
- */
-const SAMPLE_DAYS = 3;
-
-/** Most offsets kept per zone and isolate (a zone's samples of 130 years are about 7,000). */
-const SAMPLES_PER_ZONE = 50_000;
-
-/** Offsets sampled (ms) per zone and UTC day, kept per isolate: a zone's rules never change. */
-const zoneSamples = new Map<string, Map<number, number>>();
-
-/**
- * The zone's offset sampled at UTC midnights, every `SAMPLE_DAYS` and daily where it changed
- * (a lookup costs tens of microseconds in the runtime, and is kept per isolate): where the
- * samples around a wall-clock time all agree, the zone does not change near it and the
- * instant is the wall time less that offset, as ./instances.ts computes it, without its
- * three lookups per instant. This takes it that no zone leaves an offset and comes back to it
- * within `SAMPLE_DAYS`: in the time zone database for 1970-2100, sampled every 6 hours, the
- * shortest such return is 7 days (Boa Vista, Noronha and Recife in October 2000, Gaza's
- * predicted Ramadan rules from 2040; docs/bounded-work.md).
- */
-class ZoneSamples {
-  private readonly samples: Map<number, number>;
-
-  constructor(private readonly timezone: string) {
-    let samples = zoneSamples.get(timezone);
-    if (!samples || samples.size > SAMPLES_PER_ZONE) {
-      samples = new Map();
-      zoneSamples.set(timezone, samples);
-    }
-    this.samples = samples;
-  }
-
-  private at(day: number): number {
-    let offset = this.samples.get(day);
-    if (offset === undefined) {
-      offset = tzOffset(this.timezone, new Date(day * DAY_MS)) * 60_000;
-      this.samples.set(day, offset);
-    }
-    return offset;
-  }
-
-  /** The one offset of the zone over the UTC days `[first, last]`, or null if it changes. */
-  private constantOver(first: number, last: number, step: number): number | null {
-    const offset = this.at(first);
-    for (let k = first + step; k < last; k += step) if (this.at(k) !== offset) return null;
-    return this.at(last) === offset ? offset : null;
-  }
-
-  /** The offset (ms) around a wall-clock time (as UTC ms), or null when the zone changes near it. */
-  plainOffset(wall: number): number | null {
-    const first = Math.floor((wall - PLAIN_REACH_MS) / DAY_MS);
-    const last = Math.ceil((wall + PLAIN_REACH_MS) / DAY_MS);
-    const weekly = this.constantOver(
-      Math.floor(first / SAMPLE_DAYS) * SAMPLE_DAYS,
-      Math.ceil(last / SAMPLE_DAYS) * SAMPLE_DAYS,
-      SAMPLE_DAYS,
-    );
-    return weekly ?? this.constantOver(first, last, 1);
-  }
-}
 
 /** What an instance of a series must satisfy, on its start and end instants (ms). */
 export interface SeriesBounds {
@@ -111,7 +37,7 @@ export interface SeriesBounds {
 }
 
 /** A definition as a series needs it: an id, its local times and weekdays. */
-export type SeriesDefinition = ShiftDefinitionTimes & { id: number };
+type SeriesDefinition = ShiftDefinitionTimes & { id: number };
 
 /** One (definition, machine) pair of a report and the instances of it that it covers. */
 export interface SeriesInput<D extends SeriesDefinition> {
@@ -129,7 +55,7 @@ interface Series<D extends SeriesDefinition> extends SeriesInput<D> {
 }
 
 /** One series' instances over a run of dates (`InstanceSeries.runs`). */
-export interface SeriesRun<D extends SeriesDefinition> {
+interface SeriesRun<D extends SeriesDefinition> {
   machineId: number;
   definition: D;
   bounds: SeriesBounds;
@@ -147,12 +73,12 @@ export interface CoveredInstance<D extends SeriesDefinition> extends DatedInstan
 }
 
 /** ISO weekday (1 = Monday ... 7 = Sunday) of a day number (1970-01-01 was a Thursday). */
-export function weekdayOfDay(day: number): number {
+function weekdayOfDay(day: number): number {
   return ((((day + 3) % 7) + 7) % 7) + 1;
 }
 
 /** How many days of `[fromDay, toDay)` fall on the weekdays: arithmetic. */
-export function countWeekdays(weekdays: ReadonlySet<number>, fromDay: number, toDay: number) {
+function countWeekdays(weekdays: ReadonlySet<number>, fromDay: number, toDay: number) {
   const span = toDay - fromDay;
   if (span <= 0 || weekdays.size === 0) return 0;
   let count = Math.floor(span / 7) * weekdays.size;
@@ -196,21 +122,6 @@ function within(bounds: SeriesBounds, i: DatedInstance): boolean {
     (bounds.endAfter === undefined || i.end > bounds.endAfter) &&
     (bounds.endBefore === undefined || i.end < bounds.endBefore)
   );
-}
-
-/**
- * Instants in `[from, to]` at which the zone's offset jumps by `SKIPPED_DATE_MS` or more (a
- * date skipped), by bisection: two offset lookups when there is none.
- */
-function dateJumps(timezone: string, from: number, to: number): number[] {
-  const offsetAt = (t: number) => tzOffset(timezone, new Date(t)) * 60_000;
-  const search = (a: number, b: number): number[] => {
-    if (Math.abs(offsetAt(b) - offsetAt(a)) < SKIPPED_DATE_MS) return [];
-    if (b - a <= HOUR_MS) return [b];
-    const mid = Math.floor((a + b) / 2);
-    return [...search(a, mid), ...search(mid, b)];
-  };
-  return search(from, to);
 }
 
 /**

@@ -22,7 +22,7 @@ import type { PlannedInstance } from "./plan";
 const INSERT_CHUNK = 500;
 
 /** `INSERT OR IGNORE` statements for planned instances, one per chunk of rows. */
-export function insertStatements(
+function insertStatements(
   scope: CompanyScope,
   rows: readonly PlannedInstance[],
 ): BatchItem<"sqlite">[] {
@@ -49,7 +49,7 @@ export function insertStatements(
 }
 
 /** A stored instance row: its id, definition, machine and window (ms). */
-export interface StoredInstance {
+interface StoredInstance {
   id: number;
   definitionId: number;
   machineId: number;
