@@ -26,7 +26,7 @@ const PLAIN_REACH_MS = 40 * HOUR_MS;
  */
 const SAMPLE_DAYS = 3;
 
-/** Most offsets kept per zone and isolate (a zone's samples of 130 years are about 7,000). */
+/** Most offsets kept per zone and isolate (a zone's samples of 130 years are about 17,000). */
 const SAMPLES_PER_ZONE = 50_000;
 
 /** Offsets sampled (ms) per zone and UTC day, kept per isolate: a zone's rules never change. */
