@@ -9,11 +9,12 @@
  *    neighbour company of 20 machines (on the other shard);
  * 3. the floor: BENCH_RUNS (default 30) sequential `GET /v1/machines` of the neighbour,
  *    alone, after warm-ups;
- * 4. Plant A's metrics report of 1970-01-01 to 2100-01-01 (`limit` 1), first call (it
- *    materializes the instances from each machine's first activity to now) and a second
- *    call, then the KPI report over the same window (first call computes and keeps the
- *    instances' figures) and again; during each, the neighbour's `GET /v1/machines` runs
- *    back to back, and its slowest answer is compared with the floor;
+ * 4. Plant A's metrics report of 1970-01-01 to 2100-01-01 (`limit` 1), first call (it counts
+ *    the instances from each machine's first activity to now by calendar arithmetic and
+ *    stores the page's) and a second call, then the KPI report over the same window (first
+ *    call computes and keeps the figures of the instances records touch, adds the others as
+ *    empty) and again; during each, the neighbour's `GET /v1/machines` runs back to back, and
+ *    its answers are compared with the floor;
  * 5. prints and writes `bench/bounded-window-results.md`; targets: the 1970-2100 metrics
  *    and KPI reports answered (200 or 422) in < 1 s, first calls included; the neighbour's
  *    `GET /v1/machines` during any of the four calls less than 100 ms slower than alone,
