@@ -152,6 +152,49 @@ export class DetectorTables {
     return (row.h as number | null) ?? null;
   }
 
+  /**
+   * The instant of the last sample any rule summarized (null: none): the last summary of each
+   * rule, one index seek each.
+   */
+  lastSampleAt(): number | null {
+    let last: number | null = null;
+    for (const rule of [COUNT_RULE, ANALOG_RULE]) {
+      const row = this.sql
+        .exec<Row>(
+          "SELECT summary FROM detect_hours WHERE rule = ? ORDER BY hour DESC LIMIT 1",
+          rule,
+        )
+        .toArray()[0];
+      if (!row) continue;
+      const t = (JSON.parse(row.summary as string) as HourSummary).up.lastT;
+      last = last === null ? t : Math.max(last, t);
+    }
+    return last;
+  }
+
+  /** The latest start of a detected stop not removed (null: none). */
+  lastDetectedStart(): number | null {
+    const row = this.sql
+      .exec<Row>("SELECT max(start) AS s FROM detected_stops WHERE removed = 0")
+      .one();
+    return (row.s as number | null) ?? null;
+  }
+
+  /**
+   * Cuts the stretches waiting to `[.., end)`: those that begin at or after `end` go.
+   *
+   * @returns true when a stretch was cut or removed.
+   */
+  cutPending(end: number): boolean {
+    const row = this.sql
+      .exec<Row>("SELECT count(*) AS n FROM detect_pending WHERE end > ?", end)
+      .one();
+    if (row.n === 0) return false;
+    this.sql.exec("DELETE FROM detect_pending WHERE start >= ?", end);
+    this.sql.exec("UPDATE detect_pending SET end = ? WHERE end > ?", end, end);
+    return true;
+  }
+
   /** Adds a stretch `[start, end)` to evaluate. */
   addPending(start: number, end: number): void {
     this.sql.exec("INSERT INTO detect_pending (start, end) VALUES (?, ?)", start, end);

@@ -23,6 +23,7 @@ import {
 import { SignalArchive } from "./archive";
 import { type ArchiveStatus, archivableBefore, archiveStatus } from "./archive-reader";
 import {
+  BLOCK_MS,
   blockOf,
   type DecodedSamples,
   decodeSamples,
@@ -34,6 +35,7 @@ import {
   summarize,
 } from "./blocks";
 import { PRUNE_BATCH_BLOCKS, pruneBlocks } from "./retention";
+import { latestSampleAt } from "./sample-bounds";
 
 /** How often the alarm archives and prunes raw samples, ms. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -193,29 +195,7 @@ export class SignalStore extends DurableObject<Env> {
       writes.push({ hour, merged });
       accepted += group.ts.length;
     }
-    for (const { hour, merged } of writes) {
-      const summary = summarize(merged.values);
-      const minutes =
-        merged.ts.length > MINUTES_FROM_SAMPLES
-          ? minuteRollups(hour, merged.ts, merged.values).buffer
-          : null;
-      // An archived hour stays in its object, marked stale: the next step rewrites it.
-      sql.exec(
-        `INSERT INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (signal_id, hour) DO UPDATE SET n = excluded.n, sum = excluded.sum,
-           lo = excluded.lo, hi = excluded.hi, minutes = excluded.minutes,
-           samples = excluded.samples, archive_stale = (archive_id IS NOT NULL)`,
-        signalId,
-        hour,
-        summary.n,
-        summary.sum,
-        summary.min,
-        summary.max,
-        minutes,
-        encodeSamples(hour, merged.ts, merged.values).buffer,
-      );
-    }
+    for (const { hour, merged } of writes) this.writeBlock(signalId, hour, merged);
     if (writes.length > 0) this.blocksWritten(signalId, writes, context);
     sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
     const hotWindowMs = this.archive.settings()?.hotWindowMs;
@@ -232,6 +212,102 @@ export class SignalStore extends DurableObject<Env> {
       this.alarmSet = true;
     }
     return { accepted };
+  }
+
+  /** Writes one block (hour) of a signal with its rollups, replacing the stored one. */
+  private writeBlock(signalId: number, hour: number, merged: DecodedSamples): void {
+    const summary = summarize(merged.values);
+    const minutes =
+      merged.ts.length > MINUTES_FROM_SAMPLES
+        ? minuteRollups(hour, merged.ts, merged.values).buffer
+        : null;
+    // An archived hour stays in its object, marked stale: the next step rewrites it.
+    this.ctx.storage.sql.exec(
+      `INSERT INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (signal_id, hour) DO UPDATE SET n = excluded.n, sum = excluded.sum,
+         lo = excluded.lo, hi = excluded.hi, minutes = excluded.minutes,
+         samples = excluded.samples, archive_stale = (archive_id IS NOT NULL)`,
+      signalId,
+      hour,
+      summary.n,
+      summary.sum,
+      summary.min,
+      summary.max,
+      minutes,
+      encodeSamples(hour, merged.ts, merged.values).buffer,
+    );
+  }
+
+  /**
+   * Drops the samples after `latestSampleAt(now)` that an ingestion accepted before sample
+   * instants were bounded (docs/input-bounds.md, "Sample instants"): blocks wholly after the
+   * bound go, the block holding it keeps its samples up to it (rollups rewritten). One
+   * indexed lookup per signal of the store when there is nothing to drop; synchronous, so the
+   * repair commits as one step.
+   *
+   * @param now the object's clock, ms.
+   * @returns the blocks changed: the signal, the hour, and the samples left (null: removed).
+   */
+  protected dropFutureSamples(now: number): FutureDrop[] {
+    const sql = this.ctx.storage.sql;
+    const bound = latestSampleAt(now);
+    const out: FutureDrop[] = [];
+    // The signals of the store, one index seek each (no scan of the blocks).
+    for (
+      let row = sql.exec<{ id: number | null }>("SELECT min(signal_id) AS id FROM blocks").one();
+      row.id !== null;
+      row = sql
+        .exec<{ id: number | null }>(
+          "SELECT min(signal_id) AS id FROM blocks WHERE signal_id > ?",
+          row.id,
+        )
+        .one()
+    ) {
+      const signalId = row.id;
+      const late = sql
+        .exec<StoredBlock & { hour: number }>(
+          "SELECT hour, n, samples, archive_id FROM blocks WHERE signal_id = ? AND hour > ?",
+          signalId,
+          bound - BLOCK_MS,
+        )
+        .toArray();
+      for (const block of late) {
+        const kept =
+          block.samples === null
+            ? null
+            : keepUpTo(decodeSamples(block.hour, block.n, block.samples), bound);
+        if (kept === null || kept.ts.length === 0) {
+          sql.exec("DELETE FROM blocks WHERE signal_id = ? AND hour = ?", signalId, block.hour);
+          out.push({ signalId, hour: block.hour, kept: null });
+        } else if (kept.ts.length < block.n) {
+          this.writeBlock(signalId, block.hour, kept);
+          out.push({ signalId, hour: block.hour, kept });
+        }
+      }
+    }
+    if (out.length > 0) {
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          event: "future_samples_dropped",
+          blocks: out.length,
+          after: new Date(bound).toISOString(),
+        }),
+      );
+    }
+    return out;
+  }
+
+  /**
+   * Repairs what samples from the future left in the store (`dropFutureSamples`); the
+   * machine-state store repairs its detector too. Runs when the object wakes (its constructor)
+   * and at every alarm.
+   *
+   * @returns true when something was repaired.
+   */
+  protected repairFuture(now: number): boolean {
+    return this.dropFutureSamples(now).length > 0;
   }
 
   /**
@@ -325,12 +401,18 @@ export class SignalStore extends DurableObject<Env> {
     return pruneBlocks(this.ctx.storage.sql, now);
   }
 
-  /**
-   * Prunes raw samples past the retention and removes the archive objects wholly past it,
-   * then archives one bounded step of the hours past the hot window; sets the next alarm
-   * (a second later while work is left, else in an hour) while either setting is known.
-   */
   override async alarm(): Promise<void> {
+    this.repairFuture(Date.now());
+    await this.storageAlarm();
+  }
+
+  /**
+   * The storage's part of the alarm: prunes raw samples past the retention and removes the
+   * archive objects wholly past it, then archives one bounded step of the hours past the hot
+   * window; sets the next alarm (a second later while work is left, else in an hour) while
+   * either setting is known.
+   */
+  protected async storageAlarm(): Promise<void> {
     const now = Date.now();
     const pruned = this.prune(now);
     const setting = this.ctx.storage.sql
@@ -353,6 +435,22 @@ export class SignalStore extends DurableObject<Env> {
     }
     await this.ctx.storage.setAlarm(Date.now() + next);
   }
+}
+
+/** A block `dropFutureSamples` changed: its samples left, or null when it was removed. */
+export interface FutureDrop {
+  signalId: number;
+  hour: number;
+  kept: DecodedSamples | null;
+}
+
+/** The samples at or before `bound` (instants ascending). */
+function keepUpTo(samples: DecodedSamples, bound: number): DecodedSamples {
+  let n = samples.ts.length;
+  while (n > 0 && (samples.ts[n - 1] as number) > bound) n--;
+  return n === samples.ts.length
+    ? samples
+    : { ts: samples.ts.slice(0, n), values: samples.values.slice(0, n) };
 }
 
 /**
