@@ -246,10 +246,20 @@ export function countInstancesBetween(
   to: number,
 ): number {
   if (to <= from || def.weekdays.length === 0) return 0;
-  // A zone that skipped a whole date in between (its offset moved by a day) is counted by
-  // listing: calendar arithmetic would count the date that never was.
-  if (Math.abs(offsetAt(timezone, to) - offsetAt(timezone, from)) >= SKIPPED_DATE_MS) {
-    return instancesBetween(def, timezone, from, to).length;
+  // A zone that skipped a whole date in or next to the window (its offset moved by a day):
+  // calendar arithmetic would count the date that never was. The window is halved until the
+  // skip lies in a week, which is listed; the other halves are counted (a few dozen zone
+  // computations for any window, never a listing of its years).
+  if (
+    Math.abs(offsetAt(timezone, to + 2 * DAY_MS) - offsetAt(timezone, from - 2 * DAY_MS)) >=
+    SKIPPED_DATE_MS
+  ) {
+    if (to - from <= 7 * DAY_MS) return instancesBetween(def, timezone, from, to).length;
+    const mid = from + Math.floor((to - from) / 2);
+    return (
+      countInstancesBetween(def, timezone, from, mid) +
+      countInstancesBetween(def, timezone, mid, to)
+    );
   }
   const start = parseClock(def.startTime);
   const startAt = (date: LocalDate, k: number) =>
