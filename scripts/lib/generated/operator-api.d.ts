@@ -14,7 +14,7 @@ export interface paths {
         get?: never;
         /**
          * Set how long raw signal samples stay in the machines' stores
-         * @description Each machine's signal store moves the samples of the hours that ended more than `days` ago into Parquet objects on R2 (one per machine, signal and UTC day, or month for sparse days), keeps their hour and minute rollups, and answers every query as before, reading archived hours from R2 when a query needs their samples. A store learns the setting with the machine's next ingestion call. Default 35 days.
+         * @description Each machine's signal store moves the samples of the hours that ended more than `days` ago into Parquet objects on R2 (one per machine, signal and UTC day, or month for sparse days), keeps their hour and minute rollups, and answers every query as before, reading archived hours from R2 when a query needs their samples. A store learns the setting with the machine's next ingestion call, or else within the hour (its hourly alarm reads it), so a machine that no longer uploads is archived too. Default 35 days.
          */
         put: {
             parameters: {
@@ -123,7 +123,7 @@ export interface paths {
         get?: never;
         /**
          * Set how long raw signal samples are kept
-         * @description Raw samples older than `days` are removed by each machine's signal store (its alarm, hourly), and so are the archive's objects on R2 once their whole day or month is older; their hour and minute rollups are kept, so queries of whole minutes and hours still answer. A store learns the setting with the machine's next ingestion call.
+         * @description Raw samples older than `days` are removed by each machine's signal store (its alarm, hourly), and so are the archive's objects on R2 once their whole day or month is older; their hour and minute rollups are kept, so queries of whole minutes and hours still answer. A store learns the setting with the machine's next ingestion call, or else within the hour (its hourly alarm reads it), so a machine that no longer uploads is pruned too.
          */
         put: {
             parameters: {

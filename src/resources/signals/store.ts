@@ -7,6 +7,7 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
+import { companyDb } from "../../db/shards";
 import { namedStub } from "../../durable/named-stub";
 import type { Env } from "../../env";
 import {
@@ -34,11 +35,15 @@ import {
   minuteRollups,
   summarize,
 } from "./blocks";
+import { companySignalSettings } from "./queries";
 import { PRUNE_BATCH_BLOCKS, pruneBlocks } from "./retention";
 import { latestSampleAt } from "./sample-bounds";
 
 /** How often the alarm archives and prunes raw samples, ms. */
 const PRUNE_EVERY_MS = 3_600_000;
+/** How soon the alarm runs again while archiving or pruning has work left, ms. */
+const NEXT_STEP_MS = 1_000;
+const DAY_MS = 86_400_000;
 /** How soon the alarm runs after an ingestion stored hours already past the hot window, ms. */
 const ARCHIVE_SOON_MS = 10_000;
 /** How soon the alarm tries again after an archive step failed, ms. */
@@ -406,6 +411,42 @@ export class SignalStore extends DurableObject<Env> {
     await this.storageAlarm();
   }
 
+  /** True while the alarm runs the next steps of work it left (a second apart). */
+  private continuing = false;
+
+  /**
+   * Reads the company's retention and hot window from its shard (one statement) and keeps
+   * them as an ingestion would, so that a new setting applies to a machine that uploads
+   * nothing at its next alarm, hourly at the latest (docs/signal-storage.md, "Capacity and
+   * retention"). Not in the steps a second apart that finish the work an alarm left. A failed
+   * read keeps the settings the store has (logged; read again at the next alarm).
+   */
+  private async readCompanySettings(): Promise<void> {
+    const place = this.archive.settings()?.place;
+    if (!place || this.continuing) return;
+    try {
+      const row = await companySignalSettings(
+        await companyDb(this.env, place.companyId),
+        place.companyId,
+      );
+      if (!row) return;
+      this.ctx.storage.sql.exec(
+        "UPDATE settings SET retention_ms = ? WHERE id = 1",
+        row.retentionDays === null ? null : row.retentionDays * DAY_MS,
+      );
+      this.archive.setSettings(place, row.hotWindowDays * DAY_MS);
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          event: "signal_settings_read_failed",
+          companyId: place.companyId,
+          error: String(error),
+        }),
+      );
+    }
+  }
+
   /**
    * The storage's part of the alarm: prunes raw samples past the retention and removes the
    * archive objects wholly past it, then archives one bounded step of the hours past the hot
@@ -413,6 +454,7 @@ export class SignalStore extends DurableObject<Env> {
    * either setting is known.
    */
   protected async storageAlarm(): Promise<void> {
+    await this.readCompanySettings();
     const now = Date.now();
     const pruned = this.prune(now);
     const setting = this.ctx.storage.sql
@@ -422,13 +464,16 @@ export class SignalStore extends DurableObject<Env> {
     try {
       const retiring =
         setting.retention_ms !== null && (await this.archive.retire(now - setting.retention_ms));
-      if ((await this.archive.step(now)) || retiring || pruned === PRUNE_BATCH_BLOCKS) next = 1000;
+      if ((await this.archive.step(now)) || retiring || pruned === PRUNE_BATCH_BLOCKS) {
+        next = NEXT_STEP_MS;
+      }
     } catch (error) {
       // R2 refused or an object read back wrong: nothing was dropped (archive.ts); try again
       // later rather than let the runtime's few alarm retries run out.
       console.error("signal archive step failed; retrying in 5 minutes", error);
       next = ARCHIVE_RETRY_MS;
     }
+    this.continuing = next === NEXT_STEP_MS;
     if (setting.retention_ms === null && this.archive.settings() === null) {
       this.alarmSet = false;
       return;
