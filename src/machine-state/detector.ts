@@ -380,7 +380,8 @@ export class Detector {
    * are cut to the bound; a wake further than `MAX_WAKE_AHEAD_MS` is forgotten; and the
    * history from the bound's hour on is evaluated again, which removes the stops detected
    * after the bound (from D1 too, with their `stop.deleted`) and plans the wake afresh.
-   * Synchronous: a handful of index seeks when there is nothing to repair.
+   * Synchronous, run as the object wakes: a handful of index seeks when there is nothing
+   * to repair.
    *
    * @param bound the latest sample instant allowed now, ms.
    * @param now the object's clock, ms.

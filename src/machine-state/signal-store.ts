@@ -37,19 +37,13 @@ export class MachineStateStore extends SignalStore {
     super(ctx, env);
     this.detector = new Detector(ctx.storage, env, (work) => ctx.waitUntil(work));
     // A machine that received samples from the future before they were refused is repaired
-    // as it wakes; its alarm then evaluates the repaired history (D1 is not called here).
-    if (this.repairFuture(Date.now())) {
+    // as it wakes: the store dropped those samples (its constructor), the detector repairs
+    // its summaries, stretches, wake and stops after the bound, and the alarm, set for now,
+    // evaluates the repaired history (D1 is not called here).
+    const now = Date.now();
+    if (this.detector.repairFuture(latestSampleAt(now), now, this.futureDropped)) {
       void ctx.blockConcurrencyWhile(() => ctx.storage.setAlarm(Date.now()));
     }
-  }
-
-  /**
-   * The store's repair (`dropFutureSamples`), then the detector's: summaries, stretches
-   * waiting, the wake and the stops detected after the bound (`Detector.repairFuture`).
-   */
-  protected override repairFuture(now: number): boolean {
-    const dropped = this.dropFutureSamples(now);
-    return this.detector.repairFuture(latestSampleAt(now), now, dropped.length > 0);
   }
 
   protected override blocksWritten(
@@ -61,7 +55,6 @@ export class MachineStateStore extends SignalStore {
   }
 
   override async alarm(): Promise<void> {
-    this.repairFuture(Date.now());
     await this.detector.onAlarm();
     await this.storageAlarm();
     // The signal storage's alarm may have set a later one: the detector's wins when earlier.

@@ -59,6 +59,23 @@ async function ingestUnchecked(
   await stub.settleDetection();
 }
 
+/**
+ * Ends the object's instance, as a deployment or an eviction does: the next call wakes it.
+ *
+ * @returns a new stub (the old one stays broken).
+ */
+async function restart(machine: {
+  companyId: number;
+  machineId: number;
+}): Promise<DurableObjectStub<MachineStateStore>> {
+  const stub = machineStateStore(env, machine.companyId, machine.machineId);
+  await stub.settleDetection();
+  await runInDurableObject(stub, (_instance: MachineStateStore, state) =>
+    state.abort("restart"),
+  ).catch((error: unknown) => expect(String(error)).toContain("restart"));
+  return machineStateStore(env, machine.companyId, machine.machineId);
+}
+
 /** What the store and its detector hold after the bound, and its alarm. */
 async function stateAfterBound(stub: DurableObjectStub<MachineStateStore>) {
   const hour = latestHour();
@@ -82,7 +99,7 @@ async function stateAfterBound(stub: DurableObjectStub<MachineStateStore>) {
 describe("a machine that took samples from the future before they were refused", () => {
   it("is repaired when it wakes: samples, summaries, wake, alarm and stops after the bound go", async () => {
     const plant = await detectionPlant();
-    const stub = machineStateStore(env, plant.co.id, plant.machineId);
+    let stub = machineStateStore(env, plant.co.id, plant.machineId);
     const machine = {
       companyId: plant.co.id,
       machineId: plant.machineId,
@@ -115,7 +132,8 @@ describe("a machine that took samples from the future before they were refused",
     const future = (await plant.stops()).filter((s) => Date.parse(s.startTime) > now);
     expect(future.map((s) => s.startTime)).toEqual([iso(jan4)]);
 
-    // The wake: the object's alarm.
+    // The wake: the object starts again (the fix deployed) and its alarm runs.
+    stub = await restart(machine);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     await stub.settleDetection();
     const after = await stateAfterBound(stub);
@@ -180,7 +198,7 @@ describe("the detector, given instants from 1970 to 9999", () => {
       fc.asyncProperty(samplesArb, async (samples) => {
         const target = targets[run++ % targets.length];
         if (!target) throw new Error("no machine");
-        const stub = machineStateStore(env, target.companyId, target.machineId);
+        let stub = machineStateStore(env, target.companyId, target.machineId);
         const before = (await stub.detectionReads()).planDates;
         await ingestUnchecked(stub, target, samples);
         const planned = (await stub.detectionReads()).planDates - before;
@@ -195,6 +213,7 @@ describe("the detector, given instants from 1970 to 9999", () => {
         expect(state.alarm === null || state.alarm <= horizon, `alarm ${state.alarm}`).toBe(true);
         expect(state.wake === null || state.wake <= horizon, `wake ${state.wake}`).toBe(true);
         // The next wake drops what lies after the bound, and the stops detected there.
+        stub = await restart(target);
         await runDurableObjectAlarm(stub);
         await stub.settleDetection();
         expect(await stateAfterBound(stub)).toMatchObject({ blocks: 0, summaries: 0, stops: 0 });

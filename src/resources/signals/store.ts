@@ -113,7 +113,13 @@ export class SignalStore extends DurableObject<Env> {
     sql.exec(SCHEMA);
     SignalArchive.migrate(sql);
     this.archive = new SignalArchive(sql, env.HISTORY, (work) => ctx.blockConcurrencyWhile(work));
+    // Samples from the future an ingestion accepted before they were refused go as the
+    // object wakes; the machine-state store then repairs its detector (signal-store.ts).
+    this.futureDropped = this.dropFutureSamples(Date.now()).length > 0;
   }
+
+  /** True when this object dropped samples from the future as it woke (`dropFutureSamples`). */
+  protected readonly futureDropped: boolean;
 
   /**
    * Stores samples of one signal, rewriting only the blocks (hours) they touch, atomically
@@ -247,9 +253,9 @@ export class SignalStore extends DurableObject<Env> {
   /**
    * Drops the samples after `latestSampleAt(now)` that an ingestion accepted before sample
    * instants were bounded (docs/input-bounds.md, "Sample instants"): blocks wholly after the
-   * bound go, the block holding it keeps its samples up to it (rollups rewritten). One
-   * indexed lookup per signal of the store when there is nothing to drop; synchronous, so the
-   * repair commits as one step.
+   * bound go, the block holding it keeps its samples up to it (rollups rewritten). Run as the
+   * object wakes (its constructor): two index seeks per signal of the store when there is
+   * nothing to drop; synchronous, so the repair commits as one step.
    *
    * @param now the object's clock, ms.
    * @returns the blocks changed: the signal, the hour, and the samples left (null: removed).
@@ -302,17 +308,6 @@ export class SignalStore extends DurableObject<Env> {
       );
     }
     return out;
-  }
-
-  /**
-   * Repairs what samples from the future left in the store (`dropFutureSamples`); the
-   * machine-state store repairs its detector too. Runs when the object wakes (its constructor)
-   * and at every alarm.
-   *
-   * @returns true when something was repaired.
-   */
-  protected repairFuture(now: number): boolean {
-    return this.dropFutureSamples(now).length > 0;
   }
 
   /**
@@ -407,7 +402,6 @@ export class SignalStore extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    this.repairFuture(Date.now());
     await this.storageAlarm();
   }
 
