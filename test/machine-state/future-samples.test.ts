@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_WAKE_AHEAD_MS } from "../../src/machine-state/detector";
 import { type MachineStateStore, machineStateStore } from "../../src/machine-state/signal-store";
 import { latestSampleAt } from "../../src/resources/signals/sample-bounds";
-import { api, createMachines, createSignal, shardD1 } from "../harness";
+import { api, createCompany, createMachines, createSignal, operator, shardD1 } from "../harness";
 import { detectionPlant, iso, MIN, S, series } from "./plant";
 
 const DAY = 86_400_000;
@@ -221,4 +221,63 @@ describe("the detector, given instants from 1970 to 9999", () => {
       { numRuns: runs, seed: 48 },
     );
   }, 300_000);
+});
+
+describe("the far-future uploads of issue 48, through the route", () => {
+  it("refuses 9999 and 2100 at their index, stores nothing, offers no stop, and leaves another company's request alone", async () => {
+    const plant = await detectionPlant();
+    const other = await createCompany({ timezone: "UTC" });
+    const [theirs] = await createMachines(other.id, [{ name: "Their press" }]);
+    const upload = (body: unknown) => operator("POST", `/signals/${plant.count}/samples`, body);
+    const day2100 = Date.UTC(2100, 0, 4, 7);
+    // The attack: one sample in 9999, one in 2100, then 30 zeros on 2100-01-04, while
+    // another company lists its machines.
+    const [far, year2100, zeros, listed] = await Promise.all([
+      upload({ samples: [{ timestamp: "9999-12-31T23:59:59Z", value: 1 }] }),
+      upload({ timestamps: ["2100-01-01T07:00:00Z"], values: [1] }),
+      upload({
+        timestamps: Array.from({ length: 30 }, (_, i) => iso(day2100 + i * S)),
+        values: Array.from({ length: 30 }, () => 0),
+      }),
+      api(other.key, "/v1/machines"),
+    ]);
+    const locs = async (res: Response) => {
+      expect(res.status).toBe(422);
+      const body = (await res.json()) as { detail: { loc: unknown[]; msg: string }[] };
+      for (const d of body.detail)
+        expect(d.msg).toMatch(/at most 5 minutes after the server's clock/);
+      return body.detail.map((d) => d.loc);
+    };
+    expect(await locs(far)).toEqual([["body", "samples", 0, "timestamp"]]);
+    expect(await locs(year2100)).toEqual([["body", "timestamps", 0]]);
+    expect(await locs(zeros)).toEqual(
+      Array.from({ length: 30 }, (_, i) => ["body", "timestamps", i]),
+    );
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toEqual([
+      expect.objectContaining({ id: theirs?.id, name: "Their press" }),
+    ]);
+
+    // Nothing of the refused calls reached the machine's store: no block, no stop, no alarm
+    // beyond the detector's two days.
+    await plant.settle();
+    const stub = machineStateStore(env, plant.co.id, plant.machineId);
+    const held = await runInDurableObject(stub, async (_instance: MachineStateStore, state) => ({
+      blocks: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM blocks").one().n,
+      alarm: await state.storage.getAlarm(),
+    }));
+    expect(held.blocks).toBe(0);
+    expect(held.alarm === null || held.alarm <= Date.now() + MAX_WAKE_AHEAD_MS).toBe(true);
+    expect(await plant.stops()).toEqual([]);
+    const atMachine = await api(plant.co.key, `/v1/realtime/${plant.machineId}/stops`);
+    expect(atMachine.status).toBe(200);
+    expect(((await atMachine.json()) as { stops: unknown[] }).stops).toEqual([]);
+
+    // The machine goes on: ordinary samples up to now are taken and detected as before.
+    const now = Math.floor(Date.now() / S) * S;
+    await plant.send(series(now - 30 * MIN, now, 10 * S, (t) => (t < now - 15 * MIN ? 1 : 0)));
+    const stops = await plant.stops();
+    expect(stops).toHaveLength(1);
+    expect(Date.parse(stops[0]?.startTime ?? "")).toBeLessThanOrEqual(Date.now());
+  });
 });
