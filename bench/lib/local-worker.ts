@@ -69,7 +69,9 @@ function runWrangler(args: string[], logFile: string): void {
 
 /**
  * The project's wrangler.toml for a copy in `buildDir`: `main` is the bundle
- * `dist/index.js` there, and the migrations folder is made relative to the copy.
+ * `dist/index.js` there, the migrations folder is made relative to the copy, and the
+ * `[build]` table goes (the bundle already holds the board's script, which that command
+ * builds, and its paths are the project's, not the copy's).
  *
  * @param buildDir the folder of the copy, relative to the project root.
  * @throws Error when wrangler.toml has no `main` line.
@@ -78,7 +80,8 @@ export function frozenConfig(buildDir: string): string {
   const up = relative(join(ROOT, buildDir), ROOT).split(sep).join("/");
   const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
     .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${up}/migrations"`);
+    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${up}/migrations"`)
+    .replace(/^\[build\]\n(?:[^[\n].*\n)*/m, "");
   if (!config.includes('main = "dist/index.js"')) throw new Error("wrangler.toml has no main");
   return config;
 }
