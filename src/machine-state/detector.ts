@@ -191,12 +191,12 @@ export class Detector {
           // Writes at most every WRITE_SPACING_MS: the stops of a burst of ingestions (a
           // gateway catching up, a backfill) go to D1 and the stream together.
           const wait = this.lastWrite + WRITE_SPACING_MS - Date.now();
-          if (wait > 0 && this.tables.dirty(1).length > 0) {
+          if (wait > 0 && this.tables.hasDirty()) {
             await new Promise((done) => setTimeout(done, wait));
             await this.evaluatePending();
           }
           const machine = this.tables.machine();
-          if (machine && this.tables.dirty(1).length > 0) {
+          if (machine && this.tables.hasDirty()) {
             this.lastWrite = Date.now();
             await syncDetectedStops(
               this.env,
