@@ -168,6 +168,12 @@ function daysBetween(a: LocalDate, b: LocalDate): number {
   return Math.round((Date.UTC(b.y, b.m, b.d) - Date.UTC(a.y, a.m, a.d)) / DAY_MS);
 }
 
+/** An instance with the local date it starts on, as a day number (days since 1970-01-01). */
+export interface DatedInstance extends InstanceWindow {
+  /** The local date of its start: `Date.UTC(y, m, d) / 86,400,000`. */
+  day: number;
+}
+
 /**
  * The instances of a definition whose start lies in `[from, to)`.
  *
@@ -189,7 +195,22 @@ export function instancesBetween(
   from: number,
   to: number,
 ): InstanceWindow[] {
-  const out: InstanceWindow[] = [];
+  return datedInstancesBetween(def, timezone, from, to).map(({ start, end }) => ({ start, end }));
+}
+
+/**
+ * `instancesBetween` with the local date of each instance's start (its `day`), which a
+ * report groups by and counts with (`./instance-series.ts`).
+ *
+ * @returns instances in ascending start order (and so of ascending day).
+ */
+export function datedInstancesBetween(
+  def: ShiftDefinitionTimes,
+  timezone: string,
+  from: number,
+  to: number,
+): DatedInstance[] {
+  const out: DatedInstance[] = [];
   if (to <= from) return out;
   const start = parseClock(def.startTime);
   const end = parseClock(def.endTime);
@@ -201,6 +222,7 @@ export function instancesBetween(
   const first = localDateOf(from, timezone);
   const last = localDateOf(to, timezone);
   const days = daysBetween(first, last);
+  const firstDay = Date.UTC(first.y, first.m, first.d) / DAY_MS;
   // Only the dates of the definition's weekdays are visited: from one to the next by
   // calendar arithmetic, so the work is the instances listed plus a few at the two ends.
   let weekday = isoWeekday({ y: first.y, m: first.m, d: first.d - 1 });
@@ -212,6 +234,7 @@ export function instancesBetween(
   }
   while (k <= days + 1) {
     instanceWork.dates += 1;
+    const day = firstDay + k;
     const date = { y: first.y, m: first.m, d: first.d + k };
     const step = ahead[weekday - 1] as number;
     k += step;
@@ -223,7 +246,7 @@ export function instancesBetween(
     // instant: no instance that day.
     if (!plain && !isOnDate(startMs, date, timezone)) continue;
     const endMs = startOn({ ...date, d: date.d + (crossesMidnight ? 1 : 0) }, end, timezone);
-    out.push({ start: startMs, end: endMs });
+    out.push({ start: startMs, end: endMs, day });
   }
   return out;
 }

@@ -103,11 +103,15 @@ export class LiveState {
   /**
    * Whether an event makes the figures stale (and marks the stops for a new read when it is a
    * stop's). Not the figures' own events, not the realtime writes' (a write reaches the
-   * figures through the logs its object's flush writes and tells), and not a stop's that
-   * cannot touch the instance the figures hold (`outsideInstance`).
+   * figures through the logs its object's flush writes and tells), not a stop's that cannot
+   * touch the instance the figures hold (`outsideInstance`), and not a stop's
+   * classification: no live figure depends on it (a stop's reason counts only in the
+   * report's annotated downtime, which no event carries), and a recomputation is work a
+   * person giving a reason at the machine would share the runtime with, for no event.
    */
   note(input: Pick<StreamEventInput, "type" | "data">): boolean {
     const { type } = input;
+    if (type === "stop.classified" || type === "stop.unclassified") return false;
     if (type.startsWith("stop.")) {
       if (this.outsideInstance(input)) return false;
       this.stale = true;
@@ -127,7 +131,7 @@ export class LiveState {
    * instance, and is not one of its open stops (a stop the figures hold as open that ends
    * now is their change, wherever it ends). So a backfill of history, whose detected stops
    * end long before the running shift, costs the live figures no read of D1. An update
-   * (which does not carry the stop's former span) or a classification always counts.
+   * (which does not carry the stop's former span) always counts.
    */
   private outsideInstance(input: Pick<StreamEventInput, "type" | "data">): boolean {
     if (
@@ -179,7 +183,7 @@ export class LiveState {
 
 /** The figures of the live `oee` event, out of a report row's `productionMetrics`: the OEE figure list. */
 function liveOeeOf(m: ProductionMetrics): LiveOee {
-  const figures = {} as LiveOee;
+  const figures = { aboveNominalSpeed: m.aboveNominalSpeed } as LiveOee;
   for (const figure of Object.keys(OEE_FIGURES) as OeeFigure[]) figures[figure] = m[figure];
   return figures;
 }
