@@ -113,11 +113,19 @@ function csvText(columns: readonly string[], rows: readonly unknown[], header: b
  * `=HYPERLINK(...)` reads `'=HYPERLINK(...)` in the cell, as text. A number is not text:
  * `-2.5` stays `-2.5` (docs/decisions.md).
  *
+ * A field holding a CR or an LF anywhere is quoted (RFC 4180), whatever the line break:
+ * csv-stringify quotes only the record delimiter itself (CRLF) once one is set, unless
+ * `quote_record_delimiter` says otherwise, and a spreadsheet ends a row at a bare LF or CR
+ * too. Quoting is also what keeps a formula on a later line of the text harmless: the lines
+ * of a quoted field are one cell, whose text begins with its first character, which the
+ * guard above checks (docs/resources.md, "CSV").
+ *
  * @param records one array of values per line, in column order.
  */
 export function csvRecords(records: readonly (readonly unknown[])[]): string {
   return stringify(records as unknown[][], {
     record_delimiter: "\r\n",
+    quote_record_delimiter: true,
     escape_formulas: true,
     cast: CAST,
   });
