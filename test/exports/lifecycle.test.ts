@@ -172,6 +172,26 @@ describe("downloads", () => {
     expect(outside.status).toBe(416);
     expect(outside.headers.get("content-range")).toBe(`bytes */${file.bytes}`);
     expect(await outside.json()).toEqual({ detail: "Range Not Satisfiable" });
+    // A valid suffix of no bytes cannot be satisfied either (RFC 9110, 14.1.2).
+    const none = await api(co.key, file.url, { headers: { range: "bytes=-0" } });
+    expect(none.status).toBe(416);
+    expect(none.headers.get("content-range")).toBe(`bytes */${file.bytes}`);
+    // A last byte past the end is cut to the end; one byte is a range too.
+    const long = await api(co.key, file.url, { headers: { range: "bytes=4-99999999" } });
+    expect(long.status).toBe(206);
+    expect(long.headers.get("content-range")).toBe(`bytes 4-${file.bytes - 1}/${file.bytes}`);
+    expect(new Uint8Array(await long.arrayBuffer())).toEqual(bytes.subarray(4));
+    const one = await api(co.key, file.url, { headers: { range: "bytes=5-5" } });
+    expect(new Uint8Array(await one.arrayBuffer())).toEqual(bytes.subarray(5, 6));
+    // An invalid range (its last byte before its first), several ranges or another unit:
+    // the header is ignored and the whole file answered (RFC 9110, 14.2).
+    for (const range of ["bytes=10-5", "bytes=0-1,5-6", "items=0-5", "bytes=a-b"]) {
+      const ignored = await api(co.key, file.url, { headers: { range } });
+      expect(ignored.status, range).toBe(200);
+      expect(ignored.headers.get("content-range"), range).toBeNull();
+      expect(ignored.headers.get("content-length"), range).toBe(String(file.bytes));
+      expect(new Uint8Array(await ignored.arrayBuffer()), range).toEqual(bytes);
+    }
 
     const sized = await api(co.key, file.url, { method: "HEAD" });
     expect(sized.status).toBe(200);

@@ -665,7 +665,7 @@ export interface paths {
         };
         /**
          * Download an export file
-         * @description The file's bytes, streamed (`application/vnd.apache.parquet` or `text/csv`). A `Range: bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; `HEAD` gives the size. A file of an expired export, or of another company's, is a 404.
+         * @description The file's bytes, streamed (`application/vnd.apache.parquet` or `text/csv`). A `Range: bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; an invalid one (`bytes=10-5`), several ranges or another unit are ignored (200, the whole file, RFC 9110). `HEAD` gives the size. A file of an expired export, or of another company's, is a 404.
          *
          *     **Required scope:** the one its `dataset` needs (`signals`: `signals.read`, `production_logs`: `production_logs.read`, `stops`: `reports.read`, `metrics`: `reports.read`, `kpis`: `reports.read`).
          */
@@ -10573,7 +10573,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The range is outside the file. */
+            /** @description The range starts at or past the file's end, or is the suffix `-0` (`Content-Range: bytes *\/<size>` gives the size). */
             416: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
