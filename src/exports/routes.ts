@@ -87,6 +87,12 @@ async function exportOut(env: Env, companyId: number, record: ExportRecord): Pro
     totalRows: record.totalRows,
     error: record.error,
     files,
+    leftOut: record.leftOut.map((l) => ({
+      machine_uuid: l.machineUuid,
+      public_id: l.publicId,
+      name: l.name,
+      from: isoInstant(l.from),
+    })),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   createMachines,
   createSignal,
   ingest,
+  operator,
   type TestCompany,
 } from "../harness";
 import { exportsStub, finishExport, getExport, readExport, startExport } from "./export-harness";
@@ -85,6 +86,67 @@ describe("an export in steps", () => {
     expect(listed.objects.map((o) => o.key.split("/").at(-1))).toEqual(
       done.files.map((f) => f.name),
     );
+  });
+
+  it("says which signals deleted meanwhile it left out, and from when; the others whole", async () => {
+    const co = await createCompany();
+    const uuid = crypto.randomUUID();
+    const [machine] = await createMachines(co.id, [{ name: "Press", uuid }]);
+    // 90 days of 1-second buckets: 78 batches a signal (a step reads at most 20), so the
+    // object's own alarm, which also steps it meanwhile, cannot finish the first signal
+    // between the test's look at the progress and the deletion.
+    const days = 90;
+    const minutes = Array.from({ length: days * 144 }, (_, i) => T0 + i * 600_000);
+    const signals: { publicId: string; samples: (readonly [number, number])[] }[] = [];
+    for (const [k, name] of ["a-power", "b-power", "c-power"].entries()) {
+      const publicId = await createSignal(machine?.id ?? 0, { name });
+      const samples = minutes.map((t, i) => [t, k * 1000 + (i % 97)] as const);
+      await ingest(publicId, samples);
+      signals.push({ publicId, samples });
+    }
+    const [a, b, c] = signals;
+    if (!a || !b || !c) throw new Error("no signals");
+    const started = await startExport(co.key, {
+      dataset: "signals",
+      filters: {
+        machines: [uuid],
+        start_time: new Date(T0).toISOString(),
+        end_time: new Date(T0 + days * DAY).toISOString(),
+      },
+    });
+    let deletedAt: number | null = null;
+    const done = await finishExport(co.key, co.id, started.id, async (state) => {
+      if (deletedAt === null && state.progress > 0) {
+        // Part of the first signal is read; the third has not begun: both deleted now.
+        expect(state.progress).toBeLessThan(1 / 3);
+        deletedAt = state.progress;
+        for (const s of [a, c]) {
+          expect((await operator("DELETE", `/signals/${s.publicId}`)).status).toBe(204);
+        }
+      }
+    });
+    expect(deletedAt).not.toBeNull();
+    expect(done.state, done.error ?? "").toBe("succeeded");
+    const [first, third] = done.leftOut;
+    expect(done.leftOut).toHaveLength(2);
+    expect(first).toMatchObject({ machine_uuid: uuid, public_id: a.publicId, name: "a-power" });
+    expect(third).toEqual({
+      machine_uuid: uuid,
+      public_id: c.publicId,
+      name: "c-power",
+      from: new Date(T0).toISOString(),
+    });
+    const from = Date.parse(first?.from ?? "");
+    expect(from).toBeGreaterThan(T0);
+    expect(from).toBeLessThan(T0 + days * DAY);
+    // The files: the first signal's points before `from`, the second's all, the third's none.
+    const back = await readExport(co.key, done);
+    const points = (publicId: string) =>
+      back.rows.filter((r) => r[1] === publicId).map((r) => [Number(r[3]), r[4]]);
+    expect(points(a.publicId)).toEqual(a.samples.filter(([t]) => t < from));
+    expect(points(b.publicId)).toEqual(b.samples);
+    expect(points(c.publicId)).toEqual([]);
+    expect(done.rows).toBe(back.rows.length);
   });
 
   it("runs at most three exports of a company at once; a fourth is a 429 until one ends", async () => {

@@ -2851,6 +2851,8 @@ export interface components {
             error: string | null;
             /** @description The finished files, in order; each appears as soon as it is written. */
             files: components["schemas"]["ExportFile"][];
+            /** @description Signals of a signal export deleted (or whose machine was deleted) after it started: it stopped reading each at `from` and went on with the others. Empty when nothing was left out, and for the other datasets. */
+            leftOut: components["schemas"]["ExportLeftOut"][];
         };
         ExportFile: {
             /** @example part-00001.parquet */
@@ -2869,6 +2871,18 @@ export interface components {
              * @description When `directUrl` stops working.
              */
             directUrlExpiresAt?: string;
+        };
+        ExportLeftOut: {
+            /** Format: uuid */
+            machine_uuid: string;
+            /** Format: uuid */
+            public_id: string;
+            name: string;
+            /**
+             * Format: date-time
+             * @description The files hold this signal's points before this instant only (none when it is the window's start): the export stopped reading it here.
+             */
+            from: string;
         };
         /**
          * @example {
