@@ -32,8 +32,13 @@ import { isSignalListed, type ListedSignal } from "../resources/signals/queries"
 import { type Column, flatColumns, valueAt } from "./columns";
 import type { ExportFormat } from "./schemas";
 
-/** Points one signal batch holds at most: its window spans this many buckets. */
-const SIGNAL_BATCH_POINTS = 100_000;
+/**
+ * Points one signal batch holds at most: its window spans this many buckets. Its read is one
+ * call of the signal store, which aggregates the batch at once (and the exports object then
+ * receives it at once): 25,000 rather than 100,000 keeps those pieces, and a Parquet step's
+ * memory, a quarter as large (docs/benchmarks.md, "Bulk exports").
+ */
+const SIGNAL_BATCH_POINTS = 25_000;
 
 /** The rows of one signal-export point, as the signal-data answer names its fields. */
 const SignalPointSchema = z.object({

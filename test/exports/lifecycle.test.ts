@@ -52,7 +52,7 @@ const signalExport = (signal: string, days: number, extra: Record<string, unknow
 
 describe("an export in steps", () => {
   it("survives a restart of its object mid-export: every point once, files cut at rowsPerFile", async () => {
-    // 60 days of 1-second buckets: 52 batches of the store, more than one step.
+    // 60 days of 1-second buckets: 208 batches of the store, more than one step.
     const { co, samples, signal } = await sampledSignal(60);
     const started = await startExport(co.key, signalExport(signal, 60, { rowsPerFile: 12_345 }));
     const seen: number[] = [];
@@ -74,7 +74,7 @@ describe("an export in steps", () => {
     expect(done.state).toBe("succeeded");
     // Progress never went back, even across the restart.
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
-    // Files end inside the store's batches (1,666 or 1,667 points each), not on their edges.
+    // Files end inside the store's batches (416 or 417 points each), not on their edges.
     expect(done.files.map((f) => f.rows)).toEqual([...Array(6).fill(12_345), 12_330]);
     expect(done.files.map((f) => f.name)).toEqual(
       [1, 2, 3, 4, 5, 6, 7].map((i) => `part-0000${i}.parquet`),
@@ -92,10 +92,10 @@ describe("an export in steps", () => {
     const co = await createCompany();
     const uuid = crypto.randomUUID();
     const [machine] = await createMachines(co.id, [{ name: "Press", uuid }]);
-    // 90 days of 1-second buckets: 78 batches a signal (a step reads at most 20), so the
-    // object's own alarm, which also steps it meanwhile, cannot finish the first signal
-    // between the test's look at the progress and the deletion.
-    const days = 90;
+    // 30 days of 1-second buckets: 104 batches a signal (a step reads at most 10 of them),
+    // so the object's own alarm, which also steps it meanwhile, cannot finish the first
+    // signal between the test's look at the progress and the deletion.
+    const days = 30;
     const minutes = Array.from({ length: days * 144 }, (_, i) => T0 + i * 600_000);
     const signals: { publicId: string; samples: (readonly [number, number])[] }[] = [];
     for (const [k, name] of ["a-power", "b-power", "c-power"].entries()) {
@@ -152,9 +152,10 @@ describe("an export in steps", () => {
   it("runs at most three exports of a company at once; a fourth is a 429 until one ends", async () => {
     const { co, signal } = await sampledSignal(1);
     const ids: string[] = [];
-    // 90 days of 1-second buckets each (78 batches): none ends before the fourth is asked.
+    // 30 days of 1-second buckets each (104 batches, at least six steps): none ends before
+    // the fourth is asked.
     for (let i = 0; i < MAX_ACTIVE_EXPORTS; i++) {
-      ids.push((await startExport(co.key, signalExport(signal, 90, { format: "csv" }))).id);
+      ids.push((await startExport(co.key, signalExport(signal, 30, { format: "csv" }))).id);
     }
     const refused = await api(co.key, "/v1/exports", {
       method: "POST",

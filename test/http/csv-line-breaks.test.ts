@@ -8,8 +8,9 @@
  */
 import { parse } from "csv-parse/browser/esm/sync";
 import { describe, expect, it } from "vitest";
-import { csvRecords } from "../../src/http/csv";
-import { finishExport, readExport, startExport } from "../exports/export-harness";
+import { CsvColumnWriter, type CsvKind, csvRecords } from "../../src/http/csv";
+import { isoInstant } from "../../src/http/instants";
+import { download, finishExport, readExport, startExport } from "../exports/export-harness";
 import {
   api,
   apiPost,
@@ -23,6 +24,8 @@ import {
 const REASON = "belt jam\n=cmd|' /C calc'!A0";
 /** A bare carriage return, a CRLF inside a cell, and a line break that begins a cell. */
 const BREAKS = [REASON, "line 1\rline 2", "a\r\nb", "\n=1+1", "\r\n@SUM(A1)"];
+/** A text that is a formula from its first character: written with a leading `'`. */
+const FORMULA = "=cmd|' /C calc'!A0\nbelt jam";
 
 const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -67,6 +70,71 @@ describe("the CSV writer", () => {
     // The line inside a quoted cell is not a record of its own: the field is quoted whole.
     expect(text).toContain(`\r\n0,"${REASON}"\r\n`);
     expect(text).toContain(`\r\n1,"line 1\rline 2"\r\n`);
+  });
+});
+
+describe("the column writer of the exports", () => {
+  it("writes what csvRecords writes for the same rows", () => {
+    const kinds: CsvKind[] = ["text", "number", "instant", "boolean", "text", "instant"];
+    const texts = [
+      ...BREAKS,
+      'Filler "2", =line',
+      "Cap, blue",
+      "-123",
+      "\tTAB",
+      "ｰfull-width",
+      "＝SUM(1)",
+      "",
+      "plain",
+      "naïve ünïcode 日本",
+    ];
+    const numbers = [
+      0,
+      -0,
+      -2.5,
+      1e21,
+      1.5e-7,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      42,
+      0.1 + 0.2,
+    ];
+    const rows = 200;
+    // Every value of the lists in every column, in a scrambled order.
+    const pick = <T>(list: readonly T[], i: number, salt: number) =>
+      list[(Math.imul(i + salt * 1_000, 2_654_435_761) >>> 0) % list.length] as T;
+    const columns: unknown[][] = [
+      Array.from({ length: rows }, (_, i) => (i % 11 === 0 ? null : pick(texts, i, 1))),
+      Array.from({ length: rows }, (_, i) => (i % 13 === 0 ? undefined : pick(numbers, i, 2))),
+      Array.from({ length: rows }, (_, i) => Date.UTC(2025, 5, 1) + i * 1_001),
+      Array.from({ length: rows }, (_, i) => (i % 5 === 0 ? null : i % 2 === 0)),
+      // A text column may hold a number (a KPI key): written as a number, never guarded.
+      Array.from({ length: rows }, (_, i) => (i % 3 === 0 ? -7 : pick(texts, i, 3))),
+      // Report rows carry their instants as ISO text already.
+      Array.from({ length: rows }, (_, i) => (i % 4 === 0 ? null : isoInstant(i * 86_400_123))),
+    ];
+    const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    const written = text(new CsvColumnWriter(kinds).rows(columns, 0, rows));
+    const records = Array.from({ length: rows }, (_, i) =>
+      columns.map((column, j) =>
+        kinds[j] === "instant" && typeof column[i] === "number"
+          ? isoInstant(column[i] as number)
+          : column[i],
+      ),
+    );
+    for (const list of [texts, numbers]) {
+      for (const value of list) expect(records.some((r) => r.includes(value))).toBe(true);
+    }
+    expect(written).toBe(csvRecords(records));
+    expect(readCsv(written)).toHaveLength(rows);
+    // A part of the rows, as an export writes a batch slice by slice.
+    expect(text(new CsvColumnWriter(kinds).rows(columns, 17, 42))).toBe(
+      csvRecords(records.slice(17, 42)),
+    );
+    // The same writer again: its kept texts give the same bytes.
+    const writer = new CsvColumnWriter(kinds);
+    writer.rows(columns, 0, rows);
+    expect(text(writer.rows(columns, 0, rows))).toBe(written);
   });
 });
 
@@ -115,6 +183,21 @@ describe("every CSV the API writes", () => {
     const classified = rows.find((r) => Number(r[col("stop.id")]) === stops[1]);
     expect(classified?.[col("classification.description")]).toBe(REASON);
     expect(classified?.[col("machine.name")]).toBe("Press\n=1+1");
+
+    // The formula guard is kept: a reason that is a formula from its first character is
+    // read back with the leading quote a spreadsheet shows as text.
+    const formula = await api(co.key, `/v1/realtime/${machine.id}/stop-reason`, {
+      method: "POST",
+      json: { stopId: stops[0], generalCause: { name: "Jam" }, description: FORMULA },
+    });
+    expect(formula.status, await formula.clone().text()).toBe(200);
+    const again = await csvAnswer(co, "/v1/reports/stops", {});
+    expect(again.rows).toHaveLength(2);
+    expect(
+      again.rows.find((r) => Number(r[col("stop.id")]) === stops[0])?.[
+        col("classification.description")
+      ],
+    ).toBe(`'${FORMULA}`);
   });
 
   it("reads a reason and a SKU description with line breaks back from the export files", async () => {
@@ -126,7 +209,7 @@ describe("every CSV the API writes", () => {
     expect(given.status, await given.clone().text()).toBe(200);
     const skus = await api(co.key, "/v1/skus", {
       method: "POST",
-      json: BREAKS.map((description, i) => ({ sku: `SKU-${i}`, description })),
+      json: [...BREAKS, FORMULA].map((description, i) => ({ sku: `SKU-${i}`, description })),
     });
     expect(skus.status, await skus.clone().text()).toBe(200);
     const made = (await skus.json()) as { id: string }[];
@@ -150,6 +233,20 @@ describe("every CSV the API writes", () => {
       const done = await finishExport(co.key, co.id, started.id);
       expect(done.state, done.error ?? "").toBe("succeeded");
       const back = await readExport(co.key, done);
+      // The same files read by csv-parse as a spreadsheet reads them: a header, then as
+      // many records as the export counts, the same cells as DuckDB reads.
+      const parsed: string[][] = [];
+      for (const file of done.files) {
+        const [header = [], ...rows] = readCsv(
+          new TextDecoder().decode(await download(co.key, file)),
+        );
+        expect(header).toEqual(back.columns.map((c) => c.name));
+        parsed.push(...rows);
+      }
+      expect(parsed).toHaveLength(done.rows);
+      expect(parsed).toEqual(
+        back.rows.map((r) => r.map((cell) => (cell === null ? "" : String(cell)))),
+      );
       return { done, back, col: (name: string) => back.columns.findIndex((c) => c.name === name) };
     };
 
@@ -163,16 +260,18 @@ describe("every CSV the API writes", () => {
     expect(reason?.[stopsFile.col("machine.name")]).toBe("Press\n=1+1");
 
     const logsFile = await exported("production_logs");
-    expect(logsFile.back.rows).toHaveLength(BREAKS.length);
+    expect(logsFile.back.rows).toHaveLength(BREAKS.length + 1);
+    // The formula guard kept: the text that is a formula from its first character gets `'`.
     expect(logsFile.back.rows.map((r) => r[logsFile.col("sku.description")])).toEqual([
       REASON,
       "line 1\rline 2",
       "a\r\nb",
       "\n=1+1",
       "'\r\n@SUM(A1)",
+      `'${FORMULA}`,
     ]);
     expect(logsFile.back.rows.map((r) => r[logsFile.col("count")])).toEqual(
-      BREAKS.map((_, i) => String(10 + i)),
+      [...BREAKS, FORMULA].map((_, i) => String(10 + i)),
     );
   });
 });
