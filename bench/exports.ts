@@ -213,9 +213,20 @@ async function heapPhase(key: string, companyId: number, cases: readonly HeapCas
     try {
       for (const c of cases) {
         process.stdout.write(`  heap: ${c.label}, ${c.format} ... `);
-        const r = await heap.during(() =>
-          runExport(key, companyId, { ...c.body, format: c.format }, child.pid ?? 0),
-        );
+        let r: Awaited<ReturnType<typeof heap.during<Awaited<ReturnType<typeof runExport>>>>>;
+        try {
+          r = await heap.during(() =>
+            runExport(key, companyId, { ...c.body, format: c.format }, child.pid ?? 0),
+          );
+        } catch (error) {
+          // A case that fails (the inspector's socket lost amid a snapshot, say) is a miss;
+          // the cases before it and the report are kept.
+          const reason = error instanceof Error ? error.message : String(error);
+          process.stdout.write(`${reason}\n`);
+          lines.push(`| ${c.label} | ${c.format} | failed: ${reason} | | | | |`);
+          misses.push(`${c.label} ${c.format}: the heap run failed (${reason})`);
+          break;
+        }
         const live = r.peakLiveBytes - r.beforeBytes;
         const peak = r.peakBytes - r.beforeBytes;
         const left = r.afterBytes - r.beforeBytes;
