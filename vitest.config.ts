@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
+import { BOARD_BUNDLE_PATH, bundleBoardScript } from "./scripts/lib/board-bundle.ts";
+import { REFUSED_REQUESTS_URL, TEST_RESOLVER_URL, testNetwork } from "./test/node/test-network.ts";
 
 /**
  * wrangler.toml's `[[rules]] type = "Text"` for Vite: a module whose path matches is its
@@ -59,6 +61,28 @@ function withoutSourcemaps(pattern: RegExp): Plugin {
   };
 }
 
+/**
+ * The plant board's script for the tests: src/board/board-page.ts imports dist/board.js,
+ * which wrangler's `[build]` writes before `wrangler dev` and `wrangler deploy`; the pool
+ * runs no build, so the same bundle (scripts/lib/board-bundle.ts) is made here, in memory,
+ * from the sources of this run (and made again when one of them changes, in watch mode).
+ */
+function boardScript(): Plugin {
+  return {
+    name: "board-script",
+    enforce: "pre",
+    resolveId(source) {
+      return source.endsWith("/dist/board.js") ? BOARD_BUNDLE_PATH : null;
+    },
+    async load(id) {
+      if (id !== BOARD_BUNDLE_PATH) return null;
+      const { text, inputs } = await bundleBoardScript();
+      for (const input of inputs) this.addWatchFile(input);
+      return `export default ${JSON.stringify(text)};`;
+    },
+  };
+}
+
 // Wrangler reads wrangler.toml for the pool, in this process: at its default level it prints
 // "Using secrets defined in .dev.vars" for every test runtime when `npm start` has created that
 // file (the tests set every value it holds themselves). Its warnings and errors still print.
@@ -75,6 +99,7 @@ process.env.WRANGLER_LOG ??= "warn";
 const PURE_TEST_FILES = [
   "test/scripts/**/*.test.ts",
   "test/architecture.test.ts",
+  "test/board/**/*.test.ts",
   "test/docs-references.test.ts",
   "test/db/json-rows.test.ts",
   "test/streams/live-state.test.ts",
@@ -99,8 +124,9 @@ export default defineConfig(async () => {
     plugins: [
       withoutSourcemaps(/\/node_modules\/@modelcontextprotocol\/sdk\/dist\/.*\.js$/),
       markdownSnippets(),
+      boardScript(),
       textModules(
-        /(swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)|\.client\.js|\/docs\/metrics\.md)$/,
+        /(swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)|\/docs\/metrics\.md)$/,
       ),
       cloudflareTest({
         main: "./src/index.ts",
@@ -109,6 +135,10 @@ export default defineConfig(async () => {
           // A database outside the shard pattern, which test/db/shards.test.ts binds as a new
           // shard to check that adding one is a deployment step only.
           d1Databases: { SPARE_D1: "spare-d1" },
+          // No test reaches outside the machine: every outbound fetch goes to the tests' own
+          // network (a local DNS-over-HTTPS resolver, loopback passed on, anything else
+          // refused and failed by test/setup.ts).
+          outboundService: testNetwork,
           bindings: {
             ENVIRONMENT: "test",
             OPERATOR_TOKEN: "test-operator-token",
@@ -116,6 +146,8 @@ export default defineConfig(async () => {
             JWT_JWKS: testJwks,
             JWT_ISSUER: "https://idp.test/",
             JWT_AUDIENCE: "https://api.test/v1",
+            WEBHOOK_DOH_URL: TEST_RESOLVER_URL,
+            TEST_REFUSED_REQUESTS_URL: REFUSED_REQUESTS_URL,
           },
         },
       }),

@@ -20,13 +20,23 @@
  * opens a machine, whose power and count plots and OEE per
  * shift are drawn; the page fits 390 px and 1,400 px without horizontal scrolling, and no
  * figure breaks across lines; the icon answers; a company without machines says so. It saves screenshots to
- * `docs/board.png` (1,400 px) and `docs/board-phone.png` (390 px).
+ * `docs/board.png` (1,400 px) and `docs/board-phone.png` (390 px, a reason being given).
+ *
+ * The reason queue: the second machine has 13 ended stops without a reason, every one listed
+ * on its card (not "and 12 more"); its timeline shows a down stretch where its open stop is;
+ * at 390 px (a phone at the machine) one of the 13 is given its reason from the page, which
+ * the stops report (`POST /v1/reports/stops`) then shows, and the card keeps showing that
+ * reason after the stop. The first machine, whose nominal speed is set below what it makes,
+ * warns that it runs above its nominal speed.
  */
 /// <reference lib="dom" />
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Page } from "playwright-core";
+import type { components } from "../clients/typescript/src/generated/api";
 import { PROJECT_ROOT, type Stack, startStack, stopStack } from "./stack";
+
+type Api = components["schemas"];
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const HOUR = 3_600_000;
@@ -75,6 +85,8 @@ interface Plant {
   /** A running machine whose count signal says no pieces since `detectedStart`. */
   capper: { id: number; name: string };
   detectedStart: number;
+  /** The second machine's ended stops without a reason, oldest first. */
+  queue: { id: number; start: number; end: number }[];
 }
 
 /** A company of its own with a key and no machine at all. */
@@ -198,8 +210,13 @@ async function buildPlant(stack: Stack): Promise<Plant> {
   });
   await call(stack, "/v1/nominal-speeds", {
     key,
+    // The first machine makes 10 bottles a minute of the first SKU, set at 8: above its nominal speed.
     body: machines.flatMap((m) =>
-      skus.map((s) => ({ machine: { id: m.id }, sku: { id: s.id }, nominalSpeed: 12 })),
+      skus.map((s) => ({
+        machine: { id: m.id },
+        sku: { id: s.id },
+        nominalSpeed: m === press && s === skus[0] ? 8 : 12,
+      })),
     ),
   });
   const [operator] = await call<{ id: number }[]>(stack, "/v1/operators", {
@@ -235,7 +252,20 @@ async function buildPlant(stack: Stack): Promise<Plant> {
       },
     ],
   });
-  return { key, machines, bench, skus, stopStart, capper, detectedStart };
+  // The second machine's queue: 13 stops of 3 minutes over the last 19 hours, no reason given.
+  const queueSpans = Array.from({ length: 13 }, (_, i) => {
+    const start = Math.floor((now - (19 - i) * HOUR) / 60_000) * 60_000;
+    return { start, end: start + 3 * 60_000 };
+  });
+  const queued = await call<{ id: number }[]>(stack, `/operator/v1/machines/${second.id}/stops`, {
+    body: queueSpans.map((q) => ({
+      startTime: new Date(q.start).toISOString(),
+      endTime: new Date(q.end).toISOString(),
+      isProgrammed: false,
+    })),
+  });
+  const queue = queueSpans.map((q, i) => ({ ...q, id: queued[i]?.id ?? 0 }));
+  return { key, machines, bench, skus, stopStart, capper, detectedStart, queue };
 }
 
 function check(condition: unknown, message: string): asserts condition {
@@ -337,6 +367,39 @@ async function main(): Promise<void> {
       `machine 2 shows "Down since ${since}, reason not given", the plant's time`,
     );
     check(one.includes("No open stop, none waiting for a reason"), "machine 1 has no stop to show");
+    const queueLines = await Promise.all(
+      plant.queue.map((q) =>
+        page
+          .locator(`[data-machine-id="${second.id}"] [data-field="stop"] [data-stop-id="${q.id}"]`)
+          .innerText(),
+      ),
+    );
+    check(
+      plant.queue.every(
+        (q, i) =>
+          queueLines[i] ===
+          `Stop ${wallClock(q.start, PLANT_ZONE)}–${wallClock(q.end, PLANT_ZONE)} waiting for its reason`,
+      ) && !/\bmore\b/.test(two),
+      `machine 2 lists each of its ${plant.queue.length} stops waiting for a reason, not "and ${plant.queue.length - 1} more"`,
+    );
+    const downStretch = page.locator(
+      `[data-machine-id="${second.id}"] [data-band="day"] [data-state="down"]` +
+        `[data-start="${new Date(plant.stopStart).toISOString()}"]`,
+    );
+    check(
+      Date.parse((await downStretch.getAttribute("data-end")) ?? "") >=
+        plant.stopStart + 9 * 60_000,
+      "machine 2's timeline of the last 24 hours is down from its stop's start to now",
+    );
+    check(
+      (await page.locator("#legend").innerText()).includes("Not scheduled"),
+      "the legend names the timeline's classes",
+    );
+    check(
+      /running above nominal speed: check the nominal speed/i.test(one) &&
+        !/nominal speed: check/i.test(two),
+      "machine 1, faster than its nominal speed, says so (and machine 2 does not)",
+    );
     const detectedSince = wallClock(plant.detectedStart, PLANT_ZONE);
     await page
       .locator(`[data-machine-id="${plant.capper.id}"] [data-field="stop"]`)
@@ -463,7 +526,49 @@ async function main(): Promise<void> {
       (await page.locator(".fig").count()) > 0 && broken.length === 0,
       `no figure breaks across lines at 390 px${broken.length ? `: ${broken.join(", ")}` : ""}`,
     );
+
+    // A phone at the machine: the oldest stop of machine 2's queue gets its reason from the page.
+    const [oldest] = plant.queue;
+    if (!oldest) throw new Error("no queue");
+    await page.locator(`[data-machine-id="${second.id}"]`).click();
+    const row = page.locator(`#detail-stops li[data-stop-id="${oldest.id}"]`);
+    await row.getByRole("button", { name: "Give reason" }).click();
+    await row.getByLabel("General cause").selectOption({ label: "Material shortage" });
+    await row.getByLabel("Specific cause").selectOption({ label: "Waiting for cartons" });
+    await row.getByLabel("Note").fill("pallet late");
+    check(await fitsWidth(page), "the reason form fits 390 px");
+    await row.scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(PROJECT_ROOT, "docs", "board-phone.png") });
+    await row.getByRole("button", { name: "Save reason" }).click();
+    await row
+      .filter({ hasText: "Material shortage · Waiting for cartons (pallet late)" })
+      .waitFor({ timeout: 5_000 });
+    check(true, "a reason given from the page shows on the stop's row at once");
+    const report = await call<Api["StopsReportPage"]>(stack, "/v1/reports/stops", {
+      key: plant.key,
+      body: { stopId: { include: [oldest.id] } },
+    });
+    const given = report.stops[0]?.classification;
+    check(
+      given?.generalCause.name === "Material shortage" &&
+        given.specificCause.name === "Waiting for cartons" &&
+        given.description === "pallet late",
+      "the stops report shows the reason given from the board",
+    );
+    await page
+      .locator(
+        `[data-machine-id="${second.id}"] [data-field="reasons"] [data-stop-id="${oldest.id}"]`,
+      )
+      .filter({ hasText: "Material shortage" })
+      .waitFor({ timeout: 5_000 });
+    check(
+      (await page
+        .locator(
+          `[data-machine-id="${second.id}"] [data-field="stop"] [data-stop-id="${oldest.id}"]`,
+        )
+        .count()) === 0,
+      "machine 2's card no longer lists that stop as waiting, and shows its reason after the stop",
+    );
 
     // A company without machines: the board says so.
     const empty = await browser.newPage({

@@ -8,7 +8,9 @@ declare module "swagger-ui-dist/swagger-ui.css" {
   const text: string;
   export default text;
 }
-declare module "*.client.js" {
+// The plant board's bundled browser script (scripts/build-board.ts writes it; the tests' Vite
+// plugin makes it in memory).
+declare module "*/dist/board.js" {
   const text: string;
   export default text;
 }

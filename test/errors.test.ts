@@ -277,7 +277,7 @@ describe("the OpenAPI document and the docs page", () => {
     expect(script.headers.get("content-type")).toMatch(/javascript/);
     expect(script.headers.get("etag")).toBeTruthy();
     const text = await script.text();
-    expect(text).toContain('"x-api-key": state.key');
+    expect(text).toContain('"x-api-key": options.apiKey');
     expect(text).toContain("sessionStorage");
     // The key goes in a header only: no query string is ever built from it.
     expect(text).not.toMatch(/[?&](api_?key|key)=/i);

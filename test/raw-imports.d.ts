@@ -39,3 +39,8 @@ declare module "*webhooks.md?snippet=verify-node" {
     header: string | null | undefined,
   ): Promise<boolean>;
 }
+
+declare module "*.json?raw" {
+  const content: string;
+  export default content;
+}

@@ -12,15 +12,14 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, relative, sep } from "node:path";
 import { d1Bindings } from "../../scripts/lib/cloudflare-setup";
+import { WRANGLER_BIN } from "../../scripts/lib/project";
 import { ROOT } from "./bench-env";
 import { DEV_SERVER_ENV } from "./spawn-dev-server";
 
 /** Absolute path of the project root. */
 
-const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
 const READY_TIMEOUT_MS = 90_000;
 
 /** Where one run keeps its files, all under `.wrangler/` (git-ignored). */
@@ -69,7 +68,9 @@ function runWrangler(args: string[], logFile: string): void {
 
 /**
  * The project's wrangler.toml for a copy in `buildDir`: `main` is the bundle
- * `dist/index.js` there, and the migrations folder is made relative to the copy.
+ * `dist/index.js` there, the migrations folder is made relative to the copy, and the
+ * `[build]` table goes (the bundle already holds the board's script, which that command
+ * builds, and its paths are the project's, not the copy's).
  *
  * @param buildDir the folder of the copy, relative to the project root.
  * @throws Error when wrangler.toml has no `main` line.
@@ -78,7 +79,8 @@ export function frozenConfig(buildDir: string): string {
   const up = relative(join(ROOT, buildDir), ROOT).split(sep).join("/");
   const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
     .replace(/^main = .*$/m, 'main = "dist/index.js"')
-    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${up}/migrations"`);
+    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${up}/migrations"`)
+    .replace(/^\[build\]\n(?:[^[\n].*\n)*/m, "");
   if (!config.includes('main = "dist/index.js"')) throw new Error("wrangler.toml has no main");
   return config;
 }

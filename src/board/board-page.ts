@@ -1,30 +1,18 @@
 /**
  * `/board`: the plant board, a shop-floor page served by the Worker itself (no CDN, no chart
- * library) with its browser script shipped as text modules (`board*.client.js`) and served as
- * one file. The script calls only the public API with the key a person enters (kept in the
- * tab's session storage, sent as `x-api-key`, never in a URL), follows the company's stream
- * events and polls as a fallback. What it shows: README.md ("The plant board").
+ * library). Its browser script is TypeScript in ./browser/ (type-checked with the DOM's
+ * types, reading the public API through the generated client), bundled into one script by
+ * the build (scripts/lib/board-bundle.ts: wrangler's `[build]` writes dist/board.js, the
+ * tests bundle it in memory) and served here as text. The script calls only the public API
+ * with the key a person enters (kept in the tab's session storage, sent as `x-api-key`,
+ * never in a URL), follows the company's stream events and polls as a fallback. What it
+ * shows: README.md ("The plant board").
  */
 import type { Context } from "hono";
+import boardScript from "../../dist/board.js";
 import type { AppEnv } from "../app-env";
 import { serveText } from "../http/docs-page";
 import { EVENT_KINDS } from "../streams/names";
-import boardMainScript from "./board.client.js";
-import boardChartsScript from "./board-charts.client.js";
-import boardDetailScript from "./board-detail.client.js";
-import boardFormatScript from "./board-format.client.js";
-import boardLiveScript from "./board-live.client.js";
-import boardStopsScript from "./board-stops.client.js";
-
-/** The board's script: its parts in the order they build on each other. */
-const boardScript = [
-  boardFormatScript,
-  boardChartsScript,
-  boardDetailScript,
-  boardStopsScript,
-  boardLiveScript,
-  boardMainScript,
-].join("\n");
 
 /** The icon of the Worker's pages (a gauge), served at /favicon.svg and /favicon.ico. */
 const FAVICON_SVG =
@@ -75,6 +63,37 @@ input{font:inherit;padding:.4rem;min-width:16rem;max-width:100%}
 figure{margin:1rem 0}figcaption{font-weight:600}
 .chart{width:100%;max-width:600px;height:auto;color:var(--accent)}
 .chart text{fill:CanvasText}
+.chart .above-nominal{color:var(--warn)}
+.line{display:block}
+.line.waiting{font-size:.9rem;font-weight:500}
+.muted,.ends{color:var(--muted)}
+.warn{color:var(--warn);font-weight:600}
+.timeline{display:flex;flex-direction:column;gap:.25rem;margin:.25rem 0 .5rem}
+.band{display:grid;grid-template-columns:2.75rem 1fr;column-gap:.5rem;align-items:center;font-size:.8rem}
+.band-name{color:var(--muted)}
+.track{position:relative;display:block;height:.9rem;border-radius:3px;box-shadow:inset 0 0 0 1px #8886;overflow:hidden}
+.stretch{position:absolute;top:0;bottom:0}
+.ends{grid-column:2;display:flex;justify-content:space-between;font-size:.75rem}
+.s-running,.key-running{background:#2e7d32}
+.s-down,.key-down{background:var(--bad)}
+.s-planned,.key-planned{background:#7b61a8}
+.s-no-data,.key-no-data{background:repeating-linear-gradient(135deg,#888b 0 2px,transparent 2px 5px)}
+.s-not-scheduled,.key-not-scheduled{background:#8884}
+.legend{display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:0 0 .75rem;font-size:.85rem}
+.legend span{display:inline-flex;align-items:center;gap:.35rem}
+.legend i{display:inline-block;width:1.1rem;height:.8rem;border-radius:2px;box-shadow:inset 0 0 0 1px #8886}
+#detail-stops h3{font-size:1.05rem;margin:0 0 .5rem}
+.stop-list{list-style:none;margin:0;padding:0;display:flex;flex-direction:column;gap:.5rem;max-width:40rem}
+.stop-row{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:center;border:1px solid #8884;border-radius:6px;padding:.5rem .75rem}
+.stop-row .reason{flex:1 1 12rem}
+.reason.waiting{color:var(--warn);font-weight:600}
+.origin{font-size:.8rem;border:1px solid #8886;border-radius:1rem;padding:0 .5rem}
+.stop-row button,.reason-form select,.reason-form input{min-height:2.75rem;padding:.25rem .75rem}
+.reason-form{flex-basis:100%;display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.5rem .75rem;align-items:center}
+.reason-form select,.reason-form input{min-width:0;width:100%}
+.reason-form .actions{grid-column:1/-1;display:flex;gap:.5rem}
+.form-error{color:var(--bad);margin:0;grid-column:1/-1}
+@media (max-width:30rem){.reason-form{grid-template-columns:1fr}}
 `;
 
 /** The board's HTML: the key form, the machine grid and the detail panel. */
@@ -103,12 +122,14 @@ export function boardPageHtml(): string {
 <button type="submit">Show the plant</button>
 <p>The key stays in this browser tab (session storage) and is sent only as the
 <code>x-api-key</code> header. It needs the read scopes of machines, signals, realtime,
-reports and production logs.</p>
+reports and production logs; with <code>realtime.write</code> it can give a stop its reason.</p>
 </form>
+<p id="legend" class="legend" hidden></p>
 <section id="machines" class="grid" aria-label="Machines" aria-busy="true"></section>
 <section id="detail" hidden aria-labelledby="detail-title">
 <div id="detail-head"><h2 id="detail-title"></h2>
 <button id="close-detail" type="button">Close</button></div>
+<div id="detail-stops" aria-labelledby="detail-stops-title"></div>
 <div id="detail-charts"></div>
 </section>
 </main>

@@ -50,7 +50,8 @@ export const SyncFilterFields = {
     }),
 };
 
-interface SyncFilters {
+/** The pull-sync fields of a parsed search body (`SyncFilterFields`). */
+export interface SyncFilters {
   updatedAt?: DateComparison;
   includeDeleted?: boolean | null;
   syncAfter?: { updatedAt: number; id: string | number } | null;

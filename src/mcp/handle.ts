@@ -1,25 +1,41 @@
 /**
  * Answers one JSON-RPC message of `/mcp` with a server built for this request (stateless),
- * through the SDK's web-standard Streamable HTTP transport. Loaded by `routes.ts` on the
- * first `/mcp` request only: evaluating the SDK is costly (docs/mcp.md), and a cold start of
- * any other route should not pay it.
+ * in the protocol era the request speaks, through the SDK's web-standard entry points
+ * (`@modelcontextprotocol/server` 2.x). Loaded by `routes.ts` on the first `/mcp` request
+ * only: evaluating the SDK is costly (docs/mcp.md), and a cold start of any other route
+ * should not pay it.
+ *
+ * - Revision 2026-07-28 (a request carrying the `_meta` envelope): `createMcpHandler`, which
+ *   checks the envelope, the protocol version (`-32022` for one it does not serve) and the
+ *   standard headers `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (`-32020` when missing
+ *   or not the body's), answers `server/discover`, stamps `resultType` and the server's
+ *   identity on every result, and answers a `subscriptions/listen` (nothing to listen to
+ *   here) with its acknowledgement and a graceful end.
+ * - Revision 2025-11-25 and earlier (no envelope: `initialize`, then requests): the SDK's
+ *   stateless Streamable HTTP transport, answering JSON as it always did here (the entry's own
+ *   fallback would answer an SSE stream).
  */
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { invalidParams } from "./jsonrpc";
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { mcpResources } from "./resources";
 import { createMcpServer } from "./server";
 import type { ToolContext } from "./tool";
 import { MCP_TOOLS } from "./tools";
 
 /**
- * The transport's answer to one request: JSON (never an SSE stream), a JSON-RPC error for
- * a wrong `Accept`, `Content-Type` or protocol version, or unreadable JSON (`-32700`), and
- * Invalid params (`-32602`) for params that do not fit their method (src/mcp/jsonrpc.ts).
+ * The SDK's answer to one request: JSON (an SSE stream only for `subscriptions/listen`, which
+ * ends at once: the tools send no progress), or a JSON-RPC error for a wrong `Content-Type`,
+ * `Accept` (2025-11-25), protocol version or standard header,
+ * unreadable JSON (`-32700`), and Invalid params (`-32602`) for params that do not fit their
+ * method (src/mcp/jsonrpc.ts).
  *
  * @param ctx the request's credential, database and bindings.
  * @param request the HTTP request, its body not yet read.
- * @param parsedBody the body parsed as JSON, or undefined when it is not JSON (the
- *   transport then reads it and answers the parse error).
+ * @param parsedBody the body parsed as JSON, or undefined when it is not JSON (the SDK then
+ *   reads it and answers the parse error).
  * @param openApiDocument the public OpenAPI document (the `docs://openapi` resource).
  */
 export async function handleMcp(
@@ -28,25 +44,42 @@ export async function handleMcp(
   parsedBody: unknown,
   openApiDocument: () => unknown,
 ): Promise<Response> {
-  const server = createMcpServer(ctx, MCP_TOOLS, mcpResources(openApiDocument));
+  const build = () => createMcpServer(ctx, MCP_TOOLS, mcpResources(openApiDocument));
+  if (await isLegacyRequest(request, parsedBody)) return answerLegacy(build(), request, parsedBody);
+  const handler = createMcpHandler(build, {
+    // 2025-era requests are answered above; this handler sees only enveloped ones.
+    legacy: "reject",
+    onerror: (error) => logRefusal(ctx, error),
+  });
+  return handler.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
+}
+
+/** A 2025-11-25 request through the stateless transport: one JSON answer, then teardown. */
+async function answerLegacy(
+  server: ReturnType<typeof createMcpServer>,
+  request: Request,
+  parsedBody: unknown,
+): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
   await server.connect(transport);
-  // Params that do not fit their method are answered Invalid params here, before the SDK's
-  // dispatch would answer them as an Internal error with the validator's dump.
-  const dispatch = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    const problem = invalidParams(message);
-    if (!problem) return dispatch?.(message, extra);
-    const { code, message: text, id } = problem;
-    void transport.send({ jsonrpc: "2.0", id, error: { code, message: text } });
-  };
-  const response = await transport.handleRequest(
-    request,
-    parsedBody === undefined ? undefined : { parsedBody },
-  );
-  await server.close();
-  return response;
+  try {
+    return await transport.handleRequest(
+      request,
+      parsedBody === undefined ? undefined : { parsedBody },
+    );
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * What the modern entry reports: a request it refused (its answer says why to the client)
+ * or a failure of its own (answered 500 `-32603` without details). Logged as a warning with
+ * the request id, for an operator reading why a client's calls fail.
+ */
+function logRefusal(ctx: ToolContext, error: Error): void {
+  console.warn(JSON.stringify({ level: "warn", requestId: ctx.requestId, mcp: error.message }));
 }

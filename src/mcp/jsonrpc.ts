@@ -4,16 +4,18 @@
  * (-32600), not a Parse error (-32700, for text that is not JSON); params that do not fit
  * the method are Invalid params (-32602), not an Internal error (-32603) carrying a zod
  * dump (the SDK's dispatch lets the parse failure through as a plain error; upstream
- * modelcontextprotocol/typescript-sdk issue 2284).
+ * modelcontextprotocol/typescript-sdk issue 2284). The methods' schemas are the SDK's
+ * public ones (`@modelcontextprotocol/core`).
  */
 import {
   CallToolRequestSchema,
+  DiscoverRequestSchema,
   InitializeRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
   ReadResourceRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/core";
 
 /** The codes of the JSON-RPC 2.0 specification, section 5.1. */
 export const JSON_RPC = {
@@ -39,7 +41,8 @@ const isRequestId = (id: unknown): id is string | number =>
   typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id));
 
 /**
- * The request schemas of the methods this server answers (the SDK's own), by method. Only
+ * The request schemas of the methods this server answers (the SDK's own), by method, in
+ * either era (`initialize` and `ping` in 2025-11-25, `server/discover` in 2026-07-28). Only
  * these: the params of a method the server does not offer are not checked, so that it stays
  * Method not found (-32601).
  */
@@ -47,6 +50,7 @@ const SERVED_REQUESTS = new Map(
   [
     InitializeRequestSchema,
     PingRequestSchema,
+    DiscoverRequestSchema,
     ListToolsRequestSchema,
     CallToolRequestSchema,
     ListResourcesRequestSchema,

@@ -1,12 +1,13 @@
 /**
- * `/mcp`: the Model Context Protocol over Streamable HTTP (revision 2025-11-25), stateless,
- * behind the same security chain as `/v1` (`publicChain`): failed authentications limited per
- * client address, the credential (`x-api-key` or a Bearer access token; 401 with
- * `WWW-Authenticate` before anything is read), the credential's rate limit, the public body
- * size limit. Each POST
- * carries one JSON-RPC message and gets its answer as JSON (no SSE stream: the tools answer
- * at once). Not in /openapi.json (one JSON-RPC endpoint is not a REST operation); described
- * in docs/mcp.md.
+ * `/mcp`: the Model Context Protocol over Streamable HTTP, revision 2026-07-28 (stateless by
+ * design: `_meta` on every request, `server/discover`) and, for the clients made before it,
+ * 2025-11-25 (`initialize`, served statelessly), behind the same security chain as `/v1`
+ * (`publicChain`): failed authentications limited per client address, the credential
+ * (`x-api-key` or a Bearer access token; 401 with `WWW-Authenticate` before anything is
+ * read), the credential's rate limit, the public body size limit. Each POST carries one
+ * JSON-RPC message and gets its answer as JSON (no SSE stream: the tools answer at once; a
+ * `subscriptions/listen` gets its acknowledgement and end as one short stream). Not in
+ * /openapi.json (one JSON-RPC endpoint is not a REST operation); described in docs/mcp.md.
  */
 
 import { type Context, Hono } from "hono";
@@ -84,8 +85,9 @@ export function mcpRoutes(openApiDocument: () => unknown) {
         const { code, message, id } = refused.problem;
         return relay(c, jsonRpcError(code, message, id, refused.status));
       }
-      // The body is read once, here; the transport checks Accept, Content-Type and the
-      // protocol version, and answers unreadable JSON with a JSON-RPC parse error.
+      // The body is read once, here; the SDK checks Content-Type (and Accept, on
+      // 2025-11-25), the protocol version and the standard headers, and answers unreadable
+      // JSON with a parse error.
       const request = new Request(c.req.url, {
         method: "POST",
         headers: c.req.raw.headers,

@@ -1,33 +1,56 @@
 /**
  * The MCP server of one request (stateless: a new server per HTTP request, nothing kept
- * between them), on the SDK's low-level `Server`, so that `tools/list` can show only the tools
- * the credential's scopes allow while `tools/call` of a hidden tool still answers with the
- * missing scope, as the REST 403 does.
+ * between them), on the SDK's low-level `Server` (its documented choice for "a tool set
+ * computed per request"), so that `tools/list` can show only the tools the credential's
+ * scopes allow while `tools/call` of a hidden tool still answers with the missing scope, as
+ * the REST 403 does. The same server answers both protocol eras: the SDK encodes each
+ * answer for the revision the request speaks (`resultType` and `serverInfo` on 2026-07-28
+ * results, none on 2025-11-25 ones).
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+  type JSONRPCRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  type Result,
+  Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
+import { invalidParams } from "./jsonrpc";
 import type { McpResource } from "./resources";
 import type { McpTool, ToolContext } from "./tool";
 
-/** JSON-RPC code of an unknown resource URI (MCP 2025-11-25, "Resources", error handling). */
-const RESOURCE_NOT_FOUND = -32002;
-
-/** The server's name and version in `initialize`. */
+/** The server's name and version (`server/discover`'s `_meta`, `initialize`'s `serverInfo`). */
 const MCP_SERVER_INFO = { name: "production-monitoring", version: "0.1.0" } as const;
+
+/** A request handler as the SDK stores it: the raw request in, a result out. */
+type RawHandler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
+
+/**
+ * `Server` whose every request handler first checks the request's params against the
+ * method's schema (`invalidParams`, src/mcp/jsonrpc.ts): params that do not fit are Invalid
+ * params (-32602) naming the field, where the SDK's own check of a spec method throws a plain
+ * error that it answers as an Internal error (-32603) carrying the validator's dump. The check
+ * runs where the SDK dispatches, after its transport checks (headers, envelope, protocol
+ * version), so those keep their own codes.
+ */
+class CheckedServer extends Server {
+  protected override _wrapHandler(method: string, handler: RawHandler): RawHandler {
+    const wrapped = super._wrapHandler(method, handler);
+    return (request, ctx) => {
+      const problem = invalidParams(request);
+      if (problem) throw new ProtocolError(problem.code, problem.message);
+      return wrapped(request, ctx);
+    };
+  }
+}
 
 /**
  * A request handler whose unexpected failures are logged with the request id and answered
- * as a JSON-RPC Internal error without their message (which could name internals); an
- * `McpError` (unknown tool, unknown resource) keeps its code and words.
+ * as a JSON-RPC Internal error without their message (which could name internals); a
+ * `ProtocolError` (unknown tool, unknown resource) keeps its code and words.
  */
 function guarded<A extends unknown[], R>(
   ctx: ToolContext,
@@ -37,7 +60,7 @@ function guarded<A extends unknown[], R>(
     try {
       return await handler(...args);
     } catch (error) {
-      if (error instanceof McpError) throw error;
+      if (error instanceof ProtocolError) throw error;
       console.error(
         JSON.stringify({
           level: "error",
@@ -46,12 +69,15 @@ function guarded<A extends unknown[], R>(
           stack: error instanceof Error ? error.stack : undefined,
         }),
       );
-      throw new McpError(ErrorCode.InternalError, "Internal error");
+      throw new ProtocolError(ProtocolErrorCode.InternalError, "Internal error");
     }
   };
 }
 
-/** What an assistant is told once, at `initialize`: who it acts for and the units. */
+/**
+ * What an assistant is told once (`server/discover` on 2026-07-28, `initialize` on
+ * 2025-11-25): who it acts for and the units.
+ */
 function instructions(ctx: ToolContext): string {
   const { companyName, timezone } = ctx.principal;
   return (
@@ -86,7 +112,7 @@ export function createMcpServer(
   tools: readonly McpTool[],
   resources: readonly McpResource[],
 ): Server {
-  const server = new Server(MCP_SERVER_INFO, {
+  const server = new CheckedServer(MCP_SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
     instructions: instructions(ctx),
     // Ajv compiles schemas with `new Function`, which workerd forbids.
@@ -95,7 +121,7 @@ export function createMcpServer(
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
 
   server.setRequestHandler(
-    ListToolsRequestSchema,
+    "tools/list",
     guarded(ctx, () => ({
       tools: tools
         .filter((tool) => ctx.principal.scopes.has(tool.scope))
@@ -111,18 +137,21 @@ export function createMcpServer(
   );
 
   server.setRequestHandler(
-    CallToolRequestSchema,
+    "tools/call",
     guarded(ctx, async (request) => {
       const tool = byName.get(request.params.name);
       if (!tool) {
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Unknown tool: ${request.params.name}`,
+        );
       }
       return toCallResult(await tool.call(ctx, request.params.arguments));
     }),
   );
 
   server.setRequestHandler(
-    ListResourcesRequestSchema,
+    "resources/list",
     guarded(ctx, () => ({
       resources: resources.map(({ uri, name, title, description, mimeType }) => ({
         uri,
@@ -135,12 +164,13 @@ export function createMcpServer(
   );
 
   server.setRequestHandler(
-    ReadResourceRequestSchema,
+    "resources/read",
     guarded(ctx, (request) => {
-      const resource = resources.find((r) => r.uri === request.params.uri);
-      if (!resource) {
-        throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${request.params.uri}`);
-      }
+      const { uri } = request.params;
+      const resource = resources.find((r) => r.uri === uri);
+      // -32602 with `data.uri` in both eras (2026-07-28 moved it from -32002; the SDK sends
+      // -32602 to 2025-11-25 clients too, as its 1.x line always did).
+      if (!resource) throw new ResourceNotFoundError(uri);
       return {
         contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.read() }],
       };

@@ -44,14 +44,19 @@ const PAGING =
   "Paged: `page` from 1, `limit` 1 to 100 (default 10); the answer gives totalCount and " +
   "totalPages, so ask for the next page rather than a larger window.";
 
+/** A count with its noun, singular for 1: `1 operator`, `2 operators`, `0 operators`. */
+function counted(n: number, [one, many]: readonly [string, string]): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** `totalCount` rows, `n` on this page: the words of every paged summary. */
 function pageSummary(
-  what: string,
+  what: readonly [string, string],
   page: { totalCount: number; currentPage: number; totalPages: number },
   n: number,
 ): string {
-  if (page.totalCount === 0) return `No ${what} match.`;
-  return `${n} ${what} on page ${page.currentPage} of ${page.totalPages} (${page.totalCount} in all).`;
+  if (page.totalCount === 0) return `No ${what[1]} match.`;
+  return `${counted(n, what)} on page ${page.currentPage} of ${page.totalPages} (${page.totalCount} in all).`;
 }
 
 /** Every tool of the server, in the order `tools/list` shows them. */
@@ -68,7 +73,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     output: z.object({ machines: z.array(MachineSchema) }),
     run: async (ctx) => ({ machines: await listMachines(ctx.scope) }),
     summary: ({ machines }) =>
-      `${machines.length} machines: ${machines.map((m) => `${m.name} (id ${m.id})`).join(", ")}.`,
+      `${counted(machines.length, ["machine", "machines"])}: ${machines.map((m) => `${m.name} (id ${m.id})`).join(", ")}.`,
   }),
   defineTool({
     name: "machine_now",
@@ -89,7 +94,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
         realtime.current
           ? `SKU ${realtime.current.sku.sku}${realtime.current.simpleWorkOrder ? `, work order ${realtime.current.simpleWorkOrder.name}` : ""}`
           : "no SKU running",
-        `${realtime.operators.length} operators`,
+        counted(realtime.operators.length, ["operator", "operators"]),
         `count ${realtime.production.count}`,
       ];
       const oee = metrics?.productionMetrics.oee;
@@ -126,7 +131,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
       );
       return pageEnvelope("metrics", page);
     },
-    summary: (page) => pageSummary("machine x shift rows", page, page.metrics.length),
+    summary: (page) =>
+      pageSummary(["machine x shift row", "machine x shift rows"], page, page.metrics.length),
   }),
   defineTool({
     name: "stops_report",
@@ -146,7 +152,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     summary: (page) => {
       const minutes = page.stops.reduce((sum, row) => sum + row.stop.durationInMinutes, 0);
-      return `${pageSummary("stops", page, page.stops.length)} ${minutes.toFixed(1)} minutes of stops on this page.`;
+      return `${pageSummary(["stop", "stops"], page, page.stops.length)} ${minutes.toFixed(1)} minutes of stops on this page.`;
     },
   }),
   defineTool({
@@ -169,7 +175,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       );
       return pageEnvelope("kpis", page);
     },
-    summary: (page) => pageSummary("KPI groups", page, page.kpis.length),
+    summary: (page) => pageSummary(["KPI group", "KPI groups"], page, page.kpis.length),
   }),
   defineTool({
     name: "downtime_pareto",
@@ -192,7 +198,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       const lead = top
         ? ` The largest group holds ${(top.share * 100).toFixed(1)} % of the minutes.`
         : "";
-      return `${pageSummary("downtime groups", page, page.downtime.length)}${lead}`;
+      return `${pageSummary(["downtime group", "downtime groups"], page, page.downtime.length)}${lead}`;
     },
   }),
   defineTool({
@@ -230,7 +236,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       const first = points[0];
       const last = points[points.length - 1];
       return first && last
-        ? `${points.length} ${out.agg_function} points of ${out.name}, ${first.timestamp} to ${last.timestamp}.`
+        ? `${counted(points.length, [`${out.agg_function} point`, `${out.agg_function} points`])} of ${out.name}, ${first.timestamp} to ${last.timestamp}.`
         : `No samples of ${out.name} in the window.`;
     },
   }),
@@ -252,6 +258,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       const page = await filterLogs(scope, filters, pageRequest(filters));
       return pageEnvelope("productionLogs", page);
     },
-    summary: (page) => pageSummary("production logs", page, page.productionLogs.length),
+    summary: (page) =>
+      pageSummary(["production log", "production logs"], page, page.productionLogs.length),
   }),
 ];

@@ -126,7 +126,7 @@ describe("half-open windows [start, end)", () => {
   });
 
   it("MCP tools take the same windows", async () => {
-    const client = await connect({ "x-api-key": p.co.key });
+    const client = await connect({ "x-api-key": p.co.key }, "2026-07-28");
     const answer = (await client.callTool({
       name: "metrics_report",
       arguments: { startDate: ONE_DAY },

@@ -1,9 +1,10 @@
 /**
- * /mcp through the official SDK client against the Worker in workerd: the front door (401,
- * revoked key, rate limit, request ids, malformed bodies), tools/list per scope, every tool
- * against its REST twin, another company's ids, the resources.
+ * /mcp through the official SDK clients against the Worker in workerd, in both protocol eras
+ * (2026-07-28 with the 2.x client, 2025-11-25 with the 1.x client): the front door (401,
+ * revoked key, rate limit, request ids, malformed bodies), the 2026-07-28 wire (discovery,
+ * `resultType`, the standard headers, versions), tools/list per scope, every tool against its
+ * REST twin, another company's ids, the resources.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { importJWK, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,15 @@ import { PUBLIC_MAX_BODY_BYTES } from "../../src/http/json-body";
 import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
 import { api, createKey, ingest, operator, operatorJson } from "../harness";
 import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
-import { connect, rawPost } from "./mcp-client";
+import {
+  connect,
+  connectModern,
+  ERAS,
+  type Era,
+  type McpClient,
+  rawModern,
+  rawPost,
+} from "./mcp-client";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -33,7 +42,7 @@ interface ToolAnswer {
   content: { type: string; text?: string }[];
 }
 
-async function callTool(client: Client, name: string, args: Record<string, unknown> = {}) {
+async function callTool(client: McpClient, name: string, args: Record<string, unknown> = {}) {
   return (await client.callTool({ name, arguments: args })) as ToolAnswer;
 }
 
@@ -52,7 +61,8 @@ function errorDetail(answer: ToolAnswer): unknown {
 
 let p: Plant;
 let other: Plant;
-let full: Client;
+/** A client of each era with every scope of `p`'s company. */
+const full = {} as Record<Era, McpClient>;
 let uuid: string;
 const midnight = Math.floor(Date.now() / DAY) * DAY;
 const yesterday = midnight - DAY;
@@ -98,7 +108,7 @@ beforeAll(async () => {
     start: new Date(Math.max(midnight, Date.now() - HOUR)).toISOString(),
   });
   expect(assign.status, await assign.clone().text()).toBe(204);
-  full = await connect({ "x-api-key": p.co.key });
+  for (const era of ERAS) full[era] = await connect({ "x-api-key": p.co.key }, era);
 });
 
 describe("the front door", () => {
@@ -108,10 +118,12 @@ describe("the front door", () => {
     expect(res.headers.get("www-authenticate")).toContain("Bearer");
     expect(res.headers.get("x-request-id")).toBeTruthy();
     expect(await res.json()).toEqual({ detail: "Not authenticated" });
-    await expect(connect({})).rejects.toThrow(/401|Unauthorized|authenticated/i);
+    for (const era of ERAS) {
+      await expect(connect({}, era), era).rejects.toThrow(/401|Unauthorized|authenticated/i);
+    }
   });
 
-  it("takes a Bearer access token, whose scopes decide the tools", async () => {
+  it.each(ERAS)("takes a Bearer access token, whose scopes decide the tools (%s)", async (era) => {
     const jwk = privateKeys.rsa;
     const now = Math.floor(Date.now() / 1000);
     const token = await new SignJWT({
@@ -125,7 +137,7 @@ describe("the front door", () => {
     })
       .setProtectedHeader({ alg: "RS256", kid: jwk.kid, typ: "JWT" })
       .sign(await importJWK(jwk, "RS256"));
-    const client = await connect({ authorization: `Bearer ${token}` });
+    const client = await connect({ authorization: `Bearer ${token}` }, era);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
       "list_machines",
       "metrics_report",
@@ -137,24 +149,24 @@ describe("the front door", () => {
     expect(machines.structuredContent).toEqual({ machines: await rest(p.co.key, "/v1/machines") });
     // Both credentials at once is a 401, as on /v1.
     await expect(
-      connect({ authorization: `Bearer ${token}`, "x-api-key": p.co.key }),
+      connect({ authorization: `Bearer ${token}`, "x-api-key": p.co.key }, era),
     ).rejects.toThrow(/401|authenticated/i);
   });
 
-  it("refuses a revoked key at once", async () => {
+  it.each(ERAS)("refuses a revoked key at once (%s)", async (era) => {
     const [issued] = await operatorJson<{ id: number; key: string }[]>(
       "POST",
       `/companies/${p.co.id}/api-keys`,
-      [{ name: "mcp-revoked", scopes: ["machines.read"] }],
+      [{ name: `mcp-revoked-${era}`, scopes: ["machines.read"] }],
     );
     if (!issued) throw new Error("no key");
-    const client = await connect({ "x-api-key": issued.key });
+    const client = await connect({ "x-api-key": issued.key }, era);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["list_machines"]);
     expect((await operator("DELETE", `/api-keys/${issued.id}`)).status).toBe(204);
     await expect(client.listTools()).rejects.toThrow(/401|authenticated/i);
   });
 
-  it("counts every request against the credential's rate limit: 429 with Retry-After", async () => {
+  it("counts every request of either era against the credential's rate limit: 429 with Retry-After", async () => {
     const [issued] = await operatorJson<{ key: string }[]>(
       "POST",
       `/companies/${p.co.id}/api-keys`,
@@ -169,11 +181,15 @@ describe("the front door", () => {
     const headers = { "x-api-key": issued?.key ?? "" };
     const list = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     expect((await rawPost(list, headers)).status).toBe(200);
-    expect((await rawPost(list, headers)).status).toBe(200);
-    const limited = await rawPost(list, headers);
-    expect(limited.status).toBe(429);
-    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect(await limited.json()).toEqual({ detail: "Rate limit exceeded" });
+    expect((await rawModern({ id: 2, method: "tools/list" }, headers)).status).toBe(200);
+    for (const limited of [
+      await rawPost(list, headers),
+      await rawModern({ id: 3, method: "server/discover" }, headers),
+    ]) {
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(await limited.json()).toEqual({ detail: "Rate limit exceeded" });
+    }
   });
 
   it("refuses a body over the public limit with the same 413 as /v1", async () => {
@@ -350,41 +366,125 @@ describe("the front door", () => {
   });
 });
 
-describe("initialize and tools/list", () => {
-  it("negotiates the current revision and tells the company's time zone", async () => {
-    const [issued] = await operatorJson<{ key: string }[]>(
-      "POST",
-      `/companies/${p.co.id}/api-keys`,
-      [{ name: "mcp-read", scopes: ["machines.read"] }],
-    );
-    const client = await connect({ "x-api-key": issued?.key ?? "" });
-    expect(client.getServerVersion()?.name).toBe("production-monitoring");
-    expect(client.getServerCapabilities()?.tools).toBeDefined();
-    expect(client.getInstructions()).toContain(`time zone UTC`);
-    // The revision a client asks for with the SDK's own constant is the one answered.
-    expect(LATEST_PROTOCOL_VERSION).toBe("2025-11-25");
-    const init = await rawPost(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: LATEST_PROTOCOL_VERSION,
-          capabilities: {},
-          clientInfo: { name: "raw", version: "1" },
-        },
-      }),
-      { "x-api-key": issued?.key ?? "" },
-    );
-    expect(init.status).toBe(200);
-    expect(init.headers.get("mcp-session-id")).toBeNull();
-    expect(await init.json()).toMatchObject({
-      result: { protocolVersion: "2025-11-25", serverInfo: { name: "production-monitoring" } },
+describe("revision 2026-07-28 on the wire", () => {
+  const headers = () => ({ "x-api-key": p.co.key });
+
+  it("answers server/discover, without initialize: versions, capabilities, identity, instructions", async () => {
+    const res = await rawModern({ id: "d1", method: "server/discover" }, headers());
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(res.headers.get("mcp-session-id")).toBeNull();
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+    expect(res.headers.get("ratelimit-policy")).toBeTruthy();
+    const { result } = (await res.json()) as { result: Record<string, unknown> };
+    expect(result).toMatchObject({
+      resultType: "complete",
+      supportedVersions: expect.arrayContaining(["2026-07-28"]),
+      capabilities: { tools: {}, resources: {} },
+      _meta: { "io.modelcontextprotocol/serverInfo": { name: "production-monitoring" } },
+      instructions: expect.stringContaining("time zone UTC"),
+      // What the key may see is the key's: never for a shared cache.
+      cacheScope: "private",
+      ttlMs: 0,
     });
   });
 
+  it("stamps every result with its resultType and the server's identity", async () => {
+    const list = await rawModern({ id: 1, method: "tools/list" }, headers());
+    expect(list.status).toBe(200);
+    expect(await list.json()).toMatchObject({
+      id: 1,
+      result: {
+        resultType: "complete",
+        tools: expect.arrayContaining([expect.objectContaining({ name: "list_machines" })]),
+        _meta: { "io.modelcontextprotocol/serverInfo": { name: "production-monitoring" } },
+      },
+    });
+    const call = await rawModern(
+      { id: 2, method: "tools/call", params: { name: "list_machines", arguments: {} } },
+      headers(),
+    );
+    expect(await call.json()).toMatchObject({
+      id: 2,
+      result: { resultType: "complete", structuredContent: { machines: expect.any(Array) } },
+    });
+  });
+
+  it("refuses a request without a standard header, or whose header is not its body's: 400, -32020", async () => {
+    const call = { id: 3, method: "tools/call", params: { name: "list_machines", arguments: {} } };
+    for (const omit of ["mcp-protocol-version", "mcp-method", "mcp-name"]) {
+      const res = await rawModern(call, headers(), { omit: [omit] });
+      expect(res.status, omit).toBe(400);
+      expect(await res.json(), omit).toMatchObject({ id: 3, error: { code: -32020 } });
+    }
+    const other = await rawModern(call, { ...headers(), "mcp-name": "metrics_report" });
+    expect(other.status).toBe(400);
+    expect(await other.json()).toMatchObject({ id: 3, error: { code: -32020 } });
+  });
+
+  it("names the revisions it serves to a request of another one: 400, -32022", async () => {
+    const res = await rawModern({ id: 4, method: "tools/list" }, headers(), {
+      version: "2099-01-01",
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      id: 4,
+      error: { code: -32022, data: { supported: ["2026-07-28"], requested: "2099-01-01" } },
+    });
+  });
+
+  it("answers a method it does not offer 404 -32601, and params that do not fit -32602 naming the field", async () => {
+    const unknown = await rawModern({ id: 5, method: "prompts/list" }, headers());
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ id: 5, error: { code: -32601 } });
+    // A method of 2025-11-25 only.
+    const ping = await rawModern({ id: 6, method: "ping" }, headers());
+    expect(await ping.json()).toMatchObject({ id: 6, error: { code: -32601 } });
+    const badArgs = await rawModern(
+      { id: 7, method: "tools/call", params: { name: "list_machines", arguments: "x" } },
+      headers(),
+    );
+    expect(badArgs.status).toBe(200);
+    const body = (await badArgs.json()) as { error: { code: number; message: string } };
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.message).toMatch(/^Invalid params for tools\/call: params\.arguments: /);
+    expect(body.error.message).not.toMatch(/"code"|invalid_type|\n|\[\s*\{/);
+  });
+
+  it("acknowledges subscriptions/listen with nothing to listen to and ends the stream at once", async () => {
+    const res = await rawModern(
+      {
+        id: 8,
+        method: "subscriptions/listen",
+        params: { notifications: { toolsListChanged: true } },
+      },
+      headers(),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    // The whole stream can be read: it is closed, not held open.
+    const events = (await res.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+    expect(events).toMatchObject([
+      { method: "notifications/subscriptions/acknowledged", params: { notifications: {} } },
+      { id: 8, result: { resultType: "complete" } },
+    ]);
+  });
+});
+
+describe.each(ERAS)("connecting and tools/list (%s)", (era) => {
+  it("tells the server's name, its capabilities and the company's time zone", async () => {
+    const key = await createKey(p.co.id, ["machines.read"]);
+    const client = await connect({ "x-api-key": key }, era);
+    expect(client.getServerVersion()?.name).toBe("production-monitoring");
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+    expect(client.getInstructions()).toContain(`time zone UTC`);
+  });
+
   it("lists every tool for a full key, read-only, each input and output an object schema", async () => {
-    const { tools } = await full.listTools();
+    const { tools } = await full[era].listTools();
     expect(tools.map((t) => t.name)).toEqual(FULL_TOOLS);
     for (const tool of tools) {
       expect(tool.annotations?.readOnlyHint).toBe(true);
@@ -398,7 +498,7 @@ describe("initialize and tools/list", () => {
 
   it("lists only list_machines for a machines.read key; a hidden tool's call names the missing scope", async () => {
     const key = await createKey(p.co.id, ["machines.read"]);
-    const client = await connect({ "x-api-key": key });
+    const client = await connect({ "x-api-key": key }, era);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["list_machines"]);
     const refused = await callTool(client, "metrics_report", {});
     expect(errorDetail(refused)).toBe("Not enough permissions. Missing scope: reports.read");
@@ -406,18 +506,66 @@ describe("initialize and tools/list", () => {
   });
 });
 
-describe("every tool answers as its REST twin", () => {
-  it("list_machines", async () => {
-    const answer = await callTool(full, "list_machines");
-    expect(answer.structuredContent).toEqual({ machines: await rest(p.co.key, "/v1/machines") });
-    expect(answer.content[0]?.text).toContain("M1");
+describe("the eras a client lands on", () => {
+  it("2.x client: pinned or probing, revision 2026-07-28; left at its default, 2025-11-25", async () => {
+    const headers = { "x-api-key": p.co.key };
+    const pinned = await connectModern(headers);
+    const probing = await connectModern(headers, "auto");
+    const byDefault = await connectModern(headers, "legacy");
+    for (const [client, era, version] of [
+      [pinned, "modern", "2026-07-28"],
+      [probing, "modern", "2026-07-28"],
+      [byDefault, "legacy", "2025-11-25"],
+    ] as const) {
+      expect(client.getProtocolEra()).toBe(era);
+      expect(client.getNegotiatedProtocolVersion()).toBe(version);
+      expect((await callTool(client, "list_machines")).isError).toBeFalsy();
+    }
+    expect(probing.getDiscoverResult()?.supportedVersions).toContain("2026-07-28");
   });
 
+  it("1.x client: initialize negotiates 2025-11-25, with no session", async () => {
+    const key = await createKey(p.co.id, ["machines.read"]);
+    // The revision a client asks for with the SDK's own constant is the one answered.
+    expect(LATEST_PROTOCOL_VERSION).toBe("2025-11-25");
+    const init = await rawPost(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" },
+        },
+      }),
+      { "x-api-key": key },
+    );
+    expect(init.status).toBe(200);
+    expect(init.headers.get("content-type")).toContain("application/json");
+    expect(init.headers.get("mcp-session-id")).toBeNull();
+    const { result } = (await init.json()) as { result: Record<string, unknown> };
+    expect(result).toMatchObject({
+      protocolVersion: "2025-11-25",
+      serverInfo: { name: "production-monitoring" },
+    });
+    // 2025-11-25 results carry no resultType.
+    expect(result).not.toHaveProperty("resultType");
+  });
+});
+
+describe("machine_now in both eras", () => {
   it("machine_now: the realtime state, the running shift's metrics row and the open stop", async () => {
     const machine = p.machines[0];
     if (!machine) throw new Error("no machine");
-    const answer = await callTool(full, "machine_now", { machine_id: machine.id });
+    const answers = await Promise.all(
+      ERAS.map((era) => callTool(full[era], "machine_now", { machine_id: machine.id })),
+    );
+    const [answer, legacy] = answers;
+    if (!answer || !legacy) throw new Error("no answer");
     expect(answer.isError, answer.content[0]?.text).toBeFalsy();
+    // The same summary in both eras (the structured answer carries the instant it was read).
+    expect(legacy.content).toEqual(answer.content);
     const out = answer.structuredContent as {
       realtime: { at: string; shift: { id: number; start: string } };
       metrics: { shift: { id: number } } | null;
@@ -433,6 +581,7 @@ describe("every tool answers as its REST twin", () => {
     expect(out.metrics?.shift.id).toBe(rows.metrics[0]?.shift.id);
     expect(out.reportsShown).toBe(true);
     expect(out.currentStop?.stop.endTime).toBeNull();
+    expect(answer.content[0]?.text).toContain("; 1 operator; ");
     expect(answer.content[0]?.text).toContain("stopped since");
     expect(answer.content[0]?.text).toContain("reason not given");
 
@@ -445,32 +594,44 @@ describe("every tool answers as its REST twin", () => {
       json: { generalCause: { name: "Material shortage" } },
     });
     expect(given.status, await given.clone().text()).toBe(200);
-    const after = await callTool(full, "machine_now", { machine_id: machine.id });
-    expect(after.structuredContent).toMatchObject({
-      currentStop: { classification: { generalCause: { name: "Material shortage" } } },
-    });
-    expect(after.content[0]?.text).toContain("reason: Material shortage");
+    for (const era of ERAS) {
+      const after = await callTool(full[era], "machine_now", { machine_id: machine.id });
+      expect(after.structuredContent, era).toMatchObject({
+        currentStop: { classification: { generalCause: { name: "Material shortage" } } },
+      });
+      expect(after.content[0]?.text, era).toContain("reason: Material shortage");
+    }
 
     // Without reports.read: the realtime state alone.
     const key = await createKey(p.co.id, ["realtime.read"]);
-    const narrow = await connect({ "x-api-key": key });
-    const alone = (await callTool(narrow, "machine_now", { machine_id: machine.id }))
-      .structuredContent as { metrics: unknown; currentStop: unknown; reportsShown: boolean };
-    expect(alone).toMatchObject({ metrics: null, currentStop: null, reportsShown: false });
+    for (const era of ERAS) {
+      const narrow = await connect({ "x-api-key": key }, era);
+      const alone = (await callTool(narrow, "machine_now", { machine_id: machine.id }))
+        .structuredContent as { metrics: unknown; currentStop: unknown; reportsShown: boolean };
+      expect(alone, era).toMatchObject({ metrics: null, currentStop: null, reportsShown: false });
+    }
+  });
+});
+
+describe.each(ERAS)("every tool answers as its REST twin (%s)", (era) => {
+  it("list_machines", async () => {
+    const answer = await callTool(full[era], "list_machines");
+    expect(answer.structuredContent).toEqual({ machines: await rest(p.co.key, "/v1/machines") });
+    expect(answer.content[0]?.text).toContain("M1");
   });
 
   it("metrics_report, on an ended shift", async () => {
     const body = { startDate: { equal: new Date(yesterday).toISOString() } };
-    const answer = await callTool(full, "metrics_report", body);
+    const answer = await callTool(full[era], "metrics_report", body);
     const expected = (await rest(p.co.key, "/v1/reports/metrics", body)) as { metrics: unknown[] };
     expect(expected.metrics).toHaveLength(1);
     expect(answer.structuredContent).toEqual(expected);
-    expect(answer.content[0]?.text).toBe("1 machine x shift rows on page 1 of 1 (1 in all).");
+    expect(answer.content[0]?.text).toBe("1 machine x shift row on page 1 of 1 (1 in all).");
   });
 
   it("stops_report, on closed stops", async () => {
     const body = { endDate: { before: new Date(midnight).toISOString() } };
-    const answer = await callTool(full, "stops_report", body);
+    const answer = await callTool(full[era], "stops_report", body);
     const expected = (await rest(p.co.key, "/v1/reports/stops", body)) as { stops: unknown[] };
     expect(expected.stops).toHaveLength(1);
     expect(answer.structuredContent).toEqual(expected);
@@ -482,7 +643,7 @@ describe("every tool answers as its REST twin", () => {
       startDate: { equal: new Date(yesterday).toISOString() },
       groupBy: ["machine", "sku"],
     };
-    const answer = await callTool(full, "kpis_report", body);
+    const answer = await callTool(full[era], "kpis_report", body);
     expect(answer.isError, answer.content[0]?.text).toBeFalsy();
     const expected = (await rest(p.co.key, "/v1/reports/kpis", body)) as {
       kpis: { sku: { id: string } | null }[];
@@ -495,7 +656,7 @@ describe("every tool answers as its REST twin", () => {
 
   it("downtime_pareto, on closed stops", async () => {
     const body = { endDate: { before: new Date(midnight).toISOString() } };
-    const answer = await callTool(full, "downtime_pareto", body);
+    const answer = await callTool(full[era], "downtime_pareto", body);
     const expected = (await rest(p.co.key, "/v1/reports/downtime", body)) as {
       downtime: { minutes: number; share: number }[];
     };
@@ -513,7 +674,7 @@ describe("every tool answers as its REST twin", () => {
       agg_function: "sum",
     };
     const signal = p.countSignals[0] ?? "";
-    const answer = await callTool(full, "signal_data", {
+    const answer = await callTool(full[era], "signal_data", {
       machine_uuid: uuid,
       public_id: signal,
       ...window,
@@ -524,7 +685,7 @@ describe("every tool answers as its REST twin", () => {
     };
     expect(expected.data).toHaveLength(8);
     expect(answer.structuredContent).toEqual(expected);
-    const tooLong = await callTool(full, "signal_data", {
+    const tooLong = await callTool(full[era], "signal_data", {
       machine_uuid: uuid,
       public_id: signal,
       start_time: new Date(midnight - 15 * DAY).toISOString(),
@@ -538,7 +699,10 @@ describe("every tool answers as its REST twin", () => {
         type: expect.any(String),
       },
     ]);
-    const badArgs = await callTool(full, "signal_data", { machine_uuid: uuid, public_id: signal });
+    const badArgs = await callTool(full[era], "signal_data", {
+      machine_uuid: uuid,
+      public_id: signal,
+    });
     expect(errorDetail(badArgs)).toEqual(
       expect.arrayContaining([expect.objectContaining({ loc: ["arguments", "start_time"] })]),
     );
@@ -546,7 +710,7 @@ describe("every tool answers as its REST twin", () => {
 
   it("search_production_logs", async () => {
     const body = { machines: { include: [p.machines[0]?.id] }, limit: 5 };
-    const answer = await callTool(full, "search_production_logs", body);
+    const answer = await callTool(full[era], "search_production_logs", body);
     const expected = (await rest(p.co.key, "/v1/production-logs/filters", body)) as {
       productionLogs: unknown[];
     };
@@ -555,16 +719,16 @@ describe("every tool answers as its REST twin", () => {
   });
 });
 
-describe("another company's ids", () => {
+describe.each(ERAS)("another company's ids (%s)", (era) => {
   it("are not found, as on REST", async () => {
     const theirs = other.machines[0];
     if (!theirs?.uuid) throw new Error("no machine");
     const restAnswer = await api(p.co.key, `/v1/realtime/${theirs.id}`);
     expect(restAnswer.status).toBe(404);
-    expect(errorDetail(await callTool(full, "machine_now", { machine_id: theirs.id }))).toBe(
+    expect(errorDetail(await callTool(full[era], "machine_now", { machine_id: theirs.id }))).toBe(
       ((await restAnswer.json()) as { detail: string }).detail,
     );
-    const signal = await callTool(full, "signal_data", {
+    const signal = await callTool(full[era], "signal_data", {
       machine_uuid: theirs.uuid,
       public_id: other.countSignals[0],
       start_time: new Date(yesterday).toISOString(),
@@ -572,26 +736,28 @@ describe("another company's ids", () => {
       agg_unit: "h",
     });
     expect(errorDetail(signal)).toBe("Machine not found");
-    const metrics = await callTool(full, "metrics_report", { machines: { include: [theirs.id] } });
+    const metrics = await callTool(full[era], "metrics_report", {
+      machines: { include: [theirs.id] },
+    });
     expect(metrics.structuredContent).toMatchObject({ totalCount: 0, metrics: [] });
-    const logs = await callTool(full, "search_production_logs", {
+    const logs = await callTool(full[era], "search_production_logs", {
       machines: { include: [theirs.id] },
     });
     expect(logs.structuredContent).toMatchObject({ totalCount: 0, productionLogs: [] });
   });
 });
 
-describe("resources", () => {
+describe.each(ERAS)("resources (%s)", (era) => {
   it("serve docs/metrics.md and the public OpenAPI document, which leaves /mcp out", async () => {
-    const { resources } = await full.listResources();
+    const { resources } = await full[era].listResources();
     expect(resources.map((r) => r.uri)).toEqual(["docs://metrics", "docs://openapi"]);
-    const metrics = await full.readResource({ uri: "docs://metrics" });
+    const metrics = await full[era].readResource({ uri: "docs://metrics" });
     expect(metrics.contents[0]).toMatchObject({ mimeType: "text/markdown", text: metricsMarkdown });
-    const openapi = await full.readResource({ uri: "docs://openapi" });
+    const openapi = await full[era].readResource({ uri: "docs://openapi" });
     const text = (openapi.contents[0] as { text: string }).text;
     const served = await (await api(p.co.key, "/openapi.json")).json();
     expect(JSON.parse(text)).toEqual(served);
     expect(Object.keys((served as { paths: object }).paths)).not.toContain("/mcp");
-    await expect(full.readResource({ uri: "docs://nothing" })).rejects.toThrow(/not found/i);
+    await expect(full[era].readResource({ uri: "docs://nothing" })).rejects.toThrow(/not found/i);
   });
 });

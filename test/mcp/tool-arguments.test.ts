@@ -9,7 +9,6 @@
  *   required or unknown property, an item count, a branch) are refused at that place
  *   (`loc` under `arguments`).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Issue, isRule } from "../hardening/contract-rules";
@@ -21,7 +20,7 @@ import {
   violationsOf,
 } from "../hardening/schema-arbitrary";
 import { type Plant, plant } from "../realtime/plant";
-import { connect } from "./mcp-client";
+import { connect, type McpClient } from "./mcp-client";
 
 /** Generated calls per tool. */
 const RUNS = 15;
@@ -35,12 +34,13 @@ interface ListedTool {
 type Answer = { ok: true } | { ok: false; detail: Issue[] | string };
 
 let p: Plant;
-let client: Client;
+let client: McpClient;
 let tools: ListedTool[];
 
 beforeAll(async () => {
   p = await plant(1);
-  client = await connect({ "x-api-key": p.co.key });
+  // The arguments' checks are the server's, the same in both eras: the current one.
+  client = await connect({ "x-api-key": p.co.key }, "2026-07-28");
   tools = (await client.listTools()).tools as unknown as ListedTool[];
 }, 60_000);
 

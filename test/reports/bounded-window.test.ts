@@ -187,7 +187,7 @@ describe("a window still above the bound", () => {
   it("is a tool error naming the bound for the MCP tools", async () => {
     const co = await bigPlant();
     const before = await stored(co.id);
-    const client = await connect({ "x-api-key": co.key });
+    const client = await connect({ "x-api-key": co.key }, "2026-07-28");
     for (const name of ["metrics_report", "kpis_report"]) {
       const answer = (await client.callTool({ name, arguments: EVERYTHING })) as {
         isError?: boolean;

@@ -13,7 +13,7 @@ import { createRouter, jsonResponse } from "../../http/openapi";
 import { arrayBody, IntId } from "../../http/schemas";
 import { closeCredentialConnections } from "../../streams/connection-leases";
 import { requireCompanyScope } from "../lookups";
-import { operatorRoute } from "../schemas";
+import { companyRoute, operatorRoute } from "../schemas";
 import { issueApiKeys, revokeApiKey } from "./queries";
 
 const RateLimitSchema = z
@@ -40,17 +40,15 @@ const ApiKeyCreate = z
   })
   .strict();
 
-const companyParam = z.object({ company_id: IntId("company_id") });
-
 export const operatorApiKeysRoutes = createRouter()
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "post",
       path: "/companies/{company_id}/api-keys",
       tags: ["API keys"],
       summary: "Issue API keys",
       description: "`key` is shown in this response only; the service stores its SHA-256 hash.",
-      request: { params: companyParam, body: arrayBody(ApiKeyCreate) },
+      request: { body: arrayBody(ApiKeyCreate) },
       responses: {
         201: jsonResponse(
           z.array(

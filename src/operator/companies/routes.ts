@@ -10,10 +10,10 @@ import { SHARD_BINDING } from "../../db/shards";
 import type { Env } from "../../env";
 import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
 import { createRouter, jsonResponse } from "../../http/openapi";
-import { arrayBody, IntId, objectBody } from "../../http/schemas";
+import { arrayBody, objectBody } from "../../http/schemas";
 import { forgetCompanySignals } from "../../resources/signals/signal-lookup";
 import { requireCompanyScope } from "../lookups";
-import { operatorRoute } from "../schemas";
+import { companyRoute, operatorRoute } from "../schemas";
 import {
   createCompanies,
   listCompanies,
@@ -80,8 +80,6 @@ const CompanyCreate = z
   })
   .strict();
 
-const companyParam = z.object({ company_id: IntId("company_id") });
-
 const SignalRetention = z
   .object({
     days: z.number().int().min(1).max(36_500).nullable().openapi({
@@ -131,7 +129,7 @@ async function setSignalDays<D extends number | null>(
 
 export const operatorCompaniesRoutes = createRouter()
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "put",
       path: "/companies/{company_id}/signal-hot-window",
       tags: ["Companies"],
@@ -143,7 +141,6 @@ export const operatorCompaniesRoutes = createRouter()
         "before, reading archived hours from R2 when a query needs their samples. A store " +
         "learns the setting with the machine's next ingestion call. Default 35 days.",
       request: {
-        params: companyParam,
         body: objectBody(SignalHotWindow),
       },
       responses: { 200: jsonResponse(SignalHotWindow, "The setting now in force.") },
@@ -155,7 +152,7 @@ export const operatorCompaniesRoutes = createRouter()
     },
   )
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "put",
       path: "/companies/{company_id}/signal-retention",
       tags: ["Companies"],
@@ -166,7 +163,6 @@ export const operatorCompaniesRoutes = createRouter()
         "older; their hour and minute rollups are kept, so queries of whole minutes and hours " +
         "still answer. A store learns the setting with the machine's next ingestion call.",
       request: {
-        params: companyParam,
         body: objectBody(SignalRetention),
       },
       responses: { 200: jsonResponse(SignalRetention, "The setting now in force.") },
@@ -230,13 +226,12 @@ export const operatorCompaniesRoutes = createRouter()
     },
   )
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "post",
       path: "/companies/{company_id}/webhook-secret/rotate",
       tags: ["Companies"],
       summary: "Rotate the webhook signing secret",
       description: "Issues a new secret; for 24 hours deliveries carry both signatures, new first.",
-      request: { params: companyParam },
       responses: { 200: jsonResponse(z.object({ webhookSecret: z.string() }), "The new secret.") },
     }),
     async (c) => {

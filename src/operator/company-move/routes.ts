@@ -7,8 +7,8 @@
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../http/errors";
 import { createRouter, jsonResponse } from "../../http/openapi";
-import { IntId, objectBody } from "../../http/schemas";
-import { operatorRoute } from "../schemas";
+import { objectBody } from "../../http/schemas";
+import { companyRoute } from "../schemas";
 import { MoveError, moveCompany } from "./move";
 import { moveDeps } from "./queries";
 
@@ -45,7 +45,7 @@ const MoveReportSchema = z
   .openapi("CompanyMoveReport");
 
 export const operatorCompanyMoveRoutes = createRouter().openapi(
-  operatorRoute({
+  companyRoute({
     method: "post",
     path: "/companies/{company_id}/move",
     tags: ["Companies"],
@@ -57,7 +57,6 @@ export const operatorCompanyMoveRoutes = createRouter().openapi(
       "new shard; a write that still reaches the old shard is refused whole with 503 and " +
       "`Retry-After: 1`. Answers once the company is on the new shard (docs/scaling.md).",
     request: {
-      params: z.object({ company_id: IntId("company_id") }),
       body: objectBody(MoveRequest),
     },
     responses: {

@@ -6,10 +6,10 @@
 
 import { z } from "@hono/zod-openapi";
 import { createRouter, jsonResponse } from "../../http/openapi";
-import { arrayBody, IntId } from "../../http/schemas";
+import { arrayBody } from "../../http/schemas";
 import { armMachines } from "../../realtime/arm";
 import { requireCompanyScope } from "../lookups";
-import { operatorRoute } from "../schemas";
+import { companyRoute } from "../schemas";
 import { createMachines } from "./queries";
 
 const MachineCreate = z
@@ -34,13 +34,12 @@ const MachineOut = z
   .openapi("OperatorMachine");
 
 export const operatorMachinesRoutes = createRouter().openapi(
-  operatorRoute({
+  companyRoute({
     method: "post",
     path: "/companies/{company_id}/machines",
     tags: ["Machines"],
     summary: "Create machines",
     request: {
-      params: z.object({ company_id: IntId("company_id") }),
       body: arrayBody(MachineCreate),
     },
     responses: {

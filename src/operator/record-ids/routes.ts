@@ -8,9 +8,9 @@
 
 import { z } from "@hono/zod-openapi";
 import { createRouter, ErrorSchema, jsonResponse } from "../../http/openapi";
-import { arrayBody, IntId } from "../../http/schemas";
+import { arrayBody } from "../../http/schemas";
 import { requireCompanyScope } from "../lookups";
-import { operatorRoute } from "../schemas";
+import { companyRoute } from "../schemas";
 import { changeRecordIds, RECORD_TYPES } from "./queries";
 
 const Uuid = z.guid().transform((id) => id.toLowerCase());
@@ -29,7 +29,7 @@ const RecordIdOut = z
   .openapi("OperatorRecordId");
 
 export const operatorRecordIdsRoutes = createRouter().openapi(
-  operatorRoute({
+  companyRoute({
     method: "post",
     path: "/companies/{company_id}/record-ids",
     tags: ["Record ids"],
@@ -43,7 +43,6 @@ export const operatorRecordIdsRoutes = createRouter().openapi(
       "first), or one that a realtime write written to D1 comes to refer to while the ids " +
       "change.",
     request: {
-      params: z.object({ company_id: IntId("company_id") }),
       body: arrayBody(RecordIdChange),
     },
     responses: {

@@ -5,12 +5,12 @@
 
 import { z } from "@hono/zod-openapi";
 import { createRouter, jsonResponse } from "../../http/openapi";
-import { arrayBody, IntId, MAX_CREATE_ITEMS } from "../../http/schemas";
+import { arrayBody, MAX_CREATE_ITEMS } from "../../http/schemas";
 import { tellPlanChanged } from "../../machine-state/notify";
 import { armMachines } from "../../realtime/arm";
 import { createShiftDefinitions, listShiftDefinitions } from "../../shifts/definitions";
 import { requireCompanyScope } from "../lookups";
-import { operatorRoute } from "../schemas";
+import { companyRoute } from "../schemas";
 import { machinesOfShifts } from "./queries";
 
 const ALL_WEEKDAYS = [1, 2, 3, 4, 5, 6, 7];
@@ -67,11 +67,9 @@ const ShiftDefinitionOut = z
   })
   .openapi("OperatorShiftDefinition");
 
-const CompanyParam = z.object({ company_id: IntId("company_id") });
-
 export const operatorShiftsRoutes = createRouter()
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "post",
       path: "/companies/{company_id}/shifts",
       tags: ["Shifts"],
@@ -82,7 +80,7 @@ export const operatorShiftsRoutes = createRouter()
         "a definition for all machines shares every machine. Unknown machine ids are a 422. " +
         "The machines' live streams publish `shift.started` and `shift.ended` at every " +
         "boundary of the new shifts from then on, whether or not anything is written to them.",
-      request: { params: CompanyParam, body: arrayBody(ShiftCreate) },
+      request: { body: arrayBody(ShiftCreate) },
       responses: {
         201: jsonResponse(z.array(ShiftDefinitionOut), "The created definitions, in order."),
       },
@@ -115,12 +113,11 @@ export const operatorShiftsRoutes = createRouter()
     },
   )
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "get",
       path: "/companies/{company_id}/shifts",
       tags: ["Shifts"],
       summary: "List shift definitions",
-      request: { params: CompanyParam },
       responses: { 200: jsonResponse(z.array(ShiftDefinitionOut), "Definitions by id.") },
     }),
     async (c) => {

@@ -7,7 +7,7 @@
 
 import { z } from "@hono/zod-openapi";
 import { createRouter, jsonResponse } from "../../http/openapi";
-import { arrayBody, IntId } from "../../http/schemas";
+import { arrayBody } from "../../http/schemas";
 import {
   addCauses,
   CauseCatalogSchema,
@@ -15,7 +15,7 @@ import {
   MAX_CATALOG_CAUSES,
 } from "../../stops/causes";
 import { requireCompanyScope } from "../lookups";
-import { operatorRoute } from "../schemas";
+import { companyRoute } from "../schemas";
 
 const CauseKind = z.enum(["generalCause", "specificCause", "component"]).openapi({
   description: "Which list of the catalog: `generalCause`, `specificCause` or `component`.",
@@ -33,11 +33,9 @@ const StopCauseOut = z
   })
   .openapi("OperatorStopCause");
 
-const CompanyParam = z.object({ company_id: IntId("company_id") });
-
 export const operatorStopCausesRoutes = createRouter()
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "post",
       path: "/companies/{company_id}/stop-causes",
       tags: ["Stops"],
@@ -46,7 +44,7 @@ export const operatorStopCausesRoutes = createRouter()
         "The reasons a stop can be given from the machine. A name the list has already (exact, " +
         "after trimming) is kept with its id, so the call can be repeated. Classifications " +
         "through `PUT /stops/{stop_id}/classification` add the names they use as well.",
-      request: { params: CompanyParam, body: arrayBody(StopCauseCreate) },
+      request: { body: arrayBody(StopCauseCreate) },
       responses: {
         201: jsonResponse(z.array(StopCauseOut), "Each item's cause, in order."),
       },
@@ -59,13 +57,12 @@ export const operatorStopCausesRoutes = createRouter()
     },
   )
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "get",
       path: "/companies/{company_id}/stop-causes",
       tags: ["Stops"],
       summary: "The company's catalog of causes",
       description: `Each list by name, at most ${MAX_CATALOG_CAUSES} each.`,
-      request: { params: CompanyParam },
       responses: { 200: jsonResponse(CauseCatalogSchema, "The catalog.") },
     }),
     async (c) => {

@@ -16,7 +16,7 @@ import { checkEndpoint } from "../../webhooks/url-safety";
 import { dispatchDeliveries, pingEventStatements } from "../../webhooks/webhook-events";
 import { sendDeliveries } from "../../webhooks/webhook-outbox";
 import { requireCompanyScope, requireDeliveryScope, requireKeyScope } from "../lookups";
-import { operatorRoute } from "../schemas";
+import { companyRoute, operatorRoute } from "../schemas";
 import {
   deleteWebhook,
   deliveriesPage,
@@ -28,7 +28,6 @@ import {
   webhookExists,
 } from "./queries";
 import {
-  companyParam,
   DeliveriesQuery,
   DeliverySchema,
   WebhookCreate,
@@ -41,7 +40,7 @@ const REGISTRATION_CHECK_TIMEOUT_MS = 10_000;
 
 export const operatorWebhooksRoutes = createRouter()
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "post",
       path: "/companies/{company_id}/webhooks",
       tags: ["Webhooks"],
@@ -50,7 +49,7 @@ export const operatorWebhooksRoutes = createRouter()
         "All or none. Every URL is checked against the endpoint rules, its host resolved " +
         "through DNS-over-HTTPS; a refused URL is a 422 naming the rule (`type` " +
         "`value_error.url.<rule>`). A `Ping` reaches any registration.",
-      request: { params: companyParam, body: arrayBody(WebhookCreate) },
+      request: { body: arrayBody(WebhookCreate) },
       responses: {
         201: jsonResponse(z.array(WebhookSchema), "The registrations, in order."),
         503: jsonResponse(ErrorSchema, "The DNS-over-HTTPS resolver could not be reached."),
@@ -85,12 +84,11 @@ export const operatorWebhooksRoutes = createRouter()
     },
   )
   .openapi(
-    operatorRoute({
+    companyRoute({
       method: "get",
       path: "/companies/{company_id}/webhooks",
       tags: ["Webhooks"],
       summary: "List a company's webhook registrations",
-      request: { params: companyParam },
       responses: {
         200: jsonResponse(z.array(WebhookSchema), "Registrations not deleted, oldest first."),
       },

@@ -3,7 +3,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../../http/pagination";
-import { IntId, MAX_ID, textInteger, UuidId } from "../../http/schemas";
+import { MAX_ID, textInteger, UuidId } from "../../http/schemas";
 import { MAX_URL_LENGTH } from "../../webhooks/url-safety";
 import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/webhook-events";
 
@@ -93,5 +93,4 @@ export const DeliveriesQuery = z.object({
     .openapi({ default: DEFAULT_LIMIT, description: `Rows per page, 1 to ${MAX_LIMIT}.` }),
 });
 
-export const companyParam = z.object({ company_id: IntId("company_id") });
 export const webhookParam = z.object({ webhook_id: UuidId("webhook_id") });

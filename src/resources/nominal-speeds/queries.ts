@@ -1,17 +1,17 @@
 /**
- * Nominal speed queries; every one is scoped to a company and ignores deleted
- * nominal speeds. At most one active nominal speed per machine/SKU pair (partial
- * unique index `nominal_speeds_active_pair_unique`).
+ * The nominal speeds' table as the shared queries read it (../crud-queries.ts: find, search,
+ * update, soft delete), with its machine and SKU joined, and the queries of the pair rule
+ * (./rules.ts): the holders of a pair, and the insert. Every query is scoped to a company.
+ * At most one active nominal speed per machine/SKU pair (partial unique index
+ * `nominal_speeds_active_pair_unique`).
  */
 
-import { asc, count, eq, ne, type SQL } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import { type CompanyScope, notDeleted, owned, softDelete } from "../../db/company-scope";
+import { asc, eq, ne } from "drizzle-orm";
+import { type CompanyScope, notDeleted } from "../../db/company-scope";
 import { jsonRowSelects } from "../../db/json-rows";
 import { machines, nominalSpeeds, skus } from "../../db/schema";
-import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, numericConditions } from "../../http/search";
-import { syncConditions, syncOrder } from "../../http/sync";
+import type { CrudTable } from "../crud-queries";
 import type { ResolvedMachine, ResolvedSku } from "../references";
 import type { NominalSpeedFilters } from "./schemas";
 
@@ -27,15 +27,17 @@ export interface NominalSpeedRow {
   deletedAt: number | null;
 }
 
-const flatColumns = {
+/** The columns of a nominal speed, with its machine's and SKU's nested as the API shows them. */
+const columns = {
   id: nominalSpeeds.id,
-  machineId: machines.id,
-  machineName: machines.name,
-  skuId: skus.id,
-  skuCode: skus.sku,
-  skuName: skus.name,
-  skuDescription: skus.description,
-  skuUnit: skus.unit,
+  machine: { id: machines.id, name: machines.name },
+  sku: {
+    id: skus.id,
+    sku: skus.sku,
+    name: skus.name,
+    description: skus.description,
+    unit: skus.unit,
+  },
   nominalSpeed: nominalSpeeds.nominalSpeed,
   countingFactor: nominalSpeeds.countingFactor,
   createdAt: nominalSpeeds.createdAt,
@@ -43,50 +45,27 @@ const flatColumns = {
   deletedAt: nominalSpeeds.deletedAt,
 };
 
-type FlatRow = {
-  id: string;
-  machineId: number;
-  machineName: string;
-  skuId: string;
-  skuCode: string;
-  skuName: string | null;
-  skuDescription: string | null;
-  skuUnit: string | null;
-  nominalSpeed: number;
-  countingFactor: number;
-  createdAt: number;
-  updatedAt: number;
-  deletedAt: number | null;
+/**
+ * The nominal speeds, each with its machine and SKU: searched by machine and SKU id lists and
+ * comparisons with the speed, ordered by machine name, machine id, SKU code, then id. Machine
+ * and SKU are joined without a deleted_at filter: a nominal speed keeps showing what it was
+ * set for even after its SKU or machine is deleted.
+ */
+export const nominalSpeedTable: CrudTable<NominalSpeedRow, NominalSpeedFilters> = {
+  table: nominalSpeeds,
+  select: (db) =>
+    db
+      .select(columns)
+      .from(nominalSpeeds)
+      .innerJoin(machines, eq(machines.id, nominalSpeeds.machineId))
+      .innerJoin(skus, eq(skus.id, nominalSpeeds.skuId)),
+  filters: (filters) => [
+    ...idListConditions(nominalSpeeds.machineId, filters.machines),
+    ...idListConditions(nominalSpeeds.skuId, filters.skus),
+    ...numericConditions(nominalSpeeds.nominalSpeed, filters.nominalSpeed),
+  ],
+  order: [asc(machines.name), asc(machines.id), asc(skus.sku), asc(nominalSpeeds.id)],
 };
-
-function nest(r: FlatRow): NominalSpeedRow {
-  return {
-    id: r.id,
-    machine: { id: r.machineId, name: r.machineName },
-    sku: {
-      id: r.skuId,
-      sku: r.skuCode,
-      name: r.skuName,
-      description: r.skuDescription,
-      unit: r.skuUnit,
-    },
-    nominalSpeed: r.nominalSpeed,
-    countingFactor: r.countingFactor,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    deletedAt: r.deletedAt,
-  };
-}
-
-// Machine and SKU are joined without a deleted_at filter: a nominal speed keeps
-// showing what it was set for even after its SKU or machine is deleted.
-function selectJoined(db: Database) {
-  return db
-    .select(flatColumns)
-    .from(nominalSpeeds)
-    .innerJoin(machines, eq(machines.id, nominalSpeeds.machineId))
-    .innerJoin(skus, eq(skus.id, nominalSpeeds.skuId));
-}
 
 /** An active nominal speed holding a machine/SKU pair. */
 export interface PairHolder {
@@ -170,80 +149,4 @@ export async function insertNominalSpeeds(
   ).map((select) => scope.db.insert(nominalSpeeds).select(select));
   if (first) await scope.db.batch([first, ...rest]);
   return rows;
-}
-
-/** The company's active nominal speed with this id, or undefined (deleted, unknown, another company's). */
-export async function findNominalSpeed(
-  scope: CompanyScope,
-  id: string,
-): Promise<NominalSpeedRow | undefined> {
-  const row = await selectJoined(scope.db)
-    .where(notDeleted(scope, nominalSpeeds, eq(nominalSpeeds.id, id)))
-    .get();
-  return row ? nest(row) : undefined;
-}
-
-/**
- * Updates an active nominal speed's fields (only those given).
- *
- * @returns false when it does not exist for this company (or is deleted).
- * @throws the D1 error of the unique index when the new pair is taken (see `isPairConflict`).
- */
-export async function updateNominalSpeed(
-  scope: CompanyScope,
-  id: string,
-  set: { machineId?: number; skuId?: string; nominalSpeed?: number; countingFactor?: number },
-): Promise<boolean> {
-  if (Object.keys(set).length === 0) return (await findNominalSpeed(scope, id)) !== undefined;
-  const updated = await scope.db
-    .update(nominalSpeeds)
-    .set({ ...set, updatedAt: Date.now() })
-    .where(notDeleted(scope, nominalSpeeds, eq(nominalSpeeds.id, id)))
-    .returning({ id: nominalSpeeds.id });
-  return updated.length > 0;
-}
-
-/**
- * Soft-deletes a nominal speed, freeing its machine/SKU pair for a new one.
- *
- * @returns false when it does not exist for this company (or is already deleted).
- */
-export async function softDeleteNominalSpeed(scope: CompanyScope, id: string): Promise<boolean> {
-  return (await softDelete(scope, nominalSpeeds, eq(nominalSpeeds.id, id))) > 0;
-}
-
-/**
- * One page of the company's active nominal speeds matching every filter given,
- * ordered by machine name, machine id, SKU code, then id.
- */
-export async function filterNominalSpeeds(
-  scope: CompanyScope,
-  filters: NominalSpeedFilters,
-  page: PageRequest,
-): Promise<Page<NominalSpeedRow>> {
-  const conditions: (SQL | undefined)[] = [
-    ...syncConditions(nominalSpeeds, filters),
-    ...idListConditions(nominalSpeeds.machineId, filters.machines),
-    ...idListConditions(nominalSpeeds.skuId, filters.skus),
-    ...numericConditions(nominalSpeeds.nominalSpeed, filters.nominalSpeed),
-  ];
-  const where = owned(scope, nominalSpeeds, ...conditions);
-  const result = await paginate(
-    page,
-    scope.db.select({ count: count() }).from(nominalSpeeds).where(where),
-    ({ limit, offset }) =>
-      selectJoined(scope.db)
-        .where(where)
-        .orderBy(
-          ...syncOrder(nominalSpeeds, filters, [
-            asc(machines.name),
-            asc(machines.id),
-            asc(skus.sku),
-            asc(nominalSpeeds.id),
-          ]),
-        )
-        .limit(limit)
-        .offset(offset),
-  );
-  return { ...result, rows: result.rows.map(nest) };
 }

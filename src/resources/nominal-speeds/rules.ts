@@ -7,7 +7,8 @@
  */
 
 import type { NamedScope } from "../../db/company-scope";
-import { ApiError, notFound, type ValidationIssue } from "../../http/errors";
+import { ApiError, type ValidationIssue } from "../../http/errors";
+import { findRow, updateRow } from "../crud-queries";
 import {
   type ResolvedMachine,
   type ResolvedSku,
@@ -18,14 +19,13 @@ import {
   resolveSkuRefs,
 } from "../references";
 import {
-  findNominalSpeed,
   findPairHolders,
   insertNominalSpeeds,
   isPairConflict,
   type NewNominalSpeed,
   type NominalSpeedRow,
+  nominalSpeedTable,
   type PairHolder,
-  updateNominalSpeed,
 } from "./queries";
 import type { NominalSpeedCreate, NominalSpeedPatch } from "./schemas";
 
@@ -131,16 +131,16 @@ export async function createNominalSpeeds(
  *
  * @param id lowercase uuid.
  * @param patch the validated body.
- * @throws ApiError 404 when there is no such nominal speed; 422 for a bad reference; 409 when
- *   the new pair has another nominal speed.
+ * @returns false when there is no such nominal speed (or it was deleted meanwhile).
+ * @throws ApiError 422 for a bad reference; 409 when the new pair has another nominal speed.
  */
 export async function patchNominalSpeed(
   scope: NamedScope,
   id: string,
   patch: NominalSpeedPatch,
-): Promise<void> {
-  const current = await findNominalSpeed(scope, id);
-  if (!current) throw notFound("Nominal speed not found");
+): Promise<boolean> {
+  const current = await findRow(scope, nominalSpeedTable, id);
+  if (!current) return false;
   const issues: ValidationIssue[] = [];
   const [machineResolution, skuResolution] = await Promise.all([
     patch.machine ? resolveOne(resolveMachineRefs, scope, patch.machine) : undefined,
@@ -164,9 +164,7 @@ export async function patchNominalSpeed(
   if (sku) set.skuId = sku.id;
   if (patch.nominalSpeed !== undefined) set.nominalSpeed = patch.nominalSpeed;
   if (patch.countingFactor !== undefined) set.countingFactor = patch.countingFactor;
-  const update = async () => {
-    if (!(await updateNominalSpeed(scope, id, set))) throw notFound("Nominal speed not found");
-  };
+  const update = () => updateRow(scope, nominalSpeedTable, id, set);
   const pairChanges = target.machine.id !== current.machine.id || target.sku.id !== current.sku.id;
   if (!pairChanges) return update();
   const pair = [{ machineId: target.machine.id, skuId: target.sku.id }];

@@ -56,8 +56,6 @@ export const NominalSpeedSchema = z
   })
   .openapi("NominalSpeed");
 
-export type NominalSpeedOut = z.infer<typeof NominalSpeedSchema>;
-
 export const NominalSpeedCreateSchema = z
   .object({
     nominalSpeed: positive("SKU units per minute."),

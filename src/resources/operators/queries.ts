@@ -1,17 +1,21 @@
 /**
- * Operator queries; every one is scoped to a company and ignores deleted operators.
+ * The operators' table as the shared queries read it (../crud-queries.ts: find, search,
+ * update, soft delete), and the insert of a create. Every query is scoped to a company.
+ *
+ * Removing an operator is a soft delete: production logs and shifts keep their
+ * `operator_id`, which no longer resolves; readers join on `deleted_at IS NULL` and show
+ * `operator: null`.
  */
-import { asc, count, eq, type SQL, sql } from "drizzle-orm";
-import { type CompanyScope, notDeleted, owned, softDelete } from "../../db/company-scope";
+import { asc, sql } from "drizzle-orm";
+import type { CompanyScope } from "../../db/company-scope";
 import { jsonRowSelects } from "../../db/json-rows";
 import { operators } from "../../db/schema";
-import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { fuzzyContains, normalizeForSearch } from "../../http/search";
-import { syncConditions, syncOrder } from "../../http/sync";
-import type { OperatorFilters, OperatorPatch } from "./schemas";
+import type { CrudTable } from "../crud-queries";
+import type { OperatorFilters } from "./schemas";
 
 /** An operator as the API shows it (instants in ms since the epoch). */
-export interface OperatorRow {
+interface OperatorRow {
   id: number;
   firstName: string | null;
   lastName: string | null;
@@ -20,13 +24,27 @@ export interface OperatorRow {
   deletedAt: number | null;
 }
 
-const operatorColumns = {
-  id: operators.id,
-  firstName: operators.firstName,
-  lastName: operators.lastName,
-  createdAt: operators.createdAt,
-  updatedAt: operators.updatedAt,
-  deletedAt: operators.deletedAt,
+const { id, firstName, lastName, createdAt, updatedAt, deletedAt } = operators;
+const columns = { id, firstName, lastName, createdAt, updatedAt, deletedAt };
+
+/**
+ * The operators: searched fuzzily on first and last name (their `*_search` twins), ordered
+ * by first name, then last name (both accent- and case-insensitively, missing names last),
+ * then id.
+ */
+export const operatorTable: CrudTable<OperatorRow, OperatorFilters> = {
+  table: operators,
+  select: (db) => db.select(columns).from(operators),
+  filters: (filters) => [
+    fuzzyContains(operators.firstNameSearch, filters.firstName?.search),
+    fuzzyContains(operators.lastNameSearch, filters.lastName?.search),
+  ],
+  order: [
+    sql`${operators.firstNameSearch} ASC NULLS LAST`,
+    sql`${operators.lastNameSearch} ASC NULLS LAST`,
+    asc(operators.id),
+  ],
+  searchTwins: { firstName: "firstNameSearch", lastName: "lastNameSearch" },
 };
 
 /**
@@ -52,95 +70,10 @@ export async function insertOperators(
       normalizeForSearch(item.lastName),
     ]),
     { now },
-  ).map((select) => db.insert(operators).select(select).returning(operatorColumns));
+  ).map((select) => db.insert(operators).select(select).returning(columns));
   if (!first) return [];
   const results = await db.batch([first, ...rest]);
   // Rows are inserted in item order, so autoincrement ids ascend with it; RETURNING
   // itself promises no order.
   return results.flat().sort((a, b) => a.id - b.id);
-}
-
-/** The company's operator with this id, or undefined (deleted, unknown, or another company's). */
-export function findOperator(scope: CompanyScope, id: number): Promise<OperatorRow | undefined> {
-  return scope.db
-    .select(operatorColumns)
-    .from(operators)
-    .where(notDeleted(scope, operators, eq(operators.id, id)))
-    .get();
-}
-
-/**
- * Applies a partial update (only the fields present), keeping the search columns in step.
- *
- * @returns false when the operator does not exist for this company (or is deleted).
- */
-export async function updateOperator(
-  scope: CompanyScope,
-  id: number,
-  patch: OperatorPatch,
-): Promise<boolean> {
-  const set: Partial<typeof operators.$inferInsert> = {};
-  if (patch.firstName !== undefined) {
-    set.firstName = patch.firstName;
-    set.firstNameSearch = normalizeForSearch(patch.firstName);
-  }
-  if (patch.lastName !== undefined) {
-    set.lastName = patch.lastName;
-    set.lastNameSearch = normalizeForSearch(patch.lastName);
-  }
-  if (Object.keys(set).length === 0) return (await findOperator(scope, id)) !== undefined;
-  set.updatedAt = Date.now();
-  const updated = await scope.db
-    .update(operators)
-    .set(set)
-    .where(notDeleted(scope, operators, eq(operators.id, id)))
-    .returning({ id: operators.id });
-  return updated.length > 0;
-}
-
-/**
- * Removes an operator from the roster (soft delete: `deleted_at` set). Production
- * logs and shifts keep their `operator_id`, which no longer resolves: readers
- * must join on `deleted_at IS NULL` and show `operator: null`.
- *
- * @returns false when the operator does not exist for this company (or is already deleted).
- */
-export async function softDeleteOperator(scope: CompanyScope, id: number): Promise<boolean> {
-  return (await softDelete(scope, operators, eq(operators.id, id))) > 0;
-}
-
-/**
- * One page of the company's operators matching every filter given, ordered by
- * first name, then last name (both accent- and case-insensitively, missing names
- * last), then id; with pull sync (src/http/sync.ts), by (`updatedAt`, id).
- */
-export function filterOperators(
-  scope: CompanyScope,
-  filters: OperatorFilters,
-  page: PageRequest,
-): Promise<Page<OperatorRow>> {
-  const conditions: (SQL | undefined)[] = [
-    ...syncConditions(operators, filters),
-    fuzzyContains(operators.firstNameSearch, filters.firstName?.search),
-    fuzzyContains(operators.lastNameSearch, filters.lastName?.search),
-  ];
-  const where = owned(scope, operators, ...conditions);
-  return paginate(
-    page,
-    scope.db.select({ count: count() }).from(operators).where(where),
-    ({ limit, offset }) =>
-      scope.db
-        .select(operatorColumns)
-        .from(operators)
-        .where(where)
-        .orderBy(
-          ...syncOrder(operators, filters, [
-            sql`${operators.firstNameSearch} ASC NULLS LAST`,
-            sql`${operators.lastNameSearch} ASC NULLS LAST`,
-            asc(operators.id),
-          ]),
-        )
-        .limit(limit)
-        .offset(offset),
-  );
 }

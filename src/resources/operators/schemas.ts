@@ -25,8 +25,6 @@ export const OperatorSchema = z
   })
   .openapi("Operator");
 
-export type OperatorOut = z.infer<typeof OperatorSchema>;
-
 export const OperatorCreateSchema = z
   .object({
     firstName: NameField.openapi({ description: "Trimmed; optional, nullable." }),
@@ -42,8 +40,6 @@ export const OperatorPatchSchema = z
   })
   .strict()
   .openapi("OperatorPatch");
-
-export type OperatorPatch = z.infer<typeof OperatorPatchSchema>;
 
 export const OperatorFiltersSchema = z
   .object({

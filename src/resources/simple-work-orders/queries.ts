@@ -1,22 +1,23 @@
 /**
- * Simple work order queries; every one is scoped to a company.
+ * The simple work orders' table as the shared queries read it (../crud-queries.ts: find,
+ * search, soft delete), and their own writes: the create that finds, creates or restores by
+ * name, and the rename. Every query is scoped to a company.
  *
  * Names are unique per company, deleted work orders included (unique index
  * `simple_work_orders_company_name_unique`), which is what makes creation
  * idempotent by name and lets a deleted work order be restored with its id.
  */
-import { asc, count, eq, ne, type SQL, sql } from "drizzle-orm";
-import { type CompanyScope, notDeleted, owned, softDelete } from "../../db/company-scope";
+import { asc, eq, ne, sql } from "drizzle-orm";
+import { type CompanyScope, owned } from "../../db/company-scope";
 import { jsonRowSelects } from "../../db/json-rows";
 import { simpleWorkOrders } from "../../db/schema";
 import { ApiError } from "../../http/errors";
-import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { idListConditions, likePattern } from "../../http/search";
-import { syncConditions, syncOrder } from "../../http/sync";
+import { type CrudTable, findRow, updateRow } from "../crud-queries";
 import type { SimpleWorkOrderFilters } from "./schemas";
 
 /** A simple work order as the API shows it (instants in ms since the epoch). */
-export interface SimpleWorkOrderRow {
+interface SimpleWorkOrderRow {
   id: string;
   name: string;
   createdAt: number;
@@ -30,6 +31,20 @@ const columns = {
   createdAt: simpleWorkOrders.createdAt,
   updatedAt: simpleWorkOrders.updatedAt,
   deletedAt: simpleWorkOrders.deletedAt,
+};
+
+/**
+ * The work orders: searched by id lists and a LIKE pattern on the name, ordered by name,
+ * then id.
+ */
+export const simpleWorkOrderTable: CrudTable<SimpleWorkOrderRow, SimpleWorkOrderFilters> = {
+  table: simpleWorkOrders,
+  select: (db) => db.select(columns).from(simpleWorkOrders),
+  filters: (filters) => [
+    ...idListConditions(simpleWorkOrders.id, filters.simpleWorkOrders),
+    likePattern(simpleWorkOrders.name, filters.names?.search),
+  ],
+  order: [asc(simpleWorkOrders.name), asc(simpleWorkOrders.id)],
 };
 
 /**
@@ -78,18 +93,6 @@ export async function upsertSimpleWorkOrders(
   });
 }
 
-/** The company's active work order with this id, or undefined (deleted, unknown, another company's). */
-export function findSimpleWorkOrder(
-  scope: CompanyScope,
-  id: string,
-): Promise<SimpleWorkOrderRow | undefined> {
-  return scope.db
-    .select(columns)
-    .from(simpleWorkOrders)
-    .where(notDeleted(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id)))
-    .get();
-}
-
 function nameConflict(name: string, other: { id: string; deletedAt: number | null }): ApiError {
   const state = other.deletedAt === null ? "" : ", deleted";
   return new ApiError(
@@ -110,7 +113,7 @@ export async function renameSimpleWorkOrder(
   name: string | undefined,
 ): Promise<boolean> {
   const { db } = scope;
-  const current = await findSimpleWorkOrder(scope, id);
+  const current = await findRow(scope, simpleWorkOrderTable, id);
   if (!current) return false;
   if (name === undefined || name === current.name) return true;
   const findHolder = () =>
@@ -129,12 +132,7 @@ export async function renameSimpleWorkOrder(
   const holder = await findHolder();
   if (holder) throw nameConflict(name, holder);
   try {
-    const updated = await db
-      .update(simpleWorkOrders)
-      .set({ name, updatedAt: Date.now() })
-      .where(notDeleted(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id)))
-      .returning({ id: simpleWorkOrders.id });
-    return updated.length > 0;
+    return await updateRow(scope, simpleWorkOrderTable, id, { name });
   } catch (error) {
     // Another request took the name between the check and the update.
     if (String(error).includes("UNIQUE constraint failed")) {
@@ -143,49 +141,4 @@ export async function renameSimpleWorkOrder(
     }
     throw error;
   }
-}
-
-/**
- * Soft-deletes a work order: gone from GET and filters, its name still reserved
- * (creating it again restores this record).
- *
- * @returns false when the work order does not exist for this company (or is already deleted).
- */
-export async function softDeleteSimpleWorkOrder(scope: CompanyScope, id: string): Promise<boolean> {
-  return (await softDelete(scope, simpleWorkOrders, eq(simpleWorkOrders.id, id))) > 0;
-}
-
-/**
- * One page of the company's active work orders matching every filter given, ordered by name,
- * then id; with pull sync (src/http/sync.ts), deleted ones too if asked, by (`updatedAt`, id).
- */
-export function filterSimpleWorkOrders(
-  scope: CompanyScope,
-  filters: SimpleWorkOrderFilters,
-  page: PageRequest,
-): Promise<Page<SimpleWorkOrderRow>> {
-  const { db } = scope;
-  const conditions: (SQL | undefined)[] = [
-    ...syncConditions(simpleWorkOrders, filters),
-    ...idListConditions(simpleWorkOrders.id, filters.simpleWorkOrders),
-    likePattern(simpleWorkOrders.name, filters.names?.search),
-  ];
-  const where = owned(scope, simpleWorkOrders, ...conditions);
-  return paginate(
-    page,
-    db.select({ count: count() }).from(simpleWorkOrders).where(where),
-    ({ limit, offset }) =>
-      db
-        .select(columns)
-        .from(simpleWorkOrders)
-        .where(where)
-        .orderBy(
-          ...syncOrder(simpleWorkOrders, filters, [
-            asc(simpleWorkOrders.name),
-            asc(simpleWorkOrders.id),
-          ]),
-        )
-        .limit(limit)
-        .offset(offset),
-  );
 }

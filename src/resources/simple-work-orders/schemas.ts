@@ -22,8 +22,6 @@ export const SimpleWorkOrderSchema = z
   })
   .openapi("SimpleWorkOrder");
 
-export type SimpleWorkOrderOut = z.infer<typeof SimpleWorkOrderSchema>;
-
 export const SimpleWorkOrderCreateSchema = z
   .object({
     name: Name.openapi({ description: "Trimmed; unique in the company (case-sensitive)." }),

@@ -1,17 +1,17 @@
 /**
- * SKU queries; every one is scoped to a company and ignores deleted SKUs.
+ * The SKUs' table as the shared queries read it (../crud-queries.ts: find, search, update,
+ * soft delete), and the insert of a create. Every query is scoped to a company.
  */
-import { asc, count, eq, type SQL } from "drizzle-orm";
-import { type CompanyScope, notDeleted, owned, softDelete } from "../../db/company-scope";
+import { asc } from "drizzle-orm";
+import type { CompanyScope } from "../../db/company-scope";
 import { type JsonRowColumn, jsonRowSelects } from "../../db/json-rows";
 import { skus } from "../../db/schema";
-import { type Page, type PageRequest, paginate } from "../../http/pagination";
 import { fuzzyContains, idListConditions, normalizeForSearch } from "../../http/search";
-import { syncConditions, syncOrder } from "../../http/sync";
-import type { SkuFilters, SkuPatch } from "./schemas";
+import type { CrudTable } from "../crud-queries";
+import type { SkuFilters } from "./schemas";
 
 /** A SKU row as the API shows it (instants in ms since the epoch). */
-export interface SkuRow {
+interface SkuRow {
   id: string;
   sku: string;
   name: string | null;
@@ -23,16 +23,30 @@ export interface SkuRow {
   deletedAt: number | null;
 }
 
-const skuColumns = {
-  id: skus.id,
-  sku: skus.sku,
-  name: skus.name,
-  description: skus.description,
-  unit: skus.unit,
-  archived: skus.archived,
-  createdAt: skus.createdAt,
-  updatedAt: skus.updatedAt,
-  deletedAt: skus.deletedAt,
+const { id, sku, name, description, unit, archived, createdAt, updatedAt, deletedAt } = skus;
+const columns = { id, sku, name, description, unit, archived, createdAt, updatedAt, deletedAt };
+
+/**
+ * The SKUs: searched fuzzily on `sku`, `name`, `description` and `unit` (their `*_search`
+ * twins), by id lists, ordered by the `sku` code, then id. Archived SKUs are included.
+ */
+export const skuTable: CrudTable<SkuRow, SkuFilters> = {
+  table: skus,
+  select: (db) => db.select(columns).from(skus),
+  filters: (filters) => [
+    fuzzyContains(skus.skuSearch, filters.skus?.search),
+    ...idListConditions(skus.id, filters.skus),
+    fuzzyContains(skus.nameSearch, filters.names?.search),
+    fuzzyContains(skus.descriptionSearch, filters.description?.search),
+    fuzzyContains(skus.unitSearch, filters.unit?.search),
+  ],
+  order: [asc(skus.sku), asc(skus.id)],
+  searchTwins: {
+    sku: "skuSearch",
+    name: "nameSearch",
+    description: "descriptionSearch",
+    unit: "unitSearch",
+  },
 };
 
 /** A new SKU, defaults already applied. */
@@ -91,92 +105,4 @@ export async function insertSkus(
   ).map((select) => db.insert(skus).select(select));
   if (first) await db.batch([first, ...rest]);
   return rows;
-}
-
-/** The company's SKU with this id, or undefined (deleted, unknown, or another company's). */
-export function findSku(scope: CompanyScope, id: string): Promise<SkuRow | undefined> {
-  return scope.db
-    .select(skuColumns)
-    .from(skus)
-    .where(notDeleted(scope, skus, eq(skus.id, id)))
-    .get();
-}
-
-/**
- * Applies a partial update (only the fields present), keeping the search columns in step.
- *
- * @returns false when the SKU does not exist for this company (or is deleted).
- */
-export async function updateSku(
-  scope: CompanyScope,
-  id: string,
-  patch: SkuPatch,
-): Promise<boolean> {
-  const set: Partial<typeof skus.$inferInsert> = {};
-  if (patch.sku !== undefined) {
-    set.sku = patch.sku;
-    set.skuSearch = normalizeForSearch(patch.sku);
-  }
-  if (patch.name !== undefined) {
-    set.name = patch.name;
-    set.nameSearch = normalizeForSearch(patch.name);
-  }
-  if (patch.description !== undefined) {
-    set.description = patch.description;
-    set.descriptionSearch = normalizeForSearch(patch.description);
-  }
-  if (patch.unit !== undefined) {
-    set.unit = patch.unit;
-    set.unitSearch = normalizeForSearch(patch.unit);
-  }
-  if (patch.archived !== undefined) set.archived = patch.archived;
-  if (Object.keys(set).length === 0) return (await findSku(scope, id)) !== undefined;
-  set.updatedAt = Date.now();
-  const updated = await scope.db
-    .update(skus)
-    .set(set)
-    .where(notDeleted(scope, skus, eq(skus.id, id)))
-    .returning({ id: skus.id });
-  return updated.length > 0;
-}
-
-/**
- * Soft-deletes a SKU (`deleted_at` set): gone from GET and filters.
- *
- * @returns false when the SKU does not exist for this company (or is already deleted).
- */
-export async function softDeleteSku(scope: CompanyScope, id: string): Promise<boolean> {
-  return (await softDelete(scope, skus, eq(skus.id, id))) > 0;
-}
-
-/**
- * One page of the company's SKUs matching every filter given, ordered by the
- * `sku` code, then id. Archived SKUs are included.
- */
-export function filterSkus(
-  scope: CompanyScope,
-  filters: SkuFilters,
-  page: PageRequest,
-): Promise<Page<SkuRow>> {
-  const conditions: (SQL | undefined)[] = [
-    ...syncConditions(skus, filters),
-    fuzzyContains(skus.skuSearch, filters.skus?.search),
-    ...idListConditions(skus.id, filters.skus),
-    fuzzyContains(skus.nameSearch, filters.names?.search),
-    fuzzyContains(skus.descriptionSearch, filters.description?.search),
-    fuzzyContains(skus.unitSearch, filters.unit?.search),
-  ];
-  const where = owned(scope, skus, ...conditions);
-  return paginate(
-    page,
-    scope.db.select({ count: count() }).from(skus).where(where),
-    ({ limit, offset }) =>
-      scope.db
-        .select(skuColumns)
-        .from(skus)
-        .where(where)
-        .orderBy(...syncOrder(skus, filters, [asc(skus.sku), asc(skus.id)]))
-        .limit(limit)
-        .offset(offset),
-  );
 }

@@ -27,8 +27,6 @@ export const SkuSchema = z
   })
   .openapi("Sku");
 
-export type SkuOut = z.infer<typeof SkuSchema>;
-
 export const SkuCreateSchema = z
   .object({
     sku: z
@@ -78,8 +76,6 @@ export const SkuPatchSchema = z
   })
   .strict()
   .openapi("SkuPatch");
-
-export type SkuPatch = z.infer<typeof SkuPatchSchema>;
 
 export const SkuFiltersSchema = z
   .object({
