@@ -86,7 +86,8 @@ describe("an export in steps", () => {
     expect(listed.objects.map((o) => o.key.split("/").at(-1))).toEqual(
       done.files.map((f) => f.name),
     );
-  });
+    // 208 batches, each a store call and a timer turn: about 25 s on a loaded machine.
+  }, 90_000);
 
   it("says which signals deleted meanwhile it left out, and from when; the others whole", async () => {
     const co = await createCompany();
