@@ -152,7 +152,7 @@ export class LiveState {
 
 /** The figures of the live `oee` event, out of a report row's `productionMetrics`: the OEE figure list. */
 function liveOeeOf(m: ProductionMetrics): LiveOee {
-  const figures = {} as LiveOee;
+  const figures = { aboveNominalSpeed: m.aboveNominalSpeed } as LiveOee;
   for (const figure of Object.keys(OEE_FIGURES) as OeeFigure[]) figures[figure] = m[figure];
   return figures;
 }
