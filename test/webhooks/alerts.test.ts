@@ -70,12 +70,12 @@ type Hooks = Record<keyof typeof REGISTRATIONS, Webhook & { url: string }>;
  * A company in UTC (with its webhook secret and a key), one machine with a `count` signal on a
  * 24-hour shift, and one registration of each alert type to its own receiver.
  */
-async function plant() {
-  const [created] = await operatorJson<{ id: number; name: string; webhookSecret: string }[]>(
-    "POST",
-    "/companies",
-    [{ name: `Alerts ${crypto.randomUUID()}`, timezone: "UTC" }],
-  );
+async function plant(shard?: string) {
+  const [created] = await operatorJson<
+    { id: number; name: string; shard: string; webhookSecret: string }[]
+  >("POST", "/companies", [
+    { name: `Alerts ${crypto.randomUUID()}`, timezone: "UTC", ...(shard ? { shard } : {}) },
+  ]);
   if (!created) throw new Error("no company");
   const key = await createKey(created.id, ALL_SCOPES);
   const [machine] = await createMachines(created.id, [{ name: "Press 1" }]);
@@ -99,6 +99,7 @@ async function plant() {
   }
   return {
     companyId: created.id,
+    shard: created.shard,
     secret: created.webhookSecret,
     key,
     machineId: machine.id,
@@ -236,7 +237,8 @@ describe("alerts of a machine's stops", () => {
 
   it("reach only the registrations of the stop's company", async () => {
     const a = await plant();
-    const b = await plant();
+    // On the same shard (one D1 database): only the company tells them apart.
+    const b = await plant(a.shard);
     const now = Math.floor(Date.now() / S) * S;
     await a.send(series(now - 28 * MIN, now, (t) => (t < now - 8 * MIN ? 1 : 0)));
     await deliveries(a.hooks.started, 1);
