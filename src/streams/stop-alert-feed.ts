@@ -8,14 +8,14 @@
  * background, one run at a time; what is due later wakes the object's alarm.
  */
 import type { Env } from "../env";
-import { StopAlerts, type StopFacts } from "../webhooks/stop-alerts";
+import { type AlertStopFacts, StopAlerts } from "../webhooks/stop-alerts";
 import type { StreamEventInput } from "./names";
 
 /** After a failed run (D1 unreachable), the next is tried this much later, ms. */
-export const RETRY_MS = 30_000;
+const RETRY_MS = 30_000;
 
 /** The `stop` of a stop event's data (src/streams/payloads.ts `stopEvent`), instants in ms. */
-function stopOf(data: unknown): StopFacts | null {
+function stopOf(data: unknown): AlertStopFacts | null {
   const stop = (data as { stop?: Record<string, unknown> } | null)?.stop;
   if (!stop || typeof stop.id !== "number" || typeof stop.startTime !== "string") return null;
   return {

@@ -7,7 +7,7 @@
 import { CLASSIFICATION_EVENT_TYPES } from "./webhook-events";
 
 /** Events of a stop's own course, without thresholds: it started, it ended. */
-export const STOP_STATE_EVENT_TYPES = ["MachineStopStarted", "MachineStopEnded"] as const;
+const STOP_STATE_EVENT_TYPES = ["MachineStopStarted", "MachineStopEnded"] as const;
 
 /**
  * Events of a stop that passes a threshold a registration chose: down longer than it (still
@@ -27,7 +27,6 @@ export const WEBHOOK_EVENT_TYPES = [
   ...STOP_ALERT_EVENT_TYPES,
 ] as const;
 
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export type StopAlertType = (typeof STOP_ALERT_EVENT_TYPES)[number];
 export type ThresholdEventType = (typeof THRESHOLD_EVENT_TYPES)[number];
 

@@ -89,7 +89,7 @@ const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart
  * made of the SHA-256 of its key, company, event type, stop and threshold. The same alert
  * always has the same id, which is what makes it at most once.
  */
-export async function alertEventId(companyId: number, alert: StopAlert): Promise<string> {
+async function alertEventId(companyId: number, alert: StopAlert): Promise<string> {
   const key = `${companyId}:${alert.type}:${alert.stopId}:${alert.thresholdMinutes ?? ""}`;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
   const b = new Uint8Array(digest).slice(0, 16);

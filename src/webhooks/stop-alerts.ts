@@ -36,10 +36,10 @@ import type { OutboxBindings } from "./webhook-outbox";
 
 const MINUTE = 60_000;
 /** Most alerts one run writes; the rest are due still, and the next run takes them at once. */
-export const RUN_LIMIT = 50;
+const RUN_LIMIT = 50;
 
 /** A stop as its stream events tell it; instants in ms. */
-export interface StopFacts {
+export interface AlertStopFacts {
   id: number;
   startTime: number;
   endTime: number | null;
@@ -47,7 +47,7 @@ export interface StopFacts {
 }
 
 /** The bindings a run needs: the company's shard, the outbox's Queue and the deliverers. */
-export type AlertBindings = DirectoryEnv & OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT">;
+type AlertBindings = DirectoryEnv & OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT">;
 
 /** One row of `alert_due` (a type alias: SQL rows must be index-signature compatible). */
 type DueRow = {
@@ -111,7 +111,7 @@ export class StopAlerts {
   }
 
   /** A stop opened (`stop.started`): watched live; `MachineStopStarted` due now, its thresholds planned. */
-  opened(stop: StopFacts, now: number): void {
+  opened(stop: AlertStopFacts, now: number): void {
     this.sql.exec(
       `INSERT INTO alert_stops (stop_id, start_ms, end_ms, programmed, classified, live)
        VALUES (?, ?, NULL, ?, 0, 1)
@@ -129,7 +129,7 @@ export class StopAlerts {
    * A stop has an end (`stop.ended`: it closed, or it was created ended): `MachineStopEnded`
    * due now; a stop not watched yet is watched for that alone.
    */
-  ended(stop: StopFacts, now: number): void {
+  ended(stop: AlertStopFacts, now: number): void {
     this.sql.exec(
       `INSERT INTO alert_stops (stop_id, start_ms, end_ms, programmed, classified, live)
        VALUES (?, ?, ?, ?, 0, 0)
@@ -145,7 +145,7 @@ export class StopAlerts {
   }
 
   /** A watched stop's times or flags changed (`stop.updated`); one not watched is left alone. */
-  changed(stop: StopFacts): void {
+  changed(stop: AlertStopFacts): void {
     this.sql.exec(
       "UPDATE alert_stops SET start_ms = ?, end_ms = ?, programmed = ? WHERE stop_id = ?",
       stop.startTime,

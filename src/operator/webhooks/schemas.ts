@@ -54,7 +54,7 @@ const registrationFields = {
  * The thresholds of a threshold event type, minutes: distinct integers, stored (and shown)
  * ascending.
  */
-export const ThresholdsMinutes = z
+const ThresholdsMinutes = z
   .array(z.number().int().min(MIN_THRESHOLD_MINUTES).max(MAX_THRESHOLD_MINUTES))
   .min(1)
   .max(MAX_THRESHOLDS)
