@@ -167,9 +167,10 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
   }
 
   override async alarm(): Promise<void> {
-    // The alarm also ends connections whose access token expired, retries forwards that
-    // failed, and writes the alerts due (a threshold passed, a failed run retried).
-    this.core.subscribers.closeExpired(Date.now());
+    // The alarm also ends connections whose access token expired (first: a restart it
+    // needs leaves the rest to the next instance), retries forwards that failed, and writes
+    // the alerts due (a threshold passed, a failed run retried).
+    await this.closeExpired();
     const forwarding = this.companyForwarding();
     if (forwarding && forwarding.pending() > 0) this.ctx.waitUntil(forwarding.drain());
     this.ticking ??= this.tick().finally(() => {
