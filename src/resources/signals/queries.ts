@@ -118,6 +118,27 @@ export function findIngestTarget(
 }
 
 /**
+ * A company's signal settings as its shard's mirror holds them: the raw-sample retention
+ * (days, null = forever) and the hot window (days). Read by each machine's store at its
+ * hourly alarm, so that a new setting applies to machines that upload nothing.
+ *
+ * @returns the settings, or undefined when the shard has no such company.
+ */
+export function companySignalSettings(
+  db: Database,
+  companyId: number,
+): Promise<{ retentionDays: number | null; hotWindowDays: number } | undefined> {
+  return db
+    .select({
+      retentionDays: companies.signalRetentionDays,
+      hotWindowDays: companies.signalHotWindowDays,
+    })
+    .from(companies)
+    .where(eq(companies.id, companyId))
+    .get();
+}
+
+/**
  * The description in the asked language, falling back to English when there is no translation.
  */
 export function describe(
