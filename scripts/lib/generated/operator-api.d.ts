@@ -2773,7 +2773,7 @@ export interface paths {
         put?: never;
         /**
          * Register webhooks
-         * @description All or none. Every URL is checked against the endpoint rules, its host resolved through DNS-over-HTTPS; a refused URL is a 422 naming the rule (`type` `value_error.url.<rule>`). A `Ping` reaches any registration.
+         * @description All or none. Every URL is checked against the endpoint rules, its host resolved through DNS-over-HTTPS; a refused URL is a 422 naming the rule (`type` `value_error.url.<rule>`). A registration receives one event type; the threshold types (`MachineStopLongerThan`, `MachineStopReasonMissing`) take `thresholdsMinutes` and the others refuse it. A `Ping` reaches any registration.
          */
         post: {
             parameters: {
@@ -2786,17 +2786,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": {
-                        /** @description A label. */
-                        name: string;
-                        /**
-                         * @description https:// only, at most 255 characters, no credentials, no #fragment; the host must resolve only to public addresses (a refusal is a 422 of `type` `value_error.url.<rule>`). Local development also takes the origins of `WEBHOOK_EXEMPT_ORIGINS` over `http://`, which the `pattern` leaves out.
-                         * @example https://hooks.example.com/production-monitoring
-                         */
-                        url: string;
-                        /** @enum {string} */
-                        eventType: "MachineStopClassificationCreated" | "MachineStopClassificationUpdated" | "MachineStopClassificationDeleted";
-                    }[];
+                    "application/json": components["schemas"]["WebhookCreate"][];
                 };
             };
             responses: {
@@ -3587,9 +3577,57 @@ export interface components {
             name: string;
             url: string;
             /** @enum {string} */
-            eventType: "MachineStopClassificationCreated" | "MachineStopClassificationUpdated" | "MachineStopClassificationDeleted";
+            eventType: "MachineStopClassificationCreated" | "MachineStopClassificationUpdated" | "MachineStopClassificationDeleted" | "MachineStopStarted" | "MachineStopEnded" | "MachineStopLongerThan" | "MachineStopReasonMissing";
+            /** @description The thresholds of a threshold event type, minutes, ascending; null for the other types. */
+            thresholdsMinutes: number[] | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        /**
+         * @example {
+         *       "name": "maintenance pager",
+         *       "url": "https://hooks.example.com/production-monitoring",
+         *       "eventType": "MachineStopLongerThan",
+         *       "thresholdsMinutes": [
+         *         15,
+         *         60
+         *       ]
+         *     }
+         */
+        WebhookCreate: {
+            /** @description A label. */
+            name: string;
+            /**
+             * @description https:// only, at most 255 characters, no credentials, no #fragment; the host must resolve only to public addresses (a refusal is a 422 of `type` `value_error.url.<rule>`). Local development also takes the origins of `WEBHOOK_EXEMPT_ORIGINS` over `http://`, which the `pattern` leaves out.
+             * @example https://hooks.example.com/production-monitoring
+             */
+            url: string;
+            /**
+             * @description The one event type the registration receives (docs/webhooks.md, "Event types"): the classification events of a stop, or the alerts of a stop's state: `MachineStopStarted`, `MachineStopEnded`, and the threshold types `MachineStopLongerThan` and `MachineStopReasonMissing`, which name their thresholds.
+             * @enum {string}
+             */
+            eventType: "MachineStopClassificationCreated" | "MachineStopClassificationUpdated" | "MachineStopClassificationDeleted" | "MachineStopStarted" | "MachineStopEnded";
+        } | {
+            /** @description A label. */
+            name: string;
+            /**
+             * @description https:// only, at most 255 characters, no credentials, no #fragment; the host must resolve only to public addresses (a refusal is a 422 of `type` `value_error.url.<rule>`). Local development also takes the origins of `WEBHOOK_EXEMPT_ORIGINS` over `http://`, which the `pattern` leaves out.
+             * @example https://hooks.example.com/production-monitoring
+             */
+            url: string;
+            /**
+             * @description The one event type the registration receives (docs/webhooks.md, "Event types"): the classification events of a stop, or the alerts of a stop's state: `MachineStopStarted`, `MachineStopEnded`, and the threshold types `MachineStopLongerThan` and `MachineStopReasonMissing`, which name their thresholds.
+             * @enum {string}
+             */
+            eventType: "MachineStopLongerThan" | "MachineStopReasonMissing";
+            /**
+             * @description The thresholds, in minutes since the stop's start (1 to 1440, 1 to 10 distinct values): one event per stop and threshold, when the stop has been down that long (`MachineStopLongerThan`) or has had no reason that long (`MachineStopReasonMissing`).
+             * @example [
+             *       15,
+             *       60
+             *     ]
+             */
+            thresholdsMinutes: number[];
         };
         WebhookDelivery: {
             /** Format: uuid */
