@@ -17,13 +17,15 @@ const LISTING_CHUNK_MS = 30 * 86_400_000;
 /** Instances listed, and their kept figures read, per statement (about). */
 const INSTANCES_PER_STATEMENT = 2_000;
 
-/** A listed shift instance: id, machine, window (ms) and definition name. */
+/** A listed shift instance: id, machine, window (ms), definition name, closed or not. */
 export interface ListedInstance {
   id: number;
   machineId: number;
   start: number;
   end: number;
   name: string;
+  /** A closure of the plant calendar holds its start: not scheduled (src/shifts/closures.ts). */
+  closed: boolean;
 }
 
 /**
@@ -49,11 +51,13 @@ export function piecesOf(covered: ReportInstances): [number, number][] {
  * @param scope the company (`where` selects its rows only).
  * @param where the condition on `shift_instances` joined with `shift_definitions`.
  * @param pieces spans of instance starts (`piecesOf`).
+ * @param closed the SQL boolean "this instance is closed" (`ReportInstances.closed`).
  */
 export async function listInstances(
   scope: CompanyScope,
   where: SQL,
   pieces: readonly [number, number][],
+  closed: SQL,
 ): Promise<ListedInstance[]> {
   const { db } = scope;
   const chunks: { packed: string }[] = [];
@@ -63,7 +67,7 @@ export async function listInstances(
         .select({
           packed: sql<string>`json_group_array(json_array(${shiftInstances.id},
             ${shiftInstances.machineId}, ${shiftInstances.start}, ${shiftInstances.end},
-            ${shiftDefinitions.name}))`,
+            ${shiftDefinitions.name}, ${closed}))`,
         })
         .from(shiftInstances)
         .innerJoin(shiftDefinitions, eq(shiftDefinitions.id, shiftInstances.shiftDefinitionId))
@@ -73,7 +77,14 @@ export async function listInstances(
     await yieldToOtherRequests();
   }
   return chunks
-    .flatMap((c) => JSON.parse(c.packed) as [number, number, number, number, string][])
-    .map(([id, machineId, start, end, name]) => ({ id, machineId, start, end, name }))
+    .flatMap((c) => JSON.parse(c.packed) as [number, number, number, number, string, number][])
+    .map(([id, machineId, start, end, name, shut]) => ({
+      id,
+      machineId,
+      start,
+      end,
+      name,
+      closed: shut === 1,
+    }))
     .sort((a, b) => a.start - b.start || a.machineId - b.machineId || a.id - b.id);
 }

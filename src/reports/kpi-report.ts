@@ -166,20 +166,23 @@ export async function kpiGroups(
   const covered = await reportInstancesWhere(scope, filters, now);
   if (covered === null) return [];
   const pieces = piecesOf(covered);
-  const [company, machineRows, instances] = await Promise.all([
+  const [company, machineRows, listed] = await Promise.all([
     companyQuery(scope),
     db
       .select({ id: machines.id, name: machines.name })
       .from(machines)
       .where(owned({ companyId }, machines)),
-    listInstances(scope, covered.where, pieces),
+    listInstances(scope, covered.whereWithClosed, pieces, covered.closed),
   ]);
   const machineRefs = new Map(machineRows.map((m) => [m.id, { id: m.id, name: m.name }]));
   const timezone = company[0]?.timezone;
-  if (instances.length === 0 || timezone === undefined) return [];
+  if (listed.length === 0 || timezone === undefined) return [];
+  // Closed instances (the plant calendar) are not scheduled: no figures, only their day as
+  // calendar time of the groups they fall in (`closedDay`).
+  const instances = listed.filter((i) => !i.closed);
   await yieldToOtherRequests();
   const machineIds = [...new Set(instances.map((i) => i.machineId))];
-  await beforeRead(machineIds);
+  if (machineIds.length > 0) await beforeRead(machineIds);
   // Counted before any record is read: see figure-cache.ts.
   const writeCounts = await machineWriteCounts(db, machineIds);
   const first = instances[0]?.start ?? 0;
@@ -296,6 +299,23 @@ export async function kpiGroups(
       if (parts) add(inst, parts);
     }
     await yieldToOtherRequests();
+  }
+
+  // A closed day is calendar time with no planned time (docs/metrics.md, "The plant
+  // calendar"): it joins the calendar time of the group its instance would have been in.
+  // Groups by SKU, operator or work order split production, which a closed day has none of.
+  if (attributed.length === 0) {
+    for (const inst of listed) {
+      if (!inst.closed) continue;
+      const day = calendar.dayOf(inst.start);
+      const { keys, id } = keysOf(inst, day.date);
+      let group = groups.get(id);
+      if (!group) {
+        group = { keys, figures: zeroFigures(), instances: 0, days: new Map() };
+        groups.set(id, group);
+      }
+      group.days.set(`${inst.machineId}:${day.date}`, day.end - day.start);
+    }
   }
 
   const ids: Record<Attributed, Set<string | number>> = {

@@ -8,13 +8,14 @@
  * docs/metrics.md ("The request"), docs/bounded-work.md ("Metrics report: any range").
  */
 
-import { and, asc, count, eq, isNull, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, isNull, not, type SQL } from "drizzle-orm";
 import type { CompanyScope, NamedScope } from "../db/company-scope";
 import { machines, shiftDefinitions, shiftInstances } from "../db/schema";
 import { unprocessable } from "../http/errors";
 import { dateConditions, dateRange } from "../http/filters";
 import { emptyPage, type Page, type PageRequest, paginate } from "../http/pagination";
 import { idListConditions } from "../http/search";
+import { closedInstance } from "../shifts/closures";
 import {
   ensureInstances,
   firstActivity,
@@ -84,8 +85,15 @@ export const MAX_REPORT_INSTANCES = 25_000;
 
 /** The instances a report covers (`reportInstancesWhere`). */
 export interface ReportInstances {
-  /** The condition on `shift_instances` joined with `shift_definitions`. */
+  /**
+   * The condition on `shift_instances` joined with `shift_definitions`: the scheduled
+   * instances (none a closure of the plant calendar holds, src/shifts/closures.ts).
+   */
   where: SQL;
+  /** The same with the closed instances too (the KPI report counts their days as calendar time). */
+  whereWithClosed: SQL;
+  /** True for a closed row of `shift_instances` (an SQL boolean, for a select). */
+  closed: SQL;
   /** Earliest instance start covered, ms. */
   from: number;
   /** Exclusive upper bound of instance starts, ms. */
@@ -106,8 +114,8 @@ function passesShifts(filter: MetricsReportFilters["shifts"], id: number): boole
  * with `shift_definitions`, after materializing them. The window asked for is
  * bounded by what exists first: only the definitions the report lists (considered,
  * passing `shifts`), on each machine only the instances that end after its first
- * activity (its creation, first production log or stop), and none that starts after
- * `now`. The KPI report (`./kpi-report.ts`) groups the same instances.
+ * activity (its creation, first production log or stop), none that starts after
+ * `now`, and none that starts on a closed date of the plant calendar. The KPI report (`./kpi-report.ts`) groups the same instances.
  *
  * @param scope the caller's company (every row selected is of it).
  * @param filters the parsed body's filters.
@@ -169,9 +177,17 @@ export async function reportInstancesWhere(
     ...dateConditions(shiftInstances.start, filters.startDate),
     ...dateConditions(shiftInstances.end, filters.endDate),
   ];
-  const where = and(...conditions);
-  if (!where) return null;
-  return { where, from: Math.min(...range.machines.map((w) => w.from)), to, planned: total };
+  const whereWithClosed = and(...conditions);
+  if (!whereWithClosed) return null;
+  const closed = closedInstance(scope);
+  return {
+    where: and(whereWithClosed, not(closed)) as SQL,
+    whereWithClosed,
+    closed,
+    from: Math.min(...range.machines.map((w) => w.from)),
+    to,
+    planned: total,
+  };
 }
 
 /**

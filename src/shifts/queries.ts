@@ -12,6 +12,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
 import { type CompanyScope, owned, scopeIn } from "../db/company-scope";
 import { shiftInstances } from "../db/schema";
+import { closedInstance } from "./closures";
 import type { InstanceWindow } from "./instances";
 import { instanceContains } from "./instances";
 import { insertStatements } from "./materialize";
@@ -52,7 +53,8 @@ interface MachineInstant {
  * For each `(machine, instant)`, the shift instance of that machine that
  * contains the instant (`start <= at < end`), materializing only those
  * instances. Overlapping definitions are refused at creation, so at most one
- * instance matches; should old data hold two, the later start wins.
+ * instance matches; should old data hold two, the later start wins. An instance that starts
+ * on a closed date of the plant calendar (./closures.ts) is not scheduled: null.
  *
  * Work is proportional to the number of points: instances are generated for
  * the day or two before each point (memoized per definition and UTC day).
@@ -104,6 +106,8 @@ export async function instancesContaining(
       machineId: shiftInstances.machineId,
       start: shiftInstances.start,
       end: shiftInstances.end,
+      // A closed instance (the plant calendar) is stored like the others, and no shift.
+      closed: sql<number>`${closedInstance(plan)}`,
     })
     .from(shiftInstances)
     .where(
@@ -114,7 +118,14 @@ export async function instancesContaining(
               FROM json_each(${keys}))`,
       ),
     );
-  type Found = { id: number; definitionId: number; machineId: number; start: number; end: number };
+  type Found = {
+    id: number;
+    definitionId: number;
+    machineId: number;
+    start: number;
+    end: number;
+    closed: number;
+  };
   // Read first: an instance is written once, the first time it is needed, and every later
   // lookup (a machine's running instance, asked again and again) is a read alone. An
   // `INSERT OR IGNORE` of a stored row changes nothing but is still a write on D1's one writer.
@@ -135,7 +146,7 @@ export async function instancesContaining(
   const stored = new Map<string, ShiftInstanceRow>();
   for (const r of rows) {
     const def = definitions.get(r.definitionId);
-    if (!def) continue;
+    if (!def || r.closed) continue;
     stored.set(keyOf(r), {
       id: r.id,
       definitionId: r.definitionId,

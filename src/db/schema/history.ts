@@ -90,6 +90,40 @@ export const shiftInstances = sqliteTable(
   ],
 );
 
+/**
+ * A closure of the plant calendar (docs/metrics.md, "The plant calendar"): local dates,
+ * `startDate` to `endDate` inclusive, on which no shift instance of the company (or of its
+ * one machine) is scheduled. `startAt` and `endAt` are the company zone's instants of the
+ * first date's midnight and of the midnight after the last date, ms, fixed when the closure
+ * is written: an instance is closed when its start lies in `[startAt, endAt)`.
+ */
+export const plantClosures = sqliteTable(
+  "plant_closures",
+  {
+    /** A UUID, global: the company's path names the shard. */
+    id: text("id").primaryKey(),
+    companyId: integer("company_id")
+      .notNull()
+      .references(() => companies.id),
+    /** null = every machine of the company, present and future. */
+    machineId: integer("machine_id").references(() => machines.id),
+    name: text("name").notNull(),
+    /** `YYYY-MM-DD`, local. */
+    startDate: text("start_date").notNull(),
+    /** `YYYY-MM-DD`, local, inclusive. */
+    endDate: text("end_date").notNull(),
+    startAt: integer("start_at").notNull(),
+    endAt: integer("end_at").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [
+    // The closed-instance probe: the company's closures starting at or before an instant.
+    index("plant_closures_company_start_idx").on(t.companyId, t.startAt, t.endAt),
+  ],
+);
+
 /** A closed (or, while live, open) interval of production of one machine. */
 export const productionLogs = sqliteTable(
   "production_logs",

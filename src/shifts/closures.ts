@@ -1,0 +1,284 @@
+/**
+ * The plant calendar: closures of a company, or of one of its machines, over local dates
+ * (a holiday, a weekend, a shutdown week). A shift instance whose start lies on a closed
+ * date is **not scheduled**: no planned production time in the metrics and KPI reports (its
+ * day still counts in the KPI report's calendar time), no shift the realtime endpoints,
+ * the stops report or a production log fall in, and no detected stop. The rule is the one
+ * of a definition's `weekdays` (the date of the start), so a night shift that starts the
+ * evening before a closed day runs, and one that starts on the closed day does not.
+ * docs/metrics.md ("The plant calendar"), docs/operator-api.md ("The plant calendar").
+ *
+ * A closure is a row: nothing walks its dates. Its instants (`startAt`, `endAt`) are fixed
+ * in the company's zone when it is written, and an instance is closed when its start lies
+ * in `[startAt, endAt)`, one index probe per instance (`closedInstance`).
+ */
+
+import { and, asc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { type CompanyScope, notDeleted, ownedSql } from "../db/company-scope";
+import { inJsonList } from "../db/json-list";
+import { machines, plantClosures, shiftInstances } from "../db/schema";
+import { ApiError, notFound, unprocessable, type ValidationIssue } from "../http/errors";
+import { wallClockInstant } from "./instances";
+
+/** Most closures a company has at once (not deleted); a create beyond it is a 422. */
+export const MAX_CLOSURES = 1_000;
+
+/** Earliest and latest date of a closure, inclusive (`YYYY-MM-DD`). */
+export const CLOSURE_MIN_DATE = "1970-01-02";
+export const CLOSURE_MAX_DATE = "9999-12-30";
+
+/** A closure to create. */
+export interface ClosureInput {
+  name: string;
+  /** `YYYY-MM-DD`, local to the company, from `CLOSURE_MIN_DATE`. */
+  startDate: string;
+  /** `YYYY-MM-DD`, local, inclusive, not before `startDate`, up to `CLOSURE_MAX_DATE`. */
+  endDate: string;
+  /** null = every machine of the company (present and future). */
+  machineId: number | null;
+}
+
+/** A closure as the operator API shows it. */
+export interface ClosureOut extends ClosureInput {
+  /** UUID. */
+  id: string;
+  /** The company zone's instants of the closure: its first midnight, the midnight after it. */
+  start: string;
+  end: string;
+}
+
+/** A closed span of one machine, ms: `[start, end)`. */
+export interface ClosedSpan {
+  start: number;
+  end: number;
+}
+
+const columns = {
+  id: plantClosures.id,
+  name: plantClosures.name,
+  startDate: plantClosures.startDate,
+  endDate: plantClosures.endDate,
+  machineId: plantClosures.machineId,
+  startAt: plantClosures.startAt,
+  endAt: plantClosures.endAt,
+};
+
+type ClosureRow = {
+  id: string;
+  name: string;
+  startDate: string;
+  endDate: string;
+  machineId: number | null;
+  startAt: number;
+  endAt: number;
+};
+
+function toOut(row: ClosureRow): ClosureOut {
+  return {
+    id: row.id,
+    name: row.name,
+    startDate: row.startDate,
+    endDate: row.endDate,
+    machineId: row.machineId,
+    start: new Date(row.startAt).toISOString(),
+    end: new Date(row.endAt).toISOString(),
+  };
+}
+
+/**
+ * The company zone's instant of a local date's midnight, ms (a midnight the zone skipped:
+ * the first instant of that date).
+ *
+ * @param date `YYYY-MM-DD`; `plusDays` days later (0 or 1).
+ */
+export function midnightOf(date: string, timezone: string, plusDays = 0): number {
+  const [y, m, d] = date.split("-").map(Number) as [number, number, number];
+  return wallClockInstant(y, m - 1, d + plusDays, 0, 0, timezone);
+}
+
+/** A closure's identity for the idempotent create: the same closure twice is one. */
+const sameAs = (c: ClosureInput) => JSON.stringify([c.machineId, c.startDate, c.endDate, c.name]);
+
+/**
+ * Creates closures, all or none. Idempotent: an item equal (machine, dates and name) to a
+ * closure the company has, or to an earlier item, answers that closure (its id) and adds no
+ * row, so a create can be repeated after a lost answer.
+ *
+ * @param scope the company.
+ * @param timezone the company's IANA zone (the dates are its).
+ * @param items the closures, validated (dates in order and in bounds).
+ * @returns the closures, in request order.
+ * @throws ApiError 422 a machine that is not the company's (`["body", i, "machineId"]`), or
+ *   more than `MAX_CLOSURES` closures at once (`too_many_closures`).
+ */
+export async function createClosures(
+  scope: CompanyScope,
+  timezone: string,
+  items: readonly ClosureInput[],
+): Promise<ClosureOut[]> {
+  const { db, companyId } = scope;
+  const requested = [...new Set(items.flatMap((i) => (i.machineId === null ? [] : [i.machineId])))];
+  const [known, existing] = await db.batch([
+    db
+      .select({ id: machines.id })
+      .from(machines)
+      .where(notDeleted({ companyId }, machines, inJsonList(machines.id, requested))),
+    db
+      .select(columns)
+      .from(plantClosures)
+      .where(notDeleted({ companyId }, plantClosures))
+      .orderBy(asc(plantClosures.startAt))
+      .limit(MAX_CLOSURES + 1),
+  ] as const);
+  const knownIds = new Set(known.map((m) => m.id));
+  const issues: ValidationIssue[] = [];
+  items.forEach((item, index) => {
+    if (item.machineId !== null && !knownIds.has(item.machineId)) {
+      issues.push({
+        loc: ["body", index, "machineId"],
+        msg: `Machine ${item.machineId} is not a machine of this company`,
+        type: "not_found",
+      });
+    }
+  });
+  if (issues.length > 0) throw new ApiError(422, issues);
+
+  const byIdentity = new Map<string, ClosureRow>(existing.map((r) => [sameAs(r), r]));
+  const fresh: ClosureRow[] = [];
+  const out = items.map((item) => {
+    const key = sameAs(item);
+    let row = byIdentity.get(key);
+    if (!row) {
+      row = {
+        id: crypto.randomUUID(),
+        name: item.name,
+        startDate: item.startDate,
+        endDate: item.endDate,
+        machineId: item.machineId,
+        startAt: midnightOf(item.startDate, timezone),
+        endAt: midnightOf(item.endDate, timezone, 1),
+      };
+      byIdentity.set(key, row);
+      fresh.push(row);
+    }
+    return toOut(row);
+  });
+  if (existing.length + fresh.length > MAX_CLOSURES) {
+    throw unprocessable(
+      ["body"],
+      `A company has at most ${MAX_CLOSURES} closures; it has ${existing.length} and this ` +
+        `request adds ${fresh.length}: delete past ones first`,
+      "too_many_closures",
+    );
+  }
+  if (fresh.length > 0) {
+    // One statement; at most MAX_CLOSURES rows of 9 columns each would pass D1's
+    // 100-parameter limit, so the rows travel as one JSON parameter.
+    await db.insert(plantClosures).select(
+      sql`SELECT json_extract(value, '$[0]'), CAST(${companyId} AS INTEGER),
+            json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+            json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'),
+            CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER),
+            NULL
+          FROM json_each(${JSON.stringify(
+            fresh.map((r) => [
+              r.id,
+              r.machineId,
+              r.name,
+              r.startDate,
+              r.endDate,
+              r.startAt,
+              r.endAt,
+            ]),
+          )})`,
+    );
+  }
+  return out;
+}
+
+/**
+ * The company's closures (not deleted), by start date then id; with `machineId`, those
+ * that apply to that machine (its own and the company's).
+ *
+ * @returns at most `MAX_CLOSURES` closures (all a company can have).
+ */
+export async function listClosures(scope: CompanyScope, machineId?: number): Promise<ClosureOut[]> {
+  const { db, companyId } = scope;
+  const rows = await db
+    .select(columns)
+    .from(plantClosures)
+    .where(
+      notDeleted(
+        { companyId },
+        plantClosures,
+        machineId === undefined
+          ? undefined
+          : or(isNull(plantClosures.machineId), eq(plantClosures.machineId, machineId)),
+      ),
+    )
+    .orderBy(asc(plantClosures.startDate), asc(plantClosures.id))
+    .limit(MAX_CLOSURES);
+  return rows.map(toOut);
+}
+
+/**
+ * Deletes a closure (soft delete). Idempotent: a closure already deleted answers as
+ * deleted again.
+ *
+ * @returns the closure's machine (null: every machine).
+ * @throws ApiError 404 `Closure not found` when the company never had it.
+ */
+export async function deleteClosure(
+  scope: CompanyScope,
+  id: string,
+  now: number = Date.now(),
+): Promise<{ machineId: number | null }> {
+  const { db, companyId } = scope;
+  const [row] = await db
+    .update(plantClosures)
+    .set({ deletedAt: sql`coalesce(${plantClosures.deletedAt}, ${now})`, updatedAt: now })
+    .where(and(eq(plantClosures.id, id), ownedSql({ companyId }, "plant_closures.company_id")))
+    .returning({ machineId: plantClosures.machineId });
+  if (!row) throw notFound("Closure not found");
+  return row;
+}
+
+/**
+ * The closed spans of one machine (its own closures and the company's), ms (`start`, `end`),
+ * by start: what the machine's stop detector keeps with its plan. A statement, for a batch.
+ */
+export function closedSpansQuery(scope: CompanyScope, machineId: number) {
+  const { db, companyId } = scope;
+  return db
+    .select({ start: plantClosures.startAt, end: plantClosures.endAt })
+    .from(plantClosures)
+    .where(
+      notDeleted(
+        { companyId },
+        plantClosures,
+        or(isNull(plantClosures.machineId), eq(plantClosures.machineId, machineId)),
+      ),
+    )
+    .orderBy(asc(plantClosures.startAt))
+    .limit(MAX_CLOSURES);
+}
+
+/** Whether an instant lies in one of the spans (few: a company's closures). */
+export function isClosedAt(spans: readonly ClosedSpan[], at: number): boolean {
+  return spans.some((s) => s.start <= at && at < s.end);
+}
+
+/**
+ * The condition "this row of `shift_instances` is closed": a closure of its company (of
+ * its machine, or of every machine), not deleted, holds its start. One probe of
+ * `plant_closures_company_start_idx` per instance.
+ *
+ * @param scope the company whose instances the statement reads.
+ */
+export function closedInstance(scope: { companyId: number }): SQL {
+  return sql`EXISTS (SELECT 1 FROM ${plantClosures} AS pc
+    WHERE ${ownedSql(scope, "pc.company_id")}
+      AND pc.start_at <= ${shiftInstances.start} AND pc.end_at > ${shiftInstances.start}
+      AND pc.deleted_at IS NULL
+      AND (pc.machine_id IS NULL OR pc.machine_id = ${shiftInstances.machineId}))`;
+}
