@@ -64,9 +64,7 @@ describe("operator: the plant calendar", () => {
 
     expect((await operator("DELETE", `${path(co.id)}/${first?.id}`)).status).toBe(204);
     expect((await operator("DELETE", `${path(co.id)}/${first?.id}`)).status).toBe(204);
-    expect(
-      (await operator("DELETE", `${path(co.id)}/${crypto.randomUUID()}`)).status,
-    ).toBe(404);
+    expect((await operator("DELETE", `${path(co.id)}/${crypto.randomUUID()}`)).status).toBe(404);
   });
 
   it("refuses bad dates, spans and machines with a 422 naming each", async () => {
@@ -109,8 +107,9 @@ describe("operator: the plant calendar", () => {
   });
 
   it("keeps companies apart: another company's closure is not listed, nor deleted through it", async () => {
-    const a = await createCompany();
-    const b = await createCompany();
+    // On one shard: the company condition, not the database, keeps them apart.
+    const a = await createCompany({ shard: "SHARD_0" });
+    const b = await createCompany({ shard: "SHARD_0" });
     const [closure] = await operatorJson<Closure[]>("POST", path(a.id), [
       { name: "A's holiday", startDate: "2026-08-15" },
     ]);
