@@ -107,7 +107,7 @@ const sameAs = (c: ClosureInput) => JSON.stringify([c.machineId, c.startDate, c.
  * @param scope the company.
  * @param timezone the company's IANA zone (the dates are its).
  * @param items the closures, validated (dates in order and in bounds).
- * @returns the closures, in request order.
+ * @returns the closures, in request order, and how many of them are new rows.
  * @throws ApiError 422 a machine that is not the company's (`["body", i, "machineId"]`), or
  *   more than `MAX_CLOSURES` closures at once (`too_many_closures`).
  */
@@ -115,7 +115,7 @@ export async function createClosures(
   scope: CompanyScope,
   timezone: string,
   items: readonly ClosureInput[],
-): Promise<ClosureOut[]> {
+): Promise<{ closures: ClosureOut[]; created: number }> {
   const { db, companyId } = scope;
   const requested = [...new Set(items.flatMap((i) => (i.machineId === null ? [] : [i.machineId])))];
   const [known, existing] = await db.batch([
@@ -193,7 +193,7 @@ export async function createClosures(
           )})`,
     );
   }
-  return out;
+  return { closures: out, created: fresh.length };
 }
 
 /**

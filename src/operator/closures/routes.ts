@@ -155,7 +155,7 @@ export const operatorClosuresRoutes = createRouter()
       const scope = await requireCompanyScope(c.env, company_id);
       const [company] = await companyQuery(scope);
       if (!company) throw notFound("Company not found");
-      const created = await createClosures(
+      const { closures, created } = await createClosures(
         scope,
         company.timezone,
         items.map((item) => ({
@@ -165,15 +165,18 @@ export const operatorClosuresRoutes = createRouter()
           machineId: item.machineId ?? null,
         })),
       );
-      const machineIds = await machinesOf(
-        scope,
-        items.map((item) => item.machineId ?? null),
-      );
-      // As for new shifts: the realtime objects take their instance again, the detectors
-      // read the plan again and evaluate the history (detected stops in the closure go).
-      await armMachines(c.env, company_id, machineIds);
-      await tellPlanChanged(c.env, company_id, machineIds);
-      return c.json(created, 201);
+      if (created > 0) {
+        // As for new shifts: the realtime objects take their instance again, the detectors
+        // read the plan again and evaluate the history (detected stops in the closure go).
+        // A create that added nothing (all repeated) changes no plan.
+        const machineIds = await machinesOf(
+          scope,
+          items.map((item) => item.machineId ?? null),
+        );
+        await armMachines(c.env, company_id, machineIds);
+        await tellPlanChanged(c.env, company_id, machineIds);
+      }
+      return c.json(closures, 201);
     },
   )
   .openapi(
