@@ -29,7 +29,14 @@ import { TZDate } from "@date-fns/tz";
 import { createClient } from "../clients/typescript/src/index";
 import { parseCsv, toIsoUtc } from "./lib/csv";
 import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
-import { detectedStops, type Interval, joined, lengthOf, without } from "./lib/demo-detected-stops";
+import {
+  detectedStops,
+  type Interval,
+  joined,
+  lengthOf,
+  weekdayPlannedTime,
+  without,
+} from "./lib/demo-detected-stops";
 import { readDemoKeys } from "./lib/demo-seed";
 import { ok } from "./lib/http";
 import { resolveBaseUrl } from "./lib/local-server";
@@ -156,7 +163,9 @@ function detectedByAsset(rows: Map<number, Row[]>, now: number): Map<number, Int
     const alarms = joined(
       list.filter((r) => r.kind === "alarm").map((r) => ({ start: r.ts, end: r.end })),
     );
-    out.set(asset, detectedStops(list, alarms, now));
+    const first = list[0]?.ts ?? now;
+    const last = list[list.length - 1]?.end ?? now;
+    out.set(asset, detectedStops(list, alarms, now, weekdayPlannedTime(first, last + 1)));
   }
   return out;
 }

@@ -32,6 +32,46 @@ export const PLANT_A_SHIFTS = [
   { name: "Night", startTime: "22:00", endTime: "06:00" },
 ] as const;
 
+/** The name of Demo Plant A's weekend closures (the plant calendar, docs/metrics.md). */
+export const PLANT_A_WEEKEND = "Weekend";
+
+/** A closure of the plant calendar as the operator API takes it (local dates, inclusive). */
+export interface DemoClosure {
+  name: string;
+  startDate: string;
+  endDate: string;
+}
+
+/**
+ * Demo Plant A's weekends that touch the local dates (Europe/Rome) of `[from, to]`, one
+ * closure each, Saturday and Sunday: the recorded plant stood still on both (its rows show
+ * no items from Saturday 00:00 to Monday 00:00), so the demo's calendar closes them, as a
+ * plant that works Monday to Friday would. The same weekend gives the same closure, so
+ * creating them again is idempotent.
+ *
+ * @param from first instant, ms; `to` last instant, ms (a span of weeks: one step per day).
+ */
+export function plantAWeekends(from: number, to: number): DemoClosure[] {
+  const first = new TZDate(from, PLANT_A_TIMEZONE);
+  const last = new TZDate(to, PLANT_A_TIMEZONE);
+  const iso = (y: number, m: number, d: number) =>
+    new Date(Date.UTC(y, m, d)).toISOString().slice(0, 10);
+  const endKey = iso(last.getFullYear(), last.getMonth(), last.getDate());
+  // The first date's weekend (a Sunday's began the day before), else the next one.
+  const day = first.getDay(); // 0 = Sunday ... 6 = Saturday
+  const toSaturday = day === 0 ? -1 : 6 - day;
+  const out: DemoClosure[] = [];
+  for (let d = first.getDate() + toSaturday; ; d += 7) {
+    const saturday = iso(first.getFullYear(), first.getMonth(), d);
+    if (saturday > endKey) return out;
+    out.push({
+      name: PLANT_A_WEEKEND,
+      startDate: saturday,
+      endDate: iso(first.getFullYear(), first.getMonth(), d + 1),
+    });
+  }
+}
+
 /** The single shift of Fleet B: 24 hours from 00:00 UTC, not considered in the metrics report. */
 export const FLEET_B_SHIFT = {
   name: "Day",

@@ -15,6 +15,7 @@ import {
   FLEET_B_SHIFT,
   PLANT_A_SHIFTS,
   type PlantAOperations,
+  plantAWeekends,
   skuCode,
 } from "./demo-operations";
 import { ok } from "./http";
@@ -215,6 +216,19 @@ export async function loadPlantAOperations(
       );
     }
   }
+  // The plant calendar before the shifts too: the recorded plant stood still on Saturdays
+  // and Sundays, so their shifts are not scheduled and their idle rows make no stop.
+  const weekends = plantAWeekends(
+    Math.min(...ops.productionLogs.map((l) => l.start)),
+    Math.max(...ops.productionLogs.map((l) => l.end)),
+  );
+  ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/closures", {
+      params: { path: { company_id: companyId } },
+      body: weekends,
+    }),
+  );
   ok(
     "POST",
     await client.api.POST("/companies/{company_id}/shifts", {
@@ -253,7 +267,8 @@ export async function loadPlantAOperations(
   ]);
 
   log(
-    `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${logs.length} production logs, ` +
+    `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${weekends.length} weekends closed, ` +
+      `${logs.length} production logs, ` +
       `${ops.stops.length} unplanned stops`,
   );
 }
