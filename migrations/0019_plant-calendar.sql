@@ -1,13 +1,13 @@
 -- The plant calendar (docs/metrics.md, "The plant calendar"): closures of a company, or of one
--- of its machines, over local dates; a shift instance starting inside one is not scheduled.
--- The index answers "a closure of this company holding this instant" for each instance.
+-- of its machines, over local dates or between two instants; a shift instance starting inside
+-- one is not scheduled. The index answers "a closure of this company holding this instant".
 CREATE TABLE `plant_closures` (
 	`id` text PRIMARY KEY NOT NULL,
 	`company_id` integer NOT NULL,
 	`machine_id` integer,
 	`name` text NOT NULL,
-	`start_date` text NOT NULL,
-	`end_date` text NOT NULL,
+	`start_date` text,
+	`end_date` text,
 	`start_at` integer NOT NULL,
 	`end_at` integer NOT NULL,
 	`created_at` integer DEFAULT (CAST(unixepoch('subsec') * 1000 AS INTEGER)) NOT NULL,

@@ -30,11 +30,11 @@ import { createClient } from "../clients/typescript/src/index";
 import { parseCsv, toIsoUtc } from "./lib/csv";
 import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
 import {
+  assetPlannedTime,
   detectedStops,
   type Interval,
   joined,
   lengthOf,
-  weekdayPlannedTime,
   without,
 } from "./lib/demo-detected-stops";
 import { readDemoKeys } from "./lib/demo-seed";
@@ -165,7 +165,12 @@ function detectedByAsset(rows: Map<number, Row[]>, now: number): Map<number, Int
     );
     const first = list[0]?.ts ?? now;
     const last = list[list.length - 1]?.end ?? now;
-    out.set(asset, detectedStops(list, alarms, now, weekdayPlannedTime(first, last + 1)));
+    const planned = assetPlannedTime(
+      list.map((r) => ({ ts: r.ts, items: r.items, alarm: r.kind === "alarm" })),
+      first,
+      last + 1,
+    );
+    out.set(asset, detectedStops(list, alarms, now, planned));
   }
   return out;
 }

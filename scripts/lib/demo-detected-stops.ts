@@ -25,12 +25,13 @@ const THRESHOLD_MS = 300_000;
 const GAP_MS = 300_000;
 
 /**
- * Demo Plant A's planned time over `[from, to)`, joined: the 06:00-14:00, 14:00-22:00 and
- * 22:00-06:00 shifts (Europe/Rome) that start on a Monday to Friday; a shift that starts on
- * a Saturday or a Sunday is closed by the demo's calendar (docs/metrics.md, "The plant
- * calendar"), while Friday's night shift runs into Saturday 06:00.
+ * Demo Plant A's shift instances over `[from, to)` that its calendar schedules: the
+ * 06:00-14:00, 14:00-22:00 and 22:00-06:00 shifts (Europe/Rome) that start on a Monday to
+ * Friday. A shift that starts on a Saturday or a Sunday is closed by the demo's calendar
+ * (docs/metrics.md, "The plant calendar"), while Friday's night shift runs into Saturday
+ * 06:00.
  */
-export function weekdayPlannedTime(from: number, to: number): Interval[] {
+export function weekdayShifts(from: number, to: number): Interval[] {
   const zone = "Europe/Rome";
   const first = new TZDate(from, zone);
   const out: Interval[] = [];
@@ -49,7 +50,34 @@ export function weekdayPlannedTime(from: number, to: number): Interval[] {
       out.push({ start: start.getTime(), end: end.getTime() });
     }
   }
-  return joined(out);
+  return out;
+}
+
+/** The planned time of `weekdayShifts`, joined. */
+export function weekdayPlannedTime(from: number, to: number): Interval[] {
+  return joined(weekdayShifts(from, to));
+}
+
+/**
+ * One asset's planned time over `[from, to)`, joined: its weekday shifts, less those the
+ * demo's calendar closes for it because the recording shows it did not run them (no row
+ * with items and no alarm row inside a shift that lies wholly within the rows).
+ */
+export function assetPlannedTime(
+  rows: readonly (CountRow & { alarm: boolean })[],
+  from: number,
+  to: number,
+): Interval[] {
+  const firstRow = rows[0]?.ts ?? to;
+  const lastRow = rows[rows.length - 1]?.ts ?? from;
+  return joined(
+    weekdayShifts(from, to).filter(
+      (w) =>
+        w.start < firstRow ||
+        w.end > lastRow ||
+        rows.some((r) => r.ts >= w.start && r.ts < w.end && (r.items > 0 || r.alarm)),
+    ),
+  );
 }
 
 /**

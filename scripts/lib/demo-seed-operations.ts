@@ -13,6 +13,7 @@ import {
   BENCH_SHIFT,
   type DerivedFleetStop,
   FLEET_B_SHIFT,
+  IDLE_SHIFT,
   PLANT_A_SHIFTS,
   type PlantAOperations,
   plantAWeekends,
@@ -226,7 +227,15 @@ export async function loadPlantAOperations(
     "POST",
     await client.api.POST("/companies/{company_id}/closures", {
       params: { path: { company_id: companyId } },
-      body: weekends,
+      body: [
+        ...weekends,
+        ...ops.idleShifts.map((idle) => ({
+          name: IDLE_SHIFT,
+          start: iso(idle.start),
+          end: iso(idle.end),
+          machineId: assetMachine(idle.asset).id,
+        })),
+      ],
     }),
   );
   ok(
@@ -267,7 +276,8 @@ export async function loadPlantAOperations(
   ]);
 
   log(
-    `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${weekends.length} weekends closed, ` +
+    `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${weekends.length} weekends and ` +
+      `${ops.idleShifts.length} machine shifts not run closed, ` +
       `${logs.length} production logs, ` +
       `${ops.stops.length} unplanned stops`,
   );

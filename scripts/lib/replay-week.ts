@@ -11,7 +11,8 @@
  * recorded end has passed).
  */
 import { DEMO_PLANT_A } from "./demo-data";
-import { plantAWeekends, type SmeRow, skuCode } from "./demo-operations";
+import { IDLE_SHIFT, idleShifts, plantAWeekends, type SmeRow, skuCode } from "./demo-operations";
+import { playedRows } from "./replay-plan";
 import { type WeekFill, weekFill } from "./replay-week-plan";
 
 /**
@@ -118,8 +119,21 @@ async function sendWeekends(
   const path = `/operator/v1/companies/${company.id}/closures`;
   const before = await replay.call<unknown[]>(path, { operator: true });
   const weekends = plantAWeekends(plan.from - 86_400_000, now + CALENDAR_AHEAD_MS);
-  if (weekends.length === 0) return;
-  await replay.call(path, { operator: true, body: weekends });
+  // The shifts a machine did not run, among those the samples sent cover wholly (from a
+  // day before the week to now): the same rows the machines' detection reads.
+  const sent = new Map(
+    [...playedRows(replay.rows, plan.from - 86_400_000, now + 1)].map(([asset, rows]) => [
+      asset,
+      rows.filter((row) => row.ts >= plan.from - 86_400_000 && row.ts <= now),
+    ]),
+  );
+  const idle = idleShifts(sent).flatMap((shift) => {
+    const machine = replay.machines.get(shift.asset);
+    return machine
+      ? [{ name: IDLE_SHIFT, start: iso(shift.start), end: iso(shift.end), machineId: machine.id }]
+      : [];
+  });
+  await replay.call(path, { operator: true, body: [...weekends, ...idle] });
   const after = await replay.call<unknown[]>(path, { operator: true });
   counts.closuresCreated += after.length - before.length;
 }

@@ -1,20 +1,20 @@
 /**
  * The plant calendar: closures of a company, or of one of its machines, over local dates
- * (a holiday, a weekend, a shutdown week). A shift instance whose start lies on a closed
- * date is **not scheduled**: no planned production time in the metrics and KPI reports (its
+ * (a holiday, a weekend, a shutdown week) or between two instants (a night the plant does
+ * not run). A shift instance whose start lies in a closure is **not scheduled**: no planned production time in the metrics and KPI reports (its
  * day still counts in the KPI report's calendar time), no shift the realtime endpoints,
  * the stops report or a production log fall in, and no detected stop. The rule is the one
  * of a definition's `weekdays` (the date of the start), so a night shift that starts the
  * evening before a closed day runs, and one that starts on the closed day does not.
  * docs/metrics.md ("The plant calendar"), docs/operator-api.md ("The plant calendar").
  *
- * A closure is a row: nothing walks its dates. Its instants (`startAt`, `endAt`) are fixed
- * in the company's zone when it is written, and an instance is closed when its start lies
+ * A closure is a row: nothing walks its dates. Its instants (`startAt`, `endAt`) are given,
+ * or for dates fixed in the company's zone when it is written, and an instance is closed when its start lies
  * in `[startAt, endAt)`, one index probe per instance (`closedInstance`).
  */
 
-import { and, asc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
-import { type CompanyScope, notDeleted, ownedSql } from "../db/company-scope";
+import { asc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { type CompanyScope, notDeleted, owned, ownedSql, softDelete } from "../db/company-scope";
 import { inJsonList } from "../db/json-list";
 import { machines, plantClosures, shiftInstances } from "../db/schema";
 import { ApiError, notFound, unprocessable, type ValidationIssue } from "../http/errors";
@@ -27,22 +27,34 @@ export const MAX_CLOSURES = 1_000;
 export const CLOSURE_MIN_DATE = "1970-01-02";
 export const CLOSURE_MAX_DATE = "9999-12-30";
 
-/** A closure to create. */
-export interface ClosureInput {
+/**
+ * A closure to create: local dates (`startDate`, `endDate`, the instants null) or two
+ * instants (`start`, `end`, the dates null).
+ */
+interface ClosureInput {
   name: string;
-  /** `YYYY-MM-DD`, local to the company, from `CLOSURE_MIN_DATE`. */
-  startDate: string;
-  /** `YYYY-MM-DD`, local, inclusive, not before `startDate`, up to `CLOSURE_MAX_DATE`. */
-  endDate: string;
+  /** `YYYY-MM-DD`, local to the company, from `CLOSURE_MIN_DATE`; or null. */
+  startDate: string | null;
+  /** `YYYY-MM-DD`, local, inclusive, not before `startDate`, up to `CLOSURE_MAX_DATE`; or null. */
+  endDate: string | null;
+  /** ms; or null (dates given). */
+  start: number | null;
+  /** ms, after `start`; or null (dates given). */
+  end: number | null;
   /** null = every machine of the company (present and future). */
   machineId: number | null;
 }
 
 /** A closure as the operator API shows it. */
-export interface ClosureOut extends ClosureInput {
+export interface ClosureOut {
   /** UUID. */
   id: string;
-  /** The company zone's instants of the closure: its first midnight, the midnight after it. */
+  name: string;
+  /** The dates it was given as, or null (given as instants). */
+  startDate: string | null;
+  endDate: string | null;
+  machineId: number | null;
+  /** Its instants: for dates, the company zone's midnights that begin and end them. */
   start: string;
   end: string;
 }
@@ -66,8 +78,8 @@ const columns = {
 type ClosureRow = {
   id: string;
   name: string;
-  startDate: string;
-  endDate: string;
+  startDate: string | null;
+  endDate: string | null;
   machineId: number | null;
   startAt: number;
   endAt: number;
@@ -91,22 +103,23 @@ function toOut(row: ClosureRow): ClosureOut {
  *
  * @param date `YYYY-MM-DD`; `plusDays` days later (0 or 1).
  */
-export function midnightOf(date: string, timezone: string, plusDays = 0): number {
+function midnightOf(date: string, timezone: string, plusDays = 0): number {
   const [y, m, d] = date.split("-").map(Number) as [number, number, number];
   return wallClockInstant(y, m - 1, d + plusDays, 0, 0, timezone);
 }
 
 /** A closure's identity for the idempotent create: the same closure twice is one. */
-const sameAs = (c: ClosureInput) => JSON.stringify([c.machineId, c.startDate, c.endDate, c.name]);
+const sameAs = (c: Omit<ClosureRow, "id">) =>
+  JSON.stringify([c.machineId, c.startDate, c.endDate, c.startAt, c.endAt, c.name]);
 
 /**
- * Creates closures, all or none. Idempotent: an item equal (machine, dates and name) to a
+ * Creates closures, all or none. Idempotent: an item equal (machine, span and name) to a
  * closure the company has, or to an earlier item, answers that closure (its id) and adds no
  * row, so a create can be repeated after a lost answer.
  *
  * @param scope the company.
  * @param timezone the company's IANA zone (the dates are its).
- * @param items the closures, validated (dates in order and in bounds).
+ * @param items the closures, validated (dates or instants in order and in bounds).
  * @returns the closures, in request order, and how many of them are new rows.
  * @throws ApiError 422 a machine that is not the company's (`["body", i, "machineId"]`), or
  *   more than `MAX_CLOSURES` closures at once (`too_many_closures`).
@@ -146,18 +159,18 @@ export async function createClosures(
   const byIdentity = new Map<string, ClosureRow>(existing.map((r) => [sameAs(r), r]));
   const fresh: ClosureRow[] = [];
   const out = items.map((item) => {
-    const key = sameAs(item);
+    const wanted = {
+      name: item.name,
+      startDate: item.startDate,
+      endDate: item.endDate,
+      machineId: item.machineId,
+      startAt: item.startDate === null ? (item.start ?? 0) : midnightOf(item.startDate, timezone),
+      endAt: item.endDate === null ? (item.end ?? 0) : midnightOf(item.endDate, timezone, 1),
+    };
+    const key = sameAs(wanted);
     let row = byIdentity.get(key);
     if (!row) {
-      row = {
-        id: crypto.randomUUID(),
-        name: item.name,
-        startDate: item.startDate,
-        endDate: item.endDate,
-        machineId: item.machineId,
-        startAt: midnightOf(item.startDate, timezone),
-        endAt: midnightOf(item.endDate, timezone, 1),
-      };
+      row = { id: crypto.randomUUID(), ...wanted };
       byIdentity.set(key, row);
       fresh.push(row);
     }
@@ -197,7 +210,7 @@ export async function createClosures(
 }
 
 /**
- * The company's closures (not deleted), by start date then id; with `machineId`, those
+ * The company's closures (not deleted), by start then id; with `machineId`, those
  * that apply to that machine (its own and the company's).
  *
  * @returns at most `MAX_CLOSURES` closures (all a company can have).
@@ -216,31 +229,30 @@ export async function listClosures(scope: CompanyScope, machineId?: number): Pro
           : or(isNull(plantClosures.machineId), eq(plantClosures.machineId, machineId)),
       ),
     )
-    .orderBy(asc(plantClosures.startDate), asc(plantClosures.id))
+    .orderBy(asc(plantClosures.startAt), asc(plantClosures.id))
     .limit(MAX_CLOSURES);
   return rows.map(toOut);
 }
 
 /**
  * Deletes a closure (soft delete). Idempotent: a closure already deleted answers as
- * deleted again.
+ * deleted again, and changes nothing.
  *
- * @returns the closure's machine (null: every machine).
+ * @returns the closure's machine (null: every machine), and whether this call deleted it.
  * @throws ApiError 404 `Closure not found` when the company never had it.
  */
 export async function deleteClosure(
   scope: CompanyScope,
   id: string,
-  now: number = Date.now(),
-): Promise<{ machineId: number | null }> {
+): Promise<{ machineId: number | null; deleted: boolean }> {
   const { db, companyId } = scope;
   const [row] = await db
-    .update(plantClosures)
-    .set({ deletedAt: sql`coalesce(${plantClosures.deletedAt}, ${now})`, updatedAt: now })
-    .where(and(eq(plantClosures.id, id), ownedSql({ companyId }, "plant_closures.company_id")))
-    .returning({ machineId: plantClosures.machineId });
+    .select({ machineId: plantClosures.machineId })
+    .from(plantClosures)
+    .where(owned({ companyId }, plantClosures, eq(plantClosures.id, id)));
   if (!row) throw notFound("Closure not found");
-  return row;
+  const deleted = await softDelete(scope, plantClosures, eq(plantClosures.id, id));
+  return { machineId: row.machineId, deleted: deleted > 0 };
 }
 
 /**

@@ -125,6 +125,39 @@ describe("a non-working day of the plant calendar", () => {
     ]);
   });
 
+  it("given as two instants, closes the shifts that start inside it, and only those", async () => {
+    const plant = await detectionPlant([
+      { name: "Day", startTime: "06:00", endTime: "18:00" },
+      { name: "Night", startTime: "18:00", endTime: "06:00" },
+    ]);
+    // The night of day 2 is not run: from its start to a minute after.
+    const night = D1 + DAY + 18 * HOUR;
+    const [closure] = await operatorJson<{ startDate: string | null; start: string }[]>(
+      "POST",
+      `/companies/${plant.co.id}/closures`,
+      [{ name: "Night off", start: iso(night), end: iso(night + MIN) }],
+    );
+    expect(closure).toMatchObject({ startDate: null, start: iso(night) });
+    await plant.send(flat);
+    const metrics = await post<{ metrics: MetricsRow[] }>(plant.co.key, "/v1/reports/metrics", {
+      machines: { include: [plant.machineId] },
+      startDate: window,
+      limit: 100,
+    });
+    const starts = metrics.metrics.map((r) => r.shift.startTime);
+    expect(starts).toHaveLength(5);
+    expect(starts).not.toContain(iso(night));
+    // The stop that ran through it ends where the night begins, and starts again at 06:00.
+    const stops = await plant.stops();
+    expect(
+      stops.some(
+        (s) => Date.parse(s.startTime) < night + 12 * HOUR && Date.parse(s.endTime ?? "") > night,
+      ),
+    ).toBe(false);
+    expect(stops.map((s) => s.endTime)).toContain(iso(night));
+    expect(stops.map((s) => s.startTime)).toContain(iso(night + 12 * HOUR));
+  });
+
   it("of one machine leaves the company's other machines working", async () => {
     const plant = await detectionPlant();
     const [other] = await createMachines(plant.co.id, [{ name: "Other press" }]);

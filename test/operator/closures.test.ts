@@ -88,6 +88,28 @@ describe("operator: the plant calendar", () => {
       ["body", 3, "name"],
       ["body", 4, "startDate"],
     ]);
+    // Dates or instants, not both; instants in order.
+    const forms = await operator("POST", path(co.id), [
+      {
+        name: "Both",
+        startDate: "2026-01-01",
+        start: "2026-01-01T06:00:00Z",
+        end: "2026-01-01T07:00:00Z",
+      },
+      { name: "No end", start: "2026-01-01T06:00:00Z" },
+      { name: "Backwards", start: "2026-01-01T06:00:00Z", end: "2026-01-01T05:00:00Z" },
+      { name: "Nothing" },
+    ]);
+    expect(forms.status).toBe(422);
+    expect(
+      ((await forms.json()) as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc),
+    ).toEqual([
+      ["body", 0, "start"],
+      ["body", 0, "end"],
+      ["body", 1, "end"],
+      ["body", 2, "end"],
+      ["body", 3, "startDate"],
+    ]);
     // The machine is checked once the body is valid.
     const machine = await operator("POST", path(co.id), [
       { name: "Other company's machine", startDate: "2026-01-01", machineId: foreign?.id },

@@ -1717,7 +1717,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Closures not deleted, by start date. */
+                /** @description Closures not deleted, by start. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1776,8 +1776,8 @@ export interface paths {
         };
         put?: never;
         /**
-         * Create closures (non-working dates)
-         * @description All or none. A shift instance that starts on a closed local date (the company's zone) is not scheduled: no planned production time in the reports, no running shift, no detected stop; its day counts only in the KPI report's calendar time. Idempotent: an item equal (name, dates, machine) to a closure the company has, or to an earlier item, answers that closure with its id and adds nothing. A machine that is not the company's is a 422 at `["body", i, "machineId"]`; a company has at most 1000 closures (422 `too_many_closures`). The machines' detectors evaluate their history again, so detected stops inside the closure go.
+         * Create closures (non-working dates or spans)
+         * @description All or none. A closure is local dates (`startDate`, `endDate`, in the company's zone) or two instants (`start`, `end`). A shift instance that starts in it is not scheduled: no planned production time in the reports, no running shift, no detected stop; its day counts only in the KPI report's calendar time. Idempotent: an item equal (name, span, machine) to a closure the company has, or to an earlier item, answers that closure with its id and adds nothing. A machine that is not the company's is a 422 at `["body", i, "machineId"]`; a company has at most 1000 closures (422 `too_many_closures`). The machines' detectors evaluate their history again, so detected stops inside the closure go.
          */
         post: {
             parameters: {
@@ -1797,15 +1797,27 @@ export interface paths {
                          */
                         name: string;
                         /**
-                         * @description First closed local date, in the company's zone (1970-01-02 to 9999-12-30).
+                         * @description First closed local date, in the company's zone (1970-01-02 to 9999-12-30). Give the dates, or `start` and `end`.
                          * @example 2026-12-24
                          */
-                        startDate: string;
+                        startDate?: string;
                         /**
                          * @description Last closed local date, inclusive; default `startDate` (one day). At most 366 days from `startDate`, counted inclusively.
                          * @example 2026-12-26
                          */
                         endDate?: string;
+                        /**
+                         * Format: date-time
+                         * @description Instead of dates: the closure's first instant (a shift instance that starts at or after it, before `end`, is closed).
+                         * @example 2026-12-01T21:00:00Z
+                         */
+                        start?: string;
+                        /**
+                         * Format: date-time
+                         * @description With `start`: the instant the closure ends (exclusive), after `start` and at most 366 days later.
+                         * @example 2026-12-02T05:00:00Z
+                         */
+                        end?: string;
                         /** @description The one machine closed; absent or null = every machine of the company. */
                         machineId?: number | null;
                     }[];
@@ -3731,20 +3743,20 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** @description First closed local date. */
-            startDate: string;
-            /** @description Last closed local date (inclusive). */
-            endDate: string;
+            /** @description First closed local date; null for a closure given as instants. */
+            startDate: string | null;
+            /** @description Last closed local date (inclusive); null for a closure given as instants. */
+            endDate: string | null;
             /** @description The one machine closed; null = every machine. */
             machineId: number | null;
             /**
              * Format: date-time
-             * @description The closure's first instant: `startDate`'s midnight in the company's zone.
+             * @description The closure's first instant: as given, or `startDate`'s midnight in the company's zone.
              */
             start: string;
             /**
              * Format: date-time
-             * @description The instant after it: the midnight that ends `endDate`, in the company's zone.
+             * @description The instant after it: as given, or the midnight that ends `endDate`, in the company's zone.
              */
             end: string;
         };

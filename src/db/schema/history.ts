@@ -91,11 +91,11 @@ export const shiftInstances = sqliteTable(
 );
 
 /**
- * A closure of the plant calendar (docs/metrics.md, "The plant calendar"): local dates,
- * `startDate` to `endDate` inclusive, on which no shift instance of the company (or of its
- * one machine) is scheduled. `startAt` and `endAt` are the company zone's instants of the
- * first date's midnight and of the midnight after the last date, ms, fixed when the closure
- * is written: an instance is closed when its start lies in `[startAt, endAt)`.
+ * A closure of the plant calendar (docs/metrics.md, "The plant calendar"): a span in which no
+ * shift instance of the company (or of its one machine) is scheduled, given as local dates
+ * (`startDate` to `endDate` inclusive) or as two instants (the dates null). `startAt` and
+ * `endAt` are its instants, ms (for dates, the company zone's midnights, fixed when the
+ * closure is written): an instance is closed when its start lies in `[startAt, endAt)`.
  */
 export const plantClosures = sqliteTable(
   "plant_closures",
@@ -108,10 +108,10 @@ export const plantClosures = sqliteTable(
     /** null = every machine of the company, present and future. */
     machineId: integer("machine_id").references(() => machines.id),
     name: text("name").notNull(),
-    /** `YYYY-MM-DD`, local. */
-    startDate: text("start_date").notNull(),
-    /** `YYYY-MM-DD`, local, inclusive. */
-    endDate: text("end_date").notNull(),
+    /** `YYYY-MM-DD`, local; null for a closure given as instants. */
+    startDate: text("start_date"),
+    /** `YYYY-MM-DD`, local, inclusive; null for a closure given as instants. */
+    endDate: text("end_date"),
     startAt: integer("start_at").notNull(),
     endAt: integer("end_at").notNull(),
     createdAt: createdAt(),

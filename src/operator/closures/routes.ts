@@ -7,6 +7,7 @@
 
 import { z } from "@hono/zod-openapi";
 import { notFound } from "../../http/errors";
+import { DateTimeMs } from "../../http/filters";
 import { createRouter, jsonResponse } from "../../http/openapi";
 import { arrayBody, IntId, MAX_ID, textInteger, UuidId } from "../../http/schemas";
 import { tellPlanChanged } from "../../machine-state/notify";
@@ -55,13 +56,22 @@ const ClosureCreate = z
       .regex(/\S/, "Must not be blank")
       .max(200)
       .openapi({ description: "What the plant calls it.", example: "Christmas shutdown" }),
-    startDate: LocalDate.openapi({
-      description: `First closed local date, in the company's zone (${CLOSURE_MIN_DATE} to ${CLOSURE_MAX_DATE}).`,
+    startDate: LocalDate.optional().openapi({
+      description: `First closed local date, in the company's zone (${CLOSURE_MIN_DATE} to ${CLOSURE_MAX_DATE}). Give the dates, or \`start\` and \`end\`.`,
       example: "2026-12-24",
     }),
     endDate: LocalDate.optional().openapi({
       description: `Last closed local date, inclusive; default \`startDate\` (one day). At most ${MAX_CLOSURE_DAYS} days from \`startDate\`, counted inclusively.`,
       example: "2026-12-26",
+    }),
+    start: DateTimeMs.optional().openapi({
+      description:
+        "Instead of dates: the closure's first instant (a shift instance that starts at or after it, before `end`, is closed).",
+      example: "2026-12-01T21:00:00Z",
+    }),
+    end: DateTimeMs.optional().openapi({
+      description: `With \`start\`: the instant the closure ends (exclusive), after \`start\` and at most ${MAX_CLOSURE_DAYS} days later.`,
+      example: "2026-12-02T05:00:00Z",
     }),
     machineId: z.number().int().positive().max(MAX_ID).nullish().openapi({
       description: "The one machine closed; absent or null = every machine of the company.",
@@ -69,15 +79,27 @@ const ClosureCreate = z
   })
   .strict()
   .superRefine((item, ctx) => {
-    const endDate = item.endDate ?? item.startDate;
-    if (endDate < item.startDate) {
-      ctx.addIssue({ code: "custom", path: ["endDate"], message: "Must not be before startDate" });
-    } else if (daysOf(item.startDate, endDate) > MAX_CLOSURE_DAYS) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["endDate"],
-        message: `A closure lasts at most ${MAX_CLOSURE_DAYS} days`,
-      });
+    const issue = (path: string, message: string) =>
+      ctx.addIssue({ code: "custom", path: [path], message });
+    if (item.startDate !== undefined) {
+      if (item.start !== undefined) issue("start", "Give startDate and endDate, or start and end");
+      if (item.end !== undefined) issue("end", "Give startDate and endDate, or start and end");
+      const endDate = item.endDate ?? item.startDate;
+      if (endDate < item.startDate) issue("endDate", "Must not be before startDate");
+      else if (daysOf(item.startDate, endDate) > MAX_CLOSURE_DAYS) {
+        issue("endDate", `A closure lasts at most ${MAX_CLOSURE_DAYS} days`);
+      }
+      return;
+    }
+    if (item.endDate !== undefined) issue("startDate", "Required with endDate");
+    if (item.start === undefined) {
+      issue("startDate", "Give startDate (and endDate), or start and end");
+    } else if (item.end === undefined) {
+      issue("end", "Required with start");
+    } else if (item.end <= item.start) {
+      issue("end", "Must be after start");
+    } else if (item.end - item.start > MAX_CLOSURE_DAYS * DAY_MS) {
+      issue("end", `A closure lasts at most ${MAX_CLOSURE_DAYS} days`);
     }
   });
 
@@ -85,8 +107,13 @@ const ClosureOut = z
   .object({
     id: z.string().openapi({ format: "uuid" }),
     name: z.string(),
-    startDate: z.string().openapi({ description: "First closed local date." }),
-    endDate: z.string().openapi({ description: "Last closed local date (inclusive)." }),
+    startDate: z
+      .string()
+      .nullable()
+      .openapi({ description: "First closed local date; null for a closure given as instants." }),
+    endDate: z.string().nullable().openapi({
+      description: "Last closed local date (inclusive); null for a closure given as instants.",
+    }),
     machineId: z
       .number()
       .int()
@@ -94,11 +121,13 @@ const ClosureOut = z
       .openapi({ description: "The one machine closed; null = every machine." }),
     start: z.string().openapi({
       format: "date-time",
-      description: "The closure's first instant: `startDate`'s midnight in the company's zone.",
+      description:
+        "The closure's first instant: as given, or `startDate`'s midnight in the company's zone.",
     }),
     end: z.string().openapi({
       format: "date-time",
-      description: "The instant after it: the midnight that ends `endDate`, in the company's zone.",
+      description:
+        "The instant after it: as given, or the midnight that ends `endDate`, in the company's zone.",
     }),
   })
   .openapi("OperatorClosure");
@@ -134,12 +163,12 @@ export const operatorClosuresRoutes = createRouter()
       method: "post",
       path: "/companies/{company_id}/closures",
       tags: ["Plant calendar"],
-      summary: "Create closures (non-working dates)",
+      summary: "Create closures (non-working dates or spans)",
       description:
-        "All or none. A shift instance that starts on a closed local date (the company's " +
-        "zone) is not scheduled: no planned production time in the reports, no running shift, " +
+        "All or none. A closure is local dates (`startDate`, `endDate`, in the company's zone) " +
+        "or two instants (`start`, `end`). A shift instance that starts in it is not scheduled: no planned production time in the reports, no running shift, " +
         "no detected stop; its day counts only in the KPI report's calendar time. " +
-        "Idempotent: an item equal (name, dates, machine) to a closure the company has, or to " +
+        "Idempotent: an item equal (name, span, machine) to a closure the company has, or to " +
         "an earlier item, answers that closure with its id and adds nothing. A machine that " +
         `is not the company's is a 422 at \`["body", i, "machineId"]\`; a company has at most ` +
         `${MAX_CLOSURES} closures (422 \`too_many_closures\`). The machines' detectors ` +
@@ -160,8 +189,10 @@ export const operatorClosuresRoutes = createRouter()
         company.timezone,
         items.map((item) => ({
           name: item.name,
-          startDate: item.startDate,
-          endDate: item.endDate ?? item.startDate,
+          startDate: item.startDate ?? null,
+          endDate: item.startDate === undefined ? null : (item.endDate ?? item.startDate),
+          start: item.start ?? null,
+          end: item.end ?? null,
           machineId: item.machineId ?? null,
         })),
       );
@@ -187,7 +218,7 @@ export const operatorClosuresRoutes = createRouter()
       summary: "List closures",
       request: { query: ListQuery },
       responses: {
-        200: jsonResponse(z.array(ClosureOut), "Closures not deleted, by start date."),
+        200: jsonResponse(z.array(ClosureOut), "Closures not deleted, by start."),
       },
     }),
     async (c) => {
@@ -213,10 +244,12 @@ export const operatorClosuresRoutes = createRouter()
     async (c) => {
       const { company_id, closure_id } = c.req.valid("param");
       const scope = await requireCompanyScope(c.env, company_id);
-      const { machineId } = await deleteClosure(scope, closure_id.toLowerCase());
-      const machineIds = await machinesOf(scope, [machineId]);
-      await armMachines(c.env, company_id, machineIds);
-      await tellPlanChanged(c.env, company_id, machineIds);
+      const { machineId, deleted } = await deleteClosure(scope, closure_id.toLowerCase());
+      if (deleted) {
+        const machineIds = await machinesOf(scope, [machineId]);
+        await armMachines(c.env, company_id, machineIds);
+        await tellPlanChanged(c.env, company_id, machineIds);
+      }
       return c.body(null, 204);
     },
   );
