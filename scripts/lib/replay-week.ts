@@ -39,7 +39,7 @@ export interface WeekCounts {
   shiftsKept: number;
   stopsCreated: number;
   stopsClosed: number;
-  /** Weekend closures of the plant calendar new this time (the others existed). */
+  /** Closures of the plant calendar new this time (weekends, shifts not run; the others existed). */
   closuresCreated: number;
 }
 
@@ -102,8 +102,9 @@ export async function fillWeek(
 const CALENDAR_AHEAD_MS = 28 * 86_400_000;
 
 /**
- * Closes Demo Plant A's weekends from the day before the week to 4 weeks ahead, through the
- * operator API's plant calendar (idempotent: a weekend closed already is answered as is).
+ * Closes Demo Plant A's weekends from the day before the week to 4 weeks ahead, and the
+ * weekday shifts a machine did not run in the rows sent (`idleShifts`), through the operator
+ * API's plant calendar (idempotent: a closure that exists is answered as is).
  */
 async function sendWeekends(
   replay: WeekReplay,

@@ -364,7 +364,7 @@ export async function startReplay(
       `${week.productionLogs} production logs of closed shifts` +
       (week.shiftsKept > 0 ? ` (${week.shiftsKept} machine shifts already had theirs)` : "") +
       `, ${week.stopsCreated} stops created, ${week.stopsClosed} closed, ` +
-      `${week.closuresCreated} weekends closed; the running shift: ` +
+      `${week.closuresCreated} closures of the plant calendar created; the running shift: ` +
       `${first.skuWrites} SKU writes, ${first.operatorWrites} operator writes, ` +
       `${first.stopsOpened} stops opened, ${first.stopsClosed} closed.`,
   );
