@@ -10,13 +10,15 @@
  *
  * A closure is a row: nothing walks its dates. Its instants (`startAt`, `endAt`) are given,
  * or for dates fixed in the company's zone when it is written, and an instance is closed when its start lies
- * in `[startAt, endAt)`, one index probe per instance (`closedInstance`).
+ * in `[startAt, endAt)`: the shift plan carries them (`companyClosuresQuery`), and the
+ * reports count, page and list each machine's instances between its closures
+ * (src/reports/covered-instances.ts), the work growing with the closures, not their days.
  */
 
-import { asc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
-import { type CompanyScope, notDeleted, owned, ownedSql, softDelete } from "../db/company-scope";
+import { asc, eq, isNull, or, sql } from "drizzle-orm";
+import { type CompanyScope, notDeleted, owned, softDelete } from "../db/company-scope";
 import { inJsonList } from "../db/json-list";
-import { machines, plantClosures, shiftInstances } from "../db/schema";
+import { machines, plantClosures } from "../db/schema";
 import { ApiError, notFound, unprocessable, type ValidationIssue } from "../http/errors";
 import { wallClockInstant } from "./instances";
 
@@ -275,22 +277,47 @@ export function closedSpansQuery(scope: CompanyScope, machineId: number) {
     .limit(MAX_CLOSURES);
 }
 
-/** Whether an instant lies in one of the spans (few: a company's closures). */
-export function isClosedAt(spans: readonly ClosedSpan[], at: number): boolean {
-  return spans.some((s) => s.start <= at && at < s.end);
+/** A closure as a shift plan keeps it: its machine (null: all) and instants, ms. */
+export interface PlanClosure {
+  machineId: number | null;
+  start: number;
+  end: number;
 }
 
 /**
- * The condition "this row of `shift_instances` is closed": a closure of its company (of
- * its machine, or of every machine), not deleted, holds its start. One probe of
- * `plant_closures_company_start_idx` per instance.
- *
- * @param scope the company whose instances the statement reads.
+ * The company's closures (not deleted), by start, as a shift plan keeps them. A statement,
+ * for a batch; at most `MAX_CLOSURES` rows (all a company can have).
  */
-export function closedInstance(scope: { companyId: number }): SQL {
-  return sql`EXISTS (SELECT 1 FROM ${plantClosures} AS pc
-    WHERE ${ownedSql(scope, "pc.company_id")}
-      AND pc.start_at <= ${shiftInstances.start} AND pc.end_at > ${shiftInstances.start}
-      AND pc.deleted_at IS NULL
-      AND (pc.machine_id IS NULL OR pc.machine_id = ${shiftInstances.machineId}))`;
+export function companyClosuresQuery(scope: CompanyScope) {
+  const { db, companyId } = scope;
+  return db
+    .select({
+      machineId: plantClosures.machineId,
+      start: plantClosures.startAt,
+      end: plantClosures.endAt,
+    })
+    .from(plantClosures)
+    .where(notDeleted({ companyId }, plantClosures))
+    .orderBy(asc(plantClosures.startAt))
+    .limit(MAX_CLOSURES);
+}
+
+/**
+ * The closed spans of one machine among a plan's closures (its own and the company's),
+ * joined where they overlap or touch, by start.
+ */
+export function closedSpansOf(closures: readonly PlanClosure[], machineId: number): ClosedSpan[] {
+  const out: ClosedSpan[] = [];
+  for (const c of closures) {
+    if (c.machineId !== null && c.machineId !== machineId) continue;
+    const last = out[out.length - 1];
+    if (last && c.start <= last.end) last.end = Math.max(last.end, c.end);
+    else out.push({ start: c.start, end: c.end });
+  }
+  return out;
+}
+
+/** Whether an instant lies in one of the spans (few: a company's closures). */
+export function isClosedAt(spans: readonly ClosedSpan[], at: number): boolean {
+  return spans.some((s) => s.start <= at && at < s.end);
 }
