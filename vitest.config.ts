@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
-import { BOARD_BUNDLE_PATH, bundleBoardScript } from "./scripts/lib/board-bundle";
+import { BOARD_BUNDLE_PATH, bundleBoardScript } from "./scripts/lib/board-bundle.ts";
+import { REFUSED_REQUESTS_URL, TEST_RESOLVER_URL, testNetwork } from "./test/node/test-network.ts";
 
 /**
  * wrangler.toml's `[[rules]] type = "Text"` for Vite: a module whose path matches is its
@@ -134,6 +135,10 @@ export default defineConfig(async () => {
           // A database outside the shard pattern, which test/db/shards.test.ts binds as a new
           // shard to check that adding one is a deployment step only.
           d1Databases: { SPARE_D1: "spare-d1" },
+          // No test reaches outside the machine: every outbound fetch goes to the tests' own
+          // network (a local DNS-over-HTTPS resolver, loopback passed on, anything else
+          // refused and failed by test/setup.ts).
+          outboundService: testNetwork,
           bindings: {
             ENVIRONMENT: "test",
             OPERATOR_TOKEN: "test-operator-token",
@@ -141,6 +146,8 @@ export default defineConfig(async () => {
             JWT_JWKS: testJwks,
             JWT_ISSUER: "https://idp.test/",
             JWT_AUDIENCE: "https://api.test/v1",
+            WEBHOOK_DOH_URL: TEST_RESOLVER_URL,
+            TEST_REFUSED_REQUESTS_URL: REFUSED_REQUESTS_URL,
           },
         },
       }),

@@ -25,6 +25,7 @@ const BENCHES = [
   "webhooks.ts",
   "events.ts",
   "revocation.ts",
+  "stop-reason.ts",
   "d1-load.ts",
   "detection.ts",
 ];

@@ -13,12 +13,12 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { d1Bindings } from "../scripts/lib/cloudflare-setup";
+import { WRANGLER_BIN } from "../scripts/lib/project";
 
 /** The project root (the folder holding package.json). */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 const requireFromRoot = createRequire(join(PROJECT_ROOT, "package.json"));
-const WRANGLER_BIN = requireFromRoot.resolve("wrangler/bin/wrangler.js");
 const PRISM_BIN = join(
   dirname(requireFromRoot.resolve("@stoplight/prism-cli/package.json")),
   "dist/index.js",

@@ -10,15 +10,10 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "./lib/project";
+import { PROJECT_ROOT, WRANGLER_BIN } from "./lib/project";
 
 /** The arguments of `npm run cf-typegen` (package.json), after the output path. */
-export const TYPEGEN_ARGS = [
-  "--include-runtime=false",
-  "--strict-vars=false",
-  "--env-file",
-  "/dev/null",
-] as const;
+export const TYPEGEN_ARGS = ["--strict-vars=false", "--env-file", "/dev/null"] as const;
 
 const committed = join(PROJECT_ROOT, "worker-configuration.d.ts");
 const fresh = join(PROJECT_ROOT, "worker-configuration.check.d.ts");
@@ -29,15 +24,11 @@ const body = (path: string) =>
     .join("\n");
 
 try {
-  const run = spawnSync(
-    process.execPath,
-    [join(PROJECT_ROOT, "node_modules/wrangler/bin/wrangler.js"), "types", fresh, ...TYPEGEN_ARGS],
-    {
-      cwd: PROJECT_ROOT,
-      encoding: "utf8",
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-    },
-  );
+  const run = spawnSync(process.execPath, [WRANGLER_BIN, "types", fresh, ...TYPEGEN_ARGS], {
+    cwd: PROJECT_ROOT,
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   if (run.status !== 0) {
     console.error(run.stdout, run.stderr);
     process.exit(1);

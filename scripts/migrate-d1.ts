@@ -12,7 +12,6 @@
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { d1Bindings } from "./lib/cloudflare-setup";
@@ -21,7 +20,7 @@ import {
   localDatabases,
   recordAppliedMigrations,
 } from "./lib/local-migrations";
-import { PROJECT_ROOT } from "./lib/project";
+import { PROJECT_ROOT, WRANGLER_BIN } from "./lib/project";
 
 const { values } = parseArgs({
   options: {
@@ -53,11 +52,8 @@ if (values.local) {
     process.exit(1);
   }
 } else {
-  const wrangler = createRequire(join(PROJECT_ROOT, "package.json")).resolve(
-    "wrangler/bin/wrangler.js",
-  );
   for (const binding of d1Bindings(toml, values.env)) {
-    const args = [wrangler, "d1", "migrations", "apply", binding, "--remote"];
+    const args = [WRANGLER_BIN, "d1", "migrations", "apply", binding, "--remote"];
     if (values.env) args.push("--env", values.env);
     console.log(`D1 migrations: ${binding}`);
     const result = spawnSync(process.execPath, args, { cwd: PROJECT_ROOT, stdio: "inherit" });

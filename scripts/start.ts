@@ -19,7 +19,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { DEMO_FILES, DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
@@ -28,9 +27,15 @@ import { completeFleetHistory } from "./lib/demo-fleet-history";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
 import { localDatabases, migrationsRecorded } from "./lib/local-migrations";
-import { forgetLocalServer, recordLocalServer } from "./lib/local-server";
+import { answers200, forgetLocalServer, recordLocalServer } from "./lib/local-server";
 import { connectOperator, type OperatorConnection } from "./lib/operator-api";
-import { DEFAULT_BASE_URL, ensureDevVars, PROJECT_ROOT, resolveOperatorToken } from "./lib/project";
+import {
+  DEFAULT_BASE_URL,
+  ensureDevVars,
+  PROJECT_ROOT,
+  resolveOperatorToken,
+  WRANGLER_BIN,
+} from "./lib/project";
 import { Replay, startReplay } from "./lib/replay";
 import { type FleetFiles, fillFleetWeek } from "./lib/replay-fleet";
 import { startBanner } from "./lib/start-banner";
@@ -48,13 +53,6 @@ const LOG_NAME = relative(PROJECT_ROOT, LOG_PATH);
 /** Lines of the log shown when wrangler fails in quiet mode. */
 const TAIL_LINES = 40;
 
-// The project's own wrangler, started with this Node rather than through `npx`: npx
-// does not pass SIGTERM on, which would leave wrangler running when this script is
-// stopped, while wrangler's bin script does pass signals to its worker process.
-const WRANGLER_BIN = createRequire(join(PROJECT_ROOT, "package.json")).resolve(
-  "wrangler/bin/wrangler.js",
-);
-
 /** The number after `--port`, or undefined; exits with a usage message when it is not a port. */
 function portArgument(args: readonly string[]): number | undefined {
   const i = args.indexOf("--port");
@@ -65,24 +63,6 @@ function portArgument(args: readonly string[]): number | undefined {
     process.exit(2);
   }
   return port;
-}
-
-/**
- * Answers whether GET `url` returns 200 within 10 s (the first answer of a fresh Worker can
- * take a few seconds on a loaded machine; a poll that gives up earlier is logged by wrangler
- * as a lost connection).
- *
- * @param url absolute URL.
- * @returns true on a 200, false on any other status or a connection error.
- */
-async function answers200(url: string): Promise<boolean> {
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    await response.body?.cancel();
-    return response.status === 200;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -243,6 +223,8 @@ async function main(): Promise<void> {
   clock.done("migrations");
 
   const logFd = verbose ? undefined : openSync(LOG_PATH, "a");
+  // The project's own wrangler, started with this Node rather than through `npx`: npx does
+  // not pass SIGTERM on, while wrangler's bin script passes signals to its worker process.
   const devArgs = [WRANGLER_BIN, "dev", ...(PORT === undefined ? [] : ["--port", String(PORT)])];
   const dev = spawn(process.execPath, devArgs, {
     cwd: PROJECT_ROOT,

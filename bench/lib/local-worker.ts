@@ -12,15 +12,14 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, relative, sep } from "node:path";
 import { d1Bindings } from "../../scripts/lib/cloudflare-setup";
+import { WRANGLER_BIN } from "../../scripts/lib/project";
 import { ROOT } from "./bench-env";
 import { DEV_SERVER_ENV } from "./spawn-dev-server";
 
 /** Absolute path of the project root. */
 
-const WRANGLER_BIN = createRequire(join(ROOT, "package.json")).resolve("wrangler/bin/wrangler.js");
 const READY_TIMEOUT_MS = 90_000;
 
 /** Where one run keeps its files, all under `.wrangler/` (git-ignored). */

@@ -8,11 +8,11 @@ import { readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { d1Bindings } from "../../scripts/lib/cloudflare-setup";
+import { WRANGLER_BIN } from "../../scripts/lib/project";
 import { ROOT } from "./bench-env";
 
 const requireHere = createRequire(join(ROOT, "package.json"));
 const TSX_CLI = requireHere.resolve("tsx/cli");
-const WRANGLER_BIN = requireHere.resolve("wrangler/bin/wrangler.js");
 const DEV_SERVER = join(ROOT, "bench", "lib", "dev-server.ts");
 
 /** Offline and quiet: no usage metrics, no fetch of the `Request.cf` placeholder. */

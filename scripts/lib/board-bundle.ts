@@ -10,7 +10,7 @@
  */
 import { join } from "node:path";
 import { build } from "esbuild";
-import { PROJECT_ROOT } from "./project";
+import { PROJECT_ROOT } from "./project.ts";
 
 /** The entry of the board's browser code. */
 export const BOARD_ENTRY = join(PROJECT_ROOT, "src", "board", "browser", "board-main.ts");

@@ -76,13 +76,18 @@ export async function applyLocalMigrations(
   databases: readonly LocalDatabase[],
 ): Promise<Map<string, string[]>> {
   // Loaded here only: `npm start` reads the record without paying for it.
-  const { Miniflare } = await import("miniflare");
-  const mf = new Miniflare({
-    modules: true,
-    script: "",
-    d1Persist: join(projectRoot, ".wrangler", "state", "v3", "d1"),
-    d1Databases: Object.fromEntries(databases.map((d) => [d.binding, d.id])),
-  });
+  const { Miniflare, convertV4MiniflareOptions } = await import("miniflare");
+  // Miniflare 5 takes a new shape of options; the v4 shape, converted, is what wrangler's own
+  // `d1 execute --local` passes, so the files land where `wrangler dev` reads them
+  // (`<state>/v3/d1/miniflare-D1DatabaseObject/`).
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      script: "",
+      resourcePersistencePath: join(projectRoot, ".wrangler", "state", "v3"),
+      d1Databases: Object.fromEntries(databases.map((d) => [d.binding, d.id])),
+    }),
+  );
   try {
     const applied = new Map<string, string[]>();
     for (const database of databases) {

@@ -93,3 +93,21 @@ function processAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/**
+ * Answers whether GET `url` returns 200 within 10 s (the first answer of a fresh Worker can
+ * take a few seconds on a loaded machine; a poll that gives up earlier is logged by wrangler
+ * as a lost connection).
+ *
+ * @param url absolute URL.
+ * @returns true on a 200, false on any other status or a connection error.
+ */
+export async function answers200(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    await response.body?.cancel();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}

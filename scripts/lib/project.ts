@@ -2,11 +2,30 @@
  * Paths of the project and the local development settings (`.dev.vars`).
  */
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Absolute path of the project root (the folder holding `package.json`). */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/**
+ * The project's own wrangler CLI script (its package's `bin.wrangler`), to be run with
+ * `process.execPath` rather than through `npx` (npx does not pass SIGTERM on). Read from the
+ * package's `package.json`: wrangler's `exports` map (4.9x and later) no longer lets
+ * `require.resolve("wrangler/bin/wrangler.js")` reach the file.
+ */
+export const WRANGLER_BIN = wranglerBin();
+
+function wranglerBin(): string {
+  const manifest = createRequire(join(PROJECT_ROOT, "package.json")).resolve(
+    "wrangler/package.json",
+  );
+  const { bin } = JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> };
+  const script = bin.wrangler;
+  if (!script) throw new Error(`${manifest} names no wrangler bin`);
+  return join(dirname(manifest), script);
+}
 
 /** Local secrets read by `wrangler dev`; never committed. */
 export const DEV_VARS_PATH = join(PROJECT_ROOT, ".dev.vars");

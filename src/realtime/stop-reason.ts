@@ -16,6 +16,7 @@ import { machineByIdQuery } from "../db/machines";
 import { stops } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { machineStopsSince, type StopsReportRow } from "../reports/stops-report";
+import { loadShiftPlan } from "../shifts/queries";
 import {
   CAUSE_FIELDS,
   type Cause,
@@ -41,7 +42,12 @@ const FIELD_WORDS: Record<CauseField, string> = {
 };
 
 /** Columns of a stop that decide whether it can be given a reason here. */
-const stopFacts = { id: stops.id, machineId: stops.machineId, endTime: stops.endTime };
+const stopFacts = {
+  id: stops.id,
+  machineId: stops.machineId,
+  startTime: stops.startTime,
+  endTime: stops.endTime,
+};
 
 /**
  * "This machine's stops that are not deleted", seeking the index on the machine's stop ends
@@ -150,6 +156,35 @@ function resolveReason(
 }
 
 /**
+ * The machine, the catalog rows the body names and the stop a reason goes to, in one D1
+ * batch: the stop `stopId` (any machine's: the caller checks), or else the machine's open
+ * stop, else its last one since `now - RECENT_STOP_MS`.
+ */
+async function stopAndCauses(
+  scope: NamedScope,
+  machineId: number,
+  body: StopReasonBody,
+  stopId: number | null,
+  now: number,
+) {
+  if (stopId !== null) {
+    const [machineRows, causeRows, namedRows] = await scope.db.batch([
+      machineByIdQuery(scope, machineId),
+      causesNamedQuery(scope, body),
+      stopByIdQuery(scope, stopId),
+    ] as const);
+    return { machine: machineRows[0], causeRows, stop: namedRows[0] };
+  }
+  const [machineRows, causeRows, openRows, lastRows] = await scope.db.batch([
+    machineByIdQuery(scope, machineId),
+    causesNamedQuery(scope, body),
+    openStopQuery(scope, machineId, now),
+    lastStopQuery(scope, machineId, now - RECENT_STOP_MS, now),
+  ] as const);
+  return { machine: machineRows[0], causeRows, stop: openRows[0] ?? lastRows[0] };
+}
+
+/**
  * Gives a stop of a machine its reason from the company's catalog: the stop `stopId`, or
  * else the machine's open stop, or else its last stop (ended less than 24 hours ago): the
  * stop a person at the machine means, the same one again when a scan is repeated. The whole classification is replaced (an absent cause or
@@ -157,9 +192,9 @@ function resolveReason(
  * `MachineStopClassificationCreated` (or `Updated`) and the stream event `stop.classified`,
  * and nothing at all when the stop already has exactly this reason.
  *
- * Reads the machine, the stop (or both candidates) and the causes in one D1 batch; then the
- * classification path
- * (the stop with its classification, its shift, one write batch).
+ * Reads the machine, the stop (or both candidates) and the causes in one D1 batch, the
+ * company's shift plan beside it; then the classification path (the stop with its
+ * classification beside its shift, one write batch, the hand-overs side by side).
  *
  * @param now the instant of the write, ms.
  * @returns the stop as a row of the stops report, with its classification.
@@ -176,20 +211,16 @@ export async function giveStopReason(
   now: number,
 ): Promise<StopsReportRow> {
   const stopId = body.stopId ?? null;
-  // One batch: the stop named, or both candidates of the default.
-  const [machineRows, causeRows, namedRows, openRows, lastRows] = await scope.db.batch([
-    machineByIdQuery(scope, machineId),
-    causesNamedQuery(scope, body),
-    stopByIdQuery(scope, stopId ?? 0),
-    openStopQuery(scope, machineId, now),
-    lastStopQuery(scope, machineId, now - RECENT_STOP_MS, now),
-  ] as const);
-  if (!machineRows[0]) throw machineNotFound(machineId);
-  const named = namedRows[0];
-  if (stopId !== null && (!named || named.machineId !== machineId)) {
+  // The company's shift plan (the shift of the stop, for the events) beside the batch.
+  const plan = loadShiftPlan(scope);
+  plan.catch(() => undefined); // awaited by the classification; a failure surfaces there
+  // One batch: the stop named, or else both candidates of the default (only the statements
+  // this write needs: each costs the runtime's CPU a person waits for).
+  const { machine, causeRows, stop } = await stopAndCauses(scope, machineId, body, stopId, now);
+  if (!machine) throw machineNotFound(machineId);
+  if (stopId !== null && (!stop || stop.machineId !== machineId)) {
     throw notFound(`Stop ${stopId} not found on machine ${machineId}`);
   }
-  const stop = stopId === null ? (openRows[0] ?? lastRows[0]) : named;
   if (!stop) throw noRecentStop(machineId);
   if (!isRecent(stop, now)) {
     throw new ApiError(
@@ -210,7 +241,8 @@ export async function giveStopReason(
       specificCause: reason.specificCause?.name ?? null,
       component: reason.component?.name ?? null,
     },
-    now,
+    // The causes were found in the catalog: the write adds none.
+    { now, plan, stop, causesInCatalog: true },
   );
   // Deleted between the read and the write: as if it had never been there.
   if (!classified) throw notFound(`Stop ${stop.id} not found on machine ${machineId}`);

@@ -91,8 +91,8 @@ export function computeShiftIndicators(
   const productionStarts = starts[TimeClass.Production] ?? [];
   const productionEnds = ends[TimeClass.Production] ?? [];
   for (const l of logs) {
-    const from = l.start > start ? l.start : start;
-    const to = l.end < pastEnd ? l.end : pastEnd;
+    const from = Math.max(l.start, start);
+    const to = Math.min(l.end, pastEnd);
     if (to <= from) continue;
     productionStarts.push(from);
     productionEnds.push(to);

@@ -147,6 +147,12 @@ function daysBetween(a: LocalDate, b: LocalDate): number {
   return Math.round((Date.UTC(b.y, b.m, b.d) - Date.UTC(a.y, a.m, a.d)) / DAY_MS);
 }
 
+/** An instance with the local date it starts on, as a day number (days since 1970-01-01). */
+export interface DatedInstance extends InstanceWindow {
+  /** The local date of its start: `Date.UTC(y, m, d) / 86,400,000`. */
+  day: number;
+}
+
 /**
  * The instances of a definition whose start lies in `[from, to)`.
  *
@@ -165,7 +171,22 @@ export function instancesBetween(
   from: number,
   to: number,
 ): InstanceWindow[] {
-  const out: InstanceWindow[] = [];
+  return datedInstancesBetween(def, timezone, from, to).map(({ start, end }) => ({ start, end }));
+}
+
+/**
+ * `instancesBetween` with the local date of each instance's start (its `day`), which a
+ * report groups by and counts with (`./instance-series.ts`).
+ *
+ * @returns instances in ascending start order (and so of ascending day).
+ */
+export function datedInstancesBetween(
+  def: ShiftDefinitionTimes,
+  timezone: string,
+  from: number,
+  to: number,
+): DatedInstance[] {
+  const out: DatedInstance[] = [];
   if (to <= from) return out;
   const start = parseClock(def.startTime);
   const end = parseClock(def.endTime);
@@ -176,6 +197,7 @@ export function instancesBetween(
   const first = localDateOf(from, timezone);
   const last = localDateOf(to, timezone);
   const days = daysBetween(first, last);
+  const firstDay = Date.UTC(first.y, first.m, first.d) / DAY_MS;
   for (let k = -1; k <= days + 1; k++) {
     const date = { y: first.y, m: first.m, d: first.d + k };
     if (!weekdays.has(isoWeekday(date))) continue;
@@ -186,7 +208,7 @@ export function instancesBetween(
     // instant: no instance that day.
     if (!plain && !isOnDate(startMs, date, timezone)) continue;
     const endMs = startOn({ ...date, d: date.d + (crossesMidnight ? 1 : 0) }, end, timezone);
-    out.push({ start: startMs, end: endMs });
+    out.push({ start: startMs, end: endMs, day: firstDay + k });
   }
   return out;
 }

@@ -12,21 +12,39 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { type CompanyScope, owned, ownedSql, scopeIn } from "../db/company-scope";
 import { stopCauses, stopClassifications, stops } from "../db/schema";
-import { type StopRow, toClassificationOut, toReportShift, toStopOut } from "../reports/schemas";
+import {
+  type ReportShift,
+  type StopRow,
+  toClassificationOut,
+  toReportShift,
+  toStopOut,
+} from "../reports/schemas";
 import type { StopWithClassification } from "../reports/stops-report";
-import { instancesContaining, loadShiftPlan } from "../shifts/queries";
+import { instancesContaining, loadShiftPlan, type ShiftPlan } from "../shifts/queries";
 import {
   type ClassificationChange,
   type ClassificationChangeKind,
   classificationEventStatements,
 } from "../webhooks/webhook-events";
 
-/** The shift instance containing a stop's start, in the report shape, or null. */
-async function shiftOfStop(scope: CompanyScope, stop: StopRow, now: number) {
-  const { db } = scope;
-  const plan = await loadShiftPlan(scope);
-  if (!plan) return null;
-  const [instance] = await instancesContaining(db, plan, [
+/** Where a stop is: its machine and its start (ms). */
+export type StopPlace = Pick<StopRow, "machineId" | "startTime">;
+
+/**
+ * The shift instance containing a stop's start, in the report shape, or null.
+ *
+ * @param plan the company's shift plan when the caller has started reading it (read here
+ *   otherwise).
+ */
+export async function shiftOfStop(
+  scope: CompanyScope,
+  stop: StopPlace,
+  now: number,
+  plan: Promise<ShiftPlan | null> = loadShiftPlan(scope),
+): Promise<ReportShift | null> {
+  const resolved = await plan;
+  if (!resolved) return null;
+  const [instance] = await instancesContaining(scope.db, resolved, [
     { machineId: stop.machineId, at: stop.startTime },
   ]);
   return instance ? toReportShift(instance, now) : null;
@@ -35,12 +53,16 @@ async function shiftOfStop(scope: CompanyScope, stop: StopRow, now: number) {
 /**
  * The event context of a classification change of `found`: the stop, its machine, the
  * shift containing its start and the classification before the change.
+ *
+ * @param shift the shift containing the stop's start when the caller looked it up already
+ *   (read here when undefined).
  */
 export async function classificationChange(
   db: Database,
   found: StopWithClassification & { companyId: number },
   kind: ClassificationChangeKind,
   now: number,
+  shift?: ReportShift | null,
 ) {
   return {
     kind,
@@ -48,7 +70,10 @@ export async function classificationChange(
     stopId: found.stop.id,
     stop: toStopOut(found.stop, now),
     machine: found.machine,
-    shift: await shiftOfStop(scopeIn(db, found.companyId), found.stop, now),
+    shift:
+      shift !== undefined
+        ? shift
+        : await shiftOfStop(scopeIn(db, found.companyId), found.stop, now),
     previous: found.classification.id === null ? null : toClassificationOut(found.classification),
   };
 }
@@ -115,6 +140,8 @@ export interface ClassificationInput {
  * by name in the company's catalog or created) and the webhook event of `change`, in one
  * batch, provided the stop's classification is still `replaces` (null: the stop has none).
  *
+ * @param options.addCauses false when every cause named is in the catalog already (the
+ *   caller found it there; causes are never removed): no statement adds them.
  * @returns `applied` false when the classification changed since it was read (nothing was
  *   written but causes, no event); else the event's id and deliveries (to dispatch), and the
  *   classification as written (undefined when the stop was deleted meanwhile).
@@ -125,6 +152,7 @@ export async function putClassification(
   input: ClassificationInput,
   change: ClassificationChange,
   replaces: ReplacedClassification | null,
+  options: { addCauses: boolean } = { addCauses: true },
 ) {
   const { db, companyId } = scope;
   const names = {
@@ -134,7 +162,7 @@ export async function putClassification(
   } as const;
   const causes: BatchItem<"sqlite">[] = [];
   for (const [kind, name] of Object.entries(names) as [keyof typeof names, string | null][]) {
-    if (name === null) continue;
+    if (name === null || !options.addCauses) continue;
     causes.push(
       db
         .insert(stopCauses)

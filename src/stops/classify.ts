@@ -20,6 +20,7 @@ import {
   toClassificationOut,
 } from "../reports/schemas";
 import { findStopWithClassification, type StopWithClassification } from "../reports/stops-report";
+import { loadShiftPlan, type ShiftPlan } from "../shifts/queries";
 import { stopClassified, stopUnclassified } from "../streams/payloads";
 import { publish } from "../streams/publish";
 import { dispatchDeliveries } from "../webhooks/webhook-events";
@@ -29,9 +30,11 @@ import {
   classificationChange,
   deleteClassification,
   putClassification,
+  type StopPlace,
+  shiftOfStop,
 } from "./classification-queries";
 
-export type { ClassificationInput } from "./classification-queries";
+export type { ClassificationInput, StopPlace } from "./classification-queries";
 
 /** The bindings a classification change needs: the webhook outbox and the stop's stream. */
 export type ClassifyBindings = OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT" | "MACHINE_STREAM">;
@@ -67,6 +70,34 @@ function sameClassification(row: ClassificationRow, input: ClassificationInput):
   );
 }
 
+/** What a caller of `classifyStop` knows already, so that its reads overlap. */
+interface ClassifyOptions {
+  /** The instant of the change, ms (the event's timestamp, open stops' duration); default now. */
+  now?: number;
+  /**
+   * The company's shift plan, read by the caller beside its own reads (default: read here,
+   * beside the stop, when `companyId` is given).
+   */
+  plan?: Promise<ShiftPlan | null>;
+  /**
+   * The stop's machine and start, as the caller read them: the shift containing the start is
+   * then looked up beside the stop's classification, instead of after it (again after it
+   * when the stop read differs).
+   */
+  stop?: StopPlace;
+  /**
+   * Every cause named is in the company's catalog already (the caller found it there, and
+   * causes are never removed from it): the write adds none, one to three statements fewer.
+   */
+  causesInCatalog?: boolean;
+}
+
+/** Marks a promise's rejection as handled where it is awaited later, not where it began. */
+function awaitedLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
 /**
  * Gives a stop its classification (creating or replacing it), with the webhook event and
  * the stream event of the change. Cause names are found in the company's catalog (exact,
@@ -74,12 +105,19 @@ function sameClassification(row: ClassificationRow, input: ClassificationInput):
  * first. A classification equal to the stored one (same description and causes) changes
  * nothing and emits nothing: a scanner that repeats its reason is not a second event.
  *
+ * A person waits for the answer (a scanner, an operator's screen), so the reads that do not
+ * depend on each other go out together (the stop with its classification, the company's
+ * shift plan, the shift containing the stop's start when `options.stop` gives it) and the
+ * two hand-overs after the write (the webhook deliveries to their Queue and deliverers, the
+ * stream event) run side by side: every sequential round trip waits its turn on a busy
+ * runtime (docs/realtime.md, "Stop reasons"; bench/stop-reason.ts).
+ *
  * @param env the webhook outbox and the stream bindings.
  * @param db the company's shard (or the shard holding the stop, for the operator).
  * @param stopId the stop, by its global id.
- * @param companyId the company the stop must belong to; null = any (the operator).
+ * @param companyId the company the stop must belong to; null = any.
  * @param input the whole classification (an absent cause or description is null).
- * @param now the instant of the change, ms (the event's timestamp, open stops' duration).
+ * @param options what the caller read already, and the instant of the change.
  * @returns the stop, its classification and what was emitted; null when the stop is
  *   unknown, deleted, or not the company's.
  * @throws ApiError 409 when other requests changed the classification between each of
@@ -91,15 +129,32 @@ export async function classifyStop(
   stopId: number,
   companyId: number | null,
   input: ClassificationInput,
-  now: number = Date.now(),
+  options: ClassifyOptions = {},
 ): Promise<ClassifiedStop | null> {
+  const now = options.now ?? Date.now();
+  const companyScope = companyId === null ? null : scopeIn(db, companyId);
+  const plan =
+    options.plan ?? (companyScope === null ? undefined : awaitedLater(loadShiftPlan(companyScope)));
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-    const found = await findStopWithClassification(db, stopId, companyId);
+    // The shift of the stop the caller read, beside the stop itself (first round only: a
+    // retry reads the stop again because another request changed it).
+    const place = attempt === 0 && companyScope !== null ? options.stop : undefined;
+    const [found, early] = await Promise.all([
+      findStopWithClassification(db, stopId, companyId),
+      place && companyScope ? shiftOfStop(companyScope, place, now, plan) : undefined,
+    ]);
     if (!found) return null;
     const current = found.classification;
     const unchanged = sameClassification(current, input);
     const kind = current.id === null ? "Created" : "Updated";
-    const change = await classificationChange(db, found, kind, now);
+    const samePlace =
+      place !== undefined &&
+      place.machineId === found.stop.machineId &&
+      place.startTime === found.stop.startTime;
+    const shift = samePlace
+      ? early
+      : await shiftOfStop(scopeIn(db, found.companyId), found.stop, now, plan);
+    const change = await classificationChange(db, found, kind, now, shift ?? null);
     const context = { found, stop: change.stop, machine: change.machine, shift: change.shift };
     if (unchanged) {
       return { ...context, classification: toClassificationOut(current), emitted: null };
@@ -115,17 +170,18 @@ export async function classifyStop(
       input,
       change,
       replaces,
+      { addCauses: !options.causesInCatalog },
     );
     if (!applied) continue;
-    await dispatchDeliveries(env, scope, eventId, deliveries);
-    if (!written) return null;
+    if (!written) {
+      await dispatchDeliveries(env, scope, eventId, deliveries);
+      return null;
+    }
     const classification = toClassificationOut(written);
-    await publish(
-      env,
-      found.companyId,
-      found.stop.machineId,
-      stopClassified(stopId, classification),
-    );
+    await Promise.all([
+      dispatchDeliveries(env, scope, eventId, deliveries),
+      publish(env, found.companyId, found.stop.machineId, stopClassified(stopId, classification)),
+    ]);
     return { ...context, classification, emitted: kind };
   }
   throw new ApiError(
@@ -150,14 +206,18 @@ export async function unclassifyStop(
   companyId: number | null,
   now: number = Date.now(),
 ): Promise<"not_found" | "unclassified" | "deleted"> {
+  const plan = companyId === null ? undefined : awaitedLater(loadShiftPlan(scopeIn(db, companyId)));
   const found = await findStopWithClassification(db, stopId, companyId);
   if (!found) return "not_found";
   if (found.classification.id === null) return "unclassified";
-  const change = await classificationChange(db, found, "Deleted", now);
+  const scope = scopeIn(db, found.companyId);
+  const shift = await shiftOfStop(scope, found.stop, now, plan);
+  const change = await classificationChange(db, found, "Deleted", now, shift);
   const { deleted, eventId, deliveries } = await deleteClassification(db, stopId, change);
   if (!deleted) return "unclassified";
-  const scope = scopeIn(db, found.companyId);
-  await dispatchDeliveries(env, scope, eventId, deliveries);
-  await publish(env, found.companyId, found.stop.machineId, stopUnclassified(stopId));
+  await Promise.all([
+    dispatchDeliveries(env, scope, eventId, deliveries),
+    publish(env, found.companyId, found.stop.machineId, stopUnclassified(stopId)),
+  ]);
   return "deleted";
 }

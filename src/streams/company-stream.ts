@@ -31,7 +31,7 @@ export class CompanyStream extends StreamObject implements CompanyStreamRpc {
 
   /** Ends connections whose access token expired, then waits for the next one. */
   override async alarm(): Promise<void> {
-    this.core.subscribers.closeExpired(Date.now());
+    await this.closeExpired();
     await this.core.scheduleClosing();
   }
 }

@@ -103,9 +103,14 @@ export class LiveState {
   /**
    * Whether an event kind makes the figures stale (and marks the stops for a new read when
    * it is a stop's). Not the figures' own events, and not the realtime writes': a write
-   * reaches the figures through the logs its object's flush writes and tells.
+   * reaches the figures through the logs its object's flush writes and tells. Not a stop's
+   * classification either: no live figure depends on it (a stop's reason counts only in the
+   * report's annotated downtime, which no event carries), and a recomputation (the count
+   * signal's sum, the instance's stops and logs read again) is work a person giving a
+   * reason at the machine would share the runtime with, for no event.
    */
   note(type: StreamEventInput["type"]): boolean {
+    if (type === "stop.classified" || type === "stop.unclassified") return false;
     if (type.startsWith("stop.")) this.stale = true;
     return !(
       type === "production" ||
@@ -147,7 +152,7 @@ export class LiveState {
 
 /** The figures of the live `oee` event, out of a report row's `productionMetrics`: the OEE figure list. */
 function liveOeeOf(m: ProductionMetrics): LiveOee {
-  const figures = {} as LiveOee;
+  const figures = { aboveNominalSpeed: m.aboveNominalSpeed } as LiveOee;
   for (const figure of Object.keys(OEE_FIGURES) as OeeFigure[]) figures[figure] = m[figure];
   return figures;
 }

@@ -157,9 +157,9 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
   }
 
   override async alarm(): Promise<void> {
-    // The alarm also ends connections whose access token expired, and retries forwards
-    // that failed.
-    this.core.subscribers.closeExpired(Date.now());
+    // The alarm also ends connections whose access token expired (first: a restart it
+    // needs leaves the rest to the next instance), and retries forwards that failed.
+    await this.closeExpired();
     const forwarding = this.companyForwarding();
     if (forwarding && forwarding.pending() > 0) this.ctx.waitUntil(forwarding.drain());
     this.ticking ??= this.tick().finally(() => {

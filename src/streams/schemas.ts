@@ -3,7 +3,7 @@
  * or one WebSocket text message) and the payload of each event type.
  */
 import { z } from "@hono/zod-openapi";
-import { OeeFigureFields } from "../reports/metrics-schemas";
+import { OeeFigureAndFlagFields } from "../reports/metrics-schemas";
 import { StopOriginSchema } from "../reports/schemas";
 import { EVENT_KINDS } from "./names";
 
@@ -110,7 +110,7 @@ const OeeEventSchema = z
     final: z.boolean().openapi({
       description: "true on the last figures of an ended shift (equal to its report row).",
     }),
-    ...OeeFigureFields,
+    ...OeeFigureAndFlagFields,
   })
   .openapi("OeeEvent", {
     description:

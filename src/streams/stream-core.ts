@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import { EventLog } from "./event-log";
 import type { StreamEvent, StreamEventInput } from "./names";
 import type { StreamDelivery } from "./stream-outbox";
-import { RESTART_REASON } from "./stream-rpc";
+import { EXPIRY_RESTART_REASON, RESTART_REASON } from "./stream-rpc";
 import { type Holder, Subscribers } from "./subscribers";
 
 /** Most senders whose last sequence number `fresh` keeps in memory (then it starts over). */
@@ -128,6 +128,35 @@ export class StreamCore {
    */
   restart(): void {
     if (this.restartDue) this.ctx.abort(RESTART_REASON);
+  }
+
+  /**
+   * Ends the connections whose access token expired by `now` (ms), at the instant SSE and
+   * WebSocket alike: an SSE stream with `: credential expired`, a WebSocket with code 1008.
+   * When WebSockets were among them, the instance must then end (`endInstance`), for the
+   * reason `closeCredential` gives: the runtime lets a closed hibernatable WebSocket's TCP
+   * connection go only when its object leaves memory, so a client would see its socket open
+   * for 10 s or more after the close frame. Before that, the other connections are told to
+   * reconnect (`closeAllForRestart`), and their leases released.
+   *
+   * @returns true when the instance must end now.
+   */
+  async closeExpired(now: number): Promise<boolean> {
+    const { webSockets } = this.subscribers.closeExpired(now);
+    if (webSockets === 0) return false;
+    await this.subscribers.closeAllForRestart();
+    return true;
+  }
+
+  /**
+   * Ends this instance at once (after `closeExpired` asked for it): its connections go with
+   * it, its storage stays, the next call or alarm starts a new instance.
+   *
+   * @throws Error with `EXPIRY_RESTART_REASON` (the event that ends its instance cannot finish).
+   */
+  endInstance(): never {
+    this.ctx.abort(EXPIRY_RESTART_REASON);
+    throw new Error(EXPIRY_RESTART_REASON);
   }
 
   /** Wakes the object (its alarm) when the next connection's credential expires. */

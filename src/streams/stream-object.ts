@@ -38,6 +38,21 @@ export abstract class StreamObject extends DurableObject<Env> {
     this.core.restart();
   }
 
+  /**
+   * The alarm's first step in both streams: ends the connections whose access token expired
+   * (`StreamCore.closeExpired`). When WebSockets were among them the instance ends here,
+   * with the alarm set to wake the next instance at once for the rest of this alarm's work
+   * (a machine stream's tick and forwards; the next expiry).
+   *
+   * @throws Error with `EXPIRY_RESTART_REASON` when the instance ends.
+   */
+  protected async closeExpired(): Promise<void> {
+    if (!(await this.core.closeExpired(Date.now()))) return;
+    await this.ctx.storage.setAlarm(Date.now());
+    await this.ctx.storage.sync();
+    this.core.endInstance();
+  }
+
   override async webSocketMessage(): Promise<void> {
     // Subscribers only listen; "ping" is answered without waking the object.
   }

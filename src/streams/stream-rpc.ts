@@ -42,6 +42,9 @@ export interface StreamRpc extends Rpc.DurableObjectBranded {
 /** Why a stream object ends its instance after a revocation (in the error its caller gets). */
 export const RESTART_REASON = "closing revoked connections";
 
+/** Why a stream object ends its instance after closing WebSockets whose access token expired. */
+export const EXPIRY_RESTART_REASON = "closing expired connections";
+
 /** The RPC methods of `MachineStream` (src/streams/machine-stream.ts documents each). */
 export interface MachineStreamRpc extends StreamRpc {
   /** Appends one event to the stream and fans it out; returns it with its id. */

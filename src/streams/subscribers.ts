@@ -316,20 +316,33 @@ export class Subscribers {
     await Promise.all(released);
   }
 
-  /** Ends the connections whose credential has expired by `now` (ms). */
-  closeExpired(now: number): number {
-    return this.closeWhere((h) => h.closesAt !== null && h.closesAt <= now, "credential expired")
-      .closed;
+  /**
+   * Ends the connections whose credential has expired by `now` (ms): an SSE stream with the
+   * comment `: credential expired`, a WebSocket with code 1008 and that reason.
+   *
+   * @returns how many were closed, and how many of them were WebSockets.
+   */
+  closeExpired(now: number): { closed: number; webSockets: number } {
+    const { closed, webSockets } = this.closeWhere(
+      (h) => h.closesAt !== null && h.closesAt <= now,
+      "credential expired",
+    );
+    return { closed, webSockets };
   }
 
-  /** The earliest time a connection must close (ms), or null when none ever must. */
+  /**
+   * The earliest time an open connection must close (ms), or null when none ever must. A
+   * WebSocket closing already (its close frame sent) is not waited for again.
+   */
   nextClosing(): number | null {
     let next: number | null = null;
     const consider = (at: number | null) => {
       if (at !== null && (next === null || at < next)) next = at;
     };
     for (const sub of this.sse) consider(sub.holder.closesAt);
-    for (const ws of this.ctx.getWebSockets()) consider(holderOf(ws).closesAt);
+    for (const ws of this.ctx.getWebSockets()) {
+      if (ws.readyState === WebSocket.OPEN) consider(holderOf(ws).closesAt);
+    }
     return next;
   }
 

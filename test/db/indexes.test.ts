@@ -91,7 +91,11 @@ describe("indexes behind a metrics report page", () => {
         AND +l.company_id = 1 AND l.deleted_at IS NULL`;
     const lines = await plan(query);
     expect(lines.join("\n")).toContain("USING INDEX production_logs_machine_start_idx");
-    expect(lines.join("\n")).toContain("USING INDEX production_logs_machine_duration_idx");
+    // Read alone (the SQLite of workerd 1.20261117 says COVERING: the index holds what the
+    // longest-log subquery reads, so it never reaches the table), or with the table.
+    expect(lines.join("\n")).toMatch(
+      /USING (COVERING )?INDEX production_logs_machine_duration_idx\b/,
+    );
   });
 
   it("reads open stops by (machine, end_time)", async () => {

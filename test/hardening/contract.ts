@@ -5,6 +5,7 @@
  * `{detail: [{loc, msg, type}]}`) for every error.
  */
 import { expect } from "vitest";
+import { bodyText } from "../fixtures/body-text";
 import { call } from "./client";
 
 /** The HTTP methods of the public operations. */
@@ -141,7 +142,7 @@ export async function expectDocumentedAnswer(
     expect(op.statuses, `documented status of ${op.method} ${op.path}`).toContain(res.status);
     return { status: res.status, body: undefined };
   }
-  const text = await res.text();
+  const text = await bodyText(res);
   const where = `${describeSent(sent)}\n-> ${res.status} ${text.slice(0, 500)}`;
   expect(res.status, `never a 500: ${where}`).not.toBe(500);
   expect(op.statuses, `documented status of ${op.method} ${op.path}: ${where}`).toContain(

@@ -25,6 +25,7 @@ import {
 } from "../../src/http/examples";
 import { filledBody, TRY_IT_FILLS, valueAtPlace } from "../../src/http/try-it-fills";
 import { finishExport } from "../exports/export-harness";
+import { bodyText } from "../fixtures/body-text";
 import { api, call, createCompany, ingest, operatorJson } from "../harness";
 
 interface Parameter {
@@ -56,14 +57,14 @@ interface Doc {
   components: { schemas: Record<string, Schema> };
 }
 
-/**
- * The body Swagger UI builds from a schema without a body example: each property's example,
- * and for a required `date-time` without one, the current instant (as Swagger UI does).
- */
 /** A realtime write of the set-up (204, no body). */
 const post204 = (key: string, path: string, json: unknown) =>
   api(key, path, { method: "POST", json });
 
+/**
+ * The body Swagger UI builds from a schema without a body example: each property's example,
+ * and for a required `date-time` without one, the current instant (as Swagger UI does).
+ */
 function bodyFromSchema(doc: Doc, schema: Schema | undefined): Record<string, unknown> {
   const resolved = schema?.$ref
     ? doc.components.schemas[schema.$ref.replace("#/components/schemas/", "")]
@@ -234,7 +235,7 @@ describe("the /docs examples", () => {
         }
         const res = await api(co.key, url, { method: method.toUpperCase(), json, headers });
         const streams = op.responses?.["200"]?.content?.["text/event-stream"] !== undefined;
-        const text = streams ? "(event stream)" : await res.text();
+        const text = streams ? "(event stream)" : await bodyText(res);
         if (op.operationId === "createExport")
           pasted.export_id = (JSON.parse(text) as { id: string }).id;
         if (streams) await res.body?.cancel();

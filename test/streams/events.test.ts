@@ -192,8 +192,9 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
     // Another credential of the company has its own connections.
     const other = await createKey(p.co.id, ["realtime.read"]);
     expect((await sse(other, `/v1/realtime/events`)).response.status).toBe(200);
-    // A closed connection gives its place back (at the latest when the next heartbeat finds
-    // it gone).
+    // A closed connection gives its place back: at once where the runtime passes a reader's
+    // cancel on to the stream object (workerd 1.20261117 does; the 1.20260426 of wrangler 4.86
+    // did not), else when the next heartbeat finds it gone.
     await subs[0]?.close();
     let status = 429;
     for (let i = 0; i < 100 && status === 429; i += 1) {
@@ -203,8 +204,6 @@ describe("GET /v1/realtime/{machine_id}/events (SSE)", () => {
       if (status === 200) open.push(new SseSubscriber(res));
     }
     expect(status).toBe(200);
-    // The open ones lived through a heartbeat meanwhile.
-    expect(subs[1]?.comments).toContain("heartbeat");
   }, 60_000);
 });
 
@@ -222,8 +221,7 @@ describe("the connection limit", () => {
     expect((await api(p.co.key, path)).status).toBe(429);
 
     // An aborted request cancels the stream object's response body, whose cancel handler
-    // releases the lease. (A reader that only cancels the body is seen at the next write
-    // to it, the heartbeat: see the 429 test above.)
+    // releases the lease.
     const leftAt = Date.now();
     client.abort();
     // The release is one call after the abort: allow it a moment, far below a heartbeat.

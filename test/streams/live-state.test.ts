@@ -1,6 +1,7 @@
 /**
  * What a machine stream keeps for its live figures survives an eviction (its storage) while
- * the instance is small, and a realtime flush's log changes apply to it in place.
+ * the instance is small, a realtime flush's log changes apply to it in place, and only the
+ * events that can move a figure ask for a recomputation.
  */
 import { describe, expect, it } from "vitest";
 import { LiveState, MAX_STORED_SPANS } from "../../src/streams/live";
@@ -56,5 +57,19 @@ describe("LiveState", () => {
     state.inputs = inputs(many);
     expect(state.inputs?.logs.size).toBe(MAX_STORED_SPANS + 1);
     expect(storage.get()).toBeNull();
+  });
+
+  it("recomputes after a stop's change but not after its classification, which no figure uses", () => {
+    const state = new LiveState(memoryStorage());
+    state.inputs = inputs([log("a", 0)]);
+    for (const type of ["stop.classified", "stop.unclassified"] as const) {
+      expect(state.note(type)).toBe(false);
+      expect(state.stale).toBe(false);
+    }
+    for (const type of ["stop.started", "stop.ended", "stop.updated", "stop.deleted"] as const) {
+      state.stale = false;
+      expect(state.note(type)).toBe(true);
+      expect(state.stale).toBe(true);
+    }
   });
 });

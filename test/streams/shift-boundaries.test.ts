@@ -5,7 +5,7 @@
  * 5 s of it.
  */
 import { env, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { inServiceSince } from "../fixtures/machine-history";
 import { openedStreams } from "../fixtures/stream-clients";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
@@ -90,6 +90,19 @@ describe("shift boundaries of an idle machine", () => {
     // The machine's object and its stream as they were before yesterday's shift ended.
     const name = `m:${p.co.id}:${m.id}`;
     const stream = env.MACHINE_STREAM.get(env.MACHINE_STREAM.idFromName(name));
+    // Once the stream's first figures (nudged by the machine's creation) are stored: a tick
+    // still computing them would write today's over yesterday's planted below (it reads its
+    // previous figures, awaits D1, then writes), and see no boundary to publish.
+    await vi.waitFor(
+      () =>
+        runInDurableObject(stream, (_instance, state) => {
+          const stored = state.storage.sql
+            .exec("SELECT 1 FROM meta WHERE key = 'figures'")
+            .toArray();
+          if (stored.length === 0) throw new Error("the stream has no figures yet");
+        }),
+      { timeout: 10_000, interval: 100 },
+    );
     await runInDurableObject(stream, (_instance, state) => {
       const shift = {
         id: yesterday.id,

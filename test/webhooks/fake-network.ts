@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
-import { DEFAULT_DOH_URL } from "../../src/env";
+import { readSettings } from "../../src/env";
 import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
 
 /** One request a fake receiver got. */
@@ -78,10 +78,12 @@ export function fakeNetwork() {
       return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
     });
 
+  // The resolver the Worker is configured with (the tests' own, vitest.config.ts).
+  const dohUrl = readSettings(env).webhooks.dohUrl;
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = input instanceof Request ? input : null;
     const url = request ? request.url : String(input);
-    if (url.startsWith(DEFAULT_DOH_URL)) {
+    if (url.startsWith(dohUrl)) {
       const query = new URL(url).searchParams;
       const name = query.get("name") ?? "";
       const type = query.get("type") === "AAAA" ? "AAAA" : "A";

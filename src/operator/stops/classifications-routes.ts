@@ -47,8 +47,8 @@ export const operatorStopClassificationsRoutes = createRouter()
     async (c) => {
       const { stop_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
-      const classified = await classifyStop(c.env, db, stop_id, null, {
+      const { db, companyId } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
+      const classified = await classifyStop(c.env, db, stop_id, companyId, {
         description: body.description ?? null,
         component: body.component?.name ?? null,
         specificCause: body.specificCause?.name ?? null,
@@ -72,8 +72,8 @@ export const operatorStopClassificationsRoutes = createRouter()
     }),
     async (c) => {
       const { stop_id } = c.req.valid("param");
-      const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
-      const outcome = await unclassifyStop(c.env, db, stop_id, null);
+      const { db, companyId } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
+      const outcome = await unclassifyStop(c.env, db, stop_id, companyId);
       if (outcome === "not_found") throw notFound("Stop not found");
       if (outcome === "unclassified") throw notFound("The stop has no classification");
       return c.body(null, 204);

@@ -1027,6 +1027,8 @@ export interface components {
             oee: number | null;
             /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
             netOee: number | null;
+            /** @description true when effectiveness is above 1: the machine made more than its nominal speed allows in its run time, which says the nominal speed is set too low (the figures are unchanged) */
+            aboveNominalSpeed: boolean;
         };
         /** @description `reset`: the client is further behind than the stream keeps (or gave an id it never had); the current state, then stream events after `lastEventId`. */
         ResetEvent: {
@@ -2112,6 +2114,8 @@ export interface components {
             oee: number | null;
             /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
             netOee: number | null;
+            /** @description true when effectiveness is above 1: the machine made more than its nominal speed allows in its run time, which says the nominal speed is set too low (the figures are unchanged) */
+            aboveNominalSpeed: boolean;
             /** @description max(0, runTime - ideal minutes) (minutes) */
             minutesLostByLowSpeed: number;
             /** @description Ideal minutes x defects / total count; 0 without items (minutes) */
@@ -2672,6 +2676,8 @@ export interface components {
             oee: number | null;
             /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
             netOee: number | null;
+            /** @description true when effectiveness is above 1: the machine made more than its nominal speed allows in its run time, which says the nominal speed is set too low (the figures are unchanged) */
+            aboveNominalSpeed: boolean;
             /** @description oee x availableTime / calendarTime (a fraction; null when its denominator is 0) */
             teep: number | null;
             /** @description runTime / unplannedStops; null without unplanned stops (minutes) */
