@@ -29,7 +29,7 @@ export const figure = (description: string) =>
  * The OEE figures with their definitions, the one list (`OEE_FIGURES`, ./oee.ts), for
  * every schema that shows them: report rows, KPI groups, the live `oee` event.
  */
-export const OeeFigureFields = {
+const OeeFigureFields = {
   availability: figure(OEE_FIGURES.availability),
   netAvailability: figure(OEE_FIGURES.netAvailability),
   effectiveness: figure(OEE_FIGURES.effectiveness),

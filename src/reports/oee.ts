@@ -96,7 +96,7 @@ export const ABOVE_NOMINAL_SPEED =
  *
  * @param effectiveness ideal time / run time, or null.
  */
-export function isAboveNominalSpeed(effectiveness: number | null): boolean {
+function isAboveNominalSpeed(effectiveness: number | null): boolean {
   return effectiveness !== null && effectiveness > 1;
 }
 
