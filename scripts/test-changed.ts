@@ -1,5 +1,5 @@
 /**
- * `npm run test:changed [-- <base>]`: the part of `npm test` that a change touches, for the
+ * `npm run test:changed [-- <base>] [--list]`: the part of `npm test` that a change touches, for the
  * loop between two edits (docs/testing.md, "A change's own checks").
  *
  * The change is every file that differs from `<base>` (default `main`; `HEAD` for the
@@ -10,13 +10,17 @@
  * - `tsc` for each type-check project (package.json's `typecheck`) that holds a changed file,
  *   every project when a manifest or a tsconfig changed, and the Worker types' check when
  *   wrangler.toml changed;
- * - `vitest run --changed <base>`: the test files that import a changed file, directly or
- *   not, and every test file when vitest.config.ts or a manifest changed (Vitest's own rule).
- * Exits non-zero when any of them fails. `npm test` stays the check before a merge: a change
+ * - Vitest over the test files the change touches (testsTouched below): those importing a
+ *   changed file, directly or not; those of the test folder named as a changed folder of src/
+ *   (the routes they reach through the Worker show in no import); the ones that read every
+ *   file (`import.meta.glob`); all of them when the config, a manifest, the harness or a module
+ *   every route passes through changed.
+ * `--list` prints those test files and runs nothing. Exits non-zero when any check fails. `npm test` stays the check before a merge: a change
  * to a document, a migration or a fixture read at run time reaches tests that do not import it.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { type Check, runCheck, runInTurn } from "./lib/checks";
 import { PROJECT_ROOT } from "./lib/project";
 
@@ -69,7 +73,76 @@ function changedFiles(base: string): string[] {
   return [...files].filter((file) => existsSync(`${PROJECT_ROOT}/${file}`)).sort();
 }
 
-const base = process.argv[2] ?? "main";
+/**
+ * Files whose change may alter any test: every test file runs. The Worker's entry and the
+ * modules every route passes through are among them, since most test files reach the Worker
+ * through its routes (`exports.default.fetch`), which no import of theirs shows.
+ */
+const EVERY_TEST = [
+  ...MANIFESTS,
+  "vitest.config.ts",
+  "wrangler.toml",
+  "test/setup.ts",
+  "test/harness.ts",
+  "test/node/",
+  "migrations/",
+  "src/index.ts",
+  "src/app.ts",
+  "src/app-env.ts",
+  "src/env.ts",
+  "src/app-chain/",
+  "src/durable/",
+  "src/http/",
+  "src/db/",
+  "src/auth/",
+];
+
+/** The files a module imports by a relative path (`.ts` added as Vite does; `?query` dropped). */
+function relativeImports(file: string): string[] {
+  const text = readFileSync(join(PROJECT_ROOT, file), "utf8");
+  return [...text.matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"?]+)(?:\?[^"]*)?"/g)].flatMap(
+    ([, spec = ""]) => {
+      const target = join(dirname(file), spec);
+      return [target, `${target}.ts`, `${target}/index.ts`]
+        .filter((candidate) =>
+          statSync(join(PROJECT_ROOT, candidate), { throwIfNoEntry: false })?.isFile(),
+        )
+        .slice(0, 1);
+    },
+  );
+}
+
+/** Whether `test` imports, directly or through other files, one of `changed`. */
+function reaches(test: string, changed: Set<string>, seen = new Set<string>()): boolean {
+  if (changed.has(test)) return true;
+  seen.add(test);
+  return relativeImports(test).some((next) => !seen.has(next) && reaches(next, changed, seen));
+}
+
+/**
+ * The test files a change touches: those that import a changed file (directly or not), those
+ * of the test folder named as a changed folder of src/ (`src/webhooks/` → `test/webhooks/`:
+ * the tests that reach that code through the Worker's routes), those that read every file of
+ * the repository (`import.meta.glob`: the layering, the documents' references), and all of
+ * them when one of EVERY_TEST changed.
+ */
+function testsTouched(changed: string[]): string[] {
+  const tests = git("ls-files", "--cached", "--others", "--exclude-standard", "test/").filter(
+    (file) => file.endsWith(".test.ts") && existsSync(join(PROJECT_ROOT, file)),
+  );
+  if (changed.some(under(...EVERY_TEST))) return tests;
+  const set = new Set(changed);
+  const folders = changed.flatMap((file) => /^src\/([^/]+)\//.exec(file)?.[1] ?? []);
+  return tests.filter(
+    (test) =>
+      reaches(test, set) ||
+      folders.some((folder) => test.startsWith(`test/${folder}/`)) ||
+      /import\.meta\.glob\b/.test(readFileSync(join(PROJECT_ROOT, test), "utf8")),
+  );
+}
+
+const list = process.argv.includes("--list");
+const base = process.argv.slice(2).find((arg) => arg !== "--list") ?? "main";
 const files = changedFiles(base);
 if (files.length === 0) {
   console.log(`test:changed: nothing differs from ${base}`);
@@ -77,6 +150,10 @@ if (files.length === 0) {
 }
 console.log(`test:changed: ${files.length} files differ from ${base}: ${files.join(" ")}`);
 
+if (list) {
+  console.log(testsTouched(files).join("\n"));
+  process.exit(0);
+}
 const everything = files.some((file) => MANIFESTS.includes(file) || file.endsWith("tsconfig.json"));
 const checks: Promise<boolean>[] = [];
 
@@ -110,8 +187,10 @@ checks.push(
     ),
   ),
 );
+const tests = testsTouched(files);
+console.log(`test:changed: ${tests.length} test files: ${tests.join(" ")}`);
 // Vitest's own output streams: it is the long part, and its progress is worth seeing.
-checks.push(runCheck("vitest", "vitest", ["run", "--changed", base, "--passWithNoTests"], true));
+if (tests.length > 0) checks.push(runCheck("vitest", "vitest", ["run", ...tests], true));
 
 const results = await Promise.all(checks);
 process.exit(results.every(Boolean) ? 0 : 1);
