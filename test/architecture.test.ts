@@ -195,7 +195,8 @@ function loopsOf(graph: Map<string, Map<string, string>>): string[][] {
  * stops/ over streams/ over webhooks/ over reports/ over resources/ over shifts/ over
  * durable/ and parquet/; the public security chain (app-chain/, used by the routes in the
  * domain's folders) over the rate limiter; the shared kernel (auth/, http/, app-env.ts,
- * env.ts); storage (db/) at the bottom. A new folder or top file takes its place here.
+ * env.ts); storage (db/); at the bottom the time units (time/) and the logger
+ * (observability/), which import nothing of src/. A new folder or top file takes its place here.
  */
 const LAYERS = [
   "src/index.ts",
@@ -221,6 +222,8 @@ const LAYERS = [
   "src/app-env.ts",
   "src/env.ts",
   "src/db",
+  "src/time",
+  "src/observability",
 ] as const;
 
 /** The imports of src/ against `LAYERS`: upward or sideways, or from or to a room not placed. */
@@ -462,5 +465,24 @@ describe("one job per file", () => {
       import.meta.glob("../src/**/*.{js,mjs,cjs}", { query: "?raw", import: "default" }),
     );
     expect(javascript).toEqual([]);
+  });
+});
+
+describe("one way for each thing", () => {
+  const LOG_MODULE = "../src/observability/log.ts";
+
+  it("logs through src/observability/log.ts only: no direct console call elsewhere in src/", () => {
+    expect(Object.keys(sources)).toContain(LOG_MODULE);
+    const direct = /\bconsole\s*\.\s*(log|info|warn|error|debug|trace)\b/;
+    expect(linesMatching(direct, [LOG_MODULE])).toEqual([]);
+    // The pattern sees a call, a method picked at run time and one passed on.
+    for (const line of [
+      'console.error(JSON.stringify({ level: "error" }));',
+      "(down ? console.error : console.log)(line);",
+      "promise.catch(console.warn);",
+    ]) {
+      expect(line).toMatch(direct);
+    }
+    expect(linesMatching(direct, []).length).toBeGreaterThan(0);
   });
 });

@@ -6,6 +6,7 @@
  * `JWT_COMPANY_CLAIM` claim, the scopes from `scope` and `permissions`; the credential id is
  * `token:<companyId>:<sub>` (a rate limit per subject). docs/api-guide.md ("Access tokens").
  */
+
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -18,6 +19,7 @@ import {
 import type { Principal } from "../app-env";
 import { readDirectory } from "../db/directory-reads";
 import type { JwtSettings } from "../env";
+import { log } from "../observability/log";
 
 /** Signature algorithms accepted; everything else (`none`, HS*, PS*, EdDSA) is refused. */
 const ALGORITHMS = ["RS256", "ES256"] as const;
@@ -144,9 +146,7 @@ export async function verifyAccessToken(
     const exp = payload.exp ?? 0;
     const issuedAt = payload.iat ?? Math.floor(Date.now() / 1000);
     if (exp - issuedAt > jwt.maxLifetimeSeconds) {
-      console.log(
-        JSON.stringify({ level: "info", event: "access_token_rejected", reason: "lifetime" }),
-      );
+      log("info", "access_token_rejected", { reason: "lifetime" });
       return null;
     }
     return payload;
@@ -156,12 +156,9 @@ export async function verifyAccessToken(
       error instanceof errors.JWKSTimeout ||
       error instanceof errors.JWKSInvalid ||
       !(error instanceof errors.JOSEError);
-    const entry = {
-      level: providerDown ? "error" : "info",
-      event: "access_token_rejected",
+    log(providerDown ? "error" : "info", "access_token_rejected", {
       reason: error instanceof errors.JOSEError ? error.code : String(error),
-    };
-    (providerDown ? console.error : console.log)(JSON.stringify(entry));
+    });
     return null;
   }
 }
@@ -191,9 +188,7 @@ export async function principalFromAccessToken(
   if (!payload) return null;
   const grant = grantOf(payload, jwt);
   if (!grant) {
-    console.log(
-      JSON.stringify({ level: "info", event: "access_token_rejected", reason: "claims" }),
-    );
+    log("info", "access_token_rejected", { reason: "claims" });
     return null;
   }
   const now = Date.now();
@@ -210,13 +205,7 @@ export async function principalFromAccessToken(
       (found) => found !== null,
     );
     if (!row) {
-      console.log(
-        JSON.stringify({
-          level: "info",
-          event: "access_token_rejected",
-          reason: "unknown_company",
-        }),
-      );
+      log("info", "access_token_rejected", { reason: "unknown_company" });
       return null;
     }
     company = { name: row.name, timezone: row.timezone, expiresAt: asOf + cacheSeconds * 1000 };

@@ -6,11 +6,13 @@
  * what a restart needs is in SQLite (./export-store.ts); a failing step is retried, up to
  * `MAX_STEP_FAILURES`. docs/exports.md ("How an export runs").
  */
+
 import { DurableObject } from "cloudflare:workers";
 import { openSession, parseBookmark, type RequestSession } from "../db/session";
 import { companyShard } from "../db/shards";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
+import { logError } from "../observability/log";
 import type { Column } from "./columns";
 import { type FileEncoder, FORMAT_FILES, newEncoder } from "./encoders";
 import { type ActiveExport, ExportStore, type FileStart } from "./export-store";
@@ -272,17 +274,11 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
       failures >= MAX_STEP_FAILURES ||
       (error instanceof ApiError && error.status < 500 && error.status !== 429);
     if (!(error instanceof ApiError)) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "export_step_failed",
-          exportId: job.id,
-          companyId: job.spec.company.id,
-          failures,
-          error: String(error),
-          stack: error instanceof Error ? error.stack : undefined,
-        }),
-      );
+      logError("export_step_failed", error, {
+        exportId: job.id,
+        companyId: job.spec.company.id,
+        failures,
+      });
     }
     if (final) {
       this.store.failed(job.id, now, now, text);

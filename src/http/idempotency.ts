@@ -6,8 +6,10 @@
  * and replayed to a retry of the same request; what is and is not stored, and the 409/422
  * answers: docs/api-guide.md ("Safe retries: `Idempotency-Key`").
  */
+
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
+import { logError } from "../observability/log";
 import { ApiError } from "./errors";
 
 /** Request header carrying the key. */
@@ -295,14 +297,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       ]);
     } catch (error) {
       // The call itself succeeded; without a stored response, a retry runs it again.
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "idempotency_store_failed",
-          requestId: c.get("requestId"),
-          error: String(error),
-        }),
-      );
+      logError("idempotency_store_failed", error, { requestId: c.get("requestId") });
       await release().catch(() => undefined);
     }
   };

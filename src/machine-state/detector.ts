@@ -10,7 +10,9 @@
  * machine's plan and recorded stops (on first need and hourly, never per upload), writes D1
  * only when a stop opens, closes, moves or goes.
  */
+
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { decodeSamples } from "../resources/signals/blocks";
 import type { WrittenBlock } from "../resources/signals/store";
 import { instanceContains } from "../shifts/instances";
@@ -201,14 +203,7 @@ export class Detector {
         }
         this.retryAt = null;
       } catch (error) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "stop_detection_failed",
-            machine: this.tables.machine(),
-            error: String(error),
-          }),
-        );
+        logError("stop_detection_failed", error, { machine: this.tables.machine() });
         this.retryAt = Date.now() + DETECTION_RETRY_MS;
       }
       await this.alarmBy(this.nextAlarm());

@@ -7,6 +7,7 @@
  * answer for the revision the request speaks (`resultType` and `serverInfo` on 2026-07-28
  * results, none on 2025-11-25 ones).
  */
+
 import {
   type CallToolResult,
   type JSONRPCRequest,
@@ -18,6 +19,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
+import { logError } from "../observability/log";
 import { invalidParams } from "./jsonrpc";
 import type { McpResource } from "./resources";
 import type { McpTool, ToolContext } from "./tool";
@@ -61,14 +63,7 @@ function guarded<A extends unknown[], R>(
       return await handler(...args);
     } catch (error) {
       if (error instanceof ProtocolError) throw error;
-      console.error(
-        JSON.stringify({
-          level: "error",
-          requestId: ctx.requestId,
-          error: String(error),
-          stack: error instanceof Error ? error.stack : undefined,
-        }),
-      );
+      logError("mcp_handler_failed", error, { requestId: ctx.requestId });
       throw new ProtocolError(ProtocolErrorCode.InternalError, "Internal error");
     }
   };

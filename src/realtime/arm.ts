@@ -4,7 +4,9 @@
  * the machine's live stream publishes `shift.ended` and `shift.started` whether or not
  * anything is ever written to the machine.
  */
+
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { machineObject } from "./machine-stub";
 
 /** Objects armed at once (as the read barrier's concurrency). */
@@ -29,15 +31,7 @@ export async function armMachines(
       try {
         await machineObject(env, companyId, id).arm();
       } catch (error) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "realtime_arm",
-            companyId,
-            machineId: id,
-            error: String(error),
-          }),
-        );
+        logError("realtime_arm", error, { companyId, machineId: id });
       }
     }
   };

@@ -6,6 +6,7 @@
 
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { streamObject } from "./publish";
 import { type ConnectionLeasesRpc, type LeaseDecision, RESTART_REASON } from "./stream-rpc";
 
@@ -129,7 +130,7 @@ export async function releaseLease(
   try {
     await connectionCounter(env, lease.credentialId).release(lease.leaseId);
   } catch (error) {
-    console.error(JSON.stringify({ level: "error", event: "lease_release", error: String(error) }));
+    logError("lease_release", error);
   }
 }
 
@@ -159,9 +160,7 @@ export async function closeCredentialConnections(
         // sockets then go when the object leaves memory, as before).
         await object.restart().catch((error: unknown) => {
           if (String(error).includes(RESTART_REASON)) return;
-          console.error(
-            JSON.stringify({ level: "error", event: "stream_restart", error: String(error) }),
-          );
+          logError("stream_restart", error);
         });
       }
       return closed;

@@ -9,6 +9,7 @@
 
 import type { FlushHeldWrites } from "../durable/realtime-barrier";
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { computeLive, type LiveFigures, LiveState } from "./live";
 import type { LiveLogChange } from "./live-inputs";
 import { companyStream, type StreamEvent, type StreamEventInput } from "./names";
@@ -119,9 +120,7 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
       (batch, delivery) =>
         companyStreamObject(this.env, name.companyId).appendMany(company, batch, delivery),
       (error, retryAt) => {
-        console.error(
-          JSON.stringify({ level: "error", event: "company_stream_forward", error: String(error) }),
-        );
+        logError("company_stream_forward", error);
         this.ctx.waitUntil(this.core.wakeBy(retryAt));
       },
     );

@@ -6,11 +6,13 @@
  * only its own object, never a Queue batch or another endpoint's delivery. The delivery's
  * record in D1 stays the single truth of its rounds (docs/webhook-delivery.md).
  */
+
 import { DurableObject } from "cloudflare:workers";
 import type { Database } from "../db/client";
 import { companyDb } from "../db/shards";
 import { namedStub } from "../durable/named-stub";
 import { type Env, readSettings } from "../env";
+import { logError } from "../observability/log";
 import { type DeliveryStep, deliverDue } from "./deliver";
 import { DEFAULT_RETRY_POLICY } from "./retry-policy";
 import type { UrlSafetyOptions } from "./url-safety";
@@ -133,14 +135,10 @@ export class WebhookEndpoint extends DurableObject<Env> {
       if (dueAt === null) this.sql.exec("DELETE FROM due WHERE delivery_id = ?", id);
       else this.sql.exec("UPDATE due SET due_at = ? WHERE delivery_id = ?", dueAt, id);
       if (step.kind === "error") {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            msg: "webhook delivery failed",
-            deliveryId: id,
-            error: String(step.error),
-          }),
-        );
+        logError("webhook_delivery_failed", step.error, {
+          msg: "webhook delivery failed",
+          deliveryId: id,
+        });
       }
     }
     await this.#schedule();

@@ -9,6 +9,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { namedStub } from "../../durable/named-stub";
 import type { Env } from "../../env";
+import { logError } from "../../observability/log";
 import {
   type AggFunction,
   aggregateBlocks,
@@ -344,7 +345,7 @@ export class SignalStore extends DurableObject<Env> {
     } catch (error) {
       // R2 refused or an object read back wrong: nothing was dropped (archive.ts); try again
       // later rather than let the runtime's few alarm retries run out.
-      console.error("signal archive step failed; retrying in 5 minutes", error);
+      logError("signal_archive_step_failed", error, { retryInMs: ARCHIVE_RETRY_MS });
       next = ARCHIVE_RETRY_MS;
     }
     if (setting.retention_ms === null && this.archive.settings() === null) {
