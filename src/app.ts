@@ -2,7 +2,6 @@
  * Builds the app: middleware order, route mounting, the OpenAPI document and
  * the one error path.
  */
-
 import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";

@@ -485,4 +485,29 @@ describe("one way for each thing", () => {
     }
     expect(linesMatching(direct, []).length).toBeGreaterThan(0);
   });
+
+  const TIME_MODULE = "../src/time/units.ts";
+
+  it("declares the time units in src/time/units.ts only, and rounds to the hour with its hourStart", () => {
+    expect(Object.keys(sources)).toContain(TIME_MODULE);
+    const unit = /\bconst\s+[A-Z_]*(SECOND|MINUTE|HOUR|DAY|WEEK)_MS\s*[:=]/;
+    expect(linesMatching(unit, [TIME_MODULE])).toEqual([]);
+    // The hour's start by hand: `Math.floor(t / HOUR_MS) * HOUR_MS`, `t - (t % BLOCK_MS)`.
+    const byHand =
+      /Math\.floor\([^;]*\/\s*(HOUR_MS|BLOCK_MS|3_?600_?000)\)\s*\*|(\w+)\s*-\s*\(\2\s*%\s*(HOUR_MS|BLOCK_MS|3_?600_?000)\)/;
+    expect(linesMatching(byHand, [TIME_MODULE])).toEqual([]);
+    expect(linesMatching(unit, []).length).toBeGreaterThan(0);
+    for (const line of [
+      "const DAY_MS = 86_400_000;",
+      "export const MINUTE_MS = 60_000;",
+      "const PLAN_HOUR_MS: number = 3_600_000;",
+      "const hourOf = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;",
+      "const from = Math.floor((now - REEVALUATE_MS) / 3_600_000) * 3_600_000;",
+    ]) {
+      expect(unit.test(line) || byHand.test(line), line).toBe(true);
+    }
+    expect("if (!hours.has(t - (t % BLOCK_MS))) continue;").toMatch(byHand);
+    expect("const REEVALUATE_MS = 7 * DAY_MS;").not.toMatch(unit);
+    expect("if (bucketWidthMs % BLOCK_MS === 0) return;").not.toMatch(byHand);
+  });
 });

@@ -6,7 +6,6 @@
  * `JWT_COMPANY_CLAIM` claim, the scopes from `scope` and `permissions`; the credential id is
  * `token:<companyId>:<sub>` (a rate limit per subject). docs/api-guide.md ("Access tokens").
  */
-
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -20,6 +19,7 @@ import type { Principal } from "../app-env";
 import { readDirectory } from "../db/directory-reads";
 import type { JwtSettings } from "../env";
 import { log } from "../observability/log";
+import { SECOND_MS } from "../time/units";
 
 /** Signature algorithms accepted; everything else (`none`, HS*, PS*, EdDSA) is refused. */
 const ALGORITHMS = ["RS256", "ES256"] as const;
@@ -144,7 +144,7 @@ export async function verifyAccessToken(
     });
     // jose has `maxTokenAge` (now - iat), not a bound on what the issuer granted.
     const exp = payload.exp ?? 0;
-    const issuedAt = payload.iat ?? Math.floor(Date.now() / 1000);
+    const issuedAt = payload.iat ?? Math.floor(Date.now() / SECOND_MS);
     if (exp - issuedAt > jwt.maxLifetimeSeconds) {
       log("info", "access_token_rejected", { reason: "lifetime" });
       return null;
@@ -208,7 +208,11 @@ export async function principalFromAccessToken(
       log("info", "access_token_rejected", { reason: "unknown_company" });
       return null;
     }
-    company = { name: row.name, timezone: row.timezone, expiresAt: asOf + cacheSeconds * 1000 };
+    company = {
+      name: row.name,
+      timezone: row.timezone,
+      expiresAt: asOf + cacheSeconds * SECOND_MS,
+    };
     if (cacheSeconds > 0) {
       if (companyCache.size >= MAX_CACHED_COMPANIES) companyCache.clear();
       companyCache.set(grant.companyId, company);
@@ -222,6 +226,6 @@ export async function principalFromAccessToken(
     kind: "access_token",
     scopes: grant.scopes,
     rateLimit: null,
-    expiresAt: ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000,
+    expiresAt: ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * SECOND_MS,
   };
 }

@@ -6,7 +6,6 @@
  * what a restart needs is in SQLite (./export-store.ts); a failing step is retried, up to
  * `MAX_STEP_FAILURES`. docs/exports.md ("How an export runs").
  */
-
 import { DurableObject } from "cloudflare:workers";
 import { openSession, parseBookmark, type RequestSession } from "../db/session";
 import { companyShard } from "../db/shards";

@@ -6,7 +6,6 @@
  * and replayed to a retry of the same request; what is and is not stored, and the 409/422
  * answers: docs/api-guide.md ("Safe retries: `Idempotency-Key`").
  */
-
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { logError } from "../observability/log";

@@ -10,13 +10,13 @@
  * machine's plan and recorded stops (on first need and hourly, never per upload), writes D1
  * only when a stop opens, closes, moves or goes.
  */
-
 import type { Env } from "../env";
 import { logError } from "../observability/log";
 import { decodeSamples } from "../resources/signals/blocks";
 import type { WrittenBlock } from "../resources/signals/store";
 import { instanceContains } from "../shifts/instances";
 import { MachinePublisher } from "../streams/publish";
+import { HOUR_MS } from "../time/units";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
 import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./planned-time";
@@ -24,7 +24,6 @@ import { classify, type DetectionSettings, type SignalRule } from "./rules";
 import { syncDetectedStops } from "./stop-sync";
 import { ANALOG_RULE, COUNT_RULE, DetectorTables, type RuleId } from "./tables";
 
-const HOUR_MS = 3_600_000;
 /** How soon a failed evaluation or write is tried again, ms. */
 const DETECTION_RETRY_MS = 5_000;
 /** The alarm an ingestion sets, in case the object goes before its evaluation ends, ms. */

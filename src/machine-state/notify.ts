@@ -4,7 +4,6 @@
  * already in D1 when it is told; a failure to tell is logged and does not fail the change
  * (the detector reads the machine's plan and recorded stops again within the hour).
  */
-
 import type { Env } from "../env";
 import { logError } from "../observability/log";
 import { machineStateStore, type RecordedStopChange } from "./signal-store";

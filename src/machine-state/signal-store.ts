@@ -10,6 +10,7 @@ import type { MachineKey } from "../db/machines";
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import { type IngestContext, SignalStore, type WrittenBlock } from "../resources/signals/store";
+import { HOUR_MS, hourStart } from "../time/units";
 import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
 import type { DetectionSettings } from "./rules";
 
@@ -79,8 +80,8 @@ export class MachineStateStore extends SignalStore {
     const stored = { ...settings, analogSignalId };
     tables.setSettings(stored);
     const now = Date.now();
-    const from = Math.floor((now - REEVALUATE_MS) / 3_600_000) * 3_600_000;
-    this.detector.rebuild(from, now + 3_600_000);
+    const from = hourStart(now - REEVALUATE_MS);
+    this.detector.rebuild(from, now + HOUR_MS);
     await this.detector.process();
     return tables.settings();
   }

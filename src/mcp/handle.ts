@@ -15,7 +15,6 @@
  *   stateless Streamable HTTP transport, answering JSON as it always did here (the entry's own
  *   fallback would answer an SSE stream).
  */
-
 import {
   createMcpHandler,
   isLegacyRequest,

@@ -7,7 +7,6 @@
  * answer for the revision the request speaks (`resultType` and `serverInfo` on 2026-07-28
  * results, none on 2025-11-25 ones).
  */
-
 import {
   type CallToolResult,
   type JSONRPCRequest,

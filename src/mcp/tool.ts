@@ -3,7 +3,6 @@
  * calls, a one-line summary) and what the server needs of it: JSON Schemas, the scope check,
  * argument validation with the REST 422 issues, and errors as tool results.
  */
-
 import { getOpenApiMetadata } from "@asteasolutions/zod-to-openapi";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../app-env";

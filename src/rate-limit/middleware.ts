@@ -6,7 +6,6 @@
  * open when the limiter cannot be reached within `LIMITER_TIMEOUT_MS`: served, logged.
  * docs/api-guide.md ("Rate limits").
  */
-
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { DEFAULT_RESOLVERS } from "../auth/middleware";

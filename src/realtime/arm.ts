@@ -4,7 +4,6 @@
  * the machine's live stream publishes `shift.ended` and `shift.started` whether or not
  * anything is ever written to the machine.
  */
-
 import type { Env } from "../env";
 import { logError } from "../observability/log";
 import { machineObject } from "./machine-stub";

@@ -30,14 +30,13 @@ import {
   MAX_INSTANCE_MS,
   toPlan,
 } from "../shifts/plan";
+import { DAY_MS } from "../time/units";
 import { filterMachines } from "./machine-filter";
 import type { MetricsReportFilters, MetricsReportRow } from "./metrics-schemas";
 import { computeProductionMetrics } from "./oee";
 import { loadPageSpans } from "./page-spans";
 import { toReportShift } from "./schemas";
 import { computeShiftIndicators } from "./shift-time";
-
-const DAY_MS = 86_400_000;
 
 /** Window of instance starts when the request gives no lower bound: 7 days. */
 const DEFAULT_WINDOW_MS = 7 * DAY_MS;

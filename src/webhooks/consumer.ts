@@ -5,7 +5,6 @@
  * endpoints do: a hanging endpoint holds back no batch. A message is acked once stored, or
  * when its delivery is unknown or no longer pending (docs/webhook-delivery.md).
  */
-
 import { createDb } from "../db/client";
 import { companyD1, shardBindings, UnknownCompanyError } from "../db/shards";
 import type { Env } from "../env";

@@ -6,7 +6,6 @@
  * only its own object, never a Queue batch or another endpoint's delivery. The delivery's
  * record in D1 stays the single truth of its rounds (docs/webhook-delivery.md).
  */
-
 import { DurableObject } from "cloudflare:workers";
 import type { Database } from "../db/client";
 import { companyDb } from "../db/shards";

@@ -5,7 +5,6 @@
  * then copies it to the company's mirror in its shard (src/db/company-mirror.ts), so a crash
  * between the two leaves the mirror pending, and it is repaired, never silently stale.
  */
-
 import { asc, eq, inArray, sql } from "drizzle-orm";
 import { randomToken } from "../../auth/api-keys";
 import { type CompanyRow, copyToMirror, markMirrored, mirrorUpsert } from "../../db/company-mirror";

@@ -5,7 +5,6 @@
  * the switch leaves the source, the directory and the target as they were. The steps, their
  * waits and what clients see: docs/scaling.md, "Moving a company to another shard".
  */
-
 import { applyChanges, copyCompany, countRows, removeCompany } from "../../db/company-copy";
 import { installMoveTriggers, moveStateOf, setMoveState } from "../../db/move-fence";
 import { logError } from "../../observability/log";

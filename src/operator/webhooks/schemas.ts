@@ -2,13 +2,13 @@
  * Request and response schemas of the operator's webhook routes (./routes.ts).
  */
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/instants";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../../http/pagination";
 import { MAX_ID, textInteger, UuidId } from "../../http/schemas";
 import { MAX_URL_LENGTH } from "../../webhooks/url-safety";
 import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/webhook-events";
 
 /** An ISO 8601 instant in the OpenAPI document. */
-const dateTime = () => z.string().openapi({ format: "date-time" });
 
 export const WebhookCreate = z
   .object({

@@ -6,12 +6,12 @@
  * read back equal (docs/signal-storage.md, "The archive": where an hour's samples are,
  * crash safety).
  */
+import { DAY_MS } from "../../time/units";
 import { decodeArchive, encodeArchive } from "./archive-format";
 import {
   type ArchivePlace,
   type ArchiveSpan,
   archiveKey,
-  DAY_MS,
   DAY_OBJECT_MAX_SAMPLES,
   DAY_OBJECT_MIN_SAMPLES,
   MONTH_OBJECT_MIN_DAY_SAMPLES,

@@ -10,6 +10,7 @@ import { DurableObject } from "cloudflare:workers";
 import { namedStub } from "../../durable/named-stub";
 import type { Env } from "../../env";
 import { logError } from "../../observability/log";
+import { hourStart } from "../../time/units";
 import {
   type AggFunction,
   aggregateBlocks,
@@ -24,7 +25,6 @@ import {
 import { SignalArchive } from "./archive";
 import { type ArchiveStatus, archivableBefore, archiveStatus } from "./archive-reader";
 import {
-  blockOf,
   type DecodedSamples,
   decodeSamples,
   encodeSamples,
@@ -139,7 +139,7 @@ export class SignalStore extends DurableObject<Env> {
     const byHour = new Map<number, { ts: number[]; values: number[] }>();
     for (const i of order) {
       const t = ts[i] ?? 0;
-      const hour = blockOf(t);
+      const hour = hourStart(t);
       let group = byHour.get(hour);
       if (group === undefined) {
         group = { ts: [], values: [] };
