@@ -510,4 +510,21 @@ describe("one way for each thing", () => {
     expect("const REEVALUATE_MS = 7 * DAY_MS;").not.toMatch(unit);
     expect("if (bucketWidthMs % BLOCK_MS === 0) return;").not.toMatch(byHand);
   });
+
+  it("writes a Durable Object's schema in its steps only (a *-migrations.ts file, run by src/db/object-migrations.ts)", () => {
+    const ddl = /\b(CREATE|ALTER|DROP)\s+(TABLE|INDEX|TRIGGER|VIEW)\b/i;
+    const runner = "../src/db/object-migrations.ts";
+    // D1's company-move triggers, made from the D1 schema's table list at run time: D1's
+    // own schema is drizzle-kit's migrations/, not a Durable Object's.
+    const d1 = "../src/db/move-fence.ts";
+    const steps = Object.keys(sources).filter((f) => f.endsWith("-migrations.ts") && f !== runner);
+    expect(steps.length).toBeGreaterThanOrEqual(8);
+    expect(linesMatching(ddl, [runner, d1, ...steps])).toEqual([]);
+    // The count of DDL sites: the step files, the runner (its version table) and the D1 fence.
+    const sites = new Set(linesMatching(ddl, []).map((line) => line.split(":")[0]));
+    expect([...sites].sort()).toEqual([d1, runner, ...steps].sort());
+    expect("sql.exec(`CREATE TABLE IF NOT EXISTS leases (id TEXT)`);").toMatch(ddl);
+    expect('sql.exec("ALTER TABLE leases ADD COLUMN stream TEXT");').toMatch(ddl);
+    expect("// the table is created by the steps").not.toMatch(ddl);
+  });
 });

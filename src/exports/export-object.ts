@@ -6,7 +6,9 @@
  * what a restart needs is in SQLite (./export-store.ts); a failing step is retried, up to
  * `MAX_STEP_FAILURES`. docs/exports.md ("How an export runs").
  */
+
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject } from "../db/object-migrations";
 import { openSession, parseBookmark, type RequestSession } from "../db/session";
 import { companyShard } from "../db/shards";
 import type { Env } from "../env";
@@ -14,6 +16,7 @@ import { ApiError } from "../http/errors";
 import { logError } from "../observability/log";
 import type { Column } from "./columns";
 import { type FileEncoder, FORMAT_FILES, newEncoder } from "./encoders";
+import { EXPORT_MIGRATIONS } from "./export-migrations";
 import { type ActiveExport, ExportStore, type FileStart } from "./export-store";
 import {
   type CompanyExportsRpc,
@@ -82,6 +85,8 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, EXPORT_MIGRATIONS);
     this.store = new ExportStore(ctx.storage.sql);
   }
 

@@ -13,6 +13,7 @@ import { type IngestContext, SignalStore, type WrittenBlock } from "../resources
 import { HOUR_MS, hourStart } from "../time/units";
 import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
 import type { DetectionSettings } from "./rules";
+import { SIGNAL_STORE_MIGRATIONS } from "./signal-store-migrations";
 
 /** A change of a stop recorded through the operator API, as the detector needs it. */
 export interface RecordedStopChange {
@@ -33,7 +34,7 @@ export class MachineStateStore extends SignalStore {
   private readonly detector: Detector;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(ctx, env, SIGNAL_STORE_MIGRATIONS);
     this.detector = new Detector(ctx.storage, env, (work) => ctx.waitUntil(work));
   }
 

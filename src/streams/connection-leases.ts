@@ -27,17 +27,8 @@ export interface SubscriberLease {
 
 /** The `leases` table of a `k:` object. */
 export class LeaseTable {
-  /** Creates the table when it is missing. */
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires INTEGER NOT NULL)");
-    // Which stream holds each connection (added later: objects made before lack the column),
-    // and whether the credential was revoked.
-    const columns = sql.exec<{ name: string }>("PRAGMA table_info(leases)").toArray();
-    if (!columns.some((c) => c.name === "stream")) {
-      sql.exec("ALTER TABLE leases ADD COLUMN stream TEXT NOT NULL DEFAULT ''");
-    }
-    sql.exec("CREATE TABLE IF NOT EXISTS revoked (at INTEGER NOT NULL)");
-  }
+  /** @param sql the object's SQLite, migrated (./lease-migrations.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** True once the credential was revoked: it opens no connection again. */
   private revoked(): boolean {
@@ -106,12 +97,6 @@ export class LeaseTable {
   /** Ends a lease (the connection closed). */
   async release(leaseId: string): Promise<void> {
     this.sql.exec("DELETE FROM leases WHERE id = ?", leaseId);
-  }
-
-  /** Open leases now (tests and diagnostics). */
-  async openLeases(): Promise<number> {
-    this.sql.exec("DELETE FROM leases WHERE expires <= ?", Date.now());
-    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM leases").one().n;
   }
 }
 

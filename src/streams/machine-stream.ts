@@ -14,6 +14,7 @@ import { computeLive, type LiveFigures, LiveState } from "./live";
 import type { LiveLogChange } from "./live-inputs";
 import { companyStream, type StreamEvent, type StreamEventInput } from "./names";
 import { companyStreamObject } from "./publish";
+import { MACHINE_STREAM_MIGRATIONS } from "./stream-migrations";
 import { StreamObject } from "./stream-object";
 import { type StreamDelivery, StreamOutbox } from "./stream-outbox";
 import type { MachineStreamRpc } from "./stream-rpc";
@@ -40,7 +41,7 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
   private readonly live: LiveState;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(ctx, env, MACHINE_STREAM_MIGRATIONS);
     const log = this.core.log;
     this.live = new LiveState({
       get: () => log.meta("liveInputs"),

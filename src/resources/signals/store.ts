@@ -7,6 +7,7 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject, type ObjectMigration } from "../../db/object-migrations";
 import { namedStub } from "../../durable/named-stub";
 import type { Env } from "../../env";
 import { logError } from "../../observability/log";
@@ -42,25 +43,6 @@ const PRUNE_EVERY_MS = 3_600_000;
 const ARCHIVE_SOON_MS = 10_000;
 /** How soon the alarm tries again after an archive step failed, ms. */
 const ARCHIVE_RETRY_MS = 5 * 60_000;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS blocks (
-  signal_id INTEGER NOT NULL,
-  hour INTEGER NOT NULL,
-  n INTEGER NOT NULL,
-  sum REAL NOT NULL,
-  lo REAL NOT NULL,
-  hi REAL NOT NULL,
-  minutes BLOB,
-  samples BLOB,
-  PRIMARY KEY (signal_id, hour)
-);
-CREATE TABLE IF NOT EXISTS settings (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  retention_ms INTEGER
-);
-INSERT OR IGNORE INTO settings (id, retention_ms) VALUES (1, NULL);
-`;
 
 /** The outcome of one ingestion call. */
 interface IngestResult {
@@ -101,11 +83,15 @@ export class SignalStore extends DurableObject<Env> {
   private alarmSet = false;
   private readonly archive: SignalArchive;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /**
+   * @param migrations the deployed class's schema steps, which hold this store's tables
+   *   (`SIGNAL_TABLES`, ./signal-migrations.ts) and its subclass's.
+   */
+  constructor(ctx: DurableObjectState, env: Env, migrations: readonly ObjectMigration[]) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, migrations);
     const sql = ctx.storage.sql;
-    sql.exec(SCHEMA);
-    SignalArchive.migrate(sql);
     this.archive = new SignalArchive(sql, env.HISTORY, (work) => ctx.blockConcurrencyWhile(work));
   }
 
