@@ -1,7 +1,7 @@
 /**
  * ZSTD for Parquet pages, from the runtime's own zstd (`node:zlib` under `nodejs_compat`):
  * nothing compiled to WebAssembly in the bundle. Why this codec and this library:
- * docs/decisions.md, "Parquet: hyparquet-writer with the runtime's zstd".
+ * docs/signal-storage.md, "Which Parquet writer".
  */
 import { constants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { concatBytes } from "./bytes";
