@@ -9,7 +9,11 @@
 import type { MachineKey } from "../db/machines";
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
-import { type IngestContext, SignalStore, type WrittenBlock } from "../resources/signals/store";
+import {
+  type IngestContext,
+  SignalSampleStore,
+  type WrittenBlock,
+} from "../resources/signals/store";
 import { HOUR_MS, hourStart } from "../time/units";
 import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
 import type { DetectionSettings } from "./rules";
@@ -30,7 +34,7 @@ export interface RecordedStopChange {
   kind: "recorded" | "deleted" | "dismissed";
 }
 
-export class MachineStateStore extends SignalStore {
+export class SignalStore extends SignalSampleStore {
   private readonly detector: Detector;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -142,6 +146,6 @@ export function machineStateStore(
   env: Pick<Env, "SIGNAL_STORE">,
   companyId: number,
   machineId: number,
-): DurableObjectStub<MachineStateStore> {
+): DurableObjectStub<SignalStore> {
   return namedStub(env.SIGNAL_STORE, `${companyId}:${machineId}`);
 }

@@ -1,5 +1,7 @@
 /**
- * `SignalStore`: the Durable Object holding one machine's signal samples and rollups, one per
+ * `SignalSampleStore`: the samples half of the `SignalStore` Durable Object (deployed as
+ * src/machine-state/signal-store.ts's `SignalStore`, which adds stop detection) holding one
+ * machine's signal samples and rollups, one per
  * machine (`<companyId>:<machineId>`), a sibling of its `RealtimeMachine` so that a long query
  * or a large ingestion never waits in line with a scanner's write. One SQLite row per signal
  * and UTC hour (`blocks.ts`); its alarm archives hours past the hot window (`archive.ts`) and
@@ -78,7 +80,7 @@ type StoredBlock = {
   [key: string]: SqlStorageValue;
 };
 
-export class SignalStore extends DurableObject<Env> {
+export class SignalSampleStore extends DurableObject<Env> {
   /** Whether an alarm is known to be set (saves a storage read per ingestion). */
   private alarmSet = false;
   private readonly archive: SignalArchive;
@@ -366,6 +368,6 @@ export function signalStore(
   env: Pick<Env, "SIGNAL_STORE">,
   companyId: number,
   machineId: number,
-): DurableObjectStub<SignalStore> {
+): DurableObjectStub<SignalSampleStore> {
   return namedStub(env.SIGNAL_STORE, `${companyId}:${machineId}`);
 }
