@@ -76,9 +76,10 @@ export class RateLimiter extends DurableObject<Env> {
     migrateObject(ctx.storage, RATE_LIMITER_MIGRATIONS);
   }
 
-  /** Loads the running total (after eviction too). */
+  /** Loads the running total (after eviction too), the tables made again after a `deleteAll`. */
   private ensureReady(): void {
     if (this.ready) return;
+    migrateObject(this.ctx.storage, RATE_LIMITER_MIGRATIONS);
     const sql = this.ctx.storage.sql;
     const totalRow = sql
       .exec<{ total: number }>("SELECT COALESCE(SUM(n), 0) AS total FROM hits")

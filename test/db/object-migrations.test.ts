@@ -23,15 +23,15 @@ type Namespace = DurableObjectNamespace<Rpc.DurableObjectBranded | undefined>;
 
 /** Each deployed object's binding with its steps. */
 const OBJECTS: [string, Namespace, readonly unknown[]][] = [
-  ["RealtimeMachine", env.REALTIME_MACHINE as Namespace, REALTIME_MIGRATIONS],
-  ["RateLimiter", env.RATE_LIMITER as Namespace, RATE_LIMITER_MIGRATIONS],
-  ["SignalStore", env.SIGNAL_STORE as Namespace, SIGNAL_STORE_MIGRATIONS],
-  ["MachineStream", env.MACHINE_STREAM as Namespace, MACHINE_STREAM_MIGRATIONS],
-  ["CompanyStream", env.COMPANY_STREAM as Namespace, COMPANY_STREAM_MIGRATIONS],
-  ["ConnectionLeases", env.CONNECTION_LEASES as Namespace, LEASE_MIGRATIONS],
-  ["RealtimeTickets", env.REALTIME_TICKETS as Namespace, TICKET_MIGRATIONS],
-  ["WebhookEndpoint", env.WEBHOOK_ENDPOINT as Namespace, ENDPOINT_MIGRATIONS],
-  ["CompanyExports", env.COMPANY_EXPORTS as Namespace, EXPORT_MIGRATIONS],
+  ["RealtimeMachine", env.REALTIME_MACHINE as unknown as Namespace, REALTIME_MIGRATIONS],
+  ["RateLimiter", env.RATE_LIMITER as unknown as Namespace, RATE_LIMITER_MIGRATIONS],
+  ["SignalStore", env.SIGNAL_STORE as unknown as Namespace, SIGNAL_STORE_MIGRATIONS],
+  ["MachineStream", env.MACHINE_STREAM as unknown as Namespace, MACHINE_STREAM_MIGRATIONS],
+  ["CompanyStream", env.COMPANY_STREAM as unknown as Namespace, COMPANY_STREAM_MIGRATIONS],
+  ["ConnectionLeases", env.CONNECTION_LEASES as unknown as Namespace, LEASE_MIGRATIONS],
+  ["RealtimeTickets", env.REALTIME_TICKETS as unknown as Namespace, TICKET_MIGRATIONS],
+  ["WebhookEndpoint", env.WEBHOOK_ENDPOINT as unknown as Namespace, ENDPOINT_MIGRATIONS],
+  ["CompanyExports", env.COMPANY_EXPORTS as unknown as Namespace, EXPORT_MIGRATIONS],
 ];
 
 /** A database's schema as a reader compares it: each table's columns, each index's table. */
@@ -114,21 +114,21 @@ describe("an object stored before the runner", () => {
   const cases: [string, Namespace, readonly ObjectMigration[], string, string][] = [
     [
       "ConnectionLeases",
-      env.CONNECTION_LEASES as Namespace,
+      env.CONNECTION_LEASES as unknown as Namespace,
       LEASE_MIGRATIONS,
       OLD_LEASES,
       "SELECT id, stream FROM leases",
     ],
     [
       "SignalStore",
-      env.SIGNAL_STORE as Namespace,
+      env.SIGNAL_STORE as unknown as Namespace,
       SIGNAL_STORE_MIGRATIONS,
       OLD_SIGNAL_STORE,
       "SELECT retention_ms, hot_window_ms FROM settings",
     ],
     [
       "RateLimiter",
-      env.RATE_LIMITER as Namespace,
+      env.RATE_LIMITER as unknown as Namespace,
       RATE_LIMITER_MIGRATIONS,
       OLD_RATE_LIMITER,
       "SELECT period_ms FROM meta",
