@@ -14,10 +14,12 @@
  *    group. Target: detection on >= 90 % of the samples per second of detection off, judged
  *    on the server's CPU (the machine is shared; wall clock reported beside it).
  * 2. **D1 per detected stop and per upload**: one machine sent "live" (10 samples a call,
- *    a call every UPLOAD_EVERY_MS, instants from now on, faster than the clock: samples that
- *    the clock has not passed read as live, and a stop's zeros span longer than the
- *    detector's write spacing, so it is seen open before it closes), BENCH_DETECT_STOPS (5)
- *    stops of 10 minutes; the counts from the first upload on. Targets: write statements of
+ *    a call every UPLOAD_EVERY_MS, faster than the clock, so its instants start 90 minutes
+ *    back: a sample may not be more than 5 minutes ahead of the clock; with the machine's
+ *    `maxSampleGapSeconds` at a day, its last sample is within the gap of now, so the run it
+ *    ends reads as live, and a stop's zeros span longer than the detector's write spacing,
+ *    so it is seen open before it closes), BENCH_DETECT_STOPS (5) stops of 10 minutes; the
+ *    counts from the first upload on. Targets: write statements of
  *    the signal store on `stops` = 2 per stop (one when it opens, one when it closes); no D1
  *    read by the upload route, and none by the signal store after the first stop (the
  *    machine's plan and recorded stops are read once, when the first run is found).
@@ -27,7 +29,8 @@
  *    of samples besides the touched ones, which the ingestion merges anyway), a handful of
  *    summaries for the working day, the weekend's hours for the weekend.
  * 4. **Restart with a stop open**: the server stopped and started again on the same state
- *    while a detected stop is open; pieces after the restart close that same stop, and the
+ *    while a detected stop is open (10 minutes of samples up to now, the gap at a day so that
+ *    a slow restart does not end the stop by silence); pieces after the restart close that same stop, and the
  *    machine's stream holds its `stop.started` and `stop.ended`.
  *
  * Writes `bench/detection-results.md`; exits 1 when a target is missed.
@@ -36,8 +39,7 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { envNumber, ROOT } from "./lib/bench-env";
-import { groupCpuMs } from "./lib/cpu";
-import { operatorCall, publicCall } from "./lib/local-worker";
+import { DAY, detectionBench, HOUR, MIN, S, serverCpuMs, workingDay } from "./lib/detection-plant";
 import {
   applyMigrations,
   spawnDevServer,
@@ -56,11 +58,6 @@ const STATE = existsSync("/dev/shm")
   ? `/dev/shm/production-monitoring-bench-detection-${process.pid}`
   : join(ROOT, ".wrangler/bench-detection");
 const RESULTS = join(ROOT, "bench", "detection-results.md");
-const S = 1_000;
-const MIN = 60 * S;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
-const CHUNK = 10_000;
 /**
  * A dev registry of this run's own: another helper's `wrangler dev` starting or stopping
  * updates the shared one, and that restarts this server's runtime mid-round (its CPU and
@@ -83,101 +80,12 @@ interface Counts {
   rowsWritten: number;
 }
 
-const op = <T>(method: string, path: string, body?: unknown) =>
-  operatorCall<T>(BASE, TOKEN, method, path, body);
+const bench = detectionBench(BASE, TOKEN);
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** Times the local runtime restarted under a call (answered 503 by Miniflare), resent. */
-let restarts = 0;
-
-/**
- * Sends `[t, v]` samples to a signal, `CHUNK` a call. A call the local runtime dropped
- * because it restarted (Miniflare's 503, seen now and then on this loaded machine, with or
- * without detection) is sent again: an ingestion is idempotent.
- */
-async function send(publicId: string, samples: readonly (readonly [number, number])[]) {
-  for (let i = 0; i < samples.length; i += CHUNK) {
-    const chunk = samples.slice(i, i + CHUNK);
-    const body = { timestamps: chunk.map(([t]) => iso(t)), values: chunk.map(([, v]) => v) };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await op("POST", `/signals/${publicId}/samples`, body);
-        break;
-      } catch (error) {
-        if (attempt >= 3 || !String(error).includes("restarted mid-request")) throw error;
-        restarts += 1;
-        await new Promise((done) => setTimeout(done, 2_000));
-      }
-    }
-  }
-}
-
-/** A day of 1 Hz counts from `day`: 12 stops of 10 minutes, 48 pauses of 2 minutes. */
-function workingDay(day: number): [number, number][] {
-  const out: [number, number][] = [];
-  for (let t = day; t < day + DAY; t += S) {
-    const inDay = t - day;
-    const stop = inDay % (2 * HOUR) >= 90 * MIN && inDay % (2 * HOUR) < 100 * MIN;
-    const pause = inDay % (30 * MIN) >= 10 * MIN && inDay % (30 * MIN) < 12 * MIN;
-    out.push([t, stop || pause ? 0 : 1]);
-  }
-  return out;
-}
-
-/** Waits for a machine's detector and returns what it read of its store. */
-async function settled(companyId: number, machineId: number) {
-  // A GET: the dev server's proxy resends it by itself when the runtime restarted under it.
-  const res = await fetch(`${BASE}/__bench/detection/${companyId}/${machineId}`, {
-    signal: AbortSignal.timeout(300_000),
-  });
-  if (!res.ok) throw new Error(`settle -> ${res.status}: ${await res.text()}`);
-  return (await res.json()) as { summaries: number; blocks: number };
-}
+const { op, send, settled, plant, stopsOf } = bench;
 
 async function d1Counts(): Promise<Record<string, Counts>> {
   return (await (await fetch(`${BASE}/__bench/d1`)).json()) as Record<string, Counts>;
-}
-
-/** A company on a 24-hour shift with `n` machines, each with a `count` signal. */
-async function plant(name: string, n: number) {
-  const [company] = await op<{ id: number }[]>("POST", "/companies", [
-    { name: `${name} ${process.pid}`, timezone: "UTC" },
-  ]);
-  if (!company) throw new Error("no company");
-  await op("POST", `/companies/${company.id}/shifts`, [
-    { name: "Day", startTime: "00:00", endTime: "00:00" },
-  ]);
-  const machines = await op<{ id: number }[]>(
-    "POST",
-    `/companies/${company.id}/machines`,
-    Array.from({ length: n }, (_, i) => ({ name: `${name} ${i + 1}` })),
-  );
-  const out: { id: number; count: string }[] = [];
-  for (const m of machines) {
-    const [signal] = await op<{ publicId: string }[]>("POST", `/machines/${m.id}/signals`, [
-      { name: "count", displayName: "count", kind: "counter" },
-    ]);
-    if (!signal) throw new Error("no signal");
-    out.push({ id: m.id, count: signal.publicId });
-  }
-  const [key] = await op<{ key: string }[]>("POST", `/companies/${company.id}/api-keys`, [
-    { name: "bench", scopes: ["reports.read", "realtime.read"] },
-  ]);
-  return { companyId: company.id, machines: out, key: key?.key ?? "" };
-}
-
-async function stopsOf(key: string, machineId: number) {
-  const body = await publicCall<{
-    totalCount: number;
-    stops: { stop: { id: number; startTime: string; endTime: string | null } }[];
-  }>(BASE, key, "POST", "/v1/reports/stops", { machines: { include: [machineId] }, limit: 100 });
-  return body;
-}
-
-/** CPU time of the dev server's process group (workerd and all), ms, without this process's. */
-function serverCpuMs(pgid: number): number {
-  const own = process.cpuUsage();
-  return groupCpuMs(pgid) - (own.user + own.system) / 1000;
 }
 
 /** Part 1: samples per second with detection off (the floor) and on, rounds interleaved. */
@@ -199,7 +107,7 @@ async function throughput(pgid: number) {
       ["on", on],
     ] as const) {
       const began = performance.now();
-      const restartsBefore = restarts;
+      const restartsBefore = bench.restarts();
       const cpuBefore = serverCpuMs(pgid);
       await Promise.all(machines.map((m) => send(m.count, day)));
       // Both groups wait for their stores' detectors (detection off: nothing to wait for).
@@ -212,7 +120,7 @@ async function throughput(pgid: number) {
       busy[group] += ms;
       cpu[group] += cpuMs;
       console.log(
-        `  round ${round + 1}, detection ${group}: ${(ms / 1000).toFixed(1)} s, server CPU ${(cpuMs / 1000).toFixed(1)} s${restarts > restartsBefore ? `, runtime restarted under ${restarts - restartsBefore} call(s)` : ""}`,
+        `  round ${round + 1}, detection ${group}: ${(ms / 1000).toFixed(1)} s, server CPU ${(cpuMs / 1000).toFixed(1)} s${bench.restarts() > restartsBefore ? `, runtime restarted under ${bench.restarts() - restartsBefore} call(s)` : ""}`,
       );
     }
   }
@@ -237,7 +145,9 @@ async function perStop() {
   const p = await plant("Live", 1);
   const m = p.machines[0];
   if (!m) throw new Error("no machine");
-  const t0 = Math.ceil(Date.now() / S) * S;
+  await op("PUT", `/machines/${m.id}/stop-detection`, { maxSampleGapSeconds: 86_400 });
+  // 10 s + 5 stops x 16 minutes of samples, sent faster than the clock: they end before now.
+  const t0 = Math.floor(Date.now() / S) * S - (10 * S + STOPS * 16 * MIN) - 10 * MIN;
   let t = t0;
   let uploads = 0;
   const upload = async (value: number, seconds: number) => {
@@ -344,7 +254,9 @@ async function restart(child: { current: ReturnType<typeof spawnDevServer> }) {
   const p = await plant("Restart", 1);
   const m = p.machines[0];
   if (!m) throw new Error("no machine");
-  const t0 = Math.ceil(Date.now() / S) * S;
+  await op("PUT", `/machines/${m.id}/stop-detection`, { maxSampleGapSeconds: 86_400 });
+  // Ten minutes of samples up to now (a sample may not be ahead of the clock).
+  const t0 = Math.floor(Date.now() / S) * S - 600 * S;
   await send(
     m.count,
     Array.from({ length: 600 }, (_, i) => [t0 + i * S, i < 120 ? 1 : 0] as [number, number]),
@@ -415,9 +327,11 @@ async function main(): Promise<void> {
     );
     const t = await throughput(child.current.pid ?? 0);
     load.push(loadavg()[0] ?? 0);
-    console.log(`D1 per detected stop, live uploads... (restarts so far: ${restarts})`);
+    console.log(`D1 per detected stop, live uploads... (restarts so far: ${bench.restarts()})`);
     const s = await perStop();
-    console.log(`A year of 1 Hz history (${YEAR_DAYS} days)... (restarts so far: ${restarts})`);
+    console.log(
+      `A year of 1 Hz history (${YEAR_DAYS} days)... (restarts so far: ${bench.restarts()})`,
+    );
     const y = await yearOfHistory();
     load.push(loadavg()[0] ?? 0);
     console.log("Restart with a stop open...");
@@ -487,7 +401,7 @@ async function main(): Promise<void> {
     const report = [
       `# Stop detection (${date})`,
       "",
-      `\`npx tsx bench/detection.ts\`; ${cpus().length} cores, load average ${load.map((l) => l.toFixed(1)).join(" -> ")} (other agents at work on the machine); a year of history: ${YEAR_DAYS} days ingested in ${y.ingestS.toFixed(0)} s, ${y.stops} detected stops; the local runtime restarted under ${restarts} call(s), resent.`,
+      `\`npx tsx bench/detection.ts\`; ${cpus().length} cores, load average ${load.map((l) => l.toFixed(1)).join(" -> ")} (other agents at work on the machine); a year of history: ${YEAR_DAYS} days ingested in ${y.ingestS.toFixed(0)} s, ${y.stops} detected stops; the local runtime restarted under ${bench.restarts()} call(s), resent.`,
       "",
       "| Check | Measured | Target |",
       "|---|---|---|",

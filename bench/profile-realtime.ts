@@ -17,8 +17,8 @@
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import WebSocket from "ws";
 import { envNumber, ROOT } from "./lib/bench-env";
+import { inspect, type Profile, summarize } from "./lib/profiler";
 import { seedRealtimePlant } from "./lib/realtime-plant";
 import {
   applyMigrations,
@@ -36,95 +36,6 @@ const TOKEN = "bench-profile-token";
 /** A copy of wrangler.toml with `minify` off, beside it (its paths are relative). */
 const PROFILE_CONFIG = "wrangler.profile.toml";
 const DIR = `/dev/shm/production-monitoring-profile-${process.pid}`;
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  startTime: number;
-  endTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** One DevTools protocol session over the inspector's WebSocket. */
-async function inspect(): Promise<{
-  call: (method: string, params?: object) => Promise<Record<string, unknown>>;
-  close: () => void;
-}> {
-  const targets = (await (await fetch(`http://127.0.0.1:${INSPECTOR}/json`)).json()) as {
-    title: string;
-    webSocketDebuggerUrl: string;
-  }[];
-  const target = targets[0];
-  if (!target) throw new Error("no inspector target");
-  // `ws`, not Node's own client: wrangler's inspector proxy refuses the latter's handshake.
-  const ws = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => {
-    ws.once("open", resolve);
-    ws.once("error", reject);
-  });
-  let next = 1;
-  const waiting = new Map<number, (result: Record<string, unknown>) => void>();
-  ws.on("message", (data: WebSocket.RawData) => {
-    const message = JSON.parse(String(data)) as {
-      id?: number;
-      result?: Record<string, unknown>;
-    };
-    if (message.id !== undefined) waiting.get(message.id)?.(message.result ?? {});
-  });
-  return {
-    call: (method, params = {}) =>
-      new Promise((resolve) => {
-        const id = next++;
-        waiting.set(id, resolve);
-        ws.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => ws.close(),
-  };
-}
-
-/** Self time (ms) by function and by file, from the profile's samples; the busy time per write. */
-function summarize(profile: Profile, writes: number): void {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => {
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
-  });
-  const total = [...self.values()].reduce((a, b) => a + b, 0);
-  let idle = 0;
-  for (const [id, ms] of self) {
-    const name = byId.get(id)?.callFrame.functionName;
-    if (name === "(idle)" || name === "(program)") idle += ms;
-  }
-  console.log(
-    `busy (not idle, not "program") ${((total - idle) / writes).toFixed(3)} ms per write`,
-  );
-  const byFunction = new Map<string, number>();
-  const byFile = new Map<string, number>();
-  for (const [id, ms] of self) {
-    const frame = byId.get(id)?.callFrame;
-    if (!frame) continue;
-    const file = frame.url.replace(/^.*\/(src|node_modules)\//, "$1/") || "(native)";
-    const fn = `${frame.functionName || "(anonymous)"} ${file}:${frame.lineNumber + 1}`;
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
-    byFile.set(file, (byFile.get(file) ?? 0) + ms);
-  }
-  const top = (m: Map<string, number>, n: number) =>
-    [...m.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([k, ms]) => `${((100 * ms) / total).toFixed(1).padStart(5)} %  ${k}`)
-      .join("\n");
-  console.log(
-    `profile: ${total.toFixed(0)} ms sampled\n\nby function (self):\n${top(byFunction, 40)}`,
-  );
-  console.log(`\nby file (self):\n${top(byFile, 25)}`);
-}
 
 async function main(): Promise<void> {
   rmSync(DIR, { recursive: true, force: true });
@@ -161,7 +72,7 @@ async function main(): Promise<void> {
     const pgid = child.pid ?? 0;
     const run = { connections: 32, warmupSeconds: 0 };
     await measureThroughput("warm-up", pgid, options, { ...run, durationSeconds: 3 });
-    const session = await inspect();
+    const session = await inspect(INSPECTOR);
     await session.call("Profiler.enable");
     await session.call("Profiler.setSamplingInterval", { interval: 200 });
     await session.call("Profiler.start");
@@ -176,7 +87,7 @@ async function main(): Promise<void> {
     console.log(
       `${measure.requests} writes, ${measure.requestsPerSecond.toFixed(0)}/s, ${measure.non2xx} non-2XX; profile in ${out}\n`,
     );
-    summarize(profile, measure.requests);
+    summarize(profile, measure.requests, "write");
   } finally {
     await stopDevServer(child);
     rmSync(DIR, { recursive: true, force: true });

@@ -55,7 +55,7 @@ interface ReportRow {
   machine: { id: number; name: string };
   shift: { name: string; startTime: string; endTime: string };
   shiftIndicators: Record<string, number | null>;
-  productionMetrics: Record<string, number | null>;
+  productionMetrics: Record<string, number | null | boolean>;
 }
 
 /** The SME rows of each asset with their intervals, kinds and automatic rates. */
@@ -131,22 +131,23 @@ function replayedRows(rows: Map<number, Row[]>, from: number, to: number): Map<n
   return out;
 }
 
-/** Nominal speed per asset and product: nearest-rank p95 of the rates, rounded to 0.1. */
-function nominalSpeeds(rows: Map<number, Row[]>): Map<string, number> {
+/**
+ * Nominal speed per asset and product, as the demo stored them (`Asset N`, SKU `Pnn`): the
+ * speeds are the demo's assumption (data/README.md), the figures are what this checks.
+ */
+async function nominalSpeeds(api: ReturnType<typeof createClient>): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const [asset, list] of rows) {
-    const rates = new Map<number, number[]>();
-    for (const row of list) {
-      if (row.rate === null) continue;
-      rates.set(row.product, [...(rates.get(row.product) ?? []), row.rate]);
+  for (let page = 1; ; page++) {
+    const answer = ok(
+      "POST",
+      await api.POST("/v1/nominal-speeds/filters", { body: { limit: 100, page } }),
+    );
+    for (const speed of answer.nominalSpeeds) {
+      const asset = Number(speed.machine.name.replace("Asset ", ""));
+      out.set(`${asset}|${Number(speed.sku.sku.slice(1))}`, speed.nominalSpeed);
     }
-    for (const [product, values] of rates) {
-      values.sort((a, b) => a - b);
-      const p95 = values[Math.max(1, Math.ceil(0.95 * values.length)) - 1] ?? Number.NaN;
-      out.set(`${asset}|${product}`, Math.max(0.1, Math.round(p95 * 10) / 10));
-    }
+    if (page >= answer.totalPages) return out;
   }
-  return out;
 }
 
 /** The stops the count signal makes, per asset (the alarm runs are the recorded stops). */
@@ -265,7 +266,7 @@ async function main(): Promise<void> {
     if (page >= answer.totalPages) break;
   }
   const recorded = loadRows();
-  const speeds = nominalSpeeds(recorded);
+  const speeds = await nominalSpeeds(api);
   const rows = week ? replayedRows(recorded, week.from, week.until) : recorded;
   // The count samples the detection read: the replay sends them from a day before the week
   // and up to now (the running shift plays them live), the seed the whole recording.
@@ -301,11 +302,12 @@ async function main(): Promise<void> {
     console.log(
       `The demo week from ${start}: ${report.length} report rows of closed shifts, ` +
         `${report.length - compared.length} played live by the replay (not compared), ` +
-        `${compared.filter((r) => (r.productionMetrics.oee ?? 0) > 0).length} of the compared with production.`,
+        `${compared.filter((r) => Number(r.productionMetrics.oee ?? 0) > 0).length} of the compared with production.`,
     );
   }
   const problems: string[] = [];
   let worst = 0;
+  let aboveNominal = 0;
   for (const row of compared) {
     const asset = Number(row.machine.name.replace("Asset ", ""));
     const w0 = Date.parse(row.shift.startTime);
@@ -315,7 +317,20 @@ async function main(): Promise<void> {
       problems.push(`${where}: not a 06-14, 14-22 or 22-06 Europe/Rome shift`);
     }
     const want = expected(rows.get(asset) ?? [], detected.get(asset) ?? [], speeds, asset, w0, w1);
-    const got = { ...row.shiftIndicators, ...row.productionMetrics };
+    const { aboveNominalSpeed, ...figures } = row.productionMetrics;
+    const got = { ...row.shiftIndicators, ...figures } as Record<string, number | null>;
+    // The flag says what effectiveness says; the recording itself never runs above nominal
+    // speed (its speeds are fitted to it), a replayed week may (its night shifts join days).
+    const above = (want.effectiveness ?? 0) > 1;
+    if (aboveNominalSpeed !== above) {
+      problems.push(
+        `${where} aboveNominalSpeed: ${aboveNominalSpeed}, effectiveness ${want.effectiveness}`,
+      );
+    }
+    if (above) {
+      aboveNominal += 1;
+      if (!week) problems.push(`${where}: effectiveness ${want.effectiveness} above 1`);
+    }
     for (const [field, value] of Object.entries(want)) {
       const diff =
         value === null
@@ -328,7 +343,7 @@ async function main(): Promise<void> {
         problems.push(`${where} ${field}: CSV ${value}, report ${got[field]}`);
     }
   }
-  const sample = compared.find((r) => r.productionMetrics.oee && r.productionMetrics.oee > 0);
+  const sample = compared.find((r) => Number(r.productionMetrics.oee ?? 0) > 0);
   if (sample) {
     const asset = Number(sample.machine.name.replace("Asset ", ""));
     const want = expected(
@@ -344,13 +359,13 @@ async function main(): Promise<void> {
     );
     for (const field of ["availability", "effectiveness", "quality", "oee"] as const) {
       console.log(
-        `  ${field}: CSV ${want[field]?.toFixed(9)}  report ${sample.productionMetrics[field]?.toFixed(9)}`,
+        `  ${field}: CSV ${want[field]?.toFixed(9)}  report ${(sample.productionMetrics[field] as number | null)?.toFixed(9)}`,
       );
     }
   }
   console.log(
     `Compared ${compared.length} report rows (${Object.keys(expected([], [], speeds, 0, 0, 1)).length} fields each); ` +
-      `largest difference ${worst.toExponential(2)}.`,
+      `largest difference ${worst.toExponential(2)}; ${aboveNominal} above nominal speed (flagged).`,
   );
   if (report.length === 0) problems.push("The report has no rows: is the demo loaded?");
   if (problems.length > 0) {

@@ -166,7 +166,7 @@ function unlessEmpty(value: string | undefined): string | undefined {
 }
 
 /** Cloudflare's DNS-over-HTTPS JSON API, the default resolver of webhook hosts. */
-export const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
+const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
 
 // Settings are parsed once per distinct set of bindings: the Worker's bindings do not
 // change within an isolate, and parsing a JWKS on every request would be waste.

@@ -5,7 +5,7 @@
  * assumption of the demo, not a fact of the source data; the README states each one.
  *
  * - "Demo Plant A" (SME file): SKUs P00..P13, three 8-hour shifts in Europe/Rome,
- *   nominal speeds per machine/product (95th percentile of the automatic rate),
+ *   nominal speeds per machine/product (./demo-nominal-speeds.ts),
  *   one production log per run of one product inside one shift instance, and one
  *   unplanned stop per run of alarm rows.
  * - "Fleet B" (Azure files): one classified unplanned stop per failure (assumed
@@ -64,9 +64,6 @@ export const FAILURE_CAUSE = "Component failure";
 
 /** General cause given to the maintenance stops of Fleet B. */
 export const MAINTENANCE_CAUSE = "Scheduled maintenance";
-
-/** Percentile of the automatic production rate taken as the nominal speed. */
-export const NOMINAL_SPEED_PERCENTILE = 95;
 
 /** One row of the SME file, as numbers (instants in ms since the epoch). */
 export interface SmeRow {
@@ -290,64 +287,6 @@ export function isRateRow(row: SmeRow): boolean {
   );
 }
 
-/** A derived nominal speed. */
-export interface DerivedNominalSpeed {
-  asset: number;
-  product: number;
-  /** Pieces per minute, rounded to 0.1. */
-  nominalSpeed: number;
-  /** How many rate rows it comes from (0 = the machine-wide fallback). */
-  rateRows: number;
-}
-
-/** Rounds a rate to 0.1 piece/min, never below 0.1 (the API wants > 0). */
-function roundRate(rate: number): number {
-  return Math.max(0.1, Math.round(rate * 10) / 10);
-}
-
-/**
- * Nominal speed of every (asset, product) pair that has production rows: the
- * {@link NOMINAL_SPEED_PERCENTILE}th percentile (nearest rank) of `items / 5` over the
- * pair's rate rows ({@link isRateRow}), rounded to 0.1 piece/min. A pair without rate
- * rows gets the same percentile over all rate rows of its machine (none in this data).
- *
- * @param rowsByAsset rows from {@link parseSmeRows}.
- * @returns one speed per pair, by asset then product.
- * @throws Error when a machine with production has no rate row at all.
- */
-export function deriveNominalSpeeds(rowsByAsset: Map<number, SmeRow[]>): DerivedNominalSpeed[] {
-  const out: DerivedNominalSpeed[] = [];
-  for (const [asset, rows] of rowsByAsset) {
-    const products = new Set<number>();
-    const byProduct = new Map<number, number[]>();
-    const all: number[] = [];
-    for (const row of rows) {
-      if (rowKind(row) === "production") products.add(row.product);
-      if (!isRateRow(row)) continue;
-      const rate = row.items / 5;
-      all.push(rate);
-      const list = byProduct.get(row.product) ?? [];
-      list.push(rate);
-      byProduct.set(row.product, list);
-    }
-    all.sort((a, b) => a - b);
-    for (const product of [...products].sort((a, b) => a - b)) {
-      const rates = (byProduct.get(product) ?? []).sort((a, b) => a - b);
-      const source = rates.length > 0 ? rates : all;
-      if (source.length === 0) {
-        throw new Error(`Asset ${asset} has production but no automatic-rate row`);
-      }
-      out.push({
-        asset,
-        product,
-        nominalSpeed: roundRate(nearestRankPercentile(source, NOMINAL_SPEED_PERCENTILE)),
-        rateRows: rates.length,
-      });
-    }
-  }
-  return out;
-}
-
 /** A production log to create (instants in ms). */
 export interface DerivedProductionLog {
   asset: number;
@@ -374,7 +313,6 @@ export function skuCode(product: number): string {
 /** Everything derived for Demo Plant A. */
 export interface PlantAOperations {
   products: number[];
-  nominalSpeeds: DerivedNominalSpeed[];
   productionLogs: DerivedProductionLog[];
   stops: DerivedAlarmStop[];
   /** Items of alarm rows, which no production log counts. */
@@ -382,7 +320,8 @@ export interface PlantAOperations {
 }
 
 /**
- * Derives the production logs, stops, products and nominal speeds of Demo Plant A.
+ * Derives the production logs, stops and products of Demo Plant A (its nominal speeds:
+ * ./demo-nominal-speeds.ts).
  *
  * Production logs: each production run (`status` 1 or 2, one product, no gap) is cut
  * at 06:00, 14:00 and 22:00 Europe/Rome (the shift boundaries), one log per piece:
@@ -430,7 +369,6 @@ export function derivePlantAOperations(smeCsv: string): PlantAOperations {
   }
   return {
     products: [...products].sort((a, b) => a - b),
-    nominalSpeeds: deriveNominalSpeeds(rowsByAsset),
     productionLogs,
     stops,
     alarmItems,

@@ -9,6 +9,7 @@ import { createClient } from "../../clients/typescript/src/index";
 import { mapWithConcurrency } from "./concurrency";
 import { MANUAL_BENCH } from "./demo-data";
 import { DOCS_RECORDS } from "./demo-ids";
+import type { DerivedNominalSpeed } from "./demo-nominal-speeds";
 import {
   BENCH_SHIFT,
   type DerivedFleetStop,
@@ -98,7 +99,8 @@ function machineNamed<M extends { id: number; name: string }>(
  * @param companyId the company's id.
  * @param machines the company's machines as created ("Asset 0" ..).
  * @param apiKey a key of the company with the create scopes.
- * @param ops the derived records (./demo-operations.ts).
+ * @param ops the derived records (./demo-operations.ts) and nominal speeds
+ *   (./demo-nominal-speeds.ts).
  * @param log where progress lines go.
  * @throws HttpError from the API; Error when a machine of the data is missing.
  */
@@ -107,7 +109,7 @@ export async function loadPlantAOperations(
   companyId: number,
   machines: readonly Machine[],
   apiKey: string,
-  ops: PlantAOperations,
+  ops: PlantAOperations & { nominalSpeeds: readonly DerivedNominalSpeed[] },
   log: Log,
 ): Promise<void> {
   // Only the connection's retries (of what says nothing was done): a failure shows at once,

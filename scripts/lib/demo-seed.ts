@@ -19,7 +19,8 @@ import {
 } from "./demo-data";
 import { keepDocsStopReason } from "./demo-docs-stop";
 import { loadFleetHistory } from "./demo-fleet-history";
-import { derivePlantAOperations } from "./demo-operations";
+import { deriveNominalSpeeds } from "./demo-nominal-speeds";
+import { derivePlantAOperations, parseSmeRows } from "./demo-operations";
 import { loadPlantAOperations } from "./demo-seed-operations";
 import type { components } from "./generated/operator-api";
 import { HttpError, ok } from "./http";
@@ -261,7 +262,11 @@ async function loadOperations(
   if (!company) return;
   const key = keys.find((k) => k.company === company.name && k.name === PLANT_A_LOADER_KEY);
   if (!key) throw new Error(`No ${PLANT_A_LOADER_KEY} key was issued`);
-  const ops = derivePlantAOperations(readDataFile(DEMO_FILES.sme));
+  const sme = readDataFile(DEMO_FILES.sme);
+  const ops = {
+    ...derivePlantAOperations(sme),
+    nominalSpeeds: deriveNominalSpeeds(parseSmeRows(sme), Date.now()),
+  };
   await loadPlantAOperations(
     client,
     company.id,

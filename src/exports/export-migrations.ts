@@ -1,7 +1,7 @@
 /**
  * The schema of a company's exports object (`CompanyExports`, ./export-object.ts), step by step
  * (src/db/object-migrations.ts): `meta`, the company; `exports`, each export with where its
- * next file starts; `export_files`, its finished files.
+ * next file starts; `export_files`, its finished files; `export_left_out`, the signals an export left out.
  */
 import type { ObjectMigration } from "../db/object-migrations";
 
@@ -45,6 +45,15 @@ export const EXPORT_MIGRATIONS: readonly ObjectMigration[] = [
     rows INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     PRIMARY KEY (export_id, idx)
+  );
+  CREATE TABLE IF NOT EXISTS export_left_out (
+    export_id TEXT NOT NULL,
+    signal INTEGER NOT NULL,
+    machine_uuid TEXT NOT NULL,
+    public_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    from_ms INTEGER NOT NULL,
+    PRIMARY KEY (export_id, signal)
   );
   `,
 ];

@@ -11,12 +11,12 @@
  * only when a stop opens, closes, moves or goes.
  */
 import type { Env } from "../env";
-import { logError } from "../observability/log";
+import { log, logError } from "../observability/log";
 import { decodeSamples } from "../resources/signals/blocks";
 import type { WrittenBlock } from "../resources/signals/store";
 import { instanceContains } from "../shifts/instances";
 import { MachinePublisher } from "../streams/publish";
-import { HOUR_MS } from "../time/units";
+import { HOUR_MS, hourStart } from "../time/units";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
 import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./planned-time";
@@ -37,6 +37,15 @@ const MAX_ROUNDS = 20;
 const WRITE_SPACING_MS = 1_000;
 /** How far back a change of settings or shifts is evaluated again, ms (the reports' default week). */
 export const REEVALUATE_MS = 7 * 86_400_000;
+
+/**
+ * Latest instant the detector sets the object's alarm to, from now, ms. Every wake it plans
+ * lies within a day and a few minutes (a silence outlasting the gap, at most a day, after a
+ * sample at most 5 minutes ahead; the end of the shift instance running now, at most 25
+ * hours): a later one is a bad state (the runtime refuses alarms after 2189), and an
+ * alarm that comes early only evaluates again and sets the next.
+ */
+export const MAX_WAKE_AHEAD_MS = 2 * 86_400_000;
 
 /** Settings as the store keeps them: the operator's, and the analog signal's id. */
 export type StoredSettings = DetectionSettings & { analogSignalId: number | null };
@@ -183,12 +192,12 @@ export class Detector {
           // Writes at most every WRITE_SPACING_MS: the stops of a burst of ingestions (a
           // gateway catching up, a backfill) go to D1 and the stream together.
           const wait = this.lastWrite + WRITE_SPACING_MS - Date.now();
-          if (wait > 0 && this.tables.dirty(1).length > 0) {
+          if (wait > 0 && this.tables.hasDirty()) {
             await new Promise((done) => setTimeout(done, wait));
             await this.evaluatePending();
           }
           const machine = this.tables.machine();
-          if (machine && this.tables.dirty(1).length > 0) {
+          if (machine && this.tables.hasDirty()) {
             this.lastWrite = Date.now();
             await syncDetectedStops(
               this.env,
@@ -205,7 +214,9 @@ export class Detector {
         logError("stop_detection_failed", error, { machine: this.tables.machine() });
         this.retryAt = Date.now() + DETECTION_RETRY_MS;
       }
-      await this.alarmBy(this.nextAlarm());
+      await this.alarmBy(this.nextAlarm()).catch((error: unknown) => {
+        logError("stop_detection_alarm_failed", error);
+      });
     })().finally(() => {
       this.running = null;
     });
@@ -308,7 +319,9 @@ export class Detector {
       const block = plannedBlocks(plan, now, now + 1).find((b) => instanceContains(b, now));
       if (block) at = Math.min(at, block.end);
     }
-    this.tables.setWakeAt(at === END_OF_DATA ? null : Math.max(at, now + 1));
+    this.tables.setWakeAt(
+      at === END_OF_DATA ? null : Math.min(Math.max(at, now + 1), now + MAX_WAKE_AHEAD_MS),
+    );
   }
 
   /** Called by the object's alarm: evaluates the tail when its time came, retries what failed. */
@@ -344,7 +357,52 @@ export class Detector {
     const wake = this.tables.wakeAt();
     const retry = this.retryAt;
     const candidates = [wake, retry].filter((t): t is number => t !== null);
-    return candidates.length === 0 ? null : Math.min(...candidates);
+    return candidates.length === 0 ? null : Math.min(...candidates, Date.now() + MAX_WAKE_AHEAD_MS);
+  }
+
+  /**
+   * Repairs what samples after `bound` left in the detector's tables before sample instants
+   * were bounded (docs/machine-state.md, "Bounded by the samples"): the summaries of the hours
+   * after the bound go and the bound's hour is summarized again from the samples the store
+   * kept (the store dropped the others first: `dropFutureSamples`); the stretches waiting
+   * are cut to the bound; a wake further than `MAX_WAKE_AHEAD_MS` is forgotten; and the
+   * history from the bound's hour on is evaluated again, which removes the stops detected
+   * after the bound (from D1 too, with their `stop.deleted`) and plans the wake afresh.
+   * Synchronous, run as the object wakes: a handful of index seeks when there is nothing
+   * to repair.
+   *
+   * @param bound the latest sample instant allowed now, ms.
+   * @param now the object's clock, ms.
+   * @param samplesDropped true when the store dropped samples of the hours after the bound.
+   * @returns true when something was repaired (then `process` has work waiting).
+   */
+  repairFuture(bound: number, now: number, samplesDropped: boolean): boolean {
+    const boundHour = hourStart(bound);
+    let repaired = samplesDropped;
+    const lastSample = this.tables.lastSampleAt();
+    if (samplesDropped || (lastSample !== null && lastSample > bound)) {
+      for (const rule of [COUNT_RULE, ANALOG_RULE] as RuleId[]) {
+        this.tables.clearHours(rule, boundHour, Number.MAX_SAFE_INTEGER);
+      }
+      this.rebuild(boundHour, boundHour + HOUR_MS);
+      repaired = true;
+    }
+    const lastStop = this.tables.lastDetectedStart();
+    if (lastStop !== null && lastStop > bound) repaired = true;
+    if (this.tables.cutPending(bound + 1)) repaired = true;
+    const wake = this.tables.wakeAt();
+    if (wake !== null && wake > now + MAX_WAKE_AHEAD_MS) {
+      this.tables.setWakeAt(null);
+      repaired = true;
+    }
+    if (repaired) {
+      this.tables.addPending(boundHour, bound + 1);
+      log("warn", "stop_detection_repaired", {
+        machine: this.tables.machine(),
+        after: new Date(bound).toISOString(),
+      });
+    }
+    return repaired;
   }
 
   private retryAt: number | null = null;

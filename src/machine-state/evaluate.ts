@@ -8,6 +8,7 @@
 import { hourStart } from "../time/units";
 import {
   type DetectedSpan,
+  joinSpans,
   matchStops,
   plannedParts,
   type Span,
@@ -202,13 +203,32 @@ export function evaluate(
   }
 }
 
-/** Planned time over the runs' extent. */
+/**
+ * Planned time over each run (runs that overlap or lie within a day of each other share one
+ * listing), never over the time between runs far apart: the work follows the runs, which
+ * follow the samples (a run's samples lie at most the gap apart), not the distance between
+ * two instants a gateway sent (docs/machine-state.md, "Bounded by the samples").
+ */
 function blocksFor(plan: PlanCache, runs: readonly DownRun[], now: number): Span[] {
   if (runs.length === 0) return [];
-  const from = Math.min(...runs.map((r) => r.start));
-  const to = Math.max(...runs.map((r) => r.end ?? Math.max(now, r.lastDown))) + 1;
-  return plannedBlocks(plan, from, to);
+  const extents = runs
+    .map((r) => ({ start: r.start, end: (r.end ?? Math.max(now, r.lastDown)) + 1 }))
+    .sort((a, b) => a.start - b.start);
+  const blocks: Span[] = [];
+  let group = extents[0] as Span;
+  for (const e of extents) {
+    if (e.start <= group.end + SHARED_LISTING_MS) group.end = Math.max(group.end, e.end);
+    else {
+      blocks.push(...plannedBlocks(plan, group.start, group.end));
+      group = e;
+    }
+  }
+  blocks.push(...plannedBlocks(plan, group.start, group.end));
+  return joinSpans(blocks);
 }
+
+/** Runs closer than this share one listing of planned time, ms. */
+const SHARED_LISTING_MS = 86_400_000;
 
 /** The recorded stops overlapping the parts. */
 function recordedFor(tables: DetectorTables, parts: readonly DetectedSpan[]) {

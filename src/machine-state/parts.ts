@@ -60,8 +60,17 @@ export function plannedParts(
   const out: DetectedSpan[] = [];
   for (const run of runs) {
     const runEnd = run.end ?? Math.max(now, run.lastDown);
-    for (const b of blocks) {
-      if (b.end <= run.start) continue;
+    // The first block ending after the run's start, by binary search (blocks are ascending
+    // and disjoint): the work is the blocks each run meets, not every block for every run.
+    let lo = 0;
+    let hi = blocks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((blocks[mid] as Span).end <= run.start) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < blocks.length; i++) {
+      const b = blocks[i] as Span;
       if (b.start >= runEnd) break;
       const start = Math.max(run.start, b.start);
       const open = run.end === null && now < b.end;

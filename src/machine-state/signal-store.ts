@@ -9,11 +9,13 @@
 import type { MachineKey } from "../db/machines";
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
+import { latestSampleAt } from "../resources/signals/sample-bounds";
 import {
   type IngestContext,
   SignalSampleStore,
   type WrittenBlock,
 } from "../resources/signals/store";
+import { instanceWork } from "../shifts/instances";
 import { HOUR_MS, hourStart } from "../time/units";
 import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
 import type { DetectionSettings } from "./rules";
@@ -40,6 +42,14 @@ export class SignalStore extends SignalSampleStore {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env, SIGNAL_STORE_MIGRATIONS);
     this.detector = new Detector(ctx.storage, env, (work) => ctx.waitUntil(work));
+    // A machine that received samples from the future before they were refused is repaired
+    // as it wakes: the store dropped those samples (its constructor), the detector repairs
+    // its summaries, stretches, wake and stops after the bound, and the alarm, set for now,
+    // evaluates the repaired history (D1 is not called here).
+    const now = Date.now();
+    if (this.detector.repairFuture(latestSampleAt(now), now, this.futureDropped)) {
+      void ctx.blockConcurrencyWhile(() => ctx.storage.setAlarm(Date.now()));
+    }
   }
 
   protected override blocksWritten(
@@ -52,7 +62,7 @@ export class SignalStore extends SignalSampleStore {
 
   override async alarm(): Promise<void> {
     await this.detector.onAlarm();
-    await super.alarm();
+    await this.storageAlarm();
     // The signal storage's alarm may have set a later one: the detector's wins when earlier.
     const at = this.detector.nextAlarm();
     let current = await this.ctx.storage.getAlarm();
@@ -130,10 +140,16 @@ export class SignalStore extends SignalSampleStore {
   /**
    * What detection read of this store since the object started: hour summaries, and blocks
    * of samples it decoded itself (only a settings change does; an ingestion's own blocks are
-   * the ingestion's). For the benchmark's "a late batch reads only the touched hours".
+   * the ingestion's). For the benchmark's "a late batch reads only the touched hours". Also
+   * the local dates the planner visited in this isolate (`instanceWork`), for the tests that
+   * bound planning by the samples.
    */
-  detectionReads(): { summaries: number; blocks: number } {
-    return { summaries: this.detector.tables.summariesRead, blocks: this.detector.blocksDecoded };
+  detectionReads(): { summaries: number; blocks: number; planDates: number } {
+    return {
+      summaries: this.detector.tables.summariesRead,
+      blocks: this.detector.blocksDecoded,
+      planDates: instanceWork.dates,
+    };
   }
 }
 

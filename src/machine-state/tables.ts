@@ -106,28 +106,93 @@ export class DetectorTables {
     return (row.h as number | null) ?? null;
   }
 
+  /**
+   * The instant of the last sample any rule summarized (null: none): the last summary of each
+   * rule, one index seek each.
+   */
+  lastSampleAt(): number | null {
+    let last: number | null = null;
+    for (const rule of [COUNT_RULE, ANALOG_RULE]) {
+      const row = this.sql
+        .exec<Row>(
+          "SELECT summary FROM detect_hours WHERE rule = ? ORDER BY hour DESC LIMIT 1",
+          rule,
+        )
+        .toArray()[0];
+      if (!row) continue;
+      const t = (JSON.parse(row.summary as string) as HourSummary).up.lastT;
+      last = last === null ? t : Math.max(last, t);
+    }
+    return last;
+  }
+
+  /** The latest start of a detected stop not removed (null: none). */
+  lastDetectedStart(): number | null {
+    const row = this.sql
+      .exec<Row>("SELECT max(start) AS s FROM detected_stops WHERE removed = 0")
+      .one();
+    return (row.s as number | null) ?? null;
+  }
+
+  /**
+   * Cuts the stretches waiting to `[.., end)`: those that begin at or after `end` go.
+   *
+   * @returns true when a stretch was cut or removed.
+   */
+  cutPending(end: number): boolean {
+    const row = this.sql
+      .exec<Row>("SELECT count(*) AS n FROM detect_pending WHERE end > ?", end)
+      .one();
+    if (row.n === 0) return false;
+    this.sql.exec("DELETE FROM detect_pending WHERE start >= ?", end);
+    this.sql.exec("UPDATE detect_pending SET end = ? WHERE end > ?", end, end);
+    this.pendingSpan = undefined;
+    return true;
+  }
+
+  /**
+   * The stretches waiting, joined, as the table holds them (undefined: not read since the
+   * object started or since a cut). Only these methods write the table, so the copy stays
+   * true; the table is what a restart resumes from.
+   */
+  private pendingSpan: { start: number; end: number } | null | undefined = undefined;
+
   /** Adds a stretch `[start, end)` to evaluate. */
   addPending(start: number, end: number): void {
     this.sql.exec("INSERT INTO detect_pending (start, end) VALUES (?, ?)", start, end);
+    if (this.pendingSpan === undefined) return;
+    this.pendingSpan =
+      this.pendingSpan === null
+        ? { start, end }
+        : {
+            start: Math.min(this.pendingSpan.start, start),
+            end: Math.max(this.pendingSpan.end, end),
+          };
   }
 
-  /** The stretches waiting, joined into one `[start, end)` (null when none). */
+  /**
+   * The stretches waiting, joined into one `[start, end)` (null when none): read once, then
+   * kept beside the table (every evaluation and every round of `process` asks).
+   */
   peekPending(): { start: number; end: number } | null {
+    if (this.pendingSpan !== undefined) return this.pendingSpan && { ...this.pendingSpan };
     const row = this.sql
       .exec<Row>("SELECT min(start) AS s, max(end) AS e FROM detect_pending")
       .one();
-    if (row.s === null || row.e === null) return null;
-    return { start: row.s as number, end: row.e as number };
+    this.pendingSpan =
+      row.s === null || row.e === null ? null : { start: row.s as number, end: row.e as number };
+    return this.pendingSpan && { ...this.pendingSpan };
   }
 
   /** Clears the stretches waiting (evaluated). */
   clearPending(): void {
     this.sql.exec("DELETE FROM detect_pending");
+    this.pendingSpan = null;
   }
 
   /** True when stretches wait. */
   hasPending(): boolean {
-    return this.sql.exec("SELECT 1 FROM detect_pending LIMIT 1").toArray().length > 0;
+    return this.peekPending() !== null;
   }
 
   /** The state row, kept in memory between its writes (every ingestion reads it). */
@@ -138,10 +203,16 @@ export class DetectorTables {
     return this.stateRow;
   }
 
+  /**
+   * Writes one column of the state row, unless it holds `value` already (every evaluation
+   * sets the wake, most often to what it was), and keeps the row in memory up to date.
+   */
   private setState(column: string, value: SqlStorageValue): void {
+    const row = this.state();
+    if (row[column] === value) return;
     this.sql.exec(`UPDATE detect_state SET ${column} = ? WHERE id = 1`, value);
-    this.stateRow = null;
-    this.parsedSettings = null;
+    this.stateRow = { ...row, [column]: value };
+    if (column === "settings") this.parsedSettings = null;
   }
 
   private parsedSettings: (DetectionSettings & { analogSignalId: number | null }) | null = null;
@@ -284,7 +355,7 @@ export class DetectorTables {
 
   /** Sets a detected stop's wanted times (a new key inserts it); marks it to write when changed. */
   wantDetected(key: string, start: number, end: number | null): void {
-    this.sql.exec(
+    const { rowsWritten } = this.sql.exec(
       `INSERT INTO detected_stops (key, start, end, removed, dirty) VALUES (?, ?, ?, 0, 1)
        ON CONFLICT (key) DO UPDATE SET start = excluded.start, end = excluded.end, removed = 0, dirty = 1
        WHERE detected_stops.start IS NOT excluded.start OR detected_stops.end IS NOT excluded.end
@@ -293,19 +364,35 @@ export class DetectorTables {
       start,
       end,
     );
+    if (rowsWritten > 0) this.anyDirty = true;
+  }
+
+  /**
+   * Whether a detected stop waits to be written to D1, as last known (undefined: ask the
+   * table): set by the writes that mark one, forgotten by those that may clear one.
+   */
+  private anyDirty: boolean | undefined = undefined;
+
+  /** True when a detected stop waits to be written to D1 (one index seek, then from memory). */
+  hasDirty(): boolean {
+    this.anyDirty ??=
+      this.sql.exec("SELECT 1 FROM detected_stops WHERE dirty = 1 LIMIT 1").toArray().length > 0;
+    return this.anyDirty;
   }
 
   /** Marks a detected stop gone (written to D1 as deleted, when D1 has it). */
   removeDetected(key: string): void {
-    this.sql.exec(
+    const { rowsWritten } = this.sql.exec(
       "UPDATE detected_stops SET removed = 1, dirty = 1 WHERE key = ? AND removed = 0",
       key,
     );
+    if (rowsWritten > 0) this.anyDirty = true;
   }
 
   /** Forgets a detected stop (a person took it over, or it never reached D1 and is gone). */
   forgetDetected(key: string): void {
     this.sql.exec("DELETE FROM detected_stops WHERE key = ?", key);
+    this.anyDirty = undefined;
   }
 
   /** Up to `limit` detected stops whose wanted state D1 does not hold yet. */
@@ -336,6 +423,7 @@ export class DetectorTables {
       same ? 0 : 1,
       key,
     );
+    this.anyDirty = same ? undefined : true;
   }
 }
 

@@ -57,9 +57,9 @@ export const StopReasonBodySchema = z
       .nullish()
       .openapi({
         description:
-          "The stop to give the reason to: one of the machine's recent stops (open, or ended " +
-          "less than 24 hours ago). Default: the machine's current stop (the open stop that " +
-          "started last).",
+          "The stop to give the reason to: one of the machine's recent stops (begun, and open " +
+          "or ended less than 24 hours ago). Default: the machine's current stop (the open stop " +
+          "that started last).",
       }),
     generalCause: CauseRefSchema.openapi({
       description: "The general cause, from the company's catalog (required).",
@@ -100,7 +100,7 @@ export const RealtimeStopsSchema = z
       }),
     stops: z.array(StopsReportRowSchema).openapi({
       description:
-        `The machine's recent stops (open, or ended at or after \`recentSince\`), newest start ` +
+        `The machine's recent stops (begun by now, and open or ended at or after \`recentSince\`), newest start ` +
         `first, at most ${MAX_RECENT_STOPS}, as rows of the stops report with their ` +
         "classification (all null while a stop waits for its reason).",
     }),

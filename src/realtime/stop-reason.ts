@@ -2,7 +2,7 @@
  * People give the reason at the machine: the scanner's side of a stop's classification
  * (`POST /v1/realtime/{machine_id}/stop-reason`) and what a scanner shows before it
  * (`GET /v1/realtime/{machine_id}/stops`). The stop is one of the machine's recent ones
- * (open, or ended less than `RECENT_STOP_MS` ago), named by id or by default the one a
+ * (begun, and open or ended less than `RECENT_STOP_MS` ago), named by id or by default the one a
  * person at the machine means: its open stop, else its last stop.
  * The reason comes from the company's catalog of causes, never added to it; the
  * classification goes through the one classification path
@@ -95,9 +95,9 @@ function stopByIdQuery(scope: CompanyScope, stopId: number) {
     .where(owned(scope, stops, eq(stops.id, stopId), isNull(stops.deletedAt)));
 }
 
-/** True when a stop can be given a reason from the machine at `now`: open, or ended recently. */
-function isRecent(stop: { endTime: number | null }, now: number): boolean {
-  return stop.endTime === null || stop.endTime >= now - RECENT_STOP_MS;
+/** True when a stop ended more than `RECENT_STOP_MS` before `now`. */
+function isPast(stop: { endTime: number | null }, now: number): boolean {
+  return stop.endTime !== null && stop.endTime < now - RECENT_STOP_MS;
 }
 
 /** 409 of a machine without a stop to give a reason to, for a write that names none. */
@@ -201,7 +201,8 @@ async function stopAndCauses(
  * @throws ApiError, in this order: 404 for a machine that is not the company's; 404 for a
  *   `stopId` that is not a stop of this machine (unknown, deleted, another machine's or
  *   another company's); 409 when no stop is named and none is open or ended in the last 24 hours, or when the
- *   stop ended more than 24 hours ago; 422 for a cause the catalog does not have.
+ *   stop ended more than 24 hours ago or starts after `now`; 422 for a cause the catalog
+ *   does not have.
  */
 export async function giveStopReason(
   env: ClassifyBindings,
@@ -222,11 +223,20 @@ export async function giveStopReason(
     throw notFound(`Stop ${stopId} not found on machine ${machineId}`);
   }
   if (!stop) throw noRecentStop(machineId);
-  if (!isRecent(stop, now)) {
+  if (isPast(stop, now)) {
     throw new ApiError(
       409,
       `Stop ${stop.id} ended more than 24 hours ago: a reason is given from the machine only ` +
         "to its open stop or to a stop that ended in the last 24 hours",
+    );
+  }
+  // A stop recorded (or once detected) in the future has not happened: nobody at the
+  // machine can know its reason (docs/realtime.md, "Stop reasons").
+  if (stop.startTime > now) {
+    throw new ApiError(
+      409,
+      `Stop ${stop.id} starts at ${new Date(stop.startTime).toISOString()}, after now: a ` +
+        "reason is given from the machine only to a stop that has begun",
     );
   }
   const reason = resolveReason(body, causeRows);
@@ -256,8 +266,8 @@ export async function giveStopReason(
 }
 
 /**
- * What a scanner shows before it gives a reason: the machine's recent stops (open, or ended
- * less than 24 hours ago; newest first, at most `MAX_RECENT_STOPS`) with their
+ * What a scanner shows before it gives a reason: the machine's recent stops (begun by `now`,
+ * and open or ended less than 24 hours ago; newest first, at most `MAX_RECENT_STOPS`) with their
  * classification, which of them a write without `stopId` goes to, and the company's catalog
  * of causes.
  *

@@ -18,6 +18,12 @@ interface LocalDay {
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
+/** A date `YYYY-MM-DD` from its day number (days since 1970-01-01): calendar arithmetic. */
+export function dateOfDay(day: number): string {
+  const date = new Date(day * DAY_MS);
+  return `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`;
+}
+
 /** The local day after or before one, walked to instead of looked up (ms of span). */
 const WALK_MS = 3 * DAY_MS;
 

@@ -64,9 +64,41 @@ export function zeroFigures(): Figures {
   };
 }
 
-/** Adds `b` into `a` (`sign` -1 subtracts). */
+/** Adds `b` into `a` (`sign` -1 subtracts). Written out field by field: a year is 21,900 calls. */
 export function addFigures(a: Figures, b: Figures, sign = 1): void {
-  for (const f of FIGURE_FIELDS) a[f] += sign * b[f];
+  a.availableTime += sign * b.availableTime;
+  a.programmedDowntime += sign * b.programmedDowntime;
+  a.nonProgrammedDowntime += sign * b.nonProgrammedDowntime;
+  a.otherStopsTime += sign * b.otherStopsTime;
+  a.lateStartTime += sign * b.lateStartTime;
+  a.earlyStopTime += sign * b.earlyStopTime;
+  a.noDataTime += sign * b.noDataTime;
+  a.unavailableTime += sign * b.unavailableTime;
+  a.annotatedDowntime += sign * b.annotatedDowntime;
+  a.idealTime += sign * b.idealTime;
+  a.total += sign * b.total;
+  a.good += sign * b.good;
+  a.defects += sign * b.defects;
+  a.unplannedStops += sign * b.unplannedStops;
+}
+
+/**
+ * The figures of an instance that no log or stop touches, by arithmetic: its elapsed planned
+ * time (its whole length once ended, `now - start` while it runs) is all no data, so
+ * unavailable (docs/metrics.md, "An instance with no covered instant at all counts the whole
+ * of its elapsed part as no data"); every other figure is 0. The same figures as
+ * `computeInstanceFigures` without records (test/reports/kpi-figures.test.ts).
+ *
+ * @param window the instance, `{start, end}` in ms; `now` the current instant, ms.
+ */
+export function emptyInstanceFigures(window: { start: number; end: number }, now: number): Figures {
+  const elapsed = Math.max(0, Math.min(window.end, now) - window.start);
+  return {
+    ...zeroFigures(),
+    availableTime: elapsed,
+    noDataTime: elapsed,
+    unavailableTime: elapsed,
+  };
 }
 
 /** Indicator minutes back to whole ms. */

@@ -1,19 +1,28 @@
 /**
  * The KPI report (`POST /v1/reports/kpis`): the metrics report's instances for the same
- * filters, grouped by an ordered `groupBy` (machine, shift, day, ISO week, month, SKU,
- * operator, work order), each group's figures computed from its summed times and counts (never
- * an average of ratios), ordered by keys and paged in memory. Ended instances' figures come
- * from ./figure-cache.ts; the rest are computed in slices of `SLICE_INSTANCES`, so memory holds
- * one slice's records. docs/metrics.md ("KPIs by any dimension"), docs/bounded-work.md ("KPIs").
+ * filters (./covered-instances.ts), grouped by an ordered `groupBy` (machine, shift, day, ISO
+ * week, month, SKU, operator, work order), each group's figures computed from its summed times
+ * and counts (never an average of ratios), ordered by keys and paged in memory. An instance
+ * that no log or stop touches (./record-activity.ts) adds the figures of an empty instance, by
+ * arithmetic and without being stored; the others are stored, their ended figures kept
+ * (./figure-cache.ts), the rest computed in slices of `SLICE_INSTANCES`, so memory holds one
+ * slice's records. docs/metrics.md ("KPIs by any dimension"), docs/bounded-work.md ("KPIs",
+ * "Any range at once").
  */
 
 import { type CompanyScope, owned } from "../db/company-scope";
 import { inJsonList } from "../db/json-list";
-import { machines, operators, simpleWorkOrders, skus } from "../db/schema";
+import { operators, simpleWorkOrders, skus } from "../db/schema";
 import { ITEMS_PER_TURN, yieldToOtherRequests } from "../http/budget";
 import type { Page, PageRequest } from "../http/pagination";
-import { companyQuery } from "../shifts/plan";
-import { isoWeekOf, LocalCalendar, monthOf } from "./calendar";
+import type { CoveredInstance, InstanceSeries } from "../shifts/instance-series";
+import type { DatedInstance } from "../shifts/instances";
+import { wallClockInstant } from "../shifts/instances";
+import { instanceKey, storedInstances } from "../shifts/materialize";
+import type { ShiftDefinitionRow } from "../shifts/plan";
+import { DAY_MS } from "../time/units";
+import { dateOfDay } from "./calendar";
+import { coveredInstances } from "./covered-instances";
 import {
   type Attribution,
   keep,
@@ -22,13 +31,12 @@ import {
   readKept,
   type ToKeep,
 } from "./figure-cache";
-import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
-import { addFigures, computeInstanceFigures, type Figures, zeroFigures } from "./kpi-figures";
-import { type ListedInstance, listInstances, piecesOf } from "./kpi-instances";
+import { compareKeys, pageOf } from "./grouping";
+import { computeInstanceFigures, emptyInstanceFigures, type Figures } from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
-import { reportInstancesWhere } from "./metrics-report";
-import { fraction, minutesOf, oeeFigures, plannedTimeOf, runTimeOf } from "./oee";
+import { type Attributed, isAttributed, KpiSums, toRow } from "./kpi-sums";
 import { loadPageSpans, type SpanLog } from "./page-spans";
+import { recordActivity } from "./record-activity";
 
 /** Instances whose figures are computed in one turn of the isolate. */
 const FIGURES_PER_TURN = 50;
@@ -36,22 +44,16 @@ const FIGURES_PER_TURN = 50;
 /** Instances read and computed together (about a week of 20 machines x 3 shifts). */
 const SLICE_INSTANCES = 420;
 
-interface Group {
-  keys: GroupKey[];
-  figures: Figures;
-  instances: number;
-  /** Calendar ms per `machine:date` the group touches. */
-  days: Map<string, number>;
-}
+/** Kept figures read per statement: about this many instances, within this span of starts. */
+const KEPT_PER_READ = 2_000;
+const KEPT_SPAN_MS = 30 * DAY_MS;
 
-type Attributed = "sku" | "operator" | "simpleWorkOrder";
-/** Where each attributed key sits in a part's (SKU, operator, work order) key. */
-const ATTRIBUTION_INDEX = { sku: 0, operator: 1, simpleWorkOrder: 2 } as const;
+/** Instances listed and added per turn of the isolate (about). */
+const LISTED_PER_TURN = 4 * ITEMS_PER_TURN;
+
 const attributionKey = (l: SpanLog): string =>
   JSON.stringify([l.skuId ?? null, l.operatorId ?? null, l.simpleWorkOrderId ?? null]);
 const NULL_ATTRIBUTION = JSON.stringify([null, null, null]);
-const isAttributed = (k: KpiKey): k is Attributed =>
-  k === "sku" || k === "operator" || k === "simpleWorkOrder";
 
 /** Names of the SKUs, operators and work orders the groups refer to. */
 async function referenceNames(
@@ -95,55 +97,119 @@ async function referenceNames(
   };
 }
 
-/** The figures of a group as a row: its keys, minutes, counts and ratios of sums. */
-function toRow(groupBy: readonly KpiKey[], group: Group): KpiReportRow {
-  const sums = group.figures;
-  const runTime = runTimeOf(sums);
-  const plannedTime = plannedTimeOf(sums);
-  const calendarTime = [...group.days.values()].reduce((sum, d) => sum + d, 0);
-  // The report row's own figures, on the group's sums (./oee.ts).
-  const figures = oeeFigures(sums);
-  const perStop = (ms: number) => {
-    const mean = fraction(ms, sums.unplannedStops);
-    return mean === null ? null : minutesOf(mean);
-  };
-  const keys: Record<string, unknown> = {};
-  groupBy.forEach((k, i) => {
-    keys[k] = group.keys[i] ?? null;
-  });
+const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
+
+/**
+ * The local dates of a report's instances, per day number: the date by calendar arithmetic,
+ * the length 24 hours where the zone keeps its offset around the date, else the zone's own
+ * midnights (a DST day lasts 23 or 25 hours).
+ */
+function localDates(instances: InstanceSeries<ShiftDefinitionRow>, timezone: string) {
+  const dates = new Map<number, string>();
+  const lengths = new Map<number, number>();
   return {
-    ...keys,
-    instances: group.instances,
-    minutes: {
-      calendarTime: minutesOf(calendarTime),
-      availableTime: minutesOf(sums.availableTime),
-      plannedTime: minutesOf(plannedTime),
-      runTime: minutesOf(runTime),
-      idealTime: minutesOf(sums.idealTime),
-      programmedDowntime: minutesOf(sums.programmedDowntime),
-      nonProgrammedDowntime: minutesOf(sums.nonProgrammedDowntime),
-      otherStopsTime: minutesOf(sums.otherStopsTime),
-      lateStartTime: minutesOf(sums.lateStartTime),
-      earlyStopTime: minutesOf(sums.earlyStopTime),
-      noDataTime: minutesOf(sums.noDataTime),
-      unavailableTime: minutesOf(sums.unavailableTime),
-      annotatedDowntime: minutesOf(sums.annotatedDowntime),
+    dateOf(day: number): string {
+      let date = dates.get(day);
+      if (date === undefined) {
+        date = dateOfDay(day);
+        dates.set(day, date);
+      }
+      return date;
     },
-    counts: {
-      total: sums.total,
-      good: sums.good,
-      defects: sums.defects,
-      unplannedStops: sums.unplannedStops,
+    lengthOf(day: number): number {
+      let length = lengths.get(day);
+      if (length === undefined) {
+        const [y, m, d] = dateOfDay(day).split("-").map(Number) as [number, number, number];
+        length = instances.isPlainDay(day)
+          ? DAY_MS
+          : wallClockInstant(y, m - 1, d + 1, 0, 0, timezone) -
+            wallClockInstant(y, m - 1, d, 0, 0, timezone);
+        lengths.set(day, length);
+      }
+      return length;
     },
-    ...figures,
-    teep: figures.oee === null ? null : fraction(figures.oee * sums.availableTime, calendarTime),
-    mtbf: perStop(runTime),
-    mttr: perStop(sums.nonProgrammedDowntime),
-    scrapRatio: fraction(sums.defects, sums.total),
-  } as KpiReportRow;
+  };
 }
 
-const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
+/** A covered instance with its stored id. */
+type StoredCovered = CoveredInstance<ShiftDefinitionRow> & { id: number; name: string };
+
+/**
+ * Runs of touched instances (ascending start) whose kept figures one statement reads: at
+ * most `KEPT_PER_READ` instances, cut where starts lie `KEPT_SPAN_MS` apart.
+ */
+function keptReads(touched: readonly StoredCovered[]): [number, number][] {
+  const out: [number, number][] = [];
+  let count = 0;
+  for (const i of touched) {
+    const last = out[out.length - 1];
+    if (last && count < KEPT_PER_READ && i.start - last[1] < KEPT_SPAN_MS) {
+      last[1] = i.start + 1;
+      count += 1;
+    } else {
+      out.push([i.start, i.start + 1]);
+      count = 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * The parts of the touched instances: kept ones read, the others computed from their records
+ * (ended ones then kept, if their machine was not written since `writeCounts` was read).
+ */
+async function touchedParts(
+  scope: CompanyScope,
+  touched: readonly StoredCovered[],
+  wholeOnly: boolean,
+  writeCounts: ReadonlyMap<number, number>,
+  now: number,
+): Promise<Map<number, Part[]>> {
+  const machineIds = [...new Set(touched.map((i) => i.machineId))];
+  const parts = new Map<number, Part[]>();
+  const ids = new Set(touched.map((i) => i.id));
+  for (const [a, b] of keptReads(touched)) {
+    for (const [id, kept] of await readKept(scope, machineIds, a, b, wholeOnly)) {
+      if (ids.has(id)) parts.set(id, kept);
+    }
+  }
+  const missing = touched.filter((i) => !parts.has(i.id));
+  const toKeep: ToKeep[] = [];
+  for (let i = 0; i < missing.length; i += SLICE_INSTANCES) {
+    const slice = missing.slice(i, i + SLICE_INSTANCES);
+    const spans = await loadPageSpans(scope, slice, "attributed");
+    for (const [n, inst] of slice.entries()) {
+      // An instance of thousands of logs takes a millisecond or more: the others get turns.
+      if (n > 0 && n % FIGURES_PER_TURN === 0) await yieldToOtherRequests();
+      const { machineId, start, end } = inst;
+      const computed = [
+        ...computeInstanceFigures(
+          { start, end },
+          spans.stopsOverlapping(machineId, start, end),
+          spans.logsOverlapping(machineId, start, end),
+          spans.logsStartingIn(machineId, start, end),
+          now,
+          { keyOf: attributionKey, nullKey: NULL_ATTRIBUTION },
+        ),
+      ]
+        .filter(([, figures]) => !isZero(figures))
+        .map(([key, figures]) => ({ key: JSON.parse(key) as Attribution, figures }));
+      parts.set(inst.id, computed);
+      if (end <= now) {
+        toKeep.push({
+          instanceId: inst.id,
+          machineId,
+          start,
+          end,
+          parts: computed,
+          writeCount: writeCounts.get(machineId) ?? 0,
+        });
+      }
+    }
+  }
+  await keep(scope, toKeep);
+  return parts;
+}
 
 /**
  * Every group of the KPI report, ordered by their keys; no paging.
@@ -161,149 +227,94 @@ export async function kpiGroups(
   now: number,
   beforeRead: (machineIds: readonly number[]) => Promise<void>,
 ): Promise<KpiReportRow[]> {
-  const { db, companyId } = scope;
   const groupBy: readonly KpiKey[] = filters.groupBy ?? ["machine"];
-  const covered = await reportInstancesWhere(scope, filters, now);
+  const covered = await coveredInstances(scope, filters, now);
   if (covered === null) return [];
-  const pieces = piecesOf(covered);
-  const [company, machineRows, instances] = await Promise.all([
-    companyQuery(scope),
-    db
-      .select({ id: machines.id, name: machines.name })
-      .from(machines)
-      .where(owned({ companyId }, machines)),
-    listInstances(scope, covered.where, pieces),
-  ]);
-  const machineRefs = new Map(machineRows.map((m) => [m.id, { id: m.id, name: m.name }]));
-  const timezone = company[0]?.timezone;
-  if (instances.length === 0 || timezone === undefined) return [];
-  await yieldToOtherRequests();
-  const machineIds = [...new Set(instances.map((i) => i.machineId))];
+  const { instances, machines, timezone } = covered;
+  const machineIds = [...machines.keys()];
   await beforeRead(machineIds);
-  // Counted before any record is read: see figure-cache.ts.
-  const writeCounts = await machineWriteCounts(db, machineIds);
-  const first = instances[0]?.start ?? 0;
-  const last = instances[instances.length - 1]?.start ?? 0;
-  const calendar = new LocalCalendar(timezone);
-
-  const attributed = groupBy.filter(isAttributed);
-  const kept = new Map<number, Part[]>();
-  for (const [a, b] of pieces) {
-    if (b <= first || a > last) continue;
-    for (const [id, parts] of await readKept(scope, machineIds, a, b, attributed.length === 0)) {
-      kept.set(id, parts);
-    }
-  }
-  const groups = new Map<string, Group>();
-  // The keys an instance gives every part (machine, shift, day, week, month), built once per
-  // machine, shift name and day: an instance's work is then a few map lookups per part.
-  const instanceKeys = new Map<string, { keys: GroupKey[]; id: string }>();
-  const keysOf = (inst: ListedInstance, date: string) => {
-    const cacheKey = `${inst.machineId}\u0000${inst.name}\u0000${date}`;
-    let found = instanceKeys.get(cacheKey);
-    if (!found) {
-      const keys = groupBy.map((k): GroupKey => {
-        switch (k) {
-          case "machine":
-            return machineRefs.get(inst.machineId) ?? { id: inst.machineId, name: "" };
-          case "shift":
-            return inst.name;
-          case "day":
-            return date;
-          case "week":
-            return isoWeekOf(date);
-          case "month":
-            return monthOf(date);
-          default:
-            return null; // filled per part
+  // The counts are read before any record (see figure-cache.ts); where records start is
+  // not a record read (it only chooses which instances are computed from their records).
+  const [writeCounts, activity] = await Promise.all([
+    machineWriteCounts(scope.db, machineIds),
+    recordActivity(
+      scope,
+      machineIds,
+      instances.fromDay * DAY_MS - 2 * DAY_MS,
+      instances.toDay * DAY_MS + 3 * DAY_MS,
+    ),
+  ]);
+  const dates = localDates(instances, timezone);
+  const sums = new KpiSums(groupBy, machines, dates.dateOf);
+  // Every covered instance, a run of dates at a time: one that no record touches adds the
+  // figures of an empty instance at once; the others are kept aside to be computed.
+  const touched: CoveredInstance<ShiftDefinitionRow>[] = [];
+  const adders = new Map<string, ReturnType<KpiSums["unattributedAdder"]>>();
+  const empty = new Map<number, Figures>();
+  const perDay = Math.max(1, instances.total / Math.max(1, instances.toDay - instances.fromDay));
+  const daysPerRun = Math.max(1, Math.floor(LISTED_PER_TURN / perDay));
+  for (let day = instances.fromDay; day < instances.toDay; day += daysPerRun) {
+    for (const run of instances.runs(day, Math.min(day + daysPerRun, instances.toDay))) {
+      const { machineId, definition } = run;
+      const key = `${machineId}:${definition.id}`;
+      let adder = adders.get(key);
+      if (!adder) {
+        adder = sums.unattributedAdder(machineId, definition.name);
+        adders.set(key, adder);
+      }
+      const first = run.listed[run.from];
+      const last = run.listed[run.to - 1];
+      // A run no record comes near is looked at instance by instance for its bounds only.
+      const busy =
+        first !== undefined &&
+        last !== undefined &&
+        activity.touches(machineId, first.start, last.end);
+      for (let k = run.from; k < run.to; k++) {
+        const i = run.listed[k] as DatedInstance;
+        if (!instances.covers(run, i)) continue;
+        if (busy && activity.touches(machineId, i.start, i.end)) {
+          touched.push({ ...i, machineId, definition });
+          continue;
         }
-      });
-      found = { keys, id: groupId(keys) };
-      instanceKeys.set(cacheKey, found);
-    }
-    return found;
-  };
-  const attributedAt = attributed.map((k) => [groupBy.indexOf(k), ATTRIBUTION_INDEX[k]] as const);
-  const add = (inst: ListedInstance, parts: readonly Part[]) => {
-    const day = calendar.dayOf(inst.start);
-    const base = keysOf(inst, day.date);
-    // The instance's parts projected on the requested attribution keys, merged first so
-    // that an instance counts once per group.
-    const projected = new Map<string, { keys: GroupKey[]; figures: Figures }>();
-    for (const part of parts) {
-      let id = base.id;
-      let keys = base.keys;
-      if (attributedAt.length > 0) {
-        keys = [...base.keys];
-        for (const [at, from] of attributedAt) keys[at] = part.key[from];
-        id = groupId(keys);
+        // Most empty instances have one of a few lengths: their figures are shared.
+        const elapsed = Math.max(0, Math.min(i.end, now) - i.start);
+        let figures = empty.get(elapsed);
+        if (!figures) {
+          figures = emptyInstanceFigures(i, now);
+          empty.set(elapsed, figures);
+        }
+        adder(i.day, figures);
       }
-      const entry = projected.get(id);
-      if (entry) addFigures(entry.figures, part.figures);
-      else projected.set(id, { keys, figures: { ...part.figures } });
-    }
-    if (projected.size === 0) projected.set(base.id, { keys: base.keys, figures: zeroFigures() });
-    for (const [id, { keys, figures }] of projected) {
-      let group = groups.get(id);
-      if (!group) {
-        group = { keys, figures: zeroFigures(), instances: 0, days: new Map() };
-        groups.set(id, group);
-      }
-      addFigures(group.figures, figures);
-      group.instances += 1;
-      group.days.set(`${inst.machineId}:${day.date}`, day.end - day.start);
-    }
-  };
-
-  const missing = instances.filter((i) => !kept.has(i.id));
-  const toKeep: ToKeep[] = [];
-  for (let i = 0; i < missing.length; i += SLICE_INSTANCES) {
-    const slice = missing.slice(i, i + SLICE_INSTANCES);
-    const spans = await loadPageSpans(scope, slice, "attributed");
-    for (const [n, inst] of slice.entries()) {
-      // An instance of thousands of logs takes a millisecond or more: the others get turns.
-      if (n > 0 && n % FIGURES_PER_TURN === 0) await yieldToOtherRequests();
-      const { machineId, start, end } = inst;
-      const parts = [
-        ...computeInstanceFigures(
-          { start, end },
-          spans.stopsOverlapping(machineId, start, end),
-          spans.logsOverlapping(machineId, start, end),
-          spans.logsStartingIn(machineId, start, end),
-          now,
-          { keyOf: attributionKey, nullKey: NULL_ATTRIBUTION },
-        ),
-      ]
-        .filter(([, figures]) => !isZero(figures))
-        .map(([key, figures]) => ({ key: JSON.parse(key) as Attribution, figures }));
-      add(inst, parts);
-      if (end <= now) {
-        toKeep.push({
-          instanceId: inst.id,
-          machineId,
-          start,
-          end,
-          parts,
-          writeCount: writeCounts.get(machineId) ?? 0,
-        });
-      }
-    }
-  }
-  await keep(scope, toKeep);
-  for (let i = 0; i < instances.length; i += ITEMS_PER_TURN) {
-    for (const inst of instances.slice(i, i + ITEMS_PER_TURN)) {
-      const parts = kept.get(inst.id);
-      if (parts) add(inst, parts);
     }
     await yieldToOtherRequests();
   }
+  const planned = touched.map((i) => ({
+    definitionId: i.definition.id,
+    machineId: i.machineId,
+    start: i.start,
+    end: i.end,
+  }));
+  const stored = await storedInstances(scope.db, scope.companyId, planned);
+  const withIds: StoredCovered[] = touched.map((i, k) => {
+    const row = stored.get(instanceKey(planned[k] as (typeof planned)[number]));
+    if (!row) throw new Error(`Shift instance of machine ${i.machineId} at ${i.start} not stored`);
+    return { ...i, id: row.id, name: i.definition.name };
+  });
+  const wholeOnly = !groupBy.some(isAttributed);
+  const parts = await touchedParts(scope, withIds, wholeOnly, writeCounts, now);
+  for (let i = 0; i < withIds.length; i += ITEMS_PER_TURN) {
+    for (const inst of withIds.slice(i, i + ITEMS_PER_TURN))
+      sums.add(inst, parts.get(inst.id) ?? []);
+    await yieldToOtherRequests();
+  }
+  const groups = [...sums.groups.values()];
 
   const ids: Record<Attributed, Set<string | number>> = {
     sku: new Set(),
     operator: new Set(),
     simpleWorkOrder: new Set(),
   };
-  for (const g of groups.values()) {
+  for (const g of groups) {
     groupBy.forEach((k, i) => {
       const key = g.keys[i];
       if (isAttributed(k) && key !== null && key !== undefined && typeof key !== "object") {
@@ -312,7 +323,7 @@ export async function kpiGroups(
     });
   }
   const names = await referenceNames(scope, ids);
-  for (const g of groups.values()) {
+  for (const g of groups) {
     g.keys = g.keys.map((key, i) => {
       const k = groupBy[i];
       return k && isAttributed(k) && key !== null && typeof key !== "object"
@@ -320,9 +331,9 @@ export async function kpiGroups(
         : key;
     });
   }
-  return [...groups.values()]
+  return groups
     .sort((a, b) => compareKeys(a.keys, b.keys))
-    .map((g) => toRow(groupBy, g));
+    .map((g) => toRow(groupBy, g, dates.lengthOf));
 }
 
 /**

@@ -5,7 +5,7 @@
  * "KPIs by any dimension"). The report itself is `./kpi-report.ts`.
  */
 import { z } from "@hono/zod-openapi";
-import { figure, MetricsReportFiltersSchema, OeeFigureFields } from "./metrics-schemas";
+import { figure, MetricsReportFiltersSchema, OeeFigureAndFlagFields } from "./metrics-schemas";
 import { ReportMachineSchema } from "./schemas";
 
 export const KPI_KEYS = [
@@ -98,7 +98,7 @@ export const KpiReportRowSchema = z
       .openapi({ description: "Shift instances contributing to the group." }),
     minutes: KpiMinutesSchema,
     counts: KpiCountsSchema,
-    ...OeeFigureFields,
+    ...OeeFigureAndFlagFields,
     teep: figure("oee x availableTime / calendarTime"),
     mtbf: minutes("runTime / unplannedStops; null without unplanned stops").nullable(),
     mttr: minutes(

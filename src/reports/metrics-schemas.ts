@@ -9,7 +9,7 @@ import { DateComparisonFilter, MachinesFilter } from "../http/filters";
 import { PageFields } from "../http/pagination";
 import { integerIdListFields } from "../http/search";
 import { CompanyRefSchema } from "../resources/references";
-import { OEE_FIGURES, type OeeFigure } from "./oee";
+import { ABOVE_NOMINAL_SPEED, OEE_FIGURES, type OeeFigure } from "./oee";
 import { ReportMachineSchema, ReportShiftSchema } from "./schemas";
 
 const minutes = (description: string) =>
@@ -29,7 +29,7 @@ export const figure = (description: string) =>
  * The OEE figures with their definitions, the one list (`OEE_FIGURES`, ./oee.ts), for
  * every schema that shows them: report rows, KPI groups, the live `oee` event.
  */
-export const OeeFigureFields = {
+const OeeFigureFields = {
   availability: figure(OEE_FIGURES.availability),
   netAvailability: figure(OEE_FIGURES.netAvailability),
   effectiveness: figure(OEE_FIGURES.effectiveness),
@@ -37,6 +37,15 @@ export const OeeFigureFields = {
   oee: figure(OEE_FIGURES.oee),
   netOee: figure(OEE_FIGURES.netOee),
 } as const satisfies Record<OeeFigure, unknown>;
+
+/**
+ * The OEE figures and the speed flag beside them (`aboveNominalSpeed`, ./oee.ts), as every
+ * schema that shows the figures carries them.
+ */
+export const OeeFigureAndFlagFields = {
+  ...OeeFigureFields,
+  aboveNominalSpeed: z.boolean().openapi({ description: ABOVE_NOMINAL_SPEED }),
+} as const;
 
 const ShiftIndicatorsSchema = z
   .object({
@@ -64,7 +73,7 @@ const ShiftIndicatorsSchema = z
 
 const ProductionMetricsSchema = z
   .object({
-    ...OeeFigureFields,
+    ...OeeFigureAndFlagFields,
     minutesLostByLowSpeed: minutes("max(0, runTime - ideal minutes)"),
     minutesLostByLowQuality: minutes("Ideal minutes x defects / total count; 0 without items"),
   })

@@ -74,8 +74,31 @@ export const OEE_FIGURES = {
 
 export type OeeFigure = keyof typeof OEE_FIGURES;
 
-/** The OEE figures of an instance or a group. */
-export type OeeFigures = Record<OeeFigure, number | null>;
+/**
+ * The OEE figures of an instance or a group, and whether its effectiveness says the
+ * machine ran above its nominal speed (`aboveNominalSpeed`).
+ */
+export type OeeFigures = Record<OeeFigure, number | null> & { aboveNominalSpeed: boolean };
+
+/**
+ * The `aboveNominalSpeed` flag's definition, for the schemas that show it beside the
+ * figures (report rows, KPI groups, the live `oee` event).
+ */
+export const ABOVE_NOMINAL_SPEED =
+  "true when effectiveness is above 1: the machine made more than its nominal speed allows " +
+  "in its run time, which says the nominal speed is set too low (the figures are unchanged)";
+
+/**
+ * Whether an effectiveness says the machine ran above its nominal speed: above 1
+ * (docs/metrics.md, "Speed above nominal"). Effectiveness is a ratio of whole
+ * milliseconds and items, so a run exactly at nominal speed is exactly 1 and is not
+ * flagged. Null (no run time) is not above.
+ *
+ * @param effectiveness ideal time / run time, or null.
+ */
+function isAboveNominalSpeed(effectiveness: number | null): boolean {
+  return effectiveness !== null && effectiveness > 1;
+}
 
 /** The `productionMetrics` of a report row. */
 export interface ProductionMetrics extends OeeFigures {
@@ -132,19 +155,22 @@ export function plannedTimeOf(b: Pick<OeeBasis, "availableTime" | "programmedDow
  * number whenever the three factors exist; so a shift with planned time but nothing made
  * has an OEE of 0 (it made none of what it could have), while its effectiveness (no run
  * time) and quality (no item) are null. Every figure whose denominator is 0 is null.
+ * `aboveNominalSpeed` flags an effectiveness above 1 (`isAboveNominalSpeed`).
  */
 export function oeeFigures(b: OeeBasis): OeeFigures {
   const runTime = runTimeOf(b);
   const plannedTime = plannedTimeOf(b);
   // Fully productive time: the ideal time of the good items (0 without items).
   const goodIdeal = b.total === 0 ? 0 : (b.idealTime * b.good) / b.total;
+  const effectiveness = fraction(b.idealTime, runTime);
   return {
     availability: fraction(runTime, b.availableTime),
     netAvailability: fraction(runTime, plannedTime),
-    effectiveness: fraction(b.idealTime, runTime),
+    effectiveness,
     quality: fraction(b.good, b.total),
     oee: fraction(goodIdeal, b.availableTime),
     netOee: fraction(goodIdeal, plannedTime),
+    aboveNominalSpeed: isAboveNominalSpeed(effectiveness),
   };
 }
 

@@ -217,7 +217,7 @@ interface PageSpans {
 }
 
 /** A shift instance of a page: its machine and window, ms. */
-export interface PageInstance {
+interface PageInstance {
   machineId: number;
   start: number;
   end: number;

@@ -281,15 +281,16 @@ async function reportRows(
 }
 
 /**
- * A machine's stops that are open, or ended at or after `since`, newest start first, as
- * rows of the report (deleted stops left out; every flag kept, so the row shows it). Two
+ * A machine's stops begun by `now` that are open, or ended at or after `since`, newest start
+ * first, as rows of the report (deleted stops left out; every flag kept, so the row shows it). Two
  * reads, each a range of the index on the machine's stop ends (`stops_machine_end_idx`):
  * an `OR` of both would make SQLite read every stop the machine ever had.
  *
  * @param scope the caller (its company scopes the query and fills `company`).
  * @param since ms: stops that ended before it are left out.
  * @param limit most rows (the newest).
- * @param now the current instant, ms (open stops' duration, `isActive`).
+ * @param now the current instant, ms (stops starting after it are left out; open stops'
+ *   duration, `isActive`).
  */
 export async function machineStopsSince(
   scope: NamedScope,
@@ -310,6 +311,8 @@ export async function machineStopsSince(
           ownedSql(scope, "+stops.company_id"),
           eq(stops.machineId, machineId),
           isNull(stops.deletedAt),
+          // Begun by now: a stop recorded (or once detected) in the future is not offered.
+          sql`+${stops.startTime} <= ${now}`,
           end,
         ),
       )

@@ -141,16 +141,46 @@ function isOnDate(at: number, date: LocalDate, timezone: string): boolean {
   return Date.UTC(local.y, local.m, local.d) === Date.UTC(date.y, date.m, date.d);
 }
 
+/**
+ * Work done by `instancesBetween` since the isolate started: the local dates it visited (each
+ * costs a zone computation). For the tests and benchmarks that bound planning by what it
+ * lists (docs/bounded-work.md, "Time arithmetic").
+ */
+export const instanceWork = { dates: 0 };
+
+/**
+ * For each ISO weekday (index 0 = Monday), the days from it to the next date whose weekday
+ * is one of `weekdays` (1 to 7; 7 when it is the only one).
+ *
+ * @returns the seven steps, or null when `weekdays` names no day.
+ */
+function daysToNextWeekday(weekdays: readonly number[]): number[] | null {
+  const days = new Set(weekdays.filter((w) => w >= 1 && w <= 7));
+  if (days.size === 0) return null;
+  return [1, 2, 3, 4, 5, 6, 7].map((w) => {
+    for (let step = 1; ; step++) if (days.has(((w - 1 + step) % 7) + 1)) return step;
+  });
+}
+
 /** Days from one calendar date to another (negative when before). */
 function daysBetween(a: LocalDate, b: LocalDate): number {
   return Math.round((Date.UTC(b.y, b.m, b.d) - Date.UTC(a.y, a.m, a.d)) / DAY_MS);
+}
+
+/** An instance with the local date it starts on, as a day number (days since 1970-01-01). */
+export interface DatedInstance extends InstanceWindow {
+  /** The local date of its start: `Date.UTC(y, m, d) / 86,400,000`. */
+  day: number;
 }
 
 /**
  * The instances of a definition whose start lies in `[from, to)`.
  *
  * Work: the zone's instants (the costly part, `@date-fns/tz`) are computed for the
- * instances only; the local dates in between are walked by calendar arithmetic.
+ * instances only (and a date or two at each end); the dates in between are skipped by
+ * calendar arithmetic, from one of the definition's weekdays to the next. The list itself
+ * grows with the window: callers bound the window by what exists (docs/bounded-work.md,
+ * "Time arithmetic").
  *
  * @param def the definition's local times and weekdays.
  * @param timezone IANA zone of the company.
@@ -164,20 +194,50 @@ export function instancesBetween(
   from: number,
   to: number,
 ): InstanceWindow[] {
-  const out: InstanceWindow[] = [];
+  return datedInstancesBetween(def, timezone, from, to).map(({ start, end }) => ({ start, end }));
+}
+
+/**
+ * `instancesBetween` with the local date of each instance's start (its `day`), which a
+ * report groups by and counts with (`./instance-series.ts`).
+ *
+ * @returns instances in ascending start order (and so of ascending day).
+ */
+export function datedInstancesBetween(
+  def: ShiftDefinitionTimes,
+  timezone: string,
+  from: number,
+  to: number,
+): DatedInstance[] {
+  const out: DatedInstance[] = [];
   if (to <= from) return out;
   const start = parseClock(def.startTime);
   const end = parseClock(def.endTime);
   const crossesMidnight = def.endTime <= def.startTime;
-  const weekdays = new Set(def.weekdays);
+  const ahead = daysToNextWeekday(def.weekdays);
+  if (ahead === null) return out;
   // A start on local date D lies in [midnight of D, midnight of D + 1), so the dates that can
   // hold a start in [from, to) run from the one before `from`'s to the one after `to`'s.
   const first = localDateOf(from, timezone);
   const last = localDateOf(to, timezone);
   const days = daysBetween(first, last);
-  for (let k = -1; k <= days + 1; k++) {
+  const firstDay = Date.UTC(first.y, first.m, first.d) / DAY_MS;
+  // Only the dates of the definition's weekdays are visited: from one to the next by
+  // calendar arithmetic, so the work is the instances listed plus a few at the two ends.
+  let weekday = isoWeekday({ y: first.y, m: first.m, d: first.d - 1 });
+  let k = -1;
+  if (!def.weekdays.includes(weekday)) {
+    const step = ahead[weekday - 1] as number;
+    k += step;
+    weekday = ((weekday - 1 + step) % 7) + 1;
+  }
+  while (k <= days + 1) {
+    instanceWork.dates += 1;
+    const day = firstDay + k;
     const date = { y: first.y, m: first.m, d: first.d + k };
-    if (!weekdays.has(isoWeekday(date))) continue;
+    const step = ahead[weekday - 1] as number;
+    k += step;
+    weekday = ((weekday - 1 + step) % 7) + 1;
     const { at: startMs, plain } = instantOf(date, start, timezone);
     if (startMs < from) continue;
     if (startMs >= to) break;
@@ -185,7 +245,7 @@ export function instancesBetween(
     // instant: no instance that day.
     if (!plain && !isOnDate(startMs, date, timezone)) continue;
     const endMs = startOn({ ...date, d: date.d + (crossesMidnight ? 1 : 0) }, end, timezone);
-    out.push({ start: startMs, end: endMs });
+    out.push({ start: startMs, end: endMs, day });
   }
   return out;
 }
@@ -208,10 +268,20 @@ export function countInstancesBetween(
   to: number,
 ): number {
   if (to <= from || def.weekdays.length === 0) return 0;
-  // A zone that skipped a whole date in between (its offset moved by a day) is counted by
-  // listing: calendar arithmetic would count the date that never was.
-  if (Math.abs(offsetAt(timezone, to) - offsetAt(timezone, from)) >= SKIPPED_DATE_MS) {
-    return instancesBetween(def, timezone, from, to).length;
+  // A zone that skipped a whole date in or next to the window (its offset moved by a day):
+  // calendar arithmetic would count the date that never was. The window is halved until the
+  // skip lies in a week, which is listed; the other halves are counted (a few dozen zone
+  // computations for any window, never a listing of its years).
+  if (
+    Math.abs(offsetAt(timezone, to + 2 * DAY_MS) - offsetAt(timezone, from - 2 * DAY_MS)) >=
+    SKIPPED_DATE_MS
+  ) {
+    if (to - from <= 7 * DAY_MS) return instancesBetween(def, timezone, from, to).length;
+    const mid = from + Math.floor((to - from) / 2);
+    return (
+      countInstancesBetween(def, timezone, from, mid) +
+      countInstancesBetween(def, timezone, mid, to)
+    );
   }
   const start = parseClock(def.startTime);
   const startAt = (date: LocalDate, k: number) =>

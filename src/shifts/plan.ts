@@ -42,13 +42,23 @@ function windowsOfDay(def: ShiftDefinitionRow, timezone: string, day: number): I
   return windows;
 }
 
-/** The instances of a definition whose start lies in `[from, to)`, ascending, via the day cache. */
+/** Longest window served from the day cache, ms; a longer one is listed in one go. */
+const CACHED_SPAN_MS = 3 * DAY_MS;
+
+/**
+ * The instances of a definition whose start lies in `[from, to)`, ascending: via the day cache
+ * for the short windows around an instant (at most `CACHED_SPAN_MS`, four UTC days), listed by
+ * `instancesBetween` otherwise, whose work is the instances it lists (never a walk over the
+ * window's days). The list grows with the window: callers bound it by what exists (a run of
+ * samples, a report's instances; docs/bounded-work.md, "Time arithmetic").
+ */
 export function windowsBetween(
   def: ShiftDefinitionRow,
   timezone: string,
   from: number,
   to: number,
 ): InstanceWindow[] {
+  if (to - from > CACHED_SPAN_MS) return instancesBetween(def, timezone, from, to);
   const out: InstanceWindow[] = [];
   for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS) {
     for (const w of windowsOfDay(def, timezone, day)) {

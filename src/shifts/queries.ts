@@ -3,18 +3,15 @@
  * shift a machine runs now), written on demand: an instance follows from its definition, the
  * company's zone and the calendar, so it is written when first needed with an idempotent
  * `INSERT OR IGNORE` on (definition, machine, start), and its row id is the instance's stable
- * id (`shift.id`, `indicatorId`). A whole range's instances: `./materialize.ts`.
+ * id (`shift.id`, `indicatorId`); `./materialize.ts` writes and reads the rows.
  * docs/metrics.md ("Shifts"), docs/bounded-work.md.
  */
 
-import { and, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../db/client";
-import { type CompanyScope, owned, scopeIn } from "../db/company-scope";
-import { shiftInstances } from "../db/schema";
+import type { CompanyScope } from "../db/company-scope";
 import type { InstanceWindow } from "./instances";
 import { instanceContains } from "./instances";
-import { insertStatements } from "./materialize";
+import { instanceKey, storedInstances } from "./materialize";
 import {
   loadShiftPlan,
   MAX_INSTANCE_MS,
@@ -89,54 +86,16 @@ export async function instancesContaining(
     }
     return best;
   });
-  const keyOf = (r: { definitionId: number; machineId: number; start: number }) =>
-    `${r.definitionId}:${r.machineId}:${r.start}`;
   const unique = new Map<string, PlannedInstance>();
-  for (const m of matches) if (m) unique.set(keyOf(m), m);
+  for (const m of matches) if (m) unique.set(instanceKey(m), m);
   if (unique.size === 0) return points.map(() => null);
-
-  const needed = [...unique.values()];
-  const keys = JSON.stringify(needed.map((r) => [r.definitionId, r.machineId, r.start]));
-  const lookup = db
-    .select({
-      id: shiftInstances.id,
-      definitionId: shiftInstances.shiftDefinitionId,
-      machineId: shiftInstances.machineId,
-      start: shiftInstances.start,
-      end: shiftInstances.end,
-    })
-    .from(shiftInstances)
-    .where(
-      and(
-        owned(plan, shiftInstances),
-        sql`(${shiftInstances.shiftDefinitionId}, ${shiftInstances.machineId}, ${shiftInstances.start})
-          IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
-              FROM json_each(${keys}))`,
-      ),
-    );
-  type Found = { id: number; definitionId: number; machineId: number; start: number; end: number };
-  // Read first: an instance is written once, the first time it is needed, and every later
-  // lookup (a machine's running instance, asked again and again) is a read alone. An
-  // `INSERT OR IGNORE` of a stored row changes nothing but is still a write on D1's one writer.
-  let rows = (await lookup) as Found[];
-  const foundKeys = new Set(rows.map(keyOf));
-  const missing = needed.filter((r) => !foundKeys.has(keyOf(r)));
-  if (missing.length > 0) {
-    // The inserts come first so that the lookup, in the same transaction, sees every row.
-    const [first, ...rest]: BatchItem<"sqlite">[] = [
-      ...insertStatements(scopeIn(db, plan.companyId), missing),
-      lookup,
-    ];
-    if (!first) return points.map(() => null);
-    const results: unknown[] = await db.batch([first, ...rest]);
-    rows = results[results.length - 1] as Found[];
-  }
+  const rows = await storedInstances(db, plan.companyId, [...unique.values()]);
   const definitions = new Map(plan.definitions.map((d) => [d.id, d]));
   const stored = new Map<string, ShiftInstanceRow>();
-  for (const r of rows) {
+  for (const [key, r] of rows) {
     const def = definitions.get(r.definitionId);
     if (!def) continue;
-    stored.set(keyOf(r), {
+    stored.set(key, {
       id: r.id,
       definitionId: r.definitionId,
       machineId: r.machineId,
@@ -146,7 +105,7 @@ export async function instancesContaining(
       isConsidered: def.isConsidered,
     });
   }
-  return matches.map((m) => (m ? (stored.get(keyOf(m)) ?? null) : null));
+  return matches.map((m) => (m ? (stored.get(instanceKey(m)) ?? null) : null));
 }
 
 /**

@@ -71,7 +71,7 @@ function sameClassification(row: ClassificationRow, input: ClassificationInput):
 }
 
 /** What a caller of `classifyStop` knows already, so that its reads overlap. */
-export interface ClassifyOptions {
+interface ClassifyOptions {
   /** The instant of the change, ms (the event's timestamp, open stops' duration); default now. */
   now?: number;
   /**

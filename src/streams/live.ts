@@ -101,17 +101,21 @@ export class LiveState {
   }
 
   /**
-   * Whether an event kind makes the figures stale (and marks the stops for a new read when
-   * it is a stop's). Not the figures' own events, and not the realtime writes': a write
-   * reaches the figures through the logs its object's flush writes and tells. Not a stop's
-   * classification either: no live figure depends on it (a stop's reason counts only in the
-   * report's annotated downtime, which no event carries), and a recomputation (the count
-   * signal's sum, the instance's stops and logs read again) is work a person giving a
-   * reason at the machine would share the runtime with, for no event.
+   * Whether an event makes the figures stale (and marks the stops for a new read when it is a
+   * stop's). Not the figures' own events, not the realtime writes' (a write reaches the
+   * figures through the logs its object's flush writes and tells), not a stop's that cannot
+   * touch the instance the figures hold (`outsideInstance`), and not a stop's
+   * classification: no live figure depends on it (a stop's reason counts only in the
+   * report's annotated downtime, which no event carries), and a recomputation is work a
+   * person giving a reason at the machine would share the runtime with, for no event.
    */
-  note(type: StreamEventInput["type"]): boolean {
+  note(input: Pick<StreamEventInput, "type" | "data">): boolean {
+    const { type } = input;
     if (type === "stop.classified" || type === "stop.unclassified") return false;
-    if (type.startsWith("stop.")) this.stale = true;
+    if (type.startsWith("stop.")) {
+      if (this.outsideInstance(input)) return false;
+      this.stale = true;
+    }
     return !(
       type === "production" ||
       type === "oee" ||
@@ -119,6 +123,33 @@ export class LiveState {
       type === "segment.updated" ||
       type === "operator.assigned"
     );
+  }
+
+  /**
+   * True when a stop's event cannot change the held instance's figures: a stop that starts
+   * (`stop.started`), ends (`stop.ended`) or goes (`stop.deleted`) wholly outside the held
+   * instance, and is not one of its open stops (a stop the figures hold as open that ends
+   * now is their change, wherever it ends). So a backfill of history, whose detected stops
+   * end long before the running shift, costs the live figures no read of D1. An update
+   * (which does not carry the stop's former span) always counts.
+   */
+  private outsideInstance(input: Pick<StreamEventInput, "type" | "data">): boolean {
+    if (
+      input.type !== "stop.started" &&
+      input.type !== "stop.ended" &&
+      input.type !== "stop.deleted"
+    ) {
+      return false;
+    }
+    const kept = this.inputs;
+    const stop = (input.data as { stop?: { startTime?: unknown; endTime?: unknown } } | null)?.stop;
+    if (!kept || typeof stop?.startTime !== "string") return false;
+    const start = Date.parse(stop.startTime);
+    const end =
+      typeof stop.endTime === "string" ? Date.parse(stop.endTime) : Number.POSITIVE_INFINITY;
+    if (!Number.isFinite(start) || Number.isNaN(end)) return false;
+    if (start < kept.end && end > kept.start) return false;
+    return !kept.stops.some((s) => s.end === null && s.start === start);
   }
 
   /** The inputs of `shift` at `now`: from memory, or read from D1 when missing or stale. */
@@ -152,7 +183,7 @@ export class LiveState {
 
 /** The figures of the live `oee` event, out of a report row's `productionMetrics`: the OEE figure list. */
 function liveOeeOf(m: ProductionMetrics): LiveOee {
-  const figures = {} as LiveOee;
+  const figures = { aboveNominalSpeed: m.aboveNominalSpeed } as LiveOee;
   for (const figure of Object.keys(OEE_FIGURES) as OeeFigure[]) figures[figure] = m[figure];
   return figures;
 }

@@ -63,7 +63,7 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
   async append(stream: string, input: StreamEventInput): Promise<StreamEvent> {
     this.core.log.remember(stream);
     const event = this.record(input);
-    if (this.live.note(input.type)) this.markDirty();
+    if (this.live.note(input)) this.markDirty();
     return event;
   }
 
@@ -86,7 +86,7 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
     const fresh = this.core.fresh(inputs, delivery);
     let last = 0;
     for (const input of fresh) last = this.record(input).id;
-    if (fresh.map((i) => this.live.note(i.type)).includes(true)) this.markDirty();
+    if (fresh.map((i) => this.live.note(i)).includes(true)) this.markDirty();
     return last;
   }
 

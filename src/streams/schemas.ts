@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { dateTime } from "../http/instants";
-import { OeeFigureFields } from "../reports/metrics-schemas";
+import { OeeFigureAndFlagFields } from "../reports/metrics-schemas";
 import { EVENT_KINDS } from "./names";
 
 const LiveShiftSchema = z
@@ -107,7 +107,7 @@ const OeeEventSchema = z
     final: z.boolean().openapi({
       description: "true on the last figures of an ended shift (equal to its report row).",
     }),
-    ...OeeFigureFields,
+    ...OeeFigureAndFlagFields,
   })
   .openapi("OeeEvent", {
     description:

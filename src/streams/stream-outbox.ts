@@ -4,7 +4,9 @@
  * sent from there: one call in flight, in order, up to `MAX_BATCH` items, calls at least
  * `CALL_SPACING_MS` apart (a group commit). A failed call is retried (`FORWARD_RETRY_MS`, the
  * alarm, the next start): nothing is dropped; each item carries a sequence number so the
- * receiver appends it once. Acknowledged items are pruned every `PRUNE_MS`.
+ * receiver appends it once. Acknowledged items are deleted with the next item staged (at most
+ * every `PRUNE_MS`), in the step that stages it, or on their own once nothing was staged for
+ * `PRUNE_IDLE_MS`.
  * docs/stream-events.md (Design), docs/benchmarks.md ("Group commit of the events").
  */
 /** Most items in one call (bounds the size of one RPC message). */
@@ -20,7 +22,14 @@ export const CALL_SPACING_MS = 100;
  * Shortest time between two deletes of acknowledged items (ms): what storage keeps beyond
  * the pending items is at most this long's worth (a busy machine's few hundred small rows).
  */
-export const PRUNE_MS = 5_000;
+const PRUNE_MS = 5_000;
+/**
+ * How long acknowledged items wait for a next item to be deleted with, ms: once nothing was
+ * staged for this long, they are deleted on their own. A delete in a step of its own is a
+ * write transaction of its own, which in a store holding much else (a machine's samples)
+ * cost as much CPU as the stop detector's whole work (docs/benchmarks.md, "Stop detection").
+ */
+export const PRUNE_IDLE_MS = 10_000;
 /**
  * Most items kept in memory: a longer backlog (a receiver down for a while) is read from
  * storage, `MAX_BATCH` at a time, so that an outage does not grow the object's memory.
@@ -59,6 +68,10 @@ export class StreamOutbox<T> {
   private readonly insertSql: string;
   /** When acknowledged items were last deleted from storage (ms), and the delete planned. */
   private lastPrune = 0;
+  /** The last sequence number deleted from storage in this lifetime (0: none yet). */
+  private pruned = 0;
+  /** When an item was last staged (ms). */
+  private lastStaged = 0;
   private pruneTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
@@ -107,6 +120,11 @@ export class StreamOutbox<T> {
         .toArray()[0]?.seq ?? 0;
     this.lastSeq += 1;
     const seq = this.lastSeq;
+    // The acknowledged items go in the same step: no write transaction of their own.
+    this.lastStaged = Date.now();
+    if (this.acknowledged > this.pruned && this.lastStaged - this.lastPrune >= PRUNE_MS) {
+      this.prune();
+    }
     this.sql.exec(this.insertSql, seq, JSON.stringify(item));
     if (this.queue === null) return;
     if (this.queue.length >= MAX_IN_MEMORY) this.queue = null;
@@ -157,9 +175,8 @@ export class StreamOutbox<T> {
   }
 
   /**
-   * Marks items up to `seq` acknowledged, and deletes the acknowledged ones from storage:
-   * now when the last delete was `PRUNE_MS` ago or more, else once that much has passed (one
-   * timer at a time), so that storage keeps them no longer than about `PRUNE_MS`.
+   * Marks items up to `seq` acknowledged. They are deleted from storage with the next item
+   * staged (`stage`), or once nothing was staged for `PRUNE_IDLE_MS` (one timer at a time).
    */
   private acknowledge(seq: number): void {
     this.acknowledged = seq;
@@ -167,16 +184,25 @@ export class StreamOutbox<T> {
       const kept = this.queue.findIndex((s) => s.seq > seq);
       this.queue = kept < 0 ? [] : this.queue.slice(kept);
     }
-    if (this.pruneTimer !== undefined) return;
-    const due = this.lastPrune + PRUNE_MS - Date.now();
-    if (due <= 0) this.prune();
-    else this.pruneTimer = setTimeout(() => this.prune(), due);
+    this.pruneWhenIdle();
+  }
+
+  /** Deletes the acknowledged items once nothing was staged for `PRUNE_IDLE_MS`. */
+  private pruneWhenIdle(): void {
+    if (this.pruneTimer !== undefined || this.acknowledged <= this.pruned) return;
+    const due = Math.max(0, this.lastStaged + PRUNE_IDLE_MS - Date.now());
+    this.pruneTimer = setTimeout(() => {
+      this.pruneTimer = undefined;
+      if (Date.now() - this.lastStaged >= PRUNE_IDLE_MS) {
+        if (this.acknowledged > this.pruned) this.prune();
+      } else this.pruneWhenIdle();
+    }, due);
   }
 
   /** Deletes the acknowledged items from storage. */
   private prune(): void {
-    this.pruneTimer = undefined;
     this.lastPrune = Date.now();
+    this.pruned = this.acknowledged;
     this.sql.exec(`DELETE FROM ${this.table} WHERE seq <= ?`, this.acknowledged);
   }
 

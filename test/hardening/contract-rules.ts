@@ -75,6 +75,11 @@ export const RULES: { type: string | RegExp; msg: RegExp; why: string; between?:
   },
   {
     type: "value_error",
+    msg: /^Must be at most 5 minutes after the server's clock/,
+    why: "a sample's instant: at most 5 minutes after the server's clock when the request arrives",
+  },
+  {
+    type: "value_error",
     msg: /must be inside the shift instance/,
     why: "a realtime write's start: inside the shift instance the machine is running",
   },

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseDateTime, SamplesBody } from "../../src/operator/signals/samples-input";
+import { MAX_SAMPLE_AHEAD_MS } from "../../src/resources/signals/sample-bounds";
 import { createCompany, createMachines, createSignal, operator } from "../harness";
 
 /**
@@ -74,15 +75,26 @@ function candidates(): string[] {
     fixed.push(`${iso.slice(0, 19)}${next(2) ? "+" : "-"}${pad(next(24), 2)}:${pad(next(60), 2)}`);
     fixed.push(`${iso.slice(0, 20)}${pad(next(1_000_000), 6)}Z`);
   }
+  // Around the bound: a second, a minute and a few minutes from now.
+  for (const ahead of [1_000, 60_000, 4 * 60_000, 6 * 60_000, 3_600_000]) {
+    fixed.push(new Date(Date.now() + ahead).toISOString());
+  }
   return fixed;
 }
 
 describe("the samples body", () => {
-  it("reads every instant as zod's date-time and Date.parse do (no offset = UTC), refusing the same", () => {
+  it("reads every instant as zod's date-time and Date.parse do (no offset = UTC), refusing the same and the future", () => {
+    // Candidates after the bound (2039, 9999) are refused now; a minute's margin either side
+    // of the bound keeps the clock's move during the loop out of the comparison.
+    const latest = Date.now() + MAX_SAMPLE_AHEAD_MS;
     for (const s of candidates()) {
       const old = before.safeParse(s);
+      if (old.success && Math.abs(old.data - latest) < 60_000) continue;
       const now = SamplesBody.safeParse({ timestamps: [s], values: [1] });
-      expect({ s, ok: now.success }).toEqual({ s, ok: old.success });
+      expect({ s, ok: now.success }).toEqual({
+        s,
+        ok: old.success && old.data <= latest,
+      });
       if (old.success && now.success) {
         expect(now.data.ts).toEqual([old.data]);
         expect(parseDateTime(s)).toBe(old.data);
@@ -142,5 +154,50 @@ describe("the samples body", () => {
         },
       ],
     });
+  });
+
+  it("answers 422 naming every sample after the server's clock plus 5 minutes, and stores none of the call", async () => {
+    const co = await createCompany();
+    const [machine] = await createMachines(co.id, [{ name: "Press" }]);
+    if (!machine) throw new Error("no machine");
+    const publicId = await createSignal(machine.id, { name: "count", kind: "counter" });
+    const now = Date.now();
+    const soon = new Date(now + 60_000).toISOString();
+    const res = await operator("POST", `/signals/${publicId}/samples`, {
+      samples: [
+        { timestamp: "9999-12-31T23:59:59Z", value: 0 },
+        { timestamp: "2100-01-01T07:00:00Z", value: 0 },
+        { timestamp: soon, value: 1 },
+        { timestamp: new Date(now + 10 * 60_000).toISOString(), value: 0 },
+      ],
+    });
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { detail: { loc: unknown[]; msg: string; type: string }[] };
+    expect(body.detail.map((d) => d.loc)).toEqual([
+      ["body", "samples", 0, "timestamp"],
+      ["body", "samples", 1, "timestamp"],
+      ["body", "samples", 3, "timestamp"],
+    ]);
+    for (const d of body.detail) {
+      expect(d.type).toBe("value_error");
+      expect(d.msg).toMatch(/^Must be at most 5 minutes after the server's clock \(at most \d{4}-/);
+    }
+    const parallel = await operator("POST", `/signals/${publicId}/samples`, {
+      timestamps: [soon, "2150-06-01T00:00:00Z"],
+      values: [1, 0],
+    });
+    expect(parallel.status).toBe(422);
+    expect(((await parallel.json()) as { detail: { loc: unknown[] }[] }).detail[0]?.loc).toEqual([
+      "body",
+      "timestamps",
+      1,
+    ]);
+    // A sample a minute ahead alone is within the bound.
+    const ok = await operator("POST", `/signals/${publicId}/samples`, {
+      timestamps: [soon],
+      values: [1],
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ accepted: 1 });
   });
 });

@@ -226,13 +226,15 @@ describe("POST /v1/realtime/{machine_id}/stop-reason", () => {
         `Stop ${old} ended more than 24 hours ago: a reason is given from the machine only to ` +
         "its open stop or to a stop that ended in the last 24 hours",
     });
-    // Without stopId: not the stop that has not begun, but the last one (the same again).
+    // Without stopId: not the stop that has not begun, but the last one (the same again); the
+    // stop that has not begun is not listed either (nobody at the machine knows its reason).
     const listed = (await (await api(co.key, `/v1/realtime/${m1.id}/stops`)).json()) as {
       defaultStopId: number | null;
       stops: Row[];
     };
     expect(listed.defaultStopId).toBe(yesterday);
-    expect(listed.stops.map((s) => s.stop.id)).toEqual([future, yesterday]);
+    expect(listed.stops.map((s) => s.stop.id)).toEqual([yesterday]);
+    expect(listed.stops.map((s) => s.stop.id)).not.toContain(future);
     const byDefault = await postReason(co, m1.id, { generalCause: { name: "Material shortage" } });
     expect(((await byDefault.json()) as Row).stop.id).toBe(yesterday);
     expect((await reportRow(co, old ?? 0)).classification.id).toBeNull();
@@ -335,6 +337,34 @@ describe("POST /v1/realtime/{machine_id}/stop-reason", () => {
     expect(wrongList.status).toBe(422);
     // Nothing was classified by the refused calls.
     expect((await reportRow(co, other ?? 0)).classification.id).toBeNull();
+  });
+
+  it("neither lists nor classifies a stop that starts in the future, open or closed", async () => {
+    const { co, m1 } = await plant();
+    const now = Date.now();
+    const [past] = await stops(m1.id, [{ start: now - 30 * MIN, end: now - 20 * MIN }]);
+    const [openFuture, closedFuture] = await stops(m1.id, [
+      { start: Date.UTC(2100, 0, 1, 7) },
+      { start: Date.UTC(2100, 0, 4), end: Date.UTC(2100, 0, 4, 1) },
+    ]);
+    const listed = await api(co.key, `/v1/realtime/${m1.id}/stops`);
+    expect(listed.status).toBe(200);
+    const body = (await listed.json()) as { defaultStopId: number | null; stops: Row[] };
+    expect(body.stops.map((r) => r.stop.id)).toEqual([past]);
+    expect(body.defaultStopId).toBe(past);
+    const reason = { generalCause: { name: "Jam" } };
+    for (const stopId of [openFuture, closedFuture]) {
+      const res = await postReason(co, m1.id, { ...reason, stopId });
+      expect(res.status, `stop ${stopId}`).toBe(409);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(
+        new RegExp(`^Stop ${stopId} starts at 2100-01-0.T0.:00:00.000Z, after now`),
+      );
+      expect((await reportRow(co, stopId ?? 0)).classification.id).toBeNull();
+    }
+    // Without stopId the write goes to the stop that has happened.
+    const res = await postReason(co, m1.id, reason);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Row).stop.id).toBe(past);
   });
 
   it("refuses a body without a general cause, with an empty cause, or with unknown fields", async () => {

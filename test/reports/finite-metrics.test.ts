@@ -142,6 +142,12 @@ describe("the metrics report of any accepted input", () => {
             ...row.productionMetrics,
           })) {
             if (name === "indicatorId") continue;
+            if (name === "aboveNominalSpeed") {
+              // The flag says what effectiveness says (docs/metrics.md, "Speed above nominal").
+              const effectiveness = row.productionMetrics.effectiveness as number | null;
+              expect(value).toBe(effectiveness !== null && effectiveness > 1);
+              continue;
+            }
             // A ratio without a denominator is null (docs/metrics.md); every number is finite.
             const allowed = value === null ? name in OEE_FIGURES : Number.isFinite(value);
             expect(typeof value === "number" || value === null, `${name}: ${value}`).toBe(true);

@@ -65,7 +65,7 @@ async function addStops(
 
 /** Each expected figure, to 6 decimals; a ratio without a denominator is null (docs/metrics.md). */
 function expectClose(
-  actual: Record<string, number | null>,
+  actual: Record<string, number | null | boolean>,
   expected: Record<string, number | null>,
 ) {
   for (const [field, value] of Object.entries(expected)) {

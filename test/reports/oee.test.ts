@@ -168,6 +168,7 @@ describe("production metrics", () => {
       netOee: 0,
       minutesLostByLowSpeed: 0,
       minutesLostByLowQuality: 0,
+      aboveNominalSpeed: false,
     });
     // All programmed: no planned busy time either.
     const planned = computeShiftIndicators(
@@ -227,6 +228,22 @@ describe("production metrics", () => {
     const m = computeProductionMetrics(i, logs);
     expect(m.effectiveness).toBeCloseTo(1000 / 480, 12);
     expect(m.minutesLostByLowSpeed).toBe(0);
+    expect(m.aboveNominalSpeed).toBe(true);
+  });
+
+  it("flags a shift above nominal speed, and one exactly at it or below it not", () => {
+    const flagOf = (count: number) => {
+      const logs = [log(0, 480, { count, nominalSpeed: 2 })];
+      return computeProductionMetrics(computeShiftIndicators(window, [], logs, LATER), logs);
+    };
+    // 960 items at 2 a minute in 480 minutes of run time: exactly nominal speed.
+    expect(flagOf(960)).toMatchObject({ effectiveness: 1, aboveNominalSpeed: false });
+    expect(flagOf(961).aboveNominalSpeed).toBe(true);
+    expect(flagOf(959).aboveNominalSpeed).toBe(false);
+    // No run time: no effectiveness, no flag.
+    const down = [stop(0, 480)];
+    const none = computeProductionMetrics(computeShiftIndicators(window, down, [], LATER), []);
+    expect(none).toMatchObject({ effectiveness: null, aboveNominalSpeed: false });
   });
 });
 

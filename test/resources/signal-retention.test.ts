@@ -1,7 +1,8 @@
 /**
  * Raw-sample retention: a company's setting reaches each machine's signal store with
- * the next ingestion, and the store's alarm removes the raw samples of hours older than
- * it, keeping their hour and minute rollups.
+ * the next ingestion or the store's next alarm (which reads it from D1, so a machine that
+ * uploads nothing gets it too), and the store's alarm removes the raw samples of hours older
+ * than it, keeping their hour and minute rollups.
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -101,6 +102,51 @@ describe("signal retention", () => {
     ).toMatchObject({
       objects: [],
     });
+  });
+
+  it("applies a retention and a hot window set after the machine's last upload, by the store's alarm alone", async () => {
+    const co = await createCompany();
+    const [m] = await createMachines(co.id, [{ name: "Quiet press" }]);
+    if (!m?.uuid) throw new Error("no machine");
+    const publicId = await createSignal(m.id, { name: "power" });
+    const store = signalStore(env, co.id, m.id);
+    const hourAgo = (days: number) => Math.floor((Date.now() - days * DAY) / HOUR) * HOUR;
+    const [old, middle, recent] = [hourAgo(20), hourAgo(10), hourAgo(1)];
+    const hour = (from: number) =>
+      Array.from({ length: 3600 }, (_, i) => [from + i * S, (i % 60) + 0.25] as const);
+    // The machine's last upload: three hours, all inside the default 35-day hot window.
+    await ingest(publicId, [...hour(old), ...hour(middle), ...hour(recent)]);
+    expect(await runDurableObjectAlarm(store)).toBe(true);
+    expect(await store.archiveStatus()).toMatchObject({ objects: [], hotHours: 3 });
+    const raw = async (from: number) => {
+      const q = new URLSearchParams({
+        start_time: new Date(from).toISOString(),
+        end_time: new Date(from + HOUR).toISOString(),
+        agg_unit: "s",
+        transpose: "true",
+      });
+      const res = await api(co.key, `/v1/machines/${m.uuid}/signals/${publicId}?${q}`);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { values: number[] }).values;
+    };
+    const before = await raw(middle);
+
+    // New settings, and no upload after them: the store's own alarms apply them.
+    await operatorJson("PUT", `/companies/${co.id}/signal-hot-window`, { days: 5 });
+    await operatorJson("PUT", `/companies/${co.id}/signal-retention`, { days: 15 });
+    for (let step = 0; step < 10; step++) {
+      if (!(await runDurableObjectAlarm(store))) break;
+      if ((await store.archiveStatus()).dueHours === 0) break;
+    }
+    const status = await store.archiveStatus();
+    // 20 days ago: past the retention, its raw samples gone (its rollups stay) and never archived.
+    expect(await raw(old)).toEqual([]);
+    // 10 days ago: past the hot window, archived to R2 and read back from there, bit for bit.
+    expect(status.objects.map((o) => o.first)).toEqual([middle]);
+    expect(await raw(middle)).toEqual(before);
+    // Yesterday: hot.
+    expect(status.hotHours).toBe(1);
+    expect(await raw(recent)).toHaveLength(3600);
   });
 
   it("validates the setting and 404s for an unknown company", async () => {

@@ -4,9 +4,11 @@ import { describe, expect, it } from "vitest";
 import {
   countInstancesBetween,
   instancesBetween,
+  instanceWork,
   parseClock,
   type ShiftDefinitionTimes,
 } from "../../src/shifts/instances";
+import { windowsBetween } from "../../src/shifts/plan";
 
 const ALL_DAYS = [1, 2, 3, 4, 5, 6, 7];
 const hours = (w: { start: number; end: number }) => (w.end - w.start) / 3_600_000;
@@ -166,6 +168,17 @@ describe("shift instances of any window (property)", () => {
         );
       }
     }
+    // Years across Samoa's skipped date: counted by halving around it, as listed.
+    const yearly = { startTime: "22:00", endTime: "06:00", weekdays: [1, 2, 3, 4, 5] };
+    for (const [from, to] of [
+      [Date.UTC(2005, 0, 1), Date.UTC(2020, 0, 1)],
+      [Date.UTC(2011, 11, 29, 11), Date.UTC(2013, 0, 1)],
+      [Date.UTC(2011, 0, 1), Date.UTC(2011, 11, 30, 11)],
+    ] as const) {
+      expect(countInstancesBetween(yearly, "Pacific/Apia", from, to)).toBe(
+        instancesBetween(yearly, "Pacific/Apia", from, to).length,
+      );
+    }
   });
 
   it("lists what the day-by-day walk lists, and counts what it lists", () => {
@@ -174,6 +187,67 @@ describe("shift instances of any window (property)", () => {
         const listed = instancesBetween(def, timezone, from, to);
         expect(listed).toEqual(referenceInstances(def, timezone, from, to));
         expect(countInstancesBetween(def, timezone, from, to)).toBe(listed.length);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/**
+ * Time arithmetic bounded everywhere (docs/bounded-work.md, "Time arithmetic"): for instants
+ * from 1970 to 9999, counting a window is arithmetic whatever its length, and listing one
+ * visits the instances it lists and a few dates at its ends, never the window's other days.
+ */
+describe("planning with instants from 1970 to 9999 (property)", () => {
+  const Y9999 = Date.UTC(9999, 11, 31, 23, 59, 59);
+  const anyInstant = fc.integer({ min: 0, max: Y9999 });
+  const clock = fc
+    .tuple(fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 30))
+    .map(([h, mm]) => `${String(h).padStart(2, "0")}:${String(mm).padStart(2, "0")}`);
+  const definition = fc.record({
+    startTime: clock,
+    endTime: clock,
+    weekdays: fc.uniqueArray(fc.integer({ min: 1, max: 7 }), { maxLength: 7 }),
+  });
+  const zone = fc.constantFrom("UTC", "Europe/Rome", "Pacific/Apia", "America/Santiago");
+
+  it("counts any window by arithmetic: a few dozen dates visited at most, none listed in between", () => {
+    fc.assert(
+      fc.property(definition, zone, anyInstant, anyInstant, (def, timezone, a, b) => {
+        const [from, to] = a <= b ? [a, b] : [b, a];
+        const before = instanceWork.dates;
+        const n = countInstancesBetween(def, timezone, from, to);
+        // Listing: only a week around a skipped date (Samoa's 2011-12-30), never the rest.
+        expect(instanceWork.dates - before).toBeLessThanOrEqual(20);
+        const weeks = (to - from) / (7 * 86_400_000);
+        expect(n).toBeLessThanOrEqual(Math.ceil(weeks + 2) * def.weekdays.length);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("lists a window from any instant visiting the instances it lists and at most four dates more", () => {
+    const span = fc.integer({ min: 0, max: 400 * 86_400_000 });
+    fc.assert(
+      fc.property(definition, zone, anyInstant, span, (def, timezone, from, length) => {
+        const to = Math.min(from + length, Y9999);
+        const row = {
+          ...def,
+          id: 1,
+          name: "",
+          isConsidered: true,
+          allMachines: true,
+          machineIds: [],
+        };
+        for (const list of [
+          () => instancesBetween(def, timezone, from, to),
+          () => windowsBetween(row, timezone, from, to),
+        ]) {
+          const before = instanceWork.dates;
+          const listed = list();
+          // A date cached by windowsBetween is not visited again: at most, never more.
+          expect(instanceWork.dates - before).toBeLessThanOrEqual(listed.length + 4 * 5);
+        }
       }),
       { numRuns: 300 },
     );

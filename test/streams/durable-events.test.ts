@@ -7,7 +7,11 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { CALL_SPACING_MS, PRUNE_MS, type StreamDelivery } from "../../src/streams/stream-outbox";
+import {
+  CALL_SPACING_MS,
+  PRUNE_IDLE_MS,
+  type StreamDelivery,
+} from "../../src/streams/stream-outbox";
 import { openedStreams } from "../fixtures/stream-clients";
 import { api } from "../harness";
 import { plant, postSku } from "../realtime/plant";
@@ -197,11 +201,12 @@ describe("events of answered realtime writes", () => {
     await companySub.waitFor((e) => WRITES.includes(e.type), 2 * BURST + 1);
     expect(revisions(companySub.events)).toEqual(expected);
     expect(updates.length).toBe(BURST);
-    // Nothing is left to send, and the acknowledged events leave storage within PRUNE_MS.
+    // Nothing is left to send, and the acknowledged events leave storage once nothing was
+    // staged for PRUNE_IDLE_MS.
     await runInDurableObject(realtime, (instance) => {
       expect(publisherOutbox(instance).pending()).toBe(0);
     });
-    await new Promise((r) => setTimeout(r, PRUNE_MS + 100));
+    await new Promise((r) => setTimeout(r, PRUNE_IDLE_MS + 100));
     await runInDurableObject(realtime, (_instance, state) => {
       const n = state.storage.sql
         .exec<{ n: number }>("SELECT count(*) AS n FROM event_outbox")

@@ -80,7 +80,7 @@ describe("the live OEE and the metrics report of a running shift", () => {
       );
       const row = page.rows.find((r) => r.shiftIndicators.indicatorId === shift.id);
       if (!row) throw new Error("no report row");
-      const figures = {} as LiveOee;
+      const figures = { aboveNominalSpeed: row.productionMetrics.aboveNominalSpeed } as LiveOee;
       for (const f of Object.keys(OEE_FIGURES) as OeeFigure[])
         figures[f] = row.productionMetrics[f];
       return figures;

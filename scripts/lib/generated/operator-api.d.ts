@@ -14,7 +14,7 @@ export interface paths {
         get?: never;
         /**
          * Set how long raw signal samples stay in the machines' stores
-         * @description Each machine's signal store moves the samples of the hours that ended more than `days` ago into Parquet objects on R2 (one per machine, signal and UTC day, or month for sparse days), keeps their hour and minute rollups, and answers every query as before, reading archived hours from R2 when a query needs their samples. A store learns the setting with the machine's next ingestion call. Default 35 days.
+         * @description Each machine's signal store moves the samples of the hours that ended more than `days` ago into Parquet objects on R2 (one per machine, signal and UTC day, or month for sparse days), keeps their hour and minute rollups, and answers every query as before, reading archived hours from R2 when a query needs their samples. A store learns the setting with the machine's next ingestion call, or else within the hour (its hourly alarm reads it), so a machine that no longer uploads is archived too. Default 35 days.
          */
         put: {
             parameters: {
@@ -123,7 +123,7 @@ export interface paths {
         get?: never;
         /**
          * Set how long raw signal samples are kept
-         * @description Raw samples older than `days` are removed by each machine's signal store (its alarm, hourly), and so are the archive's objects on R2 once their whole day or month is older; their hour and minute rollups are kept, so queries of whole minutes and hours still answer. A store learns the setting with the machine's next ingestion call.
+         * @description Raw samples older than `days` are removed by each machine's signal store (its alarm, hourly), and so are the archive's objects on R2 once their whole day or month is older; their hour and minute rollups are kept, so queries of whole minutes and hours still answer. A store learns the setting with the machine's next ingestion call, or else within the hour (its hourly alarm reads it), so a machine that no longer uploads is pruned too.
          */
         put: {
             parameters: {
@@ -1197,7 +1197,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest samples
-         * @description At most 10000 samples a call, as `samples` or as parallel `timestamps`/`values`. Each `value` must be finite and within ±1e300 (422 at the value otherwise), so that every bucket's `sum` and `avg` stay finite. A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.
+         * @description At most 10000 samples a call, as `samples` or as parallel `timestamps`/`values`. Each `value` must be finite and within ±1e300 (422 at the value otherwise), so that every bucket's `sum` and `avg` stay finite. Each timestamp: On or after 1970-01-01T00:00:00Z (the `pattern`) and at most 5 minutes after the server's clock when the request arrives (a gateway's clock may run a little ahead; a sample from the future is refused with a 422 at its index). A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.
          */
         post: {
             parameters: {
@@ -1214,7 +1214,7 @@ export interface paths {
                         samples?: {
                             /**
                              * Format: date-time
-                             * @description On or after 1970-01-01T00:00:00Z (the `pattern`). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
+                             * @description On or after 1970-01-01T00:00:00Z (the `pattern`) and at most 5 minutes after the server's clock when the request arrives (a gateway's clock may run a little ahead; a sample from the future is refused with a 422 at its index). A date-time without an offset (`2022-09-05T06:00:00`) is read as UTC.
                              * @example 2024-01-01T00:00:00Z
                              */
                             timestamp: string;

@@ -23,12 +23,11 @@ export type StopClassifiedEventData = Schemas["StopClassifiedEvent"];
 export type StopUnclassifiedEventData = Schemas["StopUnclassifiedEvent"];
 
 /**
- * Whether a metrics row's machine ran above its nominal speed: effectiveness above 1 (the
- * API keeps the true ratio, docs/metrics.md), which says the nominal speed is set too low,
- * not that the machine did better than possible. Derived here until the report row carries
- * a field that says so; then this reads that field.
+ * Whether a metrics row's machine ran above its nominal speed: the row's
+ * `productionMetrics.aboveNominalSpeed` (effectiveness above 1; the API keeps the true
+ * ratio, docs/metrics.md), which says the nominal speed is set too low, not that the
+ * machine did better than possible.
  */
 export function aboveNominalSpeed(row: MetricsRow | undefined): boolean {
-  const effectiveness = row?.productionMetrics.effectiveness;
-  return typeof effectiveness === "number" && effectiveness > 1;
+  return row?.productionMetrics.aboveNominalSpeed === true;
 }

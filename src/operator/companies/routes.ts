@@ -110,7 +110,7 @@ const SignalHotWindow = z
 /**
  * Sets one of a company's signal settings (retention, hot window: days) with `set`, then
  * makes this isolate forget the company's cached signals, so its stores learn the setting
- * with their next ingestion call.
+ * with their next ingestion call, or else at their next alarm (hourly), which reads it.
  *
  * @returns the setting now in force.
  * @throws ApiError 404 when the company does not exist.
@@ -139,7 +139,9 @@ export const operatorCompaniesRoutes = createRouter()
         "`days` ago into Parquet objects on R2 (one per machine, signal and UTC day, or month " +
         "for sparse days), keeps their hour and minute rollups, and answers every query as " +
         "before, reading archived hours from R2 when a query needs their samples. A store " +
-        "learns the setting with the machine's next ingestion call. Default 35 days.",
+        "learns the setting with the machine's next ingestion call, or else within the hour " +
+        "(its hourly alarm reads it), so a machine that no longer uploads is archived too. " +
+        "Default 35 days.",
       request: {
         body: objectBody(SignalHotWindow),
       },
@@ -161,7 +163,9 @@ export const operatorCompaniesRoutes = createRouter()
         "Raw samples older than `days` are removed by each machine's signal store (its alarm, " +
         "hourly), and so are the archive's objects on R2 once their whole day or month is " +
         "older; their hour and minute rollups are kept, so queries of whole minutes and hours " +
-        "still answer. A store learns the setting with the machine's next ingestion call.",
+        "still answer. A store learns the setting with the machine's next ingestion call, or " +
+        "else within the hour (its hourly alarm reads it), so a machine that no longer " +
+        "uploads is pruned too.",
       request: {
         body: objectBody(SignalRetention),
       },

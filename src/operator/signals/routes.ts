@@ -19,7 +19,7 @@ import { nudgeLive } from "../../streams/publish";
 import { requireKeyScope, requireMachine, scopeOfKey } from "../lookups";
 import { operatorRoute } from "../schemas";
 import { createSignals, deleteSignal } from "./queries";
-import { SamplesBody } from "./samples-input";
+import { SAMPLE_INSTANT_BOUNDS, SamplesBody } from "./samples-input";
 import { SignalCreate } from "./signal-input";
 
 const SignalOut = z
@@ -105,6 +105,7 @@ export const operatorSignalsRoutes = createRouter()
       description:
         `At most ${MAX_SAMPLES_PER_CALL} samples a call, as \`samples\` or as parallel \`timestamps\`/\`values\`. ` +
         "Each `value` must be finite and within ±1e300 (422 at the value otherwise), so that every bucket's `sum` and `avg` stay finite. " +
+        `Each timestamp: ${SAMPLE_INSTANT_BOUNDS} ` +
         "A sample at an existing timestamp replaces it. The hours they touch and their rollups are rewritten atomically in the machine's signal store.",
       request: {
         params: z.object({ public_id: UuidId("public_id") }),

@@ -2,12 +2,14 @@
  * The body of `POST /operator/v1/signals/{public_id}/samples`: at most `MAX_SAMPLES_PER_CALL`
  * samples, as `samples` (`[{timestamp, value}]`) or as parallel `timestamps` and `values`.
  * Checked in two steps so that a full call stays cheap: zod checks the shape, then one pass
- * checks each instant with zod's own ISO 8601 regex (no offset = UTC) and converts it to ms,
- * with the messages and paths a per-element schema gives (docs/signal-storage.md, "Writes" under "Format").
+ * checks each instant with zod's own ISO 8601 regex (no offset = UTC), converts it to ms and
+ * holds it to the bounds (1970, and `MAX_SAMPLE_AHEAD_MS` after the server's clock), with the
+ * messages and paths a per-element schema gives (docs/signal-storage.md, "Writes" under "Format").
  */
 import { z } from "@hono/zod-openapi";
 import { BEFORE_EPOCH, INSTANT, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "../../http/instants";
 import { MAX_ABS_SAMPLE_VALUE, MAX_SAMPLES_PER_CALL } from "../../resources/signals/ingest";
+import { latestSampleAt, MAX_SAMPLE_AHEAD_MS } from "../../resources/signals/sample-bounds";
 
 /** A sample value: finite, within the bound that keeps every bucket's sum finite. */
 const sampleValue = z
@@ -62,11 +64,32 @@ export function parseDateTime(s: string): number {
   return Date.parse(HAS_OFFSET.test(s) ? s : `${s}Z`);
 }
 
+/** Minutes a sample may lie after the server's clock, in words. */
+const AHEAD_MINUTES = MAX_SAMPLE_AHEAD_MS / 60_000;
+
+/**
+ * The refusal of a sample after `latest` (the server's clock plus `MAX_SAMPLE_AHEAD_MS`).
+ *
+ * @param latest the latest instant accepted, ms.
+ */
+function afterClockMessage(latest: number): string {
+  return (
+    `Must be at most ${AHEAD_MINUTES} minutes after the server's clock (at most ` +
+    `${new Date(latest).toISOString()} for this request): a sample cannot be from the future`
+  );
+}
+
+/** The bounds of a sample's instant, as the OpenAPI document states them. */
+export const SAMPLE_INSTANT_BOUNDS =
+  `On or after 1970-01-01T00:00:00Z (the \`pattern\`) and at most ${AHEAD_MINUTES} minutes ` +
+  "after the server's clock when the request arrives (a gateway's clock may run a little " +
+  "ahead; a sample from the future is refused with a 422 at its index).";
+
 const dateTimeString = z.string().openapi({
   format: "date-time",
   pattern: INSTANT_PATTERN,
   example: "2024-01-01T00:00:00Z",
-  description: `On or after 1970-01-01T00:00:00Z (the \`pattern\`). ${NO_OFFSET_IS_UTC}`,
+  description: `${SAMPLE_INSTANT_BOUNDS} ${NO_OFFSET_IS_UTC}`,
 });
 
 /** Validated samples in the store's form: `values[i]` at `ts[i]` (ms), in the body's order. */
@@ -119,18 +142,20 @@ export const SamplesBody = z
     const strings = samples ? samples.map((s) => s.timestamp) : (b.timestamps ?? []);
     const values = samples ? samples.map((s) => s.value) : (b.values ?? []);
     const ts: number[] = new Array(strings.length);
+    const latest = latestSampleAt(Date.now());
     let valid = true;
     for (let i = 0; i < strings.length; i++) {
       const s = strings[i] ?? "";
       // One regex for a valid instant; the second only tells a refused one's reason.
       const ms = INSTANT.test(s) ? parseDateTime(s) : DATE_TIME.test(s) ? -1 : Number.NaN;
-      if (ms >= 0) {
+      if (ms >= 0 && ms <= latest) {
         ts[i] = ms;
         continue;
       }
       valid = false;
       const path = samples ? ["samples", i, "timestamp"] : ["timestamps", i];
-      if (Number.isNaN(ms)) {
+      if (ms > latest) fail(path, afterClockMessage(latest));
+      else if (Number.isNaN(ms)) {
         ctx.addIssue({
           code: "invalid_format",
           format: "datetime",

@@ -20,8 +20,8 @@ const stopReasonRoute = publicRoute("realtime.write", {
   tags: ["Realtime"],
   summary: "Give a stop of a machine its reason",
   description:
-    "Gives a stop of the machine its reason: one of its recent stops named by `stopId` (open, " +
-    "or ended less than 24 hours ago), or by default the one a person at the machine means: " +
+    "Gives a stop of the machine its reason: one of its recent stops named by `stopId` (begun, " +
+    "and open or ended less than 24 hours ago), or by default the one a person at the machine means: " +
     "its open stop (the one that started last), else its last stop (the one that ended last, " +
     "less than 24 hours ago), so a repeated scan goes to the same stop. The reason is made of " +
     "causes of the " +
@@ -37,7 +37,8 @@ const stopReasonRoute = publicRoute("realtime.write", {
     "changes nothing and fires nothing, so a repeated scan is never a second event.\n\n" +
     "**Errors in order:** an unknown machine (404), then a `stopId` that is not a stop of this " +
     "machine (404), then no stop to give the reason to when no `stopId` is given, or a stop " +
-    "that ended more than 24 hours ago (409), then a cause the catalog does not have (422).",
+    "that ended more than 24 hours ago or starts after now (409), then a cause the catalog " +
+    "does not have (422).",
   request: { params: MachineIdParam, body: objectBody(StopReasonBodySchema) },
   responses: {
     200: jsonResponse(
@@ -48,7 +49,7 @@ const stopReasonRoute = publicRoute("realtime.write", {
     409: jsonResponse(
       ErrorSchema,
       "No `stopId`, and the machine has no open stop and no stop in the last 24 hours; or " +
-        "the stop ended more than 24 hours ago.",
+        "the stop ended more than 24 hours ago, or starts after now.",
       {
         detail:
           "Machine 1 has no open stop and no stop in the last 24 hours: there is no stop to " +
@@ -65,8 +66,8 @@ const stopsRoute = publicRoute("realtime.read", {
   tags: ["Realtime"],
   summary: "A machine's recent stops and the causes to give them",
   description:
-    "What a scanner shows before it gives a reason: the machine's recent stops (open, or ended " +
-    "less than 24 hours ago; newest first, at most 100) as rows of the stops report with their " +
+    "What a scanner shows before it gives a reason: the machine's recent stops (begun by now, " +
+    "and open or ended less than 24 hours ago; newest first, at most 100) as rows of the stops report with their " +
     "classification (all null while a stop waits for its reason), `defaultStopId` (the stop a " +
     "`stop-reason` write without `stopId` goes to), and the company's catalog of causes.",
   request: { params: MachineIdParam },

@@ -118,6 +118,27 @@ export function findIngestTarget(
 }
 
 /**
+ * A company's signal settings as its shard's mirror holds them: the raw-sample retention
+ * (days, null = forever) and the hot window (days). Read by each machine's store at its
+ * hourly alarm, so that a new setting applies to machines that upload nothing.
+ *
+ * @returns the settings, or undefined when the shard has no such company.
+ */
+export function companySignalSettings(
+  db: Database,
+  companyId: number,
+): Promise<{ retentionDays: number | null; hotWindowDays: number } | undefined> {
+  return db
+    .select({
+      retentionDays: companies.signalRetentionDays,
+      hotWindowDays: companies.signalHotWindowDays,
+    })
+    .from(companies)
+    .where(eq(companies.id, companyId))
+    .get();
+}
+
+/**
  * The description in the asked language, falling back to English when there is no translation.
  */
 export function describe(
@@ -180,4 +201,31 @@ export function listedSignalsOf(
     )
     .orderBy(asc(signals.machineId), asc(signals.name), asc(signals.displayName), asc(signals.id))
     .all();
+}
+
+/**
+ * Whether a signal is still listed (not deleted, with a kind) on a machine of the company
+ * that is not deleted: a signal export asks before each batch of a signal it selected when
+ * it started (docs/exports.md, "Signals deleted while an export runs").
+ *
+ * @param signalId the signal's internal id.
+ */
+export async function isSignalListed(scope: CompanyScope, signalId: number): Promise<boolean> {
+  const { db, companyId } = scope;
+  const row = await db
+    .select({ id: signals.id })
+    .from(signals)
+    .innerJoin(machines, eq(machines.id, signals.machineId))
+    .where(
+      owned(
+        { companyId },
+        signals,
+        eq(signals.id, signalId),
+        isNull(signals.deletedAt),
+        isNotNull(signals.kind),
+        isNull(machines.deletedAt),
+      ),
+    )
+    .get();
+  return row !== undefined;
 }

@@ -10,10 +10,11 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { migrateObject, type ObjectMigration } from "../../db/object-migrations";
+import { companyDb } from "../../db/shards";
 import { namedStub } from "../../durable/named-stub";
 import type { Env } from "../../env";
-import { logError } from "../../observability/log";
-import { hourStart } from "../../time/units";
+import { log, logError } from "../../observability/log";
+import { DAY_MS, hourStart } from "../../time/units";
 import {
   type AggFunction,
   aggregateBlocks,
@@ -28,6 +29,7 @@ import {
 import { SignalArchive } from "./archive";
 import { type ArchiveStatus, archivableBefore, archiveStatus } from "./archive-reader";
 import {
+  BLOCK_MS,
   type DecodedSamples,
   decodeSamples,
   encodeSamples,
@@ -37,10 +39,14 @@ import {
   minuteRollups,
   summarize,
 } from "./blocks";
+import { companySignalSettings } from "./queries";
 import { PRUNE_BATCH_BLOCKS, pruneBlocks } from "./retention";
+import { latestSampleAt } from "./sample-bounds";
 
 /** How often the alarm archives and prunes raw samples, ms. */
 const PRUNE_EVERY_MS = 3_600_000;
+/** How soon the alarm runs again while archiving or pruning has work left, ms. */
+const NEXT_STEP_MS = 1_000;
 /** How soon the alarm runs after an ingestion stored hours already past the hot window, ms. */
 const ARCHIVE_SOON_MS = 10_000;
 /** How soon the alarm tries again after an archive step failed, ms. */
@@ -95,7 +101,13 @@ export class SignalSampleStore extends DurableObject<Env> {
     migrateObject(ctx.storage, migrations);
     const sql = ctx.storage.sql;
     this.archive = new SignalArchive(sql, env.HISTORY, (work) => ctx.blockConcurrencyWhile(work));
+    // Samples from the future an ingestion accepted before they were refused go as the
+    // object wakes; the machine-state store then repairs its detector (signal-store.ts).
+    this.futureDropped = this.dropFutureSamples(Date.now()).length > 0;
   }
+
+  /** True when this object dropped samples from the future as it woke (`dropFutureSamples`). */
+  protected readonly futureDropped: boolean;
 
   /**
    * Stores samples of one signal, rewriting only the blocks (hours) they touch, atomically
@@ -182,29 +194,7 @@ export class SignalSampleStore extends DurableObject<Env> {
       writes.push({ hour, merged });
       accepted += group.ts.length;
     }
-    for (const { hour, merged } of writes) {
-      const summary = summarize(merged.values);
-      const minutes =
-        merged.ts.length > MINUTES_FROM_SAMPLES
-          ? minuteRollups(hour, merged.ts, merged.values).buffer
-          : null;
-      // An archived hour stays in its object, marked stale: the next step rewrites it.
-      sql.exec(
-        `INSERT INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (signal_id, hour) DO UPDATE SET n = excluded.n, sum = excluded.sum,
-           lo = excluded.lo, hi = excluded.hi, minutes = excluded.minutes,
-           samples = excluded.samples, archive_stale = (archive_id IS NOT NULL)`,
-        signalId,
-        hour,
-        summary.n,
-        summary.sum,
-        summary.min,
-        summary.max,
-        minutes,
-        encodeSamples(hour, merged.ts, merged.values).buffer,
-      );
-    }
+    for (const { hour, merged } of writes) this.writeBlock(signalId, hour, merged);
     if (writes.length > 0) this.blocksWritten(signalId, writes, context);
     sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
     const hotWindowMs = this.archive.settings()?.hotWindowMs;
@@ -221,6 +211,87 @@ export class SignalSampleStore extends DurableObject<Env> {
       this.alarmSet = true;
     }
     return { accepted };
+  }
+
+  /** Writes one block (hour) of a signal with its rollups, replacing the stored one. */
+  private writeBlock(signalId: number, hour: number, merged: DecodedSamples): void {
+    const summary = summarize(merged.values);
+    const minutes =
+      merged.ts.length > MINUTES_FROM_SAMPLES
+        ? minuteRollups(hour, merged.ts, merged.values).buffer
+        : null;
+    // An archived hour stays in its object, marked stale: the next step rewrites it.
+    this.ctx.storage.sql.exec(
+      `INSERT INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (signal_id, hour) DO UPDATE SET n = excluded.n, sum = excluded.sum,
+         lo = excluded.lo, hi = excluded.hi, minutes = excluded.minutes,
+         samples = excluded.samples, archive_stale = (archive_id IS NOT NULL)`,
+      signalId,
+      hour,
+      summary.n,
+      summary.sum,
+      summary.min,
+      summary.max,
+      minutes,
+      encodeSamples(hour, merged.ts, merged.values).buffer,
+    );
+  }
+
+  /**
+   * Drops the samples after `latestSampleAt(now)` that an ingestion accepted before sample
+   * instants were bounded (docs/input-bounds.md, "Sample instants"): blocks wholly after the
+   * bound go, the block holding it keeps its samples up to it (rollups rewritten). Run as the
+   * object wakes (its constructor): two index seeks per signal of the store when there is
+   * nothing to drop; synchronous, so the repair commits as one step.
+   *
+   * @param now the object's clock, ms.
+   * @returns the blocks changed: the signal, the hour, and the samples left (null: removed).
+   */
+  protected dropFutureSamples(now: number): FutureDrop[] {
+    const sql = this.ctx.storage.sql;
+    const bound = latestSampleAt(now);
+    const out: FutureDrop[] = [];
+    // The signals of the store, one index seek each (no scan of the blocks).
+    for (
+      let row = sql.exec<{ id: number | null }>("SELECT min(signal_id) AS id FROM blocks").one();
+      row.id !== null;
+      row = sql
+        .exec<{ id: number | null }>(
+          "SELECT min(signal_id) AS id FROM blocks WHERE signal_id > ?",
+          row.id,
+        )
+        .one()
+    ) {
+      const signalId = row.id;
+      const late = sql
+        .exec<StoredBlock & { hour: number }>(
+          "SELECT hour, n, samples, archive_id FROM blocks WHERE signal_id = ? AND hour > ?",
+          signalId,
+          bound - BLOCK_MS,
+        )
+        .toArray();
+      for (const block of late) {
+        const kept =
+          block.samples === null
+            ? null
+            : keepUpTo(decodeSamples(block.hour, block.n, block.samples), bound);
+        if (kept === null || kept.ts.length === 0) {
+          sql.exec("DELETE FROM blocks WHERE signal_id = ? AND hour = ?", signalId, block.hour);
+          out.push({ signalId, hour: block.hour, kept: null });
+        } else if (kept.ts.length < block.n) {
+          this.writeBlock(signalId, block.hour, kept);
+          out.push({ signalId, hour: block.hour, kept });
+        }
+      }
+    }
+    if (out.length > 0) {
+      log("warn", "future_samples_dropped", {
+        blocks: out.length,
+        after: new Date(bound).toISOString(),
+      });
+    }
+    return out;
   }
 
   /**
@@ -314,12 +385,47 @@ export class SignalSampleStore extends DurableObject<Env> {
     return pruneBlocks(this.ctx.storage.sql, now);
   }
 
-  /**
-   * Prunes raw samples past the retention and removes the archive objects wholly past it,
-   * then archives one bounded step of the hours past the hot window; sets the next alarm
-   * (a second later while work is left, else in an hour) while either setting is known.
-   */
   override async alarm(): Promise<void> {
+    await this.storageAlarm();
+  }
+
+  /** True while the alarm runs the next steps of work it left (a second apart). */
+  private continuing = false;
+
+  /**
+   * Reads the company's retention and hot window from its shard (one statement) and keeps
+   * them as an ingestion would, so that a new setting applies to a machine that uploads
+   * nothing at its next alarm, hourly at the latest (docs/signal-storage.md, "Capacity and
+   * retention"). Not in the steps a second apart that finish the work an alarm left. A failed
+   * read keeps the settings the store has (logged; read again at the next alarm).
+   */
+  private async readCompanySettings(): Promise<void> {
+    const place = this.archive.settings()?.place;
+    if (!place || this.continuing) return;
+    try {
+      const row = await companySignalSettings(
+        await companyDb(this.env, place.companyId),
+        place.companyId,
+      );
+      if (!row) return;
+      this.ctx.storage.sql.exec(
+        "UPDATE settings SET retention_ms = ? WHERE id = 1",
+        row.retentionDays === null ? null : row.retentionDays * DAY_MS,
+      );
+      this.archive.setSettings(place, row.hotWindowDays * DAY_MS);
+    } catch (error) {
+      logError("signal_settings_read_failed", error, { companyId: place.companyId });
+    }
+  }
+
+  /**
+   * The storage's part of the alarm: prunes raw samples past the retention and removes the
+   * archive objects wholly past it, then archives one bounded step of the hours past the hot
+   * window; sets the next alarm (a second later while work is left, else in an hour) while
+   * either setting is known.
+   */
+  protected async storageAlarm(): Promise<void> {
+    await this.readCompanySettings();
     const now = Date.now();
     const pruned = this.prune(now);
     const setting = this.ctx.storage.sql
@@ -329,19 +435,38 @@ export class SignalSampleStore extends DurableObject<Env> {
     try {
       const retiring =
         setting.retention_ms !== null && (await this.archive.retire(now - setting.retention_ms));
-      if ((await this.archive.step(now)) || retiring || pruned === PRUNE_BATCH_BLOCKS) next = 1000;
+      if ((await this.archive.step(now)) || retiring || pruned === PRUNE_BATCH_BLOCKS) {
+        next = NEXT_STEP_MS;
+      }
     } catch (error) {
       // R2 refused or an object read back wrong: nothing was dropped (archive.ts); try again
       // later rather than let the runtime's few alarm retries run out.
       logError("signal_archive_step_failed", error, { retryInMs: ARCHIVE_RETRY_MS });
       next = ARCHIVE_RETRY_MS;
     }
+    this.continuing = next === NEXT_STEP_MS;
     if (setting.retention_ms === null && this.archive.settings() === null) {
       this.alarmSet = false;
       return;
     }
     await this.ctx.storage.setAlarm(Date.now() + next);
   }
+}
+
+/** A block `dropFutureSamples` changed: its samples left, or null when it was removed. */
+interface FutureDrop {
+  signalId: number;
+  hour: number;
+  kept: DecodedSamples | null;
+}
+
+/** The samples at or before `bound` (instants ascending). */
+function keepUpTo(samples: DecodedSamples, bound: number): DecodedSamples {
+  let n = samples.ts.length;
+  while (n > 0 && (samples.ts[n - 1] as number) > bound) n--;
+  return n === samples.ts.length
+    ? samples
+    : { ts: samples.ts.slice(0, n), values: samples.values.slice(0, n) };
 }
 
 /**

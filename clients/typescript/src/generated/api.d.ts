@@ -665,7 +665,7 @@ export interface paths {
         };
         /**
          * Download an export file
-         * @description The file's bytes, streamed (`application/vnd.apache.parquet` or `text/csv`). A `Range: bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; `HEAD` gives the size. A file of an expired export, or of another company's, is a 404.
+         * @description The file's bytes, streamed (`application/vnd.apache.parquet` or `text/csv`). A `Range: bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; an invalid one (`bytes=10-5`), several ranges or another unit are ignored (200, the whole file, RFC 9110). `HEAD` gives the size. A file of an expired export, or of another company's, is a 404.
          *
          *     **Required scope:** the one its `dataset` needs (`signals`: `signals.read`, `production_logs`: `production_logs.read`, `stops`: `reports.read`, `metrics`: `reports.read`, `kpis`: `reports.read`).
          */
@@ -853,11 +853,11 @@ export interface paths {
         put?: never;
         /**
          * Give a stop of a machine its reason
-         * @description Gives a stop of the machine its reason: one of its recent stops named by `stopId` (open, or ended less than 24 hours ago), or by default the one a person at the machine means: its open stop (the one that started last), else its last stop (the one that ended last, less than 24 hours ago), so a repeated scan goes to the same stop. The reason is made of causes of the company's catalog, `generalCause` (required), `specificCause` and `component`, each by `id` or exact `name` as `GET /v1/realtime/{machine_id}/stops` lists them, and a free `description`. The whole classification is replaced: an absent cause or description becomes null. A cause the catalog does not have is a 422: a scanner never adds one (the operator API fills the catalog).
+         * @description Gives a stop of the machine its reason: one of its recent stops named by `stopId` (begun, and open or ended less than 24 hours ago), or by default the one a person at the machine means: its open stop (the one that started last), else its last stop (the one that ended last, less than 24 hours ago), so a repeated scan goes to the same stop. The reason is made of causes of the company's catalog, `generalCause` (required), `specificCause` and `component`, each by `id` or exact `name` as `GET /v1/realtime/{machine_id}/stops` lists them, and a free `description`. The whole classification is replaced: an absent cause or description becomes null. A cause the catalog does not have is a 422: a scanner never adds one (the operator API fills the catalog).
          *
          *     The classification is the one the stops report, the downtime Pareto and the MCP tools show, and it fires the same events as every classification: the webhook `MachineStopClassificationCreated` for a stop's first reason, `...Updated` for another reason, and the stream event `stop.classified`. Giving a stop the reason it already has changes nothing and fires nothing, so a repeated scan is never a second event.
          *
-         *     **Errors in order:** an unknown machine (404), then a `stopId` that is not a stop of this machine (404), then no stop to give the reason to when no `stopId` is given, or a stop that ended more than 24 hours ago (409), then a cause the catalog does not have (422).
+         *     **Errors in order:** an unknown machine (404), then a `stopId` that is not a stop of this machine (404), then no stop to give the reason to when no `stopId` is given, or a stop that ended more than 24 hours ago or starts after now (409), then a cause the catalog does not have (422).
          *
          *     **Safe retries:** send an `Idempotency-Key` header; a retry with the same key gets the first response again (`Idempotent-Replayed: true`) and changes nothing.
          *
@@ -879,7 +879,7 @@ export interface paths {
         };
         /**
          * A machine's recent stops and the causes to give them
-         * @description What a scanner shows before it gives a reason: the machine's recent stops (open, or ended less than 24 hours ago; newest first, at most 100) as rows of the stops report with their classification (all null while a stop waits for its reason), `defaultStopId` (the stop a `stop-reason` write without `stopId` goes to), and the company's catalog of causes.
+         * @description What a scanner shows before it gives a reason: the machine's recent stops (begun by now, and open or ended less than 24 hours ago; newest first, at most 100) as rows of the stops report with their classification (all null while a stop waits for its reason), `defaultStopId` (the stop a `stop-reason` write without `stopId` goes to), and the company's catalog of causes.
          *
          *     **Required scope:** `realtime.read`
          */
@@ -1020,6 +1020,8 @@ export interface components {
             oee: number | null;
             /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
             netOee: number | null;
+            /** @description true when effectiveness is above 1: the machine made more than its nominal speed allows in its run time, which says the nominal speed is set too low (the figures are unchanged) */
+            aboveNominalSpeed: boolean;
         };
         /** @description `reset`: the client is further behind than the stream keeps (or gave an id it never had); the current state, then stream events after `lastEventId`. */
         ResetEvent: {
@@ -2105,6 +2107,8 @@ export interface components {
             oee: number | null;
             /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
             netOee: number | null;
+            /** @description true when effectiveness is above 1: the machine made more than its nominal speed allows in its run time, which says the nominal speed is set too low (the figures are unchanged) */
+            aboveNominalSpeed: boolean;
             /** @description max(0, runTime - ideal minutes) (minutes) */
             minutesLostByLowSpeed: number;
             /** @description Ideal minutes x defects / total count; 0 without items (minutes) */
@@ -2641,6 +2645,8 @@ export interface components {
             oee: number | null;
             /** @description netAvailability x effectiveness x quality (good ideal minutes / plannedTime) (a fraction; null when its denominator is 0) */
             netOee: number | null;
+            /** @description true when effectiveness is above 1: the machine made more than its nominal speed allows in its run time, which says the nominal speed is set too low (the figures are unchanged) */
+            aboveNominalSpeed: boolean;
             /** @description oee x availableTime / calendarTime (a fraction; null when its denominator is 0) */
             teep: number | null;
             /** @description runTime / unplannedStops; null without unplanned stops (minutes) */
@@ -2851,6 +2857,8 @@ export interface components {
             error: string | null;
             /** @description The finished files, in order; each appears as soon as it is written. */
             files: components["schemas"]["ExportFile"][];
+            /** @description Signals of a signal export deleted (or whose machine was deleted) after it started: it stopped reading each at `from` and went on with the others. Empty when nothing was left out, and for the other datasets. */
+            leftOut: components["schemas"]["ExportLeftOut"][];
         };
         ExportFile: {
             /** @example part-00001.parquet */
@@ -2869,6 +2877,18 @@ export interface components {
              * @description When `directUrl` stops working.
              */
             directUrlExpiresAt?: string;
+        };
+        ExportLeftOut: {
+            /** Format: uuid */
+            machine_uuid: string;
+            /** Format: uuid */
+            public_id: string;
+            name: string;
+            /**
+             * Format: date-time
+             * @description The files hold this signal's points before this instant only (none when it is the window's start): the export stopped reading it here.
+             */
+            from: string;
         };
         /**
          * @example {
@@ -3646,7 +3666,7 @@ export interface components {
             start: string;
         };
         RealtimeStopReason: {
-            /** @description The stop to give the reason to: one of the machine's recent stops (open, or ended less than 24 hours ago). Default: the machine's current stop (the open stop that started last). */
+            /** @description The stop to give the reason to: one of the machine's recent stops (begun, and open or ended less than 24 hours ago). Default: the machine's current stop (the open stop that started last). */
             stopId?: number | null;
             generalCause: components["schemas"]["StopCauseChoice"];
             /** @description The specific cause, from the company's catalog; null or absent = none. */
@@ -3714,7 +3734,7 @@ export interface components {
             recentSince: string;
             /** @description The stop a `stop-reason` write without `stopId` goes to: the open stop that started last, else the stop that ended last; null when there is none. */
             defaultStopId: number | null;
-            /** @description The machine's recent stops (open, or ended at or after `recentSince`), newest start first, at most 100, as rows of the stops report with their classification (all null while a stop waits for its reason). */
+            /** @description The machine's recent stops (begun by now, and open or ended at or after `recentSince`), newest start first, at most 100, as rows of the stops report with their classification (all null while a stop waits for its reason). */
             stops: components["schemas"]["StopsReportRow"][];
             causes: components["schemas"]["StopCauseCatalog"];
         };
@@ -10573,7 +10593,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The range is outside the file. */
+            /** @description The range starts at or past the file's end, or is the suffix `-0` (`Content-Range: bytes *\/<size>` gives the size). */
             416: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
@@ -11948,7 +11968,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No `stopId`, and the machine has no open stop and no stop in the last 24 hours; or the stop ended more than 24 hours ago. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
+            /** @description No `stopId`, and the machine has no open stop and no stop in the last 24 hours; or the stop ended more than 24 hours ago, or starts after now. Or: A request with the same `Idempotency-Key` is still running (`Retry-After: 1`). */
             409: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
