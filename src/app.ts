@@ -41,6 +41,7 @@ import {
 import { createRouter } from "./http/openapi";
 import { TRY_IT_FILLS } from "./http/try-it-fills";
 import { mcpRoutes } from "./mcp/routes";
+import { log } from "./observability/log";
 import { createOperatorApp } from "./operator";
 import { operatorAuth } from "./operator/auth";
 import { heldWritesOf, liveLogOwnersOf } from "./realtime/machine-stub";
@@ -70,18 +71,15 @@ const SCOPE_TABLE_INTRO =
  * "Errors"). 4XX answers are the client's and are not logged.
  */
 function logServerError(c: Context<AppEnv>, status: number, error: Error): void {
-  console.error(
-    JSON.stringify({
-      level: "error",
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      path: c.req.path,
-      status,
-      error: String(error),
-      // An unexpected error's stack says where; an expected 503's message says why.
-      ...(status === 500 ? { stack: error.stack } : {}),
-    }),
-  );
+  log("error", "server_error", {
+    requestId: c.get("requestId"),
+    method: c.req.method,
+    path: c.req.path,
+    status,
+    error: String(error),
+    // An unexpected error's stack says where; an expected 503's message says why.
+    ...(status === 500 ? { stack: error.stack } : {}),
+  });
 }
 
 /**

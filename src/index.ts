@@ -14,7 +14,7 @@ import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/webhook-outbox";
 
 export { CompanyExports } from "./exports/export-object";
-export { MachineStateStore as SignalStore } from "./machine-state/signal-store";
+export { SignalStore } from "./machine-state/signal-store";
 export { RateLimiter } from "./rate-limit/rate-limiter";
 export { RealtimeMachine } from "./realtime/realtime-machine";
 export { CompanyStream } from "./streams/company-stream";

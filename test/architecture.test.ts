@@ -195,7 +195,8 @@ function loopsOf(graph: Map<string, Map<string, string>>): string[][] {
  * stops/ over streams/ over webhooks/ over reports/ over resources/ over shifts/ over
  * durable/ and parquet/; the public security chain (app-chain/, used by the routes in the
  * domain's folders) over the rate limiter; the shared kernel (auth/, http/, app-env.ts,
- * env.ts); storage (db/) at the bottom. A new folder or top file takes its place here.
+ * env.ts); storage (db/); at the bottom the time units (time/) and the logger
+ * (observability/), which import nothing of src/. A new folder or top file takes its place here.
  */
 const LAYERS = [
   "src/index.ts",
@@ -221,6 +222,8 @@ const LAYERS = [
   "src/app-env.ts",
   "src/env.ts",
   "src/db",
+  "src/time",
+  "src/observability",
 ] as const;
 
 /** The imports of src/ against `LAYERS`: upward or sideways, or from or to a room not placed. */
@@ -462,5 +465,66 @@ describe("one job per file", () => {
       import.meta.glob("../src/**/*.{js,mjs,cjs}", { query: "?raw", import: "default" }),
     );
     expect(javascript).toEqual([]);
+  });
+});
+
+describe("one way for each thing", () => {
+  const LOG_MODULE = "../src/observability/log.ts";
+
+  it("logs through src/observability/log.ts only: no direct console call elsewhere in src/", () => {
+    expect(Object.keys(sources)).toContain(LOG_MODULE);
+    const direct = /\bconsole\s*\.\s*(log|info|warn|error|debug|trace)\b/;
+    expect(linesMatching(direct, [LOG_MODULE])).toEqual([]);
+    // The pattern sees a call, a method picked at run time and one passed on.
+    for (const line of [
+      'console.error(JSON.stringify({ level: "error" }));',
+      "(down ? console.error : console.log)(line);",
+      "promise.catch(console.warn);",
+    ]) {
+      expect(line).toMatch(direct);
+    }
+    expect(linesMatching(direct, []).length).toBeGreaterThan(0);
+  });
+
+  const TIME_MODULE = "../src/time/units.ts";
+
+  it("declares the time units in src/time/units.ts only, and rounds to the hour with its hourStart", () => {
+    expect(Object.keys(sources)).toContain(TIME_MODULE);
+    const unit = /\bconst\s+[A-Z_]*(SECOND|MINUTE|HOUR|DAY|WEEK)_MS\s*[:=]/;
+    expect(linesMatching(unit, [TIME_MODULE])).toEqual([]);
+    // The hour's start by hand: `Math.floor(t / HOUR_MS) * HOUR_MS`, `t - (t % BLOCK_MS)`.
+    const byHand =
+      /Math\.floor\([^;]*\/\s*(HOUR_MS|BLOCK_MS|3_?600_?000)\)\s*\*|(\w+)\s*-\s*\(\2\s*%\s*(HOUR_MS|BLOCK_MS|3_?600_?000)\)/;
+    expect(linesMatching(byHand, [TIME_MODULE])).toEqual([]);
+    expect(linesMatching(unit, []).length).toBeGreaterThan(0);
+    for (const line of [
+      "const DAY_MS = 86_400_000;",
+      "export const MINUTE_MS = 60_000;",
+      "const PLAN_HOUR_MS: number = 3_600_000;",
+      "const hourOf = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;",
+      "const from = Math.floor((now - REEVALUATE_MS) / 3_600_000) * 3_600_000;",
+    ]) {
+      expect(unit.test(line) || byHand.test(line), line).toBe(true);
+    }
+    expect("if (!hours.has(t - (t % BLOCK_MS))) continue;").toMatch(byHand);
+    expect("const REEVALUATE_MS = 7 * DAY_MS;").not.toMatch(unit);
+    expect("if (bucketWidthMs % BLOCK_MS === 0) return;").not.toMatch(byHand);
+  });
+
+  it("writes a Durable Object's schema in its steps only (a *-migrations.ts file, run by src/db/object-migrations.ts)", () => {
+    const ddl = /\b(CREATE|ALTER|DROP)\s+(TABLE|INDEX|TRIGGER|VIEW)\b/i;
+    const runner = "../src/db/object-migrations.ts";
+    // D1's company-move triggers, made from the D1 schema's table list at run time: D1's
+    // own schema is drizzle-kit's migrations/, not a Durable Object's.
+    const d1 = "../src/db/move-fence.ts";
+    const steps = Object.keys(sources).filter((f) => f.endsWith("-migrations.ts") && f !== runner);
+    expect(steps.length).toBeGreaterThanOrEqual(8);
+    expect(linesMatching(ddl, [runner, d1, ...steps])).toEqual([]);
+    // The count of DDL sites: the step files, the runner (its version table) and the D1 fence.
+    const sites = new Set(linesMatching(ddl, []).map((line) => line.split(":")[0]));
+    expect([...sites].sort()).toEqual([d1, runner, ...steps].sort());
+    expect("sql.exec(`CREATE TABLE IF NOT EXISTS leases (id TEXT)`);").toMatch(ddl);
+    expect('sql.exec("ALTER TABLE leases ADD COLUMN stream TEXT");').toMatch(ddl);
+    expect("// the table is created by the steps").not.toMatch(ddl);
   });
 });

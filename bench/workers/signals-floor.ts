@@ -11,12 +11,12 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import {
-  blockOf,
   encodeSamples,
   MINUTES_FROM_SAMPLES,
   minuteRollups,
   summarize,
 } from "../../src/resources/signals/blocks";
+import { hourStart } from "../../src/time/units";
 
 interface FloorEnv {
   SIGNAL_STORE: DurableObjectNamespace<SignalStore>;
@@ -36,9 +36,9 @@ export class SignalStore extends DurableObject<FloorEnv> {
   store(ts: readonly number[], values: readonly number[]): number {
     let i = 0;
     while (i < ts.length) {
-      const hour = blockOf(ts[i] ?? 0);
+      const hour = hourStart(ts[i] ?? 0);
       let j = i;
-      while (j < ts.length && blockOf(ts[j] ?? 0) === hour) j++;
+      while (j < ts.length && hourStart(ts[j] ?? 0) === hour) j++;
       const t = ts.slice(i, j);
       const v = values.slice(i, j);
       const s = summarize(v);

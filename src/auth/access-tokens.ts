@@ -18,6 +18,8 @@ import {
 import type { Principal } from "../app-env";
 import { readDirectory } from "../db/directory-reads";
 import type { JwtSettings } from "../env";
+import { log } from "../observability/log";
+import { SECOND_MS } from "../time/units";
 
 /** Signature algorithms accepted; everything else (`none`, HS*, PS*, EdDSA) is refused. */
 const ALGORITHMS = ["RS256", "ES256"] as const;
@@ -142,11 +144,9 @@ export async function verifyAccessToken(
     });
     // jose has `maxTokenAge` (now - iat), not a bound on what the issuer granted.
     const exp = payload.exp ?? 0;
-    const issuedAt = payload.iat ?? Math.floor(Date.now() / 1000);
+    const issuedAt = payload.iat ?? Math.floor(Date.now() / SECOND_MS);
     if (exp - issuedAt > jwt.maxLifetimeSeconds) {
-      console.log(
-        JSON.stringify({ level: "info", event: "access_token_rejected", reason: "lifetime" }),
-      );
+      log("info", "access_token_rejected", { reason: "lifetime" });
       return null;
     }
     return payload;
@@ -156,12 +156,9 @@ export async function verifyAccessToken(
       error instanceof errors.JWKSTimeout ||
       error instanceof errors.JWKSInvalid ||
       !(error instanceof errors.JOSEError);
-    const entry = {
-      level: providerDown ? "error" : "info",
-      event: "access_token_rejected",
+    log(providerDown ? "error" : "info", "access_token_rejected", {
       reason: error instanceof errors.JOSEError ? error.code : String(error),
-    };
-    (providerDown ? console.error : console.log)(JSON.stringify(entry));
+    });
     return null;
   }
 }
@@ -191,9 +188,7 @@ export async function principalFromAccessToken(
   if (!payload) return null;
   const grant = grantOf(payload, jwt);
   if (!grant) {
-    console.log(
-      JSON.stringify({ level: "info", event: "access_token_rejected", reason: "claims" }),
-    );
+    log("info", "access_token_rejected", { reason: "claims" });
     return null;
   }
   const now = Date.now();
@@ -210,16 +205,14 @@ export async function principalFromAccessToken(
       (found) => found !== null,
     );
     if (!row) {
-      console.log(
-        JSON.stringify({
-          level: "info",
-          event: "access_token_rejected",
-          reason: "unknown_company",
-        }),
-      );
+      log("info", "access_token_rejected", { reason: "unknown_company" });
       return null;
     }
-    company = { name: row.name, timezone: row.timezone, expiresAt: asOf + cacheSeconds * 1000 };
+    company = {
+      name: row.name,
+      timezone: row.timezone,
+      expiresAt: asOf + cacheSeconds * SECOND_MS,
+    };
     if (cacheSeconds > 0) {
       if (companyCache.size >= MAX_CACHED_COMPANIES) companyCache.clear();
       companyCache.set(grant.companyId, company);
@@ -233,6 +226,6 @@ export async function principalFromAccessToken(
     kind: "access_token",
     scopes: grant.scopes,
     rateLimit: null,
-    expiresAt: ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000,
+    expiresAt: ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * SECOND_MS,
   };
 }

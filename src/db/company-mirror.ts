@@ -6,6 +6,7 @@
  * cron ({@link repairPendingMirrors}). Takes the bindings as arguments, for ./shards.ts.
  * docs/scaling.md ("The company row in two places").
  */
+import { logError } from "../observability/log";
 import type { companies } from "./schema";
 
 /** The fields of a company's directory row that its mirror copies (all but the shard's own). */
@@ -197,15 +198,10 @@ export async function repairPendingMirrors(
       await copyToMirror(directory, shard, rows);
       repaired += rows.length;
     } catch (error) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "company_mirror_repair_failed",
-          shard: name,
-          companies: rows.map((row) => row.id),
-          error: String(error),
-        }),
-      );
+      logError("company_mirror_repair_failed", error, {
+        shard: name,
+        companies: rows.map((row) => row.id),
+      });
     }
   }
   return repaired;

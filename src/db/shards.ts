@@ -5,6 +5,7 @@
  * bindings so no second list can disagree; integer ids come from per-shard ranges of
  * {@link RANGE_SIZE}, so an id names its shard. docs/scaling.md ("Companies on shards").
  */
+import { logError } from "../observability/log";
 import { createDb, type Database } from "./client";
 import { completeMirror } from "./company-mirror";
 import { type DirectorySession, readAtPrimary, readDirectory } from "./directory-reads";
@@ -216,14 +217,7 @@ async function readShard(
     } catch (error) {
       // Not cached: the next use tries again (and the cron); the request goes on with the
       // mirror as it is, which fails only if the mirror is missing altogether.
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "company_mirror_repair_failed",
-          companyId,
-          error: String(error),
-        }),
-      );
+      logError("company_mirror_repair_failed", error, { companyId });
       return row.shard;
     }
   }

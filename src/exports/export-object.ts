@@ -6,13 +6,17 @@
  * what a restart needs is in SQLite (./export-store.ts); a failing step is retried, up to
  * `MAX_STEP_FAILURES`. docs/exports.md ("How an export runs").
  */
+
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject } from "../db/object-migrations";
 import { openSession, parseBookmark, type RequestSession } from "../db/session";
 import { companyShard } from "../db/shards";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
+import { logError } from "../observability/log";
 import type { Column } from "./columns";
 import { type FileEncoder, FORMAT_FILES, newEncoder } from "./encoders";
+import { EXPORT_MIGRATIONS } from "./export-migrations";
 import { type ActiveExport, ExportStore, type FileStart } from "./export-store";
 import {
   type CompanyExportsRpc,
@@ -81,6 +85,8 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, EXPORT_MIGRATIONS);
     this.store = new ExportStore(ctx.storage.sql);
   }
 
@@ -283,17 +289,11 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
       failures >= MAX_STEP_FAILURES ||
       (error instanceof ApiError && error.status < 500 && error.status !== 429);
     if (!(error instanceof ApiError)) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "export_step_failed",
-          exportId: job.id,
-          companyId: job.spec.company.id,
-          failures,
-          error: String(error),
-          stack: error instanceof Error ? error.stack : undefined,
-        }),
-      );
+      logError("export_step_failed", error, {
+        exportId: job.id,
+        companyId: job.spec.company.id,
+        failures,
+      });
     }
     if (final) {
       this.store.failed(job.id, now, now, text);

@@ -7,54 +7,6 @@ import type { ExportFileRecord, ExportRecord, LeftOutRecord } from "./exports-rp
 import type { ExportDataset, ExportFormat, ExportState } from "./schemas";
 import type { Cursor, ExportSpec } from "./sources";
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  company_id INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS exports (
-  id TEXT PRIMARY KEY,
-  dataset TEXT NOT NULL,
-  format TEXT NOT NULL,
-  spec TEXT NOT NULL,
-  state TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  finished_at INTEGER,
-  expires_at INTEGER,
-  purge_at INTEGER,
-  progress REAL NOT NULL DEFAULT 0,
-  rows INTEGER NOT NULL DEFAULT 0,
-  total_rows INTEGER,
-  error TEXT,
-  file_start TEXT NOT NULL,
-  upload_key TEXT,
-  upload_id TEXT,
-  bookmark TEXT,
-  failures INTEGER NOT NULL DEFAULT 0,
-  not_before INTEGER NOT NULL DEFAULT 0,
-  stepped_at INTEGER NOT NULL DEFAULT 0,
-  steps INTEGER NOT NULL DEFAULT 0,
-  peak_bytes INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS export_files (
-  export_id TEXT NOT NULL,
-  idx INTEGER NOT NULL,
-  name TEXT NOT NULL,
-  rows INTEGER NOT NULL,
-  bytes INTEGER NOT NULL,
-  PRIMARY KEY (export_id, idx)
-);
-CREATE TABLE IF NOT EXISTS export_left_out (
-  export_id TEXT NOT NULL,
-  signal INTEGER NOT NULL,
-  machine_uuid TEXT NOT NULL,
-  public_id TEXT NOT NULL,
-  name TEXT NOT NULL,
-  from_ms INTEGER NOT NULL,
-  PRIMARY KEY (export_id, signal)
-);
-`;
-
 /** Where a file starts: the batch at `cursor`, less its first `skip` rows. */
 export interface FileStart {
   cursor: Cursor;
@@ -81,9 +33,8 @@ type Row = Record<string, SqlStorageValue>;
 const ACTIVE = "('queued', 'running')";
 
 export class ExportStore {
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(SCHEMA);
-  }
+  /** @param sql the object's SQLite, migrated (./export-migrations.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** The company this object serves, once it has been told. */
   companyId(): number | null {

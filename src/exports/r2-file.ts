@@ -4,20 +4,10 @@
  * 5 MiB), so that the writer holds at most one part and a batch, whatever the file's size.
  * A file smaller than one part is written with one `put`.
  */
+import { concatBytes } from "../parquet/bytes";
 
 /** The size of every part but the last, bytes (R2's minimum is 5 MiB). */
 export const PART_BYTES = 5 * 1024 * 1024;
-
-/** Concatenates byte arrays. */
-function concat(chunks: readonly Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
-}
 
 /** A file being written to R2, part by part. */
 export class R2FileWriter {
@@ -56,7 +46,7 @@ export class R2FileWriter {
 
   /** The first `n` buffered bytes, removed from the buffer. */
   private take(n: number): Uint8Array {
-    const all = concat(this.chunks, this.buffered);
+    const all = concatBytes(this.chunks, this.buffered);
     const rest = all.subarray(n);
     this.chunks = rest.length > 0 ? [rest] : [];
     this.buffered = rest.length;

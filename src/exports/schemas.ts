@@ -5,6 +5,7 @@
  * same rows its endpoint would.
  */
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../http/instants";
 import { KpiReportFiltersSchema } from "../reports/kpi-schemas";
 import { MetricsReportFiltersSchema } from "../reports/metrics-schemas";
 import { StopsReportFiltersSchema } from "../reports/stops-report";
@@ -172,8 +173,6 @@ export type ExportRequest = z.infer<typeof ExportRequestSchema>;
 
 const EXPORT_STATES = ["queued", "running", "succeeded", "failed", "expired"] as const;
 export type ExportState = (typeof EXPORT_STATES)[number];
-
-const dateTime = (description: string) => z.string().openapi({ format: "date-time", description });
 
 const ExportFileSchema = z
   .object({

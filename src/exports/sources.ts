@@ -11,6 +11,7 @@ import { z } from "@hono/zod-openapi";
 import type { NamedScope } from "../db/company-scope";
 import { syncPendingMachines } from "../durable/realtime-barrier";
 import type { Env } from "../env";
+import { dateTime } from "../http/instants";
 import type { Page } from "../http/pagination";
 import { heldWritesOf } from "../realtime/machine-stub";
 import { CSV_BATCH_ROWS } from "../reports/csv-export";
@@ -45,7 +46,7 @@ const SignalPointSchema = z.object({
   machine_uuid: z.string(),
   public_id: z.string(),
   name: z.string(),
-  timestamp: z.string().openapi({ format: "date-time" }),
+  timestamp: dateTime(),
   value: z.number(),
 });
 

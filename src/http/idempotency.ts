@@ -8,6 +8,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
+import { logError } from "../observability/log";
 import { ApiError } from "./errors";
 
 /** Request header carrying the key. */
@@ -295,14 +296,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       ]);
     } catch (error) {
       // The call itself succeeded; without a stored response, a retry runs it again.
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "idempotency_store_failed",
-          requestId: c.get("requestId"),
-          error: String(error),
-        }),
-      );
+      logError("idempotency_store_failed", error, { requestId: c.get("requestId") });
       await release().catch(() => undefined);
     }
   };

@@ -5,6 +5,7 @@
  * instants before 1970.
  */
 import { z } from "@hono/zod-openapi";
+import { DAY_MS } from "../time/units";
 
 /**
  * The rule for a date-time without an offset, as the OpenAPI descriptions state it: the
@@ -69,7 +70,19 @@ export function epochMsOf(s: string, ctx: z.RefinementCtx): number {
   return ms;
 }
 
-const DAY_MS = 86_400_000;
+/**
+ * An instant of a response body in the OpenAPI document: a string of `format: date-time`
+ * (written by {@link isoInstant}), with its description when given. The one schema of an
+ * answered instant; an instant a client sends is parsed by `DateTimeMs` (http/filters.ts).
+ *
+ * @param description what the instant is, for the document.
+ */
+export const dateTime = (description?: string) =>
+  z
+    .string()
+    .openapi(
+      description === undefined ? { format: "date-time" } : { format: "date-time", description },
+    );
 
 /** The last day formatted: answers hold runs of instants of the same few days. */
 let cachedDay = Number.NaN;

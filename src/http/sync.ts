@@ -8,6 +8,7 @@
 import { z } from "@hono/zod-openapi";
 import { asc, type Column, isNull, type SQL, sql } from "drizzle-orm";
 import { type DateComparison, DateComparisonFilter, DateTimeMs, dateConditions } from "./filters";
+import { dateTime } from "./instants";
 
 /**
  * The answer fields of pull sync, spread into a row schema of a resource whose spec shape
@@ -15,7 +16,7 @@ import { type DateComparison, DateComparisonFilter, DateTimeMs, dateConditions }
  * last changed, and when it was deleted (only rows asked for with `includeDeleted`).
  */
 export const SyncStampFields = {
-  createdAt: z.string().openapi({ format: "date-time" }),
+  createdAt: dateTime(),
   updatedAt: z.string().openapi({
     format: "date-time",
     description: "The last change (a soft delete is a change): the pull-sync key.",

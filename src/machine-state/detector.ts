@@ -11,10 +11,12 @@
  * only when a stop opens, closes, moves or goes.
  */
 import type { Env } from "../env";
+import { log, logError } from "../observability/log";
 import { decodeSamples } from "../resources/signals/blocks";
 import type { WrittenBlock } from "../resources/signals/store";
 import { instanceContains } from "../shifts/instances";
 import { MachinePublisher } from "../streams/publish";
+import { HOUR_MS, hourStart } from "../time/units";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
 import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./planned-time";
@@ -22,7 +24,6 @@ import { classify, type DetectionSettings, type SignalRule } from "./rules";
 import { syncDetectedStops } from "./stop-sync";
 import { ANALOG_RULE, COUNT_RULE, DetectorTables, type RuleId } from "./tables";
 
-const HOUR_MS = 3_600_000;
 /** How soon a failed evaluation or write is tried again, ms. */
 const DETECTION_RETRY_MS = 5_000;
 /** The alarm an ingestion sets, in case the object goes before its evaluation ends, ms. */
@@ -210,24 +211,11 @@ export class Detector {
         }
         this.retryAt = null;
       } catch (error) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "stop_detection_failed",
-            machine: this.tables.machine(),
-            error: String(error),
-          }),
-        );
+        logError("stop_detection_failed", error, { machine: this.tables.machine() });
         this.retryAt = Date.now() + DETECTION_RETRY_MS;
       }
       await this.alarmBy(this.nextAlarm()).catch((error: unknown) => {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "stop_detection_alarm_failed",
-            error: String(error),
-          }),
-        );
+        logError("stop_detection_alarm_failed", error);
       });
     })().finally(() => {
       this.running = null;
@@ -390,7 +378,7 @@ export class Detector {
    * @returns true when something was repaired (then `process` has work waiting).
    */
   repairFuture(bound: number, now: number, samplesDropped: boolean): boolean {
-    const boundHour = Math.floor(bound / HOUR_MS) * HOUR_MS;
+    const boundHour = hourStart(bound);
     let repaired = samplesDropped;
     const lastSample = this.tables.lastSampleAt();
     if (samplesDropped || (lastSample !== null && lastSample > bound)) {
@@ -410,14 +398,10 @@ export class Detector {
     }
     if (repaired) {
       this.tables.addPending(boundHour, bound + 1);
-      console.warn(
-        JSON.stringify({
-          level: "warn",
-          event: "stop_detection_repaired",
-          machine: this.tables.machine(),
-          after: new Date(bound).toISOString(),
-        }),
-      );
+      log("warn", "stop_detection_repaired", {
+        machine: this.tables.machine(),
+        after: new Date(bound).toISOString(),
+      });
     }
     return repaired;
   }

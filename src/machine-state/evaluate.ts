@@ -5,6 +5,7 @@
  * hour reads differently), then the stops they make, matched to the stops already detected
  * there. Synchronous over the store's tables: it runs in one step of the object.
  */
+import { hourStart } from "../time/units";
 import {
   type Absorbed,
   absorbIntoRecorded,
@@ -21,8 +22,6 @@ import { type PlanCache, plannedBlocks } from "./planned-time";
 import { type Before, type DownRun, RunComposer } from "./runs";
 import type { DetectorTables, HourRow, RuleId } from "./tables";
 
-const HOUR_MS = 3_600_000;
-const hourOf = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;
 /** First page of summaries read in each direction; pages double after it. */
 const FIRST_PAGE = 3;
 /** Stands for "the end of the data". */
@@ -85,7 +84,7 @@ function walkRule(
   to: number,
   now: number,
 ): RuleWalk {
-  const back = new HourCursor(tables, rule, hourOf(from), true);
+  const back = new HourCursor(tables, rule, hourStart(from), true);
   let first = back.next();
   if (first && first.summary.firstT > from) first = back.next();
   let before: Before | null = null;
@@ -101,13 +100,18 @@ function walkRule(
   }
   const composer = new RunComposer(maxGapMs, before);
   const start = first ? first.summary.firstT : from;
-  const lastHour = hourOf(to - 1);
+  const lastHour = hourStart(to - 1);
   const push = (row: HourRow) => {
     const used = composer.push(row.summary);
     if (used !== row.variant) tables.setVariant(rule, row.summary.hour, used);
   };
   if (first) push(first);
-  const ahead = new HourCursor(tables, rule, first ? first.summary.hour : hourOf(from) - 1, false);
+  const ahead = new HourCursor(
+    tables,
+    rule,
+    first ? first.summary.hour : hourStart(from) - 1,
+    false,
+  );
   for (let row = ahead.next(); row; row = ahead.next()) {
     if (
       row.summary.hour > lastHour &&

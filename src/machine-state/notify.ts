@@ -5,16 +5,11 @@
  * (the detector reads the machine's plan and recorded stops again within the hour).
  */
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { machineStateStore, type RecordedStopChange } from "./signal-store";
 
 /** Stores told at once (as the realtime objects are armed). */
 const CONCURRENCY = 8;
-
-function logFailure(event: string, companyId: number, machineId: number, error: unknown): void {
-  console.error(
-    JSON.stringify({ level: "error", event, companyId, machineId, error: String(error) }),
-  );
-}
 
 /**
  * Tells a machine's detector that one of its stops changed through the operator API.
@@ -33,7 +28,7 @@ export async function tellRecordedStop(
       change,
     );
   } catch (error) {
-    logFailure("stop_detection_recorded_stop", companyId, machineId, error);
+    logError("stop_detection_recorded_stop", error, { companyId, machineId });
   }
 }
 
@@ -53,7 +48,7 @@ export async function tellPlanChanged(
       try {
         await machineStateStore(env, companyId, id).planChanged({ companyId, machineId: id });
       } catch (error) {
-        logFailure("stop_detection_plan", companyId, id, error);
+        logError("stop_detection_plan", error, { companyId, machineId: id });
       }
     }
   };

@@ -10,10 +10,16 @@ import type { MachineKey } from "../db/machines";
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import { latestSampleAt } from "../resources/signals/sample-bounds";
-import { type IngestContext, SignalStore, type WrittenBlock } from "../resources/signals/store";
+import {
+  type IngestContext,
+  SignalSampleStore,
+  type WrittenBlock,
+} from "../resources/signals/store";
 import { instanceWork } from "../shifts/instances";
+import { HOUR_MS, hourStart } from "../time/units";
 import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
 import type { DetectionSettings } from "./rules";
+import { SIGNAL_STORE_MIGRATIONS } from "./signal-store-migrations";
 
 /** A change of a stop recorded through the operator API, as the detector needs it. */
 export interface RecordedStopChange {
@@ -33,11 +39,11 @@ export interface RecordedStopChange {
   kind: "recorded" | "deleted" | "dismissed";
 }
 
-export class MachineStateStore extends SignalStore {
+export class SignalStore extends SignalSampleStore {
   private readonly detector: Detector;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(ctx, env, SIGNAL_STORE_MIGRATIONS);
     this.detector = new Detector(ctx.storage, env, (work) => ctx.waitUntil(work));
     // A machine that received samples from the future before they were refused is repaired
     // as it wakes: the store dropped those samples (its constructor), the detector repairs
@@ -92,8 +98,8 @@ export class MachineStateStore extends SignalStore {
     const stored = { ...settings, analogSignalId };
     tables.setSettings(stored);
     const now = Date.now();
-    const from = Math.floor((now - REEVALUATE_MS) / 3_600_000) * 3_600_000;
-    this.detector.rebuild(from, now + 3_600_000);
+    const from = hourStart(now - REEVALUATE_MS);
+    this.detector.rebuild(from, now + HOUR_MS);
     await this.detector.process();
     return tables.settings();
   }
@@ -166,6 +172,6 @@ export function machineStateStore(
   env: Pick<Env, "SIGNAL_STORE">,
   companyId: number,
   machineId: number,
-): DurableObjectStub<MachineStateStore> {
+): DurableObjectStub<SignalStore> {
   return namedStub(env.SIGNAL_STORE, `${companyId}:${machineId}`);
 }

@@ -10,60 +10,6 @@ import type { HourSummary } from "./hour-fold";
 import type { PlanCache } from "./planned-time";
 import { DEFAULT_SETTINGS, type DetectionSettings } from "./rules";
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS detect_hours (
-  rule INTEGER NOT NULL,
-  hour INTEGER NOT NULL,
-  summary TEXT NOT NULL,
-  variant INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (rule, hour)
-);
-CREATE TABLE IF NOT EXISTS detect_pending (
-  id INTEGER PRIMARY KEY,
-  start INTEGER NOT NULL,
-  end INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS detect_state (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  company_id INTEGER,
-  machine_id INTEGER,
-  count_signal INTEGER,
-  settings TEXT,
-  plan TEXT,
-  recorded_at INTEGER,
-  wake_at INTEGER
-);
-INSERT OR IGNORE INTO detect_state (id) VALUES (1);
-CREATE TABLE IF NOT EXISTS recorded_stops (
-  id INTEGER PRIMARY KEY,
-  start INTEGER NOT NULL,
-  end INTEGER,
-  dismissed INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS recorded_stops_start ON recorded_stops (start);
-CREATE TABLE IF NOT EXISTS recorded_merges (
-  id INTEGER PRIMARY KEY,
-  want_start INTEGER,
-  want_end INTEGER,
-  synced TEXT,
-  dirty INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS recorded_merges_want ON recorded_merges (want_start);
-CREATE INDEX IF NOT EXISTS recorded_merges_dirty ON recorded_merges (dirty) WHERE dirty = 1;
-CREATE TABLE IF NOT EXISTS detected_stops (
-  key TEXT PRIMARY KEY,
-  start INTEGER NOT NULL,
-  end INTEGER,
-  removed INTEGER NOT NULL DEFAULT 0,
-  stop_id INTEGER,
-  synced TEXT,
-  dirty INTEGER NOT NULL DEFAULT 1
-);
-CREATE INDEX IF NOT EXISTS detected_stops_start ON detected_stops (start);
-CREATE INDEX IF NOT EXISTS detected_stops_dirty ON detected_stops (dirty) WHERE dirty = 1;
-CREATE INDEX IF NOT EXISTS detected_stops_open ON detected_stops (start) WHERE end IS NULL AND removed = 0;
-`;
-
 /** The count rule's summaries (`detect_hours.rule`). */
 export const COUNT_RULE = 0;
 /** The analog rule's summaries. */
@@ -100,9 +46,8 @@ export class DetectorTables {
   /** Summary rows read since the object started (for the benchmark's "only the touched hours"). */
   summariesRead = 0;
 
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(SCHEMA);
-  }
+  /** @param sql the object's SQLite, migrated (./signal-store-migrations.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** Stores one hour's summary (its variant is set by the next composition). */
   putHour(rule: RuleId, summary: HourSummary): void {

@@ -20,6 +20,7 @@ import {
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import { log } from "../observability/log";
 import { mcpResources } from "./resources";
 import { createMcpServer } from "./server";
 import type { ToolContext } from "./tool";
@@ -81,5 +82,5 @@ async function answerLegacy(
  * the request id, for an operator reading why a client's calls fail.
  */
 function logRefusal(ctx: ToolContext, error: Error): void {
-  console.warn(JSON.stringify({ level: "warn", requestId: ctx.requestId, mcp: error.message }));
+  log("warn", "mcp_refused", { requestId: ctx.requestId, mcp: error.message });
 }

@@ -18,6 +18,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
+import { logError } from "../observability/log";
 import { invalidParams } from "./jsonrpc";
 import type { McpResource } from "./resources";
 import type { McpTool, ToolContext } from "./tool";
@@ -61,14 +62,7 @@ function guarded<A extends unknown[], R>(
       return await handler(...args);
     } catch (error) {
       if (error instanceof ProtocolError) throw error;
-      console.error(
-        JSON.stringify({
-          level: "error",
-          requestId: ctx.requestId,
-          error: String(error),
-          stack: error instanceof Error ? error.stack : undefined,
-        }),
-      );
+      logError("mcp_handler_failed", error, { requestId: ctx.requestId });
       throw new ProtocolError(ProtocolErrorCode.InternalError, "Internal error");
     }
   };

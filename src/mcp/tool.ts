@@ -10,6 +10,7 @@ import type { NamedScope } from "../db/company-scope";
 import type { Env } from "../env";
 import { ApiError, missingScope } from "../http/errors";
 import { toValidationIssues } from "../http/validation";
+import { logError } from "../observability/log";
 import { argumentsCheck, argumentsSchemaOf } from "./tool-schema";
 
 /** What a tool call acts for: the request's bindings, company scope and credential. */
@@ -129,15 +130,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
         };
       } catch (error) {
         if (error instanceof ApiError) return { ok: false, detail: asArgumentIssues(error.detail) };
-        console.error(
-          JSON.stringify({
-            level: "error",
-            requestId: ctx.requestId,
-            tool: name,
-            error: String(error),
-            stack: error instanceof Error ? error.stack : undefined,
-          }),
-        );
+        logError("mcp_tool_failed", error, { requestId: ctx.requestId, tool: name });
         return { ok: false, detail: "Internal Server Error" };
       }
     },

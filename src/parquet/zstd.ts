@@ -1,9 +1,10 @@
 /**
  * ZSTD for Parquet pages, from the runtime's own zstd (`node:zlib` under `nodejs_compat`):
  * nothing compiled to WebAssembly in the bundle. Why this codec and this library:
- * docs/decisions.md, "Parquet: hyparquet-writer with the runtime's zstd".
+ * docs/signal-storage.md, "Which Parquet writer".
  */
 import { constants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import { concatBytes } from "./bytes";
 
 /**
  * Most bytes one zstd frame is given. workerd's zstd (1.20260426 and Cloudflare's at the time
@@ -39,7 +40,7 @@ export function zstdCompress(input: Uint8Array): Uint8Array {
   for (let at = 0; at < input.length; at += ZSTD_FRAME_BYTES) {
     frames.push(bytes(zstdCompressSync(input.subarray(at, at + ZSTD_FRAME_BYTES), { params })));
   }
-  return concat(frames);
+  return concatBytes(frames);
 }
 
 /**
@@ -62,18 +63,8 @@ export function zstdCompressByteStreams(width: number): (input: Uint8Array) => U
     const n = input.length / width;
     const frames: Uint8Array[] = [];
     for (let k = 0; k < width; k++) frames.push(zstdCompress(input.subarray(k * n, (k + 1) * n)));
-    return concat(frames);
+    return concatBytes(frames);
   };
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

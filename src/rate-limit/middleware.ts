@@ -11,6 +11,7 @@ import type { AppEnv } from "../app-env";
 import { DEFAULT_RESOLVERS } from "../auth/middleware";
 import { readSettings } from "../env";
 import { ApiError } from "../http/errors";
+import { logError } from "../observability/log";
 import { AdmissionLeases } from "./leases";
 import { bucketName, consume, type RateLimitDecision, type RateLimitPolicy } from "./rate-limiter";
 
@@ -111,16 +112,11 @@ async function decide(
     });
     return await Promise.race([consume(c.env.RATE_LIMITER, bucket, policy, count), timeout]);
   } catch (error) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        event: "rate_limiter_unreachable",
-        message: "Rate limiter unreachable; request served without limit (fail open)",
-        requestId: c.get("requestId"),
-        bucket,
-        error: String(error),
-      }),
-    );
+    logError("rate_limiter_unreachable", error, {
+      message: "Rate limiter unreachable; request served without limit (fail open)",
+      requestId: c.get("requestId"),
+      bucket,
+    });
     return null;
   } finally {
     if (timer !== undefined) clearTimeout(timer);

@@ -6,8 +6,11 @@
  * no `await` between, so the object's single thread serializes every caller; leased
  * admissions (`./leases.ts`) count at the instant they are granted. docs/api-guide.md ("Rate limits").
  */
+
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject } from "../db/object-migrations";
 import type { Env } from "../env";
+import { RATE_LIMITER_MIGRATIONS } from "./rate-limiter-migrations";
 
 /** Longest period a policy may have: one day (the operator API's maximum). */
 const MAX_PERIOD_SECONDS = 86_400;
@@ -33,11 +36,6 @@ export interface RateLimitDecision {
    */
   resetAfterMs: number;
 }
-
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS hits (ts INTEGER PRIMARY KEY, n INTEGER NOT NULL);
-  CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 1), period_ms INTEGER NOT NULL);
-`;
 
 /**
  * The Durable Object name of a bucket: `credential:<credentialId>` or
@@ -72,11 +70,17 @@ export class RateLimiter extends DurableObject<Env> {
   private periodMs = 0;
   private ready = false;
 
-  /** Creates the tables when missing and loads the running total (after eviction too). */
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, RATE_LIMITER_MIGRATIONS);
+  }
+
+  /** Loads the running total (after eviction too), the tables made again after a `deleteAll`. */
   private ensureReady(): void {
     if (this.ready) return;
+    migrateObject(this.ctx.storage, RATE_LIMITER_MIGRATIONS);
     const sql = this.ctx.storage.sql;
-    sql.exec(SCHEMA);
     const totalRow = sql
       .exec<{ total: number }>("SELECT COALESCE(SUM(n), 0) AS total FROM hits")
       .one();

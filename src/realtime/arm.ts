@@ -5,6 +5,7 @@
  * anything is ever written to the machine.
  */
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { machineObject } from "./machine-stub";
 
 /** Objects armed at once (as the read barrier's concurrency). */
@@ -29,15 +30,7 @@ export async function armMachines(
       try {
         await machineObject(env, companyId, id).arm();
       } catch (error) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "realtime_arm",
-            companyId,
-            machineId: id,
-            error: String(error),
-          }),
-        );
+        logError("realtime_arm", error, { companyId, machineId: id });
       }
     }
   };

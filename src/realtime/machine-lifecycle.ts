@@ -8,6 +8,7 @@
 
 import { companyScope } from "../db/company-scope";
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { instanceContains } from "../shifts/instances";
 import { plannedInstances } from "../shifts/plan";
 import { loadShiftPlan, runningInstance } from "../shifts/queries";
@@ -111,14 +112,9 @@ export class MachineLifecycle {
     } catch (error) {
       // flush changes nothing in storage or memory before D1 has answered.
       const meta = this.store.meta();
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "realtime_flush_failed",
-          machine: meta ? realtimeObjectName(meta.company_id, meta.machine_id) : null,
-          error: String(error),
-        }),
-      );
+      logError("realtime_flush_failed", error, {
+        machine: meta ? realtimeObjectName(meta.company_id, meta.machine_id) : null,
+      });
     }
   }
 

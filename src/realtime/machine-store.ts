@@ -7,51 +7,6 @@
 import type { RealtimeInstance } from "./machine-types";
 import type { Assignment, Segment, SegmentSku } from "./timeline";
 
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS meta (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    company_id INTEGER NOT NULL,
-    machine_id INTEGER NOT NULL,
-    instance_id INTEGER,
-    instance_name TEXT,
-    instance_start INTEGER,
-    instance_end INTEGER,
-    instance_considered INTEGER,
-    revision INTEGER NOT NULL DEFAULT 0
-  );
-  CREATE TABLE IF NOT EXISTS segments (
-    log_id TEXT PRIMARY KEY,
-    start INTEGER NOT NULL UNIQUE,
-    end INTEGER,
-    sku TEXT NOT NULL,
-    nominal_speed REAL NOT NULL,
-    counting_factor REAL NOT NULL,
-    simple_work_order TEXT,
-    quantity REAL,
-    custom TEXT,
-    has_log INTEGER NOT NULL DEFAULT 0,
-    projected TEXT
-  );
-  CREATE TABLE IF NOT EXISTS log_operators (
-    log_id TEXT PRIMARY KEY,
-    operator_id INTEGER
-  );
-  CREATE TABLE IF NOT EXISTS assignments (
-    operator_id INTEGER PRIMARY KEY,
-    first_name TEXT,
-    last_name TEXT,
-    start INTEGER NOT NULL
-  );
-  CREATE TABLE IF NOT EXISTS sync (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    dirty INTEGER NOT NULL DEFAULT 0,
-    marked INTEGER NOT NULL DEFAULT 0,
-    refresh_at INTEGER,
-    alarm_at INTEGER
-  );
-  INSERT OR IGNORE INTO sync (id) VALUES (1);
-`;
-
 export interface MetaRow extends Record<string, SqlStorageValue> {
   company_id: number;
   machine_id: number;
@@ -124,10 +79,8 @@ export class MachineStore {
   /** The `assignments` table in memory, by `start` then operator id (null: not loaded). */
   private crew: Assignment[] | null = null;
 
-  /** Creates the tables when they are missing. */
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(SCHEMA);
-  }
+  /** @param sql the object's SQLite, migrated (./realtime-migrations.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** Inserts the `meta` row of a new object (instance unset, revision 0). */
   createMeta(companyId: number, machineId: number): MetaRow | null {

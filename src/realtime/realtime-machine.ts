@@ -13,6 +13,7 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject } from "../db/object-migrations";
 import type { Env } from "../env";
 import { MachinePublisher, nudgeLive, type Publishable } from "../streams/publish";
 import { operatorAssigned, segmentChanged, segmentUpdated } from "./event-payloads";
@@ -35,6 +36,7 @@ import type {
   SnapshotResult,
   WriteResult,
 } from "./machine-types";
+import { REALTIME_MIGRATIONS } from "./realtime-migrations";
 import { NOT_RUNNING, refuseSkuWrite, refuseStart } from "./rules";
 import { currentSegment, projectTimeline } from "./timeline";
 
@@ -54,6 +56,8 @@ export class RealtimeMachine extends DurableObject<Env> implements RealtimeMachi
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, REALTIME_MIGRATIONS);
     this.store = new MachineStore(ctx.storage.sql);
     // The bindings are read at each use, as the object's own `env` is.
     const bindings = () => this.env;

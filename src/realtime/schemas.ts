@@ -4,6 +4,7 @@
 import { z } from "@hono/zod-openapi";
 import { EXAMPLE_MACHINE_ID, EXAMPLE_RECORDS } from "../http/examples";
 import { DateTimeMs } from "../http/filters";
+import { dateTime } from "../http/instants";
 import { IntId } from "../http/schemas";
 import { MAX_WORK_ORDER_NAME } from "../resources/simple-work-orders/schemas";
 
@@ -14,8 +15,6 @@ const MAX_CUSTOM_JSON = 16_384;
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
-
-const dateTime = () => z.string().openapi({ format: "date-time" });
 
 export const MachineIdParam = z.object({
   machine_id: IntId("machine_id").openapi({ example: EXAMPLE_MACHINE_ID }),

@@ -4,6 +4,7 @@
  * (docs/realtime.md, "Stop reasons").
  */
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../http/instants";
 import { ReportMachineSchema } from "../reports/schemas";
 import { StopsReportRowSchema } from "../reports/stops-report";
 import { CauseCatalogSchema } from "../stops/causes";
@@ -16,8 +17,6 @@ export const MAX_RECENT_STOPS = 100;
 
 /** Longest description, as the operator's classification takes it. */
 const MAX_DESCRIPTION = 2000;
-
-const dateTime = () => z.string().openapi({ format: "date-time" });
 
 /**
  * A cause of the catalog, by `id` or `name` (both: they must name the same cause). Its own

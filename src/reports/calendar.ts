@@ -6,8 +6,7 @@
  */
 import { TZDate } from "@date-fns/tz";
 import { wallClockInstant } from "../shifts/instances";
-
-const DAY_MS = 86_400_000;
+import { DAY_MS } from "../time/units";
 
 /** One local day: its first instant (ms) and its date `YYYY-MM-DD`. */
 interface LocalDay {

@@ -23,10 +23,9 @@ import {
   type ShiftDefinitionRow,
   toPlan,
 } from "../shifts/plan";
+import { DAY_MS } from "../time/units";
 import { filterMachines } from "./machine-filter";
 import type { MetricsReportFilters } from "./metrics-schemas";
-
-const DAY_MS = 86_400_000;
 
 /** Window of instance starts when the request gives no lower bound: 7 days. */
 const DEFAULT_WINDOW_MS = 7 * DAY_MS;

@@ -20,6 +20,7 @@ import type { DatedInstance } from "../shifts/instances";
 import { wallClockInstant } from "../shifts/instances";
 import { instanceKey, storedInstances } from "../shifts/materialize";
 import type { ShiftDefinitionRow } from "../shifts/plan";
+import { DAY_MS } from "../time/units";
 import { dateOfDay } from "./calendar";
 import { coveredInstances } from "./covered-instances";
 import {
@@ -41,8 +42,6 @@ import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
 import { type Attributed, isAttributed, KpiSums, toRow } from "./kpi-sums";
 import { loadPageSpans, type SpanLog } from "./page-spans";
 import { recordActivity } from "./record-activity";
-
-const DAY_MS = 86_400_000;
 
 /** Instances whose figures are computed in one turn of the isolate. */
 const FIGURES_PER_TURN = 50;

@@ -15,8 +15,7 @@
 import { sql } from "drizzle-orm";
 import type { CompanyScope } from "../db/company-scope";
 import { yieldToOtherRequests } from "../http/budget";
-
-const DAY_MS = 86_400_000;
+import { DAY_MS } from "../time/units";
 
 /** Days visited per statement (each one index seek per table): a statement of a few ms. */
 const STEPS_PER_STATEMENT = 2_000;

@@ -9,12 +9,10 @@ import { z } from "@hono/zod-openapi";
 import { inArray, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { STOP_ORIGINS, type StopOrigin } from "../db/stop-origins";
-import { isoInstant as iso } from "../http/instants";
+import { dateTime, isoInstant as iso } from "../http/instants";
 import { instanceContains } from "../shifts/instances";
 import type { ShiftInstanceRow } from "../shifts/queries";
 import { minutesOf } from "./oee";
-
-const dateTime = () => z.string().openapi({ format: "date-time" });
 
 /** A machine as a report row shows it (`ReportMachine`: its id and name). */
 export const ReportMachineSchema = z.object({ id: z.number().int(), name: z.string() });

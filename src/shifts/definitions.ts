@@ -14,10 +14,9 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type CompanyScope, notDeleted, ownedSql } from "../db/company-scope";
 import { machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
+import { DAY_MS } from "../time/units";
 import { type InstanceWindow, instancesBetween } from "./instances";
 import { loadShiftPlan, type ShiftDefinitionRow } from "./plan";
-
-const DAY_MS = 86_400_000;
 
 /**
  * Horizon of the overlap check: 14 days of instance starts (every weekday

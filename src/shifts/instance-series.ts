@@ -10,6 +10,7 @@
  * (Samoa's 2011-12-30) is handled exactly: the dates around such a jump are listed, not
  * counted. docs/bounded-work.md ("Any range at once").
  */
+import { DAY_MS, HOUR_MS } from "../time/units";
 import {
   type DatedInstance,
   datedInstancesBetween,
@@ -17,9 +18,6 @@ import {
   type ShiftDefinitionTimes,
 } from "./instances";
 import { dateJumps, ZoneSamples } from "./zone-offsets";
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 
 /** Every local date's instant lies within a day and a bit of its UTC midnight (offsets within ±14 h). */
 const DATE_MARGIN_MS = 26 * HOUR_MS;

@@ -9,6 +9,7 @@
  * a DST change lasts 7 or 9 hours. Zone arithmetic is `@date-fns/tz`'s.
  */
 import { TZDate, tzOffset } from "@date-fns/tz";
+import { DAY_MS } from "../time/units";
 
 export interface ShiftDefinitionTimes {
   /** `HH:MM`, local. */
@@ -25,8 +26,6 @@ export interface InstanceWindow {
   /** ms since the epoch. */
   end: number;
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * Whether the instant `t` (ms) lies in the instance: W = [start, end), its start included,

@@ -10,11 +10,9 @@
 import { asc, eq } from "drizzle-orm";
 import { type CompanyScope, notDeleted, owned } from "../db/company-scope";
 import { companies, machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
+import { DAY_MS, HOUR_MS } from "../time/units";
 import { companyClosuresQuery, type PlanClosure } from "./closures";
 import { type InstanceWindow, instancesBetween } from "./instances";
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 
 /**
  * Longest possible instance: a 24-hour definition (`endTime == startTime`)

@@ -4,10 +4,9 @@
  * instants of wall-clock times far from any change by arithmetic (./instance-series.ts), and
  * the instants where the zone skipped a date. docs/bounded-work.md ("Any range at once").
  */
-import { tzOffset } from "@date-fns/tz";
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
+import { tzOffset } from "@date-fns/tz";
+import { DAY_MS, HOUR_MS } from "../time/units";
 
 /** A zone offset change this large may skip (or repeat) a local date (as in ./instances.ts). */
 const SKIPPED_DATE_MS = 20 * HOUR_MS;

@@ -6,12 +6,18 @@
  * figures and forwards nothing.
  */
 
+import type { Env } from "../env";
 import type { StreamEventInput } from "./names";
+import { COMPANY_STREAM_MIGRATIONS } from "./stream-migrations";
 import { StreamObject } from "./stream-object";
 import type { StreamDelivery } from "./stream-outbox";
 import type { CompanyStreamRpc } from "./stream-rpc";
 
 export class CompanyStream extends StreamObject implements CompanyStreamRpc {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, COMPANY_STREAM_MIGRATIONS);
+  }
+
   /**
    * Appends a machine stream's forwarded events in order, each once (`StreamCore.fresh`).
    *

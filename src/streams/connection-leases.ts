@@ -6,6 +6,7 @@
 
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { streamObject } from "./publish";
 import { type ConnectionLeasesRpc, type LeaseDecision, RESTART_REASON } from "./stream-rpc";
 
@@ -26,17 +27,8 @@ export interface SubscriberLease {
 
 /** The `leases` table of a `k:` object. */
 export class LeaseTable {
-  /** Creates the table when it is missing. */
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec("CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires INTEGER NOT NULL)");
-    // Which stream holds each connection (added later: objects made before lack the column),
-    // and whether the credential was revoked.
-    const columns = sql.exec<{ name: string }>("PRAGMA table_info(leases)").toArray();
-    if (!columns.some((c) => c.name === "stream")) {
-      sql.exec("ALTER TABLE leases ADD COLUMN stream TEXT NOT NULL DEFAULT ''");
-    }
-    sql.exec("CREATE TABLE IF NOT EXISTS revoked (at INTEGER NOT NULL)");
-  }
+  /** @param sql the object's SQLite, migrated (./lease-migrations.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** True once the credential was revoked: it opens no connection again. */
   private revoked(): boolean {
@@ -106,12 +98,6 @@ export class LeaseTable {
   async release(leaseId: string): Promise<void> {
     this.sql.exec("DELETE FROM leases WHERE id = ?", leaseId);
   }
-
-  /** Open leases now (tests and diagnostics). */
-  async openLeases(): Promise<number> {
-    this.sql.exec("DELETE FROM leases WHERE expires <= ?", Date.now());
-    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM leases").one().n;
-  }
 }
 
 /** The `k:` object counting a credential's connections. */
@@ -129,7 +115,7 @@ export async function releaseLease(
   try {
     await connectionCounter(env, lease.credentialId).release(lease.leaseId);
   } catch (error) {
-    console.error(JSON.stringify({ level: "error", event: "lease_release", error: String(error) }));
+    logError("lease_release", error);
   }
 }
 
@@ -159,9 +145,7 @@ export async function closeCredentialConnections(
         // sockets then go when the object leaves memory, as before).
         await object.restart().catch((error: unknown) => {
           if (String(error).includes(RESTART_REASON)) return;
-          console.error(
-            JSON.stringify({ level: "error", event: "stream_restart", error: String(error) }),
-          );
+          logError("stream_restart", error);
         });
       }
       return closed;

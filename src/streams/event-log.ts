@@ -18,13 +18,6 @@ export const KEEP_EVENTS = 10_000;
 /** Age (ms) under which events are kept (whatever their number). */
 export const KEEP_MS = 24 * 3_600_000;
 
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY, at INTEGER NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, data TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-`;
-
 /** One stream's log; synchronous, so that an append and its fan-out make one step. */
 export class EventLog {
   /** This object's name, parsed (undefined: not read yet). */
@@ -32,10 +25,8 @@ export class EventLog {
   /** The newest event id (null: not read yet); only `append` adds events. */
   private lastId: number | null = null;
 
-  /** Creates the tables when they are missing. */
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(SCHEMA);
-  }
+  /** @param sql the object's SQLite, migrated (./stream-migrations.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** Keeps this object's name (a stream needs it to forward and to compute; ids hide it). */
   remember(stream: string): void {

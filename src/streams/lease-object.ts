@@ -5,8 +5,10 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject } from "../db/object-migrations";
 import type { Env } from "../env";
 import { LeaseTable } from "./connection-leases";
+import { LEASE_MIGRATIONS } from "./lease-migrations";
 import type { ConnectionLeasesRpc, LeaseDecision } from "./stream-rpc";
 
 export class ConnectionLeases extends DurableObject<Env> implements ConnectionLeasesRpc {
@@ -14,6 +16,8 @@ export class ConnectionLeases extends DurableObject<Env> implements ConnectionLe
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, LEASE_MIGRATIONS);
     this.leases = new LeaseTable(ctx.storage.sql);
   }
 
@@ -51,10 +55,5 @@ export class ConnectionLeases extends DurableObject<Env> implements ConnectionLe
   /** Ends a lease (the connection closed). */
   async release(leaseId: string): Promise<void> {
     return this.leases.release(leaseId);
-  }
-
-  /** Open leases now (tests and diagnostics). */
-  async openLeases(): Promise<number> {
-    return this.leases.openLeases();
   }
 }

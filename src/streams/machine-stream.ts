@@ -11,11 +11,13 @@
 
 import type { FlushHeldWrites } from "../durable/realtime-barrier";
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { computeLive, type LiveFigures, LiveState } from "./live";
 import type { LiveLogChange } from "./live-inputs";
 import { companyStream, type StreamEvent, type StreamEventInput } from "./names";
 import { companyStreamObject } from "./publish";
 import { StopAlertFeed } from "./stop-alert-feed";
+import { MACHINE_STREAM_MIGRATIONS } from "./stream-migrations";
 import { StreamObject } from "./stream-object";
 import { type StreamDelivery, StreamOutbox } from "./stream-outbox";
 import type { MachineStreamRpc } from "./stream-rpc";
@@ -44,7 +46,7 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
   private readonly alerts: StopAlertFeed;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(ctx, env, MACHINE_STREAM_MIGRATIONS);
     this.alerts = new StopAlertFeed(ctx.storage.sql, env, (at) => this.core.wakeBy(at));
     const log = this.core.log;
     this.live = new LiveState({
@@ -129,9 +131,7 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
       (batch, delivery) =>
         companyStreamObject(this.env, name.companyId).appendMany(company, batch, delivery),
       (error, retryAt) => {
-        console.error(
-          JSON.stringify({ level: "error", event: "company_stream_forward", error: String(error) }),
-        );
+        logError("company_stream_forward", error);
         this.ctx.waitUntil(this.core.wakeBy(retryAt));
       },
     );

@@ -8,6 +8,7 @@
 
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import type { LiveLogChange } from "./live-inputs";
 import {
   companyStream,
@@ -69,12 +70,6 @@ export function ticketObject(
   return namedStub(env.REALTIME_TICKETS, ticketStore(companyId));
 }
 
-function logFailure(what: string, companyId: number, machineId: number, error: unknown): void {
-  console.error(
-    JSON.stringify({ level: "error", event: what, companyId, machineId, error: String(error) }),
-  );
-}
-
 /**
  * Publishes one event to a machine's stream (and through it to the company's stream), and
  * marks the machine's live figures for recomputation.
@@ -95,7 +90,7 @@ export async function publish(
   try {
     await machineStreamObject(env, companyId, machineId).append(name, { ...event, machineId });
   } catch (error) {
-    logFailure("events_publish", companyId, machineId, error);
+    logError("events_publish", error, { companyId, machineId });
   }
 }
 
@@ -116,7 +111,7 @@ export async function nudgeLive(
   try {
     await machineStreamObject(env, companyId, machineId).nudge(name, change);
   } catch (error) {
-    logFailure("events_nudge", companyId, machineId, error);
+    logError("events_nudge", error, { companyId, machineId });
   }
 }
 
@@ -157,7 +152,7 @@ export class MachinePublisher {
           batch.map((event) => ({ ...event, machineId })),
           delivery,
         ),
-      (error) => logFailure("events_publish (retried)", companyId, machineId, error),
+      (error) => logError("events_publish (retried)", error, { companyId, machineId }),
     );
   }
 

@@ -3,18 +3,17 @@
  * or one WebSocket text message) and the payload of each event type.
  */
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../http/instants";
 import { OeeFigureAndFlagFields } from "../reports/metrics-schemas";
 import { StopOriginSchema } from "../reports/schemas";
 import { EVENT_KINDS } from "./names";
-
-const instant = () => z.string().openapi({ format: "date-time" });
 
 const LiveShiftSchema = z
   .object({
     id: z.number().int().openapi({ description: "The shift instance id." }),
     name: z.string(),
-    start: instant(),
-    end: instant(),
+    start: dateTime(),
+    end: dateTime(),
     isConsidered: z.boolean(),
   })
   .openapi("LiveShift");
@@ -34,8 +33,8 @@ const SegmentChangedSchema = z
     simpleWorkOrder: WorkOrderRef.nullable(),
     quantity: z.number().nullable(),
     custom: z.record(z.string(), z.unknown()).nullable(),
-    start: instant().nullable().openapi({ description: "null = when the write was applied." }),
-    end: instant().nullable(),
+    start: dateTime().nullable().openapi({ description: "null = when the write was applied." }),
+    end: dateTime().nullable(),
   })
   .openapi("SegmentChangedEvent", { description: "`segment.changed`: a SKU write." });
 
@@ -58,7 +57,7 @@ const OperatorAssignedSchema = z
       firstName: z.string().nullable(),
       lastName: z.string().nullable(),
     }),
-    start: instant(),
+    start: dateTime(),
   })
   .openapi("OperatorAssignedEvent", { description: "`operator.assigned`." });
 
@@ -77,8 +76,8 @@ const StopEventSchema = z
   .object({
     stop: z.object({
       id: z.number().int(),
-      startTime: instant(),
-      endTime: instant().nullable(),
+      startTime: dateTime(),
+      endTime: dateTime().nullable(),
       isProgrammed: z.boolean(),
       origin: StopOriginSchema,
     }),
@@ -138,7 +137,7 @@ export const StreamEventSchema = z
       description: "Strictly increasing within the stream; also the SSE `id:` line.",
     }),
     type: z.enum(EVENT_KINDS).openapi({ description: "Also the SSE `event:` line." }),
-    at: instant(),
+    at: dateTime(),
     machineId: z.number().int().nullable(),
     machineEventId: z.number().int().optional().openapi({
       description: "On the company stream: the event's id in its machine's stream.",
@@ -165,7 +164,7 @@ export const StreamEventSchema = z
 export const TicketSchema = z
   .object({
     ticket: z.string().openapi({ description: "Pass as `?ticket=` to an events path, once." }),
-    expiresAt: instant(),
+    expiresAt: dateTime(),
     company: z
       .object({
         id: z.number().int(),

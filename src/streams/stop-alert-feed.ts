@@ -8,6 +8,7 @@
  * background, one run at a time; what is due later wakes the object's alarm.
  */
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import { type AlertStopFacts, StopAlerts } from "../webhooks/stop-alerts";
 import type { StreamEventInput } from "./names";
 
@@ -97,14 +98,7 @@ export class StopAlertFeed {
           if (more) this.again = true;
         } catch (error) {
           this.failedAt = now;
-          console.error(
-            JSON.stringify({
-              level: "error",
-              event: "stop_alerts",
-              companyId,
-              error: String(error),
-            }),
-          );
+          logError("stop_alerts", error, { companyId });
           return;
         }
       } while (this.again);
@@ -118,9 +112,7 @@ export class StopAlertFeed {
         if (at !== null) await this.wakeBy(at);
       })
       .catch((error: unknown) => {
-        console.error(
-          JSON.stringify({ level: "error", event: "stop_alerts_wake", error: String(error) }),
-        );
+        logError("stop_alerts_wake", error);
       });
     return this.running;
   }

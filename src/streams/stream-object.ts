@@ -4,7 +4,9 @@
  * Hibernation handlers, each handed to the object's `StreamCore`. The two classes add their
  * own RPC methods and alarm. docs/stream-events.md ("Design").
  */
+
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject, type ObjectMigration } from "../db/object-migrations";
 import type { Env } from "../env";
 import { StreamCore } from "./stream-core";
 
@@ -12,8 +14,11 @@ export abstract class StreamObject extends DurableObject<Env> {
   /** The log and the subscribers. */
   protected readonly core: StreamCore;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /** @param migrations the class's schema steps (./stream-migrations.ts). */
+  constructor(ctx: DurableObjectState, env: Env, migrations: readonly ObjectMigration[]) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, migrations);
     this.core = new StreamCore(ctx, env);
   }
 

@@ -75,7 +75,7 @@ export class StreamOutbox<T> {
   private pruneTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
-   * @param sql the object's SQLite.
+   * @param sql the object's SQLite, with the outbox's tables (`outboxTables`, ./outbox-migrations.ts).
    * @param table the outbox's table name (one per kind of receiver).
    * @param send delivers one batch (1 to `MAX_BATCH` items, in order); resolves once the
    *   receiver stored them.
@@ -88,10 +88,6 @@ export class StreamOutbox<T> {
     private readonly send: (batch: T[], delivery: StreamDelivery) => Promise<unknown>,
     private readonly onFailure: (error: unknown, retryAt: number) => void,
   ) {
-    sql.exec(
-      `CREATE TABLE IF NOT EXISTS ${table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, item TEXT NOT NULL)`,
-    );
-    sql.exec(`CREATE TABLE IF NOT EXISTS outbox_source (tbl TEXT PRIMARY KEY, id TEXT NOT NULL)`);
     this.insertSql = `INSERT INTO ${table} (seq, item) VALUES (?, ?)`;
   }
 

@@ -69,8 +69,6 @@ export interface ConnectionLeasesRpc extends Rpc.DurableObjectBranded {
   renew(leaseIds: string[], ttlMs: number): Promise<void>;
   /** Ends a lease (the connection closed). */
   release(leaseId: string): Promise<void>;
-  /** Open leases now. */
-  openLeases(): Promise<number>;
 }
 
 /** The RPC methods of `RealtimeTickets` (src/streams/ticket-object.ts). */

@@ -5,8 +5,10 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject } from "../db/object-migrations";
 import type { Env } from "../env";
 import type { RealtimeTicketsRpc } from "./stream-rpc";
+import { TICKET_MIGRATIONS } from "./ticket-migrations";
 import { type TicketPrincipal, TicketTable } from "./tickets";
 
 export class RealtimeTickets extends DurableObject<Env> implements RealtimeTicketsRpc {
@@ -14,6 +16,8 @@ export class RealtimeTickets extends DurableObject<Env> implements RealtimeTicke
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, TICKET_MIGRATIONS);
     this.tickets = new TicketTable(ctx.storage.sql);
   }
 

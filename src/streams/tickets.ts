@@ -29,12 +29,8 @@ async function hashTicket(ticket: string): Promise<string> {
 
 /** The `tickets` table of a `t:` object. */
 export class TicketTable {
-  /** Creates the table when it is missing. */
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(
-      "CREATE TABLE IF NOT EXISTS tickets (hash TEXT PRIMARY KEY, principal TEXT NOT NULL, expires INTEGER NOT NULL)",
-    );
-  }
+  /** @param sql the object's SQLite, migrated (./ticket-migrations.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** Stores a ticket (by its hash) for `TICKET_TTL_MS`. */
   async issueTicket(ticket: string, principal: TicketPrincipal): Promise<void> {

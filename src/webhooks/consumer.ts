@@ -8,6 +8,7 @@
 import { createDb } from "../db/client";
 import { companyD1, shardBindings, UnknownCompanyError } from "../db/shards";
 import type { Env } from "../env";
+import { log, logError } from "../observability/log";
 import { loadRoutes } from "./delivery-records";
 import { endpointDeliverer } from "./endpoint-deliverer";
 import type { OutboxBindings, WebhookMessage } from "./webhook-outbox";
@@ -75,14 +76,7 @@ async function retryLater(
   maxMessageDeliveries: number,
   error: unknown,
 ): Promise<void> {
-  console.error(
-    JSON.stringify({
-      level: "error",
-      msg: "webhook message failed",
-      id: message.id,
-      error: String(error),
-    }),
-  );
+  logError("webhook_message_failed", error, { msg: "webhook message failed", id: message.id });
   const deliveryId = deliveryIdOf(message);
   if (deliveryId === undefined || message.attempts < maxMessageDeliveries) {
     message.retry({ delaySeconds: HANDOVER_RETRY_SECONDS });
@@ -121,9 +115,10 @@ export function webhookQueueHandler(maxMessageDeliveries = MAX_MESSAGE_DELIVERIE
     for (const message of batch.messages) {
       const deliveryId = deliveryIdOf(message);
       if (deliveryId === undefined) {
-        console.error(
-          JSON.stringify({ level: "error", msg: "malformed webhook message", id: message.id }),
-        );
+        log("error", "webhook_message_malformed", {
+          msg: "malformed webhook message",
+          id: message.id,
+        });
         message.ack();
         continue;
       }

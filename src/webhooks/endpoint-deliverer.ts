@@ -6,12 +6,16 @@
  * only its own object, never a Queue batch or another endpoint's delivery. The delivery's
  * record in D1 stays the single truth of its rounds (docs/webhook-delivery.md).
  */
+
 import { DurableObject } from "cloudflare:workers";
 import type { Database } from "../db/client";
+import { migrateObject } from "../db/object-migrations";
 import { companyDb } from "../db/shards";
 import { namedStub } from "../durable/named-stub";
 import { type Env, readSettings } from "../env";
+import { logError } from "../observability/log";
 import { type DeliveryStep, deliverDue } from "./deliver";
+import { ENDPOINT_MIGRATIONS } from "./endpoint-migrations";
 import { DEFAULT_RETRY_POLICY } from "./retry-policy";
 import type { UrlSafetyOptions } from "./url-safety";
 
@@ -19,12 +23,6 @@ import type { UrlSafetyOptions } from "./url-safety";
 const MAX_DUE_PER_RUN = 100;
 /** Wait after a handling that failed on D1, ms. */
 const ERROR_RETRY_MS = 60_000;
-
-// `owner`: the registration's company (one row), which names the shard of its deliveries.
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS owner (company_id INTEGER NOT NULL);
-  CREATE TABLE IF NOT EXISTS due (delivery_id TEXT PRIMARY KEY, due_at INTEGER NOT NULL);
-  CREATE INDEX IF NOT EXISTS due_at_idx ON due (due_at);`;
 
 /** The Durable Object class; its name is the webhook id (see {@link endpointDeliverer}). */
 export class WebhookEndpoint extends DurableObject<Env> {
@@ -34,8 +32,9 @@ export class WebhookEndpoint extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, ENDPOINT_MIGRATIONS);
     this.sql = ctx.storage.sql;
-    this.sql.exec(SCHEMA);
   }
 
   /**
@@ -133,14 +132,10 @@ export class WebhookEndpoint extends DurableObject<Env> {
       if (dueAt === null) this.sql.exec("DELETE FROM due WHERE delivery_id = ?", id);
       else this.sql.exec("UPDATE due SET due_at = ? WHERE delivery_id = ?", dueAt, id);
       if (step.kind === "error") {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            msg: "webhook delivery failed",
-            deliveryId: id,
-            error: String(step.error),
-          }),
-        );
+        logError("webhook_delivery_failed", step.error, {
+          msg: "webhook delivery failed",
+          deliveryId: id,
+        });
       }
     }
     await this.#schedule();

@@ -23,6 +23,7 @@ import { companyScope } from "../db/company-scope";
 import type { DirectoryEnv } from "../db/shards";
 import type { Env } from "../env";
 import { type StopEventRow, stopRowsByIds } from "../reports/stops-report";
+import { MINUTE_MS } from "../time/units";
 import { MAX_THRESHOLD_MINUTES, type StopAlertType, type ThresholdEventType } from "./event-types";
 import {
   type AlertRegistrations,
@@ -34,7 +35,6 @@ import {
 import { dispatchDeliveries } from "./webhook-events";
 import type { OutboxBindings } from "./webhook-outbox";
 
-const MINUTE = 60_000;
 /** Most alerts one run writes; the rest are due still, and the next run takes them at once. */
 const RUN_LIMIT = 50;
 
@@ -79,7 +79,7 @@ export function decide(due: StopAlert, row: StopEventRow | undefined, now: numbe
   if (due.type === "MachineStopEnded")
     return end === null ? { send: false, dueAt: null } : { send: true };
   if (row.stop.isProgrammed) return { send: false, dueAt: null };
-  const at = start + (due.thresholdMinutes ?? 0) * MINUTE;
+  const at = start + (due.thresholdMinutes ?? 0) * MINUTE_MS;
   if (due.type === LONGER_THAN) {
     if ((end ?? now) >= at) return { send: true };
     return { send: false, dueAt: end === null ? at : null };
@@ -90,25 +90,8 @@ export function decide(due: StopAlert, row: StopEventRow | undefined, now: numbe
 
 /** The alerts of one machine's stops, in its stream object's SQLite. */
 export class StopAlerts {
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS alert_stops (
-      stop_id INTEGER PRIMARY KEY,
-      start_ms INTEGER NOT NULL,
-      end_ms INTEGER,
-      programmed INTEGER NOT NULL,
-      classified INTEGER NOT NULL DEFAULT 0,
-      live INTEGER NOT NULL)`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS alert_due (
-      stop_id INTEGER NOT NULL,
-      event_type TEXT NOT NULL,
-      threshold INTEGER NOT NULL,
-      due_ms INTEGER,
-      PRIMARY KEY (stop_id, event_type, threshold))`);
-    sql.exec(
-      "CREATE INDEX IF NOT EXISTS alert_due_at ON alert_due (due_ms) WHERE due_ms IS NOT NULL",
-    );
-    sql.exec("CREATE TABLE IF NOT EXISTS alert_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-  }
+  /** @param sql the machine stream's SQLite, its alert tables made by its steps (src/streams/stream-migrations.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** A stop opened (`stop.started`): watched live; `MachineStopStarted` due now, its thresholds planned. */
   opened(stop: AlertStopFacts, now: number): void {
@@ -323,12 +306,17 @@ export class StopAlerts {
          WHERE live = 1 AND programmed = 0 AND ${condition}${only}`,
         type,
         minutes,
-        minutes * MINUTE,
+        minutes * MINUTE_MS,
         ...more,
         ...args,
       );
     for (const minutes of thresholds.MachineStopLongerThan) {
-      insert(LONGER_THAN, minutes, "(end_ms IS NULL OR end_ms - start_ms >= ?)", minutes * MINUTE);
+      insert(
+        LONGER_THAN,
+        minutes,
+        "(end_ms IS NULL OR end_ms - start_ms >= ?)",
+        minutes * MINUTE_MS,
+      );
     }
     for (const minutes of thresholds.MachineStopReasonMissing) {
       insert(REASON_MISSING, minutes, "classified = 0");
@@ -343,7 +331,7 @@ export class StopAlerts {
     this.sql.exec(
       `UPDATE alert_due SET due_ms = (SELECT start_ms FROM alert_stops s WHERE s.stop_id = alert_due.stop_id) + threshold * ?
        WHERE stop_id = ? AND threshold > 0 AND due_ms IS NOT NULL`,
-      MINUTE,
+      MINUTE_MS,
       stopId,
     );
     this.sql.exec(
@@ -353,7 +341,7 @@ export class StopAlerts {
            AND s.end_ms IS NOT NULL AND s.end_ms - s.start_ms < alert_due.threshold * ?)`,
       stopId,
       LONGER_THAN,
-      MINUTE,
+      MINUTE_MS,
     );
   }
 
@@ -364,14 +352,14 @@ export class StopAlerts {
    */
   private forget(registrations: AlertRegistrations, now: number): void {
     const reasons = registrations.thresholds.MachineStopReasonMissing;
-    const longest = (reasons[reasons.length - 1] ?? 0) * MINUTE;
+    const longest = (reasons[reasons.length - 1] ?? 0) * MINUTE_MS;
     this.sql.exec(
       `DELETE FROM alert_stops WHERE end_ms IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM alert_due d WHERE d.stop_id = alert_stops.stop_id AND d.due_ms IS NOT NULL)
          AND (classified = 1 OR live = 0 OR programmed = 1 OR start_ms + ? <= ? OR end_ms + ? <= ?)`,
       longest,
       now,
-      MAX_THRESHOLD_MINUTES * MINUTE,
+      MAX_THRESHOLD_MINUTES * MINUTE_MS,
       now,
     );
     this.sql.exec("DELETE FROM alert_due WHERE stop_id NOT IN (SELECT stop_id FROM alert_stops)");

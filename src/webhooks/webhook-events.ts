@@ -14,6 +14,7 @@ import type { Database } from "../db/client";
 import { type CompanyScope, ownedSql, scopeIn } from "../db/company-scope";
 import { webhookDeliveries, webhookEvents } from "../db/schema";
 import type { Env } from "../env";
+import { logError } from "../observability/log";
 import type { ClassificationOut, ReportShift, StopOut } from "../reports/schemas";
 import { endpointDeliverer } from "./endpoint-deliverer";
 import { type OutboxBindings, sendDeliveries } from "./webhook-outbox";
@@ -268,7 +269,7 @@ export async function dispatchDeliveries(
   const { db, companyId } = scope;
   if (deliveries.length === 0) return;
   const fail = (msg: string, error: unknown) =>
-    console.error(JSON.stringify({ level: "error", msg, eventId, error: String(error) }));
+    logError("webhook_dispatch_failed", error, { msg, eventId });
   try {
     await sendDeliveries(
       env,

@@ -56,6 +56,7 @@ describe("a 5XX answer", () => {
     expect(lines).toEqual([
       {
         level: "error",
+        event: "server_error",
         requestId: response?.headers.get("x-request-id"),
         method: "GET",
         path: "/busy",

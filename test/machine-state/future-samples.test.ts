@@ -11,7 +11,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_WAKE_AHEAD_MS } from "../../src/machine-state/detector";
-import { type MachineStateStore, machineStateStore } from "../../src/machine-state/signal-store";
+import { machineStateStore, type SignalStore } from "../../src/machine-state/signal-store";
 import { latestSampleAt } from "../../src/resources/signals/sample-bounds";
 import { api, createCompany, createMachines, createSignal, operator, shardD1 } from "../harness";
 import { detectionPlant, iso, MIN, S, series } from "./plant";
@@ -38,11 +38,11 @@ async function signalIdOf(companyId: number, publicId: string): Promise<number> 
  * bounded: straight into the store, no route in between.
  */
 async function ingestUnchecked(
-  stub: DurableObjectStub<MachineStateStore>,
+  stub: DurableObjectStub<SignalStore>,
   machine: { companyId: number; machineId: number; signalId: number },
   samples: readonly (readonly [number, number])[],
 ): Promise<void> {
-  await runInDurableObject(stub, (instance: MachineStateStore) =>
+  await runInDurableObject(stub, (instance: SignalStore) =>
     instance.ingest(
       machine.signalId,
       samples.map(([t]) => t),
@@ -67,19 +67,19 @@ async function ingestUnchecked(
 async function restart(machine: {
   companyId: number;
   machineId: number;
-}): Promise<DurableObjectStub<MachineStateStore>> {
+}): Promise<DurableObjectStub<SignalStore>> {
   const stub = machineStateStore(env, machine.companyId, machine.machineId);
   await stub.settleDetection();
-  await runInDurableObject(stub, (_instance: MachineStateStore, state) =>
-    state.abort("restart"),
-  ).catch((error: unknown) => expect(String(error)).toContain("restart"));
+  await runInDurableObject(stub, (_instance: SignalStore, state) => state.abort("restart")).catch(
+    (error: unknown) => expect(String(error)).toContain("restart"),
+  );
   return machineStateStore(env, machine.companyId, machine.machineId);
 }
 
 /** What the store and its detector hold after the bound, and its alarm. */
-async function stateAfterBound(stub: DurableObjectStub<MachineStateStore>) {
+async function stateAfterBound(stub: DurableObjectStub<SignalStore>) {
   const hour = latestHour();
-  return runInDurableObject(stub, async (_instance: MachineStateStore, state) => {
+  return runInDurableObject(stub, async (_instance: SignalStore, state) => {
     const sql = state.storage.sql;
     const count = (query: string, ...args: number[]) =>
       sql.exec<{ n: number }>(query, ...args).one().n;
@@ -117,7 +117,7 @@ describe("a machine that took samples from the future before they were refused",
     ]);
     // What the former code left besides: a wake in 9999 (the alarm it could not set) and a
     // stretch waiting to 9999.
-    await runInDurableObject(stub, async (_instance: MachineStateStore, state) => {
+    await runInDurableObject(stub, async (_instance: SignalStore, state) => {
       state.storage.sql.exec("UPDATE detect_state SET wake_at = ?", Y9999_END);
       state.storage.sql.exec(
         "INSERT INTO detect_pending (start, end) VALUES (?, ?)",
@@ -262,7 +262,7 @@ describe("the far-future uploads of issue 48, through the route", () => {
     // beyond the detector's two days.
     await plant.settle();
     const stub = machineStateStore(env, plant.co.id, plant.machineId);
-    const held = await runInDurableObject(stub, async (_instance: MachineStateStore, state) => ({
+    const held = await runInDurableObject(stub, async (_instance: SignalStore, state) => ({
       blocks: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM blocks").one().n,
       alarm: await state.storage.getAlarm(),
     }));

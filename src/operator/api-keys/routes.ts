@@ -11,6 +11,7 @@ import { forgetDirectoryAnchor } from "../../db/directory-reads";
 import { notFound } from "../../http/errors";
 import { createRouter, jsonResponse } from "../../http/openapi";
 import { arrayBody, IntId } from "../../http/schemas";
+import { logError } from "../../observability/log";
 import { closeCredentialConnections } from "../../streams/connection-leases";
 import { requireCompanyScope } from "../lookups";
 import { companyRoute, operatorRoute } from "../schemas";
@@ -99,9 +100,7 @@ export const operatorApiKeysRoutes = createRouter()
       try {
         await closeCredentialConnections(c.env, `key:${row.id}`);
       } catch (error) {
-        console.error(
-          JSON.stringify({ level: "error", event: "revoke_close_streams", error: String(error) }),
-        );
+        logError("revoke_close_streams", error);
       }
       return c.body(null, 204);
     },

@@ -21,14 +21,13 @@ import {
   MAX_CLOSURES,
 } from "../../shifts/closures";
 import { companyQuery } from "../../shifts/plan";
+import { DAY_MS } from "../../time/units";
 import { requireCompanyScope } from "../lookups";
 import { companyRoute, operatorRoute } from "../schemas";
 import { machinesOfShifts } from "../shifts/queries";
 
 /** Longest closure, in days (a year and a day: a shutdown, a season). */
 const MAX_CLOSURE_DAYS = 366;
-
-const DAY_MS = 86_400_000;
 
 /** Whether `YYYY-MM-DD` is a date of the calendar (no 2026-02-30). */
 function isCalendarDate(text: string): boolean {

@@ -12,6 +12,7 @@ import type { CompanyScope } from "../../db/company-scope";
 import { companies } from "../../db/schema";
 import { placeCompanies, type ShardState } from "../../db/shard-placement";
 import { type DirectoryEnv, directoryDb, shardBindings } from "../../db/shards";
+import { logError } from "../../observability/log";
 
 /** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
 const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
@@ -150,9 +151,7 @@ export async function createCompanies(
     // The companies exist and their mirrors are written; they only stay marked pending, and
     // their first use (or the cron) records the mirrors again: answering an error here
     // would make the operator create them twice.
-    console.error(
-      JSON.stringify({ level: "error", event: "company_mirror_mark_failed", error: String(error) }),
-    );
+    logError("company_mirror_mark_failed", error);
   }
   return created.map(({ row, shard }) => ({
     id: row.id,

@@ -7,6 +7,7 @@
  */
 import { applyChanges, copyCompany, countRows, removeCompany } from "../../db/company-copy";
 import { installMoveTriggers, moveStateOf, setMoveState } from "../../db/move-fence";
+import { logError } from "../../observability/log";
 
 /** What a move needs of the directory and of the Worker (src/operator/company-move/routes.ts). */
 export interface MoveDeps {
@@ -209,15 +210,7 @@ export async function moveCompany(
       try {
         await restoreTarget();
       } catch (cleanup) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "company_move_cleanup",
-            companyId,
-            target: to,
-            error: String(cleanup),
-          }),
-        );
+        logError("company_move_cleanup", cleanup, { companyId, target: to });
       }
     }
     throw error;

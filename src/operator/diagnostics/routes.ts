@@ -7,7 +7,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { notFound } from "../../http/errors";
-import { isoInstant } from "../../http/instants";
+import { dateTime, isoInstant } from "../../http/instants";
 import { createRouter, jsonResponse } from "../../http/openapi";
 import { IntId, UuidId } from "../../http/schemas";
 import { planWindow, readMode } from "../../resources/signals/aggregate";
@@ -36,15 +36,13 @@ const AggregateOut = z
       .array(
         z.object({
           source: z.string().openapi({ description: "`raw`, or a rollup width in seconds." }),
-          from: z.string().openapi({ format: "date-time" }),
-          to: z.string().openapi({ format: "date-time" }),
+          from: dateTime(),
+          to: dateTime(),
         }),
       )
       .openapi({ description: "How the window was split (the query plan of the aggregation)." }),
     queryMs: z.number().openapi({ description: "Time spent in the signal store call, ms." }),
-    data: z.array(
-      z.object({ timestamp: z.string().openapi({ format: "date-time" }), value: z.number() }),
-    ),
+    data: z.array(z.object({ timestamp: dateTime(), value: z.number() })),
   })
   .openapi("AggregateDiagnostics");
 
@@ -72,8 +70,8 @@ const ArchiveStatusOut = z
           key: z.string().openapi({ description: "The object's key in the HISTORY bucket." }),
           signalId: z.number().int(),
           kind: z.enum(["hour", "day", "month", "year"]),
-          start: z.string().openapi({ format: "date-time" }),
-          end: z.string().openapi({ format: "date-time" }),
+          start: dateTime(),
+          end: dateTime(),
           samples: z.number().int(),
           bytes: z.number().int(),
         }),

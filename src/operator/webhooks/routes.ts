@@ -12,6 +12,7 @@ import { isoInstant as iso } from "../../http/instants";
 import { createRouter, ErrorSchema, jsonResponse } from "../../http/openapi";
 import { pageEnvelope } from "../../http/pagination";
 import { arrayBody, UuidId } from "../../http/schemas";
+import { logError } from "../../observability/log";
 import { checkEndpoint } from "../../webhooks/url-safety";
 import { dispatchDeliveries, pingEventStatements } from "../../webhooks/webhook-events";
 import { sendDeliveries } from "../../webhooks/webhook-outbox";
@@ -224,9 +225,7 @@ export const operatorWebhooksRoutes = createRouter()
         await sendDeliveries(c.env, db, [{ id: delivery_id, companyId }], now);
       } catch (error) {
         // Reset and committed: the sweeper sends it within a minute.
-        console.error(
-          JSON.stringify({ level: "error", msg: "replay send failed", error: String(error) }),
-        );
+        logError("webhook_replay_send_failed", error, { msg: "replay send failed" });
       }
       return c.json({ deliveryId: delivery_id }, 202);
     },

@@ -2,6 +2,7 @@
  * Request and response schemas of the operator's webhook routes (./routes.ts).
  */
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/instants";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../../http/pagination";
 import { MAX_ID, textInteger, UuidId } from "../../http/schemas";
 import {
@@ -14,7 +15,6 @@ import {
 import { MAX_URL_LENGTH } from "../../webhooks/url-safety";
 
 /** An ISO 8601 instant in the OpenAPI document. */
-const dateTime = () => z.string().openapi({ format: "date-time" });
 
 /** The event types whose registrations name no thresholds. */
 const PLAIN_EVENT_TYPES = WEBHOOK_EVENT_TYPES.filter(

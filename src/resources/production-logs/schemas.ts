@@ -4,6 +4,7 @@
 
 import { z } from "@hono/zod-openapi";
 import { DateComparisonFilter, DateTimeMs, MachinesFilter } from "../../http/filters";
+import { dateTime } from "../../http/instants";
 import { PageFields } from "../../http/pagination";
 import { NumericComparisonFilter, SearchTerm, stringIdListFields } from "../../http/search";
 import { SyncFilterFields } from "../../http/sync";
@@ -14,8 +15,6 @@ import { MAX_WORK_ORDER_NAME } from "../simple-work-orders/schemas";
 
 const LOG_TYPES = ["correct", "defects", "total"] as const;
 export type LogType = (typeof LOG_TYPES)[number];
-
-const dateTime = () => z.string().openapi({ format: "date-time" });
 
 const LogType = z.enum(LOG_TYPES).openapi({
   description:

@@ -5,12 +5,12 @@
  * hour or minute rollups where the width is a multiple of theirs, else its samples; the
  * blocks cut by the window's edges give their samples (docs/signal-storage.md, "Reads").
  */
+import { hourStart, MINUTE_MS } from "../../time/units";
 import {
   BLOCK_MS,
   type DecodedSamples,
   decodeMinutes,
   decodeSamples,
-  MINUTE_MS,
   MINUTES_PER_BLOCK,
 } from "./blocks";
 
@@ -231,7 +231,7 @@ interface WindowPart {
  */
 export function planWindow(from: number, to: number, mode: ReadMode): WindowPart[] {
   const innerFrom = Math.ceil(from / BLOCK_MS) * BLOCK_MS;
-  const innerTo = Math.floor(to / BLOCK_MS) * BLOCK_MS;
+  const innerTo = hourStart(to);
   const source = mode === "hours" ? "3600" : mode === "minutes" ? "60" : "raw";
   if (source === "raw" || innerFrom >= innerTo) return [{ source: "raw", from, to }];
   const parts: WindowPart[] = [];

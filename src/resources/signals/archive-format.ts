@@ -153,7 +153,7 @@ export async function decodeArchive(
     }
     rowStart += rows;
   }
-  return concat(parts);
+  return concatSamples(parts);
 }
 
 /** The samples of ascending `ts` with `from <= t < to`. */
@@ -165,7 +165,8 @@ function clip(ts: Float64Array, values: Float64Array, from: number, to: number) 
   return { ts: ts.subarray(a, b), values: values.subarray(a, b) };
 }
 
-function concat(parts: { ts: Float64Array; values: Float64Array }[]) {
+/** Sample series joined in order (`ts` and `values` alike). */
+function concatSamples(parts: { ts: Float64Array; values: Float64Array }[]) {
   if (parts.length === 1 && parts[0]) return parts[0];
   const n = parts.reduce((sum, p) => sum + p.ts.length, 0);
   const ts = new Float64Array(n);

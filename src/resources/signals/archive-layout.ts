@@ -4,10 +4,9 @@
  * samples, and the Hive-style keys. No I/O and no codec here (the Parquet form is in
  * archive-format.ts), so the benchmark can apply the same rule.
  */
+import { DAY_MS, hourStart } from "../../time/units";
 import { BLOCK_MS } from "./blocks";
 
-/** A UTC day, ms. */
-export const DAY_MS = 86_400_000;
 /**
  * A day with at least this many samples of a signal (one every 30 s) gets an object of its
  * own; sparser days share their month's object, so that no object is mostly footer (a
@@ -46,7 +45,7 @@ export interface ArchiveSpan {
 /** The hour, day, month or year of an instant as an object span. */
 export function spanOf(kind: ArchiveKind, t: number): ArchiveSpan {
   if (kind === "hour") {
-    const start = t - (t % BLOCK_MS);
+    const start = hourStart(t);
     return { kind, start, end: start + BLOCK_MS };
   }
   if (kind === "day") {

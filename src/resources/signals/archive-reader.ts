@@ -3,8 +3,9 @@
  * bytes from R2 with the store's in-memory cache of recent ones, and the samples of archived
  * hours decoded from them (docs/signal-storage.md, "The archive").
  */
+import { DAY_MS } from "../../time/units";
 import { decodeArchive } from "./archive-format";
-import { type ArchiveKind, DAY_MS } from "./archive-layout";
+import type { ArchiveKind } from "./archive-layout";
 import { splitByHour } from "./archive-series";
 import { BLOCK_MS, type DecodedSamples } from "./blocks";
 

@@ -2,7 +2,8 @@
  * Series of samples cut and joined at hour boundaries, for rewriting archive objects
  * (archive.ts): every function takes and returns ascending instants with their values.
  */
-import { BLOCK_MS, type DecodedSamples } from "./blocks";
+import { hourStart } from "../../time/units";
+import type { DecodedSamples } from "./blocks";
 
 /** The samples of `s` in the hours (block starts, ms) of `hours`. */
 export function keepHours(s: DecodedSamples, hours: ReadonlySet<number>): DecodedSamples {
@@ -10,7 +11,7 @@ export function keepHours(s: DecodedSamples, hours: ReadonlySet<number>): Decode
   const values: number[] = [];
   for (let i = 0; i < s.ts.length; i++) {
     const t = s.ts[i] ?? 0;
-    if (!hours.has(t - (t % BLOCK_MS))) continue;
+    if (!hours.has(hourStart(t))) continue;
     ts.push(t);
     values.push(s.values[i] ?? 0);
   }
@@ -39,9 +40,8 @@ export function splitByHour(s: DecodedSamples): Map<number, DecodedSamples> {
   const out = new Map<number, DecodedSamples>();
   let start = 0;
   for (let i = 1; i <= s.ts.length; i++) {
-    const hour = (t: number) => t - (t % BLOCK_MS);
-    if (i === s.ts.length || hour(s.ts[i] ?? 0) !== hour(s.ts[start] ?? 0)) {
-      out.set(hour(s.ts[start] ?? 0), {
+    if (i === s.ts.length || hourStart(s.ts[i] ?? 0) !== hourStart(s.ts[start] ?? 0)) {
+      out.set(hourStart(s.ts[start] ?? 0), {
         ts: s.ts.subarray(start, i),
         values: s.values.subarray(start, i),
       });

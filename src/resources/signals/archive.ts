@@ -6,12 +6,12 @@
  * read back equal (docs/signal-storage.md, "The archive": where an hour's samples are,
  * crash safety).
  */
+import { DAY_MS } from "../../time/units";
 import { decodeArchive, encodeArchive } from "./archive-format";
 import {
   type ArchivePlace,
   type ArchiveSpan,
   archiveKey,
-  DAY_MS,
   DAY_OBJECT_MAX_SAMPLES,
   DAY_OBJECT_MIN_SAMPLES,
   MONTH_OBJECT_MIN_DAY_SAMPLES,
@@ -33,28 +33,6 @@ const ARCHIVE_OBJECTS_PER_STEP = 8;
 /** Most samples one archive step writes (about a 1 Hz signal's 5 days). */
 const ARCHIVE_SAMPLES_PER_STEP = 500_000;
 
-/** The catalog table and the archive's columns of `blocks` (added to older stores). */
-const ARCHIVE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS archive_objects (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  signal_id INTEGER NOT NULL,
-  kind TEXT NOT NULL,
-  start INTEGER NOT NULL,
-  "end" INTEGER NOT NULL,
-  key TEXT NOT NULL UNIQUE,
-  n INTEGER NOT NULL,
-  bytes INTEGER NOT NULL,
-  first INTEGER NOT NULL
-);
-`;
-const ARCHIVE_COLUMNS = [
-  "ALTER TABLE blocks ADD COLUMN archive_id INTEGER",
-  "ALTER TABLE blocks ADD COLUMN archive_stale INTEGER NOT NULL DEFAULT 0",
-  "ALTER TABLE settings ADD COLUMN hot_window_ms INTEGER",
-  "ALTER TABLE settings ADD COLUMN place_company INTEGER",
-  "ALTER TABLE settings ADD COLUMN place_machine INTEGER",
-];
-
 /** The archive of one store: its SQL, the R2 bucket and the object's concurrency control. */
 export class SignalArchive {
   /** Reads objects back (with the store's cache of them). */
@@ -66,19 +44,6 @@ export class SignalArchive {
     private readonly exclusive: <T>(work: () => Promise<T>) => Promise<T>,
   ) {
     this.reader = new ArchiveReader(sql, bucket);
-  }
-
-  /** Creates the catalog and adds the archive's columns to a store made before it. */
-  static migrate(sql: SqlStorage): void {
-    sql.exec(ARCHIVE_SCHEMA);
-    const columns = [
-      ...sql.exec("SELECT * FROM blocks LIMIT 0").columnNames,
-      ...sql.exec("SELECT * FROM settings LIMIT 0").columnNames,
-    ];
-    for (const statement of ARCHIVE_COLUMNS) {
-      const column = statement.split(" ")[5] ?? "";
-      if (!columns.includes(column)) sql.exec(statement);
-    }
   }
 
   /** Where this store's objects go and its hot window (ms), or null before the first ingestion that said. */

@@ -4,11 +4,10 @@
  * sum, min, max) and, above `MINUTES_FROM_SAMPLES` samples, its minute rollups. Sums combine
  * as sums of sums: exact for integer signals below 2^53 (docs/signal-storage.md, "Format").
  */
+import { HOUR_MS, MINUTE_MS } from "../../time/units";
 
 /** Width of a block, ms: one UTC hour. */
-export const BLOCK_MS = 3_600_000;
-/** Width of a minute rollup, ms. */
-export const MINUTE_MS = 60_000;
+export const BLOCK_MS = HOUR_MS;
 /** Minute rollups in a block. */
 export const MINUTES_PER_BLOCK = BLOCK_MS / MINUTE_MS;
 /**
@@ -37,9 +36,6 @@ interface BlockSummary {
   min: number;
   max: number;
 }
-
-/** The block (hour start, ms) holding an instant. */
-export const blockOf = (t: number): number => Math.floor(t / BLOCK_MS) * BLOCK_MS;
 
 /**
  * Encodes a block's samples.

@@ -6,6 +6,7 @@
 
 import { z } from "@hono/zod-openapi";
 import { EXAMPLE_MACHINE_UUID } from "../../http/examples";
+import { dateTime } from "../../http/instants";
 import { queryBoolean } from "../../http/query";
 import { AGG_FUNCTIONS } from "./aggregate";
 import { signalWindowQueryShape } from "./window";
@@ -25,15 +26,10 @@ export const SignalDataSchema = z
     agg_period: z.number().int(),
     agg_function: z.enum(AGG_FUNCTIONS),
     data: z
-      .array(
-        z.object({ timestamp: z.string().openapi({ format: "date-time" }), value: z.number() }),
-      )
+      .array(z.object({ timestamp: dateTime(), value: z.number() }))
       .optional()
       .openapi({ description: "Default form: one point per non-empty bucket, ascending." }),
-    timestamps: z
-      .array(z.string().openapi({ format: "date-time" }))
-      .optional()
-      .openapi({ description: "With `transpose=true`." }),
+    timestamps: z.array(dateTime()).optional().openapi({ description: "With `transpose=true`." }),
     values: z
       .array(z.number())
       .optional()

@@ -1,5 +1,7 @@
 /**
- * `SignalStore`: the Durable Object holding one machine's signal samples and rollups, one per
+ * `SignalSampleStore`: the samples half of the `SignalStore` Durable Object (deployed as
+ * src/machine-state/signal-store.ts's `SignalStore`, which adds stop detection) holding one
+ * machine's signal samples and rollups, one per
  * machine (`<companyId>:<machineId>`), a sibling of its `RealtimeMachine` so that a long query
  * or a large ingestion never waits in line with a scanner's write. One SQLite row per signal
  * and UTC hour (`blocks.ts`); its alarm archives hours past the hot window (`archive.ts`) and
@@ -7,9 +9,12 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
+import { migrateObject, type ObjectMigration } from "../../db/object-migrations";
 import { companyDb } from "../../db/shards";
 import { namedStub } from "../../durable/named-stub";
 import type { Env } from "../../env";
+import { log, logError } from "../../observability/log";
+import { DAY_MS, hourStart } from "../../time/units";
 import {
   type AggFunction,
   aggregateBlocks,
@@ -25,7 +30,6 @@ import { SignalArchive } from "./archive";
 import { type ArchiveStatus, archivableBefore, archiveStatus } from "./archive-reader";
 import {
   BLOCK_MS,
-  blockOf,
   type DecodedSamples,
   decodeSamples,
   encodeSamples,
@@ -43,30 +47,10 @@ import { latestSampleAt } from "./sample-bounds";
 const PRUNE_EVERY_MS = 3_600_000;
 /** How soon the alarm runs again while archiving or pruning has work left, ms. */
 const NEXT_STEP_MS = 1_000;
-const DAY_MS = 86_400_000;
 /** How soon the alarm runs after an ingestion stored hours already past the hot window, ms. */
 const ARCHIVE_SOON_MS = 10_000;
 /** How soon the alarm tries again after an archive step failed, ms. */
 const ARCHIVE_RETRY_MS = 5 * 60_000;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS blocks (
-  signal_id INTEGER NOT NULL,
-  hour INTEGER NOT NULL,
-  n INTEGER NOT NULL,
-  sum REAL NOT NULL,
-  lo REAL NOT NULL,
-  hi REAL NOT NULL,
-  minutes BLOB,
-  samples BLOB,
-  PRIMARY KEY (signal_id, hour)
-);
-CREATE TABLE IF NOT EXISTS settings (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  retention_ms INTEGER
-);
-INSERT OR IGNORE INTO settings (id, retention_ms) VALUES (1, NULL);
-`;
 
 /** The outcome of one ingestion call. */
 interface IngestResult {
@@ -102,16 +86,20 @@ type StoredBlock = {
   [key: string]: SqlStorageValue;
 };
 
-export class SignalStore extends DurableObject<Env> {
+export class SignalSampleStore extends DurableObject<Env> {
   /** Whether an alarm is known to be set (saves a storage read per ingestion). */
   private alarmSet = false;
   private readonly archive: SignalArchive;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /**
+   * @param migrations the deployed class's schema steps, which hold this store's tables
+   *   (`SIGNAL_TABLES`, ./signal-migrations.ts) and its subclass's.
+   */
+  constructor(ctx: DurableObjectState, env: Env, migrations: readonly ObjectMigration[]) {
     super(ctx, env);
+    // Before any read of the tables; the constructor runs before any event reaches the object.
+    migrateObject(ctx.storage, migrations);
     const sql = ctx.storage.sql;
-    sql.exec(SCHEMA);
-    SignalArchive.migrate(sql);
     this.archive = new SignalArchive(sql, env.HISTORY, (work) => ctx.blockConcurrencyWhile(work));
     // Samples from the future an ingestion accepted before they were refused go as the
     // object wakes; the machine-state store then repairs its detector (signal-store.ts).
@@ -151,7 +139,7 @@ export class SignalStore extends DurableObject<Env> {
     const byHour = new Map<number, { ts: number[]; values: number[] }>();
     for (const i of order) {
       const t = ts[i] ?? 0;
-      const hour = blockOf(t);
+      const hour = hourStart(t);
       let group = byHour.get(hour);
       if (group === undefined) {
         group = { ts: [], values: [] };
@@ -298,14 +286,10 @@ export class SignalStore extends DurableObject<Env> {
       }
     }
     if (out.length > 0) {
-      console.warn(
-        JSON.stringify({
-          level: "warn",
-          event: "future_samples_dropped",
-          blocks: out.length,
-          after: new Date(bound).toISOString(),
-        }),
-      );
+      log("warn", "future_samples_dropped", {
+        blocks: out.length,
+        after: new Date(bound).toISOString(),
+      });
     }
     return out;
   }
@@ -430,14 +414,7 @@ export class SignalStore extends DurableObject<Env> {
       );
       this.archive.setSettings(place, row.hotWindowDays * DAY_MS);
     } catch (error) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          event: "signal_settings_read_failed",
-          companyId: place.companyId,
-          error: String(error),
-        }),
-      );
+      logError("signal_settings_read_failed", error, { companyId: place.companyId });
     }
   }
 
@@ -464,7 +441,7 @@ export class SignalStore extends DurableObject<Env> {
     } catch (error) {
       // R2 refused or an object read back wrong: nothing was dropped (archive.ts); try again
       // later rather than let the runtime's few alarm retries run out.
-      console.error("signal archive step failed; retrying in 5 minutes", error);
+      logError("signal_archive_step_failed", error, { retryInMs: ARCHIVE_RETRY_MS });
       next = ARCHIVE_RETRY_MS;
     }
     this.continuing = next === NEXT_STEP_MS;
@@ -516,6 +493,6 @@ export function signalStore(
   env: Pick<Env, "SIGNAL_STORE">,
   companyId: number,
   machineId: number,
-): DurableObjectStub<SignalStore> {
+): DurableObjectStub<SignalSampleStore> {
   return namedStub(env.SIGNAL_STORE, `${companyId}:${machineId}`);
 }
