@@ -83,7 +83,7 @@ export type Cursor = { page: number } | { signal: number; from: number };
  * the export started: its index in the selection, and the start of the first batch not read
  * (the files hold its points before it).
  */
-export interface LeftOut {
+interface LeftOut {
   signal: number;
   from: number;
 }
