@@ -21,6 +21,7 @@ import {
   toStopOut,
 } from "../reports/schemas";
 import { type StopWithClassification, stopColumns } from "../reports/stops-report";
+import { companyClosuresQuery } from "../shifts/closures";
 import type { StoredInstance } from "../shifts/materialize";
 import {
   companyQuery,
@@ -201,6 +202,7 @@ export function firstReadStatements(scope: CompanyScope, stopId: number) {
     definitionsQuery(scope),
     definitionMachinesQuery(scope),
     machineIdsQuery(scope),
+    companyClosuresQuery(scope),
   ] as const;
 }
 
@@ -222,7 +224,7 @@ export interface FirstRead {
 
 /** Shapes the results of `firstReadStatements(scope, ...)`. */
 export function firstReadOf(scope: CompanyScope, results: FirstReadResults): FirstRead {
-  const [[row], [classification], instances, company, defs, links, machineRows] = results;
+  const [[row], [classification], instances, company, defs, links, machineRows, closures] = results;
   const found =
     row === undefined
       ? undefined
@@ -247,7 +249,7 @@ export function firstReadOf(scope: CompanyScope, results: FirstReadResults): Fir
   return {
     found,
     instances,
-    plan: toPlan(scope.companyId, company, defs, links, machineRows),
+    plan: toPlan(scope.companyId, company, defs, links, machineRows, closures),
   };
 }
 
