@@ -55,6 +55,11 @@ import { THREE_SHIFTS } from "./lib/three-shift-plant";
 const PORT = envNumber("BENCH_STOP_REASON_PORT", 8843);
 const RECEIVER_PORT = envNumber("BENCH_STOP_REASON_RECEIVER_PORT", 8845);
 const STEADY_S = envNumber("BENCH_STOP_REASON_STEADY_S", 90, { positive: true });
+/**
+ * BENCH_STOP_REASON_CPU_ONLY=1: step 3 alone (no demo, no load), printed and not written to
+ * the results file: to compare two builds' CPU per request quickly.
+ */
+const CPU_ONLY = process.env.BENCH_STOP_REASON_CPU_ONLY === "1";
 const BASE = `http://127.0.0.1:${PORT}`;
 const RECEIVER = `http://127.0.0.1:${RECEIVER_PORT}`;
 const PERSIST_DIR = ".wrangler/bench-stop-reason-state";
@@ -303,6 +308,22 @@ async function main(): Promise<void> {
   try {
     await waitForHealthz(BASE, child);
     const quiet = () => undefined;
+    if (CPU_ONLY) {
+      const cpu = await cpuPerRequest(connectOperator(BASE, TOKEN), child.pid ?? 0);
+      const floor = cpu.get("floor") ?? Number.NaN;
+      for (const route of ROUTES) {
+        const ms = cpu.get(route) ?? Number.NaN;
+        console.log(
+          `${LABELS[route]}: ${ms.toFixed(1)} ms CPU (${(ms / floor).toFixed(1)}x floor)`,
+        );
+      }
+      console.log(
+        `load average ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(" ")}`,
+      );
+      return;
+    }
     // As npm start: every call of the demo load retries what says nothing was done (a
     // request wrangler dev's proxy lost under load included: docs/demo-data.md).
     const client = connectOperator(BASE, TOKEN, demoFetch({ onRetry: quiet }));

@@ -17,10 +17,22 @@ export interface SentStatement {
   sql: string;
   params: unknown[];
   rowsRead: number;
+  /** The D1 call (round trip) that sent it, counted from 1: a batch's statements share one. */
+  call: number;
+}
+
+/** D1 round trips: every call (a statement alone or a batch), and those waited for in turn. */
+export interface RoundTrips {
+  /** Calls to D1. */
+  calls: number;
+  /** Calls that began while no other was under way: the round trips waited for one after another. */
+  sequential: number;
 }
 
 export interface CountingD1 {
   binding: D1Database;
+  /** Round trips so far. */
+  trips(): RoundTrips;
   /** Statements sent so far. */
   count(): number;
   /** The SQL of every statement sent so far, in order. */
@@ -43,11 +55,28 @@ interface Meta {
  * @param log where statements are recorded: pass one log to several bindings (the
  *   directory and the shards) to count a request's statements over all of them, in order.
  */
-export function countingD1(real: D1Database, log: SentStatement[] = []): CountingD1 {
+export function countingD1(
+  real: D1Database,
+  log: SentStatement[] = [],
+  trips: RoundTrips & { inFlight: number } = { calls: 0, sequential: 0, inFlight: 0 },
+): CountingD1 {
+  /** Runs one D1 call; its number is in `current` until the call's statements are recorded. */
+  let current = 0;
+  const trip = async <T>(run: () => Promise<T>): Promise<[T, number]> => {
+    trips.calls += 1;
+    const call = trips.calls;
+    if (trips.inFlight === 0) trips.sequential += 1;
+    trips.inFlight += 1;
+    try {
+      return [await run(), call];
+    } finally {
+      trips.inFlight -= 1;
+    }
+  };
   const unwrap = new WeakMap<object, D1PreparedStatement>();
   const sqlOf = new WeakMap<object, { sql: string; params: unknown[] }>();
   const record = (entry: { sql: string; params: unknown[] }, meta: Meta | undefined) => {
-    log.push({ ...entry, rowsRead: meta?.rows_read ?? 0 });
+    log.push({ ...entry, rowsRead: meta?.rows_read ?? 0, call: current });
   };
   const wrapStatement = (
     statement: D1PreparedStatement,
@@ -62,14 +91,16 @@ export function countingD1(real: D1Database, log: SentStatement[] = []): Countin
         }
         if (prop === "all" || prop === "run") {
           return async () => {
-            const result = await target.all();
+            const [result, call] = await trip(() => target.all());
+            current = call;
             record(entry, result.meta as Meta);
             return result;
           };
         }
         if (prop === "first") {
           return async (column?: string) => {
-            const result = await target.all<Record<string, unknown>>();
+            const [result, call] = await trip(() => target.all<Record<string, unknown>>());
+            current = call;
             record(entry, result.meta as Meta);
             const row = result.results[0];
             if (row === undefined) return null;
@@ -78,10 +109,11 @@ export function countingD1(real: D1Database, log: SentStatement[] = []): Countin
         }
         if (prop === "raw") {
           return async (options?: { columnNames?: boolean }) => {
-            const rows = await (options?.columnNames
-              ? target.raw({ columnNames: true })
-              : target.raw());
+            const [rows, call] = await trip(() =>
+              options?.columnNames ? target.raw({ columnNames: true }) : target.raw(),
+            );
             const meta = WRITE.test(query) ? undefined : ((await target.all()).meta as Meta);
+            current = call;
             record(entry, meta);
             return rows;
           };
@@ -103,7 +135,10 @@ export function countingD1(real: D1Database, log: SentStatement[] = []): Countin
         }
         if (prop === "batch") {
           return async (statements: D1PreparedStatement[]) => {
-            const results = await target.batch(statements.map((s) => unwrap.get(s) ?? s));
+            const [results, call] = await trip(() =>
+              target.batch(statements.map((s) => unwrap.get(s) ?? s)),
+            );
+            current = call;
             statements.forEach((s, i) => {
               record(sqlOf.get(s) ?? { sql: "", params: [] }, results[i]?.meta as Meta);
             });
@@ -128,6 +163,7 @@ export function countingD1(real: D1Database, log: SentStatement[] = []): Countin
   const binding = wrapSource(real);
   return {
     binding,
+    trips: () => ({ calls: trips.calls, sequential: trips.sequential }),
     count: () => log.length,
     sent: () => log.map((s) => s.sql),
     statements: () => log.map((s) => ({ ...s })),
@@ -145,23 +181,32 @@ const app = createApp();
  */
 export function countingEnv(): { env: Env; counter: CountingD1 } {
   const log: SentStatement[] = [];
-  const counter = countingD1(env.DB, log);
+  const trips = { calls: 0, sequential: 0, inFlight: 0 };
+  const counter = countingD1(env.DB, log, trips);
   const counted: Record<string, unknown> = { ...(env as unknown as Env), DB: counter.binding };
-  for (const [name, shard] of shardBindings(env)) counted[name] = countingD1(shard, log).binding;
+  for (const [name, shard] of shardBindings(env)) {
+    counted[name] = countingD1(shard, log, trips).binding;
+  }
   return { env: counted as unknown as Env, counter };
 }
 
 /**
  * Sends one request to a fresh app whose D1 bindings (directory and shards) count statements.
  *
- * @returns the response, the number of D1 statements the request sent and what it sent.
+ * @returns the response, the number of D1 statements the request sent (its work after the
+ *   answer included) and what it sent, and the D1 statements and round trips made before
+ *   the answer (`answered`).
  */
-export async function countStatements(
-  request: Request,
-): Promise<{ response: Response; statements: number; counter: CountingD1 }> {
+export async function countStatements(request: Request): Promise<{
+  response: Response;
+  statements: number;
+  counter: CountingD1;
+  answered: RoundTrips & { statements: number };
+}> {
   const { env: counted, counter } = countingEnv();
   const ctx = createExecutionContext();
   const response = await app.fetch(request, counted, ctx);
+  const answered = { ...counter.trips(), statements: counter.count() };
   await waitOnExecutionContext(ctx);
-  return { response, statements: counter.count(), counter };
+  return { response, statements: counter.count(), counter, answered };
 }

@@ -11,7 +11,7 @@
  */
 
 import { and, desc, eq, gte, isNull, lte, type SQL, sql } from "drizzle-orm";
-import { type CompanyScope, type NamedScope, owned, ownedSql } from "../db/company-scope";
+import { type CompanyScope, type NamedScope, ownedSql } from "../db/company-scope";
 import { machineByIdQuery } from "../db/machines";
 import { stops } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
@@ -25,7 +25,8 @@ import {
   causesNamedQuery,
   resolveCause,
 } from "../stops/causes";
-import { type ClassifyBindings, classifyStop } from "../stops/classify";
+import { firstReadOf, firstReadStatements } from "../stops/classification-queries";
+import { type ClassifyBindings, classifyStop, type FirstRead } from "../stops/classify";
 import { machineNotFound } from "./queries";
 import {
   MAX_RECENT_STOPS,
@@ -85,14 +86,6 @@ function lastStopQuery(scope: CompanyScope, machineId: number, since: number, no
     .where(and(ofMachine(scope, machineId), gte(stops.endTime, since), lte(stops.endTime, now)))
     .orderBy(desc(stops.endTime), desc(stops.id))
     .limit(1);
-}
-
-/** The query of one stop of the company that is not deleted, by id. */
-function stopByIdQuery(scope: CompanyScope, stopId: number) {
-  return scope.db
-    .select(stopFacts)
-    .from(stops)
-    .where(owned(scope, stops, eq(stops.id, stopId), isNull(stops.deletedAt)));
 }
 
 /** True when a stop ended more than `RECENT_STOP_MS` before `now`. */
@@ -157,8 +150,9 @@ function resolveReason(
 
 /**
  * The machine, the catalog rows the body names and the stop a reason goes to, in one D1
- * batch: the stop `stopId` (any machine's: the caller checks), or else the machine's open
- * stop, else its last one since `now - RECENT_STOP_MS`.
+ * batch: the stop `stopId` (any machine's: the caller checks) with what its classification
+ * starts from (its classification, its shift: `first`), or else the machine's open stop,
+ * else its last one since `now - RECENT_STOP_MS`.
  */
 async function stopAndCauses(
   scope: NamedScope,
@@ -166,14 +160,20 @@ async function stopAndCauses(
   body: StopReasonBody,
   stopId: number | null,
   now: number,
-) {
+): Promise<{
+  machine: { id: number } | undefined;
+  causeRows: { id: string; name: string; kind: string }[];
+  stop: { id: number; machineId: number; startTime: number; endTime: number | null } | undefined;
+  first?: FirstRead;
+}> {
   if (stopId !== null) {
-    const [machineRows, causeRows, namedRows] = await scope.db.batch([
+    const [machineRows, causeRows, ...firstRows] = await scope.db.batch([
       machineByIdQuery(scope, machineId),
       causesNamedQuery(scope, body),
-      stopByIdQuery(scope, stopId),
+      ...firstReadStatements(scope, stopId),
     ] as const);
-    return { machine: machineRows[0], causeRows, stop: namedRows[0] };
+    const first = firstReadOf(scope, firstRows);
+    return { machine: machineRows[0], causeRows, stop: first.found?.stop, first };
   }
   const [machineRows, causeRows, openRows, lastRows] = await scope.db.batch([
     machineByIdQuery(scope, machineId),
@@ -192,11 +192,14 @@ async function stopAndCauses(
  * `MachineStopClassificationCreated` (or `Updated`) and the stream event `stop.classified`,
  * and nothing at all when the stop already has exactly this reason.
  *
- * Reads the machine, the stop (or both candidates) and the causes in one D1 batch, the
- * company's shift plan beside it; then the classification path (the stop with its
- * classification beside its shift, one write batch, the hand-overs side by side).
+ * Reads the machine, the causes and the stop named with its classification, shift plan and
+ * stored shift instances in one D1 batch (or both candidates of the default, the shift plan
+ * beside it, then the stop's classification beside its shift); then one write batch and the
+ * stream event, the webhook hand-over after the answer.
  *
  * @param now the instant of the write, ms.
+ * @param afterAnswer keeps work alive after the answer (`ctx.waitUntil`): the webhook
+ *   deliveries are then handed over after it (`classifyStop`).
  * @returns the stop as a row of the stops report, with its classification.
  * @throws ApiError, in this order: 404 for a machine that is not the company's; 404 for a
  *   `stopId` that is not a stop of this machine (unknown, deleted, another machine's or
@@ -210,14 +213,23 @@ export async function giveStopReason(
   machineId: number,
   body: StopReasonBody,
   now: number,
+  afterAnswer?: (work: Promise<unknown>) => void,
 ): Promise<StopsReportRow> {
   const stopId = body.stopId ?? null;
-  // The company's shift plan (the shift of the stop, for the events) beside the batch.
-  const plan = loadShiftPlan(scope);
-  plan.catch(() => undefined); // awaited by the classification; a failure surfaces there
-  // One batch: the stop named, or else both candidates of the default (only the statements
-  // this write needs: each costs the runtime's CPU a person waits for).
-  const { machine, causeRows, stop } = await stopAndCauses(scope, machineId, body, stopId, now);
+  // The company's shift plan (the shift of the stop, for the events) beside the batch, unless
+  // the batch reads it (a stop named by id).
+  const plan = stopId === null ? loadShiftPlan(scope) : undefined;
+  plan?.catch(() => undefined); // awaited by the classification; a failure surfaces there
+  // One batch: the stop named with its classification and shift, or else both candidates of
+  // the default (only the statements this write needs: each costs the runtime's CPU a person
+  // waits for).
+  const { machine, causeRows, stop, first } = await stopAndCauses(
+    scope,
+    machineId,
+    body,
+    stopId,
+    now,
+  );
   if (!machine) throw machineNotFound(machineId);
   if (stopId !== null && (!stop || stop.machineId !== machineId)) {
     throw notFound(`Stop ${stopId} not found on machine ${machineId}`);
@@ -252,7 +264,7 @@ export async function giveStopReason(
       component: reason.component?.name ?? null,
     },
     // The causes were found in the catalog: the write adds none.
-    { now, plan, stop, causesInCatalog: true },
+    { now, plan, stop, first, causesInCatalog: true, afterAnswer },
   );
   // Deleted between the read and the write: as if it had never been there.
   if (!classified) throw notFound(`Stop ${stop.id} not found on machine ${machineId}`);

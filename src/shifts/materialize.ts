@@ -49,7 +49,7 @@ function insertStatements(
 }
 
 /** A stored instance row: its id, definition, machine and window (ms). */
-interface StoredInstance {
+export interface StoredInstance {
   id: number;
   definitionId: number;
   machineId: number;

@@ -12,7 +12,7 @@ import type { CompanyScope } from "../db/company-scope";
 import { type ClosedSpan, closedSpansOf, isClosedAt } from "./closures";
 import type { InstanceWindow } from "./instances";
 import { instanceContains } from "./instances";
-import { instanceKey, storedInstances } from "./materialize";
+import { instanceKey, type StoredInstance, storedInstances } from "./materialize";
 import {
   loadShiftPlan,
   MAX_INSTANCE_MS,
@@ -59,12 +59,16 @@ interface MachineInstant {
  * @param db Drizzle client.
  * @param plan the company's plan (`loadShiftPlan`).
  * @param points the instants to look up.
+ * @param read stored rows the caller read already (any of the company's): an instance found
+ *   among them is not looked up again, so a caller that read them beside its other reads
+ *   makes no round trip here when they hold every instance it needs.
  * @returns one entry per point, in the same order: the instance, or null.
  */
 export async function instancesContaining(
   db: Database,
   plan: ShiftPlan,
   points: readonly MachineInstant[],
+  read: readonly StoredInstance[] = [],
 ): Promise<(ShiftInstanceRow | null)[]> {
   // An instance containing `at` starts in (at - MAX_INSTANCE_MS, at].
   const windowsAround = (def: ShiftDefinitionRow, at: number): InstanceWindow[] =>
@@ -102,7 +106,11 @@ export async function instancesContaining(
   const unique = new Map<string, PlannedInstance>();
   for (const m of matches) if (m) unique.set(instanceKey(m), m);
   if (unique.size === 0) return points.map(() => null);
-  const rows = await storedInstances(db, plan.companyId, [...unique.values()]);
+  const rows = new Map(read.map((r) => [instanceKey(r), r]));
+  const missing = [...unique.values()].filter((m) => !rows.has(instanceKey(m)));
+  if (missing.length > 0) {
+    for (const [key, r] of await storedInstances(db, plan.companyId, missing)) rows.set(key, r);
+  }
   const definitions = new Map(plan.definitions.map((d) => [d.id, d]));
   const stored = new Map<string, ShiftInstanceRow>();
   for (const [key, r] of rows) {

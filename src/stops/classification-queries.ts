@@ -6,20 +6,31 @@
  * two reasons given at once never make two `Created` events. docs/realtime.md.
  */
 
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, lte, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
 import { type CompanyScope, owned, ownedSql, scopeIn } from "../db/company-scope";
-import { stopCauses, stopClassifications, stops } from "../db/schema";
+import { machines, shiftInstances, stopCauses, stopClassifications, stops } from "../db/schema";
 import {
+  type ClassificationRow,
   type ReportShift,
   type StopRow,
   toClassificationOut,
   toReportShift,
   toStopOut,
 } from "../reports/schemas";
-import type { StopWithClassification } from "../reports/stops-report";
+import { type StopWithClassification, stopColumns } from "../reports/stops-report";
+import { companyClosuresQuery } from "../shifts/closures";
+import type { StoredInstance } from "../shifts/materialize";
+import {
+  companyQuery,
+  definitionMachinesQuery,
+  definitionsQuery,
+  MAX_INSTANCE_MS,
+  machineIdsQuery,
+  toPlan,
+} from "../shifts/plan";
 import { instancesContaining, loadShiftPlan, type ShiftPlan } from "../shifts/queries";
 import {
   type ClassificationChange,
@@ -35,18 +46,24 @@ export type StopPlace = Pick<StopRow, "machineId" | "startTime">;
  *
  * @param plan the company's shift plan when the caller has started reading it (read here
  *   otherwise).
+ * @param read stored instances the caller read already (`instancesAroundStopQuery`): no D1
+ *   round trip when the stop's instance is among them.
  */
 export async function shiftOfStop(
   scope: CompanyScope,
   stop: StopPlace,
   now: number,
   plan: Promise<ShiftPlan | null> = loadShiftPlan(scope),
+  read: readonly StoredInstance[] = [],
 ): Promise<ReportShift | null> {
   const resolved = await plan;
   if (!resolved) return null;
-  const [instance] = await instancesContaining(scope.db, resolved, [
-    { machineId: stop.machineId, at: stop.startTime },
-  ]);
+  const [instance] = await instancesContaining(
+    scope.db,
+    resolved,
+    [{ machineId: stop.machineId, at: stop.startTime }],
+    read,
+  );
   return instance ? toReportShift(instance, now) : null;
 }
 
@@ -110,6 +127,130 @@ function classificationQuery(db: Database, stopId: number, companyId: number) {
     .leftJoin(specificCause, eq(specificCause.id, stopClassifications.specificCauseId))
     .leftJoin(generalCause, eq(generalCause.id, stopClassifications.generalCauseId))
     .where(and(eq(stopClassifications.stopId, stopId), owned({ companyId }, stopClassifications)));
+}
+
+/** The classification of a stop that has none. */
+const UNCLASSIFIED: ClassificationRow = {
+  id: null,
+  createdAt: null,
+  updatedAt: null,
+  description: null,
+  componentId: null,
+  componentName: null,
+  specificCauseId: null,
+  specificCauseName: null,
+  generalCauseId: null,
+  generalCauseName: null,
+};
+
+/** The query of a stop of the company that is not deleted, with its machine's name, by id. */
+function stopRowQuery(scope: CompanyScope, stopId: number) {
+  return scope.db
+    .select({
+      ...stopColumns,
+      // Aliased: a batch's rows are keyed by column name, and `name` is the machine's here.
+      machineName: sql<string>`${machines.name}`.as("machine_name"),
+    })
+    .from(stops)
+    .innerJoin(machines, eq(machines.id, stops.machineId))
+    .where(owned(scope, stops, eq(stops.id, stopId), isNull(stops.deletedAt)));
+}
+
+/**
+ * The query of the stored shift instances of a stop's machine that may contain its start
+ * (starting in `(start - MAX_INSTANCE_MS, start]`, through the index on machine and start),
+ * by the stop's id: nothing to wait for before it, so it goes in a first batch beside the
+ * stop itself.
+ */
+function instancesAroundStopQuery(scope: CompanyScope, stopId: number) {
+  const ofStop = (column: typeof stops.startTime | typeof stops.machineId) =>
+    sql`(SELECT ${column} FROM ${stops} WHERE ${stops.id} = ${stopId})`;
+  const start = ofStop(stops.startTime);
+  return scope.db
+    .select({
+      id: shiftInstances.id,
+      definitionId: shiftInstances.shiftDefinitionId,
+      machineId: shiftInstances.machineId,
+      start: shiftInstances.start,
+      end: shiftInstances.end,
+    })
+    .from(shiftInstances)
+    .where(
+      owned(
+        scope,
+        shiftInstances,
+        eq(shiftInstances.machineId, ofStop(stops.machineId)),
+        lte(shiftInstances.start, start),
+        gt(shiftInstances.start, sql`${start} - ${MAX_INSTANCE_MS}`),
+      ),
+    );
+}
+
+/**
+ * The reads a classification of stop `stopId` starts from, as statements for the caller's
+ * first `db.batch` (with its own before them, if any): the stop with its machine, its
+ * classification, the stored shift instances around its start and the company's shift plan.
+ * Read together, they spare the round trips that would follow one another (the stop, then
+ * its shift); `firstReadOf` shapes their results.
+ */
+export function firstReadStatements(scope: CompanyScope, stopId: number) {
+  return [
+    stopRowQuery(scope, stopId),
+    classificationQuery(scope.db, stopId, scope.companyId),
+    instancesAroundStopQuery(scope, stopId),
+    companyQuery(scope),
+    definitionsQuery(scope),
+    definitionMachinesQuery(scope),
+    machineIdsQuery(scope),
+    companyClosuresQuery(scope),
+  ] as const;
+}
+
+/** The results of a tuple of queries, in order. */
+type ResultsOf<T extends readonly unknown[]> = { readonly [K in keyof T]: Awaited<T[K]> };
+
+/** The results of `firstReadStatements`, in order. */
+export type FirstReadResults = ResultsOf<ReturnType<typeof firstReadStatements>>;
+
+/** What a classification starts from (`firstReadStatements`), shaped. */
+export interface FirstRead {
+  /** The stop with its machine and classification; undefined when unknown or deleted. */
+  found: (StopWithClassification & { companyId: number }) | undefined;
+  /** Stored shift instances that may contain the stop's start. */
+  instances: StoredInstance[];
+  /** The company's shift plan (null when the company does not exist). */
+  plan: ShiftPlan | null;
+}
+
+/** Shapes the results of `firstReadStatements(scope, ...)`. */
+export function firstReadOf(scope: CompanyScope, results: FirstReadResults): FirstRead {
+  const [[row], [classification], instances, company, defs, links, machineRows, closures] = results;
+  const found =
+    row === undefined
+      ? undefined
+      : {
+          stop: {
+            id: row.id,
+            machineId: row.machineId,
+            startTime: row.startTime,
+            endTime: row.endTime,
+            isProgrammed: row.isProgrammed,
+            isIncludedInAvailability: row.isIncludedInAvailability,
+            isIncludedInStops: row.isIncludedInStops,
+            isManual: row.isManual,
+            createdAt: row.createdAt,
+            updatedAt: row.updatedAt,
+            deletedAt: row.deletedAt,
+          },
+          machine: { id: row.machineId, name: row.machineName },
+          classification: classification ?? UNCLASSIFIED,
+          companyId: scope.companyId,
+        };
+  return {
+    found,
+    instances,
+    plan: toPlan(scope.companyId, company, defs, links, machineRows, closures),
+  };
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 
 import type { Database } from "../db/client";
-import { scopeIn } from "../db/company-scope";
+import { type CompanyScope, scopeIn } from "../db/company-scope";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import {
@@ -29,12 +29,15 @@ import {
   type ClassificationInput,
   classificationChange,
   deleteClassification,
+  type FirstRead,
+  firstReadOf,
+  firstReadStatements,
   putClassification,
   type StopPlace,
   shiftOfStop,
 } from "./classification-queries";
 
-export type { ClassificationInput, StopPlace } from "./classification-queries";
+export type { ClassificationInput, FirstRead, StopPlace } from "./classification-queries";
 
 /** The bindings a classification change needs: the webhook outbox and the stop's stream. */
 export type ClassifyBindings = OutboxBindings & Pick<Env, "WEBHOOK_ENDPOINT" | "MACHINE_STREAM">;
@@ -90,12 +93,36 @@ interface ClassifyOptions {
    * causes are never removed from it): the write adds none, one to three statements fewer.
    */
   causesInCatalog?: boolean;
+  /**
+   * The stop, its classification, the stored instances around its start and the company's
+   * shift plan, read by the caller in its first batch (`firstReadStatements`): the first
+   * attempt then reads nothing before its write when the stop's shift instance is stored.
+   */
+  first?: FirstRead;
+  /**
+   * Keeps work alive after the answer (the request's `ctx.waitUntil`). Given, the webhook
+   * deliveries are handed over (Queue message, then their deliverers) after the answer,
+   * once the stream event is stored; absent, before returning. Nothing is lost either way:
+   * the deliveries are stored with the change, and the outbox sweeper sends any whose
+   * hand-over failed (docs/webhook-delivery.md).
+   */
+  afterAnswer?: (work: Promise<unknown>) => void;
 }
 
 /** Marks a promise's rejection as handled where it is awaited later, not where it began. */
 function awaitedLater<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => undefined);
   return promise;
+}
+
+/**
+ * Reads what a classification of stop `stopId` starts from in one D1 batch
+ * (`firstReadStatements`), for `classifyStop`'s `options.first`.
+ *
+ * @param scope the company the stop must belong to, and its shard.
+ */
+export async function readStopFirst(scope: CompanyScope, stopId: number): Promise<FirstRead> {
+  return firstReadOf(scope, await scope.db.batch(firstReadStatements(scope, stopId)));
 }
 
 /**
@@ -106,11 +133,13 @@ function awaitedLater<T>(promise: Promise<T>): Promise<T> {
  * nothing and emits nothing: a scanner that repeats its reason is not a second event.
  *
  * A person waits for the answer (a scanner, an operator's screen), so the reads that do not
- * depend on each other go out together (the stop with its classification, the company's
- * shift plan, the shift containing the stop's start when `options.stop` gives it) and the
- * two hand-overs after the write (the webhook deliveries to their Queue and deliverers, the
- * stream event) run side by side: every sequential round trip waits its turn on a busy
- * runtime (docs/realtime.md, "Stop reasons"; bench/stop-reason.ts).
+ * depend on each other go out together (with `options.first`, in the caller's first batch:
+ * the stop with its classification, the company's shift plan and the stored instances
+ * around the stop's start; else the stop beside the shift containing the start when
+ * `options.stop` gives it), and with `options.afterAnswer` the answer waits for the write
+ * batch and the stream event only, the webhook deliveries being handed over after it: every
+ * sequential round trip waits its turn on a busy runtime (docs/realtime.md, "Stop reasons";
+ * bench/stop-reason.ts).
  *
  * @param env the webhook outbox and the stream bindings.
  * @param db the company's shard (or the shard holding the stop, for the operator).
@@ -133,15 +162,22 @@ export async function classifyStop(
 ): Promise<ClassifiedStop | null> {
   const now = options.now ?? Date.now();
   const companyScope = companyId === null ? null : scopeIn(db, companyId);
+  const { first } = options;
   const plan =
-    options.plan ?? (companyScope === null ? undefined : awaitedLater(loadShiftPlan(companyScope)));
+    options.plan ??
+    (first ? Promise.resolve(first.plan) : undefined) ??
+    (companyScope === null ? undefined : awaitedLater(loadShiftPlan(companyScope)));
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-    // The shift of the stop the caller read, beside the stop itself (first round only: a
-    // retry reads the stop again because another request changed it).
-    const place = attempt === 0 && companyScope !== null ? options.stop : undefined;
+    // The first round starts from what the caller read (the stop, or its place for its shift
+    // beside the stop); a retry reads the stop again because another request changed it.
+    const read = attempt === 0 && companyScope !== null ? first : undefined;
+    const place =
+      attempt === 0 && companyScope !== null ? (read?.found?.stop ?? options.stop) : undefined;
     const [found, early] = await Promise.all([
-      findStopWithClassification(db, stopId, companyId),
-      place && companyScope ? shiftOfStop(companyScope, place, now, plan) : undefined,
+      read ? read.found : findStopWithClassification(db, stopId, companyId),
+      place && companyScope
+        ? shiftOfStop(companyScope, place, now, plan, read?.instances)
+        : undefined,
     ]);
     if (!found) return null;
     const current = found.classification;
@@ -178,10 +214,22 @@ export async function classifyStop(
       return null;
     }
     const classification = toClassificationOut(written);
-    await Promise.all([
-      dispatchDeliveries(env, scope, eventId, deliveries),
-      publish(env, found.companyId, found.stop.machineId, stopClassified(stopId, classification)),
-    ]);
+    const published = publish(
+      env,
+      found.companyId,
+      found.stop.machineId,
+      stopClassified(stopId, classification),
+    );
+    if (options.afterAnswer) {
+      // The answer waits for the stream event only (a client that saw it and subscribes
+      // with its last id gets it); the deliveries, stored with the change, follow it.
+      options.afterAnswer(
+        published.then(() => dispatchDeliveries(env, scope, eventId, deliveries)),
+      );
+      await published;
+    } else {
+      await Promise.all([dispatchDeliveries(env, scope, eventId, deliveries), published]);
+    }
     return { ...context, classification, emitted: kind };
   }
   throw new ApiError(

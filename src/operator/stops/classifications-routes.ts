@@ -9,7 +9,7 @@ import { notFound } from "../../http/errors";
 import { createRouter, jsonResponse } from "../../http/openapi";
 import { IntId, objectBody } from "../../http/schemas";
 import { ClassificationSchema } from "../../reports/schemas";
-import { classifyStop, unclassifyStop } from "../../stops/classify";
+import { classifyStop, readStopFirst, unclassifyStop } from "../../stops/classify";
 import { requireRowScope } from "../lookups";
 import { operatorRoute } from "../schemas";
 
@@ -47,13 +47,23 @@ export const operatorStopClassificationsRoutes = createRouter()
     async (c) => {
       const { stop_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const { db, companyId } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
-      const classified = await classifyStop(c.env, db, stop_id, companyId, {
-        description: body.description ?? null,
-        component: body.component?.name ?? null,
-        specificCause: body.specificCause?.name ?? null,
-        generalCause: body.generalCause?.name ?? null,
-      });
+      const scope = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
+      // The stop, its classification and its shift in one first batch; the webhook
+      // deliveries handed over after the answer (docs/realtime.md, "Stop reasons").
+      const first = await readStopFirst(scope, stop_id);
+      const classified = await classifyStop(
+        c.env,
+        scope.db,
+        stop_id,
+        scope.companyId,
+        {
+          description: body.description ?? null,
+          component: body.component?.name ?? null,
+          specificCause: body.specificCause?.name ?? null,
+          generalCause: body.generalCause?.name ?? null,
+        },
+        { first, afterAnswer: (work) => c.executionCtx.waitUntil(work) },
+      );
       if (!classified) throw notFound("Stop not found");
       return c.json(classified.classification, 200);
     },

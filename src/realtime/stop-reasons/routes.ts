@@ -81,7 +81,10 @@ export const stopReasonRoutes = createRouter()
   .openapi(stopReasonRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    return c.json(await giveStopReason(c.env, scopeOf(c), machine_id, body, Date.now()), 200);
+    // The webhook deliveries of the change are handed over after the answer.
+    const afterAnswer = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
+    const row = await giveStopReason(c.env, scopeOf(c), machine_id, body, Date.now(), afterAnswer);
+    return c.json(row, 200);
   })
   .openapi(stopsRoute, async (c) => {
     const { machine_id } = c.req.valid("param");
