@@ -525,7 +525,6 @@ const NOT_YET_SPLIT = [
   "src/operator/company-move/move.ts: moveCompany",
   "src/realtime/machine-flush.ts: flush",
   "src/resources/signals/archive.ts: writeObject",
-  "src/resources/production-logs/create.ts: createLogs",
   "src/resources/signals/store.ts: ingest",
 ];
 
