@@ -17,9 +17,10 @@
  *
  * It prints the median and the slowest of each, with the load average it ran under (the
  * 1-minute figure when each start began and ended) and the lost requests of wrangler dev's
- * proxy that the demo load met and retried (`Retrying ... 503` lines of `.wrangler/start.log`,
- * docs/demo-data.md), and writes the same report to `bench/start-results.md`. Exits 1 when a
- * start failed or did not get everything loaded within its time limits.
+ * proxy that the demo load met and retried (`Retrying ... 503` and `... 500` lines of
+ * `.wrangler/start.log`, docs/demo-data.md), and writes the same report to
+ * `bench/start-results.md`. Exits 1 when a start failed or did not get everything loaded
+ * within its time limits.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -64,7 +65,10 @@ interface StartRun {
   milestones: Milestones;
   /** The 1-minute load average when the start began and when it ended. */
   load: [number, number];
-  /** Lost requests of the proxy retried by the demo load (503 "restarted mid-request"). */
+  /**
+   * Lost requests of the proxy retried by the demo load: a 503 "restarted mid-request" (wrangler
+   * 4.86), or a 500 without `X-Request-Id` (4.164; scripts/lib/demo-fetch.ts).
+   */
   lost503: number;
   /** Every retry of the demo load, whatever its cause. */
   retries: number;
@@ -195,7 +199,8 @@ async function timeStart(dir: string, kind: StartRun["kind"]): Promise<StartRun>
   try {
     const log = readFileSync(join(dir, ".wrangler", "start.log"), "utf8");
     run.retries = log.match(/\] Retrying /g)?.length ?? 0;
-    run.lost503 = log.match(/\] Retrying .* answered 503 .*restarted mid-request/g)?.length ?? 0;
+    run.lost503 =
+      log.match(/\] Retrying .* answered (503 .*restarted mid-request|500 )/g)?.length ?? 0;
   } catch {
     // no log: nothing retried
   }
@@ -285,8 +290,8 @@ function report(runs: readonly StartRun[], startedAt: Date): string {
     "| --- | --- | --- |",
     ...phaseRows(fresh, restarts),
     "",
-    `Requests of the demo load lost by wrangler dev's proxy (503 "Your worker restarted ` +
-      `mid-request", retried): ${runs.reduce((n, r) => n + r.lost503, 0)} in ${runs.length} starts ` +
+    `Requests of the demo load lost by wrangler dev's proxy (a 503 "Your worker restarted ` +
+      `mid-request" or a 500 without X-Request-Id, retried): ${runs.reduce((n, r) => n + r.lost503, 0)} in ${runs.length} starts ` +
       `(${runs.filter((r) => r.lost503 > 0).length} starts met at least one); retries of any ` +
       `cause: ${runs.reduce((n, r) => n + r.retries, 0)}.`,
     "",

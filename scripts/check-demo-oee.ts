@@ -29,7 +29,14 @@ import { TZDate } from "@date-fns/tz";
 import { createClient } from "../clients/typescript/src/index";
 import { parseCsv, toIsoUtc } from "./lib/csv";
 import { DEMO_FILES, DEMO_PLANT_A } from "./lib/demo-data";
-import { detectedStops, type Interval, joined, lengthOf, without } from "./lib/demo-detected-stops";
+import {
+  assetPlannedTime,
+  detectedStops,
+  type Interval,
+  joined,
+  lengthOf,
+  without,
+} from "./lib/demo-detected-stops";
 import { readDemoKeys } from "./lib/demo-seed";
 import { ok } from "./lib/http";
 import { resolveBaseUrl } from "./lib/local-server";
@@ -157,7 +164,14 @@ function detectedByAsset(rows: Map<number, Row[]>, now: number): Map<number, Int
     const alarms = joined(
       list.filter((r) => r.kind === "alarm").map((r) => ({ start: r.ts, end: r.end })),
     );
-    out.set(asset, detectedStops(list, alarms, now));
+    const first = list[0]?.ts ?? now;
+    const last = list[list.length - 1]?.end ?? now;
+    const planned = assetPlannedTime(
+      list.map((r) => ({ ts: r.ts, items: r.items, alarm: r.kind === "alarm" })),
+      first,
+      last + 1,
+    );
+    out.set(asset, detectedStops(list, alarms, now, planned));
   }
   return out;
 }

@@ -3,8 +3,11 @@
  * `scripts/check-demo-oee.ts`: the rule of docs/machine-state.md written once more, row by
  * row, without the Worker's code (src/machine-state/ folds hours and composes them; this
  * walks the rows). With the demo's settings: the defaults (threshold and gap 300 s), and
- * planned time everywhere (three 8-hour shifts every day, one after the other).
+ * planned time from Monday to Friday (three 8-hour shifts a day, one after the other; the
+ * demo's plant calendar closes Saturdays and Sundays, so the shifts that start on them are
+ * not planned: `weekdayPlannedTime`).
  */
+import { TZDate } from "@date-fns/tz";
 
 /** What the check knows of a row: its instant and items, and whether it is an alarm. */
 export interface CountRow {
@@ -22,6 +25,62 @@ const THRESHOLD_MS = 300_000;
 const GAP_MS = 300_000;
 
 /**
+ * Demo Plant A's shift instances over `[from, to)` that its calendar schedules: the
+ * 06:00-14:00, 14:00-22:00 and 22:00-06:00 shifts (Europe/Rome) that start on a Monday to
+ * Friday. A shift that starts on a Saturday or a Sunday is closed by the demo's calendar
+ * (docs/metrics.md, "The plant calendar"), while Friday's night shift runs into Saturday
+ * 06:00.
+ */
+export function weekdayShifts(from: number, to: number): Interval[] {
+  const zone = "Europe/Rome";
+  const first = new TZDate(from, zone);
+  const out: Interval[] = [];
+  for (let d = -2; ; d++) {
+    const at = (day: number, hours: number) =>
+      new TZDate(first.getFullYear(), first.getMonth(), first.getDate() + day, hours, 0, zone);
+    const midnight = at(d, 0);
+    if (midnight.getTime() >= to) break;
+    const weekday = midnight.getDay(); // 0 = Sunday, 6 = Saturday
+    if (weekday === 0 || weekday === 6) continue;
+    for (const [start, end] of [
+      [at(d, 6), at(d, 14)],
+      [at(d, 14), at(d, 22)],
+      [at(d, 22), at(d + 1, 6)],
+    ] as const) {
+      out.push({ start: start.getTime(), end: end.getTime() });
+    }
+  }
+  return out;
+}
+
+/** The planned time of `weekdayShifts`, joined. */
+export function weekdayPlannedTime(from: number, to: number): Interval[] {
+  return joined(weekdayShifts(from, to));
+}
+
+/**
+ * One asset's planned time over `[from, to)`, joined: its weekday shifts, less those the
+ * demo's calendar closes for it because the recording shows it did not run them (no row
+ * with items and no alarm row inside a shift that lies wholly within the rows).
+ */
+export function assetPlannedTime(
+  rows: readonly (CountRow & { alarm: boolean })[],
+  from: number,
+  to: number,
+): Interval[] {
+  const firstRow = rows[0]?.ts ?? to;
+  const lastRow = rows[rows.length - 1]?.ts ?? from;
+  return joined(
+    weekdayShifts(from, to).filter(
+      (w) =>
+        w.start < firstRow ||
+        w.end > lastRow ||
+        rows.some((r) => r.ts >= w.start && r.ts < w.end && (r.items > 0 || r.alarm)),
+    ),
+  );
+}
+
+/**
  * The detected stops of one asset.
  *
  * A run of rows without items (each within 300 s of the one before) starts at its first
@@ -34,12 +93,15 @@ const GAP_MS = 300_000;
  * @param rows the asset's rows, ascending instants (one per instant).
  * @param recorded the asset's recorded stops.
  * @param now the current instant (where a run reaching the last row ends, for minutes).
+ * @param planned the planned time, joined: each run is cut to it first, and each part
+ *   counts for the threshold on its own (default: planned everywhere).
  * @returns the stops, as intervals (a stop going on ends at `now`).
  */
 export function detectedStops(
   rows: readonly CountRow[],
   recorded: readonly Interval[],
   now: number,
+  planned: readonly Interval[] = [{ start: -Infinity, end: Infinity }],
 ): Interval[] {
   const runs: { start: number; end: number; evidence: number }[] = [];
   let i = 0;
@@ -71,7 +133,16 @@ export function detectedStops(
     i = j + 1;
   }
   const out: Interval[] = [];
-  for (const run of runs) {
+  const parts = runs.flatMap((run) =>
+    planned
+      .filter((b) => b.start < run.end && b.end > run.start)
+      .map((b) => ({
+        start: Math.max(run.start, b.start),
+        end: Math.min(run.end, b.end),
+        evidence: Math.min(run.evidence, b.end),
+      })),
+  );
+  for (const run of parts) {
     if (run.evidence - run.start < THRESHOLD_MS) continue;
     let pieces = [run];
     for (const cut of recorded) {

@@ -5,15 +5,20 @@
  *
  * - 429, and 503 with `Retry-After`: the rate limit, a company move's fence, the realtime
  *   read barrier (each refuses the request whole), and `wrangler dev`'s own "Your worker
- *   restarted mid-request": its proxy lost the request on a keep-alive connection the
- *   runtime was closing, before the Worker saw it (workers-sdk issue 14641). Retried after
+ *   restarted mid-request" (the Worker was reloaded with the request in flight; wrangler 4.86
+ *   also answered it when its proxy lost the request on a keep-alive connection the runtime
+ *   was closing, before the Worker saw it: workers-sdk issue 14641). Retried after
  *   `Retry-After` (at least {@link MIN_WAIT_MS}), whatever the method.
+ * - A 500 without `X-Request-Id`: not the Worker's answer (every answer of the API carries
+ *   one, its 5XX included, src/app.ts) but wrangler 4.164's proxy's, when it lost the request
+ *   that way (it logs `Error inside ProxyWorker (the affected request failed; the dev server
+ *   continues)`). Retried after {@link MIN_WAIT_MS}, whatever the method.
  * - A connection refused (nothing was sent), or closed by the server with no answer (the same
  *   keep-alive race between this client and `wrangler dev`'s proxy: the server closes only a
  *   connection it holds idle, so it did not read the request): retried, whatever the method.
  * - A GET or HEAD that has not answered within {@link READ_TIMEOUT_MS}, or that failed any
- *   other way: retried. (`wrangler dev` 4.86 holds a GET that met the race above until its
- *   next reload, which never comes.)
+ *   other way: retried. (`wrangler dev` 4.86 held a GET that met the race above until its
+ *   next reload, which never came; 4.164's proxy sends it again itself.)
  * - Any other failure of another method is not retried: the request may have run.
  */
 
@@ -63,10 +68,17 @@ export function notDelivered(error: unknown): boolean {
  *
  * @param status the answer's status.
  * @param retryAfter its `Retry-After` header (seconds), or null.
+ * @param fromWorker whether it carries the Worker's `X-Request-Id` (default true): a 500
+ *   without one is `wrangler dev`'s proxy's, for a request the Worker never saw.
  * @returns ms to wait, within [{@link MIN_WAIT_MS}, {@link MAX_WAIT_MS}]; null for an answer
- *   that is final (2XX, a 4XX other than 429, a 5XX without `Retry-After`).
+ *   that is final (2XX, a 4XX other than 429, the Worker's 5XX without `Retry-After`).
  */
-export function retryWait(status: number, retryAfter: string | null): number | null {
+export function retryWait(
+  status: number,
+  retryAfter: string | null,
+  fromWorker = true,
+): number | null {
+  if (status === 500 && !fromWorker) return MIN_WAIT_MS;
   if (status !== 429 && !(status === 503 && retryAfter !== null)) return null;
   const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
   const ms = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 1000;
@@ -104,7 +116,11 @@ export function demoFetch(options: DemoFetchOptions = {}): Fetch {
         await sleep(1000);
         continue;
       }
-      const wait = retryWait(response.status, response.headers.get("retry-after"));
+      const wait = retryWait(
+        response.status,
+        response.headers.get("retry-after"),
+        response.headers.has("x-request-id"),
+      );
       if (wait === null || last) return response;
       const text = (await response.text()).replace(/\s+/g, " ").slice(0, 120);
       options.onRetry?.(

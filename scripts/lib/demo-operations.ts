@@ -32,6 +32,96 @@ export const PLANT_A_SHIFTS = [
   { name: "Night", startTime: "22:00", endTime: "06:00" },
 ] as const;
 
+/** The name of Demo Plant A's weekend closures (the plant calendar, docs/metrics.md). */
+export const PLANT_A_WEEKEND = "Weekend";
+
+/** The name of the closure of a shift one machine did not run (`idleShifts`). */
+export const IDLE_SHIFT = "Shift not run";
+
+/** A closure of the plant calendar as the operator API takes it (local dates, inclusive). */
+export interface DemoClosure {
+  name: string;
+  startDate: string;
+  endDate: string;
+}
+
+/**
+ * Demo Plant A's weekends that touch the local dates (Europe/Rome) of `[from, to]`, one
+ * closure each, Saturday and Sunday: the recorded plant stood still on both (its rows show
+ * no items from Saturday 00:00 to Monday 00:00), so the demo's calendar closes them, as a
+ * plant that works Monday to Friday would. The same weekend gives the same closure, so
+ * creating them again is idempotent.
+ *
+ * @param from first instant, ms; `to` last instant, ms (a span of weeks: one step per day).
+ */
+export function plantAWeekends(from: number, to: number): DemoClosure[] {
+  const first = new TZDate(from, PLANT_A_TIMEZONE);
+  const last = new TZDate(to, PLANT_A_TIMEZONE);
+  const iso = (y: number, m: number, d: number) =>
+    new Date(Date.UTC(y, m, d)).toISOString().slice(0, 10);
+  const endKey = iso(last.getFullYear(), last.getMonth(), last.getDate());
+  // The first date's weekend (a Sunday's began the day before), else the next one.
+  const day = first.getDay(); // 0 = Sunday ... 6 = Saturday
+  const toSaturday = day === 0 ? -1 : 6 - day;
+  const out: DemoClosure[] = [];
+  for (let d = first.getDate() + toSaturday; ; d += 7) {
+    const saturday = iso(first.getFullYear(), first.getMonth(), d);
+    if (saturday > endKey) return out;
+    out.push({
+      name: PLANT_A_WEEKEND,
+      startDate: saturday,
+      endDate: iso(first.getFullYear(), first.getMonth(), d + 1),
+    });
+  }
+}
+
+/** A shift instance one asset did not run, ms: `[start, end)`. */
+export interface IdleShift {
+  asset: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * The weekday shift instances (06:00, 14:00, 22:00 Europe/Rome, starting Monday to Friday)
+ * that lie wholly within an asset's rows and hold no row with items and no alarm row: the
+ * recorded plant did not run that shift on that machine (Asset 2's Tuesday night shift of
+ * the recorded week), so the demo's calendar closes it for the machine, as it closes the
+ * weekends for all (`plantAWeekends`). A shift with a single item or alarm stays scheduled,
+ * and its idle time stays downtime.
+ *
+ * @param rowsByAsset rows by asset, ascending `ts` (recorded, or moved to the real dates).
+ */
+export function idleShifts(rowsByAsset: ReadonlyMap<number, readonly SmeRow[]>): IdleShift[] {
+  const out: IdleShift[] = [];
+  for (const [asset, rows] of rowsByAsset) {
+    const first = rows[0]?.ts;
+    const last = rows[rows.length - 1]?.ts;
+    if (first === undefined || last === undefined) continue;
+    const starts = wallClockInstants(
+      PLANT_A_SHIFTS.map((s) => s.startTime),
+      PLANT_A_TIMEZONE,
+      first - DAY_MS,
+      last + DAY_MS,
+    );
+    let i = 0;
+    for (const [k, start] of starts.entries()) {
+      const end = starts[k + 1];
+      if (end === undefined || start < first || end > last) continue;
+      const weekday = new TZDate(start, PLANT_A_TIMEZONE).getDay();
+      if (weekday === 0 || weekday === 6) continue;
+      while (i < rows.length && (rows[i] as SmeRow).ts < start) i += 1;
+      let ran = false;
+      for (let j = i; j < rows.length && (rows[j] as SmeRow).ts < end; j += 1) {
+        const row = rows[j] as SmeRow;
+        if (row.items > 0 || rowKind(row) === "alarm") ran = true;
+      }
+      if (!ran) out.push({ asset, start, end });
+    }
+  }
+  return out;
+}
+
 /** The single shift of Fleet B: 24 hours from 00:00 UTC, not considered in the metrics report. */
 export const FLEET_B_SHIFT = {
   name: "Day",
@@ -317,6 +407,8 @@ export interface PlantAOperations {
   stops: DerivedAlarmStop[];
   /** Items of alarm rows, which no production log counts. */
   alarmItems: number;
+  /** Weekday shifts an asset did not run (`idleShifts`), closed by the demo's calendar. */
+  idleShifts: IdleShift[];
 }
 
 /**
@@ -372,6 +464,7 @@ export function derivePlantAOperations(smeCsv: string): PlantAOperations {
     productionLogs,
     stops,
     alarmItems,
+    idleShifts: idleShifts(rowsByAsset),
   };
 }
 

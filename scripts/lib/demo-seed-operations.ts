@@ -14,8 +14,10 @@ import {
   BENCH_SHIFT,
   type DerivedFleetStop,
   FLEET_B_SHIFT,
+  IDLE_SHIFT,
   PLANT_A_SHIFTS,
   type PlantAOperations,
+  plantAWeekends,
   skuCode,
 } from "./demo-operations";
 import { ok } from "./http";
@@ -217,6 +219,27 @@ export async function loadPlantAOperations(
       );
     }
   }
+  // The plant calendar before the shifts too: the recorded plant stood still on Saturdays
+  // and Sundays, so their shifts are not scheduled and their idle rows make no stop.
+  const weekends = plantAWeekends(
+    Math.min(...ops.productionLogs.map((l) => l.start)),
+    Math.max(...ops.productionLogs.map((l) => l.end)),
+  );
+  ok(
+    "POST",
+    await client.api.POST("/companies/{company_id}/closures", {
+      params: { path: { company_id: companyId } },
+      body: [
+        ...weekends,
+        ...ops.idleShifts.map((idle) => ({
+          name: IDLE_SHIFT,
+          start: iso(idle.start),
+          end: iso(idle.end),
+          machineId: assetMachine(idle.asset).id,
+        })),
+      ],
+    }),
+  );
   ok(
     "POST",
     await client.api.POST("/companies/{company_id}/shifts", {
@@ -255,7 +278,9 @@ export async function loadPlantAOperations(
   ]);
 
   log(
-    `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${logs.length} production logs, ` +
+    `  Demo Plant A: ${PLANT_A_SHIFTS.length} shifts, ${weekends.length} weekends and ` +
+      `${ops.idleShifts.length} machine shifts not run closed, ` +
+      `${logs.length} production logs, ` +
       `${ops.stops.length} unplanned stops`,
   );
 }

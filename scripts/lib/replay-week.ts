@@ -10,7 +10,9 @@
  * when none of the machine starts at the same instant (an open one is closed when its
  * recorded end has passed).
  */
-import { type SmeRow, skuCode } from "./demo-operations";
+import { DEMO_PLANT_A } from "./demo-data";
+import { IDLE_SHIFT, idleShifts, plantAWeekends, type SmeRow, skuCode } from "./demo-operations";
+import { playedRows } from "./replay-plan";
 import { type WeekFill, weekFill } from "./replay-week-plan";
 
 /**
@@ -37,6 +39,8 @@ export interface WeekCounts {
   shiftsKept: number;
   stopsCreated: number;
   stopsClosed: number;
+  /** Closures of the plant calendar new this time (weekends, shifts not run; the others existed). */
+  closuresCreated: number;
 }
 
 /** Items per create call (the API takes at most 1,000). */
@@ -65,7 +69,11 @@ export async function fillWeek(
     shiftsKept: 0,
     stopsCreated: 0,
     stopsClosed: 0,
+    closuresCreated: 0,
   };
+  // The weekends first: the samples of a closed day make no detected stop (the recorded
+  // plant stood still on them; docs/demo-data.md).
+  await sendWeekends(replay, plan, now, counts);
   // The recorded stops before the samples: the machines' stop detection then never makes a
   // stop of the time an alarm stop takes (docs/machine-state.md).
   await sendStops(replay, plan, counts);
@@ -88,6 +96,47 @@ export async function fillWeek(
   }
   await sendProductionLogs(replay, plan, counts);
   return { counts, plan };
+}
+
+/** How far ahead the weekends are closed: a server left running keeps its calendar. */
+const CALENDAR_AHEAD_MS = 28 * 86_400_000;
+
+/**
+ * Closes Demo Plant A's weekends from the day before the week to 4 weeks ahead, and the
+ * weekday shifts a machine did not run in the rows sent (`idleShifts`), through the operator
+ * API's plant calendar (idempotent: a closure that exists is answered as is).
+ */
+async function sendWeekends(
+  replay: WeekReplay,
+  plan: WeekFill,
+  now: number,
+  counts: WeekCounts,
+): Promise<void> {
+  const companies = await replay.call<{ id: number; name: string }[]>("/operator/v1/companies", {
+    operator: true,
+  });
+  const company = companies.find((c) => c.name === DEMO_PLANT_A);
+  if (!company) return;
+  const path = `/operator/v1/companies/${company.id}/closures`;
+  const before = await replay.call<unknown[]>(path, { operator: true });
+  const weekends = plantAWeekends(plan.from - 86_400_000, now + CALENDAR_AHEAD_MS);
+  // The shifts a machine did not run, among those the samples sent cover wholly (from a
+  // day before the week to now): the same rows the machines' detection reads.
+  const sent = new Map(
+    [...playedRows(replay.rows, plan.from - 86_400_000, now + 1)].map(([asset, rows]) => [
+      asset,
+      rows.filter((row) => row.ts >= plan.from - 86_400_000 && row.ts <= now),
+    ]),
+  );
+  const idle = idleShifts(sent).flatMap((shift) => {
+    const machine = replay.machines.get(shift.asset);
+    return machine
+      ? [{ name: IDLE_SHIFT, start: iso(shift.start), end: iso(shift.end), machineId: machine.id }]
+      : [];
+  });
+  await replay.call(path, { operator: true, body: [...weekends, ...idle] });
+  const after = await replay.call<unknown[]>(path, { operator: true });
+  counts.closuresCreated += after.length - before.length;
 }
 
 /** The shift instances (`machineId:startMs`) that already have a production log. */

@@ -363,7 +363,8 @@ export async function startReplay(
       `(from ${new Date(plan.from).toISOString()}): ${week.samples} samples, ` +
       `${week.productionLogs} production logs of closed shifts` +
       (week.shiftsKept > 0 ? ` (${week.shiftsKept} machine shifts already had theirs)` : "") +
-      `, ${week.stopsCreated} stops created, ${week.stopsClosed} closed; the running shift: ` +
+      `, ${week.stopsCreated} stops created, ${week.stopsClosed} closed, ` +
+      `${week.closuresCreated} closures of the plant calendar created; the running shift: ` +
       `${first.skuWrites} SKU writes, ${first.operatorWrites} operator writes, ` +
       `${first.stopsOpened} stops opened, ${first.stopsClosed} closed.`,
   );

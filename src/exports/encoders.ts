@@ -5,8 +5,8 @@
  * row group of values and its metadata, a CSV file one batch (docs/exports.md, "Memory").
  */
 import { ByteWriter, ParquetWriter } from "hyparquet-writer";
-import { CSV_MEDIA_TYPE, csvRecords } from "../http/csv";
-import { isoInstant } from "../http/instants";
+import { yieldToOtherRequests } from "../http/budget";
+import { CSV_MEDIA_TYPE, CsvColumnWriter, type CsvKind, csvRecords } from "../http/csv";
 import type { Column, ColumnType } from "./columns";
 import type { ExportFormat } from "./schemas";
 import type { ColumnBatch } from "./sources";
@@ -41,36 +41,51 @@ function epochMs(value: unknown): number | null {
   return null;
 }
 
-/** A CSV cell: an instant given as ms is written as the JSON answers write it (ISO 8601, UTC). */
-function csvCell(value: unknown, type: ColumnType): unknown {
-  return type === "timestamp" && typeof value === "number" ? isoInstant(value) : value;
-}
+/** How the CSV writer writes each column type. */
+const CSV_KINDS: Readonly<Record<ColumnType, CsvKind>> = {
+  string: "text",
+  int: "number",
+  double: "number",
+  boolean: "boolean",
+  timestamp: "instant",
+};
 
 const encoder = new TextEncoder();
 
-/** Rows of a CSV batch written at once: about a megabyte of text. */
-const CSV_SLICE_ROWS = 10_000;
+/**
+ * CSV text written between two yields to the isolate's other work, bytes (a slice ends at
+ * a row): about 2 ms of writing (docs/benchmarks.md, "Bulk exports: fair share").
+ */
+const CSV_SLICE_BYTES = 256 * 1024;
 
 /** CSV: a header row with the dotted column names, then each batch's records. */
 class CsvEncoder implements FileEncoder {
+  private readonly writer: CsvColumnWriter;
+  /** Rows of the next slice: as many as made `CSV_SLICE_BYTES` in the slice before. */
+  private sliceRows = 1_000;
+
   constructor(
     private readonly columns: readonly Column[],
     private readonly sink: ByteSink,
-  ) {}
+  ) {
+    this.writer = new CsvColumnWriter(columns.map((c) => CSV_KINDS[c.type]));
+  }
 
   async start(): Promise<void> {
     await this.sink.push(encoder.encode(csvRecords([this.columns.map((c) => c.name)])));
   }
 
   async write(batch: ColumnBatch): Promise<void> {
-    // In slices: a signal batch of 100,000 points is about 11 MB of text at once.
-    for (let from = 0; from < batch.length; from += CSV_SLICE_ROWS) {
-      const to = Math.min(batch.length, from + CSV_SLICE_ROWS);
-      const records: unknown[][] = new Array(to - from);
-      for (let i = from; i < to; i++) {
-        records[i - from] = this.columns.map((c, j) => csvCell(batch.columns[j]?.[i], c.type));
-      }
-      await this.sink.push(encoder.encode(csvRecords(records)));
+    // In slices of about CSV_SLICE_BYTES, yielding between them: a signal batch is
+    // megabytes of text, which would hold the isolate from every other request.
+    for (let from = 0; from < batch.length; ) {
+      const to = Math.min(batch.length, from + this.sliceRows);
+      const bytes = this.writer.rows(batch.columns, from, to);
+      const perRow = bytes.length / (to - from);
+      this.sliceRows = Math.max(1, Math.min(100_000, Math.round(CSV_SLICE_BYTES / perRow)));
+      await this.sink.push(bytes);
+      await yieldToOtherRequests();
+      from = to;
     }
   }
 
@@ -192,8 +207,14 @@ class PendingColumn {
   }
 }
 
-/** Cells a Parquet row group holds about (rows = this / columns): bounds its memory. */
-const ROW_GROUP_CELLS = 500_000;
+/**
+ * Cells a Parquet row group holds about (rows = this / columns): bounds its memory, and the
+ * piece of work encoded at once (a row group is, between two yields to others). 125,000
+ * cells are 25,000 rows of a signal export: a file 20 % larger than with 100,000-row groups
+ * (deltas and dictionaries start again in each), a quarter of the memory and of the piece
+ * (docs/benchmarks.md, "Bulk exports").
+ */
+const ROW_GROUP_CELLS = 125_000;
 
 /**
  * A `ByteWriter` that hands its bytes to the sink after every row group (the writer calls
@@ -259,6 +280,8 @@ class ParquetEncoder implements FileEncoder {
     this.pendingRows = 0;
     // hyparquet-writer's types name its array kinds; a column's values are one of them.
     await this.parquet.write({ columnData: columnData as never, rowGroupSize: rows });
+    // A row group is encoded at once: the isolate's other work goes first before the next.
+    await yieldToOtherRequests();
   }
 
   heldBytes(): number {

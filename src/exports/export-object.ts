@@ -207,7 +207,18 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
       batches++
     ) {
       const batchCursor = file.cursor;
-      const { batch, next } = await readBatch(ctx, spec, batchCursor, columns);
+      const { batch, next, leftOut } = await readBatch(ctx, spec, batchCursor, columns);
+      if (leftOut && spec.dataset === "signals") {
+        const signal = spec.selection.signals[leftOut.signal];
+        if (signal) {
+          this.store.leftOut(job.id, leftOut.signal, {
+            machineUuid: signal.machineUuid,
+            publicId: signal.publicId,
+            name: signal.name,
+            from: leftOut.from,
+          });
+        }
+      }
       rowsRead += batch.length;
       let offset = Math.min(file.skip, batch.length);
       file.skip = 0;

@@ -3,7 +3,7 @@
  * where its next file starts, and its finished files. Everything a restart needs is here;
  * the file being written lives in memory and is started again after a restart.
  */
-import type { ExportFileRecord, ExportRecord } from "./exports-rpc";
+import type { ExportFileRecord, ExportRecord, LeftOutRecord } from "./exports-rpc";
 import type { ExportDataset, ExportFormat, ExportState } from "./schemas";
 import type { Cursor, ExportSpec } from "./sources";
 
@@ -43,6 +43,15 @@ CREATE TABLE IF NOT EXISTS export_files (
   rows INTEGER NOT NULL,
   bytes INTEGER NOT NULL,
   PRIMARY KEY (export_id, idx)
+);
+CREATE TABLE IF NOT EXISTS export_left_out (
+  export_id TEXT NOT NULL,
+  signal INTEGER NOT NULL,
+  machine_uuid TEXT NOT NULL,
+  public_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  from_ms INTEGER NOT NULL,
+  PRIMARY KEY (export_id, signal)
 );
 `;
 
@@ -130,6 +139,24 @@ export class ExportStore {
             )
             .toArray()
             .map((f): ExportFileRecord => ({ name: f.name, rows: f.rows, bytes: f.bytes }));
+    const leftOut =
+      state === "expired"
+        ? []
+        : this.sql
+            .exec<Row>(
+              `SELECT machine_uuid, public_id, name, from_ms FROM export_left_out
+               WHERE export_id = ? ORDER BY signal`,
+              id,
+            )
+            .toArray()
+            .map(
+              (r): LeftOutRecord => ({
+                machineUuid: r.machine_uuid as string,
+                publicId: r.public_id as string,
+                name: r.name as string,
+                from: r.from_ms as number,
+              }),
+            );
     return {
       id: row.id as string,
       dataset: row.dataset as ExportDataset,
@@ -143,6 +170,7 @@ export class ExportStore {
       totalRows: (row.total_rows as number | null) ?? null,
       error: (row.error as string | null) ?? null,
       files,
+      leftOut,
       steps: row.steps as number,
       peakBytes: row.peak_bytes as number,
     };
@@ -237,6 +265,27 @@ export class ExportStore {
     );
   }
 
+  /**
+   * Records a signal the export stopped reading, from `from` (ms) on. A step that read it
+   * again (after a restart or a failed step, from an earlier point of a file written again)
+   * keeps the earlier instant: the files hold its points before that one only.
+   *
+   * @param signal its index in the export's selection.
+   */
+  leftOut(id: string, signal: number, record: LeftOutRecord): void {
+    this.sql.exec(
+      `INSERT INTO export_left_out (export_id, signal, machine_uuid, public_id, name, from_ms)
+       VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (export_id, signal) DO UPDATE SET from_ms = min(from_ms, excluded.from_ms)`,
+      id,
+      signal,
+      record.machineUuid,
+      record.publicId,
+      record.name,
+      record.from,
+    );
+  }
+
   /** Records the multipart upload of the file being written (aborted if a restart abandons it). */
   uploadStarted(id: string, key: string, uploadId: string): void {
     this.sql.exec(
@@ -327,6 +376,11 @@ export class ExportStore {
 
   /** Forgets the records of exports expired before `now`. */
   purge(now: number): void {
+    this.sql.exec(
+      `DELETE FROM export_left_out WHERE export_id IN
+         (SELECT id FROM exports WHERE state = 'expired' AND purge_at <= ?)`,
+      now,
+    );
     this.sql.exec("DELETE FROM exports WHERE state = 'expired' AND purge_at <= ?", now);
   }
 }

@@ -12,6 +12,15 @@ export interface ExportFileRecord {
   bytes: number;
 }
 
+/** A signal an export stopped reading (deleted meanwhile), as the client is told. */
+export interface LeftOutRecord {
+  machineUuid: string;
+  publicId: string;
+  name: string;
+  /** The files hold its points before this instant (ms), none from it on. */
+  from: number;
+}
+
 /** An export as the object keeps it (instants in ms). */
 export interface ExportRecord {
   id: string;
@@ -26,6 +35,8 @@ export interface ExportRecord {
   totalRows: number | null;
   error: string | null;
   files: ExportFileRecord[];
+  /** Signals deleted while it ran, whose later points it does not hold. */
+  leftOut: LeftOutRecord[];
   /** Steps run so far (alarm invocations that advanced it). */
   steps: number;
   /** Most bytes one of its steps held for the file being written (its memory, measured). */

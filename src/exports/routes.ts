@@ -87,6 +87,12 @@ async function exportOut(env: Env, companyId: number, record: ExportRecord): Pro
     totalRows: record.totalRows,
     error: record.error,
     files,
+    leftOut: record.leftOut.map((l) => ({
+      machine_uuid: l.machineUuid,
+      public_id: l.publicId,
+      name: l.name,
+      from: isoInstant(l.from),
+    })),
   };
 }
 
@@ -206,8 +212,10 @@ const getFileRoute = publicRoute(byDataset(false, false), {
   summary: "Download an export file",
   description:
     "The file's bytes, streamed (`application/vnd.apache.parquet` or `text/csv`). A `Range: " +
-    "bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; `HEAD` " +
-    "gives the size. A file of an expired export, or of another company's, is a 404.",
+    "bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; an " +
+    "invalid one (`bytes=10-5`), several ranges or another unit are ignored (200, the whole " +
+    "file, RFC 9110). `HEAD` gives the size. A file of an expired export, or of another " +
+    "company's, is a 404.",
   request: { params: FileParams },
   responses: {
     200: {
@@ -227,27 +235,45 @@ const getFileRoute = publicRoute(byDataset(false, false), {
     404: jsonResponse(ErrorSchema, "Unknown export or file, or another company's.", {
       detail: "File not found",
     }),
-    416: jsonResponse(ErrorSchema, "The range is outside the file.", {
-      detail: "Range Not Satisfiable",
-    }),
+    416: jsonResponse(
+      ErrorSchema,
+      "The range starts at or past the file's end, or is the suffix `-0` (`Content-Range: " +
+        "bytes */<size>` gives the size).",
+      {
+        detail: "Range Not Satisfiable",
+      },
+    ),
   },
 });
 
-/** A single byte range of a `Range` header; null = the whole file; "bad" = not satisfiable. */
-function parseRange(header: string | undefined, size: number): R2Range | null | "bad" {
+/**
+ * The byte range a `Range` header asks of a file of `size` bytes, as RFC 9110 (section 14)
+ * reads it:
+ *
+ * - no header, another unit, several ranges, or an **invalid** range (not `first-last`,
+ *   `first-` or `-suffix` in digits, or a `last` before its `first`, as `bytes=10-5`):
+ *   null, the header is ignored and the whole file answered (200), as section 14.2 lets a
+ *   server do with an invalid ranges-specifier;
+ * - a valid range that is **not satisfiable** (its `first` at or past the end, or the
+ *   suffix `-0`): "unsatisfiable", a 416 with `Content-Range: bytes *\/size` (section 15.5.17);
+ * - else the range, its end cut to the file's (section 14.1.2).
+ *
+ * @param header the `Range` header, if any.
+ * @param size the file's size, bytes.
+ */
+function parseRange(header: string | undefined, size: number): R2Range | null | "unsatisfiable" {
   if (!header) return null;
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  // Several ranges, or another unit: answered whole (RFC 9110 lets a server ignore Range).
   if (!match || (match[1] === "" && match[2] === "")) return null;
   const [, first = "", last = ""] = match;
   if (first === "") {
     const suffix = Number(last);
-    return suffix > 0 ? { suffix: Math.min(suffix, size) } : "bad";
+    return suffix > 0 ? { suffix: Math.min(suffix, size) } : "unsatisfiable";
   }
   const offset = Number(first);
-  if (offset >= size) return "bad";
+  if (last !== "" && Number(last) < offset) return null;
+  if (offset >= size) return "unsatisfiable";
   const end = last === "" ? size - 1 : Math.min(Number(last), size - 1);
-  if (end < offset) return "bad";
   return { offset, length: end - offset + 1 };
 }
 
@@ -285,7 +311,7 @@ export const exportsRoutes = createRouter()
     if (!file) throw notFound("File not found");
     const key = exportFileKey(scopeOf(c).companyId, record.id, file.name);
     const range = parseRange(c.req.header("range"), file.bytes);
-    if (range === "bad") {
+    if (range === "unsatisfiable") {
       throw new ApiError(416, "Range Not Satisfiable", {
         "Content-Range": `bytes */${file.bytes}`,
       });

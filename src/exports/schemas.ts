@@ -197,6 +197,18 @@ const ExportFileSchema = z
   })
   .openapi("ExportFile");
 
+const LeftOutSchema = z
+  .object({
+    machine_uuid: z.string().openapi({ format: "uuid" }),
+    public_id: z.string().openapi({ format: "uuid" }),
+    name: z.string(),
+    from: dateTime(
+      "The files hold this signal's points before this instant only (none when it is the " +
+        "window's start): the export stopped reading it here.",
+    ),
+  })
+  .openapi("ExportLeftOut");
+
 export const ExportSchema = z
   .object({
     id: z.string().openapi({ format: "uuid" }),
@@ -220,6 +232,12 @@ export const ExportSchema = z
     error: z.string().nullable(),
     files: z.array(ExportFileSchema).openapi({
       description: "The finished files, in order; each appears as soon as it is written.",
+    }),
+    leftOut: z.array(LeftOutSchema).openapi({
+      description:
+        "Signals of a signal export deleted (or whose machine was deleted) after it started: " +
+        "it stopped reading each at `from` and went on with the others. Empty when nothing " +
+        "was left out, and for the other datasets.",
     }),
   })
   .openapi("Export");

@@ -28,12 +28,17 @@ import type { ProductionLogFilters } from "../resources/production-logs/schemas"
 import { ProductionLogSchema } from "../resources/production-logs/schemas";
 import type { AggFunction } from "../resources/signals/aggregate";
 import { readSeries } from "../resources/signals/data";
-import type { ListedSignal } from "../resources/signals/queries";
+import { isSignalListed, type ListedSignal } from "../resources/signals/queries";
 import { type Column, flatColumns, valueAt } from "./columns";
 import type { ExportFormat } from "./schemas";
 
-/** Points one signal batch holds at most: its window spans this many buckets. */
-const SIGNAL_BATCH_POINTS = 100_000;
+/**
+ * Points one signal batch holds at most: its window spans this many buckets. Its read is one
+ * call of the signal store, which aggregates the batch at once (and the exports object then
+ * receives it at once): 25,000 rather than 100,000 keeps those pieces, and a Parquet step's
+ * memory, a quarter as large (docs/benchmarks.md, "Bulk exports").
+ */
+const SIGNAL_BATCH_POINTS = 25_000;
 
 /** The rows of one signal-export point, as the signal-data answer names its fields. */
 const SignalPointSchema = z.object({
@@ -72,6 +77,16 @@ export type ExportSpec = {
 
 /** Where the next batch starts: a page of a paged dataset, or a signal and an instant. */
 export type Cursor = { page: number } | { signal: number; from: number };
+
+/**
+ * A signal a signal export stopped reading because it was deleted (or its machine was) after
+ * the export started: its index in the selection, and the start of the first batch not read
+ * (the files hold its points before it).
+ */
+interface LeftOut {
+  signal: number;
+  from: number;
+}
 
 /** Rows as columns, in the order of the dataset's columns. */
 export interface ColumnBatch {
@@ -120,7 +135,8 @@ export interface SourceContext {
 /**
  * Reads the batch at `cursor`.
  *
- * @returns the batch and the cursor of the next one (null after the last).
+ * @returns the batch and the cursor of the next one (null after the last); for a signal
+ *   no longer listed, an empty batch, the next signal's cursor and what was left out.
  * @throws whatever the endpoint's query throws (an ApiError 503 of the realtime barrier:
  *   the caller retries the batch later).
  */
@@ -129,10 +145,10 @@ export async function readBatch(
   spec: ExportSpec,
   cursor: Cursor,
   columns: readonly Column[],
-): Promise<{ batch: ColumnBatch; next: Cursor | null }> {
+): Promise<{ batch: ColumnBatch; next: Cursor | null; leftOut?: LeftOut }> {
   if (spec.dataset === "signals") {
     if (!("signal" in cursor)) throw new Error("a signal export resumes at a signal cursor");
-    return readSignalBatch(ctx.env, spec.company.id, spec.selection, cursor);
+    return readSignalBatch(ctx, spec.selection, cursor);
   }
   if (!("page" in cursor)) throw new Error("a paged export resumes at a page cursor");
   const { env, scope } = ctx;
@@ -168,29 +184,43 @@ function batchEnd(selection: SignalSelection, from: number): number {
   return Math.min(selection.to, end);
 }
 
+/** The cursor after the signal at `cursor.signal` ends at `to` (null after the last). */
+function afterSignalWindow(
+  selection: SignalSelection,
+  cursor: { signal: number },
+  to: number,
+): Cursor | null {
+  if (to < selection.to) return { signal: cursor.signal, from: to };
+  return cursor.signal + 1 < selection.signals.length
+    ? { signal: cursor.signal + 1, from: selection.from }
+    : null;
+}
+
+/** An empty batch of a signal export's five columns. */
+const noPoints = (): ColumnBatch => ({ length: 0, columns: [[], [], [], [], []] });
+
 async function readSignalBatch(
-  env: Env,
-  companyId: number,
+  ctx: SourceContext,
   selection: SignalSelection,
   cursor: { signal: number; from: number },
-): Promise<{ batch: ColumnBatch; next: Cursor | null }> {
+): Promise<{ batch: ColumnBatch; next: Cursor | null; leftOut?: LeftOut }> {
   const signal = selection.signals[cursor.signal];
   const { from } = cursor;
-  if (!signal) return { batch: { length: 0, columns: [[], [], [], [], []] }, next: null };
+  if (!signal) return { batch: noPoints(), next: null };
+  if (!(await isSignalListed(ctx.scope, signal.id))) {
+    // Deleted meanwhile: none of its points from here on; the export goes on with the next.
+    const next = afterSignalWindow(selection, cursor, selection.to);
+    return { batch: noPoints(), next, leftOut: { signal: cursor.signal, from } };
+  }
   const to = batchEnd(selection, from);
   const series = await readSeries(
-    env,
-    { companyId, machineId: signal.machineId, signalId: signal.id },
+    ctx.env,
+    { companyId: ctx.scope.companyId, machineId: signal.machineId, signalId: signal.id },
     { from, to, bucketWidthMs: selection.bucketWidthMs },
     selection.fn,
   );
   const n = series.buckets.length;
-  const next: Cursor | null =
-    to < selection.to
-      ? { signal: cursor.signal, from: to }
-      : cursor.signal + 1 < selection.signals.length
-        ? { signal: cursor.signal + 1, from: selection.from }
-        : null;
+  const next = afterSignalWindow(selection, cursor, to);
   return {
     batch: {
       length: n,

@@ -9,6 +9,7 @@ import { type CompanyScope, owned } from "../db/company-scope";
 import { shiftDefinitionMachines, stops } from "../db/schema";
 import { companyDb } from "../db/shards";
 import type { Env } from "../env";
+import { type ClosedSpan, closedSpansQuery, isClosedAt } from "../shifts/closures";
 import { companyQuery, definitionsQuery, MAX_INSTANCE_MS, windowsBetween } from "../shifts/plan";
 import { joinSpans, type Span } from "./parts";
 
@@ -19,14 +20,20 @@ export interface PlanCache {
   timezone: string;
   /** The definitions (not deleted) that apply to the machine. */
   definitions: { id: number; startTime: string; endTime: string; weekdays: number[] }[];
+  /**
+   * The closures of the plant calendar that apply to the machine, `[start, end)` ms: an
+   * instance starting inside one is not planned (src/shifts/closures.ts). Absent in a plan
+   * kept before the calendar existed (read as none until the plan is read again).
+   */
+  closures?: ClosedSpan[];
 }
 
 /** How long a cached plan is used before it is read again, ms (pushes refresh it sooner). */
 export const PLAN_REFRESH_MS = 3_600_000;
 
 /**
- * Reads the machine's plan: the company's zone and the definitions that apply to it, in
- * one batch of three statements.
+ * Reads the machine's plan: the company's zone, the definitions and the closures that apply
+ * to it, in one batch of four statements.
  *
  * @returns the plan, or null when the company has no row in its shard.
  */
@@ -36,7 +43,7 @@ async function loadPlan(
   now: number,
 ): Promise<PlanCache | null> {
   const { db, companyId } = scope;
-  const [company, defs, links] = await db.batch([
+  const [company, defs, links, closures] = await db.batch([
     companyQuery(scope),
     definitionsQuery(scope),
     db
@@ -49,6 +56,7 @@ async function loadPlan(
           eq(shiftDefinitionMachines.machineId, machineId),
         ),
       ),
+    closedSpansQuery(scope, machineId),
   ] as const);
   const timezone = company[0]?.timezone;
   if (timezone === undefined) return null;
@@ -59,19 +67,23 @@ async function loadPlan(
     definitions: defs
       .filter((d) => d.allMachines || linked.has(d.id))
       .map((d) => ({ id: d.id, startTime: d.startTime, endTime: d.endTime, weekdays: d.weekdays })),
+    closures,
   };
 }
 
 /**
- * The machine's planned time overlapping `[from, to)`: its instances, joined where one ends
- * as the next begins.
+ * The machine's planned time overlapping `[from, to)`: its instances that no closure holds
+ * the start of, joined where one ends as the next begins.
  */
 export function plannedBlocks(plan: PlanCache, from: number, to: number): Span[] {
   const spans: Span[] = [];
+  const closures = plan.closures ?? [];
   for (const def of plan.definitions) {
     const full = { ...def, name: "", isConsidered: true, allMachines: true, machineIds: [] };
     for (const w of windowsBetween(full, plan.timezone, from - MAX_INSTANCE_MS, to)) {
-      if (w.end > from) spans.push({ start: w.start, end: w.end });
+      if (w.end > from && !isClosedAt(closures, w.start)) {
+        spans.push({ start: w.start, end: w.end });
+      }
     }
   }
   return joinSpans(spans);
@@ -109,5 +121,5 @@ export async function loadPrerequisites(
         isNull(stops.deletedAt),
       ),
     );
-  return { plan: plan ?? { at: now, timezone: "UTC", definitions: [] }, recorded };
+  return { plan: plan ?? { at: now, timezone: "UTC", definitions: [], closures: [] }, recorded };
 }

@@ -6,6 +6,7 @@
 import { createRouter } from "../http/openapi";
 import { operatorApiKeysRoutes } from "./api-keys/routes";
 import { operatorAuth } from "./auth";
+import { operatorClosuresRoutes } from "./closures/routes";
 import { operatorCompaniesRoutes } from "./companies/routes";
 import { operatorCompanyMoveRoutes } from "./company-move/routes";
 import { operatorDiagnosticsRoutes } from "./diagnostics/routes";
@@ -34,6 +35,7 @@ export function createOperatorApp() {
   app.route("/", operatorSignalsRoutes);
   app.route("/", operatorDiagnosticsRoutes);
   app.route("/", operatorShiftsRoutes);
+  app.route("/", operatorClosuresRoutes);
   app.route("/", operatorStopsRoutes);
   app.route("/", operatorStopClassificationsRoutes);
   app.route("/", operatorStopCausesRoutes);

@@ -11,6 +11,7 @@
 import type { CompanyScope } from "../db/company-scope";
 import { unprocessable } from "../http/errors";
 import { dateRange } from "../http/filters";
+import { type ClosedSpan, closedSpansOf, companyClosuresQuery } from "../shifts/closures";
 import { InstanceSeries, type SeriesBounds, type SeriesInput } from "../shifts/instance-series";
 import { firstActivity } from "../shifts/materialize";
 import {
@@ -70,10 +71,39 @@ function passesShifts(filter: InstanceFilters["shifts"], id: number): boolean {
   return !filter?.exclude?.includes(id);
 }
 
+/**
+ * `[from, to)` cut by closed spans (joined, by start): the open pieces, and the closed ones
+ * (each a span's part inside the window). Work: the spans that meet the window.
+ */
+function cutAround(
+  from: number,
+  to: number,
+  spans: readonly ClosedSpan[],
+): { open: [number, number][]; closed: [number, number][] } {
+  const open: [number, number][] = [];
+  const closed: [number, number][] = [];
+  let at = from;
+  for (const span of spans) {
+    if (span.end <= at) continue;
+    if (span.start >= to) break;
+    if (span.start > at) open.push([at, span.start]);
+    closed.push([Math.max(at, span.start), Math.min(to, span.end)]);
+    at = span.end;
+    if (at >= to) break;
+  }
+  if (at < to) open.push([at, to]);
+  return { open, closed };
+}
+
 /** The instances a report covers. */
 interface CoveredInstances {
   /** The instances, as series of (definition, machine) counted and listed by the calendar. */
   instances: InstanceSeries<ShiftDefinitionRow>;
+  /**
+   * The instances the plant calendar closes in the same window (not scheduled: only their
+   * days count, as the KPI report's calendar time), or null when there are none.
+   */
+  closed: InstanceSeries<ShiftDefinitionRow> | null;
   /** The company's IANA zone. */
   timezone: string;
   /** The covered machines (those of the filter with a definition), as report rows name them. */
@@ -105,18 +135,21 @@ export async function coveredInstances(
   const machineRefs = await filterMachines(scope, filters.machines);
   if (machineRefs.length === 0) return null;
   const machineIds = machineRefs.map((m) => m.id);
-  const [[company, defs, links], activity] = await Promise.all([
+  const [[company, defs, links, closures], activity] = await Promise.all([
     scope.db.batch([
       companyQuery(scope),
       definitionsQuery(scope),
       definitionMachinesQuery(scope),
+      companyClosuresQuery(scope),
     ] as const),
     firstActivity(scope, machineIds),
   ]);
-  const plan = toPlan(scope.companyId, company, defs, links, machineRefs);
+  const plan = toPlan(scope.companyId, company, defs, links, machineRefs, closures);
   if (!plan) return null;
   const byEnd = dateRange(filters.endDate);
   const inputs: SeriesInput<ShiftDefinitionRow>[] = [];
+  const closedInputs: SeriesInput<ShiftDefinitionRow>[] = [];
+  const spansOf = new Map<number, ClosedSpan[]>();
   for (const definition of plan.definitions) {
     if (!definition.isConsidered || !passesShifts(filters.shifts, definition.id)) continue;
     for (const machineId of machinesOf(plan, definition)) {
@@ -129,13 +162,28 @@ export async function coveredInstances(
         endAfter: byEnd.from === undefined ? since : Math.max(since, byEnd.from - 1),
         endBefore: byEnd.to,
       };
-      if (bounds.startFrom < bounds.startTo) inputs.push({ definition, machineId, bounds });
+      if (bounds.startFrom >= bounds.startTo) continue;
+      let spans = spansOf.get(machineId);
+      if (!spans) {
+        spans = closedSpansOf(plan.closures, machineId);
+        spansOf.set(machineId, spans);
+      }
+      // The plant calendar: the series is cut around the machine's closures (the starts
+      // inside one are closed), so counting and paging stay arithmetic, one series a piece.
+      const pieces = cutAround(bounds.startFrom, bounds.startTo, spans);
+      for (const [startFrom, startTo] of pieces.open) {
+        inputs.push({ definition, machineId, bounds: { ...bounds, startFrom, startTo } });
+      }
+      for (const [startFrom, startTo] of pieces.closed) {
+        closedInputs.push({ definition, machineId, bounds: { ...bounds, startFrom, startTo } });
+      }
     }
   }
-  if (inputs.length === 0) return null;
+  if (inputs.length === 0 && closedInputs.length === 0) return null;
   const instances = new InstanceSeries(plan.timezone, inputs);
-  if (instances.total === 0) return null;
-  if (instances.total > MAX_REPORT_INSTANCES) {
+  const closed = closedInputs.length === 0 ? null : new InstanceSeries(plan.timezone, closedInputs);
+  if (instances.total === 0 && (closed?.total ?? 0) === 0) return null;
+  if (instances.total + (closed?.total ?? 0) > MAX_REPORT_INSTANCES) {
     throw unprocessable(
       ["body"],
       `The report would cover ${instances.total} shift instances (from each machine's first ` +
@@ -147,6 +195,7 @@ export async function coveredInstances(
   const covered = new Set(inputs.map((i) => i.machineId));
   return {
     instances,
+    closed: closed && closed.total > 0 ? closed : null,
     timezone: plan.timezone,
     machines: new Map(machineRefs.filter((m) => covered.has(m.id)).map((m) => [m.id, m])),
   };

@@ -31,7 +31,12 @@ import {
   type ToKeep,
 } from "./figure-cache";
 import { compareKeys, pageOf } from "./grouping";
-import { computeInstanceFigures, emptyInstanceFigures, type Figures } from "./kpi-figures";
+import {
+  computeInstanceFigures,
+  emptyInstanceFigures,
+  type Figures,
+  zeroFigures,
+} from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
 import { type Attributed, isAttributed, KpiSums, toRow } from "./kpi-sums";
 import { loadPageSpans, type SpanLog } from "./page-spans";
@@ -288,6 +293,23 @@ export async function kpiGroups(
       }
     }
     await yieldToOtherRequests();
+  }
+  // A closed day is calendar time with no planned time (docs/metrics.md, "The plant
+  // calendar"): its instances add their day to the groups they fall in, nothing else. Groups
+  // by SKU, operator or work order split production, which a closed day has none of.
+  if (covered.closed && !groupBy.some(isAttributed)) {
+    const closed = covered.closed;
+    const nothing = zeroFigures();
+    for (let day = closed.fromDay; day < closed.toDay; day += daysPerRun) {
+      for (const run of closed.runs(day, Math.min(day + daysPerRun, closed.toDay))) {
+        const adder = sums.unattributedAdder(run.machineId, run.definition.name);
+        for (let k = run.from; k < run.to; k++) {
+          const i = run.listed[k] as DatedInstance;
+          if (closed.covers(run, i)) adder(i.day, nothing, false);
+        }
+      }
+      await yieldToOtherRequests();
+    }
   }
   const planned = touched.map((i) => ({
     definitionId: i.definition.id,

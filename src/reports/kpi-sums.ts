@@ -168,9 +168,12 @@ export class KpiSums {
    * `add` with that part, without its projection), found once per date, or once for all
    * when the keys do not name the date.
    */
-  unattributedAdder(machineId: number, name: string): (day: number, figures: Figures) => void {
+  unattributedAdder(
+    machineId: number,
+    name: string,
+  ): (day: number, figures: Figures, scheduled?: boolean) => void {
     const targets = new Map<number, { group: KpiGroup; days: Set<number> }>();
-    return (day, figures) => {
+    return (day, figures, scheduled = true) => {
       const at = this.dated ? day : 0;
       let target = targets.get(at);
       if (!target) {
@@ -179,8 +182,11 @@ export class KpiSums {
         target = { group, days: this.daysOf(group, machineId) };
         targets.set(at, target);
       }
-      addFigures(target.group.figures, figures);
-      target.group.instances += 1;
+      // A closed instance (the plant calendar) adds its day to the calendar time only.
+      if (scheduled) {
+        addFigures(target.group.figures, figures);
+        target.group.instances += 1;
+      }
       target.days.add(day);
     };
   }

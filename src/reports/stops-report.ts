@@ -10,7 +10,7 @@ import { z } from "@hono/zod-openapi";
 import { and, asc, count, desc, eq, gte, isNull, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client";
-import { type NamedScope, owned, ownedSql } from "../db/company-scope";
+import { type CompanyScope, type NamedScope, owned, ownedSql } from "../db/company-scope";
 import { machines, stopCauses, stopClassifications, stops } from "../db/schema";
 import {
   DateComparisonFilter,
@@ -251,19 +251,25 @@ export async function stopsReport(
 }
 
 /**
- * Stops with their classification as rows of the report: their company, and the shift
- * instance containing each one's start (one read of the shift plan, one of the instances).
+ * A stop as the webhook events of its stop carry it: a row of the stops report without
+ * `company` (the envelope's company is the receiver's), built by the same function.
  */
-async function reportRows(
-  scope: NamedScope,
+export type StopEventRow = Omit<StopsReportRow, "company">;
+
+/**
+ * Stops with their classification as rows of the report without their company: the shift
+ * instance containing each one's start (one read of the shift plan, one of the instances).
+ * The one builder of a stop's row, for the report and the webhook events alike.
+ */
+async function stopRows(
+  scope: CompanyScope,
   items: readonly StopWithClassification[],
   now: number,
-): Promise<StopsReportRow[]> {
-  const { db, companyId } = scope;
+): Promise<StopEventRow[]> {
   const plan = items.length > 0 ? await loadShiftPlan(scope) : null;
   const shifts = plan
     ? await instancesContaining(
-        db,
+        scope.db,
         plan,
         items.map((i) => ({ machineId: i.stop.machineId, at: i.stop.startTime })),
       )
@@ -272,12 +278,49 @@ async function reportRows(
     const shift = shifts[index] ?? null;
     return {
       classification: toClassificationOut(item.classification),
-      company: { id: companyId, name: scope.companyName },
       machine: item.machine,
       shift: shift ? toReportShift(shift, now) : null,
       stop: toStopOut(item.stop, now),
     };
   });
+}
+
+/** Stops with their classification as rows of the report, with their company. */
+async function reportRows(
+  scope: NamedScope,
+  items: readonly StopWithClassification[],
+  now: number,
+): Promise<StopsReportRow[]> {
+  const company = { id: scope.companyId, name: scope.companyName };
+  return (await stopRows(scope, items, now)).map((row) => ({
+    classification: row.classification,
+    company,
+    machine: row.machine,
+    shift: row.shift,
+    stop: row.stop,
+  }));
+}
+
+/**
+ * Stops of the company that are not deleted, by id, as rows of the stops report without
+ * their company (`StopEventRow`: what the webhook events of a stop carry), whatever their
+ * flags. One read of the stops, then the shift instances of their starts.
+ *
+ * @param stopIds the stops (a list of any length: `inIntegerList`).
+ * @param now the current instant, ms (open stops' duration, `isActive`).
+ * @returns the rows by stop id; an unknown, deleted or other company's stop is absent.
+ */
+export async function stopRowsByIds(
+  scope: CompanyScope,
+  stopIds: readonly number[],
+  now: number,
+): Promise<Map<number, StopEventRow>> {
+  if (stopIds.length === 0) return new Map();
+  const found = await selectStopsWithClassification(scope.db)
+    .where(and(owned(scope, stops), inIntegerList(stops.id, stopIds), isNull(stops.deletedAt)))
+    .all();
+  const rows = await stopRows(scope, found.map(splitJoined), now);
+  return new Map(rows.map((row) => [row.stop.id, row]));
 }
 
 /**

@@ -10,6 +10,7 @@
 import { asc, eq } from "drizzle-orm";
 import { type CompanyScope, notDeleted, owned } from "../db/company-scope";
 import { companies, machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
+import { companyClosuresQuery, type PlanClosure } from "./closures";
 import { type InstanceWindow, instancesBetween } from "./instances";
 
 const HOUR_MS = 3_600_000;
@@ -96,6 +97,12 @@ export interface ShiftPlan {
   definitions: ShiftDefinitionRow[];
   /** Machines that are not deleted, ascending id. */
   machineIds: number[];
+  /**
+   * The closures of the plant calendar (not deleted), by start: an instance of a machine
+   * whose start lies in one of the machine's or the company's is not scheduled
+   * (./closures.ts, `closedSpansOf`).
+   */
+  closures: PlanClosure[];
 }
 
 /** An instance not yet known to be stored: definition, machine and window. */
@@ -156,6 +163,7 @@ export function toPlan(
   defs: Omit<ShiftDefinitionRow, "machineIds">[],
   links: { definitionId: number; machineId: number }[],
   machineRows: { id: number }[],
+  closures: PlanClosure[],
 ): ShiftPlan | null {
   const timezone = company[0]?.timezone;
   if (timezone === undefined) return null;
@@ -173,6 +181,7 @@ export function toPlan(
       machineIds: d.allMachines ? [] : (byDefinition.get(d.id) ?? []),
     })),
     machineIds: machineRows.map((m) => m.id),
+    closures,
   };
 }
 
@@ -183,13 +192,14 @@ export function toPlan(
  */
 export async function loadShiftPlan(scope: CompanyScope): Promise<ShiftPlan | null> {
   const { db, companyId } = scope;
-  const [company, defs, links, machineRows] = await db.batch([
+  const [company, defs, links, machineRows, closures] = await db.batch([
     companyQuery(scope),
     definitionsQuery(scope),
     definitionMachinesQuery(scope),
     machineIdsQuery(scope),
+    companyClosuresQuery(scope),
   ] as const);
-  return toPlan(companyId, company, defs, links, machineRows);
+  return toPlan(companyId, company, defs, links, machineRows, closures);
 }
 
 /** The machines (of `plan.machineIds`) a definition applies to. */

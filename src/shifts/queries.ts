@@ -9,6 +9,7 @@
 
 import type { Database } from "../db/client";
 import type { CompanyScope } from "../db/company-scope";
+import { type ClosedSpan, closedSpansOf, isClosedAt } from "./closures";
 import type { InstanceWindow } from "./instances";
 import { instanceContains } from "./instances";
 import { instanceKey, storedInstances } from "./materialize";
@@ -49,7 +50,8 @@ interface MachineInstant {
  * For each `(machine, instant)`, the shift instance of that machine that
  * contains the instant (`start <= at < end`), materializing only those
  * instances. Overlapping definitions are refused at creation, so at most one
- * instance matches; should old data hold two, the later start wins.
+ * instance matches; should old data hold two, the later start wins. An instance that starts
+ * in a closure of the plant calendar (./closures.ts) is not scheduled: null.
  *
  * Work is proportional to the number of points: instances are generated for
  * the day or two before each point (memoized per definition and UTC day).
@@ -75,10 +77,21 @@ export async function instancesContaining(
       definitionsByMachine.set(machineId, list);
     }
   }
+  const closedOf = new Map<number, ClosedSpan[]>();
+  const closed = (machineId: number, start: number) => {
+    let spans = closedOf.get(machineId);
+    if (!spans) {
+      spans = closedSpansOf(plan.closures, machineId);
+      closedOf.set(machineId, spans);
+    }
+    return isClosedAt(spans, start);
+  };
   const matches: (PlannedInstance | null)[] = points.map((p) => {
     let best: PlannedInstance | null = null;
     for (const def of definitionsByMachine.get(p.machineId) ?? []) {
       for (const w of windowsAround(def, p.at)) {
+        // A closed instance (the plant calendar) is no shift: nothing is stored for it.
+        if (closed(p.machineId, w.start)) continue;
         if (instanceContains(w, p.at) && (!best || w.start > best.start)) {
           best = { ...w, definitionId: def.id, machineId: p.machineId };
         }

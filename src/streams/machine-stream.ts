@@ -3,8 +3,10 @@
  * its log and subscribers (./stream-core.ts), the forwarding of every event to the company's
  * stream, and the live figures (./live.ts: recomputed at most once per `TICK_MS` when a sample,
  * a stop or a flush marks them dirty; `shift.ended` / `shift.started` at the instance's end).
- * The log keeps at least `KEEP_EVENTS` and `KEEP_MS` of events, ids never reused.
- * docs/stream-events.md.
+ * The log keeps at least `KEEP_EVENTS` and `KEEP_MS` of events, ids never reused. Every stop
+ * event it records feeds the machine's alerts (./stop-alert-feed.ts: the webhook events of
+ * a stop's state, due at once or at its thresholds, on the object's alarm).
+ * docs/stream-events.md, docs/webhooks.md.
  */
 
 import type { FlushHeldWrites } from "../durable/realtime-barrier";
@@ -13,6 +15,7 @@ import { computeLive, type LiveFigures, LiveState } from "./live";
 import type { LiveLogChange } from "./live-inputs";
 import { companyStream, type StreamEvent, type StreamEventInput } from "./names";
 import { companyStreamObject } from "./publish";
+import { StopAlertFeed } from "./stop-alert-feed";
 import { StreamObject } from "./stream-object";
 import { type StreamDelivery, StreamOutbox } from "./stream-outbox";
 import type { MachineStreamRpc } from "./stream-rpc";
@@ -37,9 +40,12 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
   /** One live computation at a time, and what it keeps for it (`./live.ts`). */
   private ticking: Promise<void> | null = null;
   private readonly live: LiveState;
+  /** The alerts of the machine's stops (webhook events of their state). */
+  private readonly alerts: StopAlertFeed;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.alerts = new StopAlertFeed(ctx.storage.sql, env, (at) => this.core.wakeBy(at));
     const log = this.core.log;
     this.live = new LiveState({
       get: () => log.meta("liveInputs"),
@@ -88,9 +94,13 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
     return last;
   }
 
-  /** Append + fan-out, and the forward staged in the same synchronous step. */
+  /** Append + fan-out, and the forward and the alerts staged in the same synchronous step. */
   private record(input: StreamEventInput): StreamEvent {
     const event = this.core.record(input);
+    const name = this.core.log.stream();
+    if (name?.kind === "machine" && this.alerts.note(input)) {
+      this.ctx.waitUntil(this.alerts.run(name.companyId));
+    }
     const forwarding = this.companyForwarding();
     if (forwarding) {
       // Staged with the append (one storage step), sent after: a failed or interrupted
@@ -158,15 +168,21 @@ export abstract class MachineStreamObject extends StreamObject implements Machin
 
   override async alarm(): Promise<void> {
     // The alarm also ends connections whose access token expired (first: a restart it
-    // needs leaves the rest to the next instance), and retries forwards that failed.
+    // needs leaves the rest to the next instance), retries forwards that failed, and writes
+    // the alerts due (a threshold passed, a failed run retried).
     await this.closeExpired();
     const forwarding = this.companyForwarding();
     if (forwarding && forwarding.pending() > 0) this.ctx.waitUntil(forwarding.drain());
     this.ticking ??= this.tick().finally(() => {
       this.ticking = null;
     });
-    await this.ticking;
+    const name = this.core.log.stream();
+    const company = name?.kind === "machine" ? name.companyId : null;
+    await Promise.all([this.ticking, company === null ? null : this.alerts.runIfDue(company)]);
     await this.core.scheduleClosing();
+    // After the tick, which sets the alarm for the figures alone.
+    const alertsAt = this.alerts.nextWake();
+    if (alertsAt !== null) await this.core.wakeBy(alertsAt);
   }
 
   private async tick(): Promise<void> {

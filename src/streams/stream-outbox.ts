@@ -22,7 +22,7 @@ export const CALL_SPACING_MS = 100;
  * Shortest time between two deletes of acknowledged items (ms): what storage keeps beyond
  * the pending items is at most this long's worth (a busy machine's few hundred small rows).
  */
-export const PRUNE_MS = 5_000;
+const PRUNE_MS = 5_000;
 /**
  * How long acknowledged items wait for a next item to be deleted with, ms: once nothing was
  * staged for this long, they are deleted on their own. A delete in a step of its own is a

@@ -72,10 +72,10 @@ function isoOf(column: SQL): SQL {
 }
 
 /** A random UUID (version 4 layout) made by SQLite, one per row of an INSERT ... SELECT. */
-const SQL_UUID = sql`(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))`;
+export const SQL_UUID = sql`(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))`;
 
 /** The current instant in ms, as the schema's defaults compute it. */
-const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
+export const NOW_MS = sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 
 /**
  * True when the statement run just before changed a row: `changes()` is evaluated before

@@ -26,6 +26,7 @@ export interface ExportAnswer {
   totalRows: number | null;
   error: string | null;
   files: ExportFile[];
+  leftOut: { machine_uuid: string; public_id: string; name: string; from: string }[];
   createdAt: string;
   finishedAt: string | null;
   expiresAt: string | null;

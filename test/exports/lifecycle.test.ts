@@ -12,6 +12,7 @@ import {
   createMachines,
   createSignal,
   ingest,
+  operator,
   type TestCompany,
 } from "../harness";
 import { exportsStub, finishExport, getExport, readExport, startExport } from "./export-harness";
@@ -51,7 +52,7 @@ const signalExport = (signal: string, days: number, extra: Record<string, unknow
 
 describe("an export in steps", () => {
   it("survives a restart of its object mid-export: every point once, files cut at rowsPerFile", async () => {
-    // 60 days of 1-second buckets: 52 batches of the store, more than one step.
+    // 60 days of 1-second buckets: 208 batches of the store, more than one step.
     const { co, samples, signal } = await sampledSignal(60);
     const started = await startExport(co.key, signalExport(signal, 60, { rowsPerFile: 12_345 }));
     const seen: number[] = [];
@@ -73,7 +74,7 @@ describe("an export in steps", () => {
     expect(done.state).toBe("succeeded");
     // Progress never went back, even across the restart.
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
-    // Files end inside the store's batches (1,666 or 1,667 points each), not on their edges.
+    // Files end inside the store's batches (416 or 417 points each), not on their edges.
     expect(done.files.map((f) => f.rows)).toEqual([...Array(6).fill(12_345), 12_330]);
     expect(done.files.map((f) => f.name)).toEqual(
       [1, 2, 3, 4, 5, 6, 7].map((i) => `part-0000${i}.parquet`),
@@ -85,14 +86,77 @@ describe("an export in steps", () => {
     expect(listed.objects.map((o) => o.key.split("/").at(-1))).toEqual(
       done.files.map((f) => f.name),
     );
+    // 208 batches, each a store call and a timer turn: about 25 s on a loaded machine.
+  }, 90_000);
+
+  it("says which signals deleted meanwhile it left out, and from when; the others whole", async () => {
+    const co = await createCompany();
+    const uuid = crypto.randomUUID();
+    const [machine] = await createMachines(co.id, [{ name: "Press", uuid }]);
+    // 30 days of 1-second buckets: 104 batches a signal (a step reads at most 10 of them),
+    // so the object's own alarm, which also steps it meanwhile, cannot finish the first
+    // signal between the test's look at the progress and the deletion.
+    const days = 30;
+    const minutes = Array.from({ length: days * 144 }, (_, i) => T0 + i * 600_000);
+    const signals: { publicId: string; samples: (readonly [number, number])[] }[] = [];
+    for (const [k, name] of ["a-power", "b-power", "c-power"].entries()) {
+      const publicId = await createSignal(machine?.id ?? 0, { name });
+      const samples = minutes.map((t, i) => [t, k * 1000 + (i % 97)] as const);
+      await ingest(publicId, samples);
+      signals.push({ publicId, samples });
+    }
+    const [a, b, c] = signals;
+    if (!a || !b || !c) throw new Error("no signals");
+    const started = await startExport(co.key, {
+      dataset: "signals",
+      filters: {
+        machines: [uuid],
+        start_time: new Date(T0).toISOString(),
+        end_time: new Date(T0 + days * DAY).toISOString(),
+      },
+    });
+    let deletedAt: number | null = null;
+    const done = await finishExport(co.key, co.id, started.id, async (state) => {
+      if (deletedAt === null && state.progress > 0) {
+        // Part of the first signal is read; the third has not begun: both deleted now.
+        expect(state.progress).toBeLessThan(1 / 3);
+        deletedAt = state.progress;
+        for (const s of [a, c]) {
+          expect((await operator("DELETE", `/signals/${s.publicId}`)).status).toBe(204);
+        }
+      }
+    });
+    expect(deletedAt).not.toBeNull();
+    expect(done.state, done.error ?? "").toBe("succeeded");
+    const [first, third] = done.leftOut;
+    expect(done.leftOut).toHaveLength(2);
+    expect(first).toMatchObject({ machine_uuid: uuid, public_id: a.publicId, name: "a-power" });
+    expect(third).toEqual({
+      machine_uuid: uuid,
+      public_id: c.publicId,
+      name: "c-power",
+      from: new Date(T0).toISOString(),
+    });
+    const from = Date.parse(first?.from ?? "");
+    expect(from).toBeGreaterThan(T0);
+    expect(from).toBeLessThan(T0 + days * DAY);
+    // The files: the first signal's points before `from`, the second's all, the third's none.
+    const back = await readExport(co.key, done);
+    const points = (publicId: string) =>
+      back.rows.filter((r) => r[1] === publicId).map((r) => [Number(r[3]), r[4]]);
+    expect(points(a.publicId)).toEqual(a.samples.filter(([t]) => t < from));
+    expect(points(b.publicId)).toEqual(b.samples);
+    expect(points(c.publicId)).toEqual([]);
+    expect(done.rows).toBe(back.rows.length);
   });
 
   it("runs at most three exports of a company at once; a fourth is a 429 until one ends", async () => {
     const { co, signal } = await sampledSignal(1);
     const ids: string[] = [];
-    // 90 days of 1-second buckets each (78 batches): none ends before the fourth is asked.
+    // 30 days of 1-second buckets each (104 batches, at least six steps): none ends before
+    // the fourth is asked.
     for (let i = 0; i < MAX_ACTIVE_EXPORTS; i++) {
-      ids.push((await startExport(co.key, signalExport(signal, 90, { format: "csv" }))).id);
+      ids.push((await startExport(co.key, signalExport(signal, 30, { format: "csv" }))).id);
     }
     const refused = await api(co.key, "/v1/exports", {
       method: "POST",
@@ -172,6 +236,26 @@ describe("downloads", () => {
     expect(outside.status).toBe(416);
     expect(outside.headers.get("content-range")).toBe(`bytes */${file.bytes}`);
     expect(await outside.json()).toEqual({ detail: "Range Not Satisfiable" });
+    // A valid suffix of no bytes cannot be satisfied either (RFC 9110, 14.1.2).
+    const none = await api(co.key, file.url, { headers: { range: "bytes=-0" } });
+    expect(none.status).toBe(416);
+    expect(none.headers.get("content-range")).toBe(`bytes */${file.bytes}`);
+    // A last byte past the end is cut to the end; one byte is a range too.
+    const long = await api(co.key, file.url, { headers: { range: "bytes=4-99999999" } });
+    expect(long.status).toBe(206);
+    expect(long.headers.get("content-range")).toBe(`bytes 4-${file.bytes - 1}/${file.bytes}`);
+    expect(new Uint8Array(await long.arrayBuffer())).toEqual(bytes.subarray(4));
+    const one = await api(co.key, file.url, { headers: { range: "bytes=5-5" } });
+    expect(new Uint8Array(await one.arrayBuffer())).toEqual(bytes.subarray(5, 6));
+    // An invalid range (its last byte before its first), several ranges or another unit:
+    // the header is ignored and the whole file answered (RFC 9110, 14.2).
+    for (const range of ["bytes=10-5", "bytes=0-1,5-6", "items=0-5", "bytes=a-b"]) {
+      const ignored = await api(co.key, file.url, { headers: { range } });
+      expect(ignored.status, range).toBe(200);
+      expect(ignored.headers.get("content-range"), range).toBeNull();
+      expect(ignored.headers.get("content-length"), range).toBe(String(file.bytes));
+      expect(new Uint8Array(await ignored.arrayBuffer()), range).toEqual(bytes);
+    }
 
     const sized = await api(co.key, file.url, { method: "HEAD" });
     expect(sized.status).toBe(200);

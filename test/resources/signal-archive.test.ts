@@ -281,7 +281,7 @@ describe("signal archive", () => {
         },
         // A valid archive object, but not the one written (a lost or mixed-up write).
         get: async () => {
-          const other = encodeArchive(Float64Array.of(start), Float64Array.of(1));
+          const other = await encodeArchive(Float64Array.of(start), Float64Array.of(1));
           return { arrayBuffer: async () => other.slice().buffer } as unknown as R2ObjectBody;
         },
         delete: env.HISTORY.delete.bind(env.HISTORY),

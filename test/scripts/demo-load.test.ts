@@ -78,9 +78,34 @@ describe("the demo load's fetch", () => {
     expect(retryWait(429, null)).toBe(1000);
   });
 
-  it("never repeats a final answer: 2XX, 4XX, or a 5XX without Retry-After", async () => {
+  it("sends a POST again after wrangler 4.164's proxy's 500 (no X-Request-Id), not after the Worker's", async () => {
+    const proxy500 = () => new Response(null, { status: 500 });
+    const { send, sent } = scripted([proxy500, () => new Response("{}", { status: 201 })]);
+    const waits: number[] = [];
+    const response = await demoFetch({ send, sleep: async (ms) => void waits.push(ms) })(
+      new Request("http://w/operator/v1/machines/3/stops", { method: "POST", body: "[2]" }),
+    );
+    expect(response.status).toBe(201);
+    expect(sent).toEqual(Array(2).fill({ method: "POST", body: "[2]" }));
+    expect(waits).toEqual([200]);
+    const worker500 = () =>
+      new Response('{"detail":"x"}', { status: 500, headers: { "x-request-id": "r1" } });
+    const own = scripted([worker500, () => new Response("{}", { status: 201 })]);
+    expect(
+      (
+        await demoFetch({ send: own.send, sleep: noWait })(
+          new Request("http://w/v1/skus", { method: "POST", body: "[]" }),
+        )
+      ).status,
+    ).toBe(500);
+    expect(own.sent).toHaveLength(1);
+  });
+
+  it("never repeats a final answer: 2XX, 4XX, or the Worker's 5XX without Retry-After", async () => {
     for (const status of [200, 404, 409, 422, 500, 503]) {
-      const { send, sent } = scripted([() => new Response("x", { status })]);
+      const { send, sent } = scripted([
+        () => new Response("x", { status, headers: { "x-request-id": "r1" } }),
+      ]);
       const response = await demoFetch({ send, sleep: noWait })(
         new Request("http://w/v1/skus", { method: "POST", body: "[]" }),
       );

@@ -5,7 +5,8 @@
  */
 import { TZDate } from "@date-fns/tz";
 import { describe, expect, it } from "vitest";
-import { parseSmeRows } from "../../scripts/lib/demo-operations";
+import { weekdayPlannedTime } from "../../scripts/lib/demo-detected-stops";
+import { parseSmeRows, plantAWeekends } from "../../scripts/lib/demo-operations";
 import { weekFill, weekWindow } from "../../scripts/lib/replay-week-plan";
 
 const ZONE = "Europe/Rome";
@@ -115,6 +116,37 @@ describe("the demo week", () => {
     const fill = weekFill(recorded, local(2026, 11, 24, 14, 40));
     expect(fill.stops).toEqual([
       { asset: 0, start: local(2026, 11, 17, 14, 30), end: local(2026, 11, 17, 14, 45) },
+    ]);
+  });
+});
+
+describe("the demo's plant calendar", () => {
+  it("closes every Saturday and Sunday that the span touches, once each, in Rome's dates", () => {
+    // The recording: Wednesday 2022-08-31 (local) to Wednesday 2022-09-21.
+    expect(
+      plantAWeekends(Date.parse("2022-08-31T22:00:00Z"), Date.parse("2022-09-21T15:55:00Z")),
+    ).toEqual(
+      ["2022-09-03", "2022-09-10", "2022-09-17"].map((saturday, i) => ({
+        name: "Weekend",
+        startDate: saturday,
+        endDate: ["2022-09-04", "2022-09-11", "2022-09-18"][i],
+      })),
+    );
+    // A span that starts on a Sunday (local: 00:30 Rome is still Saturday 22:30 UTC) belongs
+    // to the weekend that began the day before; one within a week's working days has none.
+    expect(
+      plantAWeekends(local(2026, 12, 6, 0, 30), local(2026, 12, 6, 1)).map((c) => c.startDate),
+    ).toEqual(["2026-12-05"]);
+    expect(plantAWeekends(local(2026, 12, 1, 6), local(2026, 12, 4, 22))).toEqual([]);
+  });
+
+  it("plans the check's shifts from Monday to Friday: Friday night runs into Saturday 06:00", () => {
+    const planned = weekdayPlannedTime(local(2026, 12, 4, 0), local(2026, 12, 8, 0));
+    // From two days before the window (a night shift may reach into it): one stretch from
+    // Wednesday 06:00 to Saturday 06:00, then nothing until Monday 06:00.
+    expect(planned).toEqual([
+      { start: local(2026, 12, 2, 6), end: local(2026, 12, 5, 6) },
+      { start: local(2026, 12, 7, 6), end: local(2026, 12, 8, 6) },
     ]);
   });
 });

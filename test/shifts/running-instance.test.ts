@@ -37,7 +37,8 @@ describe("runningInstance", () => {
     const found = await runningInstance(scopeIn(createDb(again.binding), co.id), m.id, now + 1_000);
     expect(found).toEqual(created);
     expect(again.sent().filter(isWrite)).toEqual([]);
-    // The plan (one batch of four reads), then the instance.
-    expect(again.count()).toBe(5);
+    // The plan (one batch of five reads: zone, definitions, their machines, machines, the
+    // plant calendar's closures), then the instance.
+    expect(again.count()).toBe(6);
   });
 });

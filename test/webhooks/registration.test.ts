@@ -48,6 +48,7 @@ describe("registrations", () => {
         name: "ERP",
         url: a.url,
         eventType: CREATED,
+        thresholdsMinutes: null,
         createdAt: expect.stringMatching(/Z$/),
       },
       {
@@ -55,6 +56,7 @@ describe("registrations", () => {
         name: "BI",
         url: b.url,
         eventType: "MachineStopClassificationDeleted",
+        thresholdsMinutes: null,
         createdAt: expect.stringMatching(/Z$/),
       },
     ]);

@@ -27,6 +27,8 @@ export interface Webhook {
   name: string;
   url: string;
   eventType: string;
+  /** The thresholds of a threshold alert type, minutes; null for the other types. */
+  thresholdsMinutes: number[] | null;
   createdAt: string;
 }
 

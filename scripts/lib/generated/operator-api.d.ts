@@ -1695,6 +1695,302 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/companies/{company_id}/closures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List closures */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only the closures that apply to this machine (its own and the company's). */
+                    machine_id?: number;
+                };
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Closures not deleted, by start. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OperatorClosure"][];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create closures (non-working dates or spans)
+         * @description All or none. A closure is local dates (`startDate`, `endDate`, in the company's zone) or two instants (`start`, `end`). A shift instance that starts in it is not scheduled: no planned production time in the reports, no running shift, no detected stop; its day counts only in the KPI report's calendar time. Idempotent: an item equal (name, span, machine) to a closure the company has, or to an earlier item, answers that closure with its id and adds nothing. A machine that is not the company's is a 422 at `["body", i, "machineId"]`; a company has at most 1000 closures (422 `too_many_closures`). The machines' detectors evaluate their history again, so detected stops inside the closure go.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description What the plant calls it.
+                         * @example Christmas shutdown
+                         */
+                        name: string;
+                        /**
+                         * @description First closed local date, in the company's zone (1970-01-02 to 9999-12-30). Give the dates, or `start` and `end`.
+                         * @example 2026-12-24
+                         */
+                        startDate?: string;
+                        /**
+                         * @description Last closed local date, inclusive; default `startDate` (one day). At most 366 days from `startDate`, counted inclusively.
+                         * @example 2026-12-26
+                         */
+                        endDate?: string;
+                        /**
+                         * Format: date-time
+                         * @description Instead of dates: the closure's first instant (a shift instance that starts at or after it, before `end`, is closed).
+                         * @example 2026-12-01T21:00:00Z
+                         */
+                        start?: string;
+                        /**
+                         * Format: date-time
+                         * @description With `start`: the instant the closure ends (exclusive), after `start` and at most 366 days later.
+                         * @example 2026-12-02T05:00:00Z
+                         */
+                        end?: string;
+                        /** @description The one machine closed; absent or null = every machine of the company. */
+                        machineId?: number | null;
+                    }[];
+                };
+            };
+            responses: {
+                /** @description The closures, in request order. */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OperatorClosure"][];
+                    };
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 8,388,608 bytes (8 MiB): `Request body is larger than 8388608 bytes (8 MiB); split it into several calls`. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A body whose `Content-Type` is not JSON. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{company_id}/closures/{closure_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a closure
+         * @description Its dates are scheduled again as the shifts say; the machines' detectors evaluate their history again. Idempotent: deleting a deleted closure answers 204 again; an id the company never had is a 404.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    company_id: number;
+                    closure_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or wrong operator token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not authenticated"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unknown id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Not Found"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid path, query or body. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description The operator API is not configured (no OPERATOR_TOKEN). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/machines/{machine_id}/stops": {
         parameters: {
             query?: never;
@@ -2773,7 +3069,7 @@ export interface paths {
         put?: never;
         /**
          * Register webhooks
-         * @description All or none. Every URL is checked against the endpoint rules, its host resolved through DNS-over-HTTPS; a refused URL is a 422 naming the rule (`type` `value_error.url.<rule>`). A `Ping` reaches any registration.
+         * @description All or none. Every URL is checked against the endpoint rules, its host resolved through DNS-over-HTTPS; a refused URL is a 422 naming the rule (`type` `value_error.url.<rule>`). A registration receives one event type; the threshold types (`MachineStopLongerThan`, `MachineStopReasonMissing`) take `thresholdsMinutes` and the others refuse it. A `Ping` reaches any registration.
          */
         post: {
             parameters: {
@@ -2786,17 +3082,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": {
-                        /** @description A label. */
-                        name: string;
-                        /**
-                         * @description https:// only, at most 255 characters, no credentials, no #fragment; the host must resolve only to public addresses (a refusal is a 422 of `type` `value_error.url.<rule>`). Local development also takes the origins of `WEBHOOK_EXEMPT_ORIGINS` over `http://`, which the `pattern` leaves out.
-                         * @example https://hooks.example.com/production-monitoring
-                         */
-                        url: string;
-                        /** @enum {string} */
-                        eventType: "MachineStopClassificationCreated" | "MachineStopClassificationUpdated" | "MachineStopClassificationDeleted";
-                    }[];
+                    "application/json": components["schemas"]["WebhookCreate"][];
                 };
             };
             responses: {
@@ -3443,6 +3729,27 @@ export interface components {
             /** @description null = every machine. */
             machineIds: number[] | null;
         };
+        OperatorClosure: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description First closed local date; null for a closure given as instants. */
+            startDate: string | null;
+            /** @description Last closed local date (inclusive); null for a closure given as instants. */
+            endDate: string | null;
+            /** @description The one machine closed; null = every machine. */
+            machineId: number | null;
+            /**
+             * Format: date-time
+             * @description The closure's first instant: as given, or `startDate`'s midnight in the company's zone.
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description The instant after it: as given, or the midnight that ends `endDate`, in the company's zone.
+             */
+            end: string;
+        };
         OperatorStop: components["schemas"]["Stop"] & {
             machineId: number;
         };
@@ -3587,9 +3894,57 @@ export interface components {
             name: string;
             url: string;
             /** @enum {string} */
-            eventType: "MachineStopClassificationCreated" | "MachineStopClassificationUpdated" | "MachineStopClassificationDeleted";
+            eventType: "MachineStopClassificationCreated" | "MachineStopClassificationUpdated" | "MachineStopClassificationDeleted" | "MachineStopStarted" | "MachineStopEnded" | "MachineStopLongerThan" | "MachineStopReasonMissing";
+            /** @description The thresholds of a threshold event type, minutes, ascending; null for the other types. */
+            thresholdsMinutes: number[] | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        /**
+         * @example {
+         *       "name": "maintenance pager",
+         *       "url": "https://hooks.example.com/production-monitoring",
+         *       "eventType": "MachineStopLongerThan",
+         *       "thresholdsMinutes": [
+         *         15,
+         *         60
+         *       ]
+         *     }
+         */
+        WebhookCreate: {
+            /** @description A label. */
+            name: string;
+            /**
+             * @description https:// only, at most 255 characters, no credentials, no #fragment; the host must resolve only to public addresses (a refusal is a 422 of `type` `value_error.url.<rule>`). Local development also takes the origins of `WEBHOOK_EXEMPT_ORIGINS` over `http://`, which the `pattern` leaves out.
+             * @example https://hooks.example.com/production-monitoring
+             */
+            url: string;
+            /**
+             * @description The one event type the registration receives (docs/webhooks.md, "Event types"): the classification events of a stop, or the alerts of a stop's state: `MachineStopStarted`, `MachineStopEnded`, and the threshold types `MachineStopLongerThan` and `MachineStopReasonMissing`, which name their thresholds.
+             * @enum {string}
+             */
+            eventType: "MachineStopClassificationCreated" | "MachineStopClassificationUpdated" | "MachineStopClassificationDeleted" | "MachineStopStarted" | "MachineStopEnded";
+        } | {
+            /** @description A label. */
+            name: string;
+            /**
+             * @description https:// only, at most 255 characters, no credentials, no #fragment; the host must resolve only to public addresses (a refusal is a 422 of `type` `value_error.url.<rule>`). Local development also takes the origins of `WEBHOOK_EXEMPT_ORIGINS` over `http://`, which the `pattern` leaves out.
+             * @example https://hooks.example.com/production-monitoring
+             */
+            url: string;
+            /**
+             * @description The one event type the registration receives (docs/webhooks.md, "Event types"): the classification events of a stop, or the alerts of a stop's state: `MachineStopStarted`, `MachineStopEnded`, and the threshold types `MachineStopLongerThan` and `MachineStopReasonMissing`, which name their thresholds.
+             * @enum {string}
+             */
+            eventType: "MachineStopLongerThan" | "MachineStopReasonMissing";
+            /**
+             * @description The thresholds, in minutes since the stop's start (1 to 1440, 1 to 10 distinct values): one event per stop and threshold, when the stop has been down that long (`MachineStopLongerThan`) or has had no reason that long (`MachineStopReasonMissing`).
+             * @example [
+             *       15,
+             *       60
+             *     ]
+             */
+            thresholdsMinutes: number[];
         };
         WebhookDelivery: {
             /** Format: uuid */

@@ -90,6 +90,40 @@ export const shiftInstances = sqliteTable(
   ],
 );
 
+/**
+ * A closure of the plant calendar (docs/metrics.md, "The plant calendar"): a span in which no
+ * shift instance of the company (or of its one machine) is scheduled, given as local dates
+ * (`startDate` to `endDate` inclusive) or as two instants (the dates null). `startAt` and
+ * `endAt` are its instants, ms (for dates, the company zone's midnights, fixed when the
+ * closure is written): an instance is closed when its start lies in `[startAt, endAt)`.
+ */
+export const plantClosures = sqliteTable(
+  "plant_closures",
+  {
+    /** A UUID, global: the company's path names the shard. */
+    id: text("id").primaryKey(),
+    companyId: integer("company_id")
+      .notNull()
+      .references(() => companies.id),
+    /** null = every machine of the company, present and future. */
+    machineId: integer("machine_id").references(() => machines.id),
+    name: text("name").notNull(),
+    /** `YYYY-MM-DD`, local; null for a closure given as instants. */
+    startDate: text("start_date"),
+    /** `YYYY-MM-DD`, local, inclusive; null for a closure given as instants. */
+    endDate: text("end_date"),
+    startAt: integer("start_at").notNull(),
+    endAt: integer("end_at").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [
+    // The closed-instance probe: the company's closures starting at or before an instant.
+    index("plant_closures_company_start_idx").on(t.companyId, t.startAt, t.endAt),
+  ],
+);
+
 /** A closed (or, while live, open) interval of production of one machine. */
 export const productionLogs = sqliteTable(
   "production_logs",

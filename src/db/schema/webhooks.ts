@@ -5,7 +5,10 @@ import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { companies } from "./tenancy";
 import { createdAt, updatedAt } from "./timestamps";
 
-/** A webhook registration: one URL for one event type. */
+/**
+ * A webhook registration: one URL for one event type (and, for the threshold event types of a
+ * stop, the thresholds it is told of).
+ */
 export const webhooks = sqliteTable(
   "webhooks",
   {
@@ -18,6 +21,12 @@ export const webhooks = sqliteTable(
     eventType: text("event_type").notNull(),
     createdAt: createdAt(),
     deletedAt: integer("deleted_at"),
+    /**
+     * The thresholds, in minutes, of a threshold event type (`MachineStopLongerThan`,
+     * `MachineStopReasonMissing`): a JSON array of distinct integers, ascending; null for the
+     * other types (src/webhooks/stop-alert-events.ts).
+     */
+    thresholdsMinutes: text("thresholds_minutes", { mode: "json" }).$type<number[]>(),
   },
   (t) => [index("webhooks_company_idx").on(t.companyId, t.eventType)],
 );

@@ -72,7 +72,7 @@ const AHEAD_MINUTES = MAX_SAMPLE_AHEAD_MS / 60_000;
  *
  * @param latest the latest instant accepted, ms.
  */
-export function afterClockMessage(latest: number): string {
+function afterClockMessage(latest: number): string {
   return (
     `Must be at most ${AHEAD_MINUTES} minutes after the server's clock (at most ` +
     `${new Date(latest).toISOString()} for this request): a sample cannot be from the future`

@@ -12,7 +12,7 @@ import { webhookAttempts, webhookDeliveries, webhookEvents, webhooks } from "../
 import type { DirectoryEnv } from "../../db/shards";
 import { isoInstant as iso } from "../../http/instants";
 import { paginate } from "../../http/pagination";
-import { CLASSIFICATION_EVENT_TYPES } from "../../webhooks/webhook-events";
+import { isThresholdType, WEBHOOK_EVENT_TYPES } from "../../webhooks/event-types";
 import type { DELIVERY_STATUSES } from "./schemas";
 
 const webhookColumns = {
@@ -20,6 +20,7 @@ const webhookColumns = {
   name: webhooks.name,
   url: webhooks.url,
   eventType: webhooks.eventType,
+  thresholdsMinutes: webhooks.thresholdsMinutes,
   createdAt: webhooks.createdAt,
 };
 
@@ -29,18 +30,25 @@ function toWebhookOut(row: {
   name: string;
   url: string;
   eventType: string;
+  thresholdsMinutes: number[] | null;
   createdAt: number;
 }) {
-  const eventType = CLASSIFICATION_EVENT_TYPES.find((t) => t === row.eventType);
+  const eventType = WEBHOOK_EVENT_TYPES.find((t) => t === row.eventType);
   if (!eventType) throw new Error(`unknown event type ${row.eventType} stored`);
-  return { ...row, eventType, createdAt: iso(row.createdAt) };
+  return {
+    ...row,
+    eventType,
+    thresholdsMinutes: isThresholdType(eventType) ? (row.thresholdsMinutes ?? []) : null,
+    createdAt: iso(row.createdAt),
+  };
 }
 
-/** A registration to create. */
+/** A registration to create (thresholds for a threshold event type only). */
 interface WebhookInput {
   name: string;
   url: string;
-  eventType: (typeof CLASSIFICATION_EVENT_TYPES)[number];
+  eventType: (typeof WEBHOOK_EVENT_TYPES)[number];
+  thresholdsMinutes?: readonly number[];
 }
 
 /**
@@ -64,6 +72,9 @@ export async function insertWebhooks(
         name: item.name,
         url: item.url,
         eventType: item.eventType,
+        thresholdsMinutes: item.thresholdsMinutes
+          ? [...item.thresholdsMinutes].sort((a, b) => a - b)
+          : null,
       })
       .returning(webhookColumns),
   );

@@ -48,7 +48,9 @@ export const operatorWebhooksRoutes = createRouter()
       description:
         "All or none. Every URL is checked against the endpoint rules, its host resolved " +
         "through DNS-over-HTTPS; a refused URL is a 422 naming the rule (`type` " +
-        "`value_error.url.<rule>`). A `Ping` reaches any registration.",
+        "`value_error.url.<rule>`). A registration receives one event type; the threshold " +
+        "types (`MachineStopLongerThan`, `MachineStopReasonMissing`) take `thresholdsMinutes` " +
+        "and the others refuse it. A `Ping` reaches any registration.",
       request: { body: arrayBody(WebhookCreate) },
       responses: {
         201: jsonResponse(z.array(WebhookSchema), "The registrations, in order."),

@@ -5,7 +5,8 @@
  * about an hour per row group (docs/signal-storage.md, "The archive", "Objects").
  */
 import { parquetMetadata, parquetRead } from "hyparquet";
-import { parquetWriteBuffer } from "hyparquet-writer";
+import { ByteWriter, parquetWrite } from "hyparquet-writer";
+import { yieldToOtherRequests } from "../../http/budget";
 import {
   PARQUET_PAGE_BYTES,
   zstdCompress,
@@ -18,13 +19,25 @@ import { BLOCK_MS } from "./blocks";
 const ROW_GROUP_MIN_ROWS = 3_600;
 
 /**
- * Encodes one object.
+ * The file in memory, yielding to the isolate's other work after each row group (the writer
+ * calls `flush` then, and waits for it before it encodes the next): a day's object is a
+ * second of ZSTD at level 12 on a busy machine, an hour's is a twenty-fourth of it
+ * (docs/bounded-work.md, "Fair share").
+ */
+class YieldingWriter extends ByteWriter {
+  flush(): Promise<void> {
+    return yieldToOtherRequests();
+  }
+}
+
+/**
+ * Encodes one object, a row group at a time with the isolate's other work between them.
  *
  * @param ts ascending, distinct instants, integer ms.
  * @param values `values[i]` at `ts[i]`; written bit for bit (`-0` and every NaN payload kept).
  * @returns the Parquet file's bytes.
  */
-export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Array {
+export async function encodeArchive(ts: Float64Array, values: Float64Array): Promise<Uint8Array> {
   const time = BigInt64Array.from(ts, (t) => BigInt(t));
   let distinct = 0;
   const seen = new Set<number>();
@@ -35,7 +48,9 @@ export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Arra
     }
   }
   const dictionary = distinct * 4 <= values.length;
-  const buffer = parquetWriteBuffer({
+  const writer = new YieldingWriter(1 << 16);
+  await parquetWrite({
+    writer,
     codec: "ZSTD",
     // BYTE_STREAM_SPLIT values: each byte stream in a zstd frame of its own (zstd.ts), and
     // the instants (a few bytes a page once delta-coded) in Snappy, so that every ZSTD page
@@ -66,7 +81,7 @@ export function encodeArchive(ts: Float64Array, values: Float64Array): Uint8Arra
       },
     ],
   });
-  return new Uint8Array(buffer);
+  return new Uint8Array(writer.getBuffer());
 }
 
 /** Row group sizes: hours put together until a group holds `ROW_GROUP_MIN_ROWS` rows. */
@@ -109,6 +124,8 @@ export async function decodeArchive(
     const lo = Number(stats?.min_value ?? Number.NEGATIVE_INFINITY);
     const hi = Number(stats?.max_value ?? Number.POSITIVE_INFINITY);
     if (hi >= from && lo < to) {
+      // A row group (about an hour) at a time, the isolate's other work between them.
+      if (parts.length > 0) await yieldToOtherRequests();
       const columns = new Map<string, ArrayLike<unknown>>();
       await parquetRead({
         file,

@@ -257,7 +257,7 @@ export class SignalArchive {
       if (existing) await this.remove([existing]);
       return 0;
     }
-    const file = encodeArchive(merged.ts, merged.values);
+    const file = await encodeArchive(merged.ts, merged.values);
     await this.bucket.put(key, file, {
       customMetadata: { samples: String(merged.ts.length), format: "signal-archive-1" },
     });

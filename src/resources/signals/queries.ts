@@ -202,3 +202,30 @@ export function listedSignalsOf(
     .orderBy(asc(signals.machineId), asc(signals.name), asc(signals.displayName), asc(signals.id))
     .all();
 }
+
+/**
+ * Whether a signal is still listed (not deleted, with a kind) on a machine of the company
+ * that is not deleted: a signal export asks before each batch of a signal it selected when
+ * it started (docs/exports.md, "Signals deleted while an export runs").
+ *
+ * @param signalId the signal's internal id.
+ */
+export async function isSignalListed(scope: CompanyScope, signalId: number): Promise<boolean> {
+  const { db, companyId } = scope;
+  const row = await db
+    .select({ id: signals.id })
+    .from(signals)
+    .innerJoin(machines, eq(machines.id, signals.machineId))
+    .where(
+      owned(
+        { companyId },
+        signals,
+        eq(signals.id, signalId),
+        isNull(signals.deletedAt),
+        isNotNull(signals.kind),
+        isNull(machines.deletedAt),
+      ),
+    )
+    .get();
+  return row !== undefined;
+}

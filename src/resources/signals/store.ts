@@ -477,7 +477,7 @@ export class SignalStore extends DurableObject<Env> {
 }
 
 /** A block `dropFutureSamples` changed: its samples left, or null when it was removed. */
-export interface FutureDrop {
+interface FutureDrop {
   signalId: number;
   hour: number;
   kept: DecodedSamples | null;

@@ -665,7 +665,7 @@ export interface paths {
         };
         /**
          * Download an export file
-         * @description The file's bytes, streamed (`application/vnd.apache.parquet` or `text/csv`). A `Range: bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; `HEAD` gives the size. A file of an expired export, or of another company's, is a 404.
+         * @description The file's bytes, streamed (`application/vnd.apache.parquet` or `text/csv`). A `Range: bytes=...` header (one range) gets that part (206), as Parquet readers ask for it; an invalid one (`bytes=10-5`), several ranges or another unit are ignored (200, the whole file, RFC 9110). `HEAD` gives the size. A file of an expired export, or of another company's, is a 404.
          *
          *     **Required scope:** the one its `dataset` needs (`signals`: `signals.read`, `production_logs`: `production_logs.read`, `stops`: `reports.read`, `metrics`: `reports.read`, `kpis`: `reports.read`).
          */
@@ -2857,6 +2857,8 @@ export interface components {
             error: string | null;
             /** @description The finished files, in order; each appears as soon as it is written. */
             files: components["schemas"]["ExportFile"][];
+            /** @description Signals of a signal export deleted (or whose machine was deleted) after it started: it stopped reading each at `from` and went on with the others. Empty when nothing was left out, and for the other datasets. */
+            leftOut: components["schemas"]["ExportLeftOut"][];
         };
         ExportFile: {
             /** @example part-00001.parquet */
@@ -2875,6 +2877,18 @@ export interface components {
              * @description When `directUrl` stops working.
              */
             directUrlExpiresAt?: string;
+        };
+        ExportLeftOut: {
+            /** Format: uuid */
+            machine_uuid: string;
+            /** Format: uuid */
+            public_id: string;
+            name: string;
+            /**
+             * Format: date-time
+             * @description The files hold this signal's points before this instant only (none when it is the window's start): the export stopped reading it here.
+             */
+            from: string;
         };
         /**
          * @example {
@@ -10579,7 +10593,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The range is outside the file. */
+            /** @description The range starts at or past the file's end, or is the suffix `-0` (`Content-Range: bytes *\/<size>` gives the size). */
             416: {
                 headers: {
                     /** @description The credential's quota `q` requests per window `w` seconds (`"auth-failures"` on a 401: failed authentications per client address). Absent on a 413 refused by its declared `Content-Length`, before the credential is read. */
