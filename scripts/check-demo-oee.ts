@@ -157,13 +157,13 @@ async function nominalSpeeds(api: ReturnType<typeof createClient>): Promise<Map<
   }
 }
 
-/** The stops the count signal makes, per asset (the alarm runs are the recorded stops). */
+/**
+ * The downtime the count signal detects, per asset (the alarm runs, the recorded stops, take
+ * in what they touch: `expected` joins both).
+ */
 function detectedByAsset(rows: Map<number, Row[]>, now: number): Map<number, Interval[]> {
   const out = new Map<number, Interval[]>();
   for (const [asset, list] of rows) {
-    const alarms = joined(
-      list.filter((r) => r.kind === "alarm").map((r) => ({ start: r.ts, end: r.end })),
-    );
     const first = list[0]?.ts ?? now;
     const last = list[list.length - 1]?.end ?? now;
     const planned = assetPlannedTime(
@@ -171,7 +171,7 @@ function detectedByAsset(rows: Map<number, Row[]>, now: number): Map<number, Int
       first,
       last + 1,
     );
-    out.set(asset, detectedStops(list, alarms, now, planned));
+    out.set(asset, detectedStops(list, now, planned));
   }
   return out;
 }

@@ -4,11 +4,13 @@
  * classic script by esbuild, the bundler wrangler itself uses. The Worker serves the result
  * as text (src/board/board-page.ts). Three callers, one function: `wrangler dev` and
  * `wrangler deploy` through the `[build]` command of wrangler.toml (scripts/build-board.ts,
- * which writes BOARD_BUNDLE_PATH), and the tests through the Vite plugin of vitest.config.ts,
- * which bundles in memory. Why a build rather than a committed bundle: docs/decisions.md
+ * which writes BOARD_BUNDLE_PATH), and the tests: vitest.config.ts writes the file too (the
+ * pool reads it from disk for a test that imports the Worker's modules itself) and its Vite
+ * plugin bundles in memory for the rest. Why a build rather than a committed bundle: docs/decisions.md
  * ("The board's browser code").
  */
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { build } from "esbuild";
 import { PROJECT_ROOT } from "./project.ts";
 
@@ -53,4 +55,19 @@ export async function bundleBoardScript(): Promise<BoardBundle> {
     text: output.text,
     inputs: Object.keys(result.metafile.inputs).map((input) => join(PROJECT_ROOT, input)),
   };
+}
+
+/**
+ * Bundles the board's browser code into BOARD_BUNDLE_PATH, rewriting the file only when its
+ * text changes (a build that changes nothing does not reload `wrangler dev`).
+ *
+ * @throws Error as bundleBoardScript, or the file system's.
+ */
+export async function writeBoardScript(): Promise<void> {
+  const { text } = await bundleBoardScript();
+  const current = existsSync(BOARD_BUNDLE_PATH) ? readFileSync(BOARD_BUNDLE_PATH, "utf8") : null;
+  if (current !== text) {
+    mkdirSync(dirname(BOARD_BUNDLE_PATH), { recursive: true });
+    writeFileSync(BOARD_BUNDLE_PATH, text);
+  }
 }

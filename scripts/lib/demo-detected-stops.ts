@@ -87,19 +87,18 @@ export function assetPlannedTime(
  * row and ends at the next row with items when that comes within 300 s; after a longer
  * silence, at its last row plus the time since the row before that (when within 300 s);
  * at the end of the data, at `now` when its last row is within 300 s of it. Runs of at least
- * 300 s are stops, less the recorded stops (the alarm runs), and what is left of them shorter
- * than 300 s goes.
+ * 300 s are detected downtime. A recorded stop (an alarm run) takes in the downtime it
+ * overlaps or touches (one breakdown, one stop; both non-programmed here), so the demo's
+ * stopped time is the union of the alarm runs and these runs: the callers join them.
  *
  * @param rows the asset's rows, ascending instants (one per instant).
- * @param recorded the asset's recorded stops.
  * @param now the current instant (where a run reaching the last row ends, for minutes).
  * @param planned the planned time, joined: each run is cut to it first, and each part
  *   counts for the threshold on its own (default: planned everywhere).
- * @returns the stops, as intervals (a stop going on ends at `now`).
+ * @returns the downtime, as intervals (one going on ends at `now`).
  */
 export function detectedStops(
   rows: readonly CountRow[],
-  recorded: readonly Interval[],
   now: number,
   planned: readonly Interval[] = [{ start: -Infinity, end: Infinity }],
 ): Interval[] {
@@ -132,33 +131,18 @@ export function detectedStops(
     }
     i = j + 1;
   }
-  const out: Interval[] = [];
-  const parts = runs.flatMap((run) =>
-    planned
-      .filter((b) => b.start < run.end && b.end > run.start)
-      .map((b) => ({
-        start: Math.max(run.start, b.start),
-        end: Math.min(run.end, b.end),
-        evidence: Math.min(run.evidence, b.end),
-      })),
-  );
-  for (const run of parts) {
-    if (run.evidence - run.start < THRESHOLD_MS) continue;
-    let pieces = [run];
-    for (const cut of recorded) {
-      pieces = pieces.flatMap((p) => {
-        if (cut.end <= p.start || cut.start >= p.end) return [p];
-        const left =
-          cut.start > p.start ? [{ start: p.start, end: cut.start, evidence: cut.start }] : [];
-        const right = cut.end < p.end ? [{ start: cut.end, end: p.end, evidence: p.evidence }] : [];
-        return [...left, ...right];
-      });
-    }
-    for (const p of pieces) {
-      if (p.evidence - p.start >= THRESHOLD_MS) out.push({ start: p.start, end: p.end });
-    }
-  }
-  return out;
+  return runs
+    .flatMap((run) =>
+      planned
+        .filter((b) => b.start < run.end && b.end > run.start)
+        .map((b) => ({
+          start: Math.max(run.start, b.start),
+          end: Math.min(run.end, b.end),
+          evidence: Math.min(run.evidence, b.end),
+        })),
+    )
+    .filter((part) => part.evidence - part.start >= THRESHOLD_MS)
+    .map((part) => ({ start: part.start, end: part.end }));
 }
 
 /** Joins intervals that overlap or touch; ascending. */

@@ -91,7 +91,7 @@ function recordedShifts(rows: readonly SmeRow[], now: number): RecordedShift[] {
   if (!first || !last) return [];
   const interval = (r: SmeRow): Interval => ({ start: r.ts, end: r.end });
   const alarms = joined(rows.filter((r) => rowKind(r) === "alarm").map(interval));
-  const stops = joined([...alarms, ...detectedStops(rows, alarms, now)]);
+  const stops = joined([...alarms, ...detectedStops(rows, now)]);
   const production = rows.filter((r) => rowKind(r) === "production");
   const cuts = wallClockInstants(
     PLANT_A_SHIFTS.map((shift) => shift.startTime),

@@ -191,12 +191,12 @@ export class Detector {
           // Writes at most every WRITE_SPACING_MS: the stops of a burst of ingestions (a
           // gateway catching up, a backfill) go to D1 and the stream together.
           const wait = this.lastWrite + WRITE_SPACING_MS - Date.now();
-          if (wait > 0 && this.tables.hasDirty()) {
+          if (wait > 0 && this.tables.hasWrites()) {
             await new Promise((done) => setTimeout(done, wait));
             await this.evaluatePending();
           }
           const machine = this.tables.machine();
-          if (machine && this.tables.hasDirty()) {
+          if (machine && this.tables.hasWrites()) {
             this.lastWrite = Date.now();
             await syncDetectedStops(
               this.env,
@@ -297,6 +297,7 @@ export class Detector {
       for (const key of result.changes.removed) this.tables.removeDetected(key);
       for (const a of result.changes.added)
         this.tables.wantDetected(crypto.randomUUID(), a.start, a.end);
+      for (const m of result.merges) this.tables.wantMerge(m.id, m.taken);
       this.planWake(settings, rules, now, span.end);
     }
   }

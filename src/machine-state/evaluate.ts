@@ -6,6 +6,8 @@
  * there. Synchronous over the store's tables: it runs in one step of the object.
  */
 import {
+  type Absorbed,
+  absorbIntoRecorded,
   type DetectedSpan,
   joinSpans,
   matchStops,
@@ -135,6 +137,11 @@ interface Evaluation {
   start: number;
   end: number;
   changes: StopChanges;
+  /**
+   * The detected downtime recorded stops take in (null: none any more): every recorded stop
+   * that takes some in from the stretch, and those whose taken-in downtime started in it.
+   */
+  merges: { id: number; taken: Absorbed | null }[];
   /** True when runs were found: the plan and recorded stops were needed. */
   neededPlan: boolean;
 }
@@ -144,7 +151,8 @@ const MAX_WIDENINGS = 32;
 
 /**
  * Evaluates `[from, to)`: the runs of every rule around it, cut to planned time, joined,
- * without the recorded stops, matched to the detected stops starting in the evaluated scope.
+ * without the stops a person deleted, those touching a recorded stop taken in by it, the
+ * rest matched to the detected stops starting in the evaluated scope.
  * The scope widens while a joined stop crosses one of its edges (the two rules' runs can
  * reach beyond each other's walks).
  */
@@ -166,11 +174,26 @@ export function evaluate(
       .detectedStarting(start, end)
       .map((r) => ({ key: r.key, start: r.start, end: r.end }));
     if (walks.every((w) => w.runs.length === 0) && known.length === 0) {
-      return { start, end, changes: { kept: [], removed: [], added: [] }, neededPlan: false };
+      const merges = tables.mergesStarting(start, end).map((id) => ({ id, taken: null }));
+      if (merges.length === 0) {
+        return {
+          start,
+          end,
+          changes: { kept: [], removed: [], added: [] },
+          merges,
+          neededPlan: false,
+        };
+      }
     }
     const plan = inputs.plan;
     if (plan === null) {
-      return { start, end, changes: { kept: [], removed: [], added: [] }, neededPlan: true };
+      return {
+        start,
+        end,
+        changes: { kept: [], removed: [], added: [] },
+        merges: [],
+        neededPlan: true,
+      };
     }
     const parts = unionParts(
       walks.flatMap((w) =>
@@ -194,8 +217,23 @@ export function evaluate(
       }
     }
     const inScope = parts.filter((p) => p.start >= start && p.start < end);
-    const wanted = withoutRecorded(inScope, recordedFor(tables, inScope), inputs.thresholdMs);
-    return { start, end, changes: matchStops(known, wanted), neededPlan: true };
+    const around = recordedFor(tables, inScope);
+    // A detected stop a person deleted is no stop at all; then each part that overlaps or
+    // touches a recorded stop is taken in by it (one breakdown, one stop).
+    const kept = withoutRecorded(
+      inScope,
+      around.filter((r) => r.dismissed),
+      inputs.thresholdMs,
+    );
+    const { detected, absorbed } = absorbIntoRecorded(
+      kept,
+      around.filter((r) => !r.dismissed),
+    );
+    const merges: Evaluation["merges"] = [...absorbed].map(([id, taken]) => ({ id, taken }));
+    for (const id of tables.mergesStarting(start, end)) {
+      if (!absorbed.has(id)) merges.push({ id, taken: null });
+    }
+    return { start, end, changes: matchStops(known, detected), merges, neededPlan: true };
   }
 }
 
@@ -226,10 +264,10 @@ function blocksFor(plan: PlanCache, runs: readonly DownRun[], now: number): Span
 /** Runs closer than this share one listing of planned time, ms. */
 const SHARED_LISTING_MS = 86_400_000;
 
-/** The recorded stops overlapping the parts. */
+/** The recorded stops (and the dismissed detected ones) overlapping or touching the parts. */
 function recordedFor(tables: DetectorTables, parts: readonly DetectedSpan[]) {
   if (parts.length === 0) return [];
   const from = Math.min(...parts.map((p) => p.start));
   const to = Math.max(...parts.map((p) => p.end ?? END_OF_DATA));
-  return tables.recordedOverlapping(from, to);
+  return tables.recordedTouching(from, to);
 }

@@ -2,8 +2,8 @@
  * From down runs to detected stops (docs/machine-state.md): the runs of each rule cut to the
  * machine's planned time (its shift instances, back-to-back instances joined), each part
  * kept when it lasts at least the threshold; the two rules' parts joined; the time of the
- * plant's recorded stops taken out (a recorded stop replaces the detected span it covers);
- * then the stops already detected matched to the new ones, so that a stop keeps its row, and
+ * stops a person deleted taken out; the parts that overlap or touch a recorded stop taken in
+ * by it (one breakdown, one stop); then the stops already detected matched to the new ones, so that a stop keeps its row, and
  * its classification, through a change. Pure.
  */
 import type { DownRun } from "./runs";
@@ -24,6 +24,17 @@ export interface DetectedSpan {
 
 /** A recorded stop (any stop the detector did not make); `end` null while open. */
 interface RecordedSpan {
+  start: number;
+  end: number | null;
+}
+
+/** A recorded stop by its D1 id, with its own (recorded) times. */
+export interface RecordedStop extends RecordedSpan {
+  id: number;
+}
+
+/** The detected downtime a recorded stop takes in: `end` null while it goes on. */
+export interface Absorbed {
   start: number;
   end: number | null;
 }
@@ -97,9 +108,8 @@ export function unionParts(parts: readonly DetectedSpan[]): DetectedSpan[] {
 }
 
 /**
- * Takes the recorded stops' time out of the parts. What is left of a part and is shorter
- * than the threshold goes (the same event as the recorded stop, entered a little late or
- * early: kept, it would count one breakdown twice).
+ * Takes the time of the detected stops a person deleted out of the parts (that time is no
+ * stop any more). What is left of a part and is shorter than the threshold goes.
  */
 export function withoutRecorded(
   parts: readonly DetectedSpan[],
@@ -126,6 +136,66 @@ export function withoutRecorded(
     for (const p of pieces) if (p.evidence - p.start >= thresholdMs) out.push(p);
   }
   return out;
+}
+
+/**
+ * One breakdown, one stop (docs/machine-state.md, "Recorded stops take in detected
+ * downtime"): each part that overlaps or touches recorded stops goes to them instead of
+ * being a detected stop. With one such recorded stop, it takes the whole part; with several
+ * (by start, then id), each takes the part's time from its own start to the next one's start,
+ * the first also what comes before it and the last what comes after it, so that the stops
+ * never overlap (a gap between two recorded stops goes to the earlier one).
+ *
+ * @param parts detected parts, ascending and disjoint (`unionParts`).
+ * @param recorded the recorded stops around the parts.
+ * @returns the parts that stay detected stops, and per recorded stop id the hull of the
+ *   detected downtime it takes in (end null while the downtime goes on).
+ */
+export function absorbIntoRecorded(
+  parts: readonly DetectedSpan[],
+  recorded: readonly RecordedStop[],
+): { detected: DetectedSpan[]; absorbed: Map<number, Absorbed> } {
+  const byStart = [...recorded].sort((a, b) => a.start - b.start || a.id - b.id);
+  const detected: DetectedSpan[] = [];
+  const absorbed = new Map<number, Absorbed>();
+  for (const p of parts) {
+    const pEnd = openEnd(p.end);
+    const touching = byStart.filter((r) => r.start <= pEnd && openEnd(r.end) >= p.start);
+    if (touching.length === 0) {
+      detected.push(p);
+      continue;
+    }
+    touching.forEach((r, i) => {
+      const from = i === 0 ? p.start : Math.max(p.start, r.start);
+      const next = touching[i + 1];
+      const to = next ? Math.min(pEnd, next.start) : pEnd;
+      if (to <= from) return;
+      const end = to === Number.POSITIVE_INFINITY ? null : to;
+      const had = absorbed.get(r.id);
+      absorbed.set(
+        r.id,
+        had
+          ? {
+              start: Math.min(had.start, from),
+              end: had.end === null || end === null ? null : Math.max(had.end, end),
+            }
+          : { start: from, end },
+      );
+    });
+  }
+  return { detected, absorbed };
+}
+
+/**
+ * The times a recorded stop shows while it takes in detected downtime: the union of its own
+ * and the downtime's (they overlap or touch), open when either is.
+ */
+export function shownSpan(own: RecordedSpan, taken: Absorbed | null): RecordedSpan {
+  if (!taken) return { start: own.start, end: own.end };
+  return {
+    start: Math.min(own.start, taken.start),
+    end: own.end === null || taken.end === null ? null : Math.max(own.end, taken.end),
+  };
 }
 
 /** A stop the store detected earlier, by its key. */

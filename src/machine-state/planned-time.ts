@@ -4,7 +4,7 @@
  * (refreshed hourly and whenever the operator creates shifts), and the instances they imply
  * over any window, joined where they follow each other (`joinSpans`).
  */
-import { eq, isNull } from "drizzle-orm";
+import { eq, isNull, sql } from "drizzle-orm";
 import { type CompanyScope, owned } from "../db/company-scope";
 import { shiftDefinitionMachines, stops } from "../db/schema";
 import { companyDb } from "../db/shards";
@@ -96,7 +96,8 @@ export function plannedBlocks(plan: PlanCache, from: number, to: number): Span[]
  *
  * @param machine the company and machine (internal ids).
  * @param now ms; the plan's `at`.
- * @returns the plan, and the recorded stops as `[start, end)` in ms (`end` null while open).
+ * @returns the plan, and the recorded stops as `[start, end)` in ms (`end` null while open):
+ *   their own times, and the detected downtime D1 shows each took in (`taken`, or null).
  */
 export async function loadPrerequisites(
   env: Env,
@@ -104,13 +105,28 @@ export async function loadPrerequisites(
   now: number,
 ): Promise<{
   plan: PlanCache;
-  recorded: { id: number; start: number; end: number | null }[];
+  recorded: {
+    id: number;
+    start: number;
+    end: number | null;
+    taken: { start: number; end: number | null } | null;
+  }[];
 }> {
   const db = await companyDb(env, machine.companyId);
   const scope = { db, companyId: machine.companyId };
   const plan = await loadPlan(scope, machine.machineId, now);
-  const recorded = await db
-    .select({ id: stops.id, start: stops.startTime, end: stops.endTime })
+  // A stop that took in detected downtime keeps its own times in `recorded_*`.
+  const merged = sql`${stops.detectedStartTime} IS NOT NULL`;
+  const rows = await db
+    .select({
+      id: stops.id,
+      start: sql<number>`CASE WHEN ${merged} THEN ${stops.recordedStartTime} ELSE ${stops.startTime} END`,
+      end: sql<
+        number | null
+      >`CASE WHEN ${merged} THEN ${stops.recordedEndTime} ELSE ${stops.endTime} END`,
+      takenStart: stops.detectedStartTime,
+      takenEnd: stops.detectedEndTime,
+    })
     .from(stops)
     .where(
       owned(
@@ -121,5 +137,11 @@ export async function loadPrerequisites(
         isNull(stops.deletedAt),
       ),
     );
+  const recorded = rows.map((r) => ({
+    id: r.id,
+    start: r.start,
+    end: r.end,
+    taken: r.takenStart === null ? null : { start: r.takenStart, end: r.takenEnd },
+  }));
   return { plan: plan ?? { at: now, timezone: "UTC", definitions: [], closures: [] }, recorded };
 }

@@ -18,10 +18,13 @@ import type { DetectionSettings } from "./rules";
 /** A change of a stop recorded through the operator API, as the detector needs it. */
 export interface RecordedStopChange {
   id: number;
-  /** The stop's times now (before, for a deletion). */
+  /**
+   * The stop's own times now, as recorded (before, for a deletion: the times it showed,
+   * with the detected downtime it took in).
+   */
   start: number;
   end: number | null;
-  /** The times before an edit, so that both stretches are evaluated again. */
+  /** The times it showed before an edit, so that both stretches are evaluated again. */
   previous?: { start: number; end: number | null };
   /**
    * `recorded`: a recorded stop created or edited (a detected stop a person edited becomes
@@ -104,8 +107,15 @@ export class MachineStateStore extends SignalStore {
     tables.setMachine(machine.companyId, machine.machineId);
     const taken = tables.detectedByStopId(change.id);
     if (taken) tables.forgetDetected(taken.key);
-    if (change.kind === "deleted") tables.removeRecorded(change.id);
-    else tables.putRecorded(change.id, change.start, change.end, change.kind === "dismissed");
+    if (change.kind === "deleted") {
+      tables.removeRecorded(change.id);
+      tables.forgetMerge(change.id);
+    } else {
+      tables.putRecorded(change.id, change.start, change.end, change.kind === "dismissed");
+      // An edit writes the stop's own times alone: D1 shows no taken-in downtime until the
+      // evaluation below takes it in again.
+      if (tables.merge(change.id)) tables.mergeSynced(change.id, null);
+    }
     const now = Date.now();
     for (const span of [change, change.previous]) {
       if (span) tables.addPending(span.start, (span.end ?? now) + 1);

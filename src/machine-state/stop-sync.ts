@@ -1,9 +1,10 @@
 /**
  * Writes the detected stops the store wants to D1 (the company's shard, `companyDb`), as rows
- * of the stops table (`isManual` false, `isProgrammed` false, in availability and in stops),
- * and tells the machine's live stream what changed: `stop.started` when a stop opens,
- * `stop.ended` when it closes, `stop.updated` or `stop.deleted` when later samples move or
- * remove it (docs/machine-state.md, "Writes").
+ * of the stops table (`origin` detected, `isManual` false, `isProgrammed` false, in
+ * availability and in stops), and the detected downtime recorded stops take in (their times
+ * the union of both); and tells the machine's live stream what changed: `stop.started` when
+ * a stop opens, `stop.ended` when it closes, `stop.updated` or `stop.deleted` when later
+ * samples move or remove it (docs/machine-state.md, "Writes").
  *
  * Each write is keyed by the stop's `detection_key`, so a write resent after a crash finds
  * the row it made. A row a person deleted or edited meanwhile (no longer the detector's) is
@@ -16,13 +17,17 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type CompanyScope, owned, softDeleted } from "../db/company-scope";
 import { stops } from "../db/schema";
 import { companyDb } from "../db/shards";
+import type { StopOrigin } from "../db/stop-origins";
 import type { Env } from "../env";
 import { findStopWithClassification, stopColumns } from "../reports/stops-report";
 import { classificationChange, classificationDeletion } from "../stops/classification-queries";
 import { stopEvent, stopUnclassified } from "../streams/payloads";
 import type { MachinePublisher } from "../streams/publish";
 import { dispatchDeliveries } from "../webhooks/webhook-events";
-import type { DetectedRow, DetectorTables } from "./tables";
+import { shownSpan } from "./parts";
+import type { DetectedRow, DetectorTables, MergeSpan } from "./tables";
+
+type Span = { start: number; end: number | null };
 
 /** Most stops written in one D1 batch. */
 const SYNC_BATCH = 50;
@@ -38,6 +43,7 @@ type StopOutRow = {
   isIncludedInAvailability: boolean;
   isIncludedInStops: boolean;
   isManual: boolean;
+  origin: StopOrigin;
   createdAt: number;
   updatedAt: number;
   deletedAt: number | null;
@@ -73,7 +79,7 @@ export async function syncDetectedStops(
 ): Promise<void> {
   for (;;) {
     const rows = tables.dirty(SYNC_BATCH);
-    if (rows.length === 0) return;
+    if (rows.length === 0) break;
     const toWrite: DetectedRow[] = [];
     for (const row of rows) {
       // A stop that went before D1 ever had it needs no write.
@@ -120,6 +126,88 @@ export async function syncDetectedStops(
     }
     background(publisher.drain());
   }
+  await syncMerges(env, tables, machine, publisher, background);
+}
+
+/**
+ * Writes the detected downtime recorded stops take in (docs/machine-state.md, "Recorded
+ * stops take in detected downtime"), `SYNC_BATCH` at a time: the stop's times become the
+ * union of its own and the downtime's, its own kept in `recorded_*`; or, taking none any
+ * more, its own again. Each write is guarded on the stop's own times as the store knows
+ * them: a stop a person edited or deleted meanwhile is left as it is (the operator route
+ * tells the store, which evaluates it again). Stages `stop.updated` (or `stop.ended`) when
+ * the stop's times changed.
+ */
+async function syncMerges(
+  env: Env,
+  tables: DetectorTables,
+  machine: { companyId: number; machineId: number },
+  publisher: MachinePublisher,
+  background: (work: Promise<unknown>) => void,
+): Promise<void> {
+  for (;;) {
+    const merges = tables.dirtyMerges(SYNC_BATCH);
+    if (merges.length === 0) return;
+    const db = await companyDb(env, machine.companyId);
+    const writes: {
+      id: number;
+      taken: MergeSpan | null;
+      before: Span;
+      statement: BatchItem<"sqlite">;
+    }[] = [];
+    for (const m of merges) {
+      const own = tables.recorded(m.id);
+      if (!own) {
+        tables.forgetMerge(m.id);
+        continue;
+      }
+      const shown = shownSpan(own, m.wanted);
+      const merged = sql`${stops.detectedStartTime} IS NOT NULL`;
+      const ownStart = sql`CASE WHEN ${merged} THEN ${stops.recordedStartTime} ELSE ${stops.startTime} END`;
+      const ownEnd = sql`CASE WHEN ${merged} THEN ${stops.recordedEndTime} ELSE ${stops.endTime} END`;
+      const statement = db
+        .update(stops)
+        .set({
+          startTime: shown.start,
+          endTime: shown.end,
+          detectedStartTime: m.wanted?.start ?? null,
+          detectedEndTime: m.wanted?.end ?? null,
+          recordedStartTime: m.wanted ? own.start : null,
+          recordedEndTime: m.wanted ? own.end : null,
+          updatedAt: NOW_MS,
+        })
+        .where(
+          owned(
+            { companyId: machine.companyId },
+            stops,
+            eq(stops.id, m.id),
+            eq(stops.machineId, machine.machineId),
+            isNull(stops.deletedAt),
+            isNull(stops.detectionKey),
+            sql`${ownStart} = ${own.start}`,
+            own.end === null ? sql`${ownEnd} IS NULL` : sql`${ownEnd} = ${own.end}`,
+          ),
+        )
+        .returning(stopColumns);
+      writes.push({ id: m.id, taken: m.wanted, before: shownSpan(own, m.synced), statement });
+    }
+    const [head, ...rest] = writes.map((w) => w.statement);
+    if (!head) continue;
+    const results = (await db.batch([head, ...rest])) as unknown[];
+    writes.forEach((w, i) => {
+      const stop = (results[i] as StopOutRow[] | undefined)?.[0];
+      if (!stop) {
+        // Edited or deleted meanwhile: the operator route tells the store.
+        tables.forgetMerge(w.id);
+        return;
+      }
+      tables.mergeSynced(w.id, w.taken);
+      if (w.before.start !== stop.startTime || w.before.end !== stop.endTime) {
+        publisher.stage(stopEvent(stop, "updated", w.before.end === null));
+      }
+    });
+    background(publisher.drain());
+  }
 }
 
 /** The statements of one row's write. */
@@ -143,6 +231,7 @@ async function writeOf(scope: CompanyScope, machineId: number, row: DetectedRow)
         isIncludedInAvailability: true,
         isIncludedInStops: true,
         isManual: false,
+        origin: "detected",
         detectionKey: row.key,
       })
       .onConflictDoUpdate({

@@ -1,8 +1,9 @@
 /**
  * The detector's tables in its machine's `SignalStore` SQLite (docs/machine-state.md, "Where
  * the state lives"): the hour summaries of each rule, the stretches waiting to be evaluated,
- * the machine's settings and cached plan, the plant's recorded stops, and the stops the
- * detector made with what D1 holds of each. Every access is synchronous, so that a change
+ * the machine's settings and cached plan, the plant's recorded stops (with the detected
+ * downtime each takes in, wanted and as D1 holds it), and the stops the detector made with
+ * what D1 holds of each. Every access is synchronous, so that a change
  * commits with the samples that caused it.
  */
 import type { HourSummary } from "./hour-fold";
@@ -40,6 +41,15 @@ CREATE TABLE IF NOT EXISTS recorded_stops (
   dismissed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS recorded_stops_start ON recorded_stops (start);
+CREATE TABLE IF NOT EXISTS recorded_merges (
+  id INTEGER PRIMARY KEY,
+  want_start INTEGER,
+  want_end INTEGER,
+  synced TEXT,
+  dirty INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS recorded_merges_want ON recorded_merges (want_start);
+CREATE INDEX IF NOT EXISTS recorded_merges_dirty ON recorded_merges (dirty) WHERE dirty = 1;
 CREATE TABLE IF NOT EXISTS detected_stops (
   key TEXT PRIMARY KEY,
   start INTEGER NOT NULL,
@@ -318,11 +328,23 @@ export class DetectorTables {
    * deleted, known only here, stay).
    */
   loadRecorded(
-    rows: readonly { id: number; start: number; end: number | null }[],
+    rows: readonly {
+      id: number;
+      start: number;
+      end: number | null;
+      /** The detected downtime D1 shows it took in (null: none). */
+      taken: MergeSpan | null;
+    }[],
     at: number,
   ): void {
     this.sql.exec("DELETE FROM recorded_stops WHERE dismissed = 0");
-    for (const r of rows) this.putRecorded(r.id, r.start, r.end);
+    for (const r of rows) {
+      this.putRecorded(r.id, r.start, r.end);
+      this.mergeSynced(r.id, r.taken);
+    }
+    this.sql.exec(
+      "DELETE FROM recorded_merges WHERE id NOT IN (SELECT id FROM recorded_stops WHERE dismissed = 0)",
+    );
     this.setState("recorded_at", at);
   }
 
@@ -344,16 +366,121 @@ export class DetectorTables {
     this.sql.exec("DELETE FROM recorded_stops WHERE id = ?", id);
   }
 
-  /** Recorded stops overlapping `[from, to)`. */
-  recordedOverlapping(from: number, to: number): { start: number; end: number | null }[] {
+  /**
+   * Stops overlapping or touching `[from, to]`: the recorded ones (by id), and the detected
+   * ones a person deleted (`dismissed`).
+   */
+  recordedTouching(
+    from: number,
+    to: number,
+  ): { id: number; start: number; end: number | null; dismissed: boolean }[] {
     return this.sql
       .exec<Row>(
-        "SELECT start, end FROM recorded_stops WHERE start < ? AND (end IS NULL OR end > ?) ORDER BY start",
+        "SELECT id, start, end, dismissed FROM recorded_stops WHERE start <= ? AND (end IS NULL OR end >= ?) ORDER BY start, id",
         to,
         from,
       )
       .toArray()
-      .map((r) => ({ start: r.start as number, end: (r.end as number | null) ?? null }));
+      .map((r) => ({
+        id: r.id as number,
+        start: r.start as number,
+        end: (r.end as number | null) ?? null,
+        dismissed: r.dismissed === 1,
+      }));
+  }
+
+  /** A recorded stop's own times (null: not known here, or a dismissed detected stop). */
+  recorded(id: number): { start: number; end: number | null } | null {
+    const row = this.sql
+      .exec<Row>("SELECT start, end FROM recorded_stops WHERE id = ? AND dismissed = 0", id)
+      .toArray()[0];
+    return row ? { start: row.start as number, end: (row.end as number | null) ?? null } : null;
+  }
+
+  /** Ids of the recorded stops whose wanted detected downtime starts in `[from, to)`. */
+  mergesStarting(from: number, to: number): number[] {
+    return this.sql
+      .exec<Row>(
+        "SELECT id FROM recorded_merges WHERE want_start >= ? AND want_start < ?",
+        from,
+        to,
+      )
+      .toArray()
+      .map((r) => r.id as number);
+  }
+
+  /**
+   * Sets the detected downtime a recorded stop should take in (null: none); marks it to
+   * write when D1 holds otherwise.
+   */
+  wantMerge(id: number, taken: MergeSpan | null): void {
+    const known = this.merge(id);
+    const synced = known ? known.synced : null;
+    if (!known && taken === null) return;
+    this.sql.exec(
+      `INSERT INTO recorded_merges (id, want_start, want_end, synced, dirty) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET want_start = excluded.want_start,
+         want_end = excluded.want_end, dirty = excluded.dirty`,
+      id,
+      taken?.start ?? null,
+      taken?.end ?? null,
+      synced === null ? null : JSON.stringify(synced),
+      sameMerge(taken, synced) ? 0 : 1,
+    );
+    if (taken === null && synced === null) this.forgetMerge(id);
+  }
+
+  /** Records what D1 holds of a recorded stop's taken-in downtime (after a write or a read). */
+  mergeSynced(id: number, written: MergeSpan | null): void {
+    const known = this.merge(id);
+    if (!known) {
+      if (written !== null) {
+        this.sql.exec(
+          "INSERT INTO recorded_merges (id, want_start, want_end, synced, dirty) VALUES (?, ?, ?, ?, 0)",
+          id,
+          written.start,
+          written.end,
+          JSON.stringify(written),
+        );
+      }
+      return;
+    }
+    if (known.wanted === null && written === null) {
+      this.forgetMerge(id);
+      return;
+    }
+    this.sql.exec(
+      "UPDATE recorded_merges SET synced = ?, dirty = ? WHERE id = ?",
+      written === null ? null : JSON.stringify(written),
+      sameMerge(known.wanted, written) ? 0 : 1,
+      id,
+    );
+  }
+
+  forgetMerge(id: number): void {
+    this.sql.exec("DELETE FROM recorded_merges WHERE id = ?", id);
+  }
+
+  /** A recorded stop's taken-in downtime, wanted and as D1 holds it (null: neither). */
+  merge(id: number): { id: number; wanted: MergeSpan | null; synced: MergeSpan | null } | null {
+    const row = this.sql.exec<Row>("SELECT * FROM recorded_merges WHERE id = ?", id).toArray()[0];
+    return row ? toMerge(row) : null;
+  }
+
+  /** Up to `limit` recorded stops whose taken-in downtime D1 does not hold yet. */
+  dirtyMerges(limit: number): { id: number; wanted: MergeSpan | null; synced: MergeSpan | null }[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM recorded_merges WHERE dirty = 1 ORDER BY id LIMIT ?", limit)
+      .toArray()
+      .map(toMerge);
+  }
+
+  /** True when a detected stop or a recorded stop's taken-in downtime waits to be written. */
+  hasWrites(): boolean {
+    return (
+      this.hasDirty() ||
+      this.sql.exec("SELECT 1 FROM recorded_merges WHERE dirty = 1 LIMIT 1").toArray().length > 0
+    );
   }
 
   /** When the next evaluation by the clock is due (null: none). */
@@ -471,6 +598,27 @@ export class DetectorTables {
     );
     this.anyDirty = same ? undefined : true;
   }
+}
+
+/** Detected downtime a recorded stop takes in: `end` null while it goes on. */
+export interface MergeSpan {
+  start: number;
+  end: number | null;
+}
+
+function sameMerge(a: MergeSpan | null, b: MergeSpan | null): boolean {
+  return a === null || b === null ? a === b : a.start === b.start && a.end === b.end;
+}
+
+function toMerge(r: Row): { id: number; wanted: MergeSpan | null; synced: MergeSpan | null } {
+  return {
+    id: r.id as number,
+    wanted:
+      r.want_start === null
+        ? null
+        : { start: r.want_start as number, end: (r.want_end as number | null) ?? null },
+    synced: r.synced === null ? null : (JSON.parse(r.synced as string) as MergeSpan),
+  };
 }
 
 function toDetected(r: Row): DetectedRow {

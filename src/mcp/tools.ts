@@ -141,9 +141,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       "One row per stop (as POST /v1/reports/stops), ordered by start: startTime, endTime (null " +
       "while open), durationInMinutes (to now when open), isProgrammed, whether it counts in " +
-      "availability, its classification (general cause, specific cause, component; null fields " +
+      "availability, origin (detected from the machine's signals, or operatorApi: recorded " +
+      "through the operator API; detectedDowntime is the machine's downtime a recorded stop " +
+      "took in), its classification (general cause, specific cause, component; null fields " +
       "when unclassified), machine and the shift instance containing its start. Filters " +
-      `\`machines\`, \`stopId\`, \`startDate\`/\`endDate\`. ${PAGING} ${UNITS}`,
+      `\`machines\`, \`stopId\`, \`startDate\`/\`endDate\`, \`origin\`. ${PAGING} ${UNITS}`,
     input: StopsReportFiltersSchema,
     output: pagedResponseSchema("stops", StopsReportRowSchema, "StopsReportPage"),
     run: async (ctx, filters) => {
@@ -186,7 +188,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
       "ordered list of generalCause, specificCause, component, machine, shift, day; default " +
       "generalCause; a null key is unclassified or outside every shift), ranked by minutes, " +
       "largest first, with `stops` (how many), `minutes`, and `share` and `cumulativeShare` of " +
-      `all stopped minutes as fractions 0..1; an open stop runs to now. ${PAGING} ${UNITS}`,
+      "all stopped minutes as fractions 0..1; an open stop runs to now. `origin` keeps the " +
+      `detected stops or those recorded through the operator API. ${PAGING} ${UNITS}`,
     input: DowntimeReportFiltersSchema,
     output: pagedResponseSchema("downtime", DowntimeReportRowSchema, "DowntimeReportPage"),
     run: async ({ scope }, filters) => {

@@ -26,6 +26,7 @@ import type { DowntimeKey, DowntimeReportFilters, DowntimeReportRow } from "./do
 import { compareKeys, type GroupKey, groupId, pageOf } from "./grouping";
 import { filterMachines } from "./machine-filter";
 import { minutesOf } from "./oee";
+import { originCondition } from "./schemas";
 
 const CHUNK_MS = 30 * 86_400_000;
 
@@ -99,6 +100,7 @@ export async function downtimeGroups(
       : eq(stops.isProgrammed, filters.isProgrammed),
     ...dateConditions(stops.startTime, filters.startDate),
     ...dateConditions(stops.endTime, filters.endDate),
+    originCondition(stops.origin, filters.origin),
   ];
   const needsCauses = groupBy.some(
     (k) => k === "generalCause" || k === "specificCause" || k === "component",

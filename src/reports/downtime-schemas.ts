@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { DateComparisonFilter, MachinesFilter } from "../http/filters";
 import { PageFields } from "../http/pagination";
-import { ReportMachineSchema } from "./schemas";
+import { ReportMachineSchema, StopOriginFilter } from "./schemas";
 
 export const DOWNTIME_KEYS = [
   "generalCause",
@@ -33,6 +33,7 @@ export const DowntimeReportFiltersSchema = z
       .boolean()
       .nullish()
       .openapi({ description: "Only programmed (`true`) or non-programmed (`false`) stops." }),
+    origin: StopOriginFilter,
     groupBy: z
       .array(z.enum(DOWNTIME_KEYS))
       .min(1)

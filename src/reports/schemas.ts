@@ -6,6 +6,9 @@
  */
 
 import { z } from "@hono/zod-openapi";
+import { inArray, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { STOP_ORIGINS, type StopOrigin } from "../db/stop-origins";
 import { isoInstant as iso } from "../http/instants";
 import { instanceContains } from "../shifts/instances";
 import type { ShiftInstanceRow } from "../shifts/queries";
@@ -93,6 +96,47 @@ export function toClassificationOut(row: ClassificationRow): ClassificationOut {
   };
 }
 
+export const StopOriginSchema = z.enum(STOP_ORIGINS).openapi("StopOrigin", {
+  description:
+    "How the stop came to be: `detected` from the machine's own signals (its count signal, " +
+    "or its analog rule), `operatorApi` recorded through the operator API (by a person, or " +
+    "the plant's own system such as an MES). Set once: a detected stop a person edits stays " +
+    "`detected`. A scanner's reason (`POST /v1/realtime/{machine_id}/stop-reason`) classifies " +
+    "a stop and creates none.",
+  example: "detected",
+});
+
+/**
+ * The `origin` filter of the stops and downtime reports: only stops of these origins.
+ * Absent or null: every origin.
+ */
+export const StopOriginFilter = z
+  .array(StopOriginSchema)
+  .min(1)
+  .max(STOP_ORIGINS.length)
+  .nullish()
+  .openapi({
+    description:
+      "Only stops of these origins (any of them): `detected` (from the machine's signals), " +
+      "`operatorApi` (recorded through the operator API). Default: every origin.",
+    example: ["detected"],
+  });
+
+/** The SQL condition of an `origin` filter (undefined: no condition). */
+export function originCondition(
+  column: SQLiteColumn,
+  origins: readonly StopOrigin[] | null | undefined,
+): SQL | undefined {
+  return origins ? inArray(column, [...origins]) : undefined;
+}
+
+const DetectedDowntimeSchema = z
+  .object({
+    startTime: dateTime(),
+    endTime: dateTime().nullable(),
+  })
+  .openapi("DetectedDowntime");
+
 export const StopSchema = z
   .object({
     id: z.number().int(),
@@ -101,7 +145,19 @@ export const StopSchema = z
     isProgrammed: z.boolean(),
     isIncludedInAvailability: z.boolean(),
     isIncludedInStops: z.boolean(),
-    isManual: z.boolean(),
+    isManual: z.boolean().openapi({
+      description:
+        "As the stop was recorded (`isManual` of the operator API: entered by hand); false on " +
+        "a detected stop. Where a stop came from is `origin`.",
+    }),
+    origin: StopOriginSchema,
+    detectedDowntime: DetectedDowntimeSchema.or(z.null()).openapi({
+      description:
+        "On a recorded stop that took in the machine's detected downtime it overlaps or " +
+        "touches (one breakdown, one stop: `startTime` and `endTime` cover both, and the " +
+        "stop keeps its own classification and flags): that downtime, `endTime` null while " +
+        "it goes on. null otherwise (always on a stop the detector itself holds).",
+    }),
     createdAt: dateTime().nullable(),
     updatedAt: dateTime().nullable(),
     deletedAt: dateTime().nullable().optional(),
@@ -123,6 +179,10 @@ export interface StopRow {
   isIncludedInAvailability: boolean;
   isIncludedInStops: boolean;
   isManual: boolean;
+  origin: StopOrigin;
+  /** The detected downtime a recorded stop took in (null: none; end null: going on). */
+  detectedStartTime: number | null;
+  detectedEndTime: number | null;
   createdAt: number;
   updatedAt: number;
   deletedAt: number | null;
@@ -138,6 +198,14 @@ export function toStopOut(row: StopRow, now: number): StopOut {
     isIncludedInAvailability: row.isIncludedInAvailability,
     isIncludedInStops: row.isIncludedInStops,
     isManual: row.isManual,
+    origin: row.origin,
+    detectedDowntime:
+      row.detectedStartTime === null
+        ? null
+        : {
+            startTime: iso(row.detectedStartTime),
+            endTime: row.detectedEndTime === null ? null : iso(row.detectedEndTime),
+          },
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
     deletedAt: row.deletedAt === null ? null : iso(row.deletedAt),

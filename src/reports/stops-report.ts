@@ -29,8 +29,10 @@ import { filterMachines } from "./machine-filter";
 import {
   type ClassificationRow,
   ClassificationSchema,
+  originCondition,
   ReportMachineSchema,
   ReportShiftSchema,
+  StopOriginFilter,
   type StopRow,
   StopSchema,
   toClassificationOut,
@@ -51,6 +53,7 @@ export const StopsReportFiltersSchema = z
     endDate: DateComparisonFilter.openapi({
       description: "On the stop's `endTime`; an open stop matches no operator.",
     }),
+    origin: StopOriginFilter,
     ...SyncFilterFields,
   })
   .strict()
@@ -88,6 +91,9 @@ export const stopColumns = {
   isIncludedInAvailability: stops.isIncludedInAvailability,
   isIncludedInStops: stops.isIncludedInStops,
   isManual: stops.isManual,
+  origin: stops.origin,
+  detectedStartTime: stops.detectedStartTime,
+  detectedEndTime: stops.detectedEndTime,
   createdAt: stops.createdAt,
   updatedAt: stops.updatedAt,
   deletedAt: stops.deletedAt,
@@ -171,6 +177,9 @@ function splitJoined(r: JoinedStop): StopWithClassification {
       isIncludedInAvailability: r.isIncludedInAvailability,
       isIncludedInStops: r.isIncludedInStops,
       isManual: r.isManual,
+      origin: r.origin,
+      detectedStartTime: r.detectedStartTime,
+      detectedEndTime: r.detectedEndTime,
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
       deletedAt: r.deletedAt,
@@ -235,6 +244,7 @@ export async function stopsReport(
     ...idComparisonConditions(stops.id, filters.stopId),
     ...dateConditions(stops.startTime, filters.startDate),
     ...dateConditions(stops.endTime, filters.endDate),
+    originCondition(stops.origin, filters.origin),
   ];
   const where = and(...conditions);
   const found = await paginate(

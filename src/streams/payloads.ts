@@ -3,6 +3,7 @@
  * site stays a one-line `publish(...)` (the realtime writes' own are in
  * src/realtime/event-payloads.ts). Shapes: `./schemas.ts`.
  */
+import type { StopOrigin } from "../db/stop-origins";
 import type { Publishable } from "./publish";
 
 const isoOrNull = (ms: number | null): string | null =>
@@ -14,6 +15,7 @@ interface StopFacts {
   startTime: number;
   endTime: number | null;
   isProgrammed: boolean;
+  origin: StopOrigin;
 }
 
 /**
@@ -46,6 +48,7 @@ export function stopEvent(
         startTime: new Date(stop.startTime).toISOString(),
         endTime: isoOrNull(stop.endTime),
         isProgrammed: stop.isProgrammed,
+        origin: stop.origin,
       },
     },
   };

@@ -4,6 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { OeeFigureAndFlagFields } from "../reports/metrics-schemas";
+import { StopOriginSchema } from "../reports/schemas";
 import { EVENT_KINDS } from "./names";
 
 const instant = () => z.string().openapi({ format: "date-time" });
@@ -79,6 +80,7 @@ const StopEventSchema = z
       startTime: instant(),
       endTime: instant().nullable(),
       isProgrammed: z.boolean(),
+      origin: StopOriginSchema,
     }),
   })
   .openapi("StopEvent", {

@@ -39,6 +39,8 @@ function row(
       isIncludedInAvailability: true,
       isIncludedInStops: true,
       isManual: false,
+      origin: "detected",
+      detectedDowntime: null,
       createdAt: iso(start),
       updatedAt: iso(start),
       durationInMinutes: ((end ?? NOW) - start) / MIN,
@@ -110,6 +112,7 @@ describe("the board's stops", () => {
       startTime: iso(NOW - 10 * MIN),
       endTime: iso(NOW - MIN),
       isProgrammed: false,
+      origin: "detected" as const,
     };
     expect(stops.applyEvent(event("stop.ended", { stop }), NOW)).toBe(true);
     expect(stops.summary(7, NOW).waiting.map((e) => e.stop.id)).toEqual([6]);

@@ -25,7 +25,7 @@ function day(downMinutes: [number, number][]): [number, number][] {
 const span = (s: { startTime: string; endTime: string | null }) => [s.startTime, s.endTime];
 
 describe("a recorded stop over a detected one", () => {
-  it("replaces the span it covers; what is left shorter than the threshold goes", async () => {
+  it("takes the detected stop in: one stop, the recorded one, over both times", async () => {
     const plant = await detectionPlant();
     await plant.send(
       day([
@@ -50,14 +50,15 @@ describe("a recorded stop over a detected one", () => {
     ]);
     await plant.settle();
     const after = await plant.stops();
+    // One breakdown, one stop: each recorded stop covers the downtime it lies in, with its
+    // own flags (the programmed one makes the whole of it programmed).
     expect(after.map((s) => [...span(s), s.isManual, s.isProgrammed])).toEqual([
-      [iso(D0 + 31 * MIN), iso(D0 + 50 * MIN), true, false],
-      [iso(D0 + 60 * MIN), iso(D0 + 70 * MIN), false, false],
-      [iso(D0 + 70 * MIN), iso(D0 + 80 * MIN), false, true],
-      [iso(D0 + 80 * MIN), iso(D0 + 100 * MIN), false, false],
+      [iso(D0 + 30 * MIN), iso(D0 + 52 * MIN), true, false],
+      [iso(D0 + 60 * MIN), iso(D0 + 100 * MIN), false, true],
     ]);
-    // The second detected stop keeps its row on its larger part (11:20 to 11:40).
-    expect(after[3]?.id).toBe(detected[1]?.id);
+    // The detected stops are gone: neither id is shown any more.
+    const ids = after.map((s) => s.id);
+    expect(detected.filter((d) => ids.includes(d.id))).toEqual([]);
   });
 
   it("a detected stop a person edits becomes theirs; one a person deletes stays deleted", async () => {
@@ -83,10 +84,10 @@ describe("a recorded stop over a detected one", () => {
       ...series(D0 + 20 * MIN, D0 + 26 * MIN, S, () => 0),
     ]);
     const stops = await plant.stops();
-    // The person's stop is as they left it; the minutes after it are detected; the deleted one stays gone.
+    // The person's stop takes in the minutes the machine stayed down after it (one
+    // breakdown, one stop, programmed as they set it); the deleted one stays gone.
     expect(stops.map((s) => [s.id === first?.id, ...span(s), s.isProgrammed])).toEqual([
-      [true, iso(D0 + 10 * MIN), iso(D0 + 20 * MIN), true],
-      [false, iso(D0 + 20 * MIN), iso(D0 + 26 * MIN), false],
+      [true, iso(D0 + 10 * MIN), iso(D0 + 26 * MIN), true],
     ]);
   });
 });

@@ -3753,6 +3753,18 @@ export interface components {
         OperatorStop: components["schemas"]["Stop"] & {
             machineId: number;
         };
+        /**
+         * @description How the stop came to be: `detected` from the machine's own signals (its count signal, or its analog rule), `operatorApi` recorded through the operator API (by a person, or the plant's own system such as an MES). Set once: a detected stop a person edits stays `detected`. A scanner's reason (`POST /v1/realtime/{machine_id}/stop-reason`) classifies a stop and creates none.
+         * @example detected
+         * @enum {string}
+         */
+        StopOrigin: "detected" | "operatorApi";
+        DetectedDowntime: {
+            /** Format: date-time */
+            startTime: string;
+            /** Format: date-time */
+            endTime: string | null;
+        };
         Stop: {
             id: number;
             /** Format: date-time */
@@ -3765,7 +3777,11 @@ export interface components {
             isProgrammed: boolean;
             isIncludedInAvailability: boolean;
             isIncludedInStops: boolean;
+            /** @description As the stop was recorded (`isManual` of the operator API: entered by hand); false on a detected stop. Where a stop came from is `origin`. */
             isManual: boolean;
+            origin: components["schemas"]["StopOrigin"];
+            /** @description On a recorded stop that took in the machine's detected downtime it overlaps or touches (one breakdown, one stop: `startTime` and `endTime` cover both, and the stop keeps its own classification and flags): that downtime, `endTime` null while it goes on. null otherwise (always on a stop the detector itself holds). */
+            detectedDowntime: components["schemas"]["DetectedDowntime"] | null;
             /** Format: date-time */
             createdAt: string | null;
             /** Format: date-time */

@@ -22,12 +22,14 @@ let shown: { machine: Machine; box: HTMLElement; onSaved: () => void } | null = 
 let editing: number | null = null;
 
 /**
- * Where a stop came from (detected from the signal, recorded through the operator API,
- * given at the machine), when the API says. Stops carry no `origin` field yet: until they
- * do nothing is shown, rather than a guess from `isManual`.
+ * Where a stop came from, in the board's words: the API's `origin` (`detected` from the
+ * machine's signals, `operatorApi` recorded through the operator API); null when a stop
+ * seen before the field existed has none.
  */
 function originOf(stop: StopFacts): string | null {
   const origin = "origin" in stop ? stop.origin : undefined;
+  if (origin === "detected") return "detected";
+  if (origin === "operatorApi") return "recorded";
   return typeof origin === "string" ? origin : null;
 }
 

@@ -11,6 +11,7 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import { STOP_ORIGINS } from "../stop-origins";
 import { machines, skus } from "./catalog";
 import { companies } from "./tenancy";
 import { createdAt, updatedAt } from "./timestamps";
@@ -231,6 +232,26 @@ export const stops = sqliteTable(
      * a stop recorded through the operator API (and on a detected stop a person edited).
      */
     detectionKey: text("detection_key"),
+    /**
+     * How the stop came to be (docs/machine-state.md, "Origin"): `detected` from the
+     * machine's signals by its `SignalStore`, `operatorApi` recorded through the operator API.
+     * Set once, at creation: a detected stop a person edits stays `detected`.
+     */
+    origin: text("origin", { enum: STOP_ORIGINS }).notNull().default("operatorApi"),
+    /**
+     * The machine's detected downtime this recorded stop took in (one breakdown, one stop:
+     * `start_time`/`end_time` cover both); null when it took in none. `detected_end_time`
+     * null with a start: the downtime goes on.
+     */
+    detectedStartTime: integer("detected_start_time"),
+    detectedEndTime: integer("detected_end_time"),
+    /**
+     * The stop's own times as recorded, kept while it takes in detected downtime
+     * (`detected_start_time` set), so that the detector can give the time back; null
+     * otherwise (the recorded times are then `start_time`/`end_time`).
+     */
+    recordedStartTime: integer("recorded_start_time"),
+    recordedEndTime: integer("recorded_end_time"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: integer("deleted_at"),

@@ -54,6 +54,7 @@ export async function createStops(
         isIncludedInAvailability: s.isIncludedInAvailability ?? true,
         isIncludedInStops: s.isIncludedInStops ?? true,
         isManual: s.isManual ?? false,
+        origin: "operatorApi",
       })
       .returning(stopColumns),
   );
@@ -61,13 +62,30 @@ export async function createStops(
   return (await db.batch([first, ...rest])).flat();
 }
 
+/** A stop's times as the store holds them: shown, and its own as recorded. */
+export interface StopTimes {
+  /** The times it shows (with the detected downtime it took in, if any). */
+  startTime: number;
+  endTime: number | null;
+  /** Its own times as recorded (equal to the shown ones when it took in no downtime). */
+  recordedStartTime: number;
+  recordedEndTime: number | null;
+  companyId: number;
+}
+
 /** The times and company of a stop that is not deleted, or null. */
-export async function findNotDeletedStop(
-  db: Database,
-  stopId: number,
-): Promise<{ startTime: number; endTime: number | null; companyId: number } | null> {
+export async function findNotDeletedStop(db: Database, stopId: number): Promise<StopTimes | null> {
+  const merged = sql`${stops.detectedStartTime} IS NOT NULL`;
   const row = await db
-    .select({ startTime: stops.startTime, endTime: stops.endTime, companyId: stops.companyId })
+    .select({
+      startTime: stops.startTime,
+      endTime: stops.endTime,
+      recordedStartTime: sql<number>`CASE WHEN ${merged} THEN ${stops.recordedStartTime} ELSE ${stops.startTime} END`,
+      recordedEndTime: sql<
+        number | null
+      >`CASE WHEN ${merged} THEN ${stops.recordedEndTime} ELSE ${stops.endTime} END`,
+      companyId: stops.companyId,
+    })
     .from(stops)
     .where(and(eq(stops.id, stopId), isNull(stops.deletedAt)))
     .get();
@@ -76,7 +94,9 @@ export async function findNotDeletedStop(
 
 /**
  * Writes `changes` to a stop that is not deleted, guarded on the times read before
- * (`current`), so that a concurrent edit cannot slip an end before the start.
+ * (`current`), so that a concurrent edit cannot slip an end before the start. Times edit the
+ * stop's own (recorded) times: the stop shows them alone, without the detected downtime it
+ * took in, until its machine's detector takes that in again (the route tells it at once).
  *
  * @returns the stop as written (`stopColumns`), or null when it is deleted or its times
  *   changed meanwhile.
@@ -84,7 +104,7 @@ export async function findNotDeletedStop(
 export async function updateStop(
   db: Database,
   stopId: number,
-  current: { startTime: number; endTime: number | null },
+  current: StopTimes,
   changes: StopPatch,
 ) {
   const set = Object.fromEntries(
@@ -94,7 +114,13 @@ export async function updateStop(
     .update(stops)
     // A person's edit makes a detected stop a recorded one (docs/machine-state.md).
     .set({
+      startTime: current.recordedStartTime,
+      endTime: current.recordedEndTime,
       ...set,
+      detectedStartTime: null,
+      detectedEndTime: null,
+      recordedStartTime: null,
+      recordedEndTime: null,
       detectionKey: null,
       updatedAt: sql`CAST(unixepoch('subsec') * 1000 AS INTEGER)`,
     })

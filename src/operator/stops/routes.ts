@@ -116,8 +116,10 @@ export const operatorStopsRoutes = createRouter()
       const { db } = await requireRowScope(c.env, "stops", stop_id, "Stop not found");
       const current = await findNotDeletedStop(db, stop_id);
       if (!current) throw notFound("Stop not found");
-      const startTime = patch.startTime ?? current.startTime;
-      const endTime = patch.endTime === undefined ? current.endTime : patch.endTime;
+      // Times edit the stop's own (recorded) ones; the detected downtime it took in is taken
+      // in again by its machine's detector when it still overlaps or touches them.
+      const startTime = patch.startTime ?? current.recordedStartTime;
+      const endTime = patch.endTime === undefined ? current.recordedEndTime : patch.endTime;
       if (endTime !== null && endTime <= startTime) {
         throw unprocessable(
           ["body", patch.endTime === undefined ? "startTime" : "endTime"],

@@ -976,8 +976,15 @@ export interface components {
                 /** Format: date-time */
                 endTime: string | null;
                 isProgrammed: boolean;
+                origin: components["schemas"]["StopOrigin"];
             };
         };
+        /**
+         * @description How the stop came to be: `detected` from the machine's own signals (its count signal, or its analog rule), `operatorApi` recorded through the operator API (by a person, or the plant's own system such as an MES). Set once: a detected stop a person edits stays `detected`. A scanner's reason (`POST /v1/realtime/{machine_id}/stop-reason`) classifies a stop and creates none.
+         * @example detected
+         * @enum {string}
+         */
+        StopOrigin: "detected" | "operatorApi";
         /** @description `stop.classified`: the classification as `PUT .../classification` returns it. */
         StopClassifiedEvent: {
             stopId: number;
@@ -2274,7 +2281,11 @@ export interface components {
             isProgrammed: boolean;
             isIncludedInAvailability: boolean;
             isIncludedInStops: boolean;
+            /** @description As the stop was recorded (`isManual` of the operator API: entered by hand); false on a detected stop. Where a stop came from is `origin`. */
             isManual: boolean;
+            origin: components["schemas"]["StopOrigin"];
+            /** @description On a recorded stop that took in the machine's detected downtime it overlaps or touches (one breakdown, one stop: `startTime` and `endTime` cover both, and the stop keeps its own classification and flags): that downtime, `endTime` null while it goes on. null otherwise (always on a stop the detector itself holds). */
+            detectedDowntime: components["schemas"]["DetectedDowntime"] | null;
             /** Format: date-time */
             createdAt: string | null;
             /** Format: date-time */
@@ -2283,6 +2294,12 @@ export interface components {
             deletedAt?: string | null;
             /** @description (`endTime`, or now for an open stop) - `startTime`, in minutes. */
             durationInMinutes: number;
+        };
+        DetectedDowntime: {
+            /** Format: date-time */
+            startTime: string;
+            /** Format: date-time */
+            endTime: string | null;
         };
         StopsReportFilters: {
             /**
@@ -2394,6 +2411,13 @@ export interface components {
                  */
                 equal?: string;
             } | null;
+            /**
+             * @description Only stops of these origins (any of them): `detected` (from the machine's signals), `operatorApi` (recorded through the operator API). Default: every origin.
+             * @example [
+             *       "detected"
+             *     ]
+             */
+            origin?: components["schemas"]["StopOrigin"][] | null;
             /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
             updatedAt?: {
                 /**
@@ -2583,6 +2607,13 @@ export interface components {
             } | null;
             /** @description Only programmed (`true`) or non-programmed (`false`) stops. */
             isProgrammed?: boolean | null;
+            /**
+             * @description Only stops of these origins (any of them): `detected` (from the machine's signals), `operatorApi` (recorded through the operator API). Default: every origin.
+             * @example [
+             *       "detected"
+             *     ]
+             */
+            origin?: components["schemas"]["StopOrigin"][] | null;
             /**
              * @description Ordered grouping keys; default `["generalCause"]`. `shift` is the shift definition name of the instance containing the stop's start; `day` its local date in the company's zone.
              * @example [
@@ -3204,6 +3235,13 @@ export interface components {
                      */
                     equal?: string;
                 } | null;
+                /**
+                 * @description Only stops of these origins (any of them): `detected` (from the machine's signals), `operatorApi` (recorded through the operator API). Default: every origin.
+                 * @example [
+                 *       "detected"
+                 *     ]
+                 */
+                origin?: components["schemas"]["StopOrigin"][] | null;
                 /** @description On the row's last change (a soft delete is a change). Given, or with `includeDeleted`, rows come ordered by (`updatedAt`, id) for pull sync (docs/stream-events.md). */
                 updatedAt?: {
                     /**
