@@ -123,10 +123,16 @@ export function renderError(error: Error, c: Context<AppEnv>): Response {
   return c.json({ detail: "Internal Server Error" }, 500);
 }
 
-/** Creates the Worker's HTTP app. */
-export function createApp() {
-  const app = createRouter();
+/** The Worker's HTTP app: the router {@link createRouter} makes, with every route mounted. */
+type App = ReturnType<typeof createRouter>;
 
+/**
+ * The steps every request passes before its route, in order (docs/architecture.md, "Two
+ * requests, followed"): `/healthz` first (the benchmarks' floor), the request id, 405 for a known
+ * path asked with another verb, the directory database, the D1 session and its bookmark, then
+ * the declared body limit of /v1 and the operator's JSON body.
+ */
+function useRequestSteps(app: App): void {
   // Liveness, and the floor of the benchmarks: no auth, no storage, no body.
   app.get("/healthz", (c) => c.body(null, 204));
   app.use("*", requestId());
@@ -149,7 +155,13 @@ export function createApp() {
   // Public bodies are read after authentication (publicRoute); only the declared size here.
   app.use("/v1/*", declaredBodyLimit(PUBLIC_MAX_BODY_BYTES));
   app.use("/operator/*", jsonBody({ maxBytes: OPERATOR_MAX_BODY_BYTES }));
+}
 
+/**
+ * Registers the OpenAPI components every public operation refers to: the `x-d1-bookmark`
+ * parameter and header, and the two security schemes (an API key, a bearer access token).
+ */
+function registerSharedComponents(app: App): void {
   // x-d1-bookmark, referenced by every public operation and response (app-chain/public-route.ts).
   app.openAPIRegistry.registerComponent(
     "parameters",
@@ -169,7 +181,10 @@ export function createApp() {
     bearerFormat: "JWT",
     description: "An access token from the company's identity provider.",
   });
+}
 
+/** Mounts the API's routers: the public resources, reports, exports, realtime and the operator's. */
+function mountApiRoutes(app: App): void {
   app.route("/", machinesRoutes);
   app.route("/", signalsRoutes);
   app.route("/", skusRoutes);
@@ -191,37 +206,46 @@ export function createApp() {
   // public OpenAPI document (OpenAPIHono.route merges the registries of OpenAPIHono
   // sub-apps); the operator API has its own document at /operator/v1/openapi.json.
   app.route("/", new Hono<AppEnv>().route("/operator/v1", createOperatorApp()));
+}
 
-  const documentConfig = {
-    openapi: "3.1.0",
-    info: {
-      title: "Production Monitoring Public API",
-      version: API_VERSION,
-      description: SCOPE_TABLE_INTRO,
+/** The public OpenAPI document's header: title, version, servers and the tags of its operations. */
+const PUBLIC_DOCUMENT_CONFIG = {
+  openapi: "3.1.0",
+  info: {
+    title: "Production Monitoring Public API",
+    version: API_VERSION,
+    description: SCOPE_TABLE_INTRO,
+  },
+  // Relative: the document describes the deployment that serves it (local, sandbox, production).
+  servers: [{ url: "/", description: "The deployment serving this document." }],
+  tags: [
+    { name: "Machines", description: "The company's machines." },
+    { name: "Signals", description: "Machine signals and their aggregated samples." },
+    { name: "SKUs", description: "Products made by the machines." },
+    { name: "Operators", description: "The people who run the machines." },
+    { name: "Simple work orders", description: "Work orders known by name." },
+    { name: "Nominal speeds", description: "Rated speed of each machine/SKU pair." },
+    { name: "Production logs", description: "Counts produced over intervals." },
+    { name: "Reports", description: "OEE metrics per machine and shift, and stops." },
+    { name: "Realtime", description: "What a machine runs now, written and read live." },
+    {
+      name: "Exports",
+      description: "Whole datasets as Parquet or CSV files, written in the background.",
     },
-    // Relative: the document describes the deployment that serves it (local, sandbox, production).
-    servers: [{ url: "/", description: "The deployment serving this document." }],
-    tags: [
-      { name: "Machines", description: "The company's machines." },
-      { name: "Signals", description: "Machine signals and their aggregated samples." },
-      { name: "SKUs", description: "Products made by the machines." },
-      { name: "Operators", description: "The people who run the machines." },
-      { name: "Simple work orders", description: "Work orders known by name." },
-      { name: "Nominal speeds", description: "Rated speed of each machine/SKU pair." },
-      { name: "Production logs", description: "Counts produced over intervals." },
-      { name: "Reports", description: "OEE metrics per machine and shift, and stops." },
-      { name: "Realtime", description: "What a machine runs now, written and read live." },
-      {
-        name: "Exports",
-        description: "Whole datasets as Parquet or CSV files, written in the background.",
-      },
-    ],
-  };
+  ],
+};
+
+/**
+ * Mounts what is read by people and tools rather than integrations: /openapi.json (generated
+ * once per isolate), the MCP endpoint, the landing page, /docs and its assets, the operator's
+ * docs, the plant board and its script, and the favicons.
+ */
+function mountDocumentsAndPages(app: App): void {
   // Generated once per isolate (the routes do not change), with the examples that make
   // "Try it out" on /docs work with the demo key (src/http/examples.ts).
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   const openApiDocument = () => {
-    document ??= withOperationExamples(app.getOpenAPI31Document(documentConfig));
+    document ??= withOperationExamples(app.getOpenAPI31Document(PUBLIC_DOCUMENT_CONFIG));
     return document;
   };
   app.get("/openapi.json", (c) => c.json(openApiDocument()));
@@ -247,7 +271,18 @@ export function createApp() {
   app.get(BOARD_SCRIPT_PATH, (c) => serveBoardScript(c));
   app.get("/favicon.svg", (c) => serveFavicon(c));
   app.get("/favicon.ico", (c) => serveFavicon(c));
+}
 
+/**
+ * Creates the Worker's HTTP app: the request steps, the shared OpenAPI components, the API's
+ * routes, the documents and pages, then the 404 and error answers ({@link renderError}).
+ */
+export function createApp() {
+  const app = createRouter();
+  useRequestSteps(app);
+  registerSharedComponents(app);
+  mountApiRoutes(app);
+  mountDocumentsAndPages(app);
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
   app.onError(renderError);
   return app;

@@ -143,46 +143,55 @@ async function replay(
   return new Response(row.body === "" ? null : row.body, { status, headers });
 }
 
+/** This request's hold on a key: where the key lives and the token that proves the lock. */
+interface KeyLock {
+  d1: D1Database;
+  credentialId: string;
+  key: string;
+  token: string;
+}
+
 /**
- * Middleware (after authentication and the scope check) of the public routes
- * that create or change something: see the module comment. Requests without
- * the header pass through untouched.
+ * Checks the header's value against {@link KEY_PATTERN_SOURCE}.
  *
- * @throws ApiError 422 for a malformed key or a key reused with another request;
- *   409 while the first request with the key is still running.
+ * @throws ApiError 422 (`value_error` at `header.Idempotency-Key`) when it does not match.
  */
-export function idempotency(): MiddlewareHandler<AppEnv> {
-  return async function idempotencyMiddleware(c, next) {
-    const key = c.req.header(IDEMPOTENCY_HEADER);
-    if (key === undefined) return next();
-    if (!KEY_PATTERN.test(key)) {
-      throw new ApiError(422, [
-        {
-          loc: ["header", IDEMPOTENCY_HEADER],
-          msg: `Must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters, not starting or ending with a space`,
-          type: "value_error",
-        },
-      ]);
-    }
-    const { credentialId, companyId } = c.get("principal");
-    // The request's session on the company's shard (set by `authenticate` with the
-    // principal: src/db/shards.ts); SQL text goes to it directly, no Drizzle client needed.
-    const d1 = c.get("session");
-    if (!d1) throw new Error("idempotency: no session (the route is not past authenticate)");
-    const fingerprint = await fingerprintOf(c);
-    const token = crypto.randomUUID();
-    const now = Date.now();
-    // One round trip: drop this credential's expired keys, take the lock (a new key, or
-    // an abandoned lock of the same request), and read the row as it now is.
-    const [, , found] = await d1.batch<KeyRow>([
-      d1
-        .prepare(
-          "DELETE FROM idempotency_keys WHERE credential_id = ?1 AND expires_at <= CAST(?2 AS INTEGER)",
-        )
-        .bind(credentialId, now),
-      d1
-        .prepare(
-          `INSERT INTO idempotency_keys (credential_id, key, company_id, fingerprint, state,
+function assertWellFormedKey(key: string): void {
+  if (KEY_PATTERN.test(key)) return;
+  throw new ApiError(422, [
+    {
+      loc: ["header", IDEMPOTENCY_HEADER],
+      msg: `Must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters, not starting or ending with a space`,
+      type: "value_error",
+    },
+  ]);
+}
+
+/**
+ * Takes the key for this request in one D1 round trip: drops the credential's expired keys
+ * (`expires_at`, epoch ms), inserts the key as `in_flight` with `lock.token` (or takes over an
+ * abandoned lock of the same request, older than {@link LOCK_TIMEOUT_MS}), and reads the row
+ * as it now is. The lock is this request's when the row's `lock_token` is `lock.token`.
+ *
+ * @param now the request's instant, epoch ms.
+ * @throws Error when the row is missing after its upsert (a D1 fault).
+ */
+async function takeKey(
+  lock: KeyLock,
+  companyId: number,
+  fingerprint: string,
+  now: number,
+): Promise<KeyRow> {
+  const { d1, credentialId, key, token } = lock;
+  const [, , found] = await d1.batch<KeyRow>([
+    d1
+      .prepare(
+        "DELETE FROM idempotency_keys WHERE credential_id = ?1 AND expires_at <= CAST(?2 AS INTEGER)",
+      )
+      .bind(credentialId, now),
+    d1
+      .prepare(
+        `INSERT INTO idempotency_keys (credential_id, key, company_id, fingerprint, state,
              lock_token, locked_at, created_at, expires_at)
            VALUES (?1, ?2, CAST(?3 AS INTEGER), ?4, 'in_flight', ?5, CAST(?6 AS INTEGER),
              CAST(?6 AS INTEGER), CAST(?7 AS INTEGER))
@@ -191,113 +200,168 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
            WHERE idempotency_keys.state = 'in_flight'
              AND idempotency_keys.fingerprint = excluded.fingerprint
              AND idempotency_keys.locked_at <= CAST(?8 AS INTEGER)`,
-        )
-        .bind(
-          credentialId,
-          key,
-          companyId,
-          fingerprint,
-          token,
-          now,
-          now + IDEMPOTENCY_TTL_MS,
-          now - LOCK_TIMEOUT_MS,
-        ),
-      d1
-        .prepare(
-          `SELECT fingerprint, state, lock_token, status, headers, body FROM idempotency_keys
+      )
+      .bind(
+        credentialId,
+        key,
+        companyId,
+        fingerprint,
+        token,
+        now,
+        now + IDEMPOTENCY_TTL_MS,
+        now - LOCK_TIMEOUT_MS,
+      ),
+    d1
+      .prepare(
+        `SELECT fingerprint, state, lock_token, status, headers, body FROM idempotency_keys
            WHERE credential_id = ?1 AND key = ?2`,
-        )
-        .bind(credentialId, key),
-    ]);
-    const row = found?.results[0];
-    if (!row) throw new Error("idempotency key row missing after its upsert");
-    if (row.lock_token !== token) {
-      if (row.fingerprint !== fingerprint) {
-        throw new ApiError(422, [
-          {
-            loc: ["header", IDEMPOTENCY_HEADER],
-            msg:
-              "This Idempotency-Key was used with a different request (method, path or body) " +
-              "in the last 24 hours: use a new key for a new request",
-            type: "idempotency_key_reused",
-          },
-        ]);
-      }
-      if (row.state === "in_flight") {
-        throw new ApiError(
-          409,
-          "A request with this Idempotency-Key is still being processed: retry later",
-          { "Retry-After": "1" },
-        );
-      }
-      return replay(row, d1, credentialId, key);
-    }
+      )
+      .bind(credentialId, key),
+  ]);
+  const row = found?.results[0];
+  if (!row) throw new Error("idempotency key row missing after its upsert");
+  return row;
+}
 
-    const release = () =>
+/**
+ * The answer to a request whose key another request holds or held: the stored response
+ * replayed when that request is done and was the same request.
+ *
+ * @throws ApiError 422 (`idempotency_key_reused`) when the key came with another request
+ *   (fingerprint); 409 with `Retry-After: 1` while the first request is still running.
+ */
+function answerForKeyHeldElsewhere(
+  row: KeyRow,
+  fingerprint: string,
+  lock: KeyLock,
+): Promise<Response> {
+  if (row.fingerprint !== fingerprint) {
+    throw new ApiError(422, [
+      {
+        loc: ["header", IDEMPOTENCY_HEADER],
+        msg:
+          "This Idempotency-Key was used with a different request (method, path or body) " +
+          "in the last 24 hours: use a new key for a new request",
+        type: "idempotency_key_reused",
+      },
+    ]);
+  }
+  if (row.state === "in_flight") {
+    throw new ApiError(
+      409,
+      "A request with this Idempotency-Key is still being processed: retry later",
+      { "Retry-After": "1" },
+    );
+  }
+  return replay(row, lock.d1, lock.credentialId, lock.key);
+}
+
+/** Gives the key up (deletes its row while this request still holds the lock). */
+async function releaseKey({ d1, credentialId, key, token }: KeyLock): Promise<void> {
+  await d1
+    .prepare(
+      "DELETE FROM idempotency_keys WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3",
+    )
+    .bind(credentialId, key, token)
+    .run();
+}
+
+/**
+ * Keeps `res` for retries and marks the key done, in one D1 batch (one transaction: a replay
+ * sees every piece or none). The status and the headers but {@link UNSTORED_HEADERS} are
+ * kept; a body of up to {@link MAX_INLINE_BODY_BYTES} as text in the key's row, a larger one
+ * gzip-compressed in pieces of {@link CHUNK_BYTES} (`idempotency_chunks`), each written only
+ * while this request still holds the lock.
+ *
+ * @throws Error when the compressed body needs more than {@link MAX_CHUNKS} pieces, or D1 fails.
+ */
+async function storeResponse(lock: KeyLock, res: Response): Promise<void> {
+  const { d1, credentialId, key, token } = lock;
+  const headers: Record<string, string> = {};
+  res.headers.forEach((value, name) => {
+    if (!UNSTORED_HEADERS.has(name.toLowerCase())) headers[name] = value;
+  });
+  const bytes = new Uint8Array(await res.clone().arrayBuffer());
+  const inline = bytes.byteLength <= MAX_INLINE_BODY_BYTES;
+  const compressed = inline ? null : await gzip(bytes);
+  const chunks: Uint8Array[] = [];
+  for (let at = 0; compressed && at < compressed.byteLength; at += CHUNK_BYTES) {
+    chunks.push(compressed.subarray(at, at + CHUNK_BYTES));
+  }
+  if (chunks.length > MAX_CHUNKS) {
+    throw new Error(`response of ${bytes.byteLength} bytes is too large to keep`);
+  }
+  // Pieces first, each only while this request still holds the lock; then the row is
+  // marked done.
+  await d1.batch([
+    ...chunks.map((chunk, seq) =>
       d1
         .prepare(
-          "DELETE FROM idempotency_keys WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3",
-        )
-        .bind(credentialId, key, token)
-        .run();
-    try {
-      await next();
-    } catch (error) {
-      await release();
-      throw error;
-    }
-    const res = c.res;
-    if (!isStorable(res.status)) {
-      await release();
-      return;
-    }
-    const headers: Record<string, string> = {};
-    res.headers.forEach((value, name) => {
-      if (!UNSTORED_HEADERS.has(name.toLowerCase())) headers[name] = value;
-    });
-    try {
-      const bytes = new Uint8Array(await res.clone().arrayBuffer());
-      const inline = bytes.byteLength <= MAX_INLINE_BODY_BYTES;
-      const compressed = inline ? null : await gzip(bytes);
-      const chunks: Uint8Array[] = [];
-      for (let at = 0; compressed && at < compressed.byteLength; at += CHUNK_BYTES) {
-        chunks.push(compressed.subarray(at, at + CHUNK_BYTES));
-      }
-      if (chunks.length > MAX_CHUNKS) {
-        throw new Error(`response of ${bytes.byteLength} bytes is too large to keep`);
-      }
-      // Pieces first, each only while this request still holds the lock; then the row is
-      // marked done. One batch is one transaction: a replay sees every piece or none.
-      await d1.batch([
-        ...chunks.map((chunk, seq) =>
-          d1
-            .prepare(
-              `INSERT INTO idempotency_chunks (credential_id, key, seq, data)
+          `INSERT INTO idempotency_chunks (credential_id, key, seq, data)
                SELECT ?1, ?2, CAST(?4 AS INTEGER), ?5 WHERE EXISTS (
                  SELECT 1 FROM idempotency_keys
                  WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3)`,
-            )
-            .bind(credentialId, key, token, seq, chunk),
-        ),
-        d1
-          .prepare(
-            `UPDATE idempotency_keys SET state = 'done', lock_token = NULL, status = ?4,
+        )
+        .bind(credentialId, key, token, seq, chunk),
+    ),
+    d1
+      .prepare(
+        `UPDATE idempotency_keys SET state = 'done', lock_token = NULL, status = ?4,
                headers = ?5, body = ?6
              WHERE credential_id = ?1 AND key = ?2 AND lock_token = ?3`,
-          )
-          .bind(
-            credentialId,
-            key,
-            token,
-            res.status,
-            JSON.stringify(headers),
-            inline ? new TextDecoder().decode(bytes) : null,
-          ),
-      ]);
+      )
+      .bind(
+        credentialId,
+        key,
+        token,
+        res.status,
+        JSON.stringify(headers),
+        inline ? new TextDecoder().decode(bytes) : null,
+      ),
+  ]);
+}
+
+/**
+ * Middleware (after authentication and the scope check) of the public routes
+ * that create or change something: see the module comment. Requests without
+ * the header pass through untouched. Its steps: check the key, take it (or answer from
+ * the request that holds it), run the route, keep its answer (or release the key when the
+ * answer is not kept or the route threw).
+ *
+ * @throws ApiError 422 for a malformed key or a key reused with another request;
+ *   409 while the first request with the key is still running.
+ */
+export function idempotency(): MiddlewareHandler<AppEnv> {
+  return async function idempotencyMiddleware(c, next) {
+    const key = c.req.header(IDEMPOTENCY_HEADER);
+    if (key === undefined) return next();
+    assertWellFormedKey(key);
+    const { credentialId, companyId } = c.get("principal");
+    // The request's session on the company's shard (set by `authenticate` with the
+    // principal: src/db/shards.ts); SQL text goes to it directly, no Drizzle client needed.
+    const d1 = c.get("session");
+    if (!d1) throw new Error("idempotency: no session (the route is not past authenticate)");
+    const fingerprint = await fingerprintOf(c);
+    const lock: KeyLock = { d1, credentialId, key, token: crypto.randomUUID() };
+    const row = await takeKey(lock, companyId, fingerprint, Date.now());
+    if (row.lock_token !== lock.token) return answerForKeyHeldElsewhere(row, fingerprint, lock);
+
+    try {
+      await next();
+    } catch (error) {
+      await releaseKey(lock);
+      throw error;
+    }
+    if (!isStorable(c.res.status)) {
+      await releaseKey(lock);
+      return;
+    }
+    try {
+      await storeResponse(lock, c.res);
     } catch (error) {
       // The call itself succeeded; without a stored response, a retry runs it again.
       logError("idempotency_store_failed", error, { requestId: c.get("requestId") });
-      await release().catch(() => undefined);
+      await releaseKey(lock).catch(() => undefined);
     }
   };
 }

@@ -112,17 +112,23 @@ export async function resolveSkuWrite(
   };
 }
 
-/** The D1 half of `resolveSkuWrite` (same rules and errors). */
-async function resolveCatalog(
+/** A SKU row of {@link readCatalogRows}. */
+type SkuRow = SegmentSku;
+
+/**
+ * Reads in one D1 batch what a SKU write names: the machine, the company's live SKUs matching
+ * `skuId` or `skuName` (by name or SKU code, at most 50, by id), the work order `workOrderId`
+ * names, and the machine's nominal speeds (units per minute, with the counting factor) for
+ * those SKUs.
+ */
+async function readCatalogRows(
   scope: CompanyScope,
   machineId: number,
-  body: RealtimeSkuBody,
-): Promise<CatalogPart> {
+  skuId: string | null,
+  skuName: string | null,
+  workOrderId: string | null,
+) {
   const { db, companyId } = scope;
-  const skuId = body.skuId?.toLowerCase() ?? null;
-  const skuName = body.sku ?? null;
-  const workOrderId = body.simpleWorkOrderId?.toLowerCase() ?? null;
-  const workOrderName = body.simpleWorkOrderName ?? null;
   const skuMatch = notDeleted(
     { companyId },
     skus,
@@ -132,7 +138,7 @@ async function resolveCatalog(
       sql`false`,
     ),
   );
-  const [machineRows, skuRows, workOrderRows, speedRows] = await db.batch([
+  return db.batch([
     machineByIdQuery(scope, machineId),
     db
       .select({ id: skus.id, sku: skus.sku, name: skus.name, unit: skus.unit })
@@ -158,43 +164,90 @@ async function resolveCatalog(
         ),
       ),
   ] as const);
-  const machine = machineRows[0];
-  if (!machine) throw machineNotFound(machineId);
+}
 
-  const issues: ValidationIssue[] = [];
-  let sku: SegmentSku | undefined;
+/**
+ * The SKU a write names, by `skuId` and/or `sku` (its name or SKU code), among the rows
+ * {@link readCatalogRows} found: the SKU, or the one validation issue that keeps it from being
+ * chosen (none given, not found, two names for different SKUs, an ambiguous name).
+ */
+function pickSku(
+  body: RealtimeSkuBody,
+  skuId: string | null,
+  skuName: string | null,
+  skuRows: readonly SkuRow[],
+): { sku?: SkuRow; issue?: ValidationIssue } {
   const byId = skuId === null ? undefined : skuRows.find((s) => s.id === skuId);
   const byName =
     skuName === null ? [] : skuRows.filter((s) => s.name === skuName || s.sku === skuName);
   if (skuId === null && skuName === null) {
-    issues.push({ loc: ["body"], msg: "Give the SKU: skuId or sku (its name)", type: "missing" });
+    return {
+      issue: { loc: ["body"], msg: "Give the SKU: skuId or sku (its name)", type: "missing" },
+    };
   } else if (skuId !== null && !byId) {
-    issues.push({
-      loc: ["body", "skuId"],
-      msg: `No SKU with id ${body.skuId} in this company`,
-      type: "not_found",
-    });
+    return {
+      issue: {
+        loc: ["body", "skuId"],
+        msg: `No SKU with id ${body.skuId} in this company`,
+        type: "not_found",
+      },
+    };
   } else if (skuName !== null && byName.length === 0) {
-    issues.push({
-      loc: ["body", "sku"],
-      msg: `No SKU named "${skuName}" in this company`,
-      type: "not_found",
-    });
+    return {
+      issue: {
+        loc: ["body", "sku"],
+        msg: `No SKU named "${skuName}" in this company`,
+        type: "not_found",
+      },
+    };
   } else if (byId && skuName !== null && !byName.some((s) => s.id === byId.id)) {
-    issues.push({
-      loc: ["body"],
-      msg: `skuId ${byId.id} and sku "${skuName}" name different SKUs`,
-      type: "value_error",
-    });
+    return {
+      issue: {
+        loc: ["body"],
+        msg: `skuId ${byId.id} and sku "${skuName}" name different SKUs`,
+        type: "value_error",
+      },
+    };
   } else if (!byId && byName.length > 1) {
-    issues.push({
-      loc: ["body", "sku"],
-      msg: `${byName.length} SKUs match "${skuName}" (ids ${byName.map((s) => s.id).join(", ")}): give skuId`,
-      type: "ambiguous",
-    });
+    return {
+      issue: {
+        loc: ["body", "sku"],
+        msg: `${byName.length} SKUs match "${skuName}" (ids ${byName.map((s) => s.id).join(", ")}): give skuId`,
+        type: "ambiguous",
+      },
+    };
   } else {
-    sku = byId ?? byName[0];
+    return { sku: byId ?? byName[0] };
   }
+}
+
+/**
+ * The D1 half of `resolveSkuWrite` (same rules and errors): reads the rows the write names
+ * ({@link readCatalogRows}), picks its SKU ({@link pickSku}), checks its work order and the
+ * machine's nominal speed for the SKU, then finds or creates the work order named by name.
+ */
+async function resolveCatalog(
+  scope: CompanyScope,
+  machineId: number,
+  body: RealtimeSkuBody,
+): Promise<CatalogPart> {
+  const skuId = body.skuId?.toLowerCase() ?? null;
+  const skuName = body.sku ?? null;
+  const workOrderId = body.simpleWorkOrderId?.toLowerCase() ?? null;
+  const workOrderName = body.simpleWorkOrderName ?? null;
+  const [machineRows, skuRows, workOrderRows, speedRows] = await readCatalogRows(
+    scope,
+    machineId,
+    skuId,
+    skuName,
+    workOrderId,
+  );
+  const machine = machineRows[0];
+  if (!machine) throw machineNotFound(machineId);
+
+  const issues: ValidationIssue[] = [];
+  const { sku, issue } = pickSku(body, skuId, skuName, skuRows);
+  if (issue) issues.push(issue);
 
   const workOrderById = workOrderRows[0];
   issues.push(...workOrderIssues(body, workOrderById));

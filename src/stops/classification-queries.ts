@@ -222,6 +222,12 @@ export interface FirstRead {
   plan: ShiftPlan | null;
 }
 
+/** The stop's own columns of a first-read row (all of `stopColumns`, without its machine's name). */
+function stopOf(row: FirstReadResults[0][number]): StopWithClassification["stop"] {
+  const { machineName: _machineName, ...stop } = row;
+  return stop;
+}
+
 /** Shapes the results of `firstReadStatements(scope, ...)`. */
 export function firstReadOf(scope: CompanyScope, results: FirstReadResults): FirstRead {
   const [[row], [classification], instances, company, defs, links, machineRows, closures] = results;
@@ -229,19 +235,7 @@ export function firstReadOf(scope: CompanyScope, results: FirstReadResults): Fir
     row === undefined
       ? undefined
       : {
-          stop: {
-            id: row.id,
-            machineId: row.machineId,
-            startTime: row.startTime,
-            endTime: row.endTime,
-            isProgrammed: row.isProgrammed,
-            isIncludedInAvailability: row.isIncludedInAvailability,
-            isIncludedInStops: row.isIncludedInStops,
-            isManual: row.isManual,
-            createdAt: row.createdAt,
-            updatedAt: row.updatedAt,
-            deletedAt: row.deletedAt,
-          },
+          stop: stopOf(row),
           machine: { id: row.machineId, name: row.machineName },
           classification: classification ?? UNCLASSIFIED,
           companyId: scope.companyId,

@@ -195,8 +195,77 @@ function inItemOrder(issues: ValidationIssue[]): ValidationIssue[] {
   return [...issues].sort((a, b) => index(a) - index(b));
 }
 
+/** An item whose machine and SKU resolved (see {@link createLogs}). */
+interface ResolvedItem {
+  item: ProductionLogCreate;
+  machine: ResolvedMachine;
+  sku: { id: string; sku: string };
+}
+
 /**
- * Creates the logs of one call, all or none.
+ * The log item `i` writes: its nominal speed (the item's, else the machine/SKU pair's, units
+ * per minute) and counting factor (else the pair's, else 1), its count and sensor count (the
+ * one given, the other derived through the counting factor; neither given: the pulses the
+ * machine's signals measured over the item's interval, `measuredPulses`). Null, with the issue
+ * pushed on `issues`, when no nominal speed is known or a derived count is too large.
+ */
+function logOfItem(
+  { item, machine, sku }: ResolvedItem,
+  i: number,
+  speeds: Awaited<ReturnType<typeof pairNominalSpeeds>>,
+  measuredPulses: Map<number, number>,
+  issues: ValidationIssue[],
+): (NewLog & { machine: ResolvedMachine }) | null {
+  const pair = speeds.get(`${machine.id}|${sku.id}`);
+  const nominalSpeed = item.nominalSpeed ?? pair?.nominalSpeed;
+  if (nominalSpeed === undefined) {
+    issues.push({
+      loc: ["body", i, "nominalSpeed"],
+      msg:
+        `No nominal speed for machine "${machine.name}" (id ${machine.id}) and SKU ` +
+        `"${sku.sku}" (id ${sku.id}): give nominalSpeed, or create one with POST /v1/nominal-speeds`,
+      type: "missing",
+    });
+    return null;
+  }
+  const countingFactor = item.countingFactor ?? pair?.countingFactor ?? 1;
+  const measured = Math.round(measuredPulses.get(i) ?? 0);
+  const sensorCount =
+    item.sensorCount ?? (item.count == null ? measured : sensorCountOf(item.count, countingFactor));
+  const count = item.count ?? countOf(sensorCount ?? 0, countingFactor);
+  if (sensorCount === null || count === null) {
+    issues.push({
+      loc: ["body", i, "countingFactor"],
+      msg:
+        sensorCount === null
+          ? "count / countingFactor is too large for sensorCount"
+          : "sensorCount x countingFactor is too large for count",
+      type: "value_error",
+    });
+    return null;
+  }
+  return {
+    machine,
+    machineId: machine.id,
+    skuId: sku.id,
+    shiftInstanceId: null,
+    type: item.type ?? "total",
+    count,
+    sensorCount,
+    nominalSpeed,
+    countingFactor,
+    start: item.start,
+    end: item.end,
+    isReviewed: item.isReviewed ?? false,
+    operator: item.operator ?? null,
+    workOrder: item.workOrder ?? null,
+  };
+}
+
+/**
+ * Creates the logs of one call, all or none: resolves each item's machine and SKU, reads
+ * the nominal speeds of the pairs and the measured pulses it needs, makes each item's log
+ * ({@link logOfItem}), places the logs in their shift instances, and inserts them.
  *
  * @param env the Worker's bindings (the machines' signal stores, for measured counts).
  * @param scope the caller's company; the logs are its company's.
@@ -228,53 +297,8 @@ export async function createLogs(
   ]);
   const logs: (NewLog & { machine: ResolvedMachine })[] = [];
   resolved.forEach((r, i) => {
-    if (!r) return;
-    const { item, machine, sku } = r;
-    const pair = speeds.get(`${machine.id}|${sku.id}`);
-    const nominalSpeed = item.nominalSpeed ?? pair?.nominalSpeed;
-    if (nominalSpeed === undefined) {
-      issues.push({
-        loc: ["body", i, "nominalSpeed"],
-        msg:
-          `No nominal speed for machine "${machine.name}" (id ${machine.id}) and SKU ` +
-          `"${sku.sku}" (id ${sku.id}): give nominalSpeed, or create one with POST /v1/nominal-speeds`,
-        type: "missing",
-      });
-      return;
-    }
-    const countingFactor = item.countingFactor ?? pair?.countingFactor ?? 1;
-    const measured = Math.round(measuredPulses.get(i) ?? 0);
-    const sensorCount =
-      item.sensorCount ??
-      (item.count == null ? measured : sensorCountOf(item.count, countingFactor));
-    const count = item.count ?? countOf(sensorCount ?? 0, countingFactor);
-    if (sensorCount === null || count === null) {
-      issues.push({
-        loc: ["body", i, "countingFactor"],
-        msg:
-          sensorCount === null
-            ? "count / countingFactor is too large for sensorCount"
-            : "sensorCount x countingFactor is too large for count",
-        type: "value_error",
-      });
-      return;
-    }
-    logs.push({
-      machine,
-      machineId: machine.id,
-      skuId: sku.id,
-      shiftInstanceId: null,
-      type: item.type ?? "total",
-      count,
-      sensorCount,
-      nominalSpeed,
-      countingFactor,
-      start: item.start,
-      end: item.end,
-      isReviewed: item.isReviewed ?? false,
-      operator: item.operator ?? null,
-      workOrder: item.workOrder ?? null,
-    });
+    const log = r && logOfItem(r, i, speeds, measuredPulses, issues);
+    if (log) logs.push(log);
   });
   if (issues.length > 0) throw new ApiError(422, inItemOrder(issues));
 
