@@ -29,7 +29,7 @@ interface RecordedSpan {
 }
 
 /** A recorded stop by its D1 id, with its own (recorded) times. */
-export interface RecordedStop extends RecordedSpan {
+interface RecordedStop extends RecordedSpan {
   id: number;
 }
 

@@ -210,7 +210,7 @@ export function firstReadStatements(scope: CompanyScope, stopId: number) {
 type ResultsOf<T extends readonly unknown[]> = { readonly [K in keyof T]: Awaited<T[K]> };
 
 /** The results of `firstReadStatements`, in order. */
-export type FirstReadResults = ResultsOf<ReturnType<typeof firstReadStatements>>;
+type FirstReadResults = ResultsOf<ReturnType<typeof firstReadStatements>>;
 
 /** What a classification starts from (`firstReadStatements`), shaped. */
 export interface FirstRead {

@@ -126,6 +126,32 @@ export async function readStopFirst(scope: CompanyScope, stopId: number): Promis
 }
 
 /**
+ * Announces a written classification: the `stop.classified` stream event, and the hand-over
+ * of its stored webhook deliveries (`handOver`). With `options.afterAnswer`, the caller's
+ * answer waits for the stream event only (a client that saw it and subscribes with its last
+ * id gets it) and the hand-over follows it after the answer; otherwise both are awaited.
+ *
+ * @param event the stream event of the classification.
+ * @param handOver sends the stored deliveries (the outbox sweeper retries a failed one).
+ */
+async function announce(
+  env: ClassifyBindings,
+  companyId: number,
+  machineId: number,
+  event: ReturnType<typeof stopClassified>,
+  handOver: () => Promise<unknown>,
+  options: ClassifyOptions,
+): Promise<void> {
+  const published = publish(env, companyId, machineId, event);
+  if (options.afterAnswer) {
+    options.afterAnswer(published.then(handOver));
+    await published;
+  } else {
+    await Promise.all([handOver(), published]);
+  }
+}
+
+/**
  * Gives a stop its classification (creating or replacing it), with the webhook event and
  * the stream event of the change. Cause names are found in the company's catalog (exact,
  * trimmed by the caller) or added to it; a caller that must not add causes resolves them
@@ -214,22 +240,9 @@ export async function classifyStop(
       return null;
     }
     const classification = toClassificationOut(written);
-    const published = publish(
-      env,
-      found.companyId,
-      found.stop.machineId,
-      stopClassified(stopId, classification),
-    );
-    if (options.afterAnswer) {
-      // The answer waits for the stream event only (a client that saw it and subscribes
-      // with its last id gets it); the deliveries, stored with the change, follow it.
-      options.afterAnswer(
-        published.then(() => dispatchDeliveries(env, scope, eventId, deliveries)),
-      );
-      await published;
-    } else {
-      await Promise.all([dispatchDeliveries(env, scope, eventId, deliveries), published]);
-    }
+    const event = stopClassified(stopId, classification);
+    const handOver = () => dispatchDeliveries(env, scope, eventId, deliveries);
+    await announce(env, found.companyId, found.stop.machineId, event, handOver, options);
     return { ...context, classification, emitted: kind };
   }
   throw new ApiError(

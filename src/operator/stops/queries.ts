@@ -63,7 +63,7 @@ export async function createStops(
 }
 
 /** A stop's times as the store holds them: shown, and its own as recorded. */
-export interface StopTimes {
+interface StopTimes {
   /** The times it shows (with the detected downtime it took in, if any). */
   startTime: number;
   endTime: number | null;
