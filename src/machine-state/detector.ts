@@ -19,10 +19,11 @@ import { MachinePublisher } from "../streams/publish";
 import { HOUR_MS, hourStart } from "../time/units";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { summarizeHour } from "./hour-fold";
+import { ANALOG_RULE, COUNT_RULE, type RuleId } from "./hour-tables";
 import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./planned-time";
 import { classify, type DetectionSettings, type SignalRule } from "./rules";
 import { syncDetectedStops } from "./stop-sync";
-import { ANALOG_RULE, COUNT_RULE, DetectorTables, type RuleId } from "./tables";
+import { DetectorTables } from "./tables";
 
 /** How soon a failed evaluation or write is tried again, ms. */
 const DETECTION_RETRY_MS = 5_000;

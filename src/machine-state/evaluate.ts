@@ -6,6 +6,7 @@
  * there. Synchronous over the store's tables: it runs in one step of the object.
  */
 import { hourStart } from "../time/units";
+import type { HourRow, RuleId } from "./hour-tables";
 import {
   type Absorbed,
   absorbIntoRecorded,
@@ -20,7 +21,7 @@ import {
 } from "./parts";
 import { type PlanCache, plannedBlocks } from "./planned-time";
 import { type Before, type DownRun, RunComposer } from "./runs";
-import type { DetectorTables, HourRow, RuleId } from "./tables";
+import type { DetectorTables } from "./tables";
 
 /** First page of summaries read in each direction; pages double after it. */
 const FIRST_PAGE = 3;

@@ -24,8 +24,9 @@ import { classificationChange, classificationDeletion } from "../stops/classific
 import { stopEvent, stopUnclassified } from "../streams/payloads";
 import type { MachinePublisher } from "../streams/publish";
 import { dispatchDeliveries } from "../webhooks/webhook-events";
+import type { MergeSpan } from "./merge-tables";
 import { shownSpan } from "./parts";
-import type { DetectedRow, DetectorTables, MergeSpan } from "./tables";
+import type { DetectedRow, DetectorTables } from "./tables";
 
 type Span = { start: number; end: number | null };
 

@@ -6,21 +6,9 @@
  * what D1 holds of each. Every access is synchronous, so that a change
  * commits with the samples that caused it.
  */
-import type { HourSummary } from "./hour-fold";
+import { DetectorMergeTables, type MergeSpan } from "./merge-tables";
 import type { PlanCache } from "./planned-time";
 import { DEFAULT_SETTINGS, type DetectionSettings } from "./rules";
-
-/** The count rule's summaries (`detect_hours.rule`). */
-export const COUNT_RULE = 0;
-/** The analog rule's summaries. */
-export const ANALOG_RULE = 1;
-export type RuleId = typeof COUNT_RULE | typeof ANALOG_RULE;
-
-/** An hour summary as stored, with the variant the last composition used. */
-export interface HourRow {
-  summary: HourSummary;
-  variant: 0 | 1;
-}
 
 /** What D1 holds of a detected stop (null: not written yet). */
 export interface Synced {
@@ -41,161 +29,12 @@ export interface DetectedRow {
 
 type Row = Record<string, SqlStorageValue>;
 
-/** The detector's tables, over the object's SQLite. */
-export class DetectorTables {
-  /** Summary rows read since the object started (for the benchmark's "only the touched hours"). */
-  summariesRead = 0;
-
-  /** @param sql the object's SQLite, migrated (./signal-store-migrations.ts). */
-  constructor(private readonly sql: SqlStorage) {}
-
-  /** Stores one hour's summary (its variant is set by the next composition). */
-  putHour(rule: RuleId, summary: HourSummary): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO detect_hours (rule, hour, summary, variant) VALUES (?, ?, ?, 0)",
-      rule,
-      summary.hour,
-      JSON.stringify(summary),
-    );
-  }
-
-  /** Removes the summaries of a rule in `[from, to)` (hours rebuilt from the samples). */
-  clearHours(rule: RuleId, from: number, to: number): void {
-    this.sql.exec(
-      "DELETE FROM detect_hours WHERE rule = ? AND hour >= ? AND hour < ?",
-      rule,
-      from,
-      to,
-    );
-  }
-
-  /** Records which variant the composition used for an hour. */
-  setVariant(rule: RuleId, hour: number, variant: 0 | 1): void {
-    this.sql.exec(
-      "UPDATE detect_hours SET variant = ? WHERE rule = ? AND hour = ?",
-      variant,
-      rule,
-      hour,
-    );
-  }
-
-  /**
-   * Up to `limit` summaries of a rule from `hour` on: descending from it (`hour` included)
-   * when `down`, else ascending after it.
-   */
-  hours(rule: RuleId, hour: number, down: boolean, limit: number): HourRow[] {
-    const rows = this.sql
-      .exec<Row>(
-        down
-          ? "SELECT summary, variant FROM detect_hours WHERE rule = ? AND hour <= ? ORDER BY hour DESC LIMIT ?"
-          : "SELECT summary, variant FROM detect_hours WHERE rule = ? AND hour > ? ORDER BY hour ASC LIMIT ?",
-        rule,
-        hour,
-        limit,
-      )
-      .toArray();
-    this.summariesRead += rows.length;
-    return rows.map((r) => ({
-      summary: JSON.parse(r.summary as string) as HourSummary,
-      variant: r.variant === 1 ? 1 : 0,
-    }));
-  }
-
-  /** The first hour any rule has a summary of (null: none). */
-  firstHour(): number | null {
-    const row = this.sql.exec<Row>("SELECT min(hour) AS h FROM detect_hours").one();
-    return (row.h as number | null) ?? null;
-  }
-
-  /**
-   * The instant of the last sample any rule summarized (null: none): the last summary of each
-   * rule, one index seek each.
-   */
-  lastSampleAt(): number | null {
-    let last: number | null = null;
-    for (const rule of [COUNT_RULE, ANALOG_RULE]) {
-      const row = this.sql
-        .exec<Row>(
-          "SELECT summary FROM detect_hours WHERE rule = ? ORDER BY hour DESC LIMIT 1",
-          rule,
-        )
-        .toArray()[0];
-      if (!row) continue;
-      const t = (JSON.parse(row.summary as string) as HourSummary).up.lastT;
-      last = last === null ? t : Math.max(last, t);
-    }
-    return last;
-  }
-
-  /** The latest start of a detected stop not removed (null: none). */
-  lastDetectedStart(): number | null {
-    const row = this.sql
-      .exec<Row>("SELECT max(start) AS s FROM detected_stops WHERE removed = 0")
-      .one();
-    return (row.s as number | null) ?? null;
-  }
-
-  /**
-   * Cuts the stretches waiting to `[.., end)`: those that begin at or after `end` go.
-   *
-   * @returns true when a stretch was cut or removed.
-   */
-  cutPending(end: number): boolean {
-    const row = this.sql
-      .exec<Row>("SELECT count(*) AS n FROM detect_pending WHERE end > ?", end)
-      .one();
-    if (row.n === 0) return false;
-    this.sql.exec("DELETE FROM detect_pending WHERE start >= ?", end);
-    this.sql.exec("UPDATE detect_pending SET end = ? WHERE end > ?", end, end);
-    this.pendingSpan = undefined;
-    return true;
-  }
-
-  /**
-   * The stretches waiting, joined, as the table holds them (undefined: not read since the
-   * object started or since a cut). Only these methods write the table, so the copy stays
-   * true; the table is what a restart resumes from.
-   */
-  private pendingSpan: { start: number; end: number } | null | undefined = undefined;
-
-  /** Adds a stretch `[start, end)` to evaluate. */
-  addPending(start: number, end: number): void {
-    this.sql.exec("INSERT INTO detect_pending (start, end) VALUES (?, ?)", start, end);
-    if (this.pendingSpan === undefined) return;
-    this.pendingSpan =
-      this.pendingSpan === null
-        ? { start, end }
-        : {
-            start: Math.min(this.pendingSpan.start, start),
-            end: Math.max(this.pendingSpan.end, end),
-          };
-  }
-
-  /**
-   * The stretches waiting, joined into one `[start, end)` (null when none): read once, then
-   * kept beside the table (every evaluation and every round of `process` asks).
-   */
-  peekPending(): { start: number; end: number } | null {
-    if (this.pendingSpan !== undefined) return this.pendingSpan && { ...this.pendingSpan };
-    const row = this.sql
-      .exec<Row>("SELECT min(start) AS s, max(end) AS e FROM detect_pending")
-      .one();
-    this.pendingSpan =
-      row.s === null || row.e === null ? null : { start: row.s as number, end: row.e as number };
-    return this.pendingSpan && { ...this.pendingSpan };
-  }
-
-  /** Clears the stretches waiting (evaluated). */
-  clearPending(): void {
-    this.sql.exec("DELETE FROM detect_pending");
-    this.pendingSpan = null;
-  }
-
-  /** True when stretches wait. */
-  hasPending(): boolean {
-    return this.peekPending() !== null;
-  }
-
+/**
+ * The detector's tables, over the object's SQLite: the hour summaries and the stretches
+ * waiting (./hour-tables.ts), and here the state, the recorded stops with the downtime they
+ * take in, and the detected stops.
+ */
+export class DetectorTables extends DetectorMergeTables {
   /** The state row, kept in memory between its writes (every ingestion reads it). */
   private stateRow: Row | null = null;
 
@@ -342,84 +181,6 @@ export class DetectorTables {
     return row ? { start: row.start as number, end: (row.end as number | null) ?? null } : null;
   }
 
-  /** Ids of the recorded stops whose wanted detected downtime starts in `[from, to)`. */
-  mergesStarting(from: number, to: number): number[] {
-    return this.sql
-      .exec<Row>(
-        "SELECT id FROM recorded_merges WHERE want_start >= ? AND want_start < ?",
-        from,
-        to,
-      )
-      .toArray()
-      .map((r) => r.id as number);
-  }
-
-  /**
-   * Sets the detected downtime a recorded stop should take in (null: none); marks it to
-   * write when D1 holds otherwise.
-   */
-  wantMerge(id: number, taken: MergeSpan | null): void {
-    const known = this.merge(id);
-    const synced = known ? known.synced : null;
-    if (!known && taken === null) return;
-    this.sql.exec(
-      `INSERT INTO recorded_merges (id, want_start, want_end, synced, dirty) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET want_start = excluded.want_start,
-         want_end = excluded.want_end, dirty = excluded.dirty`,
-      id,
-      taken?.start ?? null,
-      taken?.end ?? null,
-      synced === null ? null : JSON.stringify(synced),
-      sameMerge(taken, synced) ? 0 : 1,
-    );
-    if (taken === null && synced === null) this.forgetMerge(id);
-  }
-
-  /** Records what D1 holds of a recorded stop's taken-in downtime (after a write or a read). */
-  mergeSynced(id: number, written: MergeSpan | null): void {
-    const known = this.merge(id);
-    if (!known) {
-      if (written !== null) {
-        this.sql.exec(
-          "INSERT INTO recorded_merges (id, want_start, want_end, synced, dirty) VALUES (?, ?, ?, ?, 0)",
-          id,
-          written.start,
-          written.end,
-          JSON.stringify(written),
-        );
-      }
-      return;
-    }
-    if (known.wanted === null && written === null) {
-      this.forgetMerge(id);
-      return;
-    }
-    this.sql.exec(
-      "UPDATE recorded_merges SET synced = ?, dirty = ? WHERE id = ?",
-      written === null ? null : JSON.stringify(written),
-      sameMerge(known.wanted, written) ? 0 : 1,
-      id,
-    );
-  }
-
-  forgetMerge(id: number): void {
-    this.sql.exec("DELETE FROM recorded_merges WHERE id = ?", id);
-  }
-
-  /** A recorded stop's taken-in downtime, wanted and as D1 holds it (null: neither). */
-  merge(id: number): { id: number; wanted: MergeSpan | null; synced: MergeSpan | null } | null {
-    const row = this.sql.exec<Row>("SELECT * FROM recorded_merges WHERE id = ?", id).toArray()[0];
-    return row ? toMerge(row) : null;
-  }
-
-  /** Up to `limit` recorded stops whose taken-in downtime D1 does not hold yet. */
-  dirtyMerges(limit: number): { id: number; wanted: MergeSpan | null; synced: MergeSpan | null }[] {
-    return this.sql
-      .exec<Row>("SELECT * FROM recorded_merges WHERE dirty = 1 ORDER BY id LIMIT ?", limit)
-      .toArray()
-      .map(toMerge);
-  }
-
   /** True when a detected stop or a recorded stop's taken-in downtime waits to be written. */
   hasWrites(): boolean {
     return (
@@ -543,27 +304,6 @@ export class DetectorTables {
     );
     this.anyDirty = same ? undefined : true;
   }
-}
-
-/** Detected downtime a recorded stop takes in: `end` null while it goes on. */
-export interface MergeSpan {
-  start: number;
-  end: number | null;
-}
-
-function sameMerge(a: MergeSpan | null, b: MergeSpan | null): boolean {
-  return a === null || b === null ? a === b : a.start === b.start && a.end === b.end;
-}
-
-function toMerge(r: Row): { id: number; wanted: MergeSpan | null; synced: MergeSpan | null } {
-  return {
-    id: r.id as number,
-    wanted:
-      r.want_start === null
-        ? null
-        : { start: r.want_start as number, end: (r.want_end as number | null) ?? null },
-    synced: r.synced === null ? null : (JSON.parse(r.synced as string) as MergeSpan),
-  };
 }
 
 function toDetected(r: Row): DetectedRow {
