@@ -1,29 +1,13 @@
-/**
- * The stop detector of one machine, inside its `SignalStore` (docs/machine-state.md): the
- * hour summaries written with every block of the count signal (and of the analog rule's
- * signal), the stretches they touch evaluated after the ingestion answered, the detected
- * stops written to D1 and the stream, and the clock (a silence that outlasts the gap, the
- * end of planned time while a stop is open).
- *
- * What runs when: `onBlocks` in the ingestion's own synchronous step (the summaries commit
- * with the samples); `process` after it, one at a time per object: it reads D1 only for the
- * machine's plan and recorded stops (on first need and hourly, never per upload), writes D1
- * only when a stop opens, closes, moves or goes.
- */
-import type { Env } from "../env";
 import { log, logError } from "../observability/log";
-import { decodeSamples } from "../resources/signals/blocks";
-import type { WrittenBlock } from "../resources/signals/store";
 import { instanceContains } from "../shifts/instances";
 import { MachinePublisher } from "../streams/publish";
 import { HOUR_MS, hourStart } from "../time/units";
+import { DetectorSummaries } from "./detector-summaries";
 import { END_OF_DATA, evaluate } from "./evaluate";
-import { summarizeHour } from "./hour-fold";
 import { ANALOG_RULE, COUNT_RULE, type RuleId } from "./hour-tables";
 import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./planned-time";
-import { classify, type DetectionSettings, type SignalRule } from "./rules";
+import type { DetectionSettings } from "./rules";
 import { syncDetectedStops } from "./stop-sync";
-import { DetectorTables } from "./tables";
 
 /** How soon a failed evaluation or write is tried again, ms. */
 const DETECTION_RETRY_MS = 5_000;
@@ -51,132 +35,12 @@ export const MAX_WAKE_AHEAD_MS = 2 * 86_400_000;
 /** Settings as the store keeps them: the operator's, and the analog signal's id. */
 export type StoredSettings = DetectionSettings & { analogSignalId: number | null };
 
-export class Detector {
-  readonly tables: DetectorTables;
-  /** Blocks of samples this detector decoded itself since the object started (`rebuild`). */
-  blocksDecoded = 0;
+/** The stop detector of one machine (see the file's header). */
+export class Detector extends DetectorSummaries {
   private publisher: MachinePublisher | null = null;
   private running: Promise<void> | null = null;
   /** When stops were last written to D1 (ms; 0: not in this lifetime). */
   private lastWrite = 0;
-
-  /**
-   * @param storage the object's storage (SQLite and alarm).
-   * @param env the object's bindings.
-   * @param background keeps the object alive for work after an answer (`ctx.waitUntil`).
-   */
-  constructor(
-    private readonly storage: DurableObjectStorage,
-    private readonly env: Env,
-    private readonly background: (work: Promise<unknown>) => void,
-  ) {
-    this.tables = new DetectorTables(storage.sql);
-  }
-
-  /** The rule a signal is read with here, or null when detection does not read it. */
-  private ruleOf(signalId: number, countSignal: boolean | undefined): [RuleId, SignalRule] | null {
-    const settings = this.tables.settings();
-    if (!settings.enabled) return null;
-    if (countSignal ?? signalId === this.tables.countSignal())
-      return [COUNT_RULE, { kind: "count" }];
-    if (settings.analog && signalId === settings.analogSignalId) {
-      return [
-        ANALOG_RULE,
-        {
-          kind: "analog",
-          threshold: settings.analog.threshold,
-          hysteresis: settings.analog.hysteresis,
-        },
-      ];
-    }
-    return null;
-  }
-
-  /**
-   * Summarizes the hours an ingestion wrote, in its synchronous step, and marks them to
-   * evaluate; `process` evaluates them after the answer.
-   */
-  onBlocks(
-    signalId: number,
-    blocks: readonly WrittenBlock[],
-    context: { companyId: number; machineId: number; countSignal: boolean } | undefined,
-  ): void {
-    if (context) {
-      this.tables.setMachine(context.companyId, context.machineId);
-      if (context.countSignal && this.tables.countSignal() !== signalId) {
-        this.tables.setCountSignal(signalId);
-      }
-    }
-    const found = this.ruleOf(signalId, context?.countSignal);
-    if (!found) return;
-    const [rule, signalRule] = found;
-    const gapMs = this.tables.settings().maxSampleGapSeconds * 1_000;
-    for (const block of blocks) this.summarize(rule, signalRule, gapMs, block);
-    const first = blocks[0];
-    const last = blocks[blocks.length - 1];
-    if (!first || !last) return;
-    this.tables.addPending(first.hour, last.hour + HOUR_MS);
-    this.armSafety();
-    this.background(this.process());
-  }
-
-  private summarize(
-    rule: RuleId,
-    signalRule: SignalRule,
-    gapMs: number,
-    block: WrittenBlock,
-  ): void {
-    const { ts, values } = block.merged;
-    if (ts.length === 0) return;
-    const classes = new Uint8Array(values.length);
-    if (signalRule.kind === "count") {
-      // The count rule inline (`classify`'s): this runs over every sample of the hour.
-      for (let i = 0; i < values.length; i++) classes[i] = (values[i] as number) > 0 ? 0 : 1;
-    } else {
-      for (let i = 0; i < values.length; i++)
-        classes[i] = classify(signalRule, values[i] as number);
-    }
-    this.tables.putHour(
-      rule,
-      summarizeHour(block.hour, ts, classes as ArrayLike<0 | 1 | 2>, gapMs),
-    );
-  }
-
-  /**
-   * Rebuilds a rule's summaries over `[from, to)` from the stored samples (after a change of
-   * settings), and marks the stretch to evaluate.
-   */
-  rebuild(from: number, to: number): void {
-    const settings = this.tables.settings();
-    const gapMs = settings.maxSampleGapSeconds * 1_000;
-    const signals: [RuleId, number | null][] = [
-      [COUNT_RULE, this.tables.countSignal()],
-      [ANALOG_RULE, settings.analogSignalId],
-    ];
-    for (const [rule, signalId] of signals) {
-      this.tables.clearHours(rule, from, to);
-      if (signalId === null || !settings.enabled) continue;
-      const found = this.ruleOf(signalId, rule === COUNT_RULE);
-      if (!found) continue;
-      const rows = this.storage.sql
-        .exec<{ hour: number; n: number; samples: ArrayBuffer | null }>(
-          "SELECT hour, n, samples FROM blocks WHERE signal_id = ? AND hour >= ? AND hour < ? ORDER BY hour",
-          signalId,
-          from,
-          to,
-        )
-        .toArray();
-      for (const r of rows) {
-        if (r.samples === null) continue;
-        this.blocksDecoded += 1;
-        this.summarize(rule, found[1], gapMs, {
-          hour: r.hour,
-          merged: decodeSamples(r.hour, r.n, r.samples),
-        });
-      }
-    }
-    this.tables.addPending(from, to);
-  }
 
   /**
    * Evaluates what waits and writes what changed, one run at a time per object (a call
@@ -435,7 +299,7 @@ export class Detector {
   }
 
   /** Sets an alarm soon after an ingestion, so that an object gone before `process` ends resumes. */
-  private armSafety(): void {
+  protected armSafety(): void {
     if (this.safetyArmed) return;
     this.safetyArmed = true;
     this.background(this.alarmBy(Date.now() + SAFETY_MS));
