@@ -90,6 +90,12 @@ export const RULES: { type: string | RegExp; msg: RegExp; why: string; between?:
   },
   {
     type: "value_error",
+    msg: /^(Give startDate (and endDate|\(and endDate\)), or start and end|Must not be before startDate|Required with (endDate|start)|Must be after start|Must be a date of the calendar|Must be from 1970-01-02 to 9999-12-30|A closure lasts at most \d+ days)$/,
+    why: "a plant closure: dates or instants (not both), the end after the start, a real calendar date, at most 366 days (the pattern states only YYYY-MM-DD)",
+    between: true,
+  },
+  {
+    type: "value_error",
     msg: /^The (machine|SKU) with id .* is not named /,
     why: "a reference by id and name: both must name the same record",
     between: true,

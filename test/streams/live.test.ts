@@ -53,6 +53,7 @@ describe("stops and classifications", () => {
         startTime: new Date(start).toISOString(),
         endTime: null,
         isProgrammed: false,
+        origin: "operatorApi",
       },
     });
     expect(events[1]?.data).toMatchObject({ stop: { id: stop.id, endTime: end } });

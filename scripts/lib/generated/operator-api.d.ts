@@ -1809,13 +1809,13 @@ export interface paths {
                         /**
                          * Format: date-time
                          * @description Instead of dates: the closure's first instant (a shift instance that starts at or after it, before `end`, is closed).
-                         * @example 2026-12-01T21:00:00Z
+                         * @example 2026-03-02T06:00:00Z
                          */
                         start?: string;
                         /**
                          * Format: date-time
                          * @description With `start`: the instant the closure ends (exclusive), after `start` and at most 366 days later.
-                         * @example 2026-12-02T05:00:00Z
+                         * @example 2026-03-02T06:00:00Z
                          */
                         end?: string;
                         /** @description The one machine closed; absent or null = every machine of the company. */

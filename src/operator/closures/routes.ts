@@ -66,11 +66,9 @@ const ClosureCreate = z
     start: DateTimeMs.optional().openapi({
       description:
         "Instead of dates: the closure's first instant (a shift instance that starts at or after it, before `end`, is closed).",
-      example: "2026-12-01T21:00:00Z",
     }),
     end: DateTimeMs.optional().openapi({
       description: `With \`start\`: the instant the closure ends (exclusive), after \`start\` and at most ${MAX_CLOSURE_DAYS} days later.`,
-      example: "2026-12-02T05:00:00Z",
     }),
     machineId: z.number().int().positive().max(MAX_ID).nullish().openapi({
       description: "The one machine closed; absent or null = every machine of the company.",
@@ -100,6 +98,10 @@ const ClosureCreate = z
     } else if (item.end - item.start > MAX_CLOSURE_DAYS * DAY_MS) {
       issue("end", `A closure lasts at most ${MAX_CLOSURE_DAYS} days`);
     }
+  })
+  .openapi({
+    description: "A closure: `startDate` (and `endDate`), or `start` and `end`, not both.",
+    example: { name: "Christmas shutdown", startDate: "2026-12-24", endDate: "2026-12-26" },
   });
 
 const ClosureOut = z
