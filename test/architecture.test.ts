@@ -585,7 +585,6 @@ const NOT_YET_SPLIT = [
   "src/reports/downtime-report.ts: downtimeGroups",
   "src/reports/page-spans.ts: loadPageSpans",
   "src/reports/kpi-report.ts: kpiGroups",
-  "src/resources/signals/archive.ts: writeObject",
   "src/resources/signals/store.ts: ingest",
 ];
 
