@@ -8,6 +8,7 @@
 import { applyChanges, copyCompany, countRows, removeCompany } from "../../db/company-copy";
 import { installMoveTriggers, moveStateOf, setMoveState } from "../../db/move-fence";
 import { logError } from "../../observability/log";
+import { SECOND_MS } from "../../time/units";
 
 /** What a move needs of the directory and of the Worker (src/operator/company-move/routes.ts). */
 export interface MoveDeps {
@@ -33,7 +34,7 @@ export interface MoveDeps {
 }
 
 /** Extra wait after the placement cache time before fencing, and before removing, ms. */
-const SWITCH_GRACE_MS = 1_000;
+const SWITCH_GRACE_MS = SECOND_MS;
 
 /**
  * How long the moving mark holds at most, ms: a move cut short during its switch frees the
