@@ -40,7 +40,8 @@ import {
 } from "./kpi-figures";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
 import { type Attributed, isAttributed, KpiSums, toRow } from "./kpi-sums";
-import { loadPageSpans, type SpanLog } from "./page-spans";
+import type { SpanLog } from "./packed-logs";
+import { loadPageSpans } from "./page-spans";
 import { recordActivity } from "./record-activity";
 
 /** Instances whose figures are computed in one turn of the isolate. */
