@@ -581,10 +581,6 @@ function nameOf(node: ts.SignatureDeclaration): string {
  * change their files; the list only shrinks: a function not named here must fit the limit.
  */
 const NOT_YET_SPLIT = [
-  "src/reports/shift-time.ts: computeShiftIndicators",
-  "src/reports/downtime-report.ts: downtimeGroups",
-  "src/reports/page-spans.ts: loadPageSpans",
-  "src/reports/kpi-report.ts: kpiGroups",
   "src/resources/signals/store.ts: ingest",
 ];
 
