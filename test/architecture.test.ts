@@ -3,10 +3,13 @@
  * public-API code imports from src/operator/; every public router is made by
  * `createRouter()`; tenant isolation and soft delete are written in one module
  * (src/db/company-scope.ts); no source file is over 400 lines and no function over 80; no folder loop, file cycle or
- * import against the layers; exports only what another file uses; one name, one thing.
+ * import against the layers; exports only what another file uses; one name, one thing; a test
+ * reads an answer with the generated clients' types, never a hand-written copy (docs/testing.md).
  */
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import publicDocumentText from "../clients/typescript/src/generated/openapi.json?raw";
+import operatorDocumentText from "../scripts/lib/generated/operator-openapi.json?raw";
 
 const sources = import.meta.glob<string>("../src/**/*.ts", {
   query: "?raw",
@@ -597,5 +600,130 @@ describe("functions that fit a screen", () => {
     expect(longFunctions({ "src/http/attic.ts": text, "src/http/ok.ts": short })).toEqual([
       `src/http/attic.ts: sum (${FUNCTION_LINE_LIMIT + 3})`,
     ]);
+  });
+});
+
+/** The two OpenAPI documents the generated clients were written from (test/fixtures/api-types.ts). */
+const documents = [publicDocumentText, operatorDocumentText].map(
+  (text) => JSON.parse(text) as { components: { schemas: Record<string, unknown> } },
+);
+
+/**
+ * The object shapes of the documents, each as the names of its properties: every schema with
+ * `properties`, at any depth (a component, a nested object, an answer written inline in an
+ * operation), and every `allOf` as the union of its parts (a `$ref` part read from the
+ * components).
+ */
+function documentShapes(): Set<string>[] {
+  const shapes: Set<string>[] = [];
+  const schemas = Object.assign({}, ...documents.map((d) => d.components.schemas)) as Record<
+    string,
+    unknown
+  >;
+  const keysOf = (schema: unknown): string[] => {
+    if (typeof schema !== "object" || schema === null) return [];
+    const s = schema as { $ref?: string; properties?: object; allOf?: unknown[] };
+    if (s.$ref) return keysOf(schemas[s.$ref.split("/").at(-1) ?? ""]);
+    return [...Object.keys(s.properties ?? {}), ...(s.allOf ?? []).flatMap(keysOf)];
+  };
+  const visit = (node: unknown): void => {
+    if (typeof node !== "object" || node === null) return;
+    const s = node as { properties?: unknown; allOf?: unknown };
+    if (s.properties !== undefined || Array.isArray(s.allOf)) shapes.push(new Set(keysOf(node)));
+    for (const child of Object.values(node)) visit(child);
+  };
+  for (const document of documents) visit(document);
+  return shapes;
+}
+
+/** A name that says "an answer's body": a schema's name, or a name ending in one of these. */
+const RESPONSE_NAME = /(Response|Body|Row|Page)$/;
+
+/**
+ * Object types that are not an answer's body though their fields are named like one's, each
+ * with why (a new entry needs a reason as good).
+ */
+const NOT_RESPONSE_BODIES = {
+  "test/harness.ts: TestCompany": "the harness's own record: a company's id and name with a key",
+  "test/fixtures/production-logs.ts: LogFixture":
+    "a production log written into the shard directly, in epoch ms: a row to insert, not an answer",
+  "test/shifts/instance-series.test.ts: Def":
+    "a shift definition handed to a pure function of src/shifts/, not read from an answer",
+  "test/streams/pull-sync.test.ts: Synced":
+    "the bound of a generic over the rows of five collections: the fields pull sync reads",
+};
+
+/**
+ * The object types a test declares by hand (an `interface`, or a `type` of an object literal,
+ * at any depth of any file of test/ but test/fixtures/api-types.ts, the home of the generated
+ * types; the shared helpers of test/fixtures/ read answers too) that describe an answer of the APIs,
+ * as "file: name": named as a schema of the documents or ending in Response, Body, Row or
+ * Page, or with two properties or more, all named as the properties of one shape of the
+ * documents. An alias of a generated type (`type Row = Api["MetricsReportRow"]`) is not an
+ * object literal, and is what a test writes instead.
+ */
+function handWrittenResponseTypes(files: Record<string, string>): string[] {
+  const shapes = documentShapes();
+  const schemaNames = new Set(documents.flatMap((d) => Object.keys(d.components.schemas)));
+  const found: string[] = [];
+  for (const [file, text] of Object.entries(files)) {
+    if (!file.startsWith("test/") || file === "test/fixtures/api-types.ts") continue;
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node): void => {
+      const members = ts.isInterfaceDeclaration(node)
+        ? node.members
+        : ts.isTypeAliasDeclaration(node) && ts.isTypeLiteralNode(node.type)
+          ? node.type.members
+          : undefined;
+      if (members && (ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node))) {
+        const name = node.name.text;
+        const keys = members
+          .filter(ts.isPropertySignature)
+          .map((m) => m.name.getText(source).replace(/^["']|["']$/g, ""));
+        const shaped = keys.length >= 2 && shapes.some((s) => keys.every((k) => s.has(k)));
+        if (schemaNames.has(name) || RESPONSE_NAME.test(name) || shaped) {
+          found.push(`${file}: ${name}`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found.filter((f) => !(f in NOT_RESPONSE_BODIES));
+}
+
+describe("tests read answers with the generated clients' types", () => {
+  it("declares no response body by hand in test/, only aliases of the generated types (docs/testing.md)", () => {
+    expect(handWrittenResponseTypes(project)).toEqual([]);
+  });
+
+  it("finds one by its name or by its fields, in a fixture too, and leaves aliases and other types", () => {
+    const files = {
+      "test/x/a.test.ts": [
+        // Named as a schema, named as a body, shaped as a stop, one nested in a function.
+        "interface Stop { id: number }",
+        "type ExportBody = { id: string };",
+        "export interface Held { startTime: string; endTime: string | null; isManual: boolean }",
+        "function f() { interface Inner { generalCauses: unknown[]; components: unknown[] } }",
+        // An alias of a generated type, and types that are no answer.
+        'type MetricsRow = Api["MetricsReportRow"];',
+        "interface Spy { anchors: string[]; calls: number }",
+        'type Era = "a" | "b";',
+      ].join("\n"),
+      "test/fixtures/b.ts": "interface Stop { id: number; startTime: string }",
+      "test/fixtures/api-types.ts":
+        'export type Api = components["schemas"];\ninterface Page { x: 1 }',
+    };
+    expect(handWrittenResponseTypes(files)).toEqual([
+      "test/x/a.test.ts: Stop",
+      "test/x/a.test.ts: ExportBody",
+      "test/x/a.test.ts: Held",
+      "test/x/a.test.ts: Inner",
+      "test/fixtures/b.ts: Stop",
+    ]);
+    // Each exception names a file that is there.
+    for (const entry of Object.keys(NOT_RESPONSE_BODIES)) {
+      expect(Object.keys(project), entry).toContain(entry.split(": ")[0]);
+    }
   });
 });

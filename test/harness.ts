@@ -4,6 +4,7 @@
  */
 import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
+import type { components as operatorComponents } from "../scripts/lib/generated/operator-api";
 import { ALL_SCOPES } from "../src/auth/scopes";
 import { createDb, type Database } from "../src/db/client";
 import { companyD1 } from "../src/db/shards";
@@ -139,11 +140,11 @@ export async function createKey(companyId: number, scopes: readonly string[]): P
   return created.key;
 }
 
-export interface TestMachine {
-  id: number;
-  uuid: string | null;
-  name: string;
-}
+/**
+ * A machine as the operator API creates it, with the operator client's generated type (read
+ * directly: test/fixtures/ imports the harness, so the harness does not import it back).
+ */
+export type TestMachine = operatorComponents["schemas"]["OperatorMachine"];
 
 /** Creates machines for a company. */
 export async function createMachines(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Api, CreatedCompany, IssuedKey, OperatorSchemas } from "./fixtures/api-types";
 import {
   api,
   call,
@@ -10,32 +11,6 @@ import {
   operator,
   operatorJson,
 } from "./harness";
-
-interface Company {
-  id: number;
-  name: string;
-  timezone: string;
-  /** The shard the company was placed on. */
-  shard: string;
-  webhookSecret?: string;
-}
-
-interface IssuedKey {
-  id: number;
-  name: string;
-  key: string;
-  prefix: string;
-  scopes: string[];
-  rateLimit: { requests: number; periodSeconds: number } | null;
-}
-
-interface Machine {
-  id: number;
-  uuid: string | null;
-  name: string;
-  externalName: string | null;
-  isCountEnabled: boolean;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -84,7 +59,7 @@ describe("operator companies", () => {
       { name: `${name} 3`, timezone: "Etc/GMT+5" },
     ]);
     expect(res.status).toBe(201);
-    const created = (await res.json()) as Company[];
+    const created = (await res.json()) as CreatedCompany[];
     expect(created.map((c) => [c.name, c.timezone])).toEqual([
       [name, "America/Santiago"],
       [`${name} 2`, "UTC"],
@@ -96,7 +71,7 @@ describe("operator companies", () => {
     for (const c of created) expect(c.shard).toMatch(/^SHARD_\d+$/);
     expect(created[0]?.shard).not.toBe(created[1]?.shard);
 
-    const list = await operatorJson<Company[]>("GET", "/companies");
+    const list = await operatorJson<OperatorSchemas["Company"][]>("GET", "/companies");
     const ids = list.map((c) => c.id);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     for (const c of created) {
@@ -130,7 +105,7 @@ describe("operator companies", () => {
   });
 
   it("rotates the webhook secret: a new whsec_ secret each time", async () => {
-    const [company] = await operatorJson<Company[]>("POST", "/companies", [
+    const [company] = await operatorJson<CreatedCompany[]>("POST", "/companies", [
       { name: `Rotator ${crypto.randomUUID()}`, timezone: "UTC" },
     ]);
     if (!company?.webhookSecret) throw new Error("no company");
@@ -219,7 +194,7 @@ describe("operator machines and signals", () => {
       { name: "None", uuid: null },
     ]);
     expect(res.status).toBe(201);
-    const [generated, withUuid, none] = (await res.json()) as Machine[];
+    const [generated, withUuid, none] = (await res.json()) as OperatorSchemas["OperatorMachine"][];
     expect(generated?.uuid).toMatch(UUID);
     expect(withUuid).toMatchObject({
       uuid: given,
@@ -229,7 +204,7 @@ describe("operator machines and signals", () => {
     });
     expect(none).toMatchObject({ uuid: null, name: "None", isCountEnabled: true });
 
-    const listed = (await (await api(co.key, "/v1/machines")).json()) as Machine[];
+    const listed = (await (await api(co.key, "/v1/machines")).json()) as Api["Machine"][];
     expect(listed.map((m) => m.uuid)).toEqual([generated?.uuid, given, null]);
 
     const other = await createCompany();

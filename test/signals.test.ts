@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Api, SignalPoint } from "./fixtures/api-types";
 import {
   api,
   createCompany,
@@ -11,8 +12,9 @@ import {
   type TestCompany,
 } from "./harness";
 
-type Fn = "avg" | "max" | "min" | "sum" | "count";
-type Unit = "s" | "m" | "h" | "d";
+type SignalData = Api["SignalData"];
+type Fn = SignalData["agg_function"];
+type Unit = SignalData["agg_unit"];
 type Sample = readonly [number, number];
 
 const FUNCTIONS: readonly Fn[] = ["avg", "max", "min", "sum", "count"];
@@ -20,22 +22,7 @@ const UNIT_MS: Record<Unit, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
 
-interface Point {
-  timestamp: string;
-  value: number;
-}
-
-interface SignalData {
-  machine_uuid: string;
-  public_id: string;
-  name: string;
-  agg_unit: Unit;
-  agg_period: number;
-  agg_function: Fn;
-  data?: Point[];
-  timestamps?: string[];
-  values?: number[];
-}
+type Point = SignalPoint;
 
 /**
  * The reference: samples with from <= t < to, bucket = floor(t / width) * width,

@@ -6,31 +6,8 @@
  */
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { expect, inject } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api } from "../harness";
-
-export interface ExportFile {
-  name: string;
-  rows: number;
-  bytes: number;
-  url: string;
-  directUrl?: string;
-}
-
-export interface ExportAnswer {
-  id: string;
-  dataset: string;
-  format: "parquet" | "csv";
-  state: string;
-  progress: number;
-  rows: number;
-  totalRows: number | null;
-  error: string | null;
-  files: ExportFile[];
-  leftOut: { machine_uuid: string; public_id: string; name: string; from: string }[];
-  createdAt: string;
-  finishedAt: string | null;
-  expiresAt: string | null;
-}
 
 /** The company's exports object (the name the routes give it). */
 export function exportsStub(companyId: number) {
@@ -38,19 +15,19 @@ export function exportsStub(companyId: number) {
 }
 
 /** Starts an export; fails the test unless it is a 202. */
-export async function startExport(key: string, body: unknown): Promise<ExportAnswer> {
+export async function startExport(key: string, body: unknown): Promise<Api["Export"]> {
   const res = await api(key, "/v1/exports", { method: "POST", json: body });
   expect(res.status, await res.clone().text()).toBe(202);
-  const answer = (await res.json()) as ExportAnswer;
+  const answer = (await res.json()) as Api["Export"];
   expect(res.headers.get("location")).toBe(`/v1/exports/${answer.id}`);
   return answer;
 }
 
 /** The export as GET answers it. */
-export async function getExport(key: string, id: string): Promise<ExportAnswer> {
+export async function getExport(key: string, id: string): Promise<Api["Export"]> {
   const res = await api(key, `/v1/exports/${id}`);
   expect(res.status, await res.clone().text()).toBe(200);
-  return (await res.json()) as ExportAnswer;
+  return (await res.json()) as Api["Export"];
 }
 
 /**
@@ -63,8 +40,8 @@ export async function finishExport(
   key: string,
   companyId: number,
   id: string,
-  onStep?: (state: ExportAnswer, step: number) => Promise<void>,
-): Promise<ExportAnswer> {
+  onStep?: (state: Api["Export"], step: number) => Promise<void>,
+): Promise<Api["Export"]> {
   for (let step = 0; step < 2_000; step++) {
     const state = await getExport(key, id);
     if (state.state === "succeeded" || state.state === "failed") return state;
@@ -76,7 +53,7 @@ export async function finishExport(
 }
 
 /** Downloads a file through the API (the credential of the export's company). */
-export async function download(key: string, file: ExportFile): Promise<Uint8Array> {
+export async function download(key: string, file: Api["ExportFile"]): Promise<Uint8Array> {
   const res = await api(key, file.url);
   expect(res.status).toBe(200);
   const bytes = new Uint8Array(await res.arrayBuffer());
@@ -123,7 +100,7 @@ export async function duckdbSql(sql: string, files: Record<string, Uint8Array>):
 }
 
 /** Every file of an ended export, read back and concatenated. */
-export async function readExport(key: string, answer: ExportAnswer): Promise<ReadBack> {
+export async function readExport(key: string, answer: Api["Export"]): Promise<ReadBack> {
   const out: ReadBack = { columns: [], rows: [] };
   for (const file of answer.files) {
     const back = await readWithDuckdb(await download(key, file), answer.format);

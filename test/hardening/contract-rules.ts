@@ -5,12 +5,10 @@
  * (test/mcp/tool-arguments.test.ts).
  */
 
-/** One issue of a 422's `detail`. */
-export interface Issue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-}
+import type { ValidationIssue } from "../fixtures/api-types";
+
+/** One issue of a 422's `detail` (the MCP tools answer the same issues). */
+export type Issue = ValidationIssue;
 
 /**
  * The 422s a valid request can still get: rules between fields or about the data that a

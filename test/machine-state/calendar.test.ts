@@ -5,6 +5,7 @@
  * the stop it covers away; a machine's closure closes that machine only.
  */
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
 import { detectionPlant, HOUR, iso, MIN, series } from "./plant";
 
@@ -15,23 +16,6 @@ const date = (ms: number) => iso(ms).slice(0, 10);
 /** Zeros every 5 minutes over the three days: the machine never makes a piece. */
 const flat = series(D1, D1 + 3 * DAY, 5 * MIN, () => 0);
 const window = { between: { start: iso(D1), end: iso(D1 + 3 * DAY) } };
-
-interface MetricsRow {
-  machine: { id: number };
-  shift: { startTime: string };
-  shiftIndicators: { availableTime: number; nonProgrammedDowntime: number };
-}
-interface KpiRow {
-  day?: string;
-  instances: number;
-  minutes: {
-    calendarTime: number;
-    availableTime: number;
-    plannedTime: number;
-    nonProgrammedDowntime: number;
-  };
-  teep: number | null;
-}
 
 async function post<T>(key: string, path: string, json: unknown): Promise<T> {
   const res = await api(key, path, { method: "POST", json });
@@ -58,14 +42,14 @@ describe("a non-working day of the plant calendar", () => {
     ]);
 
     const machines = { include: [plant.machineId] };
-    const metrics = await post<{ metrics: MetricsRow[] }>(plant.co.key, "/v1/reports/metrics", {
+    const metrics = await post<Api["MetricsReportPage"]>(plant.co.key, "/v1/reports/metrics", {
       machines,
       startDate: window,
       limit: 100,
     });
     expect(metrics.metrics.map((r) => r.shift.startTime)).toEqual([iso(D1), iso(D1 + 2 * DAY)]);
 
-    const byDay = await post<{ kpis: KpiRow[] }>(plant.co.key, "/v1/reports/kpis", {
+    const byDay = await post<Api["KpiReportPage"]>(plant.co.key, "/v1/reports/kpis", {
       machines,
       startDate: window,
       groupBy: ["day"],
@@ -76,7 +60,7 @@ describe("a non-working day of the plant calendar", () => {
       minutes: { calendarTime: 1440, availableTime: 0, plannedTime: 0, nonProgrammedDowntime: 0 },
     });
     // The machine over the three days: the closed day only in calendar time.
-    const week = await post<{ kpis: KpiRow[] }>(plant.co.key, "/v1/reports/kpis", {
+    const week = await post<Api["KpiReportPage"]>(plant.co.key, "/v1/reports/kpis", {
       machines,
       startDate: window,
     });
@@ -139,7 +123,7 @@ describe("a non-working day of the plant calendar", () => {
     );
     expect(closure).toMatchObject({ startDate: null, start: iso(night) });
     await plant.send(flat);
-    const metrics = await post<{ metrics: MetricsRow[] }>(plant.co.key, "/v1/reports/metrics", {
+    const metrics = await post<Api["MetricsReportPage"]>(plant.co.key, "/v1/reports/metrics", {
       machines: { include: [plant.machineId] },
       startDate: window,
       limit: 100,
@@ -170,7 +154,7 @@ describe("a non-working day of the plant calendar", () => {
     await plant.send(flat);
     await plant.settle();
 
-    const metrics = await post<{ metrics: MetricsRow[] }>(plant.co.key, "/v1/reports/metrics", {
+    const metrics = await post<Api["MetricsReportPage"]>(plant.co.key, "/v1/reports/metrics", {
       startDate: window,
       limit: 100,
     });

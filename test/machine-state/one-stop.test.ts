@@ -8,6 +8,7 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { machineStateStore } from "../../src/machine-state/signal-store";
+import type { Api, OperatorSchemas } from "../fixtures/api-types";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
 import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 import { type Cls, referenceRuns } from "./reference";
@@ -21,15 +22,7 @@ function day(downMinutes: [number, number][]): [number, number][] {
   );
 }
 
-interface Stop {
-  id: number;
-  startTime: string;
-  endTime: string | null;
-  isProgrammed: boolean;
-  isManual: boolean;
-  origin: string;
-  detectedDowntime: { startTime: string; endTime: string | null } | null;
-}
+type Stop = Api["Stop"];
 
 const span = (s: { startTime: string; endTime: string | null }) => [s.startTime, s.endTime];
 
@@ -41,7 +34,7 @@ describe("the origin of a stop", () => {
       { startTime: iso(D0 + 60 * MIN), endTime: iso(D0 + 70 * MIN), isProgrammed: false },
     ]);
     await plant.settle();
-    const stops = (await plant.stops()) as unknown as Stop[];
+    const stops = await plant.stops();
     expect(stops.map((s) => [...span(s), s.origin, s.isManual])).toEqual([
       [iso(D0 + 10 * MIN), iso(D0 + 20 * MIN), "detected", false],
       [iso(D0 + 60 * MIN), iso(D0 + 70 * MIN), "operatorApi", false],
@@ -52,7 +45,7 @@ describe("the origin of a stop", () => {
         json: { machines: { include: [plant.machineId] }, origin },
       });
       expect(res.status).toBe(200);
-      return ((await res.json()) as { stops: { stop: Stop }[] }).stops.map((r) => r.stop.origin);
+      return ((await res.json()) as Api["StopsReportPage"]).stops.map((r) => r.stop.origin);
     };
     expect(await only(["detected"])).toEqual(["detected"]);
     expect(await only(["operatorApi"])).toEqual(["operatorApi"]);
@@ -99,13 +92,13 @@ describe("one breakdown, one stop", () => {
         // A programmed stop touching the second downtime's start only at its end.
         { startTime: iso(D0 + 55 * MIN), endTime: iso(D0 + 60 * MIN), isProgrammed: true },
       ],
-    )) as Stop[];
+    )) as OperatorSchemas["OperatorStop"][];
     await operatorJson("PUT", `/stops/${recorded?.id}/classification`, {
       generalCause: { name: "Jam" },
     });
     await plant.settle();
     const rows = await plant.report();
-    const stops = rows.map((r) => r.stop as unknown as Stop);
+    const stops = rows.map((r) => r.stop);
     expect(
       stops.map((s) => [s.id, ...span(s), s.origin, s.isProgrammed, s.detectedDowntime]),
     ).toEqual([
@@ -139,7 +132,7 @@ describe("one breakdown, one stop", () => {
     // Deleted: the same.
     expect((await operator("DELETE", `/stops/${programmed?.id}`)).status).toBe(204);
     await plant.settle();
-    const after = (await plant.stops()) as unknown as Stop[];
+    const after = await plant.stops();
     expect(after.map((s) => [...span(s), s.origin, s.detectedDowntime])).toEqual([
       [iso(D0 + 5 * MIN), iso(D0 + 8 * MIN), "operatorApi", null],
       [iso(D0 + 30 * MIN), iso(D0 + 52 * MIN), "detected", null],
@@ -154,7 +147,7 @@ describe("one breakdown, one stop", () => {
       { startTime: iso(D0 + 25 * MIN), endTime: iso(D0 + 30 * MIN), isProgrammed: true },
     ]);
     await plant.send(day([[12, 28]]));
-    const stops = (await plant.stops()) as unknown as Stop[];
+    const stops = await plant.stops();
     expect(stops.map((s) => [...span(s), s.isProgrammed])).toEqual([
       [iso(D0 + 10 * MIN), iso(D0 + 25 * MIN), false],
       [iso(D0 + 25 * MIN), iso(D0 + 30 * MIN), true],
@@ -232,7 +225,7 @@ describe("the same stop whichever arrives first", () => {
             method: "POST",
             json: { machines: { include: [m.id] }, limit: 100 },
           });
-          const got = ((await res.json()) as { stops: { stop: Stop }[] }).stops.map((r) => r.stop);
+          const got = ((await res.json()) as Api["StopsReportPage"]).stops.map((r) => r.stop);
           // Stops never overlap on a machine.
           for (let i = 1; i < got.length; i++) {
             const before = got[i - 1] as Stop;

@@ -4,6 +4,7 @@
  */
 import { env } from "cloudflare:test";
 import { machineStateStore } from "../../src/machine-state/signal-store";
+import type { Api } from "../fixtures/api-types";
 import {
   api,
   createCompany,
@@ -18,21 +19,6 @@ export const S = 1_000;
 export const MIN = 60_000;
 export const HOUR = 3_600_000;
 
-export interface DetectedStop {
-  id: number;
-  startTime: string;
-  endTime: string | null;
-  isProgrammed: boolean;
-  isIncludedInAvailability: boolean;
-  isIncludedInStops: boolean;
-  isManual: boolean;
-}
-
-export interface ReportRow {
-  stop: DetectedStop;
-  classification: { id: number | null; generalCause: { name: string | null } };
-}
-
 export interface Plant {
   co: TestCompany;
   machineId: number;
@@ -42,9 +28,9 @@ export interface Plant {
   /** Waits for the detector's pending work. */
   settle(): Promise<void>;
   /** The machine's stops in the stops report, by start. */
-  stops(): Promise<DetectedStop[]>;
+  stops(): Promise<Api["Stop"][]>;
   /** The machine's rows of the stops report, by start. */
-  report(): Promise<ReportRow[]>;
+  report(): Promise<Api["StopsReportRow"][]>;
 }
 
 /**
@@ -63,13 +49,13 @@ export async function detectionPlant(
   const count = await createSignal(m.id, { name: "count", kind: "counter" });
   const store = () => machineStateStore(env, co.id, m.id);
   const settle = () => store().settleDetection();
-  const report = async (): Promise<ReportRow[]> => {
+  const report = async (): Promise<Api["StopsReportRow"][]> => {
     const res = await api(co.key, "/v1/reports/stops", {
       method: "POST",
       json: { machines: { include: [m.id] }, limit: 100 },
     });
     if (res.status !== 200) throw new Error(`stops -> ${res.status}: ${await res.text()}`);
-    return ((await res.json()) as { stops: ReportRow[] }).stops;
+    return ((await res.json()) as Api["StopsReportPage"]).stops;
   };
   return {
     co,

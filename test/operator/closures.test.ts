@@ -4,17 +4,10 @@
  * create or delete changes nothing; a company never reaches another's closures.
  */
 import { describe, expect, it } from "vitest";
+import type { OperatorSchemas } from "../fixtures/api-types";
 import { createCompany, createMachines, operator, operatorJson } from "../harness";
 
-interface Closure {
-  id: string;
-  name: string;
-  startDate: string;
-  endDate: string;
-  machineId: number | null;
-  start: string;
-  end: string;
-}
+type Closure = OperatorSchemas["OperatorClosure"];
 
 const path = (companyId: number) => `/companies/${companyId}/closures`;
 

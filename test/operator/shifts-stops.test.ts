@@ -1,37 +1,10 @@
 import { describe, expect, it } from "vitest";
+import type { OperatorSchemas } from "../fixtures/api-types";
 import { api, call, createCompany, createMachines, operator, operatorJson } from "../harness";
 
-interface Definition {
-  id: number;
-  name: string;
-  startTime: string;
-  endTime: string;
-  weekdays: number[];
-  isConsidered: boolean;
-  machineIds: number[] | null;
-}
-
-interface Stop {
-  id: number;
-  machineId: number;
-  startTime: string;
-  endTime: string | null;
-  isProgrammed: boolean;
-  isIncludedInAvailability: boolean;
-  isIncludedInStops: boolean;
-  isManual: boolean;
-  durationInMinutes: number;
-}
-
-interface Classification {
-  id: number | null;
-  createdAt: string | null;
-  updatedAt: string | null;
-  description: string | null;
-  component: { id: string | null; name: string | null };
-  specificCause: { id: string | null; name: string | null };
-  generalCause: { id: string | null; name: string | null };
-}
+type Definition = OperatorSchemas["OperatorShiftDefinition"];
+type Stop = OperatorSchemas["OperatorStop"];
+type Classification = OperatorSchemas["StopClassification"];
 
 const DAY = [
   { name: "Morning", startTime: "06:00", endTime: "14:00" },

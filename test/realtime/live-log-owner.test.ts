@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson, type TestCompany } from "../harness";
-import { getState, type Plant, type ProductionLog, plant, postOperator, postSku } from "./plant";
+import { getState, type Plant, plant, postOperator, postSku } from "./plant";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -20,6 +20,8 @@ const open: SseSubscriber[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
 });
+
+type ProductionLog = Api["ProductionLog"];
 
 async function readLog(co: TestCompany, id: string): Promise<ProductionLog> {
   const res = await api(co.key, `/v1/production-logs/${id}`);

@@ -4,6 +4,7 @@
  * operator and a `count` signal per machine.
  */
 import { expect } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import {
   api,
   createCompany,
@@ -14,68 +15,14 @@ import {
   type TestMachine,
 } from "../harness";
 
-export interface Sku {
-  id: string;
-  sku: string;
-  name: string | null;
-}
-
-export interface Operator {
-  id: number;
-  firstName: string | null;
-  lastName: string | null;
-}
-
-export interface RealtimeSegment {
-  productionLogId: string;
-  sku: { id: string; sku: string; name: string | null; unit: string | null };
-  simpleWorkOrder: { id: string; name: string } | null;
-  quantity: number | null;
-  custom: Record<string, unknown> | null;
-  nominalSpeed: number;
-  countingFactor: number;
-  start: string;
-  end: string | null;
-  sensorCount: number;
-  count: number;
-}
-
-export interface RealtimeState {
-  machine: { id: number; name: string };
-  shift: { id: number; name: string; start: string; end: string; isConsidered: boolean };
-  current: RealtimeSegment | null;
-  operators: { id: number; firstName: string | null; lastName: string | null; start: string }[];
-  production: { sensorCount: number; count: number; segments: RealtimeSegment[] };
-  revision: number;
-  at: string;
-}
-
-export interface ProductionLog {
-  id: string;
-  type: string;
-  sensorCount: number;
-  count: number;
-  nominalSpeed: number;
-  countingFactor: number;
-  start: string;
-  end: string;
-  isAutomated: boolean;
-  live: boolean;
-  machineId: number;
-  shift: { id: number } | null;
-  operator: { id: number } | null;
-  sku: { id: string } | null;
-  simpleWorkOrder: { id: string; name: string } | null;
-}
-
 export interface Plant {
   co: TestCompany;
   machines: TestMachine[];
   /** SKU A (counting factor 12, 15 units/min) and B (factor 1, 30 units/min) on every machine; C has no nominal speed. */
-  a: Sku;
-  b: Sku;
-  c: Sku;
-  operators: Operator[];
+  a: Api["Sku"];
+  b: Api["Sku"];
+  c: Api["Sku"];
+  operators: Api["Operator"][];
   /** The `count` signal of each machine (public id), in machine order. */
   countSignals: string[];
 }
@@ -110,7 +57,7 @@ export async function plant(
     ],
   });
   expect(skuRes.status, await skuRes.clone().text()).toBe(200);
-  const [a, b, c] = (await skuRes.json()) as Sku[];
+  const [a, b, c] = (await skuRes.json()) as Api["Sku"][];
   if (!a || !b || !c) throw new Error("no SKUs");
   const speeds = await api(co.key, "/v1/nominal-speeds", {
     method: "POST",
@@ -128,7 +75,7 @@ export async function plant(
     ],
   });
   expect(opRes.status, await opRes.clone().text()).toBeLessThan(300);
-  const operators = (await opRes.json()) as Operator[];
+  const operators = (await opRes.json()) as Api["Operator"][];
   const countSignals: string[] = [];
   for (const m of machines) countSignals.push(await createSignal(m.id, { name: "count" }));
   return { co, machines, a, b, c, operators, countSignals };
@@ -154,10 +101,10 @@ export function postOperator(
 }
 
 /** GET /v1/realtime/{machine}, expecting a 200. */
-export async function getState(co: TestCompany, machineId: number): Promise<RealtimeState> {
+export async function getState(co: TestCompany, machineId: number): Promise<Api["RealtimeState"]> {
   const res = await api(co.key, `/v1/realtime/${machineId}`);
   expect(res.status, await res.clone().text()).toBe(200);
-  return (await res.json()) as RealtimeState;
+  return (await res.json()) as Api["RealtimeState"];
 }
 
 /**
@@ -177,15 +124,18 @@ export async function recentStartInShift(
 }
 
 /** Every production log of a machine, through the public filters (by start). */
-export async function machineLogs(co: TestCompany, machineId: number): Promise<ProductionLog[]> {
-  const out: ProductionLog[] = [];
+export async function machineLogs(
+  co: TestCompany,
+  machineId: number,
+): Promise<Api["ProductionLog"][]> {
+  const out: Api["ProductionLog"][] = [];
   for (let page = 1; ; page += 1) {
     const res = await api(co.key, "/v1/production-logs/filters", {
       method: "POST",
       json: { machines: { include: [machineId] }, page, limit: 100 },
     });
     expect(res.status, await res.clone().text()).toBe(200);
-    const body = (await res.json()) as { totalPages: number; productionLogs: ProductionLog[] };
+    const body = (await res.json()) as Api["ProductionLogPage"];
     out.push(...body.productionLogs);
     if (page >= body.totalPages) return out;
   }

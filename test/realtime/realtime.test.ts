@@ -9,19 +9,13 @@ import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
 import { api, createCompany, createMachines, ingest } from "../harness";
 import { describeSecurity } from "../security";
-import {
-  getState,
-  machineLogs,
-  type ProductionLog,
-  plant,
-  postOperator,
-  postSku,
-  recentStartInShift,
-} from "./plant";
+import { getState, machineLogs, plant, postOperator, postSku, recentStartInShift } from "./plant";
 
 const MIN = 60_000;
 
 type ValidationBody = Api["ValidationError"];
+
+type ProductionLog = Api["ProductionLog"];
 
 type MetricsRow = Api["MetricsReportRow"];
 

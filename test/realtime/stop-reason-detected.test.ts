@@ -4,6 +4,7 @@
  * back through it when late samples show the stop was production after all.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, operatorJson, type TestCompany } from "../harness";
 import { detectionPlant, iso, MIN, S, series } from "../machine-state/plant";
@@ -35,11 +36,6 @@ async function reasonsAndHooks(co: TestCompany) {
   return hooks;
 }
 
-interface Row {
-  stop: { id: number; isManual: boolean; endTime: string | null };
-  classification: { id: number | null; generalCause: { name: string | null } };
-}
-
 describe("a detected stop", () => {
   it("going on now gets its reason at the machine: the open stop, a Created event", async () => {
     const plant = await detectionPlant();
@@ -54,7 +50,7 @@ describe("a detected stop", () => {
       json: { generalCause: { name: "Material shortage" } },
     });
     expect(res.status, await res.clone().text()).toBe(200);
-    const row = (await res.json()) as Row;
+    const row = (await res.json()) as Api["StopsReportRow"];
     expect(row.stop).toMatchObject({ id: open?.id, isManual: false, endTime: null });
     expect(row.classification.generalCause.name).toBe("Material shortage");
     expect((await deliveriesOf(hooks.Created ?? "")).map((d) => d.eventType)).toEqual([
@@ -101,8 +97,7 @@ describe("a detected stop", () => {
       method: "POST",
       json: { includeDeleted: true, stopId: { include: [detected?.id ?? 0] } },
     });
-    const [gone] = ((await synced.json()) as { stops: (Row & { stop: { deletedAt: string } })[] })
-      .stops;
+    const [gone] = ((await synced.json()) as Api["StopsReportPage"]).stops;
     expect(gone?.stop.deletedAt).not.toBeNull();
     expect(gone?.classification.id).toBeNull();
     const deleted = await deliveriesOf(hooks.Deleted ?? "");

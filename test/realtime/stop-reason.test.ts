@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import type { Api, OperatorSchemas } from "../fixtures/api-types";
 import { SseSubscriber } from "../fixtures/subscriber";
 import {
   api,
@@ -34,30 +35,7 @@ afterEach(async () => {
   for (const sub of open.splice(0)) await sub.close();
 });
 
-interface Cause {
-  id: string | null;
-  name: string | null;
-}
-
-interface Row {
-  classification: {
-    id: number | null;
-    description: string | null;
-    generalCause: Cause;
-    specificCause: Cause;
-    component: Cause;
-  };
-  company: { id: number; name: string };
-  machine: { id: number; name: string };
-  shift: { id: number; name: string } | null;
-  stop: { id: number; startTime: string; endTime: string | null; isManual: boolean };
-}
-
-interface Catalog {
-  generalCauses: { id: string; name: string }[];
-  specificCauses: { id: string; name: string }[];
-  components: { id: string; name: string }[];
-}
+type Row = Api["StopsReportRow"];
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -140,7 +118,7 @@ async function reportRow(co: TestCompany, stopId: number): Promise<Row> {
     json: { stopId: { include: [stopId] } },
   });
   expect(res.status).toBe(200);
-  const [row] = ((await res.json()) as { stops: Row[] }).stops;
+  const [row] = ((await res.json()) as Api["StopsReportPage"]).stops;
   if (!row) throw new Error(`stop ${stopId} not in the report`);
   return row;
 }
@@ -184,12 +162,7 @@ describe("POST /v1/realtime/{machine_id}/stop-reason", () => {
 
     const listed = await api(co.key, `/v1/realtime/${m1.id}/stops`);
     expect(listed.status).toBe(200);
-    const body = (await listed.json()) as {
-      defaultStopId: number | null;
-      recentSince: string;
-      stops: Row[];
-      causes: Catalog;
-    };
+    const body = (await listed.json()) as Api["RealtimeStops"];
     expect(body.defaultStopId).toBe(openStop);
     expect(body.stops.map((s) => s.stop.id)).toEqual([openStop, closed]);
     expect(body.stops[0]?.classification).toEqual(row.classification);
@@ -228,10 +201,9 @@ describe("POST /v1/realtime/{machine_id}/stop-reason", () => {
     });
     // Without stopId: not the stop that has not begun, but the last one (the same again); the
     // stop that has not begun is not listed either (nobody at the machine knows its reason).
-    const listed = (await (await api(co.key, `/v1/realtime/${m1.id}/stops`)).json()) as {
-      defaultStopId: number | null;
-      stops: Row[];
-    };
+    const listed = (await (
+      await api(co.key, `/v1/realtime/${m1.id}/stops`)
+    ).json()) as Api["RealtimeStops"];
     expect(listed.defaultStopId).toBe(yesterday);
     expect(listed.stops.map((s) => s.stop.id)).toEqual([yesterday]);
     expect(listed.stops.map((s) => s.stop.id)).not.toContain(future);
@@ -275,10 +247,9 @@ describe("POST /v1/realtime/{machine_id}/stop-reason", () => {
         `Machine ${m2.id} has no open stop and no stop in the last 24 hours: there is no stop ` +
         "to give a reason to",
     });
-    const listed = (await (await api(co.key, `/v1/realtime/${m2.id}/stops`)).json()) as {
-      defaultStopId: number | null;
-      stops: Row[];
-    };
+    const listed = (await (
+      await api(co.key, `/v1/realtime/${m2.id}/stops`)
+    ).json()) as Api["RealtimeStops"];
     expect(listed).toMatchObject({ defaultStopId: null, stops: [] });
   });
 
@@ -349,7 +320,7 @@ describe("POST /v1/realtime/{machine_id}/stop-reason", () => {
     ]);
     const listed = await api(co.key, `/v1/realtime/${m1.id}/stops`);
     expect(listed.status).toBe(200);
-    const body = (await listed.json()) as { defaultStopId: number | null; stops: Row[] };
+    const body = (await listed.json()) as Api["RealtimeStops"];
     expect(body.stops.map((r) => r.stop.id)).toEqual([past]);
     expect(body.defaultStopId).toBe(past);
     const reason = { generalCause: { name: "Jam" } };
@@ -515,8 +486,11 @@ describe("POST /v1/realtime/{machine_id}/stop-reason", () => {
   });
 });
 
-async function catalogOf(co: TestCompany): Promise<Catalog> {
-  return operatorJson<Catalog>("GET", `/companies/${co.id}/stop-causes`);
+async function catalogOf(co: TestCompany): Promise<OperatorSchemas["StopCauseCatalog"]> {
+  return operatorJson<OperatorSchemas["StopCauseCatalog"]>(
+    "GET",
+    `/companies/${co.id}/stop-causes`,
+  );
 }
 
 describe("operator: the catalog of causes", () => {

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { scopeIn } from "../../src/db/company-scope";
 import { keep, machineWriteCounts, readKept } from "../../src/reports/figure-cache";
 import { FIGURE_FIELDS, zeroFigures } from "../../src/reports/kpi-figures";
+import type { Api } from "../fixtures/api-types";
 import {
   api,
   createCompany,
@@ -29,15 +30,6 @@ async function post<T>(key: string, path: string, body: unknown): Promise<T> {
     throw new Error(`${path} -> ${res.status}: ${await res.text()}`);
   }
   return (await res.json()) as T;
-}
-
-interface Kpi {
-  minutes: Record<string, number>;
-  counts: Record<string, number>;
-  availability: number;
-  effectiveness: number;
-  quality: number;
-  oee: number;
 }
 
 async function kept(companyId: number): Promise<number> {
@@ -69,14 +61,13 @@ describe("kept figures of closed shift instances", () => {
     ]);
 
     /** The KPI row of the instance, checked against the metrics row computed from the records. */
-    const check = async (): Promise<Kpi> => {
-      const { kpis } = await post<{ kpis: Kpi[] }>(co.key, "/v1/reports/kpis", MORNING);
-      const { metrics } = await post<{
-        metrics: {
-          shiftIndicators: Record<string, number>;
-          productionMetrics: Record<string, number>;
-        }[];
-      }>(co.key, "/v1/reports/metrics", MORNING);
+    const check = async (): Promise<Api["KpiReportRow"]> => {
+      const { kpis } = await post<Api["KpiReportPage"]>(co.key, "/v1/reports/kpis", MORNING);
+      const { metrics } = await post<Api["MetricsReportPage"]>(
+        co.key,
+        "/v1/reports/metrics",
+        MORNING,
+      );
       const k = kpis[0];
       const row = metrics[0];
       if (!k || !row) throw new Error("no row");
@@ -87,8 +78,8 @@ describe("kept figures of closed shift instances", () => {
         "noDataTime",
         "earlyStopTime",
         "annotatedDowntime",
-      ]) {
-        expect(k.minutes[f], f).toBeCloseTo(row.shiftIndicators[f] ?? Number.NaN, 9);
+      ] as const) {
+        expect(k.minutes[f], f).toBeCloseTo(row.shiftIndicators[f], 9);
       }
       for (const f of ["availability", "effectiveness", "quality", "oee"] as const) {
         expect(k[f], f).toBeCloseTo(row.productionMetrics[f] ?? Number.NaN, 9);

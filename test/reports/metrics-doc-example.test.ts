@@ -5,21 +5,21 @@
  * the formulas change, this test says which figure no longer matches.
  */
 import { describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { api, createCompany, createMachines, operator, operatorJson } from "../harness";
 
-interface Row {
-  shift: { id: number; name: string; startTime: string; endTime: string; isActive: boolean };
-  shiftIndicators: Record<string, number | null>;
-  productionMetrics: Record<string, number | null>;
-}
+type Row = Api["MetricsReportRow"];
 
-/** Every field of a row group, each to 1e-9 (the doc prints exact fractions). */
-function expectFigures(
-  actual: Record<string, number | null>,
-  expected: Record<string, number | null>,
+/** Every field given of a row group (named as the generated type names it), each to 1e-9 (the doc prints exact fractions). */
+function expectFigures<Group extends object>(
+  actual: Group,
+  expected: Partial<Record<keyof Group, number | null>>,
 ) {
-  for (const [field, value] of Object.entries(expected)) {
-    const got = actual[field];
+  for (const [field, value] of Object.entries(expected) as [
+    keyof Group & string,
+    number | null,
+  ][]) {
+    const got: unknown = actual[field];
     if (value === null) {
       expect(got, field).toBeNull();
       continue;
@@ -37,11 +37,9 @@ async function publicJson<T>(key: string, path: string, body: unknown): Promise<
 
 /** The single report row of the instance starting at `start` (an ISO instant). */
 async function rowStarting(key: string, start: string): Promise<Row> {
-  const page = await publicJson<{ totalCount: number; metrics: Row[] }>(
-    key,
-    "/v1/reports/metrics",
-    { startDate: { equal: start } },
-  );
+  const page = await publicJson<Api["MetricsReportPage"]>(key, "/v1/reports/metrics", {
+    startDate: { equal: start },
+  });
   expect(page.totalCount).toBe(1);
   return page.metrics[0] as Row;
 }

@@ -11,6 +11,7 @@ import { createDb } from "../../src/db/client";
 import { computeProductionMetrics } from "../../src/reports/oee";
 import { packedLogsQuery, SLICE_MS } from "../../src/reports/packed-logs";
 import { computeShiftIndicators } from "../../src/reports/shift-time";
+import type { Api } from "../fixtures/api-types";
 import { insertProductionLogs } from "../fixtures/production-logs";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 
@@ -19,12 +20,7 @@ const HOUR = 60 * MIN;
 const SHIFT_START = Date.parse("2026-03-02T06:00:00Z");
 const SHIFT_END = SHIFT_START + 8 * HOUR;
 
-interface Row {
-  shiftIndicators: Record<string, number>;
-  productionMetrics: Record<string, number>;
-}
-
-async function morningRow(key: string, machineId: number): Promise<Row> {
+async function morningRow(key: string, machineId: number): Promise<Api["MetricsReportRow"]> {
   const res = await api(key, "/v1/reports/metrics", {
     method: "POST",
     json: {
@@ -33,9 +29,9 @@ async function morningRow(key: string, machineId: number): Promise<Row> {
     },
   });
   expect(res.status).toBe(200);
-  const page = (await res.json()) as { metrics: Row[] };
+  const page = (await res.json()) as Api["MetricsReportPage"];
   expect(page.metrics).toHaveLength(1);
-  return page.metrics[0] as Row;
+  return page.metrics[0] as Api["MetricsReportRow"];
 }
 
 describe("the packed log read of a metrics-report page", () => {

@@ -4,6 +4,7 @@
  * `oee` event and in the active row of the metrics report, not 1/8.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import type { Api } from "../fixtures/api-types";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson } from "../harness";
 import { plant, postSku } from "../realtime/plant";
@@ -14,12 +15,6 @@ const open: SseSubscriber[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
 });
-
-interface Row {
-  shift: { id: number; isActive: boolean };
-  shiftIndicators: { availableTime: number };
-  productionMetrics: Record<string, number>;
-}
 
 describe("a perfect machine one hour into an 8-hour shift", () => {
   it("shows availability, effectiveness, quality and OEE 1.0 live and in the report's active row", async () => {
@@ -61,13 +56,13 @@ describe("a perfect machine one hour into an 8-hour shift", () => {
       json: { machines: { include: [m.id] } },
     });
     expect(res.status).toBe(200);
-    const rows = ((await res.json()) as { metrics: Row[] }).metrics;
+    const rows = ((await res.json()) as Api["MetricsReportPage"]).metrics;
     const active = rows.find((r) => r.shift.isActive);
     if (!active) throw new Error("no active row");
     // The elapsed planned time, not the 480 minutes of the shift.
     expect(active.shiftIndicators.availableTime).toBeGreaterThanOrEqual(60);
     expect(active.shiftIndicators.availableTime).toBeLessThan(62);
-    for (const field of ["availability", "effectiveness", "quality", "oee"]) {
+    for (const field of ["availability", "effectiveness", "quality", "oee"] as const) {
       expect(active.productionMetrics[field], field).toBeCloseTo(1, 2);
       expect(active.productionMetrics[field], field).toBeCloseTo(figures[field] as number, 2);
     }

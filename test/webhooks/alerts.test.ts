@@ -55,7 +55,7 @@ interface Envelope {
   };
 }
 
-type Registration = { eventType: string; thresholdsMinutes?: number[] };
+type Registration = Pick<Webhook, "eventType"> & Partial<Pick<Webhook, "thresholdsMinutes">>;
 
 const REGISTRATIONS = {
   started: { eventType: "MachineStopStarted" },

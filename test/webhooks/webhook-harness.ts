@@ -20,37 +20,14 @@ import worker from "../../src/index";
 import { loadRoutes } from "../../src/webhooks/delivery-records";
 import { endpointDeliverer, type WebhookEndpoint } from "../../src/webhooks/endpoint-deliverer";
 import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
+import type { OperatorSchemas, WebhookDeliveryPage } from "../fixtures/api-types";
 import { operator, operatorJson } from "../harness";
 
-export interface Webhook {
-  id: string;
-  name: string;
-  url: string;
-  eventType: string;
-  /** The thresholds of a threshold alert type, minutes; null for the other types. */
-  thresholdsMinutes: number[] | null;
-  createdAt: string;
-}
+/** A registration as the operator API answers it. */
+export type Webhook = OperatorSchemas["Webhook"];
 
-export interface Attempt {
-  requestId: string;
-  at: string;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-}
-
-export interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: "pending" | "delivered" | "failed";
-  rounds: number;
-  attemptsInRound: number;
-  /** ISO 8601, or null before the first attempt and once the delivery ended. */
-  nextAttemptAt: string | null;
-  attempts: Attempt[];
-}
+/** A delivery as the operator API lists it, with its attempts. */
+export type Delivery = OperatorSchemas["WebhookDelivery"];
 
 /** Registers one webhook and returns it. */
 export async function register(
@@ -74,7 +51,7 @@ export function ping(webhookId: string): Promise<{ eventId: string; deliveryId: 
 export async function deliveriesOf(webhookId: string, query = ""): Promise<Delivery[]> {
   const res = await operator("GET", `/webhooks/${webhookId}/deliveries${query}`);
   if (res.status !== 200) throw new Error(`deliveries: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { deliveries: Delivery[] }).deliveries;
+  return ((await res.json()) as WebhookDeliveryPage).deliveries;
 }
 
 /** The one delivery of `deliveryId` of a registration. */
