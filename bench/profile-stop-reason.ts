@@ -136,7 +136,7 @@ async function main(): Promise<void> {
       "POST",
       await api.POST("/companies/{company_id}/webhooks", {
         ...path,
-        body: ["Created", "Updated"].map((kind) => ({
+        body: (["Created", "Updated"] as const).map((kind) => ({
           name: kind,
           url: `${RECEIVER}/${kind}`,
           eventType: `MachineStopClassification${kind}` as const,
