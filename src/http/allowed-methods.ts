@@ -36,8 +36,15 @@ class AllowedMethods {
    *   every verb itself) are left out: they do not make a path known.
    */
   constructor(routes: readonly RegisteredRoute[]) {
+    // Hono lists a route once per handler (an OpenAPI route with its middleware: ten
+    // entries); each method and path once keeps every match short (487 entries became 90:
+    // a match 20 times faster, measured with the app's routes; docs/benchmarks.md).
+    const added = new Set<string>();
     for (const route of routes) {
       if (route.method === "ALL") continue;
+      const key = `${route.method} ${route.path}`;
+      if (added.has(key)) continue;
+      added.add(key);
       // One pseudo-method for every route: a match gives the routes of every pattern.
       this.#router.add("ANY", route.path, route);
     }
