@@ -5,8 +5,8 @@
  * OpenAPI document.
  */
 import { describe, expect, it } from "vitest";
+import { getState, machineLogs, plant, postSku } from "../fixtures/plant";
 import { api, call, createCompany, createKey, shardD1 } from "../harness";
-import { getState, machineLogs, plant, postSku } from "../realtime/plant";
 
 const KEY = "Idempotency-Key";
 

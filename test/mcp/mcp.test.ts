@@ -11,8 +11,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import metricsMarkdown from "../../docs/metrics.md?raw";
 import { PUBLIC_MAX_BODY_BYTES } from "../../src/http/json-body";
 import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
+import { type Plant, plant, postOperator, postSku } from "../fixtures/plant";
 import { api, createKey, ingest, operator, operatorJson } from "../harness";
-import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
 import {
   connect,
   connectModern,

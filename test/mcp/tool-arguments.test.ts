@@ -11,6 +11,7 @@
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { type Plant, plant } from "../fixtures/plant";
 import { type Issue, isRule } from "../hardening/contract-rules";
 import {
   arbitraryOf,
@@ -19,7 +20,6 @@ import {
   type Violation,
   violationsOf,
 } from "../hardening/schema-arbitrary";
-import { type Plant, plant } from "../realtime/plant";
 import { connect, type McpClient } from "./mcp-client";
 
 /** Generated calls per tool. */

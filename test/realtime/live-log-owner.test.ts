@@ -9,9 +9,16 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import {
+  getState,
+  type Plant,
+  type ProductionLog,
+  plant,
+  postOperator,
+  postSku,
+} from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson, type TestCompany } from "../harness";
-import { getState, type Plant, type ProductionLog, plant, postOperator, postSku } from "./plant";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

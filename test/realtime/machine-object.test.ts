@@ -8,9 +8,16 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_HELD_WRITES } from "../../src/realtime/machine-lifecycle";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { RealtimeMachine } from "../../src/realtime/realtime-machine";
+import {
+  getState,
+  machineLogs,
+  plant,
+  postOperator,
+  postSku,
+  recentStartInShift,
+} from "../fixtures/plant";
 import { api as directApi } from "../hardening/client";
 import { api, shardD1 } from "../harness";
-import { getState, machineLogs, plant, postOperator, postSku, recentStartInShift } from "./plant";
 
 const MIN = 60_000;
 

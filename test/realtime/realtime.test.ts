@@ -7,8 +7,6 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
-import { api, createCompany, createMachines, ingest } from "../harness";
-import { describeSecurity } from "../security";
 import {
   getState,
   machineLogs,
@@ -17,7 +15,9 @@ import {
   postOperator,
   postSku,
   recentStartInShift,
-} from "./plant";
+} from "../fixtures/plant";
+import { api, createCompany, createMachines, ingest } from "../harness";
+import { describeSecurity } from "../security";
 
 const MIN = 60_000;
 

@@ -14,9 +14,9 @@ import { metricsReport } from "../../src/reports/metrics-report";
 import { OEE_FIGURES, type OeeFigure } from "../../src/reports/oee";
 import { type LiveOee, type LiveState, liveOee } from "../../src/streams/live";
 import { loadInstanceInputs } from "../../src/streams/live-inputs";
+import { getState, plant, postOperator, postSku } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson } from "../harness";
-import { getState, plant, postOperator, postSku } from "../realtime/plant";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -4,9 +4,9 @@
  * `oee` event and in the active row of the metrics report, not 1/8.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { plant, postSku } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson } from "../harness";
-import { plant, postSku } from "../realtime/plant";
 
 const MIN = 60_000;
 const open: SseSubscriber[] = [];
