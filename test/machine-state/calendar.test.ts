@@ -5,8 +5,8 @@
  * the stop it covers away; a machine's closure closes that machine only.
  */
 import { describe, expect, it } from "vitest";
+import { detectionPlant, HOUR, iso, MIN, series } from "../fixtures/detection-plant";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
-import { detectionPlant, HOUR, iso, MIN, series } from "./plant";
 
 const DAY = 24 * HOUR;
 /** Monday 2025-04-07 00:00 UTC: day 1 of three. */

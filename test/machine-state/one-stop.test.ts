@@ -8,8 +8,8 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { machineStateStore } from "../../src/machine-state/signal-store";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/detection-plant";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 import { type Cls, referenceRuns } from "./reference";
 
 const D0 = Date.UTC(2025, 3, 7, 10);

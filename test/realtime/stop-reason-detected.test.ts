@@ -4,9 +4,9 @@
  * back through it when late samples show the stop was production after all.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { detectionPlant, iso, MIN, S, series } from "../fixtures/detection-plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, operatorJson, type TestCompany } from "../harness";
-import { detectionPlant, iso, MIN, S, series } from "../machine-state/plant";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
 import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
 
