@@ -4,9 +4,9 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/detection-plant";
+import { answers, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { deliveriesOf, register, settleDeliverers } from "../fixtures/webhook-harness";
 import { operator, operatorJson } from "../harness";
-import { answers, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
 
 const D0 = Date.UTC(2025, 3, 7, 10);
 

@@ -5,10 +5,10 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { detectionPlant, iso, MIN, S, series } from "../fixtures/detection-plant";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
 import { SseSubscriber } from "../fixtures/subscriber";
+import { deliveriesOf, register, settleDeliverers } from "../fixtures/webhook-harness";
 import { api, operatorJson, type TestCompany } from "../harness";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
 
 let net: FakeNetwork;
 

@@ -5,7 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
 import { SseSubscriber } from "../fixtures/subscriber";
+import { deliveriesOf, register, runMessages, settleDeliverers } from "../fixtures/webhook-harness";
 import {
   api,
   createKey,
@@ -15,8 +17,6 @@ import {
   type TestCompany,
 } from "../harness";
 import { describeSecurity } from "../security";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, runMessages, settleDeliverers } from "../webhooks/webhook-harness";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
