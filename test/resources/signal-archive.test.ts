@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { SignalArchive } from "../../src/resources/signals/archive";
 import { decodeArchive, encodeArchive } from "../../src/resources/signals/archive-format";
 import { signalStore } from "../../src/resources/signals/store";
-import { duckdbSql } from "../exports/export-harness";
+import { duckdbSql } from "../fixtures/export-harness";
 import {
   api,
   createCompany,
