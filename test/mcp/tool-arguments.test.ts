@@ -11,6 +11,7 @@
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { connect, type McpClient } from "../fixtures/mcp-client";
 import { type Plant, plant } from "../fixtures/plant";
 import { type Issue, isRule } from "../hardening/contract-rules";
 import {
@@ -20,7 +21,6 @@ import {
   type Violation,
   violationsOf,
 } from "../hardening/schema-arbitrary";
-import { connect, type McpClient } from "./mcp-client";
 
 /** Generated calls per tool. */
 const RUNS = 15;
