@@ -15,8 +15,8 @@
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { call } from "../fixtures/direct-client";
 import { OPERATOR_TOKEN } from "../harness";
-import { call } from "./client";
 import { type Issue, isRule } from "./contract-rules";
 import {
   arbitraryOf,

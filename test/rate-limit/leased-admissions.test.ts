@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import * as limiter from "../../src/rate-limit/rate-limiter";
-import { api, operatorJson } from "../hardening/client";
+import { api, operatorJson } from "../fixtures/direct-client";
 import { createCompany } from "../harness";
 
 async function keyWithLimit(

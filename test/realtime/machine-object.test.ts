@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_HELD_WRITES } from "../../src/realtime/machine-lifecycle";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { RealtimeMachine } from "../../src/realtime/realtime-machine";
+import { api as directApi } from "../fixtures/direct-client";
 import {
   getState,
   machineLogs,
@@ -16,7 +17,6 @@ import {
   postSku,
   recentStartInShift,
 } from "../fixtures/plant";
-import { api as directApi } from "../hardening/client";
 import { api, shardD1 } from "../harness";
 
 const MIN = 60_000;
