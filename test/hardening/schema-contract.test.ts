@@ -15,9 +15,8 @@
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { type Issue, isRule } from "../fixtures/contract-rules";
 import { call } from "../fixtures/direct-client";
-import { OPERATOR_TOKEN } from "../harness";
-import { type Issue, isRule } from "./contract-rules";
 import {
   arbitraryOf,
   type Document,
@@ -28,7 +27,8 @@ import {
   type Schema,
   type Violation,
   violationsOf,
-} from "./schema-arbitrary";
+} from "../fixtures/schema-arbitrary";
+import { OPERATOR_TOKEN } from "../harness";
 import { buildWorld, type World } from "./world";
 
 /** Generated requests per operation (both documents: about 75 operations). */

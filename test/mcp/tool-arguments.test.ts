@@ -11,16 +11,16 @@
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { type Issue, isRule } from "../fixtures/contract-rules";
 import { connect, type McpClient } from "../fixtures/mcp-client";
 import { type Plant, plant } from "../fixtures/plant";
-import { type Issue, isRule } from "../hardening/contract-rules";
 import {
   arbitraryOf,
   type Document,
   type Schema,
   type Violation,
   violationsOf,
-} from "../hardening/schema-arbitrary";
+} from "../fixtures/schema-arbitrary";
 
 /** Generated calls per tool. */
 const RUNS = 15;
