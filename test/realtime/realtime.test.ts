@@ -16,8 +16,8 @@ import {
   postSku,
   recentStartInShift,
 } from "../fixtures/plant";
+import { describeSecurity } from "../fixtures/security";
 import { api, createCompany, createMachines, ingest } from "../harness";
-import { describeSecurity } from "../security";
 
 const MIN = 60_000;
 

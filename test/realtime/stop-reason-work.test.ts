@@ -5,7 +5,7 @@
  * reason sends no statement it does not need.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { countStatements, type SentStatement } from "../d1-counter";
+import { countStatements, type SentStatement } from "../fixtures/d1-counter";
 import { answers, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
 import { register, settleDeliverers } from "../fixtures/webhook-harness";
 import { createCompany, createMachines, OPERATOR_TOKEN, operatorJson, shardD1 } from "../harness";

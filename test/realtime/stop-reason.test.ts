@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { describeSecurity } from "../fixtures/security";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { deliveriesOf, register, runMessages, settleDeliverers } from "../fixtures/webhook-harness";
 import {
@@ -16,7 +17,6 @@ import {
   operatorJson,
   type TestCompany,
 } from "../harness";
-import { describeSecurity } from "../security";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
