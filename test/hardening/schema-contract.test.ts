@@ -10,7 +10,7 @@
  *   (a type, a bound, a length, a pattern, a format, an enum, a required or an unknown
  *   property, an item count, a branch) is a 422 naming that place in `loc`.
  *
- * The generator and the violations are test/hardening/schema-arbitrary.ts.
+ * The generator and the violations are test/fixtures/schema-arbitrary.ts.
  */
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";

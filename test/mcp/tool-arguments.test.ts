@@ -4,7 +4,7 @@
  * checks the OpenAPI documents:
  *
  * - arguments the schema allows are accepted: no 422 issue from validation; only the rules a
- *   JSON Schema cannot state (test/hardening/contract-rules.ts); a 404 or 409 is fine;
+ *   JSON Schema cannot state (test/fixtures/contract-rules.ts); a 404 or 409 is fine;
  * - arguments breaking one constraint of the schema (a type, a bound, a pattern, an enum, a
  *   required or unknown property, an item count, a branch) are refused at that place
  *   (`loc` under `arguments`).

@@ -290,7 +290,7 @@ describe("RealtimeMachine: write-behind and the read barrier", () => {
       state.storage.deleteAlarm(),
     );
     // Through the handler directly: hundreds of calls through exports.default.fetch slow down
-    // (test/hardening/client.ts).
+    // (test/fixtures/direct-client.ts).
     for (let i = 1; i < MAX_HELD_WRITES; i++) {
       const res = await directApi(p.co.key, `/v1/realtime/${m.id}/sku`, {
         method: "POST",
