@@ -9,7 +9,7 @@ import {
   operator,
   operatorJson,
   type TestCompany,
-} from "./harness";
+} from "../harness";
 
 type Fn = "avg" | "max" | "min" | "sum" | "count";
 type Unit = "s" | "m" | "h" | "d";

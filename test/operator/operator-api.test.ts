@@ -9,7 +9,7 @@ import {
   OPERATOR_TOKEN,
   operator,
   operatorJson,
-} from "./harness";
+} from "../harness";
 
 interface Company {
   id: number;
