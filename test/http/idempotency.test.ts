@@ -135,7 +135,7 @@ describe("Idempotency-Key", () => {
   });
 
   it("stores a 4XX answer, but releases the key after a 409 so that a retry runs again", async () => {
-    const idle = await plant(1, { shift: false });
+    const idle = await plant(1, { shifts: [] });
     const [m] = idle.machines;
     if (!m) throw new Error("no machine");
     const key = crypto.randomUUID();

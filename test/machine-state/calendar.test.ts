@@ -5,7 +5,7 @@
  * the stop it covers away; a machine's closure closes that machine only.
  */
 import { describe, expect, it } from "vitest";
-import { detectionPlant, HOUR, iso, MIN, series } from "../fixtures/detection-plant";
+import { detectionPlant, HOUR, iso, MIN, series } from "../fixtures/plant";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
 
 const DAY = 24 * HOUR;

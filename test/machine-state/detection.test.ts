@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/detection-plant";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api } from "../harness";
 

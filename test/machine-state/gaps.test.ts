@@ -5,7 +5,7 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { machineStateStore } from "../../src/machine-state/signal-store";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/detection-plant";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { createSignal, ingest, operator, operatorJson } from "../harness";
 
 const D0 = Date.UTC(2025, 3, 7, 10);

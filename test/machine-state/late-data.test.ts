@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { signals as signalsTable } from "../../src/db/schema";
 import { machineStateStore } from "../../src/machine-state/signal-store";
-import { MIN, S } from "../fixtures/detection-plant";
+import { MIN, S } from "../fixtures/plant";
 import {
   api,
   createCompany,

@@ -8,7 +8,7 @@ import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { machineStateStore } from "../../src/machine-state/signal-store";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/detection-plant";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
 import { type Cls, referenceRuns } from "./reference";
 

@@ -3,8 +3,8 @@
  * stops"), and what a detected stop's classification becomes when late samples move it.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/detection-plant";
 import { answers, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { deliveriesOf, register, settleDeliverers } from "../fixtures/webhook-harness";
 import { operator, operatorJson } from "../harness";
 

@@ -311,7 +311,7 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
   });
 
   it("answers 409 when the machine runs no shift, 404 for an unknown or foreign machine", async () => {
-    const idle = await plant(1, { shift: false });
+    const idle = await plant(1, { shifts: [] });
     const [m] = idle.machines;
     if (!m) throw new Error("no machine");
     const res = await postSku(idle.co, m.id, { skuId: idle.a.id });
@@ -413,7 +413,7 @@ describe("POST /v1/realtime/{machine_id}/sku without a SKU", () => {
   });
 
   it("answers 409 for a machine without a running shift before anything about the SKU", async () => {
-    const idle = await plant(1, { shift: false });
+    const idle = await plant(1, { shifts: [] });
     const [m] = idle.machines;
     if (!m) throw new Error("no machine");
     for (const body of [
@@ -455,7 +455,7 @@ describe("a refused realtime write", () => {
     expect(((await outside.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "start"]);
     expect(await countNamed(p.co.key, "WO-refused-422")).toBe(0);
 
-    const idle = await plant(1, { shift: false });
+    const idle = await plant(1, { shifts: [] });
     const [i] = idle.machines;
     if (!i) throw new Error("no machine");
     const res = await postSku(idle.co, i.id, {

@@ -4,8 +4,8 @@
  * back through it when late samples show the stop was production after all.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { detectionPlant, iso, MIN, S, series } from "../fixtures/detection-plant";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { detectionPlant, iso, MIN, S, series } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { deliveriesOf, register, settleDeliverers } from "../fixtures/webhook-harness";
 import { api, operatorJson, type TestCompany } from "../harness";

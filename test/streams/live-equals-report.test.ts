@@ -29,7 +29,7 @@ afterEach(async () => {
 
 describe("the live OEE and the metrics report of a running shift", () => {
   it("are equal at the same instant, from the stream's memory and from D1", async () => {
-    const p = await plant(1, { shift: false });
+    const p = await plant(1, { shifts: [] });
     const m = p.machines[0];
     const count = p.countSignals[0];
     if (!m || !count) throw new Error("no machine");

@@ -23,7 +23,7 @@ interface Row {
 
 describe("a perfect machine one hour into an 8-hour shift", () => {
   it("shows availability, effectiveness, quality and OEE 1.0 live and in the report's active row", async () => {
-    const p = await plant(1, { shift: false });
+    const p = await plant(1, { shifts: [] });
     const m = p.machines[0];
     const count = p.countSignals[0];
     if (!m || !count) throw new Error("no machine");
