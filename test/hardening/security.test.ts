@@ -9,7 +9,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import { call, operator } from "../fixtures/direct-client";
-import { FORBIDDEN_KEYS } from "../fixtures/hostile-input";
+import { FORBIDDEN_KEYS } from "../fixtures/hostile-arbitraries";
 import { expectMissingScope, expectUnauthenticated, type SecuredRoute } from "../fixtures/security";
 import { OPERATOR_TOKEN } from "../harness";
 import { expectErrorBody, type Operation, publicOperations } from "./contract";
