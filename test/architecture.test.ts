@@ -244,6 +244,27 @@ function againstTheLayers(files: Record<string, string>): string[] {
   return out;
 }
 
+/**
+ * The imports of test files from another test folder's helpers (as "file imports spec"): a
+ * helper that several test folders use lives in test/fixtures/, or is the harness every test
+ * starts from (test/harness.ts); a folder's own helper is for that folder's tests alone
+ * (docs/testing.md). A file at the top of test/ is a room of its own, so a helper there
+ * (other than the harness) is one folder's helper that others borrow too.
+ */
+function borrowedTestHelpers(files: Record<string, string>): string[] {
+  const shared = (target: string) =>
+    target.startsWith("test/fixtures/") || target === "test/harness.ts";
+  const out: string[] = [];
+  for (const [file, edges] of fileGraph(files)) {
+    if (!file.startsWith("test/")) continue;
+    for (const [target, why] of edges) {
+      if (!target.startsWith("test/") || shared(target)) continue;
+      if (roomOf(target) !== roomOf(file)) out.push(why);
+    }
+  }
+  return out.sort();
+}
+
 describe("the import structure", () => {
   it("reads every tree of the project", () => {
     const rooms = new Set(Object.keys(project).map((f) => f.split("/")[0]));
@@ -267,6 +288,30 @@ describe("the import structure", () => {
 
   it("has no import against the layering of src/", () => {
     expect(againstTheLayers(project)).toEqual([]);
+  });
+
+  it("has no test file borrowing a helper of another test folder: shared ones are in test/fixtures/", () => {
+    expect(borrowedTestHelpers(project)).toEqual([]);
+  });
+
+  it("finds a borrowed test helper when there is one", () => {
+    const files = {
+      "test/harness.ts": "export const api = 1;\n",
+      "test/fixtures/api-types.ts": "export type Api = 1;\n",
+      "test/attic/plant.ts": 'import { api } from "../harness";\n',
+      "test/attic/own.test.ts": 'import { plant } from "./plant";\n',
+      "test/cellar/x.test.ts":
+        'import { plant } from "../attic/plant";\nimport { api } from "../harness";\n',
+      "test/cellar/y.test.ts": 'import type { Api } from "../fixtures/api-types";\n',
+      "test/top-helper.ts": "export const top = 1;\n",
+      "test/cellar/z.test.ts": 'import { top } from "../top-helper";\n',
+      "test/top.test.ts": 'import { api } from "./harness";\nimport { top } from "./top-helper";\n',
+    };
+    expect(borrowedTestHelpers(files)).toEqual([
+      "test/cellar/x.test.ts imports ../attic/plant",
+      "test/cellar/z.test.ts imports ../top-helper",
+      "test/top.test.ts imports ./top-helper",
+    ]);
   });
 
   it("finds a folder loop, a file cycle and an upward import when one is there", () => {

@@ -9,7 +9,7 @@ await Promise.all(
   [env.DB, ...shardBindings(env).values()].map((db) => applyD1Migrations(db, env.TEST_MIGRATIONS)),
 );
 
-/** The runtime's own `fetch`, kept before a test replaces it (test/webhooks/fake-network.ts). */
+/** The runtime's own `fetch`, kept before a test replaces it (test/fixtures/fake-network.ts). */
 const runtimeFetch = globalThis.fetch.bind(globalThis);
 
 /**

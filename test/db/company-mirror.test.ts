@@ -19,7 +19,7 @@ import { mirrorUpsert } from "../../src/db/company-mirror";
 import { forgetShard, shardBindings } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
-import { countStatements } from "../d1-counter";
+import { countStatements } from "../fixtures/d1-counter";
 import { api, createCompany, operator, operatorJson, operatorRequest } from "../harness";
 
 /** The copied fields of a company's row, as a user of the database would compare them. */

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import { DATASET_SCOPES, EXPORT_DATASETS } from "../../src/exports/schemas";
+import { finishExport, startExport } from "../fixtures/export-harness";
 import {
   api,
   call,
@@ -15,7 +16,6 @@ import {
   createSignal,
   ingest,
 } from "../harness";
-import { finishExport, startExport } from "./export-harness";
 
 const T0 = Date.UTC(2026, 1, 2);
 const window = (days: number) => ({

@@ -5,6 +5,7 @@
  * DOUBLE, BOOLEAN) where the JSON has instants, integers, numbers and booleans.
  */
 import { describe, expect, it } from "vitest";
+import { finishExport, type ReadBack, readExport, startExport } from "../fixtures/export-harness";
 import { ROME_WEEK, rome, romePlant } from "../fixtures/rome-plant";
 import {
   api,
@@ -16,7 +17,6 @@ import {
   operatorJson,
   type TestCompany,
 } from "../harness";
-import { finishExport, type ReadBack, readExport, startExport } from "./export-harness";
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 

@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import guide from "../../docs/api-guide.md?raw";
 import type { Api } from "../fixtures/api-types";
+import { download, duckdbSql, finishExport, startExport } from "../fixtures/export-harness";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
-import { download, duckdbSql, finishExport, startExport } from "./export-harness";
 
 /** The code block after `<!-- snippet: name -->` in a document. */
 function snippet(doc: string, name: string): string {

@@ -7,6 +7,13 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { MAX_ACTIVE_EXPORTS } from "../../src/exports/schemas";
 import {
+  exportsStub,
+  finishExport,
+  getExport,
+  readExport,
+  startExport,
+} from "../fixtures/export-harness";
+import {
   api,
   createCompany,
   createMachines,
@@ -15,7 +22,6 @@ import {
   operator,
   type TestCompany,
 } from "../harness";
-import { exportsStub, finishExport, getExport, readExport, startExport } from "./export-harness";
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 1, 2);

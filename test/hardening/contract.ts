@@ -6,7 +6,7 @@
  */
 import { expect } from "vitest";
 import { bodyText } from "../fixtures/body-text";
-import { call } from "./client";
+import { call } from "../fixtures/direct-client";
 
 /** The HTTP methods of the public operations. */
 export type Method = "GET" | "POST" | "PATCH" | "DELETE";

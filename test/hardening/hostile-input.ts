@@ -8,8 +8,8 @@
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type BodySpec, bodySpec, oddSegment, queryString } from "./arbitraries";
-import { call } from "./client";
+import { call } from "../fixtures/direct-client";
+import { type BodySpec, bodySpec, oddSegment, queryString } from "../fixtures/hostile-arbitraries";
 import { expectDocumentedAnswer, operation } from "./contract";
 import { ROUTE_CASES, routeCase } from "./routes";
 import { buildWorld, fillPath, pathIds, type World } from "./world";

@@ -5,8 +5,8 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { OPERATOR_MAX_BODY_BYTES, PUBLIC_MAX_BODY_BYTES } from "../../src/http/json-body";
+import { api, call, operator } from "../fixtures/direct-client";
 import { call as callThroughRuntime, OPERATOR_TOKEN } from "../harness";
-import { api, call, operator } from "./client";
 import { publicOperations } from "./contract";
 import { buildWorld, type World } from "./world";
 

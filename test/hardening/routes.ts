@@ -4,7 +4,7 @@
  * OpenAPI document names them; a documented operation missing here fails the
  * suites, so that a new route cannot go untested.
  */
-import { api } from "./client";
+import { api } from "../fixtures/direct-client";
 import { totalCount, type World } from "./world";
 
 /** What a valid request to one operation looks like. */

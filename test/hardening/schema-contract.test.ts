@@ -10,14 +10,13 @@
  *   (a type, a bound, a length, a pattern, a format, an enum, a required or an unknown
  *   property, an item count, a branch) is a 422 naming that place in `loc`.
  *
- * The generator and the violations are test/hardening/schema-arbitrary.ts.
+ * The generator and the violations are test/fixtures/schema-arbitrary.ts.
  */
 import { Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { OPERATOR_TOKEN } from "../harness";
-import { call } from "./client";
-import { type Issue, isRule } from "./contract-rules";
+import { type Issue, isRule } from "../fixtures/contract-rules";
+import { call } from "../fixtures/direct-client";
 import {
   arbitraryOf,
   type Document,
@@ -28,7 +27,8 @@ import {
   type Schema,
   type Violation,
   violationsOf,
-} from "./schema-arbitrary";
+} from "../fixtures/schema-arbitrary";
+import { OPERATOR_TOKEN } from "../harness";
 import { buildWorld, type World } from "./world";
 
 /** Generated requests per operation (both documents: about 75 operations). */

@@ -8,10 +8,10 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import { call, operator } from "../fixtures/direct-client";
+import { FORBIDDEN_KEYS } from "../fixtures/hostile-arbitraries";
+import { expectMissingScope, expectUnauthenticated, type SecuredRoute } from "../fixtures/security";
 import { OPERATOR_TOKEN } from "../harness";
-import { expectMissingScope, expectUnauthenticated, type SecuredRoute } from "../security";
-import { FORBIDDEN_KEYS } from "./arbitraries";
-import { call, operator } from "./client";
 import { expectErrorBody, type Operation, publicOperations } from "./contract";
 import { ROUTE_CASES, routeCase } from "./routes";
 import { buildWorld, fillPath, generousKey, pathIds, type World } from "./world";

@@ -8,8 +8,8 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { expect } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
+import { api, operatorJson } from "../fixtures/direct-client";
 import type { TestCompany } from "../harness";
-import { api, operatorJson } from "./client";
 
 /** Requests per minute of the keys made here: the generated runs never meet the limit. */
 export const GENEROUS_RATE_LIMIT = { requests: 1_000_000, periodSeconds: 60 };

@@ -10,7 +10,7 @@ import { parse } from "csv-parse/browser/esm/sync";
 import { describe, expect, it } from "vitest";
 import { CsvColumnWriter, type CsvKind, csvRecords } from "../../src/http/csv";
 import { isoInstant } from "../../src/http/instants";
-import { download, finishExport, readExport, startExport } from "../exports/export-harness";
+import { download, finishExport, readExport, startExport } from "../fixtures/export-harness";
 import {
   api,
   apiPost,

@@ -24,8 +24,8 @@ import {
   EXAMPLE_STOP_REASON,
 } from "../../src/http/examples";
 import { filledBody, TRY_IT_FILLS, valueAtPlace } from "../../src/http/try-it-fills";
-import { finishExport } from "../exports/export-harness";
 import { bodyText } from "../fixtures/body-text";
+import { finishExport } from "../fixtures/export-harness";
 import { api, call, createCompany, ingest, operatorJson } from "../harness";
 
 interface Parameter {

@@ -6,9 +6,9 @@
  * search, its pull sync, and the MCP tools that run them.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { connect } from "../fixtures/mcp-client";
+import { type Plant, plant } from "../fixtures/plant";
 import { api, operatorJson, type TestCompany } from "../harness";
-import { connect } from "../mcp/mcp-client";
-import { type Plant, plant } from "../realtime/plant";
 
 const DAY_1 = "2026-03-02T00:00:00Z";
 const DAY_2 = "2026-03-03T00:00:00Z";

@@ -5,8 +5,8 @@
  * OpenAPI document.
  */
 import { describe, expect, it } from "vitest";
+import { getState, machineLogs, plant, postSku } from "../fixtures/plant";
 import { api, call, createCompany, createKey, shardD1 } from "../harness";
-import { getState, machineLogs, plant, postSku } from "../realtime/plant";
 
 const KEY = "Idempotency-Key";
 
@@ -135,7 +135,7 @@ describe("Idempotency-Key", () => {
   });
 
   it("stores a 4XX answer, but releases the key after a 409 so that a retry runs again", async () => {
-    const idle = await plant(1, { shift: false });
+    const idle = await plant(1, { shifts: [] });
     const [m] = idle.machines;
     if (!m) throw new Error("no machine");
     const key = crypto.randomUUID();

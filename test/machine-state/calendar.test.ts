@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { detectionPlant, HOUR, iso, MIN, series } from "../fixtures/plant";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
-import { detectionPlant, HOUR, iso, MIN, series } from "./plant";
 
 const DAY = 24 * HOUR;
 /** Monday 2025-04-07 00:00 UTC: day 1 of three. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api } from "../harness";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 
 const D0 = Date.UTC(2025, 3, 7, 6);
 

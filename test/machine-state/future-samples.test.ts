@@ -13,8 +13,8 @@ import { describe, expect, it } from "vitest";
 import { MAX_WAKE_AHEAD_MS } from "../../src/machine-state/detector";
 import { machineStateStore, type SignalStore } from "../../src/machine-state/signal-store";
 import { latestSampleAt } from "../../src/resources/signals/sample-bounds";
+import { detectionPlant, iso, MIN, S, series } from "../fixtures/plant";
 import { api, createCompany, createMachines, createSignal, operator, shardD1 } from "../harness";
-import { detectionPlant, iso, MIN, S, series } from "./plant";
 
 const DAY = 86_400_000;
 const Y1970 = 0;

@@ -5,8 +5,8 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { machineStateStore } from "../../src/machine-state/signal-store";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { createSignal, ingest, operator, operatorJson } from "../harness";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 
 const D0 = Date.UTC(2025, 3, 7, 10);
 const span = (s: { startTime: string; endTime: string | null }) => [s.startTime, s.endTime];

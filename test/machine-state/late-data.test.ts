@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { signals as signalsTable } from "../../src/db/schema";
 import { machineStateStore } from "../../src/machine-state/signal-store";
+import { MIN, S } from "../fixtures/plant";
 import {
   api,
   createCompany,
@@ -16,7 +17,6 @@ import {
   operatorJson,
   shardDb,
 } from "../harness";
-import { MIN, S } from "./plant";
 import { type Cls, referenceRuns } from "./reference";
 
 // Just before an hour, so that runs cross the hours' edges.

@@ -9,8 +9,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { machineStateStore } from "../../src/machine-state/signal-store";
 import type { Api, OperatorSchemas } from "../fixtures/api-types";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 import { type Cls, referenceRuns } from "./reference";
 
 const D0 = Date.UTC(2025, 3, 7, 10);

@@ -3,10 +3,10 @@
  * stops"), and what a detected stop's classification becomes when late samples move it.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { answers, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
+import { deliveriesOf, register, settleDeliverers } from "../fixtures/webhook-harness";
 import { operator, operatorJson } from "../harness";
-import { answers, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
-import { detectionPlant, HOUR, iso, MIN, S, series } from "./plant";
 
 const D0 = Date.UTC(2025, 3, 7, 10);
 

@@ -11,8 +11,6 @@ import { beforeAll, describe, expect, it } from "vitest";
 import metricsMarkdown from "../../docs/metrics.md?raw";
 import { PUBLIC_MAX_BODY_BYTES } from "../../src/http/json-body";
 import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
-import { api, createKey, ingest, operator, operatorJson } from "../harness";
-import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
 import {
   connect,
   connectModern,
@@ -21,7 +19,9 @@ import {
   type McpClient,
   rawModern,
   rawPost,
-} from "./mcp-client";
+} from "../fixtures/mcp-client";
+import { type Plant, plant, postOperator, postSku } from "../fixtures/plant";
+import { api, createKey, ingest, operator, operatorJson } from "../harness";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

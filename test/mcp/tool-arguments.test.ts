@@ -4,23 +4,23 @@
  * checks the OpenAPI documents:
  *
  * - arguments the schema allows are accepted: no 422 issue from validation; only the rules a
- *   JSON Schema cannot state (test/hardening/contract-rules.ts); a 404 or 409 is fine;
+ *   JSON Schema cannot state (test/fixtures/contract-rules.ts); a 404 or 409 is fine;
  * - arguments breaking one constraint of the schema (a type, a bound, a pattern, an enum, a
  *   required or unknown property, an item count, a branch) are refused at that place
  *   (`loc` under `arguments`).
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Issue, isRule } from "../hardening/contract-rules";
+import { type Issue, isRule } from "../fixtures/contract-rules";
+import { connect, type McpClient } from "../fixtures/mcp-client";
+import { type Plant, plant } from "../fixtures/plant";
 import {
   arbitraryOf,
   type Document,
   type Schema,
   type Violation,
   violationsOf,
-} from "../hardening/schema-arbitrary";
-import { type Plant, plant } from "../realtime/plant";
-import { connect, type McpClient } from "./mcp-client";
+} from "../fixtures/schema-arbitrary";
 
 /** Generated calls per tool. */
 const RUNS = 15;

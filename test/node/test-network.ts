@@ -7,7 +7,7 @@
  * - the tests' DNS-over-HTTPS resolver (`TEST_RESOLVER_URL`, their `WEBHOOK_DOH_URL`) is
  *   answered here, in the DNS JSON format of docs/webhooks-security.md: NXDOMAIN for every
  *   name (the test world has no public host; a test that needs one resolves it with its own
- *   fake network, test/webhooks/fake-network.ts, before the request gets here);
+ *   fake network, test/fixtures/fake-network.ts, before the request gets here);
  * - a loopback address (`127.0.0.0/8`, `[::1]`, `localhost`) is passed on, as the runtime
  *   would (the DuckDB bridge of test/node/duckdb-bridge.ts);
  * - anything else is refused (a 502, as an unreachable host) and recorded for its runtime,

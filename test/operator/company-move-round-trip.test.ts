@@ -13,8 +13,8 @@ import { moveCompany } from "../../src/operator/company-move/move";
 import { moveDeps } from "../../src/operator/company-move/queries";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { inServiceSince } from "../fixtures/machine-history";
+import { type Plant, plant, postSku } from "../fixtures/plant";
 import { api, operator, operatorJson } from "../harness";
-import { type Plant, plant, postSku } from "../realtime/plant";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -9,8 +9,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import { countRows } from "../../src/db/company-copy";
+import { plant, postSku } from "../fixtures/plant";
 import { api, createCompany, operator, operatorJson } from "../harness";
-import { plant, postSku } from "../realtime/plant";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

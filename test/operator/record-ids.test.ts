@@ -5,8 +5,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { shardOf } from "../../src/db/shards";
+import { getState, plant, postSku } from "../fixtures/plant";
 import { api, createCompany, createMachines, operator } from "../harness";
-import { getState, plant, postSku } from "../realtime/plant";
 
 async function json<T>(res: Response | Promise<Response>): Promise<T> {
   const answer = await res;

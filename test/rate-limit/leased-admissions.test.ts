@@ -2,7 +2,7 @@
  * Leased admissions through HTTP: a busy credential's requests are admitted
  * from the isolate's lease (src/rate-limit/leases.ts) without exceeding its
  * quota. Requests go through the Worker's handler directly (see
- * test/hardening/client.ts: hundreds of calls through `exports.default.fetch`
+ * test/fixtures/direct-client.ts: hundreds of calls through `exports.default.fetch`
  * slow down).
  */
 import { runInDurableObject } from "cloudflare:test";
@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import * as limiter from "../../src/rate-limit/rate-limiter";
-import { api, operatorJson } from "../hardening/client";
+import { api, operatorJson } from "../fixtures/direct-client";
 import { createCompany } from "../harness";
 
 async function keyWithLimit(

@@ -2,8 +2,8 @@
  * Realtime `custom` values are kept exactly as given, whatever their keys.
  */
 import { describe, expect, it } from "vitest";
+import { plant } from "../fixtures/plant";
 import { api } from "../harness";
-import { plant } from "./plant";
 
 describe("realtime custom", () => {
   it("keeps a __proto__ key exactly, as an own key, with every other key", async () => {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { shardBindings, shardOf } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
-import { getState, machineLogs, plant, postSku } from "./plant";
+import { getState, machineLogs, plant, postSku } from "../fixtures/plant";
 
 function stubOf(companyId: number, machineId: number) {
   const ns = env.REALTIME_MACHINE;

@@ -9,9 +9,9 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { getState, type Plant, plant, postOperator, postSku } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson, type TestCompany } from "../harness";
-import { getState, type Plant, plant, postOperator, postSku } from "./plant";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -52,12 +52,8 @@ const clock = (ms: number) => new Date(ms).toISOString().slice(11, 16);
  * last hours are in it, whatever the time of day the test runs at).
  */
 async function plantInShift(): Promise<Plant> {
-  const p = await plant(1, { shift: false });
   const startTime = clock(Date.now() - 3 * HOUR);
-  await operatorJson("POST", `/companies/${p.co.id}/shifts`, [
-    { name: "All day", startTime, endTime: startTime },
-  ]);
-  return p;
+  return plant(1, { shifts: [{ name: "All day", startTime, endTime: startTime }] });
 }
 
 /**
@@ -179,7 +175,7 @@ describe("a live log belongs to its machine's realtime object", () => {
 
 describe("a log of the running shift that is not live", () => {
   it("can be deleted, and the stream drops it at once", async () => {
-    const p: Plant = await plant(1, { shift: false });
+    const p: Plant = await plant(1, { shifts: [] });
     const m = p.machines[0];
     const count = p.countSignals[0];
     if (!m || !count) throw new Error("no machine");

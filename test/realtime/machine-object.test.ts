@@ -8,9 +8,16 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_HELD_WRITES } from "../../src/realtime/machine-lifecycle";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { RealtimeMachine } from "../../src/realtime/realtime-machine";
-import { api as directApi } from "../hardening/client";
+import { api as directApi } from "../fixtures/direct-client";
+import {
+  getState,
+  machineLogs,
+  plant,
+  postOperator,
+  postSku,
+  recentStartInShift,
+} from "../fixtures/plant";
 import { api, shardD1 } from "../harness";
-import { getState, machineLogs, plant, postOperator, postSku, recentStartInShift } from "./plant";
 
 const MIN = 60_000;
 
@@ -283,7 +290,7 @@ describe("RealtimeMachine: write-behind and the read barrier", () => {
       state.storage.deleteAlarm(),
     );
     // Through the handler directly: hundreds of calls through exports.default.fetch slow down
-    // (test/hardening/client.ts).
+    // (test/fixtures/direct-client.ts).
     for (let i = 1; i < MAX_HELD_WRITES; i++) {
       const res = await directApi(p.co.key, `/v1/realtime/${m.id}/sku`, {
         method: "POST",

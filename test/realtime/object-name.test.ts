@@ -10,8 +10,8 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import type { RealtimeMachine } from "../../src/realtime/realtime-machine";
+import { plant, postSku, recentStartInShift } from "../fixtures/plant";
 import { shardD1 } from "../harness";
-import { plant, postSku, recentStartInShift } from "./plant";
 
 const MIN = 60_000;
 

@@ -14,8 +14,8 @@ import {
   upsertLiveLogs,
 } from "../../src/realtime/projection";
 import { sumCountSignal } from "../../src/resources/signals/count-sums";
+import { getState, plant } from "../fixtures/plant";
 import { ingest, shardD1 } from "../harness";
-import { getState, plant } from "./plant";
 
 const S = 1_000;
 const MIN = 60 * S;

@@ -7,9 +7,16 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import {
+  getState,
+  machineLogs,
+  plant,
+  postOperator,
+  postSku,
+  recentStartInShift,
+} from "../fixtures/plant";
+import { describeSecurity } from "../fixtures/security";
 import { api, createCompany, createMachines, ingest } from "../harness";
-import { describeSecurity } from "../security";
-import { getState, machineLogs, plant, postOperator, postSku, recentStartInShift } from "./plant";
 
 const MIN = 60_000;
 
@@ -305,7 +312,7 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
   });
 
   it("answers 409 when the machine runs no shift, 404 for an unknown or foreign machine", async () => {
-    const idle = await plant(1, { shift: false });
+    const idle = await plant(1, { shifts: [] });
     const [m] = idle.machines;
     if (!m) throw new Error("no machine");
     const res = await postSku(idle.co, m.id, { skuId: idle.a.id });
@@ -407,7 +414,7 @@ describe("POST /v1/realtime/{machine_id}/sku without a SKU", () => {
   });
 
   it("answers 409 for a machine without a running shift before anything about the SKU", async () => {
-    const idle = await plant(1, { shift: false });
+    const idle = await plant(1, { shifts: [] });
     const [m] = idle.machines;
     if (!m) throw new Error("no machine");
     for (const body of [
@@ -449,7 +456,7 @@ describe("a refused realtime write", () => {
     expect(((await outside.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "start"]);
     expect(await countNamed(p.co.key, "WO-refused-422")).toBe(0);
 
-    const idle = await plant(1, { shift: false });
+    const idle = await plant(1, { shifts: [] });
     const [i] = idle.machines;
     if (!i) throw new Error("no machine");
     const res = await postSku(idle.co, i.id, {

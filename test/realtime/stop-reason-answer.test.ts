@@ -15,9 +15,9 @@ import {
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import type { WebhookEndpoint } from "../../src/webhooks/endpoint-deliverer";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { deliveriesOf, register, runMessages, settleDeliverers } from "../fixtures/webhook-harness";
 import { api, createCompany, createMachines, operator, operatorJson } from "../harness";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, runMessages, settleDeliverers } from "../webhooks/webhook-harness";
 
 let net: FakeNetwork;
 

@@ -11,10 +11,10 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import type { Env } from "../../src/env";
-import { countingEnv } from "../d1-counter";
+import { countingEnv } from "../fixtures/d1-counter";
+import { answers, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { register, settleDeliverers } from "../fixtures/webhook-harness";
 import { createCompany, createMachines, OPERATOR_TOKEN, operatorJson } from "../harness";
-import { answers, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { register, settleDeliverers } from "../webhooks/webhook-harness";
 
 afterEach(async () => {
   await settleDeliverers();

@@ -5,11 +5,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { detectionPlant, iso, MIN, S, series } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
+import { deliveriesOf, register, settleDeliverers } from "../fixtures/webhook-harness";
 import { api, operatorJson, type TestCompany } from "../harness";
-import { detectionPlant, iso, MIN, S, series } from "../machine-state/plant";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
 
 let net: FakeNetwork;
 

@@ -5,10 +5,10 @@
  * reason sends no statement it does not need.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { countStatements, type SentStatement } from "../d1-counter";
+import { countStatements, type SentStatement } from "../fixtures/d1-counter";
+import { answers, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { register, settleDeliverers } from "../fixtures/webhook-harness";
 import { createCompany, createMachines, OPERATOR_TOKEN, operatorJson, shardD1 } from "../harness";
-import { answers, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { register, settleDeliverers } from "../webhooks/webhook-harness";
 
 afterEach(async () => {
   await settleDeliverers();

@@ -6,7 +6,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import type { Api, OperatorSchemas } from "../fixtures/api-types";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { describeSecurity } from "../fixtures/security";
 import { SseSubscriber } from "../fixtures/subscriber";
+import { deliveriesOf, register, runMessages, settleDeliverers } from "../fixtures/webhook-harness";
 import {
   api,
   createKey,
@@ -15,9 +18,6 @@ import {
   operatorJson,
   type TestCompany,
 } from "../harness";
-import { describeSecurity } from "../security";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, runMessages, settleDeliverers } from "../webhooks/webhook-harness";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { countStatements } from "../d1-counter";
+import { countStatements } from "../fixtures/d1-counter";
 import { insertProductionLogs } from "../fixtures/production-logs";
 import { createCompany, createMachines, operatorJson, shardD1, type TestCompany } from "../harness";
 

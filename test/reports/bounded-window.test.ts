@@ -11,8 +11,9 @@
 import { describe, expect, it } from "vitest";
 import { MAX_REPORT_INSTANCES } from "../../src/reports/covered-instances";
 import { MAX_DOWNTIME_STOPS } from "../../src/reports/downtime-report";
-import { countStatements } from "../d1-counter";
+import { countStatements } from "../fixtures/d1-counter";
 import { inServiceSince } from "../fixtures/machine-history";
+import { connect } from "../fixtures/mcp-client";
 import { insertProductionLogs } from "../fixtures/production-logs";
 import {
   api,
@@ -22,7 +23,6 @@ import {
   shardD1,
   type TestCompany,
 } from "../harness";
-import { connect } from "../mcp/mcp-client";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -7,7 +7,8 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { CSV_MAX_ROWS, checkCsvSize, wantsCsv } from "../../src/http/csv";
 import { ApiError } from "../../src/http/errors";
-import { inServiceSince } from "../fixtures/machine-history";
+import { IN_SERVICE_SINCE } from "../fixtures/machine-history";
+import { plant as buildPlant } from "../fixtures/plant";
 import {
   api,
   createCompany,
@@ -68,14 +69,19 @@ function expectSame(header: string[], rows: string[][], json: unknown[]) {
 }
 
 async function plant() {
-  const co = await createCompany({ timezone: "Europe/Rome" });
-  const [m1, m2] = await createMachines(co.id, [{ name: 'Press "A", east' }, { name: "Lathe" }]);
+  const { co, machines } = await buildPlant(2, {
+    timezone: "Europe/Rome",
+    machineNames: ['Press "A", east', "Lathe"],
+    inServiceSince: IN_SERVICE_SINCE,
+    shifts: [
+      { name: "Morning", startTime: "06:00", endTime: "14:00" },
+      { name: "Night", startTime: "22:00", endTime: "06:00" },
+    ],
+    signals: [],
+    catalog: false,
+  });
+  const [m1, m2] = machines;
   if (!m1 || !m2) throw new Error("no machines");
-  await inServiceSince(co.id, [m1.id, m2.id]);
-  await operatorJson("POST", `/companies/${co.id}/shifts`, [
-    { name: "Morning", startTime: "06:00", endTime: "14:00" },
-    { name: "Night", startTime: "22:00", endTime: "06:00" },
-  ]);
   const [sku] = (await (
     await api(co.key, "/v1/skus", { method: "POST", json: [{ sku: "CSV-1" }] })
   ).json()) as { id: string }[];

@@ -5,6 +5,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { describeSecurity } from "../fixtures/security";
 import {
   api,
   apiPost,
@@ -13,7 +14,6 @@ import {
   operatorJson,
   type TestCompany,
 } from "../harness";
-import { describeSecurity } from "../security";
 
 type DowntimeRow = Api["DowntimeReportRow"];
 type StopsRow = Api["StopsReportRow"];

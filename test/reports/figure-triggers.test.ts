@@ -10,8 +10,9 @@ import { describe, expect, it } from "vitest";
 import { scopeIn } from "../../src/db/company-scope";
 import { keep, machineWriteCounts } from "../../src/reports/figure-cache";
 import { zeroFigures } from "../../src/reports/kpi-figures";
-import { inServiceSince } from "../fixtures/machine-history";
-import { api, createCompany, createMachines, operatorJson, shardD1, shardDb } from "../harness";
+import { IN_SERVICE_SINCE } from "../fixtures/machine-history";
+import { plant as buildPlant } from "../fixtures/plant";
+import { api, shardD1, shardDb } from "../harness";
 
 const DAY = "2026-03-02";
 const ms = (hhmm: string) => Date.parse(`${DAY}T${hhmm}:00Z`);
@@ -22,15 +23,19 @@ const ms = (hhmm: string) => Date.parse(`${DAY}T${hhmm}:00Z`);
  * 08:00-16:00 instance), `writes()` the machines' write counts.
  */
 async function plant() {
-  const co = await createCompany({ timezone: "UTC" });
-  const [a, b] = await createMachines(co.id, [{ name: "A" }, { name: "B" }]);
+  const { co, machines } = await buildPlant(2, {
+    machineNames: ["A", "B"],
+    inServiceSince: IN_SERVICE_SINCE,
+    shifts: [
+      { name: "Night", startTime: "00:00", endTime: "08:00" },
+      { name: "Day", startTime: "08:00", endTime: "16:00" },
+      { name: "Evening", startTime: "16:00", endTime: "00:00" },
+    ],
+    signals: [],
+    catalog: false,
+  });
+  const [a, b] = machines;
   if (!a || !b) throw new Error("no machines");
-  await inServiceSince(co.id, [a.id, b.id]);
-  await operatorJson("POST", `/companies/${co.id}/shifts`, [
-    { name: "Night", startTime: "00:00", endTime: "08:00" },
-    { name: "Day", startTime: "08:00", endTime: "16:00" },
-    { name: "Evening", startTime: "16:00", endTime: "00:00" },
-  ]);
   // The metrics report stores the instances it reports on.
   const res = await api(co.key, "/v1/reports/metrics", {
     method: "POST",

@@ -8,8 +8,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { OEE_FIGURES } from "../../src/reports/oee";
 import { MAX_RATE, MIN_RATE } from "../../src/resources/nominal-speeds/schemas";
 import { MAX_COUNT, MAX_SENSOR_COUNT } from "../../src/resources/production-logs/schemas";
+import { nastyNumber } from "../fixtures/hostile-arbitraries";
 import { inServiceSince } from "../fixtures/machine-history";
-import { nastyNumber } from "../hardening/arbitraries";
 import { api, createCompany, createMachines, operatorJson, type TestCompany } from "../harness";
 
 const SEED = 20_261_123;

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import exportsFile from "../../requests/exports.http?raw";
 import { ASSET_0_POWER_ID } from "../../scripts/lib/demo-ids";
 import { parseHttpFile, runHttpFile } from "../../scripts/lib/http-files";
-import { exportsStub } from "../exports/export-harness";
+import { exportsStub } from "../fixtures/export-harness";
 import { call, createCompany, ingest, operatorJson } from "../harness";
 
 describe("requests/exports.http", () => {

@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { compareWith, restore, takeSnapshot } from "../../scripts/lib/requests-restore";
+import { getState, plant, postSku } from "../fixtures/plant";
 import { api, call } from "../harness";
-import { getState, plant, postSku } from "../realtime/plant";
 
 /** The live logs of a machine (its segments in the running shift). */
 async function liveLogs(key: string, machineId: number): Promise<string[]> {

@@ -7,7 +7,7 @@
  * out (cached per isolate for a few seconds, they come and go with the test's pace).
  */
 import { describe, expect, it } from "vitest";
-import { countStatements } from "../d1-counter";
+import { countStatements } from "../fixtures/d1-counter";
 import { api, createCompany, createMachines, type TestCompany } from "../harness";
 
 const BASE = "http://api.test";

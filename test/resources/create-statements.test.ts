@@ -5,7 +5,7 @@
  * Miniflare does not enforce it, so the count is asserted here.
  */
 import { describe, expect, it } from "vitest";
-import { countStatements } from "../d1-counter";
+import { countStatements } from "../fixtures/d1-counter";
 import { api, createCompany, createMachines, type TestCompany } from "../harness";
 
 const BASE = "http://api.test";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { describeSecurity } from "../fixtures/security";
 import { api, createCompany, createMachines, type TestCompany, type TestMachine } from "../harness";
-import { describeSecurity } from "../security";
 
 type NominalSpeed = Api["NominalSpeed"];
 

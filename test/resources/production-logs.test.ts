@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
 import { inServiceSince } from "../fixtures/machine-history";
+import { describeSecurity } from "../fixtures/security";
 import {
   api,
   createCompany,
@@ -19,7 +20,6 @@ import {
   type TestCompany,
   type TestMachine,
 } from "../harness";
-import { describeSecurity } from "../security";
 
 type ProductionLog = Api["ProductionLog"];
 

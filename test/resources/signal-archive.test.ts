@@ -10,16 +10,9 @@ import { describe, expect, it } from "vitest";
 import { SignalArchive } from "../../src/resources/signals/archive";
 import { decodeArchive, encodeArchive } from "../../src/resources/signals/archive-format";
 import { signalStore } from "../../src/resources/signals/store";
-import { duckdbSql } from "../exports/export-harness";
-import {
-  api,
-  createCompany,
-  createMachines,
-  createSignal,
-  ingest,
-  operator,
-  operatorJson,
-} from "../harness";
+import { duckdbSql } from "../fixtures/export-harness";
+import { plant as buildPlant } from "../fixtures/plant";
+import { api, ingest, operator, operatorJson } from "../harness";
 
 const S = 1_000;
 const MIN = 60 * S;
@@ -37,12 +30,16 @@ function monthStart(daysAgo: number): number {
 }
 
 async function plant() {
-  const co = await createCompany();
-  const [m] = await createMachines(co.id, [{ name: "Press" }]);
-  if (!m?.uuid) throw new Error("no machine");
-  const dense = await createSignal(m.id, { name: "power" });
-  const sparse = await createSignal(m.id, { name: "voltage" });
-  const hourly = await createSignal(m.id, { name: "pressure" });
+  const { co, machines, signals } = await buildPlant(1, {
+    timezone: "Europe/Rome",
+    machineNames: ["Press"],
+    shifts: [],
+    signals: [{ name: "power" }, { name: "voltage" }, { name: "pressure" }],
+    catalog: false,
+  });
+  const [m] = machines;
+  const [dense, sparse, hourly] = [signals.power?.[0], signals.voltage?.[0], signals.pressure?.[0]];
+  if (!m?.uuid || !dense || !sparse || !hourly) throw new Error("no machine");
   const store = signalStore(env, co.id, m.id);
   const read = async (publicId: string, params: Record<string, string>) => {
     const q = new URLSearchParams({ transpose: "true", ...params });

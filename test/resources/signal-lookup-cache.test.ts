@@ -13,7 +13,7 @@ import {
   lookupIngestTarget,
   REFRESH_AHEAD_MS,
 } from "../../src/resources/signals/signal-lookup";
-import { countingD1 } from "../d1-counter";
+import { countingD1 } from "../fixtures/d1-counter";
 import { createCompany, createMachines, createSignal, ingest, operator, shardD1 } from "../harness";
 
 afterEach(() => {

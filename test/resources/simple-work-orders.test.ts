@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { describeSecurity } from "../fixtures/security";
 import { api, createCompany, type TestCompany } from "../harness";
-import { describeSecurity } from "../security";
 
 type WorkOrder = Api["SimpleWorkOrder"];
 

@@ -9,6 +9,7 @@ import {
   type ShiftDefinitionTimes,
 } from "../../src/shifts/instances";
 import { windowsBetween } from "../../src/shifts/plan";
+import { clockTime, shiftTimes, timeZone } from "../fixtures/shift-arbitraries";
 
 const ALL_DAYS = [1, 2, 3, 4, 5, 6, 7];
 const hours = (w: { start: number; end: number }) => (w.end - w.start) / 3_600_000;
@@ -121,26 +122,9 @@ function referenceInstances(
 }
 
 describe("shift instances of any window (property)", () => {
-  const clock = fc
-    .tuple(fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 15, 30, 59))
-    .map(([h, mm]) => `${String(h).padStart(2, "0")}:${String(mm).padStart(2, "0")}`);
-  const definition = fc.record({
-    startTime: clock,
-    endTime: clock,
-    weekdays: fc.uniqueArray(fc.integer({ min: 1, max: 7 }), { maxLength: 7 }),
-  });
+  const definition = shiftTimes();
   // Zones with DST (both hemispheres, a 30-minute shift, changes at midnight) and without.
-  const zone = fc.constantFrom(
-    "UTC",
-    "Europe/Rome",
-    "America/New_York",
-    "America/Santiago",
-    "Australia/Lord_Howe",
-    "Asia/Kolkata",
-    "America/Sao_Paulo",
-    "Pacific/Apia",
-    "Antarctica/Casey",
-  );
+  const zone = timeZone();
   const window = fc
     .tuple(
       fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2040, 0, 1) }),
@@ -201,15 +185,8 @@ describe("shift instances of any window (property)", () => {
 describe("planning with instants from 1970 to 9999 (property)", () => {
   const Y9999 = Date.UTC(9999, 11, 31, 23, 59, 59);
   const anyInstant = fc.integer({ min: 0, max: Y9999 });
-  const clock = fc
-    .tuple(fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 30))
-    .map(([h, mm]) => `${String(h).padStart(2, "0")}:${String(mm).padStart(2, "0")}`);
-  const definition = fc.record({
-    startTime: clock,
-    endTime: clock,
-    weekdays: fc.uniqueArray(fc.integer({ min: 1, max: 7 }), { maxLength: 7 }),
-  });
-  const zone = fc.constantFrom("UTC", "Europe/Rome", "Pacific/Apia", "America/Santiago");
+  const definition = shiftTimes({ clock: clockTime([0, 30]) });
+  const zone = timeZone(["UTC", "Europe/Rome", "Pacific/Apia", "America/Santiago"]);
 
   it("counts any window by arithmetic: a few dozen dates visited at most, none listed in between", () => {
     fc.assert(

@@ -9,7 +9,7 @@ import { createDb } from "../../src/db/client";
 import { scopeIn } from "../../src/db/company-scope";
 import { shiftInstances } from "../../src/db/schema";
 import { runningInstance } from "../../src/shifts/queries";
-import { countingD1 } from "../d1-counter";
+import { countingD1 } from "../fixtures/d1-counter";
 import { createCompany, createMachines, operatorJson, shardD1 } from "../harness";
 
 const isWrite = (sql: string) => /^\s*(insert|update|delete|replace)\b/i.test(sql);

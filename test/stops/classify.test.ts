@@ -9,9 +9,9 @@ import { scopeIn } from "../../src/db/company-scope";
 import { findStopWithClassification } from "../../src/reports/stops-report";
 import { classificationChange, putClassification } from "../../src/stops/classification-queries";
 import { classifyStop } from "../../src/stops/classify";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { deliveriesOf, register, settleDeliverers } from "../fixtures/webhook-harness";
 import { createCompany, createMachines, operatorJson, shardDb } from "../harness";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../webhooks/fake-network";
-import { deliveriesOf, register, settleDeliverers } from "../webhooks/webhook-harness";
 
 let net: FakeNetwork;
 

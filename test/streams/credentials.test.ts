@@ -10,10 +10,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLOCK_TOLERANCE_SECONDS } from "../../src/auth/access-tokens";
 import { EXPIRY_RESTART_REASON } from "../../src/streams/stream-rpc";
 import privateKeys from "../fixtures/jwt-private-keys.test-only.json";
+import { plant } from "../fixtures/plant";
 import { streamKey } from "../fixtures/stream-clients";
 import { SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
 import { api, call, operator } from "../harness";
-import { plant } from "../realtime/plant";
 
 const open: { close(): Promise<void> }[] = [];
 

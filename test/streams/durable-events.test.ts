@@ -12,9 +12,9 @@ import {
   PRUNE_IDLE_MS,
   type StreamDelivery,
 } from "../../src/streams/stream-outbox";
+import { plant, postSku } from "../fixtures/plant";
 import { openedStreams } from "../fixtures/stream-clients";
 import { api } from "../harness";
-import { plant, postSku } from "../realtime/plant";
 
 const streams = openedStreams();
 const sse = streams.sse;

@@ -7,9 +7,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { HEARTBEAT_MS } from "../../src/streams/connection-leases";
+import { type Plant, plant, postOperator, postSku } from "../fixtures/plant";
 import { SseSubscriber, type StreamEvent, WsSubscriber } from "../fixtures/subscriber";
 import { api, call, createKey } from "../harness";
-import { type Plant, plant, postOperator, postSku } from "../realtime/plant";
 
 const WRITE_TYPES = ["segment.changed", "segment.updated", "operator.assigned"];
 const open: { close(): Promise<void> }[] = [];

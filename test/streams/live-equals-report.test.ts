@@ -14,9 +14,9 @@ import { metricsReport } from "../../src/reports/metrics-report";
 import { OEE_FIGURES, type OeeFigure } from "../../src/reports/oee";
 import { type LiveOee, type LiveState, liveOee } from "../../src/streams/live";
 import { loadInstanceInputs } from "../../src/streams/live-inputs";
+import { getState, plant, postOperator, postSku } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson } from "../harness";
-import { getState, plant, postOperator, postSku } from "../realtime/plant";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -29,7 +29,7 @@ afterEach(async () => {
 
 describe("the live OEE and the metrics report of a running shift", () => {
   it("are equal at the same instant, from the stream's memory and from D1", async () => {
-    const p = await plant(1, { shift: false });
+    const p = await plant(1, { shifts: [] });
     const m = p.machines[0];
     const count = p.countSignals[0];
     if (!m || !count) throw new Error("no machine");

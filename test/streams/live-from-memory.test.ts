@@ -8,10 +8,10 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { shardOf } from "../../src/db/shards";
 import type { Env } from "../../src/env";
-import { countingD1 } from "../d1-counter";
+import { countingD1 } from "../fixtures/d1-counter";
+import { plant, postSku } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, shardD1 } from "../harness";
-import { plant, postSku } from "../realtime/plant";
 
 const open: SseSubscriber[] = [];
 

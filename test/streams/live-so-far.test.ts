@@ -5,9 +5,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { plant, postSku } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operatorJson } from "../harness";
-import { plant, postSku } from "../realtime/plant";
 
 const MIN = 60_000;
 const open: SseSubscriber[] = [];
@@ -18,7 +18,7 @@ afterEach(async () => {
 
 describe("a perfect machine one hour into an 8-hour shift", () => {
   it("shows availability, effectiveness, quality and OEE 1.0 live and in the report's active row", async () => {
-    const p = await plant(1, { shift: false });
+    const p = await plant(1, { shifts: [] });
     const m = p.machines[0];
     const count = p.countSignals[0];
     if (!m || !count) throw new Error("no machine");

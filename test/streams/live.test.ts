@@ -5,10 +5,10 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { inServiceSince } from "../fixtures/machine-history";
+import { plant, postSku } from "../fixtures/plant";
 import { insertProductionLogs } from "../fixtures/production-logs";
 import { SseSubscriber } from "../fixtures/subscriber";
 import { api, ingest, operator, operatorJson } from "../harness";
-import { plant, postSku } from "../realtime/plant";
 
 const DAY = 86_400_000;
 const open: SseSubscriber[] = [];

@@ -5,8 +5,8 @@
  * ends with every row as it is, and never gets the same version of a row twice.
  */
 import { describe, expect, it } from "vitest";
+import { plant } from "../fixtures/plant";
 import { api, operator, operatorJson, type TestCompany } from "../harness";
-import { plant } from "../realtime/plant";
 
 interface Synced {
   id: string | number;

@@ -5,9 +5,9 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { plant, postSku } from "../fixtures/plant";
 import { SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
 import { api } from "../harness";
-import { plant, postSku } from "../realtime/plant";
 
 const BEHIND = 50_000;
 const open: { close(): Promise<void> }[] = [];

@@ -7,10 +7,10 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { plant } from "../fixtures/plant";
 import { streamKey } from "../fixtures/stream-clients";
 import { SseSubscriber, WsSubscriber } from "../fixtures/subscriber";
 import { api, call, operator } from "../harness";
-import { plant } from "../realtime/plant";
 
 const open: { close(): Promise<void> }[] = [];
 

@@ -7,9 +7,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { inServiceSince } from "../fixtures/machine-history";
+import { plant } from "../fixtures/plant";
 import { openedStreams } from "../fixtures/stream-clients";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
-import { plant } from "../realtime/plant";
 
 const DAY = 86_400_000;
 const streams = openedStreams();

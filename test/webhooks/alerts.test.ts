@@ -14,6 +14,13 @@ import { stopRowsByIds } from "../../src/reports/stops-report";
 import { machineStream } from "../../src/streams/names";
 import { streamObject } from "../../src/streams/publish";
 import { alertStatements } from "../../src/webhooks/stop-alert-events";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import {
+  deliveriesOf,
+  runDeliverer,
+  settleDeliverers,
+  type Webhook,
+} from "../fixtures/webhook-harness";
 import {
   api,
   createKey,
@@ -23,8 +30,6 @@ import {
   operator,
   operatorJson,
 } from "../harness";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "./fake-network";
-import { deliveriesOf, runDeliverer, settleDeliverers, type Webhook } from "./webhook-harness";
 
 const S = 1_000;
 const MIN = 60_000;

@@ -12,7 +12,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { shardBindings } from "../../src/db/shards";
 import { endpointDeliverer, WebhookEndpoint } from "../../src/webhooks/endpoint-deliverer";
 import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
-import { createCompany, operator, operatorJson } from "../harness";
 import {
   answers,
   type FakeNetwork,
@@ -20,7 +19,7 @@ import {
   neverAnswers,
   publicEndpoint,
   sequence,
-} from "./fake-network";
+} from "../fixtures/fake-network";
 import {
   clockAhead,
   delaysOf,
@@ -34,7 +33,8 @@ import {
   runMessages,
   type Webhook,
   waitAfterLastAttempt,
-} from "./webhook-harness";
+} from "../fixtures/webhook-harness";
+import { createCompany, operator, operatorJson } from "../harness";
 
 let net: FakeNetwork;
 

@@ -6,9 +6,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { verifySignature } from "../../docs/webhooks.md?snippet=verify-node";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { ping, register, runMessages } from "../fixtures/webhook-harness";
 import { operatorJson } from "../harness";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "./fake-network";
-import { ping, register, runMessages } from "./webhook-harness";
 
 let net: FakeNetwork;
 

@@ -16,6 +16,14 @@ import { ALL_SCOPES } from "../../src/auth/scopes";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import { endpointDeliverer } from "../../src/webhooks/endpoint-deliverer";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import {
+  clockAhead,
+  deliveriesOf,
+  register,
+  runHandlings,
+  runMessages,
+} from "../fixtures/webhook-harness";
 import {
   api,
   createKey,
@@ -24,8 +32,6 @@ import {
   operatorJson,
   type TestCompany,
 } from "../harness";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "./fake-network";
-import { clockAhead, deliveriesOf, register, runHandlings, runMessages } from "./webhook-harness";
 
 let net: FakeNetwork;
 

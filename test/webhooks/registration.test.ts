@@ -5,9 +5,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { checkUrlShape, nonPublicRange, parseIPv6 } from "../../src/webhooks/url-safety";
+import { type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import {
+  clockAhead,
+  deliveriesOf,
+  ping,
+  register,
+  type Webhook,
+} from "../fixtures/webhook-harness";
 import { call, createCompany, operator } from "../harness";
-import { type FakeNetwork, fakeNetwork, publicEndpoint } from "./fake-network";
-import { clockAhead, deliveriesOf, ping, register, type Webhook } from "./webhook-harness";
 
 let net: FakeNetwork;
 

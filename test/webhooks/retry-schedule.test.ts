@@ -14,8 +14,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { DEFAULT_RETRY_POLICY, ROUND_DELAYS_SECONDS } from "../../src/webhooks/retry-policy";
-import { operatorJson } from "../harness";
-import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "./fake-network";
+import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
 import {
   clockAhead,
   deliveryOf,
@@ -25,7 +24,8 @@ import {
   runDeliverer,
   runMessages,
   waitAfterLastAttempt,
-} from "./webhook-harness";
+} from "../fixtures/webhook-harness";
+import { operatorJson } from "../harness";
 
 let net: FakeNetwork;
 

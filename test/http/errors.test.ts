@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, call, createCompany, OPERATOR_TOKEN } from "./harness";
+import { api, call, createCompany, OPERATOR_TOKEN } from "../harness";
 
 interface OpenApiDocument {
   openapi: string;

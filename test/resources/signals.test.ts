@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Api, SignalPoint } from "./fixtures/api-types";
+import type { Api, SignalPoint } from "../fixtures/api-types";
 import {
   api,
   createCompany,
@@ -10,7 +10,7 @@ import {
   operator,
   operatorJson,
   type TestCompany,
-} from "./harness";
+} from "../harness";
 
 type SignalData = Api["SignalData"];
 type Fn = SignalData["agg_function"];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, call, createCompany, createKey, createMachines } from "./harness";
+import { api, call, createCompany, createKey, createMachines } from "../harness";
 
 describe("GET /v1/machines", () => {
   it("lists the company's machines by id, including those without a uuid", async () => {

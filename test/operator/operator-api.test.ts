@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Api, CreatedCompany, IssuedKey, OperatorSchemas } from "./fixtures/api-types";
+import type { Api, CreatedCompany, IssuedKey, OperatorSchemas } from "../fixtures/api-types";
 import {
   api,
   call,
@@ -10,7 +10,7 @@ import {
   OPERATOR_TOKEN,
   operator,
   operatorJson,
-} from "./harness";
+} from "../harness";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
