@@ -589,7 +589,6 @@ const NOT_YET_SPLIT = [
   "src/operator/company-move/move.ts: moveCompany",
   "src/realtime/machine-flush.ts: flush",
   "src/resources/signals/archive.ts: writeObject",
-  "src/resources/signals/store.ts: ingest",
   "src/shifts/closures.ts: createClosures",
 ];
 
