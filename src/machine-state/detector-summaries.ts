@@ -17,8 +17,6 @@ import { DetectorTables } from "./tables";
 /** The summaries half of a machine's stop detector, over its `SignalStore`'s storage. */
 export abstract class DetectorSummaries {
   readonly tables: DetectorTables;
-  /** Blocks of samples this detector decoded itself since the object started (`rebuild`). */
-  blocksDecoded = 0;
 
   /**
    * @param storage the object's storage (SQLite and alarm).
@@ -134,7 +132,6 @@ export abstract class DetectorSummaries {
         .toArray();
       for (const r of rows) {
         if (r.samples === null) continue;
-        this.blocksDecoded += 1;
         this.summarize(rule, found[1], gapMs, {
           hour: r.hour,
           merged: decodeSamples(r.hour, r.n, r.samples),

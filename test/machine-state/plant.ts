@@ -3,7 +3,7 @@
  * the detector settled, the stops out through the public stops report.
  */
 import { env } from "cloudflare:test";
-import { machineStateStore } from "../../src/machine-state/signal-store";
+import { observedStore } from "../fixtures/observed-signal-store";
 import {
   api,
   createCompany,
@@ -61,7 +61,7 @@ export async function detectionPlant(
   if (!m) throw new Error("no machine");
   if (shifts.length > 0) await operatorJson("POST", `/companies/${co.id}/shifts`, shifts);
   const count = await createSignal(m.id, { name: "count", kind: "counter" });
-  const store = () => machineStateStore(env, co.id, m.id);
+  const store = () => observedStore(env, co.id, m.id);
   const settle = () => store().settleDetection();
   const report = async (): Promise<ReportRow[]> => {
     const res = await api(co.key, "/v1/reports/stops", {
