@@ -10,6 +10,7 @@
  * /openapi.json (one JSON-RPC endpoint is not a REST operation); described in docs/mcp.md.
  */
 
+import { originValidationResponse } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import { every } from "hono/combine";
 import type { StatusCode } from "hono/utils/http-status";
@@ -45,6 +46,20 @@ function relay(c: Context<AppEnv>, response: Response): Response {
 }
 
 /**
+ * The transport's rule against DNS rebinding ("Servers MUST validate the Origin header";
+ * MCP, Streamable HTTP, security warning): a request whose `Origin` header is present and
+ * names another host than the API's own (or is unreadable, as the opaque `null`) gets a
+ * 403 with a JSON-RPC error (`-32000`, no id) before its credential is looked at. Clients
+ * that are not browsers send no `Origin` and pass; so does a page the API serves itself
+ * (`/board`). The check is the SDK's (`originValidationResponse`).
+ */
+async function refuseOtherOrigins(c: Context<AppEnv>, next: () => Promise<void>) {
+  const refused = originValidationResponse(c.req.raw, [new URL(c.req.url).hostname]);
+  if (refused) return relay(c, refused);
+  await next();
+}
+
+/**
  * The `/mcp` routes.
  *
  * @param openApiDocument the public OpenAPI document (the `docs://openapi` resource).
@@ -57,6 +72,7 @@ export function mcpRoutes(openApiDocument: () => unknown) {
   // JSON-RPC has its own answers to a body that is not a message.
   return new Hono<AppEnv>().post(
     MCP_PATH,
+    refuseOtherOrigins,
     every(...publicChain({ scope: null, body: "sized" })),
     async function mcp(c) {
       const text = await c.req.text();

@@ -410,6 +410,20 @@ describe("revision 2026-07-28 on the wire", () => {
     });
   });
 
+  it("refuses a browser page of another origin (DNS rebinding) with 403 before the credential, and serves its own", async () => {
+    for (const origin of ["https://evil.example", "null", "http://api.test.evil.example"]) {
+      const res = await rawModern({ id: "o1", method: "server/discover" }, { origin });
+      expect(res.status, origin).toBe(403);
+      expect(res.headers.get("x-request-id"), origin).toBeTruthy();
+      expect(await res.json(), origin).toMatchObject({ id: null, error: { code: -32000 } });
+    }
+    const own = await rawModern(
+      { id: "o2", method: "server/discover" },
+      { ...headers(), origin: "http://api.test" },
+    );
+    expect(own.status).toBe(200);
+  });
+
   it("refuses a request without a standard header, or whose header is not its body's: 400, -32020", async () => {
     const call = { id: 3, method: "tools/call", params: { name: "list_machines", arguments: {} } };
     for (const omit of ["mcp-protocol-version", "mcp-method", "mcp-name"]) {
