@@ -7,7 +7,8 @@
  * Runs at the same time:
  * - Biome over the changed files it lints; dependency-cruiser and the dependency rules when a
  *   file of src/ or a manifest changed;
- * - `tsc` for each type-check project (package.json's `typecheck`) that holds a changed file,
+ * - `tsgo` (TypeScript 7, as `npm run typecheck`) for each type-check project (package.json's
+ *   `typecheck`) that holds a changed file,
  *   every project when a manifest or a tsconfig changed, and the Worker types' check when
  *   wrangler.toml changed;
  * - Vitest over the test files the change touches (testsTouched below): those importing a
@@ -24,7 +25,7 @@ import { dirname, join } from "node:path";
 import { type Check, runCheck, runInTurn } from "./lib/checks";
 import { PROJECT_ROOT } from "./lib/project";
 
-/** A type-check project: the folders whose files it holds, and its `tsc` runs' arguments. */
+/** A type-check project: the folders whose files it holds, and its `tsgo` runs' arguments. */
 interface TypeProject {
   owns: (file: string) => boolean;
   runs: string[][];
@@ -183,7 +184,7 @@ const touched = new Set(
 checks.push(
   runInTurn(
     [...touched].flatMap((project) =>
-      project.runs.map((args): Check => [`tsc ${args.join(" ")}`, "tsc", args]),
+      project.runs.map((args): Check => [`tsgo ${args.join(" ")}`, "tsgo", args]),
     ),
   ),
 );

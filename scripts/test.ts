@@ -1,7 +1,7 @@
 /**
- * `npm test`: Biome, dependency-cruiser and `tsc` (`npm run lint`, then `npm run typecheck`)
+ * `npm test`: Biome, dependency-cruiser and `tsgo` (`npm run lint`, then `npm run typecheck`)
  * while Vitest runs every test file, instead of before it (docs/testing.md, "How long
- * `npm test` takes"). `tsc` keeps one core busy for a minute or two; beside it the test files use
+ * `npm test` takes"). The type-check keeps a core busy for a minute; beside it the test files use
  * what is left of two. Vitest prints as it goes; the lint and type-check output comes whole
  * when each ends. Exits non-zero when any of the three fails, after all have run.
  */

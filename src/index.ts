@@ -10,6 +10,7 @@ import type { FlushHeldWrites } from "./durable/realtime-barrier";
 import { type Env, readSettings } from "./env";
 import { heldWritesOf } from "./realtime/machine-stub";
 import { MachineStreamObject } from "./streams/machine-stream";
+import { SECOND_MS } from "./time/units";
 import { webhookQueueHandler } from "./webhooks/consumer";
 import { sweepOutbox, type WebhookMessage } from "./webhooks/webhook-outbox";
 
@@ -47,7 +48,9 @@ export default {
     ctx.waitUntil(repairPendingMirrors(env.DB, shards));
     for (const shard of shards.values()) {
       ctx.waitUntil(
-        sweepOutbox(env, createDb(shard), now, { stalledMarginMs: stalledMarginSeconds * 1000 }),
+        sweepOutbox(env, createDb(shard), now, {
+          stalledMarginMs: stalledMarginSeconds * SECOND_MS,
+        }),
       );
     }
   },

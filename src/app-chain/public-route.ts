@@ -30,6 +30,7 @@ import {
 } from "../http/openapi";
 import { registerRequestSchemas } from "../http/validation";
 import { limitFailedAuthentications, rateLimit } from "../rate-limit/middleware";
+import { HOUR_MS } from "../time/units";
 
 /** An error body `{detail}` as a response example. */
 const detail = (text: string) => ({ detail: text });
@@ -68,7 +69,7 @@ const IDEMPOTENCY_PARAMETER = {
   },
   description:
     "Makes retries safe (Stripe's convention): the first response for a key is stored for " +
-    `${IDEMPOTENCY_TTL_MS / 3_600_000} hours per credential; a retry with the same key and the ` +
+    `${IDEMPOTENCY_TTL_MS / HOUR_MS} hours per credential; a retry with the same key and the ` +
     `same request (method, path, query, JSON body) gets it again with \`${REPLAYED_HEADER}: true\` ` +
     "and changes nothing; the same key with another request is a 422; a retry while the first " +
     "is still running is a 409. 5XX, 409 and 429 answers are not stored (a retry runs again). " +

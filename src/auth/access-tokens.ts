@@ -19,7 +19,7 @@ import type { Principal } from "../app-env";
 import { readDirectory } from "../db/directory-reads";
 import type { JwtSettings } from "../env";
 import { log } from "../observability/log";
-import { SECOND_MS } from "../time/units";
+import { MINUTE_MS, SECOND_MS } from "../time/units";
 
 /** Signature algorithms accepted; everything else (`none`, HS*, PS*, EdDSA) is refused. */
 const ALGORITHMS = ["RS256", "ES256"] as const;
@@ -30,7 +30,7 @@ const MAX_TOKEN_LENGTH = 8_192;
 /** Longest `sub` accepted (it becomes part of the rate-limit object's name). */
 const MAX_SUBJECT_LENGTH = 255;
 /** Remote JWKS: refetched after 10 minutes, and on an unknown `kid` at most every 30 s. */
-const JWKS_CACHE_MAX_AGE_MS = 10 * 60_000;
+const JWKS_CACHE_MAX_AGE_MS = 10 * MINUTE_MS;
 const JWKS_COOLDOWN_MS = 30_000;
 const JWKS_FETCH_TIMEOUT_MS = 5_000;
 

@@ -11,6 +11,7 @@ import { companyShard } from "../db/shards";
 import { readSettings } from "../env";
 import { requestSession } from "../http/d1-session";
 import { missingScope, notAuthenticated } from "../http/errors";
+import { SECOND_MS } from "../time/units";
 import { principalFromAccessToken } from "./access-tokens";
 import { principalFromApiKey } from "./api-keys";
 
@@ -54,7 +55,7 @@ async function resolveApiKey(c: Context<AppEnv>, key: string): Promise<Principal
   const cached = apiKeyCache.get(key);
   if (cached && cached.expiresAt > now) return cached.principal;
   const { principal, asOf } = await principalFromApiKey(c.env.DB, key);
-  const expiresAt = asOf + cacheSeconds * 1000;
+  const expiresAt = asOf + cacheSeconds * SECOND_MS;
   if (principal && expiresAt > Date.now()) {
     if (apiKeyCache.size >= MAX_CACHED_KEYS) apiKeyCache.clear();
     apiKeyCache.set(key, { principal, expiresAt });

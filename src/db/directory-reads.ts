@@ -6,9 +6,10 @@
  * miss is asked again at the primary (a new key works at once).
  * docs/scaling.md ("The directory off the primary").
  */
+import { SECOND_MS } from "../time/units";
 
 /** Most age of the primary bookmark that directory reads start at, ms. */
-export const DIRECTORY_ANCHOR_MS = 1_000;
+export const DIRECTORY_ANCHOR_MS = SECOND_MS;
 
 /** The isolate's anchor per directory binding: a primary bookmark and when it was taken. */
 const anchors = new WeakMap<object, { bookmark: string; at: number }>();

@@ -14,6 +14,7 @@ import { companyShard } from "../db/shards";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { logError } from "../observability/log";
+import { DAY_MS, MINUTE_MS, SECOND_MS } from "../time/units";
 import type { Column } from "./columns";
 import { type FileEncoder, FORMAT_FILES, newEncoder } from "./encoders";
 import { EXPORT_MIGRATIONS } from "./export-migrations";
@@ -50,7 +51,7 @@ const STEP_ROWS = 250_000;
 /** Failed steps in a row after which the export fails. */
 const MAX_STEP_FAILURES = 8;
 /** How long an expired export's record is still answered (as `expired`), ms. */
-const EXPIRED_KEPT_MS = 30 * 24 * 3_600_000;
+const EXPIRED_KEPT_MS = 30 * DAY_MS;
 
 /** The file an export is writing, in memory. */
 interface OpenFile {
@@ -299,7 +300,7 @@ export class CompanyExports extends DurableObject<Env> implements CompanyExports
       this.store.failed(job.id, now, now, text);
       return;
     }
-    this.store.stepFailed(job.id, now + Math.min(60_000, 1_000 * 2 ** (failures - 1)), text);
+    this.store.stepFailed(job.id, now + Math.min(MINUTE_MS, SECOND_MS * 2 ** (failures - 1)), text);
   }
 
   /** Deletes the files of exports past their time, and forgets records long expired. */

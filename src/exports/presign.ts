@@ -7,6 +7,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import type { ExportUrlSettings } from "../env";
+import { SECOND_MS } from "../time/units";
 
 /** The signing identity: an S3 API access key, its secret, and the region (R2: `auto`). */
 interface SigningKey {
@@ -69,5 +70,5 @@ export async function directUrl(
     seconds,
     now,
   );
-  return { url, expiresAt: now + seconds * 1000 };
+  return { url, expiresAt: now + seconds * SECOND_MS };
 }

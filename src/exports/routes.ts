@@ -23,6 +23,7 @@ import {
   stringHeader,
 } from "../http/openapi";
 import { UuidId } from "../http/schemas";
+import { DAY_MS } from "../time/units";
 import { FORMAT_FILES } from "./encoders";
 import { type CompanyExportsRpc, type ExportRecord, exportFileKey } from "./exports-rpc";
 import { prepareExport } from "./prepare";
@@ -138,7 +139,7 @@ const createExportRoute = publicRoute(byDataset(true, true), {
     `${MAX_FILE_ROWS.toLocaleString("en")}) and ${MAX_FILE_BYTES / 1024 / 1024} MiB; an export ` +
     `at most ${MAX_EXPORT_ROWS.toLocaleString("en")} rows and ${MAX_EXPORT_FILES} files (more is ` +
     `a 422 \`export_too_large\`); a company runs at most ${MAX_ACTIVE_EXPORTS} exports at once. ` +
-    `Files are kept ${EXPORT_FILES_KEPT_MS / 86_400_000} ` +
+    `Files are kept ${EXPORT_FILES_KEPT_MS / DAY_MS} ` +
     "days after the export ends.",
   request: {
     body: { required: true, content: { "application/json": { schema: ExportRequestSchema } } },

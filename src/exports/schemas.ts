@@ -12,6 +12,7 @@ import { StopsReportFiltersSchema } from "../reports/stops-report";
 import { ProductionLogFiltersSchema } from "../resources/production-logs/schemas";
 import { Uuid } from "../resources/signals/schemas";
 import { signalWindowQueryShape } from "../resources/signals/window";
+import { DAY_MS } from "../time/units";
 
 /** The datasets an export copies, each the rows of one endpoint. */
 export const EXPORT_DATASETS = ["signals", "production_logs", "stops", "metrics", "kpis"] as const;
@@ -56,7 +57,7 @@ export const MAX_EXPORT_ROWS = 100_000_000;
 /** Machines or signals one signal export may name, each list. */
 const MAX_EXPORT_SIGNAL_IDS = 1_000;
 /** How long the files of a finished export are kept, ms; then they are deleted. */
-export const EXPORT_FILES_KEPT_MS = 7 * 24 * 3_600_000;
+export const EXPORT_FILES_KEPT_MS = 7 * DAY_MS;
 
 const Format = z
   .enum(EXPORT_FORMATS)

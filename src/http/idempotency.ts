@@ -9,6 +9,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { logError } from "../observability/log";
+import { DAY_MS, MINUTE_MS } from "../time/units";
 import { ApiError } from "./errors";
 
 /** Request header carrying the key. */
@@ -16,9 +17,9 @@ export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 /** Response header of a replayed response. */
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 /** How long a response is kept for retries: 24 hours. */
-export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+export const IDEMPOTENCY_TTL_MS = DAY_MS;
 /** A request holding a key longer than this is taken to have died (its lock can be taken over). */
-const LOCK_TIMEOUT_MS = 60_000;
+const LOCK_TIMEOUT_MS = MINUTE_MS;
 /** Longest key accepted. */
 export const MAX_KEY_LENGTH = 255;
 /** Largest body kept as text in the key's row, in UTF-8 bytes (D1 allows 2 MB per row). */

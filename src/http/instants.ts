@@ -5,7 +5,7 @@
  * instants before 1970.
  */
 import { z } from "@hono/zod-openapi";
-import { DAY_MS } from "../time/units";
+import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from "../time/units";
 
 /**
  * The rule for a date-time without an offset, as the OpenAPI descriptions state it: the
@@ -112,8 +112,8 @@ export function isoInstant(ms: number): string {
   }
   const rest = ms - day * DAY_MS;
   if (!Number.isInteger(rest)) return new Date(ms).toISOString(); // fractional ms: truncated there
-  const hours = Math.floor(rest / 3_600_000);
-  const minutes = Math.floor(rest / 60_000) % 60;
-  const seconds = Math.floor(rest / 1000) % 60;
-  return `${cachedPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest % 1000)}Z`;
+  const hours = Math.floor(rest / HOUR_MS);
+  const minutes = Math.floor(rest / MINUTE_MS) % 60;
+  const seconds = Math.floor(rest / SECOND_MS) % 60;
+  return `${cachedPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest % SECOND_MS)}Z`;
 }

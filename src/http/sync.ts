@@ -17,14 +17,8 @@ import { dateTime } from "./instants";
  */
 export const SyncStampFields = {
   createdAt: dateTime(),
-  updatedAt: z.string().openapi({
-    format: "date-time",
-    description: "The last change (a soft delete is a change): the pull-sync key.",
-  }),
-  deletedAt: z.string().nullable().openapi({
-    format: "date-time",
-    description: "Set only on rows returned with `includeDeleted: true`.",
-  }),
+  updatedAt: dateTime("The last change (a soft delete is a change): the pull-sync key."),
+  deletedAt: dateTime("Set only on rows returned with `includeDeleted: true`.").nullable(),
 };
 
 /** The request fields of pull sync, spread into a search's filter schema. */

@@ -33,6 +33,7 @@ import { signalData } from "../resources/signals/data";
 import { SignalDataSchema, Uuid } from "../resources/signals/schemas";
 import { seriesJson } from "../resources/signals/series-json";
 import { MAX_POINTS, MAX_WINDOW_MS, signalWindowQueryShape } from "../resources/signals/window";
+import { DAY_MS } from "../time/units";
 import { MachineNowSchema, machineNow } from "./machine-now";
 import { defineTool, type McpTool } from "./tool";
 
@@ -213,7 +214,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       "agg_function (avg, max, min, sum, count) in buckets agg_period x agg_unit wide (s, m, h, " +
       "d; aligned to the Unix epoch in UTC), as GET /v1/machines/{machine_uuid}/signals/" +
       "{public_id}. Each point's timestamp is its bucket's start; empty buckets are left out. " +
-      `The window is at most ${MAX_WINDOW_MS / 86_400_000} days and ${MAX_POINTS.toLocaleString("en")} ` +
+      `The window is at most ${MAX_WINDOW_MS / DAY_MS} days and ${MAX_POINTS.toLocaleString("en")} ` +
       "buckets (an error above, never truncated): widen the bucket for a longer look. The " +
       "machine's uuid comes from list_machines; a signal's public_id from GET " +
       `/v1/machines/{machine_uuid}/signals. Values are in the signal's own unit. ${UNITS}`,

@@ -12,6 +12,7 @@ import { DEFAULT_RESOLVERS } from "../auth/middleware";
 import { readSettings } from "../env";
 import { ApiError } from "../http/errors";
 import { logError } from "../observability/log";
+import { SECOND_MS } from "../time/units";
 import { AdmissionLeases } from "./leases";
 import { bucketName, consume, type RateLimitDecision, type RateLimitPolicy } from "./rate-limiter";
 
@@ -60,7 +61,7 @@ function knownBlockedFor(bucket: string, now: number): number {
 
 /** Whole seconds, rounded up, at least 1 (a 0 would invite an immediate retry). */
 function wholeSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
+  return Math.max(1, Math.ceil(ms / SECOND_MS));
 }
 
 /**

@@ -10,6 +10,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { migrateObject } from "../db/object-migrations";
 import type { Env } from "../env";
+import { SECOND_MS } from "../time/units";
 import { RATE_LIMITER_MIGRATIONS } from "./rate-limiter-migrations";
 
 /** Longest period a policy may have: one day (the operator API's maximum). */
@@ -126,7 +127,7 @@ export class RateLimiter extends DurableObject<Env> {
     this.ensureReady();
     const sql = this.ctx.storage.sql;
     const now = Date.now();
-    const periodMs = periodSeconds * 1000;
+    const periodMs = periodSeconds * SECOND_MS;
     const wasIdle = this.total === 0;
     this.expire(now, periodMs);
     if (periodMs !== this.periodMs) {

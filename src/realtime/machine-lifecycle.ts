@@ -12,6 +12,7 @@ import { logError } from "../observability/log";
 import { instanceContains } from "../shifts/instances";
 import { plannedInstances } from "../shifts/plan";
 import { loadShiftPlan, runningInstance } from "../shifts/queries";
+import { DAY_MS, MINUTE_MS, SECOND_MS } from "../time/units";
 import type { MachineFlush } from "./machine-flush";
 import type { MachineStore, StoredSegment } from "./machine-store";
 import { realtimeObjectName } from "./machine-stub";
@@ -19,10 +20,10 @@ import type { MachineKey, RealtimeInstance } from "./machine-types";
 import { currentSegment } from "./timeline";
 
 /** How far ahead an idle machine looks for its next shift instance (a week and a day). */
-const NEXT_START_HORIZON_MS = 8 * 86_400_000;
+const NEXT_START_HORIZON_MS = 8 * DAY_MS;
 
 /** How often the live logs of a running instance are refreshed from the samples. */
-export const REFRESH_MS = 60_000;
+export const REFRESH_MS = MINUTE_MS;
 /**
  * How long a write waits in the object before D1 shows it without a reader asking, on a
  * machine that writes little (readers never wait for it: they pass the read barrier).
@@ -45,7 +46,7 @@ export const BUSY_WRITES_PER_SECOND = 2;
  * copy stays 2 s behind.
  */
 export function nextWriteBehind(intervalMs: number, held: number): number {
-  const busy = held * 1_000 >= BUSY_WRITES_PER_SECOND * intervalMs;
+  const busy = held * SECOND_MS >= BUSY_WRITES_PER_SECOND * intervalMs;
   return busy ? Math.min(MAX_WRITE_BEHIND_MS, intervalMs * 2) : WRITE_BEHIND_MS;
 }
 /**

@@ -12,6 +12,7 @@ import { findMachineById, type MachineRow, machineByIdQuery } from "../db/machin
 import { nominalSpeeds, operators, simpleWorkOrders, skus } from "../db/schema";
 import { ApiError, notFound, type ValidationIssue } from "../http/errors";
 import { upsertSimpleWorkOrders } from "../resources/simple-work-orders/queries";
+import { SECOND_MS } from "../time/units";
 import type { SkuWrite } from "./machine-types";
 import type { RealtimeSkuBody } from "./schemas";
 import type { SegmentSku } from "./timeline";
@@ -92,7 +93,7 @@ export async function resolveSkuWrite(
     pending = resolveCatalog(scope, machineId, body);
     if (cacheSeconds > 0) {
       if (resolutionCache.size >= MAX_CACHED_RESOLUTIONS) resolutionCache.clear();
-      const entry = { value: pending, expiresAt: now + cacheSeconds * 1000 };
+      const entry = { value: pending, expiresAt: now + cacheSeconds * SECOND_MS };
       resolutionCache.set(cacheKey, entry);
       pending.catch(() => {
         if (resolutionCache.get(cacheKey) === entry) resolutionCache.delete(cacheKey);

@@ -8,9 +8,10 @@ import { dateTime } from "../http/instants";
 import { ReportMachineSchema } from "../reports/schemas";
 import { StopsReportRowSchema } from "../reports/stops-report";
 import { CauseCatalogSchema } from "../stops/causes";
+import { DAY_MS } from "../time/units";
 
 /** How long after its end a stop can still be given a reason from the machine, ms. */
-export const RECENT_STOP_MS = 24 * 3_600_000;
+export const RECENT_STOP_MS = DAY_MS;
 
 /** Most recent stops `GET /v1/realtime/{machine_id}/stops` lists (the newest). */
 export const MAX_RECENT_STOPS = 100;

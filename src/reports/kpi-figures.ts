@@ -6,62 +6,43 @@
  * covering it (the last started); what no log covers is the all-null key's, computed as the
  * instance minus the other parts. docs/metrics.md ("KPIs by any dimension").
  */
-import { type LogSpan, msOf, productionTotals, type ShiftIndicators, type StopSpan } from "./oee";
+import {
+  type LogSpan,
+  msOf,
+  productionTotals,
+  SHIFT_TIMES,
+  type ShiftIndicators,
+  type StopSpan,
+} from "./oee";
 import { computeShiftIndicators } from "./shift-time";
 
-/** The additive figures of an instance or part of one: times in ms, counts in items. */
-export interface Figures {
-  availableTime: number;
-  programmedDowntime: number;
-  nonProgrammedDowntime: number;
-  otherStopsTime: number;
-  lateStartTime: number;
-  earlyStopTime: number;
-  noDataTime: number;
-  unavailableTime: number;
-  annotatedDowntime: number;
-  idealTime: number;
-  total: number;
-  good: number;
-  defects: number;
-  unplannedStops: number;
-}
-
+/**
+ * The additive figures of an instance or part of one, the one list of them: the shift times
+ * (`SHIFT_TIMES`, in ms), the ideal time (ms), the counts (items) and the unplanned stops.
+ * Its order is that of the kept figures (./figure-cache.ts): a field is added at the end.
+ */
 export const FIGURE_FIELDS = [
-  "availableTime",
-  "programmedDowntime",
-  "nonProgrammedDowntime",
-  "otherStopsTime",
-  "lateStartTime",
-  "earlyStopTime",
-  "noDataTime",
-  "unavailableTime",
-  "annotatedDowntime",
+  ...SHIFT_TIMES,
   "idealTime",
   "total",
   "good",
   "defects",
   "unplannedStops",
-] as const satisfies readonly (keyof Figures)[];
+] as const;
 
-/** All-zero figures. */
+/** The additive figures of an instance or part of one: times in ms, counts in items. */
+export type Figures = Record<(typeof FIGURE_FIELDS)[number], number>;
+
+/** Every figure 0, built once from the list. */
+const ZERO_FIGURES = Object.fromEntries(FIGURE_FIELDS.map((field) => [field, 0])) as Figures;
+
+/**
+ * All-zero figures, a new object: a copy of one template (a year of instances takes 21,900;
+ * a copy costs about as much as an object literal, while setting the fields one by one in a
+ * loop took about 8 times as long on Node 24).
+ */
 export function zeroFigures(): Figures {
-  return {
-    availableTime: 0,
-    programmedDowntime: 0,
-    nonProgrammedDowntime: 0,
-    otherStopsTime: 0,
-    lateStartTime: 0,
-    earlyStopTime: 0,
-    noDataTime: 0,
-    unavailableTime: 0,
-    annotatedDowntime: 0,
-    idealTime: 0,
-    total: 0,
-    good: 0,
-    defects: 0,
-    unplannedStops: 0,
-  };
+  return { ...ZERO_FIGURES };
 }
 
 /** Adds `b` into `a` (`sign` -1 subtracts). Written out field by field: a year is 21,900 calls. */
@@ -104,19 +85,11 @@ export function emptyInstanceFigures(window: { start: number; end: number }, now
 /** Indicator minutes back to whole ms. */
 const ms = msOf;
 
+/** An instance's shift indicators as figures: its times back to whole ms, every other 0. */
 function timeFigures(i: ShiftIndicators): Figures {
-  return {
-    ...zeroFigures(),
-    availableTime: ms(i.availableTime),
-    programmedDowntime: ms(i.programmedDowntime),
-    nonProgrammedDowntime: ms(i.nonProgrammedDowntime),
-    otherStopsTime: ms(i.otherStopsTime),
-    lateStartTime: ms(i.lateStartTime),
-    earlyStopTime: ms(i.earlyStopTime),
-    noDataTime: ms(i.noDataTime),
-    unavailableTime: ms(i.unavailableTime),
-    annotatedDowntime: ms(i.annotatedDowntime),
-  };
+  const figures = zeroFigures();
+  for (const time of SHIFT_TIMES) figures[time] = ms(i[time]);
+  return figures;
 }
 
 const isUnplanned = (s: StopSpan) => !s.isProgrammed && s.isIncludedInAvailability;

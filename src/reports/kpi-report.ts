@@ -10,9 +10,7 @@
  * "Any range at once").
  */
 
-import { type CompanyScope, owned } from "../db/company-scope";
-import { inJsonList } from "../db/json-list";
-import { operators, simpleWorkOrders, skus } from "../db/schema";
+import type { CompanyScope } from "../db/company-scope";
 import { ITEMS_PER_TURN, yieldToOtherRequests } from "../http/budget";
 import type { Page, PageRequest } from "../http/pagination";
 import type { CoveredInstance, InstanceSeries } from "../shifts/instance-series";
@@ -38,9 +36,11 @@ import {
   type Figures,
   zeroFigures,
 } from "./kpi-figures";
+import { nameReferences } from "./kpi-names";
 import type { KpiKey, KpiReportFilters, KpiReportRow } from "./kpi-schemas";
-import { type Attributed, isAttributed, KpiSums, toRow } from "./kpi-sums";
-import { loadPageSpans, type SpanLog } from "./page-spans";
+import { isAttributed, KpiSums, toRow } from "./kpi-sums";
+import type { SpanLog } from "./packed-logs";
+import { loadPageSpans } from "./page-spans";
 import { recordActivity } from "./record-activity";
 
 /** Instances whose figures are computed in one turn of the isolate. */
@@ -59,48 +59,6 @@ const LISTED_PER_TURN = 4 * ITEMS_PER_TURN;
 const attributionKey = (l: SpanLog): string =>
   JSON.stringify([l.skuId ?? null, l.operatorId ?? null, l.simpleWorkOrderId ?? null]);
 const NULL_ATTRIBUTION = JSON.stringify([null, null, null]);
-
-/** Names of the SKUs, operators and work orders the groups refer to. */
-async function referenceNames(
-  scope: CompanyScope,
-  ids: Record<Attributed, Set<string | number>>,
-): Promise<Record<Attributed, Map<string | number, string>>> {
-  const { db, companyId } = scope;
-  const json = (values: Set<string | number>) => JSON.stringify([...values]);
-  const [skuRows, operatorRows, workOrderRows] = await Promise.all([
-    ids.sku.size === 0
-      ? []
-      : db
-          .select({ id: skus.id, name: skus.sku })
-          .from(skus)
-          .where(owned({ companyId }, skus, inJsonList(skus.id, json(ids.sku)))),
-    ids.operator.size === 0
-      ? []
-      : db
-          .select({ id: operators.id, first: operators.firstName, last: operators.lastName })
-          .from(operators)
-          .where(owned({ companyId }, operators, inJsonList(operators.id, json(ids.operator)))),
-    ids.simpleWorkOrder.size === 0
-      ? []
-      : db
-          .select({ id: simpleWorkOrders.id, name: simpleWorkOrders.name })
-          .from(simpleWorkOrders)
-          .where(
-            owned(
-              { companyId },
-              simpleWorkOrders,
-              inJsonList(simpleWorkOrders.id, json(ids.simpleWorkOrder)),
-            ),
-          ),
-  ]);
-  return {
-    sku: new Map(skuRows.map((r) => [r.id, r.name])),
-    operator: new Map(
-      operatorRows.map((r) => [r.id, [r.first, r.last].filter((p) => p).join(" ")]),
-    ),
-    simpleWorkOrder: new Map(workOrderRows.map((r) => [r.id, r.name])),
-  };
-}
 
 const isZero = (f: Figures) => Object.values(f).every((v) => v === 0);
 
@@ -217,7 +175,12 @@ async function touchedParts(
 }
 
 /**
- * Every group of the KPI report, ordered by their keys; no paging.
+ * Every group of the KPI report, ordered by their keys; no paging. The covered instances are
+ * listed a run of days at a time: those no record touches add the figures of an empty
+ * instance at once (`addUntouched`), those of closed days their calendar time
+ * (`addClosedDays`); the others are stored (`withStoredIds`), their figures read or computed
+ * (`touchedParts`) and added (`addTouched`); the groups' SKUs, operators and work orders get
+ * their names (`nameReferences`).
  *
  * @param scope the caller's company (every row read is of it).
  * @param filters the parsed body.
@@ -225,6 +188,7 @@ async function touchedParts(
  * @param beforeRead awaited with the machines whose logs are about to be read
  *   (the realtime read barrier, `src/durable/realtime-barrier.ts`).
  * @returns one row per group; each has only the keys of `groupBy`.
+ * @throws ApiError 422 `too_many_instances` from `coveredInstances` past its bound.
  */
 export async function kpiGroups(
   scope: CompanyScope,
@@ -251,13 +215,47 @@ export async function kpiGroups(
   ]);
   const dates = localDates(instances, timezone);
   const sums = new KpiSums(groupBy, machines, dates.dateOf);
-  // Every covered instance, a run of dates at a time: one that no record touches adds the
-  // figures of an empty instance at once; the others are kept aside to be computed.
+  const perDay = Math.max(1, instances.total / Math.max(1, instances.toDay - instances.fromDay));
+  const daysPerRun = Math.max(1, Math.floor(LISTED_PER_TURN / perDay));
+  const touched = await addUntouched(instances, activity, sums, daysPerRun, now);
+  // Groups by SKU, operator or work order split production, which a closed day has none of.
+  const wholeOnly = !groupBy.some(isAttributed);
+  if (covered.closed && wholeOnly) await addClosedDays(covered.closed, sums, daysPerRun);
+  const withIds = await withStoredIds(scope, touched);
+  const parts = await touchedParts(scope, withIds, wholeOnly, writeCounts, now);
+  await addTouched(sums, withIds, parts);
+  const groups = [...sums.groups.values()];
+  await nameReferences(scope, groupBy, groups);
+  return groups
+    .sort((a, b) => compareKeys(a.keys, b.keys))
+    .map((g) => toRow(groupBy, g, dates.lengthOf));
+}
+
+/**
+ * Adds every covered instance that no record touches to its groups, with the figures of an
+ * empty instance (`emptyInstanceFigures`: its elapsed time all no data), by arithmetic and
+ * without storing it; returns the others, to be computed from their records. Instances are
+ * listed a run of `daysPerRun` days at a time, with a turn for other requests after each;
+ * a run no record comes near is looked at instance by instance for its bounds only. Most
+ * empty instances have one of a few lengths: their figures are shared.
+ *
+ * @param instances the report's covered instances.
+ * @param activity where records lie (`recordActivity`): whether one touches a machine's span.
+ * @param sums the groups being summed.
+ * @param daysPerRun how many days of instances are listed per turn.
+ * @param now the current instant, ms.
+ * @returns the instances some record touches, in listing order (ascending start per run).
+ */
+async function addUntouched(
+  instances: InstanceSeries<ShiftDefinitionRow>,
+  activity: { touches(machineId: number, from: number, to: number): boolean },
+  sums: KpiSums,
+  daysPerRun: number,
+  now: number,
+): Promise<CoveredInstance<ShiftDefinitionRow>[]> {
   const touched: CoveredInstance<ShiftDefinitionRow>[] = [];
   const adders = new Map<string, ReturnType<KpiSums["unattributedAdder"]>>();
   const empty = new Map<number, Figures>();
-  const perDay = Math.max(1, instances.total / Math.max(1, instances.toDay - instances.fromDay));
-  const daysPerRun = Math.max(1, Math.floor(LISTED_PER_TURN / perDay));
   for (let day = instances.fromDay; day < instances.toDay; day += daysPerRun) {
     for (const run of instances.runs(day, Math.min(day + daysPerRun, instances.toDay))) {
       const { machineId, definition } = run;
@@ -269,7 +267,6 @@ export async function kpiGroups(
       }
       const first = run.listed[run.from];
       const last = run.listed[run.to - 1];
-      // A run no record comes near is looked at instance by instance for its bounds only.
       const busy =
         first !== undefined &&
         last !== undefined &&
@@ -281,7 +278,6 @@ export async function kpiGroups(
           touched.push({ ...i, machineId, definition });
           continue;
         }
-        // Most empty instances have one of a few lengths: their figures are shared.
         const elapsed = Math.max(0, Math.min(i.end, now) - i.start);
         let figures = empty.get(elapsed);
         if (!figures) {
@@ -293,23 +289,50 @@ export async function kpiGroups(
     }
     await yieldToOtherRequests();
   }
-  // A closed day is calendar time with no planned time (docs/metrics.md, "The plant
-  // calendar"): its instances add their day to the groups they fall in, nothing else. Groups
-  // by SKU, operator or work order split production, which a closed day has none of.
-  if (covered.closed && !groupBy.some(isAttributed)) {
-    const closed = covered.closed;
-    const nothing = zeroFigures();
-    for (let day = closed.fromDay; day < closed.toDay; day += daysPerRun) {
-      for (const run of closed.runs(day, Math.min(day + daysPerRun, closed.toDay))) {
-        const adder = sums.unattributedAdder(run.machineId, run.definition.name);
-        for (let k = run.from; k < run.to; k++) {
-          const i = run.listed[k] as DatedInstance;
-          if (closed.covers(run, i)) adder(i.day, nothing, false);
-        }
+  return touched;
+}
+
+/**
+ * Adds the instances of closed days to their groups: a closed day is calendar time with no
+ * planned time (docs/metrics.md, "The plant calendar"), so each adds its day to the groups
+ * it falls in, no figure and no instance. Only for groups with no SKU, operator or work
+ * order among their keys (the caller's check). Listed `daysPerRun` days a turn.
+ *
+ * @param closed the report's instances that start in a closure.
+ * @param sums the groups being summed.
+ * @param daysPerRun how many days of instances are listed per turn.
+ */
+async function addClosedDays(
+  closed: InstanceSeries<ShiftDefinitionRow>,
+  sums: KpiSums,
+  daysPerRun: number,
+): Promise<void> {
+  const nothing = zeroFigures();
+  for (let day = closed.fromDay; day < closed.toDay; day += daysPerRun) {
+    for (const run of closed.runs(day, Math.min(day + daysPerRun, closed.toDay))) {
+      const adder = sums.unattributedAdder(run.machineId, run.definition.name);
+      for (let k = run.from; k < run.to; k++) {
+        const i = run.listed[k] as DatedInstance;
+        if (closed.covers(run, i)) adder(i.day, nothing, false);
       }
-      await yieldToOtherRequests();
     }
+    await yieldToOtherRequests();
   }
+}
+
+/**
+ * The touched instances with the ids of their stored rows (`storedInstances`: written where
+ * missing, one statement per batch), which their kept figures are keyed by.
+ *
+ * @param scope the caller's company.
+ * @param touched the instances some record touches.
+ * @returns the same instances, in the same order, with `id` and the definition's `name`.
+ * @throws Error when an instance is not stored afterwards (a broken invariant, a 500).
+ */
+async function withStoredIds(
+  scope: CompanyScope,
+  touched: readonly CoveredInstance<ShiftDefinitionRow>[],
+): Promise<StoredCovered[]> {
   const planned = touched.map((i) => ({
     definitionId: i.definition.id,
     machineId: i.machineId,
@@ -317,45 +340,30 @@ export async function kpiGroups(
     end: i.end,
   }));
   const stored = await storedInstances(scope.db, scope.companyId, planned);
-  const withIds: StoredCovered[] = touched.map((i, k) => {
+  return touched.map((i, k) => {
     const row = stored.get(instanceKey(planned[k] as (typeof planned)[number]));
     if (!row) throw new Error(`Shift instance of machine ${i.machineId} at ${i.start} not stored`);
     return { ...i, id: row.id, name: i.definition.name };
   });
-  const wholeOnly = !groupBy.some(isAttributed);
-  const parts = await touchedParts(scope, withIds, wholeOnly, writeCounts, now);
+}
+
+/**
+ * Adds the touched instances' parts to their groups, `ITEMS_PER_TURN` instances a turn.
+ *
+ * @param sums the groups being summed.
+ * @param withIds the touched instances with their ids.
+ * @param parts each instance's parts by id (`touchedParts`); a missing one adds nothing.
+ */
+async function addTouched(
+  sums: KpiSums,
+  withIds: readonly StoredCovered[],
+  parts: ReadonlyMap<number, Part[]>,
+): Promise<void> {
   for (let i = 0; i < withIds.length; i += ITEMS_PER_TURN) {
     for (const inst of withIds.slice(i, i + ITEMS_PER_TURN))
       sums.add(inst, parts.get(inst.id) ?? []);
     await yieldToOtherRequests();
   }
-  const groups = [...sums.groups.values()];
-
-  const ids: Record<Attributed, Set<string | number>> = {
-    sku: new Set(),
-    operator: new Set(),
-    simpleWorkOrder: new Set(),
-  };
-  for (const g of groups) {
-    groupBy.forEach((k, i) => {
-      const key = g.keys[i];
-      if (isAttributed(k) && key !== null && key !== undefined && typeof key !== "object") {
-        ids[k].add(key);
-      }
-    });
-  }
-  const names = await referenceNames(scope, ids);
-  for (const g of groups) {
-    g.keys = g.keys.map((key, i) => {
-      const k = groupBy[i];
-      return k && isAttributed(k) && key !== null && typeof key !== "object"
-        ? { id: key, name: names[k].get(key) ?? "" }
-        : key;
-    });
-  }
-  return groups
-    .sort((a, b) => compareKeys(a.keys, b.keys))
-    .map((g) => toRow(groupBy, g, dates.lengthOf));
 }
 
 /**

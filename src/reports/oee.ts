@@ -43,20 +43,31 @@ export interface LogSpan {
   nominalSpeed: number;
 }
 
-/** The `shiftIndicators` of a report row (minutes and fractions), without `indicatorId`. */
-export interface ShiftIndicators {
-  availableTime: number;
-  programmedDowntime: number;
-  nonProgrammedDowntime: number;
-  otherStopsTime: number;
-  lateStartTime: number;
-  earlyStopTime: number;
-  noDataTime: number;
-  unavailableTime: number;
-  annotatedDowntime: number;
+/**
+ * The times of a report row's `shiftIndicators`, in the order it shows them (docs/metrics.md,
+ * "The time of one shift instance"): the one list of them, with which the KPI report's
+ * additive figures begin (./kpi-figures.ts).
+ */
+export const SHIFT_TIMES = [
+  "availableTime",
+  "programmedDowntime",
+  "nonProgrammedDowntime",
+  "otherStopsTime",
+  "lateStartTime",
+  "earlyStopTime",
+  "noDataTime",
+  "unavailableTime",
+  "annotatedDowntime",
+] as const;
+
+/**
+ * The `shiftIndicators` of a report row, without `indicatorId`: each of `SHIFT_TIMES` in
+ * minutes, and availability and net availability as fractions (null without a denominator).
+ */
+export type ShiftIndicators = Record<(typeof SHIFT_TIMES)[number], number> & {
   availability: number | null;
   netAvailability: number | null;
-}
+};
 
 /**
  * The OEE figures, the one list: a report row's `productionMetrics`, a KPI group, the live

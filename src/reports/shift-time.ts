@@ -22,7 +22,7 @@ const CLASSIFIED = 0;
 const KINDS = 5;
 
 /**
- * Classifies every minute of the instance window and sums the classes.
+ * Classifies every instant of the instance window and sums the classes.
  *
  * docs/metrics.md, "The time of one shift instance": each instant of W = [start, end)
  * gets the first matching class of: programmed stop, non-programmed stop
@@ -36,8 +36,10 @@ const KINDS = 5;
  * the elapsed planned time, `min(now, end) - start` (its figures "so far"); an
  * ended instance's is its whole length.
  *
- * Cost: O(n log n) in the number of stops and logs (one sort of their
- * boundaries, then one sweep).
+ * Three steps: the records clipped and sorted by kind (`clippedCoverage`), one sweep that
+ * classifies each segment between their boundaries (`classifySegments`), the uncovered time
+ * split (`splitUncovered`). Cost: O(n log n) in the number of stops and logs (one sort of
+ * their boundaries, then one sweep). Raises nothing: a pure function.
  *
  * @param window the instance, `{start, end}` in ms.
  * @param stops the machine's stops overlapping the window (deleted ones excluded by the caller).
@@ -53,18 +55,79 @@ export function computeShiftIndicators(
 ): ShiftIndicators {
   const { start, end } = window;
   const pastEnd = Math.max(start, Math.min(end, now));
-  const ended = now >= end;
+  const coverage = clippedCoverage(start, pastEnd, stops, logs);
+  const swept = classifySegments(coverage, pastEnd);
+  const { lateStart, earlyStop, noData } = splitUncovered(swept, now >= end);
 
-  // A sweep over the sorted boundaries (O(n log n) in spans): between two
-  // consecutive boundaries the set of covering spans is constant, so the number
-  // of active spans of each kind (starts <= t minus ends <= t, read off sorted
-  // arrays with one moving pointer each) gives each elementary segment's class
-  // without scanning every span for every segment (which was quadratic).
-  // Kinds 1-4 are the time classes; kind 0 is "classified stop" (any stop
-  // class: a covering classified stop annotates the segment whichever stop
-  // class wins). Typed arrays sort natively, without a comparator; the loops
-  // below touch only typed arrays and local numbers (no object per segment),
-  // which matters for shifts of tens of thousands of logs.
+  // "So far": a running instance is measured over its elapsed planned time, not its whole
+  // length, so that its figures are those of what has happened (docs/metrics.md). The
+  // ratios are taken on whole ms, exact, before the minutes are.
+  const available = pastEnd - start;
+  const programmed = swept.totals[TimeClass.Programmed] ?? 0;
+  const nonProgrammed = swept.totals[TimeClass.NonProgrammed] ?? 0;
+  const unavailable = nonProgrammed + lateStart + earlyStop + noData;
+  const { availability, netAvailability } = oeeFigures({
+    availableTime: available,
+    programmedDowntime: programmed,
+    unavailableTime: unavailable,
+    idealTime: 0,
+    total: 0,
+    good: 0,
+  });
+  return {
+    availableTime: minutesOf(available),
+    programmedDowntime: minutesOf(programmed),
+    nonProgrammedDowntime: minutesOf(nonProgrammed),
+    otherStopsTime: minutesOf(swept.totals[TimeClass.OtherStop] ?? 0),
+    lateStartTime: minutesOf(lateStart),
+    earlyStopTime: minutesOf(earlyStop),
+    noDataTime: minutesOf(noData),
+    unavailableTime: minutesOf(unavailable),
+    annotatedDowntime: minutesOf(swept.annotated),
+    availability,
+    netAvailability,
+  };
+}
+
+/**
+ * The records of an instance by kind, clipped to its elapsed part, ready for the sweep of
+ * `classifySegments`: per kind (`CLASSIFIED` and the four covering `TimeClass` values) the
+ * starts and the ends of its records, each sorted on its own, and the distinct boundaries of
+ * all records within `[start, pastEnd]`, ascending.
+ */
+interface Coverage {
+  /** Per kind, the clipped starts of its records, ascending, ms. */
+  sortedStarts: Float64Array[];
+  /** Per kind, the clipped ends of its records, ascending, ms. */
+  sortedEnds: Float64Array[];
+  /** The distinct boundaries, ascending, ms; only the first `pointCount` are set. */
+  points: Float64Array;
+  pointCount: number;
+}
+
+/**
+ * Clips every stop and log to the elapsed part of W, `[start, pastEnd)`, and sorts them by
+ * kind: a running instance is measured "so far" (a break planned for later in the shift is
+ * not yet downtime); an ended instance's elapsed part is the whole of W. A stop is of the
+ * class its flags give (programmed, else non-programmed when included in availability, else
+ * other stop; docs/metrics.md) and, when classified, also of kind `CLASSIFIED`; an open stop
+ * runs to `pastEnd`. A record with nothing left after clipping is dropped.
+ *
+ * Typed arrays sort natively, without a comparator, which matters for shifts of tens of
+ * thousands of logs. Cost: O(n log n) in the number of stops and logs.
+ *
+ * @param start the instance's start, ms.
+ * @param pastEnd the end of its elapsed part, `max(start, min(end, now))`, ms.
+ * @param stops the machine's stops overlapping W.
+ * @param logs the machine's production logs overlapping W.
+ * @returns the records' starts and ends per kind and the sweep's boundaries.
+ */
+function clippedCoverage(
+  start: number,
+  pastEnd: number,
+  stops: readonly StopSpan[],
+  logs: readonly Pick<LogSpan, "start" | "end">[],
+): Coverage {
   const starts: number[][] = [[], [], [], [], []];
   const ends: number[][] = [[], [], [], [], []];
   const bounds: number[] = [start, pastEnd];
@@ -72,9 +135,6 @@ export function computeShiftIndicators(
     starts[kind]?.push(from);
     ends[kind]?.push(to);
   };
-  // Every record is clipped to the elapsed part of W, [start, min(now, end)): a running
-  // instance is measured "so far" (a break planned for later in the shift is not yet
-  // downtime); an ended instance's elapsed part is the whole of W.
   for (const s of stops) {
     const from = Math.max(s.start, start);
     const to = Math.min(s.end ?? pastEnd, pastEnd);
@@ -98,14 +158,6 @@ export function computeShiftIndicators(
     productionEnds.push(to);
     bounds.push(from, to);
   }
-  const sortedStarts = starts.map((list) => Float64Array.from(list).sort());
-  const sortedEnds = ends.map((list) => Float64Array.from(list).sort());
-  /** First index of `sorted` at or after `i` whose value is > t (pointers only move forward). */
-  const advance = (sorted: Float64Array, i: number, t: number): number => {
-    let k = i;
-    while (k < sorted.length && (sorted[k] as number) <= t) k += 1;
-    return k;
-  };
   const sortedBounds = Float64Array.from(bounds).sort();
   const points = new Float64Array(sortedBounds.length);
   let pointCount = 0;
@@ -115,7 +167,55 @@ export function computeShiftIndicators(
       pointCount += 1;
     }
   }
+  return {
+    sortedStarts: starts.map((list) => Float64Array.from(list).sort()),
+    sortedEnds: ends.map((list) => Float64Array.from(list).sort()),
+    points,
+    pointCount,
+  };
+}
 
+/** First index of `sorted` at or after `i` whose value is > t (pointers only move forward). */
+function advance(sorted: Float64Array, i: number, t: number): number {
+  let k = i;
+  while (k < sorted.length && (sorted[k] as number) <= t) k += 1;
+  return k;
+}
+
+/** What the sweep of `classifySegments` found, in ms. */
+interface Segments {
+  /** Time per `TimeClass` (index 1-5; `Uncovered` includes the future, never read). */
+  totals: number[];
+  /** Stop time (classes 1-3) that a classified stop covers. */
+  annotated: number;
+  /** Start of the first and end of the last covered segment; undefined when none is. */
+  firstCovered: number | undefined;
+  lastCovered: number | undefined;
+  /** The uncovered past segments as (from, to) pairs; only the first `uncoveredCount`. */
+  uncovered: Float64Array;
+  uncoveredCount: number;
+}
+
+/**
+ * Gives every elementary segment between two consecutive boundaries its class and sums
+ * them (docs/metrics.md, "The time of one shift instance": the first matching class of
+ * programmed stop, non-programmed stop, other stop, production, uncovered).
+ *
+ * A sweep: between two boundaries the set of covering records is constant, so the number
+ * of active records of each kind (starts <= t minus ends <= t, read off the sorted arrays
+ * with one moving pointer each) gives the segment's class without scanning every record for
+ * every segment (which was quadratic). A stop segment covered by a classified stop counts
+ * as annotated, whichever stop class wins. The loop touches only typed arrays and local
+ * numbers (no object per segment). Uncovered segments at or after `pastEnd` (the future of a
+ * running instance) are kept out of the uncovered list. Cost: O(n) after the sorts.
+ *
+ * @param coverage the clipped records and boundaries (`clippedCoverage`).
+ * @param pastEnd the end of the instance's elapsed part, ms.
+ * @returns the time per class, the annotated time, the covered extent and the uncovered
+ *   segments, in ms.
+ */
+function classifySegments(coverage: Coverage, pastEnd: number): Segments {
+  const { sortedStarts, sortedEnds, points, pointCount } = coverage;
   const totals = [0, 0, 0, 0, 0, 0];
   let annotated = 0;
   let firstCovered: number | undefined;
@@ -167,7 +267,26 @@ export function computeShiftIndicators(
     }
     totals[cls] = (totals[cls] ?? 0) + (to - from);
   }
+  return { totals, annotated, firstCovered, lastCovered, uncovered, uncoveredCount };
+}
 
+/**
+ * Splits the uncovered past time of an instance (docs/metrics.md, "The time of one shift
+ * instance"): before the first covered instant it is late start; after the last covered
+ * instant it is early stop, but only once the instance has ended (while it runs, that time
+ * is not counted yet: it may still become production; docs/metrics.md, "A running instance:
+ * its figures so far"); between them, no data. An instance with nothing covered counts all
+ * of it as no data.
+ *
+ * @param segments the sweep's result (`classifySegments`).
+ * @param ended whether the instance has ended (`now >= end`).
+ * @returns late start, early stop and no-data time, ms.
+ */
+function splitUncovered(
+  segments: Segments,
+  ended: boolean,
+): { lateStart: number; earlyStop: number; noData: number } {
+  const { firstCovered, lastCovered, uncovered, uncoveredCount } = segments;
   let lateStart = 0;
   let earlyStop = 0;
   let noData = 0;
@@ -180,33 +299,5 @@ export function computeShiftIndicators(
     else if (from >= lastCovered) earlyStop += ended ? length : 0;
     else noData += length;
   }
-
-  // "So far": a running instance is measured over its elapsed planned time, not its whole
-  // length, so that its figures are those of what has happened (docs/metrics.md). The
-  // ratios are taken on whole ms, exact, before the minutes are.
-  const available = pastEnd - start;
-  const programmed = totals[TimeClass.Programmed] ?? 0;
-  const nonProgrammed = totals[TimeClass.NonProgrammed] ?? 0;
-  const unavailable = nonProgrammed + lateStart + earlyStop + noData;
-  const { availability, netAvailability } = oeeFigures({
-    availableTime: available,
-    programmedDowntime: programmed,
-    unavailableTime: unavailable,
-    idealTime: 0,
-    total: 0,
-    good: 0,
-  });
-  return {
-    availableTime: minutesOf(available),
-    programmedDowntime: minutesOf(programmed),
-    nonProgrammedDowntime: minutesOf(nonProgrammed),
-    otherStopsTime: minutesOf(totals[TimeClass.OtherStop] ?? 0),
-    lateStartTime: minutesOf(lateStart),
-    earlyStopTime: minutesOf(earlyStop),
-    noDataTime: minutesOf(noData),
-    unavailableTime: minutesOf(unavailable),
-    annotatedDowntime: minutesOf(annotated),
-    availability,
-    netAvailability,
-  };
+  return { lateStart, earlyStop, noData };
 }

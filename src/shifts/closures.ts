@@ -19,8 +19,9 @@ import { asc, eq, isNull, or, sql } from "drizzle-orm";
 import { type CompanyScope, notDeleted, owned, softDelete } from "../db/company-scope";
 import { inJsonList } from "../db/json-list";
 import { machines, plantClosures } from "../db/schema";
-import { ApiError, notFound, unprocessable, type ValidationIssue } from "../http/errors";
+import { notFound, unprocessable } from "../http/errors";
 import { wallClockInstant } from "./instances";
+import { assertCompanyMachines, type MachineRef } from "./machine-refs";
 
 /** Most closures a company has at once (not deleted); a create beyond it is a 422. */
 export const MAX_CLOSURES = 1_000;
@@ -132,12 +133,14 @@ export async function createClosures(
   items: readonly ClosureInput[],
 ): Promise<{ closures: ClosureOut[]; created: number }> {
   const { db, companyId } = scope;
-  const requested = [...new Set(items.flatMap((i) => (i.machineId === null ? [] : [i.machineId])))];
+  const refs = items.flatMap((item, index) =>
+    item.machineId === null ? [] : [{ loc: ["body", index, "machineId"], id: item.machineId }],
+  );
   const [known, existing] = await db.batch([
     db
       .select({ id: machines.id })
       .from(machines)
-      .where(notDeleted({ companyId }, machines, inJsonList(machines.id, requested))),
+      .where(notDeleted({ companyId }, machines, inJsonList(machines.id, distinctIds(refs)))),
     db
       .select(columns)
       .from(plantClosures)
@@ -145,19 +148,38 @@ export async function createClosures(
       .orderBy(asc(plantClosures.startAt))
       .limit(MAX_CLOSURES + 1),
   ] as const);
-  const knownIds = new Set(known.map((m) => m.id));
-  const issues: ValidationIssue[] = [];
-  items.forEach((item, index) => {
-    if (item.machineId !== null && !knownIds.has(item.machineId)) {
-      issues.push({
-        loc: ["body", index, "machineId"],
-        msg: `Machine ${item.machineId} is not a machine of this company`,
-        type: "not_found",
-      });
-    }
-  });
-  if (issues.length > 0) throw new ApiError(422, issues);
+  assertCompanyMachines(refs, new Set(known.map((m) => m.id)));
+  const { out, fresh } = matchExisting(existing, items, timezone);
+  if (existing.length + fresh.length > MAX_CLOSURES) {
+    throw unprocessable(
+      ["body"],
+      `A company has at most ${MAX_CLOSURES} closures; it has ${existing.length} and this ` +
+        `request adds ${fresh.length}: delete past ones first`,
+      "too_many_closures",
+    );
+  }
+  if (fresh.length > 0) await insertClosures(scope, fresh);
+  return { closures: out, created: fresh.length };
+}
 
+/** The distinct ids of machine refs, in first-seen order. */
+const distinctIds = (refs: readonly MachineRef[]): number[] => [...new Set(refs.map((r) => r.id))];
+
+/**
+ * The items as closures: each one equal (`sameAs`) to a closure the company has, or to an
+ * earlier item, is that closure; any other is a new row with a fresh UUID, its dates turned
+ * into the company zone's midnights (`startDate`'s, and the day after `endDate`'s).
+ *
+ * @param existing the company's closures (not deleted).
+ * @param items the closures asked for, in request order.
+ * @param timezone the company's IANA zone.
+ * @returns `out`, the items' closures in request order; `fresh`, the rows to insert.
+ */
+function matchExisting(
+  existing: readonly ClosureRow[],
+  items: readonly ClosureInput[],
+  timezone: string,
+): { out: ClosureOut[]; fresh: ClosureRow[] } {
   const byIdentity = new Map<string, ClosureRow>(existing.map((r) => [sameAs(r), r]));
   const fresh: ClosureRow[] = [];
   const out = items.map((item) => {
@@ -178,37 +200,29 @@ export async function createClosures(
     }
     return toOut(row);
   });
-  if (existing.length + fresh.length > MAX_CLOSURES) {
-    throw unprocessable(
-      ["body"],
-      `A company has at most ${MAX_CLOSURES} closures; it has ${existing.length} and this ` +
-        `request adds ${fresh.length}: delete past ones first`,
-      "too_many_closures",
-    );
-  }
-  if (fresh.length > 0) {
-    // One statement; at most MAX_CLOSURES rows of 9 columns each would pass D1's
-    // 100-parameter limit, so the rows travel as one JSON parameter.
-    await db.insert(plantClosures).select(
-      sql`SELECT json_extract(value, '$[0]'), CAST(${companyId} AS INTEGER),
-            json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-            json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'),
-            CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER),
-            NULL
-          FROM json_each(${JSON.stringify(
-            fresh.map((r) => [
-              r.id,
-              r.machineId,
-              r.name,
-              r.startDate,
-              r.endDate,
-              r.startAt,
-              r.endAt,
-            ]),
-          )})`,
-    );
-  }
-  return { closures: out, created: fresh.length };
+  return { out, fresh };
+}
+
+/**
+ * Inserts new closure rows in one statement: at most `MAX_CLOSURES` rows of 9 columns each
+ * would pass D1's 100-parameter limit, so the rows travel as one JSON parameter. Their
+ * `createdAt` and `updatedAt` are D1's clock, ms.
+ *
+ * @param scope the company the rows are written for.
+ * @param rows the rows, their ids fresh UUIDs and their instants ms.
+ * @throws D1's error (nothing written: one statement).
+ */
+async function insertClosures(scope: CompanyScope, rows: readonly ClosureRow[]): Promise<void> {
+  await scope.db.insert(plantClosures).select(
+    sql`SELECT json_extract(value, '$[0]'), CAST(${scope.companyId} AS INTEGER),
+          json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'),
+          CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER),
+          NULL
+        FROM json_each(${JSON.stringify(
+          rows.map((r) => [r.id, r.machineId, r.name, r.startDate, r.endDate, r.startAt, r.endAt]),
+        )})`,
+  );
 }
 
 /**

@@ -9,14 +9,15 @@
  * the same machine are rejected when they are created."
  */
 
-import { inArray, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { type CompanyScope, notDeleted, ownedSql } from "../db/company-scope";
-import { machines, shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
-import { ApiError, notFound, type ValidationIssue } from "../http/errors";
+import { type CompanyScope, ownedSql } from "../db/company-scope";
+import { shiftDefinitionMachines, shiftDefinitions } from "../db/schema";
+import { ApiError, notFound } from "../http/errors";
 import { DAY_MS } from "../time/units";
 import { type InstanceWindow, instancesBetween } from "./instances";
-import { loadShiftPlan, type ShiftDefinitionRow } from "./plan";
+import { assertCompanyMachines } from "./machine-refs";
+import { loadShiftPlan, type ShiftDefinitionRow, type ShiftPlan } from "./plan";
 
 /**
  * Horizon of the overlap check: 14 days of instance starts (every weekday
@@ -125,16 +126,15 @@ function findOverlap(
 /**
  * Creates shift definitions for a company, all or none.
  *
- * Every `machineIds` entry must be a machine of the company (422 naming the
- * item and position otherwise). A definition whose instances would overlap an
+ * Every `machineIds` entry must be a machine of the company, as the shift plan
+ * read with the definitions has them (422 naming the item and position otherwise). A definition whose instances would overlap an
  * instance of another definition (existing or in the same request) on a
  * machine both apply to is a 422 naming the other definition; the check
  * compares the instances of the next 14 days in the company's zone, which
  * covers every weekday.
  *
- * The definitions and their machine links are written in one batch; each
- * link row takes the id of the definition inserted just before it (D1 runs a
- * batch as one transaction, serially).
+ * The definitions and their machine links are written in one batch
+ * (`insertDefinitions`).
  *
  * @param scope the company (404 when it does not exist).
  * @param items the definitions, defaults applied.
@@ -147,45 +147,40 @@ export async function createShiftDefinitions(
   items: readonly ShiftDefinitionInput[],
   now: number = Date.now(),
 ): Promise<ShiftDefinitionOut[]> {
-  const { db, companyId } = scope;
   const plan = await loadShiftPlan(scope);
   if (!plan) throw notFound("Company not found");
-
-  const requested = [...new Set(items.flatMap((i) => i.machineIds ?? []))];
-  const known = new Set(
-    requested.length === 0
-      ? []
-      : (
-          await db
-            .select({ id: machines.id })
-            .from(machines)
-            .where(
-              notDeleted(
-                { companyId },
-                machines,
-                inArray(
-                  machines.id,
-                  sql`(SELECT value FROM json_each(${JSON.stringify(requested)}))`,
-                ),
-              ),
-            )
-            .all()
-        ).map((m) => m.id),
+  const refs = items.flatMap((item, index) =>
+    (item.machineIds ?? []).map((id, position) => ({
+      loc: ["body", index, "machineIds", position],
+      id,
+    })),
   );
-  const issues: ValidationIssue[] = [];
-  items.forEach((item, index) => {
-    (item.machineIds ?? []).forEach((id, position) => {
-      if (!known.has(id)) {
-        issues.push({
-          loc: ["body", index, "machineIds", position],
-          msg: `Machine ${id} is not a machine of this company`,
-          type: "not_found",
-        });
-      }
-    });
-  });
-  if (issues.length > 0) throw new ApiError(422, issues);
+  assertCompanyMachines(refs, new Set(plan.machineIds));
+  rejectOverlap(plan, items, now);
+  const ids = await insertDefinitions(scope, items);
+  return items.map((item, index) => ({
+    id: ids[index] as number,
+    name: item.name,
+    startTime: item.startTime,
+    endTime: item.endTime,
+    weekdays: item.weekdays,
+    isConsidered: item.isConsidered,
+    machineIds:
+      item.machineIds === null ? null : [...new Set(item.machineIds)].sort((a, b) => a - b),
+  }));
+}
 
+/**
+ * Refuses new definitions whose instances overlap those of another definition (existing or
+ * earlier in the request) on a machine both apply to, over the 14 days from `now`.
+ *
+ * @param plan the company's plan: its zone and its definitions.
+ * @param items the new definitions, in request order.
+ * @param now the start of the overlap horizon, ms.
+ * @throws ApiError 422 `value_error.overlap` at `["body", index]` of the first new definition
+ *   that overlaps, naming the other one.
+ */
+function rejectOverlap(plan: ShiftPlan, items: readonly ShiftDefinitionInput[], now: number): void {
   const candidates: OverlapCandidate[] = [
     ...plan.definitions.map(
       (d): OverlapCandidate => ({
@@ -203,20 +198,35 @@ export async function createShiftDefinitions(
     ),
   ];
   const overlap = findOverlap(candidates, plan.timezone, now);
-  if (overlap && overlap.b.ref.kind === "new") {
-    const other =
-      overlap.a.ref.kind === "existing"
-        ? `shift definition ${overlap.a.ref.id} ("${overlap.a.ref.name}")`
-        : `item ${overlap.a.ref.index} of this request`;
-    throw new ApiError(422, [
-      {
-        loc: ["body", overlap.b.ref.index],
-        msg: `Overlaps ${other} on a machine both apply to: a machine runs at most one shift at a time`,
-        type: "value_error.overlap",
-      },
-    ]);
-  }
+  if (overlap?.b.ref.kind !== "new") return;
+  const other =
+    overlap.a.ref.kind === "existing"
+      ? `shift definition ${overlap.a.ref.id} ("${overlap.a.ref.name}")`
+      : `item ${overlap.a.ref.index} of this request`;
+  throw new ApiError(422, [
+    {
+      loc: ["body", overlap.b.ref.index],
+      msg: `Overlaps ${other} on a machine both apply to: a machine runs at most one shift at a time`,
+      type: "value_error.overlap",
+    },
+  ]);
+}
 
+/**
+ * Writes the definitions and their machine links in one D1 batch: each link row takes the
+ * id of the definition inserted just before it (D1 runs a batch as one transaction,
+ * serially).
+ *
+ * @param scope the company.
+ * @param items the definitions, checked (machines known, no overlap).
+ * @returns the new definitions' ids, in request order (empty for no items).
+ * @throws Error when an insert returns no id (D1 failed to say); D1's own errors.
+ */
+async function insertDefinitions(
+  scope: CompanyScope,
+  items: readonly ShiftDefinitionInput[],
+): Promise<number[]> {
+  const { db, companyId } = scope;
   const statements: BatchItem<"sqlite">[] = [];
   const insertPositions: number[] = [];
   for (const item of items) {
@@ -249,22 +259,12 @@ export async function createShiftDefinitions(
   const [first, ...rest] = statements;
   if (!first) return [];
   const results: unknown[] = await db.batch([first, ...rest]);
-  const ids = insertPositions.map((position) => {
+  return insertPositions.map((position) => {
     const rows = results[position] as { id: number }[] | undefined;
     const id = rows?.[0]?.id;
     if (id === undefined) throw new Error("Shift definition insert returned no id");
     return id;
   });
-  return items.map((item, index) => ({
-    id: ids[index] as number,
-    name: item.name,
-    startTime: item.startTime,
-    endTime: item.endTime,
-    weekdays: item.weekdays,
-    isConsidered: item.isConsidered,
-    machineIds:
-      item.machineIds === null ? null : [...new Set(item.machineIds)].sort((a, b) => a - b),
-  }));
 }
 
 /**

@@ -10,7 +10,7 @@
  * (Samoa's 2011-12-30) is handled exactly: the dates around such a jump are listed, not
  * counted. docs/bounded-work.md ("Any range at once").
  */
-import { DAY_MS, HOUR_MS } from "../time/units";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "../time/units";
 import {
   type DatedInstance,
   datedInstancesBetween,
@@ -210,9 +210,9 @@ export class InstanceSeries<D extends SeriesDefinition> {
     const out: DatedInstance[] = [];
     const start = parseClock(def.startTime);
     const end = parseClock(def.endTime);
-    const startMs = (start.hours * 60 + start.minutes) * 60_000;
+    const startMs = (start.hours * 60 + start.minutes) * MINUTE_MS;
     const endMs =
-      (end.hours * 60 + end.minutes) * 60_000 + (def.endTime <= def.startTime ? DAY_MS : 0);
+      (end.hours * 60 + end.minutes) * MINUTE_MS + (def.endTime <= def.startTime ? DAY_MS : 0);
     const weekdays = new Set(def.weekdays);
     // Dates near a zone change, listed by the zone's own computation a run at a time.
     let exactFrom: number | null = null;

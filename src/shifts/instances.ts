@@ -9,7 +9,7 @@
  * a DST change lasts 7 or 9 hours. Zone arithmetic is `@date-fns/tz`'s.
  */
 import { TZDate, tzOffset } from "@date-fns/tz";
-import { DAY_MS } from "../time/units";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "../time/units";
 
 export interface ShiftDefinitionTimes {
   /** `HH:MM`, local. */
@@ -69,15 +69,15 @@ function isoWeekday(date: LocalDate): number {
 }
 
 /** Around an instant, no zone change within this span means its wall-clock time is plain. */
-const PLAIN_SPAN_MS = 25 * 3_600_000;
+const PLAIN_SPAN_MS = 25 * HOUR_MS;
 
 /** An offset change this large skipped (or repeated) a whole local date. */
-const SKIPPED_DATE_MS = 20 * 3_600_000;
+const SKIPPED_DATE_MS = 20 * HOUR_MS;
 
 /** The last UTC offset found per zone, ms: the next instant's first guess. */
 const lastOffset = new Map<string, number>();
 
-const offsetAt = (timezone: string, at: number) => tzOffset(timezone, new Date(at)) * 60_000;
+const offsetAt = (timezone: string, at: number) => tzOffset(timezone, new Date(at)) * MINUTE_MS;
 
 /**
  * The instant of a local wall-clock time in a zone, ms: `TZDate`'s answer, reached with a

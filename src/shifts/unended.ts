@@ -10,6 +10,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { type CompanyRef, ownedSql } from "../db/company-scope";
 import { shiftDefinitions, shiftInstances } from "../db/schema";
+import { DAY_MS } from "../time/units";
 import { overlapsInstance } from "./instances";
 import { MAX_INSTANCE_MS, plannedInstances, type ShiftPlan } from "./plan";
 
@@ -29,7 +30,7 @@ export interface UnendedInstance {
 }
 
 /** How far past `max(log start, now)` an instance can start and still be the first the log reaches. */
-const SEARCH_DAYS_MS = 9 * 86_400_000;
+const SEARCH_DAYS_MS = 9 * DAY_MS;
 
 /**
  * The earliest instance of the log's machine that overlaps `[start, end)` and has not

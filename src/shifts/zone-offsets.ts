@@ -6,7 +6,7 @@
  */
 
 import { tzOffset } from "@date-fns/tz";
-import { DAY_MS, HOUR_MS } from "../time/units";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "../time/units";
 
 /** A zone offset change this large may skip (or repeat) a local date (as in ./instances.ts). */
 const SKIPPED_DATE_MS = 20 * HOUR_MS;
@@ -56,7 +56,7 @@ export class ZoneSamples {
   private at(day: number): number {
     let offset = this.samples.get(day);
     if (offset === undefined) {
-      offset = tzOffset(this.timezone, new Date(day * DAY_MS)) * 60_000;
+      offset = tzOffset(this.timezone, new Date(day * DAY_MS)) * MINUTE_MS;
       this.samples.set(day, offset);
     }
     return offset;
@@ -87,7 +87,7 @@ export class ZoneSamples {
  * date skipped), by bisection: two offset lookups when there is none.
  */
 export function dateJumps(timezone: string, from: number, to: number): number[] {
-  const offsetAt = (t: number) => tzOffset(timezone, new Date(t)) * 60_000;
+  const offsetAt = (t: number) => tzOffset(timezone, new Date(t)) * MINUTE_MS;
   const search = (a: number, b: number): number[] => {
     if (Math.abs(offsetAt(b) - offsetAt(a)) < SKIPPED_DATE_MS) return [];
     if (b - a <= HOUR_MS) return [b];

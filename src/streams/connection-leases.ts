@@ -7,6 +7,7 @@
 import { namedStub } from "../durable/named-stub";
 import type { Env } from "../env";
 import { logError } from "../observability/log";
+import { DAY_MS } from "../time/units";
 import { streamObject } from "./publish";
 import { type ConnectionLeasesRpc, type LeaseDecision, RESTART_REASON } from "./stream-rpc";
 
@@ -15,7 +16,7 @@ export const HEARTBEAT_MS = 15_000;
 /** How long an SSE connection's lease lives without a heartbeat renewing it (ms). */
 export const SSE_LEASE_MS = 3 * HEARTBEAT_MS;
 /** How long a WebSocket's lease lives (ms): released on close; this bounds a lost close. */
-export const WS_LEASE_MS = 24 * 3_600_000;
+export const WS_LEASE_MS = DAY_MS;
 
 /** Who a subscriber is, for its connection lease. */
 export interface SubscriberLease {

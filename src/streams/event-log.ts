@@ -5,6 +5,7 @@
  * last `KEEP_MS`; the latest payload of each kind of state (`state`) for the `reset` event;
  * and the object's own settings (`meta`: its name, the live figures' bookkeeping).
  */
+import { DAY_MS } from "../time/units";
 import {
   parseStreamName,
   STATE_KEY_OF,
@@ -16,7 +17,7 @@ import {
 /** Events kept at least (whatever their age). */
 export const KEEP_EVENTS = 10_000;
 /** Age (ms) under which events are kept (whatever their number). */
-export const KEEP_MS = 24 * 3_600_000;
+export const KEEP_MS = DAY_MS;
 
 /** One stream's log; synchronous, so that an append and its fan-out make one step. */
 export class EventLog {

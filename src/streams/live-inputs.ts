@@ -9,9 +9,10 @@ import type { CompanyScope } from "../db/company-scope";
 import type { LogSpan, StopSpan } from "../reports/oee";
 import { loadPageSpans } from "../reports/page-spans";
 import { instanceContains, overlapsInstance } from "../shifts/instances";
+import { MINUTE_MS } from "../time/units";
 
 /** How often the inputs are read again even when nothing said they changed, ms. */
-export const RELOAD_MS = 15 * 60_000;
+export const RELOAD_MS = 15 * MINUTE_MS;
 
 /** A production log as the live figures keep it: its span, and its id to update it by. */
 export interface LiveLogSpan extends LogSpan {

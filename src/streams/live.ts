@@ -22,6 +22,7 @@ import { computeShiftIndicators } from "../reports/shift-time";
 import { sumCountSignal } from "../resources/signals/count-sums";
 import { instanceContains } from "../shifts/instances";
 import { runningInstance } from "../shifts/queries";
+import { MINUTE_MS } from "../time/units";
 import {
   applyLogChange,
   type InstanceInputs,
@@ -37,7 +38,7 @@ import type { StreamEventInput } from "./names";
 export const MAX_STORED_SPANS = 1_000;
 
 /** How long "this machine runs no shift now" is kept before D1 is asked again, ms. */
-const NO_SHIFT_RECHECK_MS = 60_000;
+const NO_SHIFT_RECHECK_MS = MINUTE_MS;
 
 /**
  * What a machine stream keeps for its live figures: in memory, and in the object's storage

@@ -12,6 +12,7 @@
 import type { FlushHeldWrites } from "../durable/realtime-barrier";
 import type { Env } from "../env";
 import { logError } from "../observability/log";
+import { SECOND_MS } from "../time/units";
 import { computeLive, type LiveFigures, LiveState } from "./live";
 import type { LiveLogChange } from "./live-inputs";
 import { companyStream, type StreamEvent, type StreamEventInput } from "./names";
@@ -23,7 +24,7 @@ import { type StreamDelivery, StreamOutbox } from "./stream-outbox";
 import type { MachineStreamRpc } from "./stream-rpc";
 
 /** Production and OEE are recomputed at most this often (ms). */
-export const TICK_MS = 1_000;
+export const TICK_MS = SECOND_MS;
 
 /**
  * A machine's stream object, less the one thing of the realtime layer it needs: the way to

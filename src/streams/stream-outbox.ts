@@ -9,10 +9,12 @@
  * `PRUNE_IDLE_MS`.
  * docs/stream-events.md (Design), docs/benchmarks.md ("Group commit of the events").
  */
+import { SECOND_MS } from "../time/units";
+
 /** Most items in one call (bounds the size of one RPC message). */
 const MAX_BATCH = 500;
 /** Wait before a failed send is tried again while the object lives (ms). */
-const FORWARD_RETRY_MS = 1_000;
+const FORWARD_RETRY_MS = SECOND_MS;
 /**
  * Shortest time between the starts of two calls of one outbox (ms): a busy sender's items
  * wait up to this long to share a call (docs/benchmarks.md, "Group commit of the events").

@@ -2,9 +2,10 @@
  * Browser tickets (the `t:<companyId>` objects, class `RealtimeTickets`: ./ticket-object.ts): one use, valid
  * `TICKET_TTL_MS`, kept as SHA-256 hashes (a ticket never sits in storage).
  */
+import { MINUTE_MS } from "../time/units";
 
 /** How long a ticket is valid (ms). */
-export const TICKET_TTL_MS = 60_000;
+export const TICKET_TTL_MS = MINUTE_MS;
 
 /** A principal as a ticket keeps it (scopes as an array). */
 export interface TicketPrincipal {

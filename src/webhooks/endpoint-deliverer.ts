@@ -14,6 +14,7 @@ import { companyDb } from "../db/shards";
 import { namedStub } from "../durable/named-stub";
 import { type Env, readSettings } from "../env";
 import { logError } from "../observability/log";
+import { MINUTE_MS } from "../time/units";
 import { type DeliveryStep, deliverDue } from "./deliver";
 import { ENDPOINT_MIGRATIONS } from "./endpoint-migrations";
 import { DEFAULT_RETRY_POLICY } from "./retry-policy";
@@ -22,7 +23,7 @@ import type { UrlSafetyOptions } from "./url-safety";
 /** Most deliveries one alarm attempts (one D1 read: at most 100 ids per statement). */
 const MAX_DUE_PER_RUN = 100;
 /** Wait after a handling that failed on D1, ms. */
-const ERROR_RETRY_MS = 60_000;
+const ERROR_RETRY_MS = MINUTE_MS;
 
 /** The Durable Object class; its name is the webhook id (see {@link endpointDeliverer}). */
 export class WebhookEndpoint extends DurableObject<Env> {

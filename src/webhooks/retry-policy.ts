@@ -5,6 +5,7 @@
  * ({@link nextStep}, {@link dueAtOf}) and records both with the delivery, and the outbox
  * sweeper reads that record ({@link stalledSince}) (docs/webhook-delivery.md, "One schedule").
  */
+import { SECOND_MS } from "../time/units";
 /** The waits between rounds, s (docs/webhooks.md): 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
 export const ROUND_DELAYS_SECONDS: readonly number[] = [
   60, 300, 1_800, 7_200, 21_600, 43_200, 86_400,
@@ -63,7 +64,7 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
   if (/^\d+$/.test(text)) return Number(text);
   const at = Date.parse(text);
   if (Number.isNaN(at)) return null;
-  return Math.max(0, Math.ceil((at - now) / 1000));
+  return Math.max(0, Math.ceil((at - now) / SECOND_MS));
 }
 
 /**
@@ -161,7 +162,7 @@ export function nextStep(
  */
 export function dueAtOf(step: NextStep, attemptEndedAt: number): number | null {
   if (step.kind === "next-attempt" || step.kind === "next-round") {
-    return attemptEndedAt + step.delaySeconds * 1000;
+    return attemptEndedAt + step.delaySeconds * SECOND_MS;
   }
   return null;
 }

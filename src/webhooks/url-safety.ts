@@ -7,6 +7,7 @@
  */
 
 import ipaddr from "ipaddr.js";
+import { SECOND_MS } from "../time/units";
 
 /** The longest accepted URL, in characters. */
 export const MAX_URL_LENGTH = 255;
@@ -255,7 +256,7 @@ async function resolveHost(host: string, dohUrl: string, signal?: AbortSignal): 
     const addresses = [...a.addresses, ...aaaa.addresses];
     const ttl = Math.min(a.ttl, aaaa.ttl);
     if (addresses.length > 0 && ttl > 0) {
-      cache.set(key, { expiresAt: Date.now() + ttl * 1000, addresses });
+      cache.set(key, { expiresAt: Date.now() + ttl * SECOND_MS, addresses });
     }
     return { kind: "ok", addresses, ttl };
   } catch (error) {

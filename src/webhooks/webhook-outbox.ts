@@ -11,6 +11,7 @@ import type { Database } from "../db/client";
 import { inJsonList } from "../db/json-list";
 import { webhookDeliveries } from "../db/schema";
 import { DEFAULT_STALLED_MARGIN_SECONDS } from "../env";
+import { SECOND_MS } from "../time/units";
 
 /** The body of a Queue message: the delivery to attempt. */
 export interface WebhookMessage {
@@ -124,7 +125,7 @@ export async function sweepOutbox(
   now: number,
   options: SweepOptions = {},
 ): Promise<number> {
-  const stalledMarginMs = options.stalledMarginMs ?? DEFAULT_STALLED_MARGIN_SECONDS * 1000;
+  const stalledMarginMs = options.stalledMarginMs ?? DEFAULT_STALLED_MARGIN_SECONDS * SECOND_MS;
   const neverSent = await db
     .select({ id: webhookDeliveries.id, companyId: webhookDeliveries.companyId })
     .from(webhookDeliveries)

@@ -155,6 +155,27 @@ describe("POST /v1/reports/downtime", () => {
     }
   });
 
+  it("counts an open stop up to now", async () => {
+    const co = await createCompany();
+    const [press] = (await createMachines(co.id, [{ name: "Press" }])).map((m) => m.id);
+    const start = Date.now() - 2 * 3_600_000;
+    await operatorJson("POST", `/machines/${press}/stops`, [
+      stop(new Date(start).toISOString(), null),
+      stop(new Date(start).toISOString(), new Date(start + 600_000).toISOString()),
+    ]);
+    const before = Date.now();
+    const page = await apiPost<{ downtime: DowntimeRow[] }>(co.key, "/v1/reports/downtime", {
+      groupBy: ["machine"],
+    });
+    const after = Date.now();
+    expect(page.downtime).toHaveLength(1);
+    const [row] = page.downtime;
+    expect(row?.stops).toBe(2);
+    // 10 minutes of the closed stop, and the open one from its start to the report's now.
+    expect(row?.minutes).toBeGreaterThanOrEqual(10 + (before - start) / 60_000);
+    expect(row?.minutes).toBeLessThanOrEqual(10 + (after - start) / 60_000);
+  });
+
   it("never shows another company's stops", async () => {
     const { co } = await scenario();
     const other = await createCompany();

@@ -6,6 +6,13 @@
 
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import {
+  allMetrics,
+  close,
+  expectSumsOfMetrics,
+  type Keying,
+  SHIFT_TIMES,
+} from "../fixtures/kpi-checks";
 import { ROME_WEEK, rome, romePlant } from "../fixtures/rome-plant";
 import {
   api,
@@ -23,37 +30,6 @@ async function kpis(co: TestCompany, body: Record<string, unknown>): Promise<Kpi
   return (await apiPost<{ kpis: KpiRow[] }>(co.key, "/v1/reports/kpis", { limit: 100, ...body }))
     .kpis;
 }
-
-async function allMetrics(co: TestCompany, body: Record<string, unknown>): Promise<MetricsRow[]> {
-  const out: MetricsRow[] = [];
-  for (let page = 1; ; page += 1) {
-    const p = await apiPost<{ totalPages: number; metrics: MetricsRow[] }>(
-      co.key,
-      "/v1/reports/metrics",
-      { ...body, page, limit: 100 },
-    );
-    out.push(...p.metrics);
-    if (page >= p.totalPages) return out;
-  }
-}
-
-/** `a` is `b` to 1e-9; a null `b` (a ratio without a denominator) wants null. */
-const close = (a: number | null | undefined, b: number | null, what: string) => {
-  if (b === null) expect(a, what).toBeNull();
-  else expect(Math.abs((a ?? Number.NaN) - b), `${what}: ${a} vs ${b}`).toBeLessThan(1e-9);
-};
-
-const TIMES = [
-  "availableTime",
-  "programmedDowntime",
-  "nonProgrammedDowntime",
-  "otherStopsTime",
-  "lateStartTime",
-  "earlyStopTime",
-  "noDataTime",
-  "unavailableTime",
-  "annotatedDowntime",
-] as const;
 
 /** Every ratio of a row recomputed from its own minutes and counts. */
 function expectOwnRatios(r: KpiRow) {
@@ -99,7 +75,7 @@ describe("POST /v1/reports/kpis", () => {
     expect(rows).toHaveLength(8 * 2 * 2);
     const localDay = (iso: string) =>
       new Date(Date.parse(iso) + 3_600_000).toISOString().slice(0, 10);
-    const keyings: [string, (r: MetricsRow) => string, (k: KpiRow) => string][] = [
+    const keyings: Keying[] = [
       ["machine", (r) => String(r.machine.id), (k) => String(k.machine?.id)],
       ["day", (r) => localDay(r.shift.startTime), (k) => String(k.day)],
       [
@@ -109,21 +85,11 @@ describe("POST /v1/reports/kpis", () => {
       ],
       ["shift", (r) => r.shift.name, (k) => String(k.shift)],
     ];
-    for (const [key, ofMetrics, ofKpi] of keyings) {
-      const groups = new Map<string, MetricsRow[]>();
-      for (const r of rows) groups.set(ofMetrics(r), [...(groups.get(ofMetrics(r)) ?? []), r]);
+    for (const keying of keyings) {
+      const [key] = keying;
       const got = await kpis(co, { ...ROME_WEEK, groupBy: [key] });
-      expect(got.map(ofKpi).sort(), key).toEqual([...groups.keys()].sort());
-      for (const k of got) {
-        const members = groups.get(ofKpi(k)) ?? [];
-        expect(k.instances).toBe(members.length);
+      for (const [k, members] of expectSumsOfMetrics(got, rows, keying)) {
         const sum = (f: (r: MetricsRow) => number) => members.reduce((s, r) => s + f(r), 0);
-        for (const t of TIMES)
-          close(
-            k.minutes[t],
-            sum((r) => r.shiftIndicators[t] ?? 0),
-            t,
-          );
         const run = (r: MetricsRow) =>
           (r.shiftIndicators.availableTime ?? 0) -
           (r.shiftIndicators.programmedDowntime ?? 0) -
@@ -188,7 +154,7 @@ describe("POST /v1/reports/kpis", () => {
     });
     expect(none?.counts.unplannedStops).toBe(1);
     // The parts add up to the shift.
-    for (const f of [...TIMES, "runTime", "idealTime", "calendarTime"] as const) {
+    for (const f of [...SHIFT_TIMES, "runTime", "idealTime", "calendarTime"] as const) {
       if (f === "calendarTime") continue;
       close(
         parts.reduce((s, p) => s + (p.minutes[f] ?? 0), 0),
@@ -214,7 +180,7 @@ describe("POST /v1/reports/kpis", () => {
     for (const m of machines) {
       const mine = split.filter((s) => s.machine?.id === m.machine?.id);
       expect(mine.length).toBeGreaterThan(1);
-      for (const t of [...TIMES, "idealTime", "runTime"] as const) {
+      for (const t of [...SHIFT_TIMES, "idealTime", "runTime"] as const) {
         close(
           mine.reduce((s, p) => s + (p.minutes[t] ?? 0), 0),
           m.minutes[t] ?? 0,

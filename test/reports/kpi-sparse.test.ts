@@ -9,29 +9,24 @@
 import { TZDate } from "@date-fns/tz";
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import {
+  allKpis,
+  allMetrics,
+  close,
+  expectSumsOfMetrics,
+  type Keying,
+  SHIFT_TIMES,
+} from "../fixtures/kpi-checks";
 import { inServiceSince } from "../fixtures/machine-history";
 import { insertProductionLogs } from "../fixtures/production-logs";
 import { apiPost, createCompany, createMachines, operatorJson, shardD1 } from "../harness";
 
 type KpiRow = Api["KpiReportRow"];
-type MetricsRow = Api["MetricsReportRow"];
 
 const ZONE = "Europe/Rome";
 const WINDOW = {
   startDate: { between: { start: "2025-03-01T00:00:00Z", end: "2025-11-15T00:00:00Z" } },
 };
-const TIMES = [
-  "availableTime",
-  "programmedDowntime",
-  "nonProgrammedDowntime",
-  "otherStopsTime",
-  "lateStartTime",
-  "earlyStopTime",
-  "noDataTime",
-  "unavailableTime",
-  "annotatedDowntime",
-] as const;
-
 /** The local date of an instant, and the length of that local day in minutes. */
 function localDay(iso: string): { date: string; minutes: number } {
   const at = new TZDate(Date.parse(iso), ZONE);
@@ -52,8 +47,8 @@ function isoWeek(date: string): string {
   return `${year}-W${String(week).padStart(2, "0")}`;
 }
 
-const close = (a: number | null | undefined, b: number, what: string) =>
-  expect(Math.abs((a ?? Number.NaN) - b), `${what}: ${a} vs ${b}`).toBeLessThan(1e-6);
+/** Minutes here are sums over hundreds of instances: equal to 1e-6. */
+const TOLERANCE = 1e-6;
 
 describe("KPIs of a long window of mostly empty shifts", () => {
   it("equal the metrics rows aggregated, across both DST changes, storing only what records touch", async () => {
@@ -106,16 +101,7 @@ describe("KPIs of a long window of mostly empty shifts", () => {
       { startTime: "2025-10-26T00:45:00Z", endTime: "2025-10-26T01:30:00Z", isProgrammed: true },
     ]);
 
-    const rows: MetricsRow[] = [];
-    for (let page = 1; ; page += 1) {
-      const p = await apiPost<{ totalPages: number; metrics: MetricsRow[] }>(
-        co.key,
-        "/v1/reports/metrics",
-        { ...WINDOW, page, limit: 100 },
-      );
-      rows.push(...p.metrics);
-      if (page >= p.totalPages) break;
-    }
+    const rows = await allMetrics(co, WINDOW);
     expect(rows.length).toBeGreaterThan(900);
     const lengths = (name: string) =>
       new Set(
@@ -124,37 +110,17 @@ describe("KPIs of a long window of mostly empty shifts", () => {
     expect(lengths("Sunday")).toEqual(new Set([60, 120, 180]));
     expect(lengths("Morning")).toEqual(new Set([480]));
 
-    const keyings: [string, (r: MetricsRow) => string, (k: KpiRow) => string][] = [
+    const keyings: Keying[] = [
       ["machine", (r) => String(r.machine.id), (k) => String(k.machine?.id)],
       ["shift", (r) => r.shift.name, (k) => String(k.shift)],
       ["day", (r) => localDay(r.shift.startTime).date, (k) => String(k.day)],
       ["week", (r) => isoWeek(localDay(r.shift.startTime).date), (k) => String(k.week)],
       ["month", (r) => localDay(r.shift.startTime).date.slice(0, 7), (k) => String(k.month)],
     ];
-    for (const [key, ofMetrics, ofKpi] of keyings) {
-      const groups = new Map<string, MetricsRow[]>();
-      for (const r of rows) groups.set(ofMetrics(r), [...(groups.get(ofMetrics(r)) ?? []), r]);
-      const got: KpiRow[] = [];
-      for (let page = 1; ; page += 1) {
-        const p = await apiPost<{ totalPages: number; kpis: KpiRow[] }>(
-          co.key,
-          "/v1/reports/kpis",
-          { ...WINDOW, groupBy: [key], page, limit: 100 },
-        );
-        got.push(...p.kpis);
-        if (page >= p.totalPages) break;
-      }
-      expect(got.map(ofKpi).sort(), key).toEqual([...groups.keys()].sort());
-      for (const k of got) {
-        const members = groups.get(ofKpi(k)) ?? [];
-        expect(k.instances, `${key} ${ofKpi(k)}`).toBe(members.length);
-        for (const t of TIMES) {
-          close(
-            k.minutes[t],
-            members.reduce((s, r) => s + (r.shiftIndicators[t] ?? 0), 0),
-            `${key} ${ofKpi(k)} ${t}`,
-          );
-        }
+    for (const keying of keyings) {
+      const [key, , ofKpi] = keying;
+      const got = await allKpis(co, { ...WINDOW, groupBy: [key] });
+      for (const [k, members] of expectSumsOfMetrics(got, rows, keying, TOLERANCE)) {
         // Calendar time: each machine's local days of the group's instance starts.
         const days = new Map<string, number>();
         for (const r of members) {
@@ -165,6 +131,7 @@ describe("KPIs of a long window of mostly empty shifts", () => {
           k.minutes.calendarTime,
           [...days.values()].reduce((s, m) => s + m, 0),
           `${key} ${ofKpi(k)} calendarTime`,
+          TOLERANCE,
         );
       }
     }
@@ -182,11 +149,12 @@ describe("KPIs of a long window of mostly empty shifts", () => {
     expect(split.kpis.filter((k) => k.sku !== null).map((k) => k.month)).toEqual(["2025-06"]);
     for (const m of months.kpis) {
       const parts = split.kpis.filter((k) => k.month === m.month);
-      for (const t of TIMES) {
+      for (const t of SHIFT_TIMES) {
         close(
           parts.reduce((s, p) => s + (p.minutes[t] ?? 0), 0),
           m.minutes[t] ?? 0,
           `${m.month} ${t}`,
+          TOLERANCE,
         );
       }
     }

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { machines as machinesTable, productionLogs } from "../../src/db/schema";
 import { inIntegerList, LITERAL_LIST_MAX } from "../../src/http/filters";
-import { packedLogsQuery } from "../../src/reports/page-spans";
+import { packedLogsQuery } from "../../src/reports/packed-logs";
 import { countStatements } from "../d1-counter";
 import { createCompany, createMachines, operatorJson, shardDb, type TestCompany } from "../harness";
 

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { computeProductionMetrics } from "../../src/reports/oee";
-import { packedLogsQuery, SLICE_MS } from "../../src/reports/page-spans";
+import { packedLogsQuery, SLICE_MS } from "../../src/reports/packed-logs";
 import { computeShiftIndicators } from "../../src/reports/shift-time";
 import { insertProductionLogs } from "../fixtures/production-logs";
 import { api, createCompany, createMachines, operatorJson } from "../harness";

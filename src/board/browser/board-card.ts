@@ -4,6 +4,7 @@
  * given in the last 24 hours), its timeline and its live OEE (with a warning when it runs
  * above its nominal speed). The card is a button that opens the machine (./board-detail.ts).
  */
+import { MINUTE_MS } from "../../time/units";
 import { el, fig } from "./board-dom";
 import { clock, number, percent, perProduction, shiftSpan } from "./board-format";
 import { state } from "./board-state";
@@ -82,7 +83,7 @@ function productionAgainstNominal(rt: RealtimeState): { count: number; target: n
   for (const s of rt.production.segments) {
     const start = Date.parse(s.start);
     const end = Math.min(s.end === null ? now : Date.parse(s.end), now);
-    if (end > start) target += (s.nominalSpeed * (end - start)) / 60_000;
+    if (end > start) target += (s.nominalSpeed * (end - start)) / MINUTE_MS;
   }
   return { count: rt.production.count, target };
 }

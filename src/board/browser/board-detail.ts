@@ -3,10 +3,11 @@
  * with their reasons (./board-reasons.ts), its signals over the last 24 hours (power and
  * count first, at most four) and its OEE per shift over the last 7 days.
  */
+import { DAY_MS, MINUTE_MS } from "../../time/units";
 import { answer, api } from "./board-api";
 import { lineChart, oeeChart, type Point } from "./board-charts";
 import { byId, el } from "./board-dom";
-import { clock, HOUR } from "./board-format";
+import { clock } from "./board-format";
 import { hideMachineStops, loadMachineStops, showMachineStops } from "./board-reasons";
 import { state } from "./board-state";
 import type { Machine } from "./board-types";
@@ -16,7 +17,7 @@ import type { Machine } from "./board-types";
  * (buckets are aligned to the epoch), so that every point drawn is a whole bucket: a sum
  * over the 5 minutes of a quarter so far would read as a drop.
  */
-const BUCKET = 15 * 60_000;
+const BUCKET = 15 * MINUTE_MS;
 
 /** power and count first (the demo's), then the machine's other signals. */
 const signalOrder = (name: string) => ["power", "count"].indexOf(name) + 1 || 3;
@@ -40,7 +41,7 @@ async function signalFigures(uuid: string, now: number): Promise<HTMLElement[]> 
         params: {
           path: { machine_uuid: uuid, public_id: signal.public_id },
           query: {
-            start_time: new Date(until - 24 * HOUR).toISOString(),
+            start_time: new Date(until - DAY_MS).toISOString(),
             end_time: new Date(until).toISOString(),
             agg_unit: "m",
             agg_period: 15,
@@ -74,7 +75,7 @@ async function oeeFigure(machine: Machine, now: number): Promise<HTMLElement> {
     await api().POST("/v1/reports/metrics", {
       body: {
         machines: { include: [machine.id] },
-        startDate: { after: new Date(now - 7 * 24 * HOUR).toISOString() },
+        startDate: { after: new Date(now - 7 * DAY_MS).toISOString() },
         limit: 100,
       },
     }),

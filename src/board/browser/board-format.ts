@@ -3,10 +3,9 @@
  * the browser's: Intl.DateTimeFormat with `timeZone`. Figures keep their unit on the same
  * line (a no-break space).
  */
+import { HOUR_MS } from "../../time/units";
 
 const NBSP = "\u00a0";
-/** One hour, ms. */
-export const HOUR = 3_600_000;
 
 /** The zone every time is shown in; set once the company's is known. */
 let zone = "UTC";
@@ -90,7 +89,7 @@ export function duration(minutes: number): string {
 export function shiftSpan(shift: { name: string; start: string; end: string }): string {
   const start = Date.parse(shift.start);
   const end = Date.parse(shift.end);
-  const hours = Math.round((end - start) / HOUR);
+  const hours = Math.round((end - start) / HOUR_MS);
   if (hours >= 24) return `${shift.name}, ${hours}${NBSP}h from ${dayClock(start)}`;
   return `${shift.name}, ${clock(start)}–${clock(end)}`;
 }

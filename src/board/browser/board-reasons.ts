@@ -6,6 +6,7 @@
  * come from `GET /v1/realtime/{machine_id}/stops`; the reason goes through the scanner's
  * endpoint, `POST /v1/realtime/{machine_id}/stop-reason`, with the stop's id (docs/realtime.md).
  */
+import { MINUTE_MS } from "../../time/units";
 import { answer, api, BoardApiError } from "./board-api";
 import { el } from "./board-dom";
 import { clock, dayClock, duration } from "./board-format";
@@ -196,7 +197,7 @@ function stopRow(machine: Machine, entry: StopEntry, now: number): HTMLElement {
   const { stop, classification } = entry;
   const start = Date.parse(stop.startTime);
   const end = stop.endTime === null ? null : Date.parse(stop.endTime);
-  const minutes = ((end ?? now) - start) / 60_000;
+  const minutes = ((end ?? now) - start) / MINUTE_MS;
   const origin = originOf(stop);
   const reason = classification
     ? `${reasonText(classification)}${classification.description && (classification.generalCause.name || classification.specificCause.name) ? ` (${classification.description})` : ""}`

@@ -4,19 +4,19 @@
  * (the running shift's OEE, the shift instances of the timelines), the stops, and the
  * production logs of the timelines' window.
  */
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "../../time/units";
 import { allPages, answer, api, BoardApiError } from "./board-api";
-import { HOUR } from "./board-format";
 import { state } from "./board-state";
 import { boardStops } from "./board-stops";
 import type { Machine, MetricsRow, ProductionLog, StopsFilters, StopsRow } from "./board-types";
 
 /** How long a machine that runs no shift is left alone before it is asked again. */
-const NO_SHIFT_RETRY_MS = 10 * 60_000;
+const NO_SHIFT_RETRY_MS = 10 * MINUTE_MS;
 /**
  * How far back the reports are read: shift instances (24 hours at most) that reach into the
  * last 24 hours start in the last 48, and so do the stops the cards show, but for a long one.
  */
-const REPORT_WINDOW_MS = 48 * HOUR;
+const REPORT_WINDOW_MS = 48 * HOUR_MS;
 
 async function inBatches<T>(items: T[], size: number, work: (item: T) => Promise<void>) {
   for (let i = 0; i < items.length; i += size) {
@@ -71,7 +71,7 @@ async function stopRows(ids: number[], now: number): Promise<StopsRow[]> {
     read({ startDate: { after: windowStart } }),
     read({
       startDate: { before: windowStart },
-      endDate: { after: new Date(now - 24 * HOUR).toISOString() },
+      endDate: { after: new Date(now - DAY_MS).toISOString() },
     }),
   ]);
   return [...recent, ...long];
@@ -83,7 +83,7 @@ async function stopRows(ids: number[], now: number): Promise<StopsRow[]> {
  */
 async function productionLogs(ids: number[], now: number) {
   try {
-    const after = new Date(now - 24 * HOUR).toISOString();
+    const after = new Date(now - DAY_MS).toISOString();
     const logs = await allPages(async (page) => {
       const body = { machines: { include: ids }, end: { after }, page, limit: 100 };
       const data = answer(await api().POST("/v1/production-logs/filters", { body }));

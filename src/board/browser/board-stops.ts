@@ -5,7 +5,7 @@
  * is read again. No DOM here: the cards (./board-card.ts) and the machine's stop list
  * (./board-reasons.ts) draw from it, and test/board/ checks it alone.
  */
-import { HOUR } from "./board-format";
+import { DAY_MS } from "../../time/units";
 import type {
   LiveEvent,
   Stop,
@@ -20,7 +20,7 @@ import type {
  * A stop without a reason that ended less than this long ago waits for one, ms: the stops a
  * scanner can still label (docs/realtime.md, "Stop reasons"), and the reasons the cards show.
  */
-const RECENT_MS = 24 * HOUR;
+const RECENT_MS = DAY_MS;
 
 /**
  * A stop changed by a stream event keeps that version over a report whose read began less

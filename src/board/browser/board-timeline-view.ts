@@ -5,8 +5,9 @@
  * carries `data-state`, `data-start` and `data-end` (ISO instants) and a title; each bar an
  * `aria-label` with the minutes of each class.
  */
+import { DAY_MS } from "../../time/units";
 import { el } from "./board-dom";
-import { clock, dayClock, duration, HOUR } from "./board-format";
+import { clock, dayClock, duration } from "./board-format";
 import {
   minutesByState,
   type Stretch,
@@ -90,10 +91,10 @@ export function timelineBlock(
   if (shift) {
     const span = { start: Date.parse(shift.start), end: Date.parse(shift.end) };
     // A shift of a day or more reads with its days: `Mon 00:00` to `Tue 00:00`.
-    const end = span.end - span.start >= 24 * HOUR ? dayClock : clock;
+    const end = span.end - span.start >= DAY_MS ? dayClock : clock;
     bars.push(bar("shift", "Shift", records, span, now, [end(span.start), end(span.end)]));
   }
-  const day = { start: now - 24 * HOUR, end: now };
+  const day = { start: now - DAY_MS, end: now };
   bars.push(bar("day", "24 h", records, day, now, [dayClock(day.start), clock(day.end)]));
   return el("span", { class: "timeline", "data-field": "timeline" }, ...bars);
 }

@@ -13,6 +13,7 @@
  * Where records overlap the first class of that list wins, as in the report. Pure: no DOM,
  * no clock (test/board/timeline.test.ts).
  */
+import { MINUTE_MS } from "../../time/units";
 
 /** The class of an instant on the timeline. */
 export type TimelineState = "running" | "down" | "planned" | "no-data" | "not-scheduled";
@@ -93,6 +94,6 @@ export function minutesByState(stretches: Stretch[]): Record<TimelineState, numb
     "no-data": 0,
     "not-scheduled": 0,
   };
-  for (const s of stretches) minutes[s.state] += (s.end - s.start) / 60_000;
+  for (const s of stretches) minutes[s.state] += (s.end - s.start) / MINUTE_MS;
   return minutes;
 }

@@ -165,7 +165,7 @@ export const productionLogs = sqliteTable(
     index("production_logs_machine_start_idx").on(t.machineId, t.start),
     index("production_logs_shift_instance_idx").on(t.shiftInstanceId),
     // The machine's longest log in one seek: how far before a window an overlapping
-    // log can start (src/reports/page-spans.ts writes the same expression).
+    // log can start (src/reports/packed-logs.ts writes the same expression).
     index("production_logs_machine_duration_idx").on(t.machineId, sql`("end" - "start")`),
     // Behind the search's order and its filters on start, end, count and SKU
     // (docs/bounded-work.md). Partial on logs not deleted, the only ones a search sees:

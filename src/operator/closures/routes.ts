@@ -8,6 +8,7 @@
 import { z } from "@hono/zod-openapi";
 import { notFound } from "../../http/errors";
 import { DateTimeMs } from "../../http/filters";
+import { dateTime } from "../../http/instants";
 import { createRouter, jsonResponse } from "../../http/openapi";
 import { arrayBody, IntId, MAX_ID, textInteger, UuidId } from "../../http/schemas";
 import { tellPlanChanged } from "../../machine-state/notify";
@@ -120,16 +121,12 @@ const ClosureOut = z
       .int()
       .nullable()
       .openapi({ description: "The one machine closed; null = every machine." }),
-    start: z.string().openapi({
-      format: "date-time",
-      description:
-        "The closure's first instant: as given, or `startDate`'s midnight in the company's zone.",
-    }),
-    end: z.string().openapi({
-      format: "date-time",
-      description:
-        "The instant after it: as given, or the midnight that ends `endDate`, in the company's zone.",
-    }),
+    start: dateTime(
+      "The closure's first instant: as given, or `startDate`'s midnight in the company's zone.",
+    ),
+    end: dateTime(
+      "The instant after it: as given, or the midnight that ends `endDate`, in the company's zone.",
+    ),
   })
   .openapi("OperatorClosure");
 

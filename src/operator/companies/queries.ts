@@ -13,9 +13,10 @@ import { companies } from "../../db/schema";
 import { placeCompanies, type ShardState } from "../../db/shard-placement";
 import { type DirectoryEnv, directoryDb, shardBindings } from "../../db/shards";
 import { logError } from "../../observability/log";
+import { DAY_MS } from "../../time/units";
 
 /** How long deliveries carry the old signature after a rotation (docs/webhooks.md). */
-const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+const SECRET_OVERLAP_MS = DAY_MS;
 
 /** A new webhook signing secret: `whsec_` + 32 random bytes in base64url (docs/webhooks.md). */
 function newWebhookSecret(): string {

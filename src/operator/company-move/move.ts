@@ -8,6 +8,7 @@
 import { applyChanges, copyCompany, countRows, removeCompany } from "../../db/company-copy";
 import { installMoveTriggers, moveStateOf, setMoveState } from "../../db/move-fence";
 import { logError } from "../../observability/log";
+import { SECOND_MS } from "../../time/units";
 
 /** What a move needs of the directory and of the Worker (src/operator/company-move/routes.ts). */
 export interface MoveDeps {
@@ -33,7 +34,7 @@ export interface MoveDeps {
 }
 
 /** Extra wait after the placement cache time before fencing, and before removing, ms. */
-const SWITCH_GRACE_MS = 1_000;
+const SWITCH_GRACE_MS = SECOND_MS;
 
 /**
  * How long the moving mark holds at most, ms: a move cut short during its switch frees the
@@ -107,8 +108,21 @@ async function applyAll(source: D1Database, target: D1Database, companyId: numbe
   }
 }
 
+/** One move under way: the company, its two shards by name and their counted bindings. */
+interface MoveRun {
+  deps: MoveDeps;
+  companyId: number;
+  from: string;
+  to: string;
+  source: D1Database;
+  target: D1Database;
+  /** The statements sent to both shards so far. */
+  statements: { n: number };
+}
+
 /**
- * Moves a company to another shard (see the module comment).
+ * Moves a company to another shard (see the module comment): copy, catch up, switch,
+ * remove; on a failure before the switch, the source unfenced and the target put back.
  *
  * @param deps the directory and the Worker.
  * @param companyId the company.
@@ -122,6 +136,39 @@ export async function moveCompany(
   companyId: number,
   to: string,
 ): Promise<MoveReport> {
+  const run = await startRun(deps, companyId, to);
+  const restoreTarget = await prepareTarget(run);
+  // 1. Copy, recording the changes made meanwhile.
+  await setMoveState(run.source, companyId, "tracking");
+  const switching = { since: 0 };
+  try {
+    const copied = await copyCompany(run.source, run.target, companyId);
+    const caughtUp = await catchUp(run);
+    const switched = await switchShard(run, switching);
+    await removeFromSource(run);
+    return {
+      companyId,
+      from: run.from,
+      to,
+      copied: nonZero(copied),
+      changesApplied: caughtUp + switched.changesApplied,
+      rows: nonZero(switched.rows),
+      switchMs: switched.switchMs,
+      statements: run.statements.n,
+    };
+  } catch (error) {
+    await undoMove(run, switching.since > 0, restoreTarget);
+    throw error;
+  }
+}
+
+/**
+ * Checks the move asked for and opens both shards, their bindings counting statements.
+ *
+ * @throws MoveError 404 unknown company, 422 unknown target shard, 409 the company is on
+ *   it already, 500 the company's own shard is not bound.
+ */
+async function startRun(deps: MoveDeps, companyId: number, to: string): Promise<MoveRun> {
   const from = await deps.placementOf(companyId);
   if (from === null) throw new MoveError(404, "Company not found");
   const targetBinding = deps.shard(to);
@@ -130,89 +177,124 @@ export async function moveCompany(
   const sourceBinding = deps.shard(from);
   if (!sourceBinding) throw new MoveError(500, `The company's shard ${from} is not bound`);
   const statements = { n: 0 };
-  const source = counted(sourceBinding, statements);
-  const target = counted(targetBinding, statements);
+  return {
+    deps,
+    companyId,
+    from,
+    to,
+    source: counted(sourceBinding, statements),
+    target: counted(targetBinding, statements),
+    statements,
+  };
+}
 
-  // Both databases get the triggers. The target receives: its figure triggers leave the
-  // company's copied rows alone (the copy carries the source's kept figures and write counts).
-  // What an earlier move cut short left in the target goes.
+/**
+ * Installs the move triggers in both shards and empties the target of the company, which it
+ * now receives: its figure triggers leave the company's copied rows alone (the copy carries
+ * the source's kept figures and write counts). What an earlier move cut short left in the
+ * target goes.
+ *
+ * @returns what puts the target back as it was: none of the company's rows, its former move
+ *   state.
+ */
+async function prepareTarget(run: MoveRun): Promise<() => Promise<void>> {
+  const { source, target, companyId } = run;
   await installMoveTriggers(source);
   await installMoveTriggers(target);
   const targetState = await moveStateOf(target, companyId);
   await setMoveState(target, companyId, "receiving");
   await removeCompany(target, companyId, "receiving");
-  /** Puts the target back as it was: none of the company's rows, its former move state. */
-  const restoreTarget = async () => {
+  return async () => {
     await setMoveState(target, companyId, "receiving");
     await removeCompany(target, companyId, "receiving");
     await setMoveState(target, companyId, targetState === "receiving" ? null : targetState);
   };
+}
 
-  // 1. Copy, recording the changes made meanwhile.
-  await setMoveState(source, companyId, "tracking");
-  let switchStart = 0;
+/**
+ * 2. Catch up: the realtime held writes flushed to the source, then the changes recorded
+ * since the copy applied to the target, in at most `CATCH_UP_ROUNDS` rounds, until no more
+ * than `FEW_CHANGES` are left for the switch.
+ *
+ * @returns the changes applied.
+ */
+async function catchUp(run: MoveRun): Promise<number> {
+  await run.deps.flushRealtime(run.source, run.companyId);
+  let changesApplied = 0;
+  for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
+    const { applied, remaining } = await applyChanges(run.source, run.target, run.companyId);
+    changesApplied += applied;
+    if (remaining <= FEW_CHANGES) break;
+  }
+  return changesApplied;
+}
+
+/**
+ * 3. Switch: marks the company moving, waits out the placement cache, fences the source,
+ * applies the last changes, compares the row counts, then names the target in the
+ * directory.
+ *
+ * @param switching `since` is set to the instant the moving mark was made (ms), so that a
+ *   failure after it clears the mark.
+ * @returns the changes applied in the switch, the target's rows by table, and how long
+ *   writes waited (ms).
+ * @throws MoveError 500 when the counts differ or changes are left (nothing switched).
+ */
+async function switchShard(
+  run: MoveRun,
+  switching: { since: number },
+): Promise<{ changesApplied: number; rows: Map<string, number>; switchMs: number }> {
+  const { deps, source, target, companyId, to } = run;
+  switching.since = Date.now();
+  await deps.markMoving(companyId, switching.since + MOVING_MARK_MS);
+  await deps.sleep(deps.placementCacheMs + SWITCH_GRACE_MS);
+  await setMoveState(source, companyId, "fenced");
+  const last = await applyAll(source, target, companyId);
+  const [before, after] = await Promise.all([
+    countRows(source, companyId),
+    countRows(target, companyId),
+  ]);
+  const differing = [...before].filter(([table, n]) => after.get(table) !== n);
+  if (differing.length > 0 || last.left > 0) {
+    throw new MoveError(
+      500,
+      `The copy does not match the source (${differing.map(([t, n]) => `${t}: ${n} vs ${after.get(t)}`).join(", ") || `${last.left} changes left`}); nothing was switched`,
+    );
+  }
+  // The target's own writes count again from here (no request reaches it before the switch).
+  await setMoveState(target, companyId, null);
+  await deps.freshIdRanges(to);
+  await deps.switchTo(companyId, to);
+  return { changesApplied: last.applied, rows: after, switchMs: Date.now() - switching.since };
+}
+
+/** 4. Remove the company from the source, once the requests that read it are done. */
+async function removeFromSource(run: MoveRun): Promise<void> {
+  await run.deps.sleep(SWITCH_GRACE_MS);
+  await setMoveState(run.source, run.companyId, "gone");
+  await removeCompany(run.source, run.companyId, "gone");
+}
+
+/**
+ * After a failure, if the move did not switch: the source stays the company's, unfenced,
+ * and the waiting requests go on (the moving mark cleared when it was made); the target is
+ * put back as it was (should that fail too, it is logged and the next move there does it).
+ *
+ * @param marked whether the moving mark was made.
+ * @param restoreTarget what `prepareTarget` returned.
+ */
+async function undoMove(
+  run: MoveRun,
+  marked: boolean,
+  restoreTarget: () => Promise<void>,
+): Promise<void> {
+  const { deps, companyId } = run;
+  if ((await deps.placementOf(companyId)) !== run.from) return;
+  await setMoveState(run.source, companyId, null);
+  if (marked) await deps.markMoving(companyId, null);
   try {
-    const copied = await copyCompany(source, target, companyId);
-
-    // 2. Catch up.
-    await deps.flushRealtime(source, companyId);
-    let changesApplied = 0;
-    for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
-      const { applied, remaining } = await applyChanges(source, target, companyId);
-      changesApplied += applied;
-      if (remaining <= FEW_CHANGES) break;
-    }
-
-    // 3. Switch.
-    switchStart = Date.now();
-    await deps.markMoving(companyId, switchStart + MOVING_MARK_MS);
-    await deps.sleep(deps.placementCacheMs + SWITCH_GRACE_MS);
-    await setMoveState(source, companyId, "fenced");
-    const last = await applyAll(source, target, companyId);
-    changesApplied += last.applied;
-    const [before, after] = await Promise.all([
-      countRows(source, companyId),
-      countRows(target, companyId),
-    ]);
-    const differing = [...before].filter(([table, n]) => after.get(table) !== n);
-    if (differing.length > 0 || last.left > 0) {
-      throw new MoveError(
-        500,
-        `The copy does not match the source (${differing.map(([t, n]) => `${t}: ${n} vs ${after.get(t)}`).join(", ") || `${last.left} changes left`}); nothing was switched`,
-      );
-    }
-    // The target's own writes count again from here (no request reaches it before the switch).
-    await setMoveState(target, companyId, null);
-    await deps.freshIdRanges(to);
-    await deps.switchTo(companyId, to);
-    const switchMs = Date.now() - switchStart;
-
-    // 4. Remove, once the requests that read the source are done.
-    await deps.sleep(SWITCH_GRACE_MS);
-    await setMoveState(source, companyId, "gone");
-    await removeCompany(source, companyId, "gone");
-    return {
-      companyId,
-      from,
-      to,
-      copied: nonZero(copied),
-      changesApplied,
-      rows: nonZero(after),
-      switchMs,
-      statements: statements.n,
-    };
-  } catch (error) {
-    // Not switched: the source stays the company's, unfenced, and the waiting requests go on;
-    // the target is put back as it was (should that fail too, the next move there does it).
-    if ((await deps.placementOf(companyId)) === from) {
-      await setMoveState(source, companyId, null);
-      if (switchStart > 0) await deps.markMoving(companyId, null);
-      try {
-        await restoreTarget();
-      } catch (cleanup) {
-        logError("company_move_cleanup", cleanup, { companyId, target: to });
-      }
-    }
-    throw error;
+    await restoreTarget();
+  } catch (cleanup) {
+    logError("company_move_cleanup", cleanup, { companyId, target: run.to });
   }
 }

@@ -16,6 +16,7 @@ import {
   lookupIngestTarget,
 } from "../../resources/signals/signal-lookup";
 import { nudgeLive } from "../../streams/publish";
+import { DAY_MS } from "../../time/units";
 import { requireKeyScope, requireMachine, scopeOfKey } from "../lookups";
 import { operatorRoute } from "../schemas";
 import { createSignals, deleteSignal } from "./queries";
@@ -123,12 +124,12 @@ export const operatorSignalsRoutes = createRouter()
         background,
       );
       if (!signal) throw notFound("Signal not found");
-      const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * 86_400_000;
+      const retentionMs = signal.retentionDays === null ? null : signal.retentionDays * DAY_MS;
       // The machine's count signal drives stop detection in its store (docs/machine-state.md).
       const isCount =
         signal.name === COUNT_SIGNAL_NAME &&
         (await countSignalId(c.env, signal, background)) === signal.id;
-      const hotWindowMs = signal.hotWindowDays * 86_400_000;
+      const hotWindowMs = signal.hotWindowDays * DAY_MS;
       const result = await ingestSamples(
         c.env,
         { ...signal, retentionMs, hotWindowMs },

@@ -10,6 +10,7 @@ import { z } from "@hono/zod-openapi";
 import { BEFORE_EPOCH, INSTANT, INSTANT_PATTERN, NO_OFFSET_IS_UTC } from "../../http/instants";
 import { MAX_ABS_SAMPLE_VALUE, MAX_SAMPLES_PER_CALL } from "../../resources/signals/ingest";
 import { latestSampleAt, MAX_SAMPLE_AHEAD_MS } from "../../resources/signals/sample-bounds";
+import { MINUTE_MS } from "../../time/units";
 
 /** A sample value: finite, within the bound that keeps every bucket's sum finite. */
 const sampleValue = z
@@ -65,7 +66,7 @@ export function parseDateTime(s: string): number {
 }
 
 /** Minutes a sample may lie after the server's clock, in words. */
-const AHEAD_MINUTES = MAX_SAMPLE_AHEAD_MS / 60_000;
+const AHEAD_MINUTES = MAX_SAMPLE_AHEAD_MS / MINUTE_MS;
 
 /**
  * The refusal of a sample after `latest` (the server's clock plus `MAX_SAMPLE_AHEAD_MS`).

@@ -24,6 +24,7 @@ import { companyStream, machineStream } from "../../streams/names";
 import { streamObject, ticketObject } from "../../streams/publish";
 import { StreamEventSchema, TicketSchema } from "../../streams/schemas";
 import { TICKET_TTL_MS, type TicketPrincipal } from "../../streams/tickets";
+import { SECOND_MS } from "../../time/units";
 import { findMachine } from "../queries";
 import { MachineIdParam } from "../schemas";
 
@@ -221,7 +222,7 @@ async function subscribe(
   if (!decision.ok && decision.revoked) throw notAuthenticated();
   if (!decision.ok) {
     throw new ApiError(429, "Too many open event connections for this credential", {
-      "Retry-After": String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))),
+      "Retry-After": String(Math.max(1, Math.ceil(decision.retryAfterMs / SECOND_MS))),
     });
   }
   const url = new URL("https://events.internal/subscribe");

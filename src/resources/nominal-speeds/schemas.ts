@@ -3,6 +3,7 @@
  */
 
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/instants";
 import { PageFields } from "../../http/pagination";
 import { unchangedWhenNull } from "../../http/patch-fields";
 import {
@@ -50,9 +51,9 @@ export const NominalSpeedSchema = z
     countingFactor: z.number().openapi({
       description: "SKU units per sensor pulse (12 where one pulse is a case of twelve).",
     }),
-    createdAt: z.string().openapi({ format: "date-time" }),
-    updatedAt: z.string().openapi({ format: "date-time" }),
-    deletedAt: z.string().nullable().openapi({ format: "date-time" }),
+    createdAt: dateTime(),
+    updatedAt: dateTime(),
+    deletedAt: dateTime().nullable(),
   })
   .openapi("NominalSpeed");
 

@@ -169,6 +169,8 @@ export class SignalArchive {
    * @param before hours not yet in the object join it only if they start before this (the
    *   first day still in the hot window).
    * @returns the samples written.
+   * @throws the R2 error of a failed write or read-back, or a read-back that differs (no
+   *   hour marked then).
    */
   private async writeObject(
     signalId: number,
@@ -180,25 +182,7 @@ export class SignalArchive {
       .exec<Row>("SELECT * FROM archive_objects WHERE key = ?", key)
       .toArray()
       .map(toObject)[0];
-    // The hours of this object: those already in it, and those of its days past the hot
-    // window that no object holds yet and whose day belongs to an object of this kind.
-    const rows = this.sql
-      .exec<Row>(
-        `SELECT hour, n, samples, archive_id FROM blocks
-         WHERE signal_id = ? AND hour >= ? AND hour < ?
-           AND (archive_id = ? OR (archive_id IS NULL AND samples IS NOT NULL AND hour < ?))
-         ORDER BY hour`,
-        signalId,
-        span.start,
-        span.end,
-        existing?.id ?? -1,
-        before,
-      )
-      .toArray()
-      .filter((row) => {
-        if (row.archive_id !== null || span.kind === "day" || span.kind === "hour") return true;
-        return this.spanOfHour(signalId, Number(row.hour)).kind === span.kind;
-      });
+    const rows = this.hoursOfObject(signalId, span, existing, before);
     const local = new Map<number, DecodedSamples>();
     for (const row of rows) {
       if (row.samples !== null) {
@@ -222,18 +206,84 @@ export class SignalArchive {
       if (existing) await this.remove([existing]);
       return 0;
     }
-    const file = await encodeArchive(merged.ts, merged.values);
+    const bytes = await this.putVerified(key, merged);
+    this.markArchived(signalId, span, key, merged, bytes, local.keys());
+    return merged.ts.length;
+  }
+
+  /**
+   * The block rows of an object's hours, by hour: those already in it, and those of its
+   * days past the hot window that no object holds yet and whose day belongs to an object of
+   * this kind (`spanOfHour`).
+   *
+   * @param existing the object as the catalog has it, or undefined (not written yet).
+   * @param before hours not yet in an object join only if they start before this, ms.
+   * @returns rows of `hour`, `n`, `samples` (null: only in the object) and `archive_id`.
+   */
+  private hoursOfObject(
+    signalId: number,
+    span: ArchiveSpan,
+    existing: ArchiveObject | undefined,
+    before: number,
+  ): Row[] {
+    return this.sql
+      .exec<Row>(
+        `SELECT hour, n, samples, archive_id FROM blocks
+         WHERE signal_id = ? AND hour >= ? AND hour < ?
+           AND (archive_id = ? OR (archive_id IS NULL AND samples IS NOT NULL AND hour < ?))
+         ORDER BY hour`,
+        signalId,
+        span.start,
+        span.end,
+        existing?.id ?? -1,
+        before,
+      )
+      .toArray()
+      .filter((row) => {
+        if (row.archive_id !== null || span.kind === "day" || span.kind === "hour") return true;
+        return this.spanOfHour(signalId, Number(row.hour)).kind === span.kind;
+      });
+  }
+
+  /**
+   * Puts an object's samples to R2 as Parquet, then reads it back and compares it sample by
+   * sample before anything is dropped; the reader keeps the bytes.
+   *
+   * @param samples the object's samples, by time (ms) with their values.
+   * @returns the object's bytes as stored.
+   * @throws the R2 error of the write or read, or an Error when the object is missing or
+   *   differs once read back.
+   */
+  private async putVerified(key: string, samples: DecodedSamples): Promise<ArrayBuffer> {
+    const file = await encodeArchive(samples.ts, samples.values);
     await this.bucket.put(key, file, {
-      customMetadata: { samples: String(merged.ts.length), format: "signal-archive-1" },
+      customMetadata: { samples: String(samples.ts.length), format: "signal-archive-1" },
     });
-    // Read back and compare sample by sample before anything is dropped.
     const stored = await this.bucket.get(key);
     if (!stored) throw new Error(`archive object ${key} not found after writing it`);
     const bytes = await stored.arrayBuffer();
     const back = await decodeArchive(bytes);
-    if (!sameSamples(back, merged)) throw new Error(`archive object ${key} read back differs`);
+    if (!sameSamples(back, samples)) throw new Error(`archive object ${key} read back differs`);
     this.reader.remember(key, bytes);
+    return bytes;
+  }
 
+  /**
+   * Records a written object in the catalog (its span, sample count, size in bytes and first
+   * sample's time, ms) and marks its hours archived: an hour with minute rollups no longer
+   * needs its samples here; a sparse one keeps them (they cost less than the rollups it has
+   * not got).
+   *
+   * @param hours the hours whose samples the store held and the object now holds, ms.
+   */
+  private markArchived(
+    signalId: number,
+    span: ArchiveSpan,
+    key: string,
+    samples: DecodedSamples,
+    bytes: ArrayBuffer,
+    hours: Iterable<number>,
+  ): void {
     const id = this.sql
       .exec<Row>(
         `INSERT INTO archive_objects (signal_id, kind, start, "end", key, n, bytes, first)
@@ -246,14 +296,12 @@ export class SignalArchive {
         span.start,
         span.end,
         key,
-        merged.ts.length,
+        samples.ts.length,
         bytes.byteLength,
-        merged.ts[0] ?? span.start,
+        samples.ts[0] ?? span.start,
       )
       .one().id;
-    for (const hour of local.keys()) {
-      // An hour with minute rollups no longer needs its samples here; a sparse one keeps
-      // them (they cost less than the rollups it has not got).
+    for (const hour of hours) {
       this.sql.exec(
         `UPDATE blocks SET archive_id = ?, archive_stale = 0,
            samples = CASE WHEN minutes IS NULL THEN samples END
@@ -263,7 +311,6 @@ export class SignalArchive {
         hour,
       );
     }
-    return merged.ts.length;
   }
 
   /**

@@ -4,6 +4,7 @@
  * after the server's clock. The operator ingestion refuses a sample beyond them; the store
  * drops those an ingestion accepted before the bound existed (`SignalStore.repairFuture`).
  */
+import { MINUTE_MS } from "../../time/units";
 
 /**
  * How far after the server's clock a sample's instant may lie, ms (5 minutes). A sample
@@ -15,7 +16,7 @@
  * bounded by the present; a sample in 9999 once made the detector plan 2.9 million days
  * (docs/input-bounds.md, docs/decisions.md).
  */
-export const MAX_SAMPLE_AHEAD_MS = 5 * 60_000;
+export const MAX_SAMPLE_AHEAD_MS = 5 * MINUTE_MS;
 
 /**
  * The latest instant a sample may have when it arrives at `now`, ms.

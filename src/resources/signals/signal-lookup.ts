@@ -8,6 +8,7 @@
 
 import type { Database } from "../../db/client";
 import type { CompanyScope } from "../../db/company-scope";
+import { MINUTE_MS, SECOND_MS } from "../../time/units";
 import {
   findIngestTarget,
   findSignalByMachineUuid,
@@ -19,11 +20,11 @@ import {
 const MAX_CACHED_SIGNALS = 10_000;
 
 /** How long the ingestion's and the `count` sums' lookups are kept, ms. */
-export const INGEST_CACHE_MS = 5 * 60_000;
+export const INGEST_CACHE_MS = 5 * MINUTE_MS;
 /** Within this much of its expiry, a hit starts a refresh in the background, ms. */
-export const REFRESH_AHEAD_MS = 60_000;
+export const REFRESH_AHEAD_MS = MINUTE_MS;
 /** How long "this machine has no `count` signal" is kept, ms. */
-const MISSING_COUNT_MS = 60_000;
+const MISSING_COUNT_MS = MINUTE_MS;
 
 /** Keeps a promise alive after the answer (`ctx.waitUntil`); absent = no refresh ahead. */
 export type Background = (promise: Promise<unknown>) => void;
@@ -115,7 +116,7 @@ export async function lookupSignal(
   const row = await findSignalByMachineUuid(scope, machineUuid, publicId);
   if (row && cacheSeconds > 0) {
     if (cache.size >= MAX_CACHED_SIGNALS) cache.clear();
-    cache.set(key, { row, expiresAt: now + cacheSeconds * 1000 });
+    cache.set(key, { row, expiresAt: now + cacheSeconds * SECOND_MS });
   } else cache.delete(key);
   return row;
 }

@@ -9,15 +9,16 @@ import { unprocessable } from "../../http/errors";
 import { EXAMPLE_WINDOW } from "../../http/examples";
 import { epochMsOf, INSTANT_PATTERN } from "../../http/instants";
 import { textInteger } from "../../http/schemas";
+import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from "../../time/units";
 import { AGG_FUNCTIONS, type AggFunction } from "./aggregate";
 
 /** Longest window of one signal-data query. */
-export const MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
+export const MAX_WINDOW_MS = 14 * DAY_MS;
 /** Most points one signal-data query may produce. */
 export const MAX_POINTS = 10_000;
 
 /** A bucket unit's width, ms (a `d` bucket is a UTC day). */
-export const AGG_UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export const AGG_UNIT_MS = { s: SECOND_MS, m: MINUTE_MS, h: HOUR_MS, d: DAY_MS } as const;
 const AGG_UNITS = ["s", "m", "h", "d"] as const;
 
 const isoDateTime = z.iso

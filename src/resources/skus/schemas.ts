@@ -3,6 +3,7 @@
  */
 
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/instants";
 import { PageFields } from "../../http/pagination";
 import { unchangedWhenNull } from "../../http/patch-fields";
 import { FuzzySearchFilter, SearchTerm, stringIdListFields } from "../../http/search";
@@ -21,9 +22,9 @@ export const SkuSchema = z
     description: z.string().nullable(),
     unit: z.string().nullable().openapi({ example: "units" }),
     archived: z.boolean(),
-    createdAt: z.string().openapi({ format: "date-time" }),
-    updatedAt: z.string().openapi({ format: "date-time" }),
-    deletedAt: z.string().nullable().openapi({ format: "date-time" }),
+    createdAt: dateTime(),
+    updatedAt: dateTime(),
+    deletedAt: dateTime().nullable(),
   })
   .openapi("Sku");
 
