@@ -143,7 +143,8 @@ export default defineConfig(async () => {
         /(swagger-ui-dist\/(swagger-ui-bundle\.js|swagger-ui\.css)|\/docs\/metrics\.md)$/,
       ),
       cloudflareTest({
-        main: "./src/index.ts",
+        // src/index.ts's Worker with the machine's store observed (test/fixtures/worker.ts).
+        main: "./test/fixtures/worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           // A database outside the shard pattern, which test/db/shards.test.ts binds as a new

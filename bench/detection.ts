@@ -33,7 +33,9 @@
  *    a slow restart does not end the stop by silence); pieces after the restart close that same stop, and the
  *    machine's stream holds its `stop.started` and `stop.ended`.
  *
- * Writes `bench/detection-results.md`; exits 1 when a target is missed.
+ * BENCH_DETECT_PARTS (`1234`) names the parts to run (`1` for the throughput alone, as when
+ * two builds are compared back to back). Writes `bench/detection-results.md` after a run of
+ * every part (prints only, otherwise); exits 1 when a target is missed.
  */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -52,6 +54,7 @@ const MACHINES = envNumber("BENCH_DETECT_MACHINES", 20);
 const ROUNDS = envNumber("BENCH_DETECT_ROUNDS", 5);
 const STOPS = envNumber("BENCH_DETECT_STOPS", 5);
 const YEAR_DAYS = envNumber("BENCH_DETECT_YEAR_DAYS", 365);
+const PARTS = process.env.BENCH_DETECT_PARTS ?? "1234";
 const BASE = `http://127.0.0.1:${PORT}`;
 const TOKEN = "bench-detection-token";
 const STATE = existsSync("/dev/shm")
@@ -307,6 +310,81 @@ async function restart(child: { current: ReturnType<typeof spawnDevServer> }) {
   return { ok, open, afterRestart, closed };
 }
 
+type Check = { what: string; got: string; ok: boolean; target: string };
+
+function throughputChecks(t: Awaited<ReturnType<typeof throughput>>): Check[] {
+  const share = t.cpuRateOn / t.cpuRateOff;
+  return [
+    {
+      what: `ingestion with detection on, share of detection off (${MACHINES} machines at once; samples per second of the server's CPU, its stops written)`,
+      got: `${(100 * share).toFixed(1)} % (${t.cpuRateOn.toFixed(0)} / ${t.cpuRateOff.toFixed(0)} samples per CPU-second)`,
+      ok: share >= 0.9,
+      target: ">= 90 %",
+    },
+    {
+      what: "the same, samples per second of wall clock (moves with the machine's load)",
+      got: `${(100 * (t.rateOn / t.rateOff)).toFixed(1)} % (${t.rateOn.toFixed(0)} / ${t.rateOff.toFixed(0)} samples/s)`,
+      ok: true,
+      target: "(reported)",
+    },
+    {
+      what: "detected stops, a machine-day on / off (correctness of the run)",
+      got: `${t.stopsOn} / ${t.stopsOff}`,
+      ok: t.stopsOn === 12 * ROUNDS && t.stopsOff === 0,
+      target: `${12 * ROUNDS} / 0`,
+    },
+  ];
+}
+
+function perStopChecks(s: Awaited<ReturnType<typeof perStop>>): Check[] {
+  return [
+    {
+      what: `D1 write statements of the signal store per detected stop (${s.stops} stops, ${s.closed} closed)`,
+      got: (s.storeStopWrites / Math.max(1, s.stops)).toFixed(2),
+      ok: s.stops === STOPS && s.closed === STOPS && s.storeStopWrites === 2 * STOPS,
+      target: "2 (one when it opens, one when it closes)",
+    },
+    {
+      what: `D1 reads by the upload route (${s.uploads} uploads)`,
+      got: `${s.uploadReads}`,
+      ok: s.uploadReads === 0,
+      target: "0",
+    },
+    {
+      what: `D1 reads by the signal store: the first stop's cycle (the machine's zone, shift definitions and their machines, recorded stops), then the ${STOPS - 1} others`,
+      got: `${s.firstStopReads}, then ${s.laterReads}`,
+      ok: s.firstStopReads <= 4 && s.laterReads === 0,
+      target: "at most 4 once, then 0",
+    },
+    {
+      what: "directory reads by the signal store (the company's shard, kept 2 s for company moves, read before a write of stops)",
+      got: `${s.directoryReads} for ${s.storeStopWrites} writes`,
+      ok: s.directoryReads <= s.storeStopWrites,
+      target: "at most one per write",
+    },
+  ];
+}
+
+function yearChecks(y: Awaited<ReturnType<typeof yearOfHistory>>): Check[] {
+  return y.reads.map((read) => ({
+    what: `a year of 1 Hz history, late batch ${read.label}: blocks decoded by detection, summaries read`,
+    got: `${read.blocks} blocks, ${read.summaries} summaries`,
+    ok: read.blocks === 0 && read.summaries <= 3 * 72,
+    target: "0 blocks; summaries of the hours around the touched one only",
+  }));
+}
+
+function restartChecks(r: Awaited<ReturnType<typeof restart>>): Check[] {
+  return [
+    {
+      what: "a stop open across a restart: same stop, closed by the next piece, with its stream events",
+      got: r.ok ? "yes" : JSON.stringify({ open: r.open, after: r.afterRestart, closed: r.closed }),
+      ok: r.ok,
+      target: "yes",
+    },
+  ];
+}
+
 async function main(): Promise<void> {
   rmSync(STATE, { recursive: true, force: true });
   applyMigrations(STATE);
@@ -325,83 +403,29 @@ async function main(): Promise<void> {
     console.log(
       `Throughput: ${MACHINES} machines at once, detection off then on, ${ROUNDS} rounds...`,
     );
-    const t = await throughput(child.current.pid ?? 0);
+    const t = PARTS.includes("1") ? await throughput(child.current.pid ?? 0) : null;
     load.push(loadavg()[0] ?? 0);
     console.log(`D1 per detected stop, live uploads... (restarts so far: ${bench.restarts()})`);
-    const s = await perStop();
+    const s = PARTS.includes("2") ? await perStop() : null;
     console.log(
       `A year of 1 Hz history (${YEAR_DAYS} days)... (restarts so far: ${bench.restarts()})`,
     );
-    const y = await yearOfHistory();
+    const y = PARTS.includes("3") ? await yearOfHistory() : null;
     load.push(loadavg()[0] ?? 0);
     console.log("Restart with a stop open...");
-    const r = await restart(child);
+    const r = PARTS.includes("4") ? await restart(child) : null;
     load.push(loadavg()[0] ?? 0);
-
-    const share = t.cpuRateOn / t.cpuRateOff;
     const checks = [
-      {
-        what: `ingestion with detection on, share of detection off (${MACHINES} machines at once; samples per second of the server's CPU, its stops written)`,
-        got: `${(100 * share).toFixed(1)} % (${t.cpuRateOn.toFixed(0)} / ${t.cpuRateOff.toFixed(0)} samples per CPU-second)`,
-        ok: share >= 0.9,
-        target: ">= 90 %",
-      },
-      {
-        what: "the same, samples per second of wall clock (moves with the machine's load)",
-        got: `${(100 * (t.rateOn / t.rateOff)).toFixed(1)} % (${t.rateOn.toFixed(0)} / ${t.rateOff.toFixed(0)} samples/s)`,
-        ok: true,
-        target: "(reported)",
-      },
-      {
-        what: "detected stops, a machine-day on / off (correctness of the run)",
-        got: `${t.stopsOn} / ${t.stopsOff}`,
-        ok: t.stopsOn === 12 * ROUNDS && t.stopsOff === 0,
-        target: `${12 * ROUNDS} / 0`,
-      },
-      {
-        what: `D1 write statements of the signal store per detected stop (${s.stops} stops, ${s.closed} closed)`,
-        got: (s.storeStopWrites / Math.max(1, s.stops)).toFixed(2),
-        ok: s.stops === STOPS && s.closed === STOPS && s.storeStopWrites === 2 * STOPS,
-        target: "2 (one when it opens, one when it closes)",
-      },
-      {
-        what: `D1 reads by the upload route (${s.uploads} uploads)`,
-        got: `${s.uploadReads}`,
-        ok: s.uploadReads === 0,
-        target: "0",
-      },
-      {
-        what: `D1 reads by the signal store: the first stop's cycle (the machine's zone, shift definitions and their machines, recorded stops), then the ${STOPS - 1} others`,
-        got: `${s.firstStopReads}, then ${s.laterReads}`,
-        ok: s.firstStopReads <= 4 && s.laterReads === 0,
-        target: "at most 4 once, then 0",
-      },
-      {
-        what: "directory reads by the signal store (the company's shard, kept 2 s for company moves, read before a write of stops)",
-        got: `${s.directoryReads} for ${s.storeStopWrites} writes`,
-        ok: s.directoryReads <= s.storeStopWrites,
-        target: "at most one per write",
-      },
-      ...y.reads.map((read) => ({
-        what: `a year of 1 Hz history, late batch ${read.label}: blocks decoded by detection, summaries read`,
-        got: `${read.blocks} blocks, ${read.summaries} summaries`,
-        ok: read.blocks === 0 && read.summaries <= 3 * 72,
-        target: "0 blocks; summaries of the hours around the touched one only",
-      })),
-      {
-        what: "a stop open across a restart: same stop, closed by the next piece, with its stream events",
-        got: r.ok
-          ? "yes"
-          : JSON.stringify({ open: r.open, after: r.afterRestart, closed: r.closed }),
-        ok: r.ok,
-        target: "yes",
-      },
+      ...(t ? throughputChecks(t) : []),
+      ...(s ? perStopChecks(s) : []),
+      ...(y ? yearChecks(y) : []),
+      ...(r ? restartChecks(r) : []),
     ];
     const date = new Date().toISOString().slice(0, 10);
     const report = [
       `# Stop detection (${date})`,
       "",
-      `\`npx tsx bench/detection.ts\`; ${cpus().length} cores, load average ${load.map((l) => l.toFixed(1)).join(" -> ")} (other agents at work on the machine); a year of history: ${YEAR_DAYS} days ingested in ${y.ingestS.toFixed(0)} s, ${y.stops} detected stops; the local runtime restarted under ${bench.restarts()} call(s), resent.`,
+      `\`npx tsx bench/detection.ts\`; ${cpus().length} cores, load average ${load.map((l) => l.toFixed(1)).join(" -> ")} (other agents at work on the machine); ${y ? `a year of history: ${YEAR_DAYS} days ingested in ${y.ingestS.toFixed(0)} s, ${y.stops} detected stops; ` : `parts ${PARTS}; `}the local runtime restarted under ${bench.restarts()} call(s), resent.`,
       "",
       "| Check | Measured | Target |",
       "|---|---|---|",
@@ -410,7 +434,7 @@ async function main(): Promise<void> {
       ),
       "",
     ].join("\n");
-    writeFileSync(RESULTS, report);
+    if (PARTS === "1234") writeFileSync(RESULTS, report);
     console.log(`\n${report}`);
     const misses = checks.filter((c) => !c.ok);
     if (misses.length > 0) {

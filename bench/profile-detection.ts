@@ -5,7 +5,7 @@
  * part 1).
  *
  * 1. applies the migrations to a state directory in memory and starts the dev server
- *    (`bench/workers/d1-counting.ts`, unminified) on BENCH_PROFILE_PORT (8796) with the
+ *    (`bench/workers/d1-counting.ts`, unminified; `lib/profiled-server.ts`) on BENCH_PROFILE_PORT (8796) with the
  *    DevTools inspector on BENCH_INSPECTOR_PORT (9232): the inspector costs CPU of its own,
  *    so figures taken here are shares within one profile, never comparable with
  *    `npm run bench`;
@@ -19,48 +19,31 @@
  *
  * Run with `npx tsx bench/profile-detection.ts`. A diagnosis aid, not part of `npm run bench`.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { DAY, detectionBench, serverCpuMs, workingDay } from "./lib/detection-plant";
-import { inspect, type Profile, summarize } from "./lib/profiler";
-import {
-  applyMigrations,
-  spawnDevServer,
-  stopDevServer,
-  waitForHealthz,
-} from "./lib/spawn-dev-server";
+import { withProfiledServer } from "./lib/profiled-server";
+import { summarize } from "./lib/profiler";
 
 const PORT = envNumber("BENCH_PROFILE_PORT", 8796);
 const INSPECTOR = envNumber("BENCH_INSPECTOR_PORT", 9232);
 const MACHINES = envNumber("BENCH_PROFILE_MACHINES", 10);
 const DAYS = envNumber("BENCH_PROFILE_DAYS", 2);
-const BASE = `http://127.0.0.1:${PORT}`;
 const TOKEN = "bench-profile-detection-token";
-/** A copy of wrangler.toml with `minify` off, beside it (its paths are relative). */
-const PROFILE_CONFIG = "wrangler.profile-detection.toml";
-const DIR = existsSync("/dev/shm")
-  ? `/dev/shm/production-monitoring-profile-detection-${process.pid}`
-  : join(ROOT, ".wrangler/profile-detection");
 /** Quiet time after a group before its profile stops, ms (the stream ticks at 1 s). */
 const QUIET_MS = 3_000;
 
-async function main(): Promise<void> {
-  rmSync(DIR, { recursive: true, force: true });
-  applyMigrations(DIR);
-  const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
-  writeFileSync(join(ROOT, PROFILE_CONFIG), config.replace(/^minify = true$/m, "minify = false"));
-  const child = spawnDevServer({
+await withProfiledServer(
+  {
+    name: "profile-detection",
     port: PORT,
-    persistTo: DIR,
+    inspector: INSPECTOR,
     vars: [`OPERATOR_TOKEN:${TOKEN}`],
     script: "bench/workers/d1-counting.ts",
-    env: { BENCH_INSPECTOR_PORT: String(INSPECTOR) },
-    config: PROFILE_CONFIG,
-  });
-  const bench = detectionBench(BASE, TOKEN);
-  try {
-    await waitForHealthz(BASE, child);
+  },
+  async ({ child, base, profile: profiled }) => {
+    const bench = detectionBench(base, TOKEN);
     const p = await bench.plant("Profile", 2 * MACHINES);
     const groups = {
       off: p.machines.slice(0, MACHINES),
@@ -76,19 +59,14 @@ async function main(): Promise<void> {
       await Promise.all(machines.map((m) => bench.settled(p.companyId, m.id)));
     };
     await sendDay(p.machines, 0);
-    const session = await inspect(INSPECTOR);
-    await session.call("Profiler.enable");
-    await session.call("Profiler.setSamplingInterval", { interval: 200 });
     const samples = (MACHINES * DAYS * DAY) / 1_000;
     for (const [name, machines] of Object.entries(groups)) {
       const pgid = child.pid ?? 0;
       const cpuBefore = serverCpuMs(pgid);
-      await session.call("Profiler.start");
-      for (let d = 1; d <= DAYS; d++) await sendDay(machines, d);
-      await new Promise((done) => setTimeout(done, QUIET_MS));
-      const { profile } = (await session.call("Profiler.stop")) as unknown as {
-        profile: Profile;
-      };
+      const profile = await profiled(async () => {
+        for (let d = 1; d <= DAYS; d++) await sendDay(machines, d);
+        await new Promise((done) => setTimeout(done, QUIET_MS));
+      });
       const cpuMs = serverCpuMs(pgid) - cpuBefore;
       const out = join(ROOT, `.wrangler/detection-${name}.cpuprofile`);
       writeFileSync(out, JSON.stringify(profile));
@@ -98,12 +76,5 @@ async function main(): Promise<void> {
       );
       summarize(profile, samples / 1_000, "1,000 samples");
     }
-    session.close();
-  } finally {
-    await stopDevServer(child);
-    rmSync(DIR, { recursive: true, force: true });
-    rmSync(join(ROOT, PROFILE_CONFIG), { force: true });
-  }
-}
-
-await main();
+  },
+);

@@ -11,7 +11,8 @@ const USER_HZ = 100;
 
 /**
  * CPU time (user + system, ms) used so far by every live process whose process
- * group is `pgid`, plus this process.
+ * group is `pgid`, with the children each has waited for (a runtime that restarted: its
+ * successor is live, its own time is in its parent's), plus this process.
  *
  * @param pgid the process group id (the pid of a child spawned with `detached: true`).
  * @returns milliseconds of CPU; 0 for the group where `/proc` is unavailable.
@@ -33,10 +34,10 @@ export function groupCpuMs(pgid: number): number {
       continue; // exited meanwhile
     }
     // Fields after the command name (which may hold spaces), see proc(5):
-    // state(3) ppid(4) pgrp(5) ... utime(14) stime(15).
+    // state(3) ppid(4) pgrp(5) ... utime(14) stime(15) cutime(16) cstime(17).
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (Number(fields[2]) !== pgid) continue;
-    ticks += Number(fields[11]) + Number(fields[12]);
+    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
   }
   const own = process.cpuUsage();
   return (ticks * 1000) / USER_HZ + (own.user + own.system) / 1000;

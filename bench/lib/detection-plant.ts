@@ -40,8 +40,9 @@ export function detectionBench(BASE: string, TOKEN: string) {
   let restarts = 0;
   /**
    * Sends `[t, v]` samples to a signal, `CHUNK` a call. A call the local runtime dropped
-   * because it restarted (Miniflare's 503, seen now and then on this loaded machine, with or
-   * without detection) is sent again: an ingestion is idempotent.
+   * because it restarted (Miniflare's 503, or the connection closed under it: seen now and
+   * then on this loaded machine, with or without detection) is sent again: an ingestion is
+   * idempotent.
    */
   async function send(publicId: string, samples: readonly (readonly [number, number])[]) {
     for (let i = 0; i < samples.length; i += CHUNK) {
@@ -52,7 +53,8 @@ export function detectionBench(BASE: string, TOKEN: string) {
           await op("POST", `/signals/${publicId}/samples`, body);
           break;
         } catch (error) {
-          if (attempt >= 3 || !String(error).includes("restarted mid-request")) throw error;
+          const dropped = /restarted mid-request|fetch failed/.test(String(error));
+          if (attempt >= 3 || !dropped) throw error;
           restarts += 1;
           await new Promise((done) => setTimeout(done, 2_000));
         }

@@ -28,6 +28,7 @@ import { shardBindings } from "../../src/db/shards";
 import type { Env } from "../../src/env";
 import * as project from "../../src/index";
 import type { WebhookMessage } from "../../src/webhooks/webhook-outbox";
+import * as observed from "../../test/fixtures/observed-signal-store";
 
 interface Counts {
   roundTrips: number;
@@ -200,7 +201,8 @@ export class CompanyStream extends project.CompanyStream {
 
 export { ConnectionLeases, RealtimeTickets } from "../../src/index";
 
-export class SignalStore extends project.SignalStore {
+/** The store observed as the tests observe it (its detector waited for, its reads counted). */
+export class SignalStore extends observed.SignalStore {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, counted(env, "signal store"));
   }
@@ -239,7 +241,7 @@ export default {
     // bench/detection.ts: a machine's detector, settled, and what it has read of its store.
     const store = /^\/__bench\/detection\/(\d+)\/(\d+)$/.exec(url.pathname);
     if (store) {
-      const stub = env.SIGNAL_STORE.get(env.SIGNAL_STORE.idFromName(`${store[1]}:${store[2]}`));
+      const stub = observed.observedStore(env, Number(store[1]), Number(store[2]));
       await stub.settleDetection();
       return Response.json(await stub.detectionReads());
     }

@@ -17,8 +17,6 @@ import { DetectorTables } from "./tables";
 /** The summaries half of a machine's stop detector, over its `SignalStore`'s storage. */
 export abstract class DetectorSummaries {
   readonly tables: DetectorTables;
-  /** Blocks of samples this detector decoded itself since the object started (`rebuild`). */
-  blocksDecoded = 0;
 
   /**
    * @param storage the object's storage (SQLite and alarm).
@@ -38,6 +36,12 @@ export abstract class DetectorSummaries {
 
   /** Sets the alarm that covers an evaluation the object might not finish (./detector.ts). */
   protected abstract armSafety(): void;
+
+  /**
+   * Evaluates what an ingestion marked: at once when its last sample is recent, else once
+   * its burst of calls is over (./detector.ts).
+   */
+  protected abstract evaluateAfter(lastSample: number): void;
 
   /** The rule a signal is read with here, or null when detection does not read it. */
   private ruleOf(signalId: number, countSignal: boolean | undefined): [RuleId, SignalRule] | null {
@@ -60,7 +64,7 @@ export abstract class DetectorSummaries {
 
   /**
    * Summarizes the hours an ingestion wrote, in its synchronous step, and marks them to
-   * evaluate; `process` evaluates them after the answer.
+   * evaluate; `process` evaluates them after the answer (`evaluateAfter`).
    */
   onBlocks(
     signalId: number,
@@ -83,7 +87,7 @@ export abstract class DetectorSummaries {
     if (!first || !last) return;
     this.tables.addPending(first.hour, last.hour + HOUR_MS);
     this.armSafety();
-    this.background(this.process());
+    this.evaluateAfter(last.merged.ts[last.merged.ts.length - 1] ?? last.hour);
   }
 
   private summarize(
@@ -134,7 +138,6 @@ export abstract class DetectorSummaries {
         .toArray();
       for (const r of rows) {
         if (r.samples === null) continue;
-        this.blocksDecoded += 1;
         this.summarize(rule, found[1], gapMs, {
           hour: r.hour,
           merged: decodeSamples(r.hour, r.n, r.samples),

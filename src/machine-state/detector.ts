@@ -20,6 +20,15 @@ const MAX_ROUNDS = 20;
  * most this late, and the stops of a burst of ingestions share a batch.
  */
 const WRITE_SPACING_MS = 1_000;
+/**
+ * How long a backfill's evaluation waits for the next call of its burst, ms: a gateway
+ * catching up sends a machine-day in about 9 calls, a second or so apart on a loaded server,
+ * and each evaluation, write of stops and call to the stream costs about as much as the
+ * summaries of a call; the burst shares one.
+ */
+const BURST_QUIET_MS = 3_000;
+/** Longest a backfill's evaluation waits while its burst goes on, ms. */
+const BURST_MAX_MS = 10_000;
 /** How far back a change of settings or shifts is evaluated again, ms (the reports' default week). */
 export const REEVALUATE_MS = 7 * 86_400_000;
 
@@ -188,6 +197,46 @@ export class Detector extends DetectorSummaries {
     this.tables.setWakeAt(
       at === END_OF_DATA ? null : Math.min(Math.max(at, now + 1), now + MAX_WAKE_AHEAD_MS),
     );
+  }
+
+  /** The burst of backfill calls waiting for one evaluation: its first and last call, ms. */
+  private burst: { since: number; last: number } | null = null;
+
+  /**
+   * Evaluates what an ingestion marked. Where a person may be waiting (the ingestion's last
+   * sample within the machine's gap of now: a stop may be opening or ending now), at once.
+   * A backfill (older samples: a gateway catching up, a history loaded) waits until its
+   * burst of calls is quiet for `BURST_QUIET_MS`, `BURST_MAX_MS` at most, and then evaluates
+   * and writes once for the whole burst. What waits is in the store's table all along (the
+   * safety alarm resumes it after a restart); `process` called meanwhile evaluates at once.
+   *
+   * @param lastSample the ingestion's last sample, ms.
+   */
+  protected evaluateAfter(lastSample: number): void {
+    const now = Date.now();
+    const gapMs = this.tables.settings().maxSampleGapSeconds * 1_000;
+    if (lastSample >= now - gapMs || this.running) {
+      // A run going on takes in what was added before it ends.
+      this.background(this.process());
+      return;
+    }
+    if (this.burst) {
+      this.burst.last = now;
+      return;
+    }
+    const burst = { since: now, last: now };
+    this.burst = burst;
+    const waitForQuiet = async () => {
+      for (;;) {
+        const due = Math.min(burst.last + BURST_QUIET_MS, burst.since + BURST_MAX_MS);
+        const wait = due - Date.now();
+        if (wait <= 0) break;
+        await new Promise((done) => setTimeout(done, wait));
+      }
+      this.burst = null;
+      await this.process();
+    };
+    this.background(waitForQuiet());
   }
 
   /** Called by the object's alarm: evaluates the tail when its time came, retries what failed. */

@@ -22,9 +22,6 @@ type Row = Record<string, SqlStorageValue>;
 
 /** The detector's hour summaries and waiting stretches, over the object's SQLite. */
 export class DetectorHourTables {
-  /** Summary rows read since the object started (for the benchmark's "only the touched hours"). */
-  summariesRead = 0;
-
   /** @param sql the object's SQLite, migrated (./signal-store-migrations.ts). */
   constructor(protected readonly sql: SqlStorage) {}
 
@@ -73,7 +70,6 @@ export class DetectorHourTables {
         limit,
       )
       .toArray();
-    this.summariesRead += rows.length;
     return rows.map((r) => ({
       summary: JSON.parse(r.summary as string) as HourSummary,
       variant: r.variant === 1 ? 1 : 0,

@@ -15,7 +15,6 @@ import {
   SignalSampleStore,
   type WrittenBlock,
 } from "../resources/signals/store";
-import { instanceWork } from "../shifts/instances";
 import { HOUR_MS, hourStart } from "../time/units";
 import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
 import type { DetectionSettings } from "./rules";
@@ -40,7 +39,8 @@ export interface RecordedStopChange {
 }
 
 export class SignalStore extends SignalSampleStore {
-  private readonly detector: Detector;
+  /** The machine's stop detector (subclasses observe it: test/fixtures/observed-signal-store.ts). */
+  protected readonly detector: Detector;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env, SIGNAL_STORE_MIGRATIONS);
@@ -140,26 +140,6 @@ export class SignalStore extends SignalSampleStore {
     const now = Date.now();
     tables.addPending(tables.firstHour() ?? now, now + 1);
     await this.detector.process();
-  }
-
-  /** Runs the detector's pending work now and waits for it (tests, and the operator's writes). */
-  settleDetection(): Promise<void> {
-    return this.detector.process();
-  }
-
-  /**
-   * What detection read of this store since the object started: hour summaries, and blocks
-   * of samples it decoded itself (only a settings change does; an ingestion's own blocks are
-   * the ingestion's). For the benchmark's "a late batch reads only the touched hours". Also
-   * the local dates the planner visited in this isolate (`instanceWork`), for the tests that
-   * bound planning by the samples.
-   */
-  detectionReads(): { summaries: number; blocks: number; planDates: number } {
-    return {
-      summaries: this.detector.tables.summariesRead,
-      blocks: this.detector.blocksDecoded,
-      planDates: instanceWork.dates,
-    };
   }
 }
 

@@ -4,8 +4,10 @@
  * (the KPI report keeps its day as calendar time); a closure written after the samples takes
  * the stop it covers away; a machine's closure closes that machine only.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Api } from "../fixtures/api-types";
+import { observedStore } from "../fixtures/observed-signal-store";
 import { detectionPlant, HOUR, iso, MIN, series } from "../fixtures/plant";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
 
@@ -153,6 +155,8 @@ describe("a non-working day of the plant calendar", () => {
     await ingest(otherCount, flat);
     await plant.send(flat);
     await plant.settle();
+    // Old samples wait for the burst's one evaluation (docs/machine-state.md): settle it.
+    await observedStore(env, plant.co.id, other.id).settleDetection();
 
     const metrics = await post<Api["MetricsReportPage"]>(plant.co.key, "/v1/reports/metrics", {
       startDate: window,

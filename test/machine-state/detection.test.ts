@@ -1,7 +1,9 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { observedStore } from "../fixtures/observed-signal-store";
 import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { SseSubscriber } from "../fixtures/subscriber";
-import { api } from "../harness";
+import { api, ingest } from "../harness";
 
 const D0 = Date.UTC(2025, 3, 7, 6);
 
@@ -21,6 +23,46 @@ describe("detected stops from the count signal", () => {
       isIncludedInStops: true,
       isManual: false,
     });
+  });
+});
+
+describe("a backfill's burst of calls", () => {
+  const down = (t: number) => t >= D0 + 30 * MIN && t < D0 + 40 * MIN;
+  const history = series(D0, D0 + 5 * HOUR, S, (t) => (down(t) ? 0 : 1));
+
+  it("is evaluated once its calls stop, with nothing to wait for it", async () => {
+    const plant = await detectionPlant();
+    // Two calls of 10,000 samples two days back (inside the hot window: no archive alarm
+    // comes soon); no call of the test settles the detector.
+    const from = Math.floor(Date.now() / HOUR) * HOUR - 48 * HOUR;
+    const recent = series(from, from + 20_000 * S, S, (t) => (down(t - from + D0) ? 0 : 1));
+    await ingest(plant.count, recent);
+    // Within the longest wait of a burst (10 s), before the safety alarm (30 s).
+    const deadline = Date.now() + 20_000;
+    let stops = await plant.stops();
+    while (stops.length === 0 && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 500));
+      stops = await plant.stops();
+    }
+    expect(stops.map((s) => [s.startTime, s.endTime])).toEqual([
+      [iso(from + 30 * MIN), iso(from + 40 * MIN)],
+    ]);
+  });
+
+  it("loses no stop when the object restarts before the burst's evaluation", async () => {
+    const plant = await detectionPlant();
+    await ingest(plant.count, history);
+    // The object goes at once, before its burst is quiet: what waits is in its storage, and
+    // the object's alarm (set by the ingestion) evaluates it.
+    const stub = observedStore(env, plant.co.id, plant.machineId);
+    await runInDurableObject(stub, (_instance, state) => state.abort("restart")).catch(
+      (error: unknown) => expect(String(error)).toContain("restart"),
+    );
+    const woken = observedStore(env, plant.co.id, plant.machineId);
+    expect(await runDurableObjectAlarm(woken)).toBe(true);
+    expect((await plant.stops()).map((s) => [s.startTime, s.endTime])).toEqual([
+      [iso(D0 + 30 * MIN), iso(D0 + 40 * MIN)],
+    ]);
   });
 });
 

@@ -11,8 +11,8 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_WAKE_AHEAD_MS } from "../../src/machine-state/detector";
-import { machineStateStore, type SignalStore } from "../../src/machine-state/signal-store";
 import { latestSampleAt } from "../../src/resources/signals/sample-bounds";
+import { observedStore, type SignalStore } from "../fixtures/observed-signal-store";
 import { detectionPlant, iso, MIN, S, series } from "../fixtures/plant";
 import { api, createCompany, createMachines, createSignal, operator, shardD1 } from "../harness";
 
@@ -68,12 +68,12 @@ async function restart(machine: {
   companyId: number;
   machineId: number;
 }): Promise<DurableObjectStub<SignalStore>> {
-  const stub = machineStateStore(env, machine.companyId, machine.machineId);
+  const stub = observedStore(env, machine.companyId, machine.machineId);
   await stub.settleDetection();
   await runInDurableObject(stub, (_instance: SignalStore, state) => state.abort("restart")).catch(
     (error: unknown) => expect(String(error)).toContain("restart"),
   );
-  return machineStateStore(env, machine.companyId, machine.machineId);
+  return observedStore(env, machine.companyId, machine.machineId);
 }
 
 /** What the store and its detector hold after the bound, and its alarm. */
@@ -99,7 +99,7 @@ async function stateAfterBound(stub: DurableObjectStub<SignalStore>) {
 describe("a machine that took samples from the future before they were refused", () => {
   it("is repaired when it wakes: samples, summaries, wake, alarm and stops after the bound go", async () => {
     const plant = await detectionPlant();
-    let stub = machineStateStore(env, plant.co.id, plant.machineId);
+    let stub = observedStore(env, plant.co.id, plant.machineId);
     const machine = {
       companyId: plant.co.id,
       machineId: plant.machineId,
@@ -198,7 +198,7 @@ describe("the detector, given instants from 1970 to 9999", () => {
       fc.asyncProperty(samplesArb, async (samples) => {
         const target = targets[run++ % targets.length];
         if (!target) throw new Error("no machine");
-        let stub = machineStateStore(env, target.companyId, target.machineId);
+        let stub = observedStore(env, target.companyId, target.machineId);
         const before = (await stub.detectionReads()).planDates;
         await ingestUnchecked(stub, target, samples);
         const planned = (await stub.detectionReads()).planDates - before;
@@ -261,7 +261,7 @@ describe("the far-future uploads of issue 48, through the route", () => {
     // Nothing of the refused calls reached the machine's store: no block, no stop, no alarm
     // beyond the detector's two days.
     await plant.settle();
-    const stub = machineStateStore(env, plant.co.id, plant.machineId);
+    const stub = observedStore(env, plant.co.id, plant.machineId);
     const held = await runInDurableObject(stub, async (_instance: SignalStore, state) => ({
       blocks: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM blocks").one().n,
       alarm: await state.storage.getAlarm(),

@@ -4,7 +4,7 @@
  */
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { machineStateStore } from "../../src/machine-state/signal-store";
+import { observedStore } from "../fixtures/observed-signal-store";
 import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { createSignal, ingest, operator, operatorJson } from "../harness";
 
@@ -109,7 +109,7 @@ describe("the clock", () => {
     expect((await plant.stops()).map(span)).toEqual([[iso(now - 2 * MIN), null]]);
     // Nothing arrives any more: past the gap, the alarm closes the stop after its last sample.
     await new Promise((done) => setTimeout(done, Math.max(0, now + 4 * S - Date.now())));
-    await runDurableObjectAlarm(machineStateStore(env, plant.co.id, plant.machineId));
+    await runDurableObjectAlarm(observedStore(env, plant.co.id, plant.machineId));
     await plant.settle();
     expect((await plant.stops()).map(span)).toEqual([[iso(now - 2 * MIN), iso(now)]]);
   });
@@ -118,7 +118,7 @@ describe("the clock", () => {
 describe("the clock, once the silence is over", () => {
   it("evaluates nothing more for history that ends without pieces, even after a late batch", async () => {
     const plant = await detectionPlant();
-    const store = machineStateStore(env, plant.co.id, plant.machineId);
+    const store = observedStore(env, plant.co.id, plant.machineId);
     const asleep = async () => {
       // Nothing the clock can change: running the object's alarm (whatever set it: the
       // signal archive sets its own) evaluates nothing. A wake due at once, set again by

@@ -7,7 +7,7 @@ import { eq } from "drizzle-orm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { signals as signalsTable } from "../../src/db/schema";
-import { machineStateStore } from "../../src/machine-state/signal-store";
+import { observedStore } from "../fixtures/observed-signal-store";
 import { MIN, S } from "../fixtures/plant";
 import {
   api,
@@ -78,7 +78,7 @@ describe("the same stops however the samples arrive", () => {
               .select({ id: signalsTable.id })
               .from(signalsTable)
               .where(eq(signalsTable.publicId, publicId));
-            const store = machineStateStore(env, co.id, m.id);
+            const store = observedStore(env, co.id, m.id);
             const context = { companyId: co.id, machineId: m.id, countSignal: true };
             return async (list: readonly (readonly [number, number])[]) => {
               if (list.length === 0) return;
@@ -126,7 +126,7 @@ describe("the same stops however the samples arrive", () => {
         }
         const want = expected(samples);
         for (const m of machines) {
-          await machineStateStore(env, co.id, m.id).settleDetection();
+          await observedStore(env, co.id, m.id).settleDetection();
           const res = await api(co.key, "/v1/reports/stops", {
             method: "POST",
             json: { machines: { include: [m.id] }, limit: 100 },

@@ -7,8 +7,8 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { machineStateStore } from "../../src/machine-state/signal-store";
 import type { Api, OperatorSchemas } from "../fixtures/api-types";
+import { observedStore } from "../fixtures/observed-signal-store";
 import { detectionPlant, HOUR, iso, MIN, S, series } from "../fixtures/plant";
 import { api, createMachines, createSignal, ingest, operator, operatorJson } from "../harness";
 import { type Cls, referenceRuns } from "./reference";
@@ -205,7 +205,7 @@ describe("the same stop whichever arrives first", () => {
           const [m] = await createMachines(plant.co.id, [{ name: `M${samplesFirst}` }]);
           if (!m) throw new Error("no machine");
           const count = await createSignal(m.id, { name: "count", kind: "counter" });
-          const store = machineStateStore(env, plant.co.id, m.id);
+          const store = observedStore(env, plant.co.id, m.id);
           const send = async () => {
             await ingest(count, samples);
             await store.settleDetection();

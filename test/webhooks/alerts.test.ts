@@ -9,12 +9,12 @@ import { verify } from "@octokit/webhooks-methods";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALL_SCOPES } from "../../src/auth/scopes";
 import { companyScope } from "../../src/db/company-scope";
-import { machineStateStore } from "../../src/machine-state/signal-store";
 import { stopRowsByIds } from "../../src/reports/stops-report";
 import { machineStream } from "../../src/streams/names";
 import { streamObject } from "../../src/streams/publish";
 import { alertStatements } from "../../src/webhooks/stop-alert-events";
 import { answers, type FakeNetwork, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
+import { observedStore } from "../fixtures/observed-signal-store";
 import {
   deliveriesOf,
   runDeliverer,
@@ -112,7 +112,7 @@ async function plant(shard?: string) {
     /** Ingests `[ms, value]` count samples and waits for the detector. */
     async send(samples: [number, number][]) {
       await ingest(count, samples);
-      await machineStateStore(env, created.id, machine.id).settleDetection();
+      await observedStore(env, created.id, machine.id).settleDetection();
     },
     /** Runs the machine stream object's alarm (the platform's, at the test's clock). */
     async alarm() {

@@ -99,40 +99,40 @@ export class SignalSampleStore extends SignalBlockStore {
     retentionMs: number | null,
     context?: IngestContext,
   ): Promise<IngestResult> {
-    const order = ascendingOrder(ts);
-    // Per hour: ascending distinct instants, the last sample of an instant winning.
-    const byHour = new Map<number, { ts: number[]; values: number[] }>();
-    for (const i of order) {
-      const t = ts[i] ?? 0;
-      const hour = hourStart(t);
-      let group = byHour.get(hour);
-      if (group === undefined) {
-        group = { ts: [], values: [] };
-        byHour.set(hour, group);
-      }
-      if (group.ts[group.ts.length - 1] === t)
-        group.values[group.values.length - 1] = values[i] ?? 0;
-      else {
-        group.ts.push(t);
-        group.values.push(values[i] ?? 0);
-      }
-    }
-    const sql = this.ctx.storage.sql;
+    const byHour = groupByHour(ts, values);
     if (context?.hotWindowMs !== undefined) {
       this.archive.setSettings(context, context.hotWindowMs);
     }
-    const read = (hour: number) =>
-      sql
-        .exec<StoredBlock>(
-          "SELECT n, samples, archive_id FROM blocks WHERE signal_id = ? AND hour = ?",
-          signalId,
-          hour,
-        )
-        .toArray()[0];
-    // Archived hours whose samples are only on R2 come back first, with no other call of
-    // the object in between (the writes below then run in one synchronous turn, as always).
-    const archived = [...byHour.keys()].flatMap((hour) => {
-      const stored = read(hour);
+    await this.restoreArchived(signalId, [...byHour.keys()]);
+    const merged = this.mergeHours(signalId, byHour);
+    if ("refused" in merged) return { accepted: 0, refused: merged.refused };
+    const { writes, accepted } = merged;
+    for (const { hour, merged } of writes) this.writeBlock(signalId, hour, merged);
+    if (writes.length > 0) this.blocksWritten(signalId, writes, context);
+    this.ctx.storage.sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
+    await this.armAlarm(retentionMs, writes);
+    return { accepted };
+  }
+
+  /** A stored block's samples (null when archived) and its archive, or undefined. */
+  private readBlock(signalId: number, hour: number): StoredBlock | undefined {
+    return this.ctx.storage.sql
+      .exec<StoredBlock>(
+        "SELECT n, samples, archive_id FROM blocks WHERE signal_id = ? AND hour = ?",
+        signalId,
+        hour,
+      )
+      .toArray()[0];
+  }
+
+  /**
+   * Brings back from R2 the samples of the hours among `hours` that are only archived, with
+   * no other call of the object in between (the ingestion's writes then run in one
+   * synchronous turn, as always).
+   */
+  private async restoreArchived(signalId: number, hours: readonly number[]): Promise<void> {
+    const archived = hours.flatMap((hour) => {
+      const stored = this.readBlock(signalId, hour);
       return stored && stored.samples === null && stored.archive_id !== null
         ? [{ hour, archiveId: stored.archive_id }]
         : [];
@@ -140,10 +140,20 @@ export class SignalSampleStore extends SignalBlockStore {
     if (archived.length > 0) {
       await this.ctx.blockConcurrencyWhile(() => this.archive.restore(signalId, archived));
     }
-    const writes: { hour: number; merged: DecodedSamples }[] = [];
+  }
+
+  /**
+   * Each hour's new samples merged into its stored block (hours whose raw samples retention
+   * removed are skipped), or a refusal when a block would exceed `MAX_SAMPLES_PER_BLOCK`.
+   */
+  private mergeHours(
+    signalId: number,
+    byHour: ReadonlyMap<number, HourSamples>,
+  ): { writes: WrittenBlock[]; accepted: number } | { refused: string } {
+    const writes: WrittenBlock[] = [];
     let accepted = 0;
     for (const [hour, group] of byHour) {
-      const stored = read(hour);
+      const stored = this.readBlock(signalId, hour);
       if (stored !== undefined && stored.samples === null) continue;
       const merged = mergeSamples(
         stored?.samples ? decodeSamples(hour, stored.n, stored.samples) : undefined,
@@ -152,30 +162,32 @@ export class SignalSampleStore extends SignalBlockStore {
       );
       if (merged.ts.length > MAX_SAMPLES_PER_BLOCK) {
         return {
-          accepted: 0,
           refused: `More than ${MAX_SAMPLES_PER_BLOCK} samples in the hour from ${new Date(hour).toISOString()}`,
         };
       }
       writes.push({ hour, merged });
       accepted += group.ts.length;
     }
-    for (const { hour, merged } of writes) this.writeBlock(signalId, hour, merged);
-    if (writes.length > 0) this.blocksWritten(signalId, writes, context);
-    sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
+    return { writes, accepted };
+  }
+
+  /**
+   * Sets the alarm that prunes and archives, once per lifetime of the object while a
+   * retention or hot window is known, and sooner when an ingestion wrote hours already past
+   * the hot window (a backfill, a late sample).
+   */
+  private async armAlarm(retentionMs: number | null, writes: readonly WrittenBlock[]) {
     const hotWindowMs = this.archive.settings()?.hotWindowMs;
-    if (retentionMs !== null || hotWindowMs !== undefined) {
-      // Hours already past the hot window (a backfill, a late sample) are archived soon.
-      const past =
-        hotWindowMs !== undefined &&
-        writes.some(({ hour }) => hour < archivableBefore(Date.now(), hotWindowMs));
-      if (!this.alarmSet || past) {
-        const alarm = await this.ctx.storage.getAlarm();
-        const wanted = Date.now() + (past ? ARCHIVE_SOON_MS : PRUNE_EVERY_MS);
-        if (alarm === null || (past && alarm > wanted)) await this.ctx.storage.setAlarm(wanted);
-      }
-      this.alarmSet = true;
+    if (retentionMs === null && hotWindowMs === undefined) return;
+    const past =
+      hotWindowMs !== undefined &&
+      writes.some(({ hour }) => hour < archivableBefore(Date.now(), hotWindowMs));
+    if (!this.alarmSet || past) {
+      const alarm = await this.ctx.storage.getAlarm();
+      const wanted = Date.now() + (past ? ARCHIVE_SOON_MS : PRUNE_EVERY_MS);
+      if (alarm === null || (past && alarm > wanted)) await this.ctx.storage.setAlarm(wanted);
     }
-    return { accepted };
+    this.alarmSet = true;
   }
 
   /**
@@ -290,6 +302,35 @@ export function ascendingOrder(ts: readonly number[]): number[] {
     }
   }
   return order;
+}
+
+/** One hour's samples of an ingestion: ascending distinct instants, ms, and their values. */
+interface HourSamples {
+  ts: number[];
+  values: number[];
+}
+
+/**
+ * An ingestion's samples by UTC hour (ms), each hour's instants ascending and distinct, the
+ * last sample of an instant winning (`ascendingOrder` keeps ties in input order).
+ */
+function groupByHour(ts: readonly number[], values: readonly number[]): Map<number, HourSamples> {
+  const byHour = new Map<number, HourSamples>();
+  for (const i of ascendingOrder(ts)) {
+    const t = ts[i] ?? 0;
+    const hour = hourStart(t);
+    let group = byHour.get(hour);
+    if (group === undefined) {
+      group = { ts: [], values: [] };
+      byHour.set(hour, group);
+    }
+    if (group.ts[group.ts.length - 1] === t) group.values[group.values.length - 1] = values[i] ?? 0;
+    else {
+      group.ts.push(t);
+      group.values.push(values[i] ?? 0);
+    }
+  }
+  return byHour;
 }
 
 /**
