@@ -12,16 +12,16 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import type { Env } from "../../src/env";
 import { countingEnv } from "../fixtures/d1-counter";
-import { answers, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
-import { register, settleDeliverers } from "../fixtures/webhook-harness";
-import { createCompany, createMachines, OPERATOR_TOKEN, operatorJson } from "../harness";
+import { fakeNetwork } from "../fixtures/fake-network";
+import { stopReasonScene } from "../fixtures/stop-reason-scene";
+import { settleDeliverers } from "../fixtures/webhook-harness";
 
 afterEach(async () => {
   await settleDeliverers();
   vi.restoreAllMocks();
 });
 
-const MIN = 60_000;
+const _MIN = 60_000;
 
 /** The bindings whose calls are counted: every Durable Object namespace of the Worker. */
 const NAMESPACES = [
@@ -98,39 +98,7 @@ async function callsOf(request: Request): Promise<{
 
 describe("a stop reason and an operator's classification", () => {
   it("call the machine's stream before the answer, and hand the delivery over after it", async () => {
-    fakeNetwork();
-    const co = await createCompany();
-    const [m] = await createMachines(co.id, [{ name: "Press" }]);
-    if (!m) throw new Error("no machine");
-    await operatorJson("POST", `/companies/${co.id}/shifts`, [
-      { name: "Day", startTime: "00:00", endTime: "00:00" },
-    ]);
-    await operatorJson("POST", `/companies/${co.id}/stop-causes`, [
-      { kind: "generalCause", name: "Jam" },
-      { kind: "generalCause", name: "Setup" },
-    ]);
-    const [stop] = await operatorJson<{ id: number }[]>("POST", `/machines/${m.id}/stops`, [
-      { startTime: new Date(Date.now() - 5 * MIN).toISOString(), isProgrammed: false },
-    ]);
-    const net = fakeNetwork();
-    for (const kind of ["Created", "Updated"]) {
-      const { url } = publicEndpoint(net, `/${kind}`);
-      net.endpoints.set(url, answers(200));
-      await register(co.id, url, `MachineStopClassification${kind}`);
-    }
-    const json = { "content-type": "application/json" };
-    const scan = (cause: string) =>
-      new Request(`http://api.test/v1/realtime/${m.id}/stop-reason`, {
-        method: "POST",
-        headers: { "x-api-key": co.key, ...json },
-        body: JSON.stringify({ stopId: stop?.id, generalCause: { name: cause } }),
-      });
-    const classify = (cause: string) =>
-      new Request(`http://api.test/operator/v1/stops/${stop?.id}/classification`, {
-        method: "PUT",
-        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, ...json },
-        body: JSON.stringify({ generalCause: { name: cause } }),
-      });
+    const { scan, classify } = await stopReasonScene(fakeNetwork());
     // The first change stores the stop's shift instance; the ones measured find it stored.
     expect((await callsOf(scan("Setup"))).response.status).toBe(200);
     for (const [label, request] of [

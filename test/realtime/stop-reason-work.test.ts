@@ -6,9 +6,10 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { countStatements, type SentStatement } from "../fixtures/d1-counter";
-import { answers, fakeNetwork, publicEndpoint } from "../fixtures/fake-network";
-import { register, settleDeliverers } from "../fixtures/webhook-harness";
-import { createCompany, createMachines, OPERATOR_TOKEN, operatorJson, shardD1 } from "../harness";
+import { fakeNetwork } from "../fixtures/fake-network";
+import { stopReasonScene } from "../fixtures/stop-reason-scene";
+import { settleDeliverers } from "../fixtures/webhook-harness";
+import { createCompany, createMachines, operatorJson, shardD1 } from "../harness";
 
 afterEach(async () => {
   await settleDeliverers();
@@ -96,38 +97,7 @@ describe("a stop reason's reads", () => {
 
 describe("a stop reason named by id and an operator's classification", () => {
   it("read the stop, its classification and its shift in one first batch, and answer before the hand-over", async () => {
-    const net = fakeNetwork();
-    const co = await createCompany();
-    const [m] = await createMachines(co.id, [{ name: "Press" }]);
-    if (!m) throw new Error("no machine");
-    await operatorJson("POST", `/companies/${co.id}/shifts`, [
-      { name: "Day", startTime: "00:00", endTime: "00:00" },
-    ]);
-    await operatorJson("POST", `/companies/${co.id}/stop-causes`, [
-      { kind: "generalCause", name: "Jam" },
-      { kind: "generalCause", name: "Setup" },
-    ]);
-    const [stop] = await operatorJson<{ id: number }[]>("POST", `/machines/${m.id}/stops`, [
-      { startTime: new Date(Date.now() - 5 * MIN).toISOString(), isProgrammed: false },
-    ]);
-    for (const kind of ["Created", "Updated"]) {
-      const { url } = publicEndpoint(net, `/${kind}`);
-      net.endpoints.set(url, answers(200));
-      await register(co.id, url, `MachineStopClassification${kind}`);
-    }
-    const json = { "content-type": "application/json" };
-    const scan = (cause: string) =>
-      new Request(`http://api.test/v1/realtime/${m.id}/stop-reason`, {
-        method: "POST",
-        headers: { "x-api-key": co.key, ...json },
-        body: JSON.stringify({ stopId: stop?.id, generalCause: { name: cause } }),
-      });
-    const classify = (cause: string) =>
-      new Request(`http://api.test/operator/v1/stops/${stop?.id}/classification`, {
-        method: "PUT",
-        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, ...json },
-        body: JSON.stringify({ generalCause: { name: cause } }),
-      });
+    const { scan, classify } = await stopReasonScene(fakeNetwork());
     // The first change stores the stop's shift instance; the ones measured find it stored.
     expect((await countStatements(scan("Setup"))).response.status).toBe(200);
     for (const [label, request] of [
