@@ -73,13 +73,13 @@ export class Detector extends DetectorSummaries {
           const machine = this.tables.machine();
           if (machine && this.tables.hasWrites()) {
             this.lastWrite = Date.now();
-            await syncDetectedStops(
-              this.env,
-              this.tables,
+            await syncDetectedStops({
+              env: this.env,
+              tables: this.tables,
               machine,
-              this.publisherFor(machine),
-              this.background,
-            );
+              publisher: this.publisherFor(machine),
+              background: this.background,
+            });
           }
           if (!this.tables.hasPending()) break;
         }

@@ -62,22 +62,29 @@ interface Write {
 }
 
 /**
+ * What a sync of stops to D1 works with: the Worker's bindings, the store's detector tables,
+ * the store's machine (its company picks the shard), the machine's stream publisher in this
+ * store (events staged with the record of what D1 holds, in one synchronous step), and where
+ * work after the write is handed (the store's `waitUntil`).
+ */
+interface StopSync {
+  env: Env;
+  tables: DetectorTables;
+  machine: { companyId: number; machineId: number };
+  publisher: MachinePublisher;
+  background: (work: Promise<unknown>) => void;
+}
+
+/**
  * Writes every stop the store wants differently from what D1 holds, `SYNC_BATCH` at a time,
  * each batch in one D1 call; then stages the stream events in the store's outbox.
  *
- * @param machine the store's machine (its company picks the shard).
- * @param publisher the machine's stream publisher in this store (events staged with the
- *   record of what D1 holds, in one synchronous step).
+ * @param sync the bindings, tables, machine, publisher and background hand-over (StopSync).
  * @returns once nothing is left to write; throws when D1 fails (the rows stay to write, and
  *   the caller retries).
  */
-export async function syncDetectedStops(
-  env: Env,
-  tables: DetectorTables,
-  machine: { companyId: number; machineId: number },
-  publisher: MachinePublisher,
-  background: (work: Promise<unknown>) => void,
-): Promise<void> {
+export async function syncDetectedStops(sync: StopSync): Promise<void> {
+  const { env, tables, machine, publisher, background } = sync;
   for (;;) {
     const rows = tables.dirty(SYNC_BATCH);
     if (rows.length === 0) break;
@@ -127,7 +134,7 @@ export async function syncDetectedStops(
     }
     background(publisher.drain());
   }
-  await syncMerges(env, tables, machine, publisher, background);
+  await syncMerges(sync);
 }
 
 /**
@@ -139,13 +146,8 @@ export async function syncDetectedStops(
  * tells the store, which evaluates it again). Stages `stop.updated` (or `stop.ended`) when
  * the stop's times changed.
  */
-async function syncMerges(
-  env: Env,
-  tables: DetectorTables,
-  machine: { companyId: number; machineId: number },
-  publisher: MachinePublisher,
-  background: (work: Promise<unknown>) => void,
-): Promise<void> {
+async function syncMerges(sync: StopSync): Promise<void> {
+  const { env, tables, machine, publisher, background } = sync;
   for (;;) {
     const merges = tables.dirtyMerges(SYNC_BATCH);
     if (merges.length === 0) return;
