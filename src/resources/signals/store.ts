@@ -194,26 +194,18 @@ export class SignalSampleStore extends SignalBlockStore {
       .toArray()[0];
   }
 
-  /** The hours among `hours` that are only archived (their samples on R2 alone). */
-  private archivedHours(
-    signalId: number,
-    hours: readonly number[],
-  ): { hour: number; archiveId: number }[] {
-    return hours.flatMap((hour) => {
-      const stored = this.readBlock(signalId, hour);
-      return stored && stored.samples === null && stored.archive_id !== null
-        ? [{ hour, archiveId: stored.archive_id }]
-        : [];
-    });
-  }
-
   /**
    * Brings back from R2 the samples of the hours among `hours` that are only archived, with
    * no other call of the object in between (the ingestion's writes then run in one
    * synchronous turn, as always).
    */
   private async restoreArchived(signalId: number, hours: readonly number[]): Promise<void> {
-    const archived = this.archivedHours(signalId, hours);
+    const archived = hours.flatMap((hour) => {
+      const stored = this.readBlock(signalId, hour);
+      return stored && stored.samples === null && stored.archive_id !== null
+        ? [{ hour, archiveId: stored.archive_id }]
+        : [];
+    });
     if (archived.length > 0) {
       await this.ctx.blockConcurrencyWhile(() => this.archive.restore(signalId, archived));
     }
