@@ -148,13 +148,14 @@ export class SignalSampleStore extends SignalBlockStore {
     // One writer of the blocks at a time (./block-store.ts `inTurn`): a backfill in pieces
     // is neither overtaken by another ingestion nor by an archive write of its hours.
     const result = await this.inTurn(async () => {
-      await this.restoreArchived(signalId, hours);
-      // A backfill is merged and encoded a piece at a time, giving way to the isolate's
-      // other work between pieces (docs/bounded-work.md, "Background work gives way"); a
-      // live minute or a gateway's batch is one piece. Written in one synchronous step.
+      // A backfill is checked for archived hours, merged and encoded a piece at a time,
+      // giving way to the isolate's other work between pieces (docs/bounded-work.md,
+      // "Background work gives way"); a live minute or a gateway's batch is one piece.
+      // Written in one synchronous step.
       const merged: EncodedHours = { writes: [], accepted: 0 };
       for (const [i, piece] of piecesOf(byHour, hours).entries()) {
         if (i > 0) await yieldToOtherRequests();
+        await this.restoreArchived(signalId, piece);
         const encoded = this.mergeHours(signalId, byHour, piece);
         if ("refused" in encoded) return encoded;
         merged.writes.push(...encoded.writes);
