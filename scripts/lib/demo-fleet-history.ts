@@ -17,8 +17,15 @@ import { ok } from "./http";
 import { loadSamples, type OperatorConnection } from "./operator-api";
 import { PROJECT_ROOT } from "./project";
 
-/** Signals whose samples are sent at the same time. */
-const SAMPLE_CONCURRENCY = 4;
+/**
+ * Signals whose samples are sent at the same time, and the most samples of a call: a week of
+ * hourly samples (168 hour blocks stored in one step of the signal's store), as Plant A's
+ * week is sent. The history loads after `npm start`'s banner, while the user already calls
+ * the API: calls of a signal's whole three months (2,160 hour blocks in one step), four at a
+ * time, held the local runtime's one thread for seconds (docs/demo-data.md).
+ */
+const SAMPLE_CONCURRENCY = 2;
+const SAMPLES_PER_CALL = 168;
 
 /**
  * Where `npm start` notes that Fleet B's history is complete, by Worker URL: inside the local
@@ -58,7 +65,7 @@ export async function loadFleetHistory(
     }),
   );
   await mapWithConcurrency(uploads, SAMPLE_CONCURRENCY, async (upload) => {
-    const accepted = await loadSamples(client, upload.publicId, upload.samples);
+    const accepted = await loadSamples(client, upload.publicId, upload.samples, SAMPLES_PER_CALL);
     log(`  ${upload.label}: ${accepted} samples`);
   });
   const instants = uploads.flatMap((u) => u.samples.map((s) => Date.parse(s.timestamp)));

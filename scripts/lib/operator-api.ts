@@ -90,13 +90,16 @@ export type Scope = Item<paths["/companies/{company_id}/api-keys"]["post"]>["sco
 export type TimeZone = CompanyInput["timezone"];
 
 /**
- * Sends any number of samples of one signal in calls of {@link MAX_SAMPLES_PER_CALL}, one
+ * Sends any number of samples of one signal in calls of at most `perCall` samples, one
  * after the other (chunks of one signal are kept in order so that the Worker's rollups of a
  * bucket are never updated by two calls at once).
  *
  * @param op the operator API.
  * @param publicId the signal's public id.
  * @param samples the samples, ideally sorted by time.
+ * @param perCall most samples a call carries: {@link MAX_SAMPLES_PER_CALL}, the API's limit, by
+ *   default; fewer for a load that runs beside other users (each call is stored whole, in one
+ *   step of the signal's store, so its size is how long it holds that store's runtime).
  * @returns the total number of samples accepted.
  * @throws HttpError from the first call that fails (earlier chunks stay stored).
  */
@@ -104,14 +107,18 @@ export async function loadSamples(
   op: OperatorConnection,
   publicId: string,
   samples: readonly Sample[],
+  perCall = MAX_SAMPLES_PER_CALL,
 ): Promise<number> {
+  if (!(perCall >= 1 && perCall <= MAX_SAMPLES_PER_CALL)) {
+    throw new RangeError(`perCall must be 1 to ${MAX_SAMPLES_PER_CALL}, not ${perCall}`);
+  }
   let accepted = 0;
-  for (let start = 0; start < samples.length; start += MAX_SAMPLES_PER_CALL) {
+  for (let start = 0; start < samples.length; start += perCall) {
     const answer = ok(
       "POST",
       await op.api.POST("/signals/{public_id}/samples", {
         params: { path: { public_id: publicId } },
-        body: { samples: samples.slice(start, start + MAX_SAMPLES_PER_CALL) },
+        body: { samples: samples.slice(start, start + perCall) },
       }),
     );
     accepted += answer.accepted;
