@@ -39,6 +39,34 @@ export type StoredBlock = {
   [key: string]: SqlStorageValue;
 };
 
+/** A block's row as written: its rollups and its samples, encoded (no SQL yet). */
+export interface EncodedBlock {
+  hour: number;
+  summary: { n: number; sum: number; min: number; max: number };
+  /** The minute rollups, above `MINUTES_FROM_SAMPLES` samples. */
+  minutes: ArrayBufferLike | null;
+  samples: ArrayBuffer;
+}
+
+/**
+ * A block's row from its samples: the hour rollup, the minute rollups and the encoded
+ * samples. Pure computation, so that an ingestion can encode its blocks a piece at a time
+ * and write them all in one synchronous step (./store.ts).
+ *
+ * @param hour the block's start, ms; `merged` its samples, ascending.
+ */
+export function encodeBlock(hour: number, merged: DecodedSamples): EncodedBlock {
+  return {
+    hour,
+    summary: summarize(merged.values),
+    minutes:
+      merged.ts.length > MINUTES_FROM_SAMPLES
+        ? minuteRollups(hour, merged.ts, merged.values).buffer
+        : null,
+    samples: encodeSamples(hour, merged.ts, merged.values).buffer,
+  };
+}
+
 /** The blocks of one machine's signals, over its Durable Object's SQLite. */
 export abstract class SignalBlockStore extends DurableObject<Env> {
   protected readonly archive: SignalArchive;
@@ -52,17 +80,40 @@ export abstract class SignalBlockStore extends DurableObject<Env> {
     // Before any read of the tables; the constructor runs before any event reaches the object.
     migrateObject(ctx.storage, migrations);
     this.archive = new SignalArchive(ctx.storage.sql, env.HISTORY, (work) =>
-      ctx.blockConcurrencyWhile(work),
+      this.inTurn(() => ctx.blockConcurrencyWhile(work)),
     );
+  }
+
+  /** The last of the block writers in turn (`inTurn`), or null when none runs. */
+  private writing: Promise<unknown> | null = null;
+
+  /**
+   * Runs `work`, a writer of the blocks, once the writers before it are done: an ingestion
+   * (which merges a backfill a piece at a time, letting other calls of the object and of the
+   * isolate run between pieces: ./store.ts) and an archive write (which reads blocks, then
+   * drops their samples once R2 holds them: ./archive.ts) never overlap, so neither drops
+   * or overwrites what the other wrote. With no writer running, `work` starts at once.
+   *
+   * @returns what `work` returns or throws (a failure does not stop the writers after it).
+   */
+  protected inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.writing ? this.writing.then(work, work) : work();
+    const tail = run.catch(() => undefined);
+    this.writing = tail;
+    void tail.then(() => {
+      if (this.writing === tail) this.writing = null;
+    });
+    return run;
   }
 
   /** Writes one block (hour) of a signal with its rollups, replacing the stored one. */
   protected writeBlock(signalId: number, hour: number, merged: DecodedSamples): void {
-    const summary = summarize(merged.values);
-    const minutes =
-      merged.ts.length > MINUTES_FROM_SAMPLES
-        ? minuteRollups(hour, merged.ts, merged.values).buffer
-        : null;
+    this.storeBlock(signalId, encodeBlock(hour, merged));
+  }
+
+  /** Writes a block encoded by {@link encodeBlock}, replacing the stored one. */
+  protected storeBlock(signalId: number, block: EncodedBlock): void {
+    const { hour, summary, minutes, samples } = block;
     // An archived hour stays in its object, marked stale: the next step rewrites it.
     this.ctx.storage.sql.exec(
       `INSERT INTO blocks (signal_id, hour, n, sum, lo, hi, minutes, samples)
@@ -77,7 +128,7 @@ export abstract class SignalBlockStore extends DurableObject<Env> {
       summary.min,
       summary.max,
       minutes,
-      encodeSamples(hour, merged.ts, merged.values).buffer,
+      samples,
     );
   }
 

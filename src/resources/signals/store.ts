@@ -12,10 +12,11 @@ import type { ObjectMigration } from "../../db/object-migrations";
 import { companyDb } from "../../db/shards";
 import { namedStub } from "../../durable/named-stub";
 import type { Env } from "../../env";
+import { ITEMS_PER_TURN, yieldToOtherRequests } from "../../http/budget";
 import { logError } from "../../observability/log";
 import { DAY_MS, hourStart } from "../../time/units";
 import { type ArchiveStatus, archivableBefore, archiveStatus } from "./archive-reader";
-import { SignalBlockStore, type StoredBlock } from "./block-store";
+import { type EncodedBlock, encodeBlock, SignalBlockStore, type StoredBlock } from "./block-store";
 import { type DecodedSamples, decodeSamples, MAX_SAMPLES_PER_BLOCK, mergeSamples } from "./blocks";
 import { companySignalSettings } from "./queries";
 import { PRUNE_BATCH_BLOCKS, pruneBlocks } from "./retention";
@@ -48,6 +49,46 @@ export interface IngestContext {
   countSignal: boolean;
   /** The company's hot window, ms: older hours go to the archive (archive.ts). */
   hotWindowMs?: number;
+}
+
+/**
+ * Most hours one piece of an ingestion merges and encodes before it gives way to the
+ * isolate's other work (a backfill of hourly samples: 250 blocks, each read, merged, encoded
+ * and summarized). A call within both bounds runs in one piece, as a live ingestion does.
+ */
+export const INGEST_HOURS_PER_TURN = ITEMS_PER_TURN;
+/** Most new samples one piece of an ingestion merges (about 7 hours of a 1 Hz signal). */
+export const INGEST_SAMPLES_PER_TURN = 25_000;
+
+/** An ingestion's blocks merged and encoded, not yet written. */
+interface EncodedHours {
+  writes: (WrittenBlock & { block: EncodedBlock })[];
+  accepted: number;
+}
+
+/**
+ * The hours of an ingestion in pieces of at most `INGEST_HOURS_PER_TURN` hours and about
+ * `INGEST_SAMPLES_PER_TURN` new samples (an hour is never split).
+ */
+function piecesOf(byHour: ReadonlyMap<number, HourSamples>, hours: readonly number[]): number[][] {
+  const pieces: number[][] = [];
+  let piece: number[] = [];
+  let samples = 0;
+  for (const hour of hours) {
+    const n = byHour.get(hour)?.ts.length ?? 0;
+    if (
+      piece.length >= INGEST_HOURS_PER_TURN ||
+      (piece.length > 0 && samples + n > INGEST_SAMPLES_PER_TURN)
+    ) {
+      pieces.push(piece);
+      piece = [];
+      samples = 0;
+    }
+    piece.push(hour);
+    samples += n;
+  }
+  if (piece.length > 0) pieces.push(piece);
+  return pieces;
 }
 
 /** A block an ingestion wrote: its hour and its samples after the merge. */
@@ -103,15 +144,44 @@ export class SignalSampleStore extends SignalBlockStore {
     if (context?.hotWindowMs !== undefined) {
       this.archive.setSettings(context, context.hotWindowMs);
     }
-    await this.restoreArchived(signalId, [...byHour.keys()]);
-    const merged = this.mergeHours(signalId, byHour);
-    if ("refused" in merged) return { accepted: 0, refused: merged.refused };
-    const { writes, accepted } = merged;
-    for (const { hour, merged } of writes) this.writeBlock(signalId, hour, merged);
-    if (writes.length > 0) this.blocksWritten(signalId, writes, context);
+    const hours = [...byHour.keys()];
+    // One writer of the blocks at a time (./block-store.ts `inTurn`): a backfill in pieces
+    // is neither overtaken by another ingestion nor by an archive write of its hours.
+    const result = await this.inTurn(async () => {
+      // A backfill is checked for archived hours, merged and encoded a piece at a time,
+      // giving way to the isolate's other work between pieces (docs/bounded-work.md,
+      // "Background work gives way"); a live minute or a gateway's batch is one piece.
+      // Written in one synchronous step.
+      const merged: EncodedHours = { writes: [], accepted: 0 };
+      for (const [i, piece] of piecesOf(byHour, hours).entries()) {
+        if (i > 0) await yieldToOtherRequests();
+        await this.restoreArchived(signalId, piece);
+        const encoded = this.mergeHours(signalId, byHour, piece);
+        if ("refused" in encoded) return encoded;
+        merged.writes.push(...encoded.writes);
+        merged.accepted += encoded.accepted;
+      }
+      return this.commit(signalId, merged, context);
+    });
+    if ("refused" in result) return { accepted: 0, refused: result.refused };
     this.ctx.storage.sql.exec("UPDATE settings SET retention_ms = ? WHERE id = 1", retentionMs);
-    await this.armAlarm(retentionMs, writes);
-    return { accepted };
+    await this.armAlarm(retentionMs, result.writes);
+    return { accepted: result.accepted };
+  }
+
+  /**
+   * Writes the merged blocks of an ingestion and tells `blocksWritten`, in one synchronous
+   * step (the writes and what the detector stores of them commit together).
+   */
+  private commit(
+    signalId: number,
+    merged: EncodedHours,
+    context: IngestContext | undefined,
+  ): { writes: WrittenBlock[]; accepted: number } {
+    for (const { block } of merged.writes) this.storeBlock(signalId, block);
+    const writes = merged.writes.map(({ hour, merged }) => ({ hour, merged }));
+    if (writes.length > 0) this.blocksWritten(signalId, writes, context);
+    return { writes, accepted: merged.accepted };
   }
 
   /** A stored block's samples (null when archived) and its archive, or undefined. */
@@ -143,16 +213,20 @@ export class SignalSampleStore extends SignalBlockStore {
   }
 
   /**
-   * Each hour's new samples merged into its stored block (hours whose raw samples retention
-   * removed are skipped), or a refusal when a block would exceed `MAX_SAMPLES_PER_BLOCK`.
+   * The hours `hours` of `byHour` merged into their stored blocks and encoded (hours whose
+   * raw samples retention removed are skipped), or a refusal when a block would exceed
+   * `MAX_SAMPLES_PER_BLOCK`.
    */
   private mergeHours(
     signalId: number,
     byHour: ReadonlyMap<number, HourSamples>,
-  ): { writes: WrittenBlock[]; accepted: number } | { refused: string } {
-    const writes: WrittenBlock[] = [];
+    hours: readonly number[],
+  ): EncodedHours | { refused: string } {
+    const writes: EncodedHours["writes"] = [];
     let accepted = 0;
-    for (const [hour, group] of byHour) {
+    for (const hour of hours) {
+      const group = byHour.get(hour);
+      if (!group) continue;
       const stored = this.readBlock(signalId, hour);
       if (stored !== undefined && stored.samples === null) continue;
       const merged = mergeSamples(
@@ -165,7 +239,7 @@ export class SignalSampleStore extends SignalBlockStore {
           refused: `More than ${MAX_SAMPLES_PER_BLOCK} samples in the hour from ${new Date(hour).toISOString()}`,
         };
       }
-      writes.push({ hour, merged });
+      writes.push({ hour, merged, block: encodeBlock(hour, merged) });
       accepted += group.ts.length;
     }
     return { writes, accepted };
