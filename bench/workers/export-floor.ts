@@ -10,8 +10,8 @@
  *   exports' own encoder, into a sink that only counts the bytes (nothing written): the
  *   floor plus the encoding, to tell its cost from the upload's;
  * - `POST /__bench/r2-write` with `{bytes}`: that many bytes (CSV-like text) written to R2
- *   through the exports' own file writer (5 MiB parts), pushed 256 KiB at a time, nothing
- *   encoded: the upload's own cost;
+ *   through the exports' own file writer (its parts, or `partBytes` when given), pushed
+ *   256 KiB at a time, nothing encoded: the upload's own cost;
  * - `GET /__bench/export/{companyId}/{id}`: what the company's exports object keeps of an
  *   export, its steps and the most bytes a step held included (`ExportRecord`).
  *
@@ -90,7 +90,7 @@ async function floor(
 }
 
 /** Writes `bytes` bytes of CSV-like text to R2 through the exports' file writer, then deletes it. */
-async function r2Write(env: Env, bytes: number): Promise<Response> {
+async function r2Write(env: Env, bytes: number, partBytes?: number): Promise<Response> {
   const chunk = new TextEncoder().encode(
     "0f8e2f4c-5a6b-4c7d-8e9f-0a1b2c3d4e5f,7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f,power,2025-06-01T00:00:00.000Z,50.25\r\n".repeat(
       2_400,
@@ -98,7 +98,7 @@ async function r2Write(env: Env, bytes: number): Promise<Response> {
   );
   const key = `exports/bench/${crypto.randomUUID()}/part-00001.csv`;
   const started = performance.now();
-  const writer = new R2FileWriter(env.HISTORY, key, "text/csv");
+  const writer = new R2FileWriter(env.HISTORY, key, "text/csv", undefined, partBytes);
   for (let at = 0; at < bytes; at += chunk.length) {
     await writer.push(chunk.subarray(0, Math.min(chunk.length, bytes - at)));
   }
@@ -126,8 +126,8 @@ export default {
       return floor(env, companyId, body, encode === true);
     }
     if (url.pathname === "/__bench/r2-write" && request.method === "POST") {
-      const { bytes } = (await request.json()) as { bytes: number };
-      return r2Write(env, bytes);
+      const { bytes, partBytes } = (await request.json()) as { bytes: number; partBytes?: number };
+      return r2Write(env, bytes, partBytes);
     }
     const kept = /^\/__bench\/export\/(\d+)\/([\w-]+)$/.exec(url.pathname);
     if (kept) {

@@ -5,6 +5,9 @@
  * row group of values and its metadata, a CSV file one batch (docs/exports.md, "Memory").
  */
 import { ByteWriter, ParquetWriter } from "hyparquet-writer";
+import { writeColumn } from "hyparquet-writer/src/column.js";
+import { encodeNestedValues } from "hyparquet-writer/src/dremel.js";
+import { schemaPathResolver } from "hyparquet-writer/src/schema.js";
 import { yieldToOtherRequests } from "../http/budget";
 import { CSV_MEDIA_TYPE, CsvColumnWriter, type CsvKind, csvRecords } from "../http/csv";
 import type { Column, ColumnType } from "./columns";
@@ -233,12 +236,32 @@ class SinkWriter extends ByteWriter {
   }
 }
 
-/** Parquet: row groups of about `ROW_GROUP_CELLS` cells, Snappy-compressed pages. */
+/** A column's path in a Parquet schema, and a written column chunk (hyparquet-writer's types). */
+type SchemaTree = ReturnType<ReturnType<typeof schemaPathResolver>>[number];
+type ColumnChunk = ReturnType<typeof writeColumn>["chunk"];
+
+/** hyparquet-writer's page size (its default), bytes of a column's values per page. */
+const PAGE_BYTES = 1 << 20;
+
+/**
+ * Parquet: row groups of about `ROW_GROUP_CELLS` cells, Snappy-compressed pages.
+ *
+ * A row group is written column by column, giving way to the isolate's other work after
+ * each column chunk: hyparquet-writer's `ParquetWriter.write` encodes a whole row group at
+ * once (all its columns), which held another company's request beside three signal exports
+ * for most of a group's encoding (docs/bounded-work.md, "Background work gives way"). The
+ * loop is `ParquetWriter.write`'s own for one group of flat columns (the writer's
+ * `writeColumn` per column, its chunk and page indexes recorded on the writer, the group's
+ * metadata appended), so `finish` writes the same footer; the bytes are those `write`
+ * writes, which `test/exports/datasets.test.ts` reads back with DuckDB.
+ */
 class ParquetEncoder implements FileEncoder {
   private readonly writer: SinkWriter;
   private readonly parquet: ParquetWriter;
   private readonly groupRows: number;
   private readonly pending: PendingColumn[];
+  /** Each column's path in the schema (root, leaf), as the writer resolves it. */
+  private readonly paths: SchemaTree[][];
   private pendingRows = 0;
 
   constructor(
@@ -246,11 +269,14 @@ class ParquetEncoder implements FileEncoder {
     sink: ByteSink,
   ) {
     this.writer = new SinkWriter(sink);
+    const schema = [{ name: "root", num_children: columns.length }, ...columns.map(schemaElement)];
     this.parquet = new ParquetWriter({
       writer: this.writer,
-      schema: [{ name: "root", num_children: columns.length }, ...columns.map(schemaElement)],
+      schema,
       createdBy: "production-monitoring-api",
     });
+    const resolve = schemaPathResolver(schema);
+    this.paths = columns.map((c) => resolve([c.name]));
     this.groupRows = Math.max(1_000, Math.floor(ROW_GROUP_CELLS / Math.max(1, columns.length)));
     this.pending = columns.map((c) => new PendingColumn(c.type, this.groupRows));
   }
@@ -271,17 +297,50 @@ class ParquetEncoder implements FileEncoder {
   private async writeGroup(): Promise<void> {
     if (this.pendingRows === 0) return;
     const rows = this.pendingRows;
-    const columnData = this.columns.map((c, j) => ({
-      name: c.name,
-      data: (this.pending[j] as PendingColumn).data(rows),
-      encoding: encodingOf(c.type),
-    }));
+    const parquet = this.parquet;
+    const groupStart = this.writer.offset;
+    const chunks: ColumnChunk[] = [];
+    for (let j = 0; j < this.columns.length; j++) {
+      const column = this.columns[j] as Column;
+      const path = this.paths[j] as SchemaTree[];
+      // A copy, as `write` slices a group's values: the page indexes must not see the
+      // buffers of the next group.
+      const values = Array.prototype.slice.call((this.pending[j] as PendingColumn).data(rows));
+      const result = writeColumn({
+        writer: this.writer,
+        column: {
+          columnName: column.name,
+          element: (path[path.length - 1] as SchemaTree).element,
+          schemaPath: path.map((node) => node.element),
+          codec: parquet.codec,
+          compressors: parquet.compressors,
+          stats: parquet.statistics,
+          statisticsTruncateLength: parquet.statisticsTruncateLength,
+          pageSize: PAGE_BYTES,
+          columnIndex: false,
+          offsetIndex: true,
+          encoding: encodingOf(column.type),
+        },
+        // hyparquet-writer's types name its array kinds; a column's values are one of them.
+        pageData: encodeNestedValues(path, values as never),
+      });
+      chunks.push(result.chunk);
+      parquet.pendingIndexes.push(result);
+      // A column chunk is encoded at once: the isolate's other work goes first.
+      await yieldToOtherRequests();
+    }
     for (const column of this.pending) column.reset();
     this.pendingRows = 0;
-    // hyparquet-writer's types name its array kinds; a column's values are one of them.
-    await this.parquet.write({ columnData: columnData as never, rowGroupSize: rows });
-    // A row group is encoded at once: the isolate's other work goes first before the next.
-    await yieldToOtherRequests();
+    let uncompressed = 0n;
+    for (const chunk of chunks) uncompressed += chunk.meta_data?.total_uncompressed_size ?? 0n;
+    parquet.num_rows += BigInt(rows);
+    parquet.row_groups.push({
+      columns: chunks,
+      total_byte_size: uncompressed,
+      num_rows: BigInt(rows),
+      total_compressed_size: BigInt(this.writer.offset - groupStart),
+    });
+    await this.writer.flush();
   }
 
   heldBytes(): number {

@@ -26,12 +26,14 @@ export class R2FileWriter {
    * @param contentType the object's media type, served with it.
    * @param onUpload called with the multipart upload's id when one starts, so that a writer
    *   cut short (a restart) can be aborted by whoever takes over.
+   * @param partBytes the size of every part but the last, bytes (at least R2's 5 MiB).
    */
   constructor(
     private readonly bucket: R2Bucket,
     readonly key: string,
     private readonly contentType: string,
     private readonly onUpload: (uploadId: string) => void = () => undefined,
+    private readonly partBytes = PART_BYTES,
   ) {}
 
   /** Appends bytes; uploads every full part they complete. */
@@ -41,7 +43,7 @@ export class R2FileWriter {
     this.buffered += bytes.length;
     this.bytes += bytes.length;
     this.peakBuffered = Math.max(this.peakBuffered, this.buffered);
-    while (this.buffered >= PART_BYTES) await this.uploadPart(this.take(PART_BYTES));
+    while (this.buffered >= this.partBytes) await this.uploadPart(this.take(this.partBytes));
   }
 
   /** The first `n` buffered bytes, removed from the buffer. */

@@ -7,6 +7,8 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { MAX_ACTIVE_EXPORTS } from "../../src/exports/schemas";
 import {
+  download,
+  duckdbSql,
   exportsStub,
   finishExport,
   getExport,
@@ -93,6 +95,32 @@ describe("an export in steps", () => {
       done.files.map((f) => f.name),
     );
     // 208 batches, each a store call and a timer turn: about 25 s on a loaded machine.
+  }, 90_000);
+
+  it("writes a Parquet file of several row groups, column by column, that reads back whole", async () => {
+    // 40 days of a sample a minute: 57,600 points, one file of three row groups (25,000 rows
+    // each at most), each written a column chunk at a time with the isolate's other work
+    // between the chunks.
+    const { co, samples, signal } = await sampledSignal(40);
+    const started = await startExport(co.key, signalExport(signal, 40));
+    const done = await finishExport(co.key, co.id, started.id);
+    expect(done.state).toBe("succeeded");
+    expect(done.files.map((f) => f.rows)).toEqual([57_600]);
+    const [file] = done.files;
+    if (!file) throw new Error("no file");
+    const bytes = await download(co.key, file);
+    const groups = await duckdbSql(
+      "SELECT row_group_id, row_group_num_rows, count(*) AS chunks " +
+        "FROM parquet_metadata('f.parquet') GROUP BY ALL ORDER BY row_group_id",
+      { "f.parquet": bytes },
+    );
+    expect(groups.rows.map((r) => r.map(Number))).toEqual([
+      [0, 25_000, 5],
+      [1, 25_000, 5],
+      [2, 7_600, 5],
+    ]);
+    const back = await readExport(co.key, done);
+    expect(back.rows.map((r) => [Number(r[3]), r[4]])).toEqual(samples);
   }, 90_000);
 
   it("says which signals deleted meanwhile it left out, and from when; the others whole", async () => {

@@ -98,6 +98,18 @@ describe("the column writer of the exports", () => {
       Number.POSITIVE_INFINITY,
       42,
       0.1 + 0.2,
+      // Sensor values (the decimal path) and its edges: thousandths, trailing zeros, negative
+      // and near 2^31 / 1000, integers past 2^31 and past 2^53.
+      50.25,
+      -0.05,
+      0.001,
+      1234.5,
+      -99.999,
+      2_147_483.647,
+      2_147_484.001,
+      4_294_967_296,
+      -(2 ** 53) - 2,
+      1e-4,
     ];
     const rows = 200;
     // Every value of the lists in every column, in a scrambled order.
@@ -106,7 +118,10 @@ describe("the column writer of the exports", () => {
     const columns: unknown[][] = [
       Array.from({ length: rows }, (_, i) => (i % 11 === 0 ? null : pick(texts, i, 1))),
       Array.from({ length: rows }, (_, i) => (i % 13 === 0 ? undefined : pick(numbers, i, 2))),
-      Array.from({ length: rows }, (_, i) => Date.UTC(2025, 5, 1) + i * 1_001),
+      // Across days (a day's date is kept) and with a fraction of a ms (written as Date does).
+      Array.from({ length: rows }, (_, i) =>
+        i % 17 === 0 ? Date.UTC(2025, 5, 1) + i * 0.5 : Date.UTC(2025, 5, 1) + i * 9_000_001,
+      ),
       Array.from({ length: rows }, (_, i) => (i % 5 === 0 ? null : i % 2 === 0)),
       // A text column may hold a number (a KPI key): written as a number, never guarded.
       Array.from({ length: rows }, (_, i) => (i % 3 === 0 ? -7 : pick(texts, i, 3))),
