@@ -49,6 +49,25 @@ describe("a backfill's burst of calls", () => {
     ]);
   });
 
+  it("leaves the signal storage's alarm step to its own time", async () => {
+    const plant = await detectionPlant();
+    // A day back, inside the hot window: the storage's next step is an hour away.
+    const from = Math.floor(Date.now() / HOUR) * HOUR - 24 * HOUR;
+    await plant.send(series(from, from + 2 * HOUR, S, (t) => (down(t - from + D0) ? 0 : 1)));
+    expect((await plant.stops()).map((s) => [s.startTime, s.endTime])).toEqual([
+      [iso(from + 30 * MIN), iso(from + 40 * MIN)],
+    ]);
+    // The alarm the ingestion set in case the object went before its evaluation: the
+    // detector's wake alone, which does not run the archive and retention step (nor read the
+    // company's settings from D1) an hour early; the alarm stays set for that step.
+    const store = observedStore(env, plant.co.id, plant.machineId);
+    const stepsBefore = await store.storageSteps();
+    expect(await runDurableObjectAlarm(store)).toBe(true);
+    expect(await store.storageSteps()).toBe(stepsBefore);
+    const next = await runInDurableObject(store, (_instance, state) => state.storage.getAlarm());
+    expect(next).toBeGreaterThan(Date.now() + 50 * MIN);
+  });
+
   it("loses no stop when the object restarts before the burst's evaluation", async () => {
     const plant = await detectionPlant();
     await ingest(plant.count, history);

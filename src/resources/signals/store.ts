@@ -59,6 +59,22 @@ export interface WrittenBlock {
 export class SignalSampleStore extends SignalBlockStore {
   /** Whether an alarm is known to be set (saves a storage read per ingestion). */
   private alarmSet = false;
+  /**
+   * When the storage's own alarm step (`storageAlarm`) is next due, ms (undefined: not known
+   * in this lifetime, or no retention or hot window known: the next alarm runs it). An
+   * earlier alarm set by a subclass (the stop detector's) need not run the step before then.
+   */
+  private storageDueAt: number | undefined = undefined;
+
+  /** True when the storage's alarm step is due at `now` (or its time is not known). */
+  protected storageDue(now: number): boolean {
+    return this.storageDueAt === undefined || this.storageDueAt <= now;
+  }
+
+  /** When the storage's alarm step is next due, ms (null: not known, or none wanted). */
+  protected storageNextAt(): number | null {
+    return this.storageDueAt ?? null;
+  }
 
   /**
    * @param migrations the deployed class's schema steps, which hold this store's tables
@@ -185,6 +201,7 @@ export class SignalSampleStore extends SignalBlockStore {
     if (!this.alarmSet || past) {
       const alarm = await this.ctx.storage.getAlarm();
       const wanted = Date.now() + (past ? ARCHIVE_SOON_MS : PRUNE_EVERY_MS);
+      this.storageDueAt = Math.min(this.storageDueAt ?? wanted, wanted);
       if (alarm === null || (past && alarm > wanted)) await this.ctx.storage.setAlarm(wanted);
     }
     this.alarmSet = true;
@@ -283,9 +300,11 @@ export class SignalSampleStore extends SignalBlockStore {
     this.continuing = next === NEXT_STEP_MS;
     if (setting.retention_ms === null && this.archive.settings() === null) {
       this.alarmSet = false;
+      this.storageDueAt = undefined;
       return;
     }
-    await this.ctx.storage.setAlarm(Date.now() + next);
+    this.storageDueAt = Date.now() + next;
+    await this.ctx.storage.setAlarm(this.storageDueAt);
   }
 }
 
