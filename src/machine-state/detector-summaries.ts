@@ -22,11 +22,13 @@ export abstract class DetectorSummaries {
    * @param storage the object's storage (SQLite and alarm).
    * @param env the object's bindings.
    * @param background keeps the object alive for work after an answer (`ctx.waitUntil`).
+   * @param otherAlarm when the rest of the object wants its alarm next, ms (null: never).
    */
   constructor(
     protected readonly storage: DurableObjectStorage,
     protected readonly env: Env,
     protected readonly background: (work: Promise<unknown>) => void,
+    protected readonly otherAlarm: () => number | null = () => null,
   ) {
     this.tables = new DetectorTables(storage.sql);
   }

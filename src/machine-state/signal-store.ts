@@ -44,7 +44,12 @@ export class SignalStore extends SignalSampleStore {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env, SIGNAL_STORE_MIGRATIONS);
-    this.detector = new Detector(ctx.storage, env, (work) => ctx.waitUntil(work));
+    this.detector = new Detector(
+      ctx.storage,
+      env,
+      (work) => ctx.waitUntil(work),
+      () => this.storageNextAt(),
+    );
     // A machine that received samples from the future before they were refused is repaired
     // as it wakes: the store dropped those samples (its constructor), the detector repairs
     // its summaries, stretches, wake and stops after the bound, and the alarm, set for now,
@@ -65,17 +70,9 @@ export class SignalStore extends SignalSampleStore {
 
   override async alarm(): Promise<void> {
     await this.detector.onAlarm();
-    // The storage's step when it is due: a wake of the detector alone (the alarm an
-    // ingestion sets in case the object goes before its evaluation, the end of a silence)
-    // leaves the archive and retention to their own time (its settings read from D1 and its
-    // tables scanned once per backfill otherwise).
-    if (this.storageDue(Date.now())) await this.storageAlarm();
-    // The signal storage's alarm may have set a later one: the earliest of the detector's
-    // and the storage's wins.
-    const wanted = [this.detector.nextAlarm(), this.storageNextAt()].filter(
-      (t): t is number => t !== null,
-    );
-    const at = wanted.length === 0 ? null : Math.min(...wanted);
+    await this.storageAlarm();
+    // The signal storage's alarm may have set a later one: the detector's wins when earlier.
+    const at = this.detector.nextAlarm();
     let current = await this.ctx.storage.getAlarm();
     if (at !== null && (current === null || current > at)) {
       await this.ctx.storage.setAlarm(at);

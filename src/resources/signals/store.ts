@@ -60,18 +60,13 @@ export class SignalSampleStore extends SignalBlockStore {
   /** Whether an alarm is known to be set (saves a storage read per ingestion). */
   private alarmSet = false;
   /**
-   * When the storage's own alarm step (`storageAlarm`) is next due, ms (undefined: not known
-   * in this lifetime, or no retention or hot window known: the next alarm runs it). An
-   * earlier alarm set by a subclass (the stop detector's) need not run the step before then.
+   * When the storage's own alarm step (`storageAlarm`) is next wanted, ms (undefined: not
+   * known in this lifetime, or no retention or hot window known), so that a subclass that
+   * set an earlier alarm of its own (the stop detector's) can give the alarm back to it.
    */
   private storageDueAt: number | undefined = undefined;
 
-  /** True when the storage's alarm step is due at `now` (or its time is not known). */
-  protected storageDue(now: number): boolean {
-    return this.storageDueAt === undefined || this.storageDueAt <= now;
-  }
-
-  /** When the storage's alarm step is next due, ms (null: not known, or none wanted). */
+  /** When the storage's alarm step is next wanted, ms (null: not known, or none wanted). */
   protected storageNextAt(): number | null {
     return this.storageDueAt ?? null;
   }
