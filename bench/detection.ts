@@ -5,14 +5,17 @@
  *
  * 1. **Throughput**: 2 x BENCH_DETECT_MACHINES (20) machines with a `count` signal on a
  *    24-hour shift; detection switched off on half of them (the floor, in the same run) and
- *    left on for the others. In BENCH_DETECT_ROUNDS (5) rounds, each group in turn sends one
- *    day of 1 Hz counts per machine (86,400 samples, 10,000 a call, the machines at once):
- *    pieces every second but for 12 stops of 10 minutes and 48 pauses of 2 minutes a day. A
- *    round of the detection group ends when every machine's detector has settled (its stops
- *    written); each group's server CPU is read QUIET_MS later, so that the work its
- *    ingestion set going (the live stream's ticks) is counted to it and not to the next
- *    group. Target: detection on >= 90 % of the samples per second of detection off, judged
- *    on the server's CPU (the machine is shared; wall clock reported beside it).
+ *    left on for the others. A first day to every machine warms up (not counted); then in
+ *    BENCH_DETECT_ROUNDS (5) rounds each group sends one day of 1 Hz counts per machine
+ *    (86,400 samples, 10,000 a call, the machines at once), the group that goes first
+ *    alternating: pieces every second but for 12 stops of 10 minutes and 48 pauses of 2
+ *    minutes a day. A group's turn ends when every machine's detector has settled (its stops
+ *    written) and the server is quiet again (`untilQuiet`: past the alarms its ingestion set,
+ *    then until its CPU stops advancing), so that the work its
+ *    ingestion set going is counted to it and not to the next group. Target: detection on
+ *    >= 90 % of the samples per second of detection off, judged on the server's CPU (the
+ *    machine is shared; wall clock reported beside it) as the **median of the rounds'
+ *    shares** (one round can be lucky or unlucky by 30 points on a loaded machine).
  * 2. **D1 per detected stop and per upload**: one machine sent "live" (10 samples a call,
  *    a call every UPLOAD_EVERY_MS, faster than the clock, so its instants start 90 minutes
  *    back: a sample may not be more than 5 minutes ahead of the clock; with the machine's
@@ -41,7 +44,16 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { envNumber, ROOT } from "./lib/bench-env";
-import { DAY, detectionBench, HOUR, MIN, S, serverCpuMs, workingDay } from "./lib/detection-plant";
+import {
+  DAY,
+  detectionBench,
+  HOUR,
+  MIN,
+  S,
+  serverCpuMs,
+  untilQuiet,
+  workingDay,
+} from "./lib/detection-plant";
 import {
   applyMigrations,
   spawnDevServer,
@@ -70,8 +82,6 @@ const PRIVATE_REGISTRY = {
   WRANGLER_REGISTRY_PATH: join(STATE, "dev-registry"),
   WRANGLER_CI_DISABLE_CONFIG_WATCHING: "true",
 };
-/** Quiet time after each group of part 1 before its CPU is read, ms (the stream ticks at 1 s). */
-const QUIET_MS = 3_000;
 /** Least time between two "live" uploads of part 2, ms. */
 const UPLOAD_EVERY_MS = 50;
 
@@ -91,7 +101,22 @@ async function d1Counts(): Promise<Record<string, Counts>> {
   return (await (await fetch(`${BASE}/__bench/d1`)).json()) as Record<string, Counts>;
 }
 
-/** Part 1: samples per second with detection off (the floor) and on, rounds interleaved. */
+/** The middle value of `values` (the mean of the two middle ones for an even count). */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * Part 1: samples per second with detection off (the floor) and on, rounds interleaved:
+ * a first day to every machine warms up (the detectors' plan read, the isolate's code),
+ * not counted; then each round sends a day to each group, the group that goes first
+ * alternating (off-on, on-off, ...), each group's server CPU read once the server is
+ * quiet again.
+ */
 async function throughput(pgid: number) {
   const p = await plant("Throughput", 2 * MACHINES);
   const off = p.machines.slice(0, MACHINES);
@@ -99,33 +124,47 @@ async function throughput(pgid: number) {
   for (const m of off) {
     await op("PUT", `/machines/${m.id}/stop-detection`, { enabled: false });
   }
-  const first = Date.UTC(2025, 0, 6);
+  // Days inside the company's hot window (35 days): no archive step runs after a group's
+  // calls. An archive step's cost follows the calls' timing (how many hours each step
+  // finds), not detection, and it fell unevenly on the two groups (docs/benchmarks.md).
+  const first = Math.floor(Date.now() / DAY) * DAY - (ROUNDS + 2) * DAY;
+  const runGroup = async (machines: typeof p.machines, day: [number, number][]) => {
+    const began = performance.now();
+    const restartsBefore = bench.restarts();
+    const cpuBefore = serverCpuMs(pgid);
+    await Promise.all(machines.map((m) => send(m.count, day)));
+    // Both groups wait for their stores' detectors (detection off: nothing to wait for).
+    await Promise.all(machines.map((m) => settled(p.companyId, m.id)));
+    const ms = performance.now() - began;
+    await untilQuiet(pgid, began);
+    return {
+      ms,
+      cpuMs: serverCpuMs(pgid) - cpuBefore,
+      restarts: bench.restarts() - restartsBefore,
+    };
+  };
+  const warm = workingDay(first - DAY);
+  await runGroup(off, warm);
+  await runGroup(on, warm);
   await fetch(`${BASE}/__bench/d1/reset`, { method: "POST" });
   const busy = { off: 0, on: 0 };
   const cpu = { off: 0, on: 0 };
+  /** Per round, detection on's share of off: samples per CPU-second (= CPU off / CPU on). */
+  const shares: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const day = workingDay(first + round * DAY);
-    for (const [group, machines] of [
-      ["off", off],
-      ["on", on],
-    ] as const) {
-      const began = performance.now();
-      const restartsBefore = bench.restarts();
-      const cpuBefore = serverCpuMs(pgid);
-      await Promise.all(machines.map((m) => send(m.count, day)));
-      // Both groups wait for their stores' detectors (detection off: nothing to wait for).
-      await Promise.all(machines.map((m) => settled(p.companyId, m.id)));
-      const ms = performance.now() - began;
-      // What the group's ingestion set going after its answers (the stream's ticks, events
-      // sent on) is its own: its CPU is read once the server is quiet again.
-      await new Promise((done) => setTimeout(done, QUIET_MS));
-      const cpuMs = serverCpuMs(pgid) - cpuBefore;
-      busy[group] += ms;
-      cpu[group] += cpuMs;
+    const order = round % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
+    const roundCpu = { off: 0, on: 0 };
+    for (const group of order) {
+      const r = await runGroup(group === "off" ? off : on, day);
+      busy[group] += r.ms;
+      cpu[group] += r.cpuMs;
+      roundCpu[group] = r.cpuMs;
       console.log(
-        `  round ${round + 1}, detection ${group}: ${(ms / 1000).toFixed(1)} s, server CPU ${(cpuMs / 1000).toFixed(1)} s${bench.restarts() > restartsBefore ? `, runtime restarted under ${bench.restarts() - restartsBefore} call(s)` : ""}`,
+        `  round ${round + 1}, detection ${group}: ${(r.ms / 1000).toFixed(1)} s, server CPU ${(r.cpuMs / 1000).toFixed(1)} s, load ${(loadavg()[0] ?? 0).toFixed(1)}${r.restarts > 0 ? `, runtime restarted under ${r.restarts} call(s)` : ""}`,
       );
     }
+    shares.push(roundCpu.off / roundCpu.on);
   }
   // Where the rounds' D1 statements went (both groups): what detection adds to ingestion.
   for (const [source, c] of Object.entries(await d1Counts())) {
@@ -140,7 +179,15 @@ async function throughput(pgid: number) {
   const [oneOff] = off;
   const stopsOn = oneOn ? (await stopsOf(p.key, oneOn.id)).totalCount : -1;
   const stopsOff = oneOff ? (await stopsOf(p.key, oneOff.id)).totalCount : -1;
-  return { rateOff, rateOn, cpuRateOff, cpuRateOn, stopsOn, stopsOff };
+  return {
+    rateOff,
+    rateOn,
+    cpuRateOff,
+    cpuRateOn,
+    shares,
+    stopsOn,
+    stopsOff,
+  };
 }
 
 /** Part 2: D1 statements per detected stop and per upload, live. */
@@ -313,11 +360,13 @@ async function restart(child: { current: ReturnType<typeof spawnDevServer> }) {
 type Check = { what: string; got: string; ok: boolean; target: string };
 
 function throughputChecks(t: Awaited<ReturnType<typeof throughput>>): Check[] {
-  const share = t.cpuRateOn / t.cpuRateOff;
+  const share = median(t.shares);
+  const overall = t.cpuRateOn / t.cpuRateOff;
+  const rounds = t.shares.map((s) => `${(100 * s).toFixed(0)} %`).join(", ");
   return [
     {
-      what: `ingestion with detection on, share of detection off (${MACHINES} machines at once; samples per second of the server's CPU, its stops written)`,
-      got: `${(100 * share).toFixed(1)} % (${t.cpuRateOn.toFixed(0)} / ${t.cpuRateOff.toFixed(0)} samples per CPU-second)`,
+      what: `ingestion with detection on, share of detection off (${MACHINES} machines at once; samples per second of the server's CPU, its stops written): the median of ${t.shares.length} rounds`,
+      got: `${(100 * share).toFixed(1)} % (rounds ${rounds}; all rounds together ${(100 * overall).toFixed(1)} %, ${t.cpuRateOn.toFixed(0)} / ${t.cpuRateOff.toFixed(0)} samples per CPU-second)`,
       ok: share >= 0.9,
       target: ">= 90 %",
     },
@@ -328,10 +377,10 @@ function throughputChecks(t: Awaited<ReturnType<typeof throughput>>): Check[] {
       target: "(reported)",
     },
     {
-      what: "detected stops, a machine-day on / off (correctness of the run)",
+      what: "detected stops, a machine on / off, the warm-up day included (correctness of the run)",
       got: `${t.stopsOn} / ${t.stopsOff}`,
-      ok: t.stopsOn === 12 * ROUNDS && t.stopsOff === 0,
-      target: `${12 * ROUNDS} / 0`,
+      ok: t.stopsOn === 12 * (ROUNDS + 1) && t.stopsOff === 0,
+      target: `${12 * (ROUNDS + 1)} / 0`,
     },
   ];
 }

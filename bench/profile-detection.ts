@@ -12,7 +12,8 @@
  * 2. 2 x BENCH_PROFILE_MACHINES (10) machines with a `count` signal on a 24-hour shift,
  *    detection off on half; a first day to every machine warms up;
  * 3. for each group, BENCH_PROFILE_DAYS (2) days a machine, the group's machines at once,
- *    profiled from the first call to the last detector settled;
+ *    profiled from the first call to the server quiet again after the last day (each day
+ *    waits for the alarms and the stream's ticks it set going: `untilQuiet`);
  * 4. writes `.wrangler/detection-off.cpuprofile` and `.wrangler/detection-on.cpuprofile`
  *    (open them in Chrome DevTools) and prints, for each, the functions and files with the
  *    most self time and the server's CPU per 1,000 samples.
@@ -22,7 +23,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { envNumber, ROOT } from "./lib/bench-env";
-import { DAY, detectionBench, serverCpuMs, workingDay } from "./lib/detection-plant";
+import { DAY, detectionBench, serverCpuMs, untilQuiet, workingDay } from "./lib/detection-plant";
 import { withProfiledServer } from "./lib/profiled-server";
 import { summarize } from "./lib/profiler";
 
@@ -31,8 +32,6 @@ const INSPECTOR = envNumber("BENCH_INSPECTOR_PORT", 9232);
 const MACHINES = envNumber("BENCH_PROFILE_MACHINES", 10);
 const DAYS = envNumber("BENCH_PROFILE_DAYS", 2);
 const TOKEN = "bench-profile-detection-token";
-/** Quiet time after a group before its profile stops, ms (the stream ticks at 1 s). */
-const QUIET_MS = 3_000;
 
 await withProfiledServer(
   {
@@ -52,20 +51,27 @@ await withProfiledServer(
     for (const m of groups.off) {
       await bench.op("PUT", `/machines/${m.id}/stop-detection`, { enabled: false });
     }
-    const first = Date.UTC(2025, 0, 6);
+    // Days inside the company's hot window (35 days): no archive step in the profiles.
+    const first = Math.floor(Date.now() / DAY) * DAY - (DAYS + 2) * DAY;
     const sendDay = async (machines: typeof p.machines, day: number) => {
       const samples = workingDay(first + day * DAY);
       await Promise.all(machines.map((m) => bench.send(m.count, samples)));
       await Promise.all(machines.map((m) => bench.settled(p.companyId, m.id)));
     };
+    const warm = performance.now();
     await sendDay(p.machines, 0);
+    await untilQuiet(child.pid ?? 0, warm);
     const samples = (MACHINES * DAYS * DAY) / 1_000;
     for (const [name, machines] of Object.entries(groups)) {
       const pgid = child.pid ?? 0;
       const cpuBefore = serverCpuMs(pgid);
       const profile = await profiled(async () => {
-        for (let d = 1; d <= DAYS; d++) await sendDay(machines, d);
-        await new Promise((done) => setTimeout(done, QUIET_MS));
+        // Each day's alarms and stream ticks inside the group's own profile.
+        for (let d = 1; d <= DAYS; d++) {
+          const began = performance.now();
+          await sendDay(machines, d);
+          await untilQuiet(pgid, began);
+        }
       });
       const cpuMs = serverCpuMs(pgid) - cpuBefore;
       const out = join(ROOT, `.wrangler/detection-${name}.cpuprofile`);

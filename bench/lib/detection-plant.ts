@@ -116,3 +116,42 @@ export function serverCpuMs(pgid: number): number {
   const own = process.cpuUsage();
   return groupCpuMs(pgid) - (own.user + own.system) / 1000;
 }
+
+/**
+ * Least time from a group's first call to the reading of its CPU, ms: past the alarm the
+ * detector sets as an ingestion begins (`SAFETY_MS` in src/machine-state/detector.ts, 30 s),
+ * which runs the signal store's own alarm step too.
+ */
+const SETTLE_FROM_START_MS = 33_000;
+/** Least wait after a group's last answer, ms (the stream ticks at 1 s). */
+const SETTLE_MIN_MS = 3_000;
+/** Longest wait after a group, ms. */
+const SETTLE_MAX_MS = 60_000;
+/** The server is quiet when its CPU advanced less than `QUIET_CPU_MS` in `QUIET_MS`. */
+const QUIET_MS = 2_000;
+const QUIET_CPU_MS = 40;
+
+/**
+ * Waits until the server is quiet after a group's calls: at least `SETTLE_MIN_MS` and until
+ * `SETTLE_FROM_START_MS` after its first call (so that the alarms its ingestion set have
+ * run), then until its CPU advanced less than `QUIET_CPU_MS` in `QUIET_MS`, `SETTLE_MAX_MS`
+ * at most. What the group's ingestion set going after its answers (the stream's ticks,
+ * alarms) is its own: read before the next group starts, it is never charged to the other
+ * group.
+ *
+ * @param pgid the server's process group; `began` the group's first call (`performance.now()`).
+ * @returns ms waited.
+ */
+export async function untilQuiet(pgid: number, began: number): Promise<number> {
+  const from = performance.now();
+  const least = Math.max(SETTLE_MIN_MS, began + SETTLE_FROM_START_MS - from);
+  await new Promise((done) => setTimeout(done, least));
+  let last = serverCpuMs(pgid);
+  while (performance.now() - from < SETTLE_MAX_MS) {
+    await new Promise((done) => setTimeout(done, QUIET_MS));
+    const now = serverCpuMs(pgid);
+    if (now - last < QUIET_CPU_MS) break;
+    last = now;
+  }
+  return performance.now() - from;
+}

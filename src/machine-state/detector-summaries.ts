@@ -22,11 +22,13 @@ export abstract class DetectorSummaries {
    * @param storage the object's storage (SQLite and alarm).
    * @param env the object's bindings.
    * @param background keeps the object alive for work after an answer (`ctx.waitUntil`).
+   * @param otherAlarm when the rest of the object wants its alarm next, ms (null: never).
    */
   constructor(
     protected readonly storage: DurableObjectStorage,
     protected readonly env: Env,
     protected readonly background: (work: Promise<unknown>) => void,
+    protected readonly otherAlarm: () => number | null = () => null,
   ) {
     this.tables = new DetectorTables(storage.sql);
   }
@@ -42,6 +44,9 @@ export abstract class DetectorSummaries {
    * its burst of calls is over (./detector.ts).
    */
   protected abstract evaluateAfter(lastSample: number): void;
+
+  /** The rules whose first summaries `onBlocks` looked for in this lifetime. */
+  private readonly basisChecked = new Set<RuleId>();
 
   /** The rule a signal is read with here, or null when detection does not read it. */
   private ruleOf(signalId: number, countSignal: boolean | undefined): [RuleId, SignalRule] | null {
@@ -74,12 +79,22 @@ export abstract class DetectorSummaries {
     if (context) {
       this.tables.setMachine(context.companyId, context.machineId);
       if (context.countSignal && this.tables.countSignal() !== signalId) {
+        // The count rule's summaries are now of two signals: not what either one makes.
+        if (this.tables.countSignal() !== null) this.tables.setSummarized(COUNT_RULE, null);
         this.tables.setCountSignal(signalId);
       }
     }
     const found = this.ruleOf(signalId, context?.countSignal);
     if (!found) return;
     const [rule, signalRule] = found;
+    // A rule's first summaries: all of them are made with the settings of now. (Asked once
+    // per rule and lifetime: a store from before the basis was kept learns it at a PUT.)
+    if (!this.basisChecked.has(rule)) {
+      this.basisChecked.add(rule);
+      if (this.tables.summarized(rule) === null && !this.tables.hasHours(rule)) {
+        this.tables.setSummarized(rule, this.summaryBasis(rule));
+      }
+    }
     const gapMs = this.tables.settings().maxSampleGapSeconds * 1_000;
     for (const block of blocks) this.summarize(rule, signalRule, gapMs, block);
     const first = blocks[0];
@@ -113,10 +128,29 @@ export abstract class DetectorSummaries {
   }
 
   /**
-   * Rebuilds a rule's summaries over `[from, to)` from the stored samples (after a change of
-   * settings), and marks the stretch to evaluate.
+   * What a rule's hour summaries depend on, as text (equal texts: equal summaries from the
+   * same samples): whether detection is on, the gap, the rule's signal and, for the analog
+   * rule, its threshold and hysteresis. The stop threshold is not among them: summaries
+   * keep every run that may reach it (`MIN_RUN_MS`).
    */
-  rebuild(from: number, to: number): void {
+  protected summaryBasis(rule: RuleId): string {
+    const s = this.tables.settings();
+    return JSON.stringify(
+      rule === COUNT_RULE
+        ? [s.enabled, s.maxSampleGapSeconds, this.tables.countSignal()]
+        : [s.enabled, s.maxSampleGapSeconds, s.analogSignalId, s.analog],
+    );
+  }
+
+  /**
+   * Rebuilds the rules' summaries over `[from, to)` from the stored samples (after a change
+   * of settings, a repair), and marks the stretch to evaluate.
+   *
+   * @param reuse true (a change of settings over the last `REEVALUATE_MS`) keeps a rule's
+   *   summaries when what they depend on did not change (`summaryBasis`): the same summaries
+   *   would come out, and no block of samples is decoded for them.
+   */
+  rebuild(from: number, to: number, reuse = false): void {
     const settings = this.tables.settings();
     const gapMs = settings.maxSampleGapSeconds * 1_000;
     const signals: [RuleId, number | null][] = [
@@ -124,6 +158,9 @@ export abstract class DetectorSummaries {
       [ANALOG_RULE, settings.analogSignalId],
     ];
     for (const [rule, signalId] of signals) {
+      const basis = this.summaryBasis(rule);
+      if (reuse && this.tables.summarized(rule) === basis) continue;
+      if (reuse) this.tables.setSummarized(rule, basis);
       this.tables.clearHours(rule, from, to);
       if (signalId === null || !settings.enabled) continue;
       const found = this.ruleOf(signalId, rule === COUNT_RULE);

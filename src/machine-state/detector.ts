@@ -81,16 +81,19 @@ export class Detector extends DetectorSummaries {
               background: this.background,
             });
           }
-          if (!this.tables.hasPending()) break;
+          // What a backfill's burst added meanwhile waits for the burst's own evaluation.
+          if (!this.tables.hasPending() || this.burst) break;
         }
         this.retryAt = null;
       } catch (error) {
         logError("stop_detection_failed", error, { machine: this.tables.machine() });
         this.retryAt = Date.now() + DETECTION_RETRY_MS;
       }
-      await this.alarmBy(this.nextAlarm()).catch((error: unknown) => {
-        logError("stop_detection_alarm_failed", error);
-      });
+      await this.alarmBy(this.nextAlarm())
+        .then(() => this.giveBackSafety())
+        .catch((error: unknown) => {
+          logError("stop_detection_alarm_failed", error);
+        });
     })().finally(() => {
       this.running = null;
     });
@@ -207,19 +210,23 @@ export class Detector extends DetectorSummaries {
    * sample within the machine's gap of now: a stop may be opening or ending now), at once.
    * A backfill (older samples: a gateway catching up, a history loaded) waits until its
    * burst of calls is quiet for `BURST_QUIET_MS`, `BURST_MAX_MS` at most, and then evaluates
-   * and writes once for the whole burst. What waits is in the store's table all along (the
-   * safety alarm resumes it after a restart); `process` called meanwhile evaluates at once.
+   * and writes once for the whole burst, also when its calls land while an evaluation runs.
+   * What waits is in the store's table all along (the safety alarm resumes it after a
+   * restart); `process` called meanwhile evaluates what waits then, once.
    *
    * @param lastSample the ingestion's last sample, ms.
    */
   protected evaluateAfter(lastSample: number): void {
     const now = Date.now();
     const gapMs = this.tables.settings().maxSampleGapSeconds * 1_000;
-    if (lastSample >= now - gapMs || this.running) {
+    if (lastSample >= now - gapMs) {
       // A run going on takes in what was added before it ends.
       this.background(this.process());
       return;
     }
+    // A backfill's call while an evaluation runs starts or extends a burst too: joining the
+    // run would cost it another evaluation, write of stops and call to the stream for each
+    // call that lands during one (a loaded server's machine-day took about five).
     if (this.burst) {
       this.burst.last = now;
       return;
@@ -243,6 +250,7 @@ export class Detector extends DetectorSummaries {
   async onAlarm(): Promise<void> {
     this.alarmAt = null;
     this.safetyArmed = false;
+    this.safety = null;
     const wake = this.tables.wakeAt();
     const now = Date.now();
     if (wake !== null && wake <= now) {
@@ -338,19 +346,59 @@ export class Detector extends DetectorSummaries {
     this.alarmAt = at;
   }
 
-  /** Sets the object's alarm to `at` unless it is set earlier already (a later one is moved). */
-  private async alarmBy(at: number | null): Promise<void> {
-    if (at === null) return;
+  /**
+   * Sets the object's alarm to `at` unless it is set earlier already (a later one is moved).
+   *
+   * @returns the alarm it moved (null: none, or one already past), or undefined when it
+   *   left the alarm as it was.
+   */
+  private async alarmBy(at: number | null): Promise<number | null | undefined> {
+    if (at === null) return undefined;
     this.alarmAt ??= await this.storage.getAlarm();
-    if (this.alarmAt !== null && this.alarmAt <= at && this.alarmAt > Date.now()) return;
+    if (this.alarmAt !== null && this.alarmAt <= at && this.alarmAt > Date.now()) return undefined;
+    const moved = this.alarmAt !== null && this.alarmAt > Date.now() ? this.alarmAt : null;
     this.alarmAt = at;
     await this.storage.setAlarm(at);
+    return moved;
   }
+
+  /**
+   * The safety alarm this detector set after an ingestion, and the alarm it moved then (null:
+   * none); null when there is none to give back.
+   */
+  private safety: { at: number; moved: number | null } | null = null;
 
   /** Sets an alarm soon after an ingestion, so that an object gone before `process` ends resumes. */
   protected armSafety(): void {
     if (this.safetyArmed) return;
     this.safetyArmed = true;
-    this.background(this.alarmBy(Date.now() + SAFETY_MS));
+    const at = Date.now() + SAFETY_MS;
+    this.background(
+      this.alarmBy(at).then((moved) => {
+        if (moved !== undefined) this.safety = { at, moved };
+      }),
+    );
+  }
+
+  /**
+   * Gives the safety alarm back once nothing waits (no stretch, no burst, no retry): the
+   * object's alarm goes to the earliest of the detector's next wake, the alarm the safety
+   * one moved and what the rest of the object wants (`otherAlarm`: the signal storage's
+   * archive and retention step, which a safety alarm that fired would run an hour early,
+   * reading the company's settings from D1, once per backfill). None of them: no alarm.
+   */
+  private async giveBackSafety(): Promise<void> {
+    const safety = this.safety;
+    if (safety === null || this.alarmAt !== safety.at) return;
+    if (this.burst || this.retryAt !== null || this.tables.hasPending()) return;
+    const wanted = [this.nextAlarm(), safety.moved, this.otherAlarm()].filter(
+      (t): t is number => t !== null && t > Date.now(),
+    );
+    this.safety = null;
+    this.safetyArmed = false;
+    const at = wanted.length === 0 ? null : Math.min(...wanted);
+    this.alarmAt = at;
+    if (at === null) await this.storage.deleteAlarm();
+    else await this.storage.setAlarm(at);
   }
 }

@@ -76,6 +76,13 @@ export class DetectorHourTables {
     }));
   }
 
+  /** True when a rule has a summary of any hour (one index seek). */
+  hasHours(rule: RuleId): boolean {
+    return (
+      this.sql.exec("SELECT 1 FROM detect_hours WHERE rule = ? LIMIT 1", rule).toArray().length > 0
+    );
+  }
+
   /** The first hour any rule has a summary of (null: none). */
   firstHour(): number | null {
     const row = this.sql.exec<Row>("SELECT min(hour) AS h FROM detect_hours").one();

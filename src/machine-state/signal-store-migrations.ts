@@ -2,7 +2,7 @@
  * The schema of a machine's signal store (`SignalStore`, ./signal-store.ts), step by step
  * (src/db/object-migrations.ts): the samples and their archive (src/resources/signals/
  * signal-migrations.ts), stop detection's tables (`detect_hours`, the hour summaries;
- * `detect_pending`, ranges to evaluate; `detect_state`, one row; `recorded_stops` and
+ * `detect_pending`, ranges to evaluate; `detect_state`, one row, with the settings the summaries were made with; `recorded_stops` and
  * `detected_stops`), and the outbox of the events it publishes.
  */
 import type { ObjectMigration } from "../db/object-migrations";
@@ -74,4 +74,8 @@ export const SIGNAL_STORE_MIGRATIONS: readonly ObjectMigration[] = [
   CREATE INDEX IF NOT EXISTS recorded_merges_want ON recorded_merges (want_start);
   CREATE INDEX IF NOT EXISTS recorded_merges_dirty ON recorded_merges (dirty) WHERE dirty = 1;
   `,
+  // Step 3: per rule, the settings the recent hour summaries were made with (JSON, null:
+  // unknown), so that a change of settings they do not depend on (the threshold) evaluates
+  // the stored summaries again instead of decoding the samples to make the same ones.
+  "ALTER TABLE detect_state ADD COLUMN summarized TEXT",
 ];

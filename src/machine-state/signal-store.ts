@@ -44,7 +44,12 @@ export class SignalStore extends SignalSampleStore {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env, SIGNAL_STORE_MIGRATIONS);
-    this.detector = new Detector(ctx.storage, env, (work) => ctx.waitUntil(work));
+    this.detector = new Detector(
+      ctx.storage,
+      env,
+      (work) => ctx.waitUntil(work),
+      () => this.storageNextAt(),
+    );
     // A machine that received samples from the future before they were refused is repaired
     // as it wakes: the store dropped those samples (its constructor), the detector repairs
     // its summaries, stretches, wake and stops after the bound, and the alarm, set for now,
@@ -83,8 +88,9 @@ export class SignalStore extends SignalSampleStore {
 
   /**
    * Sets the machine's detection settings. Summaries of the last `REEVALUATE_MS` are
-   * rebuilt from the samples with them and evaluated again; older stops keep the settings
-   * they were detected with.
+   * rebuilt from the samples with them when what they depend on changed (the gap, the analog
+   * rule, on or off; a new threshold keeps them) and evaluated again; older stops keep the
+   * settings they were detected with.
    *
    * @param analogSignalId the internal id of the analog rule's signal (null without one).
    */
@@ -99,7 +105,7 @@ export class SignalStore extends SignalSampleStore {
     tables.setSettings(stored);
     const now = Date.now();
     const from = hourStart(now - REEVALUATE_MS);
-    this.detector.rebuild(from, now + HOUR_MS);
+    this.detector.rebuild(from, now + HOUR_MS, true);
     await this.detector.process();
     return tables.settings();
   }

@@ -6,6 +6,7 @@
  * what D1 holds of each. Every access is synchronous, so that a change
  * commits with the samples that caused it.
  */
+import type { RuleId } from "./hour-tables";
 import { DetectorMergeTables, type MergeSpan } from "./merge-tables";
 import type { PlanCache } from "./planned-time";
 import { DEFAULT_SETTINGS, type DetectionSettings } from "./rules";
@@ -100,6 +101,24 @@ export class DetectorTables extends DetectorMergeTables {
 
   setPlan(plan: PlanCache | null): void {
     this.setState("plan", plan && JSON.stringify(plan));
+  }
+
+  /**
+   * What a rule's hour summaries of the last `REEVALUATE_MS` (./detector.ts) were made with
+   * (`summaryBasis` in ./detector-summaries.ts; null: not known, as in a store from before
+   * this was kept, or mixed, after the count signal changed).
+   */
+  summarized(rule: RuleId): string | null {
+    const raw = this.state().summarized as string | null;
+    return raw === null ? null : ((JSON.parse(raw) as Record<string, string | null>)[rule] ?? null);
+  }
+
+  /** Records what a rule's recent summaries were made with (null: not known). */
+  setSummarized(rule: RuleId, basis: string | null): void {
+    if (this.summarized(rule) === basis) return;
+    const raw = this.state().summarized as string | null;
+    const all = raw === null ? {} : (JSON.parse(raw) as Record<string, string | null>);
+    this.setState("summarized", JSON.stringify({ ...all, [rule]: basis }));
   }
 
   /** When the recorded stops were loaded from D1 (null: never). */

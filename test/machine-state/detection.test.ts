@@ -49,6 +49,33 @@ describe("a backfill's burst of calls", () => {
     ]);
   });
 
+  it("gives the alarm back to the signal storage once its evaluation is done", async () => {
+    const plant = await detectionPlant();
+    // A day back, inside the hot window: the storage's next step is an hour away.
+    const from = Math.floor(Date.now() / HOUR) * HOUR - 24 * HOUR;
+    const day = (t: number) => (down(t - from + D0) ? 0 : 1);
+    await plant.send(series(from, from + HOUR, S, day));
+    // The object's alarm runs (the storage's step sets its next, an hour away); then a
+    // second call of the backfill.
+    const store = observedStore(env, plant.co.id, plant.machineId);
+    expect(await runDurableObjectAlarm(store)).toBe(true);
+    await ingest(plant.count, series(from + HOUR, from + 2 * HOUR, S, day));
+    // The alarm the ingestion set in case the object went before its evaluation (30 s) is
+    // given back once the burst is evaluated (within its 3 s of quiet): it would run the
+    // archive and retention step an hour early, its settings read from D1, every backfill.
+    const alarm = () => runInDurableObject(store, (_instance, state) => state.storage.getAlarm());
+    const deadline = Date.now() + 15_000;
+    let next = await alarm();
+    while ((next === null || next < Date.now() + 50 * MIN) && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 500));
+      next = await alarm();
+    }
+    expect(next).toBeGreaterThan(Date.now() + 50 * MIN);
+    expect((await plant.stops()).map((s) => [s.startTime, s.endTime])).toEqual([
+      [iso(from + 30 * MIN), iso(from + 40 * MIN)],
+    ]);
+  });
+
   it("loses no stop when the object restarts before the burst's evaluation", async () => {
     const plant = await detectionPlant();
     await ingest(plant.count, history);

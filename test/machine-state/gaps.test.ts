@@ -95,6 +95,42 @@ describe("settings", () => {
     });
     expect((await plant.stops()).map(span)).toEqual([[iso(h + 30 * MIN), iso(h + 42 * MIN)]]);
   });
+
+  it("a new threshold evaluates the stored summaries again; a new gap summarizes the samples again", async () => {
+    const plant = await detectionPlant();
+    const path = `/machines/${plant.machineId}/stop-detection`;
+    const store = observedStore(env, plant.co.id, plant.machineId);
+    const decoded = async () => (await store.detectionReads()).blocks;
+    // Three hours of 1 Hz: 6 minutes without pieces, then 12, then 20 seconds silent
+    // between pieces (inside the default gap of 300 s; outside a gap of 10 s).
+    const h = Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR;
+    const down = (t: number) =>
+      (t >= h + 10 * MIN && t < h + 16 * MIN) || (t >= h + 70 * MIN && t < h + 82 * MIN);
+    const silent = (t: number) => t >= h + 150 * MIN && t < h + 150 * MIN + 20 * S;
+    await plant.send(
+      series(h, h + 3 * HOUR, S, (t) => (down(t) ? 0 : 1)).filter(([t]) => !silent(t)),
+    );
+    const both = [
+      [iso(h + 10 * MIN), iso(h + 16 * MIN)],
+      [iso(h + 70 * MIN), iso(h + 82 * MIN)],
+    ];
+    expect((await plant.stops()).map(span)).toEqual(both);
+    // The threshold: the summaries stay what they were; no block of samples is decoded.
+    const before = await decoded();
+    await operatorJson("PUT", path, { stopThresholdSeconds: 600 });
+    expect((await plant.stops()).map(span)).toEqual([both[1]]);
+    await operatorJson("PUT", path, { stopThresholdSeconds: 300 });
+    expect((await plant.stops()).map(span)).toEqual(both);
+    expect(await decoded()).toBe(before);
+    // The gap: the summaries depend on it; the three hours are summarized again, and so
+    // are they when it goes back.
+    await operatorJson("PUT", path, { maxSampleGapSeconds: 10 });
+    expect(await decoded()).toBe(before + 3);
+    expect((await plant.stops()).map(span)).toEqual(both);
+    await operatorJson("PUT", path, { maxSampleGapSeconds: 300 });
+    expect(await decoded()).toBe(before + 6);
+    expect((await plant.stops()).map(span)).toEqual(both);
+  });
 });
 
 describe("the clock", () => {

@@ -100,6 +100,17 @@ export interface WrittenBlock {
 export class SignalSampleStore extends SignalBlockStore {
   /** Whether an alarm is known to be set (saves a storage read per ingestion). */
   private alarmSet = false;
+  /**
+   * When the storage's own alarm step (`storageAlarm`) is next wanted, ms (undefined: not
+   * known in this lifetime, or no retention or hot window known), so that a subclass that
+   * set an earlier alarm of its own (the stop detector's) can give the alarm back to it.
+   */
+  private storageDueAt: number | undefined = undefined;
+
+  /** When the storage's alarm step is next wanted, ms (null: not known, or none wanted). */
+  protected storageNextAt(): number | null {
+    return this.storageDueAt ?? null;
+  }
 
   /**
    * @param migrations the deployed class's schema steps, which hold this store's tables
@@ -259,6 +270,7 @@ export class SignalSampleStore extends SignalBlockStore {
     if (!this.alarmSet || past) {
       const alarm = await this.ctx.storage.getAlarm();
       const wanted = Date.now() + (past ? ARCHIVE_SOON_MS : PRUNE_EVERY_MS);
+      this.storageDueAt = Math.min(this.storageDueAt ?? wanted, wanted);
       if (alarm === null || (past && alarm > wanted)) await this.ctx.storage.setAlarm(wanted);
     }
     this.alarmSet = true;
@@ -357,9 +369,11 @@ export class SignalSampleStore extends SignalBlockStore {
     this.continuing = next === NEXT_STEP_MS;
     if (setting.retention_ms === null && this.archive.settings() === null) {
       this.alarmSet = false;
+      this.storageDueAt = undefined;
       return;
     }
-    await this.ctx.storage.setAlarm(Date.now() + next);
+    this.storageDueAt = Date.now() + next;
+    await this.ctx.storage.setAlarm(this.storageDueAt);
   }
 }
 
