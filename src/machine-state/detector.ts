@@ -6,7 +6,7 @@ import { DetectorSummaries } from "./detector-summaries";
 import { END_OF_DATA, evaluate } from "./evaluate";
 import { ANALOG_RULE, COUNT_RULE, type RuleId } from "./hour-tables";
 import { loadPrerequisites, PLAN_REFRESH_MS, plannedBlocks } from "./planned-time";
-import type { DetectionSettings } from "./rules";
+import type { StoredSettings } from "./rules";
 import { syncDetectedStops } from "./stop-sync";
 
 /** How soon a failed evaluation or write is tried again, ms. */
@@ -29,8 +29,6 @@ const WRITE_SPACING_MS = 1_000;
 const BURST_QUIET_MS = 3_000;
 /** Longest a backfill's evaluation waits while its burst goes on, ms. */
 const BURST_MAX_MS = 10_000;
-/** How far back a change of settings or shifts is evaluated again, ms (the reports' default week). */
-export const REEVALUATE_MS = 7 * 86_400_000;
 
 /**
  * Latest instant the detector sets the object's alarm to, from now, ms. Every wake it plans
@@ -41,10 +39,7 @@ export const REEVALUATE_MS = 7 * 86_400_000;
  */
 export const MAX_WAKE_AHEAD_MS = 2 * 86_400_000;
 
-/** Settings as the store keeps them: the operator's, and the analog signal's id. */
-export type StoredSettings = DetectionSettings & { analogSignalId: number | null };
-
-/** The stop detector of one machine (see the file's header). */
+/** The stop detector of one machine (docs/machine-state.md). */
 export class Detector extends DetectorSummaries {
   private publisher: MachinePublisher | null = null;
   private running: Promise<void> | null = null;

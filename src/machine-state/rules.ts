@@ -92,3 +92,9 @@ export function classify(rule: SignalRule, value: number): SampleClass {
 export function cover(gapBefore: number | null, maxGapMs: number): number {
   return gapBefore !== null && gapBefore <= maxGapMs ? gapBefore : 0;
 }
+
+/** How far back a change of settings or shifts is evaluated again, ms (the reports' default week). */
+export const REEVALUATE_MS = 7 * 86_400_000;
+
+/** Settings as the store keeps them: the operator's, and the analog signal's id. */
+export type StoredSettings = DetectionSettings & { analogSignalId: number | null };

@@ -16,8 +16,8 @@ import {
   type WrittenBlock,
 } from "../resources/signals/store";
 import { HOUR_MS, hourStart } from "../time/units";
-import { Detector, REEVALUATE_MS, type StoredSettings } from "./detector";
-import type { DetectionSettings } from "./rules";
+import { Detector } from "./detector";
+import { type DetectionSettings, REEVALUATE_MS, type StoredSettings } from "./rules";
 import { SIGNAL_STORE_MIGRATIONS } from "./signal-store-migrations";
 
 /** A change of a stop recorded through the operator API, as the detector needs it. */

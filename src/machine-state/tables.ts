@@ -104,7 +104,7 @@ export class DetectorTables extends DetectorMergeTables {
   }
 
   /**
-   * What a rule's hour summaries of the last `REEVALUATE_MS` (./detector.ts) were made with
+   * What a rule's hour summaries of the last `REEVALUATE_MS` (./rules.ts) were made with
    * (`summaryBasis` in ./detector-summaries.ts; null: not known, as in a store from before
    * this was kept, or mixed, after the count signal changed).
    */

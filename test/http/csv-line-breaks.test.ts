@@ -8,7 +8,8 @@
  */
 import { parse } from "csv-parse/browser/esm/sync";
 import { describe, expect, it } from "vitest";
-import { CsvColumnWriter, type CsvKind, csvRecords } from "../../src/http/csv";
+import { csvRecords } from "../../src/http/csv";
+import { CsvColumnWriter, type CsvKind } from "../../src/http/csv-column-writer";
 import { isoInstant } from "../../src/http/instants";
 import { download, finishExport, readExport, startExport } from "../fixtures/export-harness";
 import {

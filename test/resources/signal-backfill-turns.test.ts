@@ -8,7 +8,10 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { INGEST_HOURS_PER_TURN, INGEST_SAMPLES_PER_TURN } from "../../src/resources/signals/store";
+import {
+  INGEST_HOURS_PER_TURN,
+  INGEST_SAMPLES_PER_TURN,
+} from "../../src/resources/signals/ingest-hours";
 import { api, createCompany } from "../harness";
 
 const HOUR = 3_600_000;

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AggFunction } from "../../src/resources/signals/aggregate";
 import { decodeSamples, encodeSamples } from "../../src/resources/signals/blocks";
-import { ascendingOrder } from "../../src/resources/signals/store";
+import { ascendingOrder } from "../../src/resources/signals/ingest-hours";
 
 const S = 1_000;
 const MIN = 60 * S;
