@@ -92,7 +92,11 @@ async function main(): Promise<void> {
   });
   try {
     await waitForHealthz(BASE, child);
-    const target = await quietPlant(connectOperator(BASE, TOKEN), RECEIVER, "Profile");
+    const target = await quietPlant(
+      connectOperator(BASE, TOKEN),
+      { base: BASE, token: TOKEN, receiver: RECEIVER },
+      "Profile",
+    );
     const pgid = child.pid ?? 0;
     let round = 0;
     const send = async (route: Route) => {

@@ -154,7 +154,11 @@ async function cpuPerRequest(
   client: ReturnType<typeof connectOperator>,
   pgid: number,
 ): Promise<Map<Route, number>> {
-  const target = await quietPlant(client, RECEIVER, "Bench: quiet plant");
+  const target = await quietPlant(
+    client,
+    { base: BASE, token: TOKEN, receiver: RECEIVER },
+    "Bench: quiet plant",
+  );
   const cpu = new Map<Route, number>();
   let round = 0;
   for (const route of ROUTES) {

@@ -7,7 +7,7 @@
 import { createServer } from "node:http";
 import { ok } from "../../scripts/lib/http";
 import type { connectOperator } from "../../scripts/lib/operator-api";
-import { THREE_SHIFTS } from "./three-shift-plant";
+import { createThreeShiftPlant } from "./three-shift-plant";
 
 /** The operator API client of the benchmarks (scripts/lib/operator-api.ts). */
 type OperatorClient = ReturnType<typeof connectOperator>;
@@ -98,34 +98,27 @@ export async function prepareTarget(
 
 /**
  * A company of its own in UTC (named `name`) with a scanner's key (`realtime.write`,
- * `machines.read`), one machine `Press` running three 8-hour shifts, and what
- * {@link prepareTarget} adds.
+ * `machines.read`), one machine running three 8-hour shifts (lib/three-shift-plant.ts), and
+ * what {@link prepareTarget} adds.
  *
+ * @param client an operator client of the server at `server.base` (its operator token `server.token`;
+ *   `server.receiver` the webhook receiver's origin).
  * @throws when a call is refused.
  */
 export async function quietPlant(
   client: OperatorClient,
-  receiver: string,
+  server: { base: string; token: string; receiver: string },
   name: string,
 ): Promise<Target> {
-  const { api } = client;
-  const [company] = ok("POST", await api.POST("/companies", { body: [{ name, timezone: "UTC" }] }));
-  if (!company) throw new Error("no company");
-  const path = { params: { path: { company_id: company.id } } };
-  const [apiKey] = ok(
-    "POST",
-    await api.POST("/companies/{company_id}/api-keys", {
-      ...path,
-      body: [{ name: "scanner", scopes: ["realtime.write", "machines.read"] }],
-    }),
-  );
-  const [machine] = ok(
-    "POST",
-    await api.POST("/companies/{company_id}/machines", { ...path, body: [{ name: "Press" }] }),
-  );
-  if (!apiKey || !machine) throw new Error("no key or machine");
-  ok("POST", await api.POST("/companies/{company_id}/shifts", { ...path, body: THREE_SHIFTS }));
-  return prepareTarget(client, receiver, company.id, apiKey.key, machine.id);
+  const { companyId, key, machines } = await createThreeShiftPlant(server.base, server.token, {
+    name,
+    keyName: "scanner",
+    scopes: ["realtime.write", "machines.read"],
+    machines: 1,
+  });
+  const [machine] = machines;
+  if (!machine) throw new Error("no machine");
+  return prepareTarget(client, server.receiver, companyId, key, machine.id);
 }
 
 /**
