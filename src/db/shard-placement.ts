@@ -22,7 +22,7 @@ export interface ShardState {
  * Sets a shard's AUTOINCREMENT sequences to at least `start` (one batch): its next id of
  * every ranged table is then above `start`, unless the table holds a higher id already
  * (SQLite takes the larger of the sequence and the largest id), which is why a move that
- * copies rows into a shard gives it a fresh range afterwards ({@link freshRange}).
+ * copies rows into a shard gives it a fresh range before the copy ({@link freshRange}).
  *
  * @param shard the shard's D1 binding.
  * @param start the first id of the range, `rangeIndex * RANGE_SIZE`.

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { applyChanges, copyCompany, countRows, removeCompany } from "../../src/db/company-copy";
 import { ownedTables } from "../../src/db/company-tables";
 import { installMoveTriggers, setMoveState } from "../../src/db/move-fence";
+import { freshRange } from "../../src/db/shard-placement";
 import { api, createCompany, createMachines } from "../harness";
 
 function binding(name: string): D1Database {
@@ -17,12 +18,19 @@ function binding(name: string): D1Database {
   return d1;
 }
 
+/**
+ * The company's shard and the other one, which gets a fresh id range first, as a move gives
+ * it (src/operator/company-move/move.ts): the copy's ids then stay below its sequences, and
+ * the files that run after this one in the same runtime get ids no other shard gives.
+ */
 async function shards(companyId: number): Promise<{ source: D1Database; target: D1Database }> {
   const row = await env.DB.prepare("SELECT shard FROM companies WHERE id = ?1")
     .bind(companyId)
     .first<{ shard: string }>();
   const from = row?.shard ?? "";
-  return { source: binding(from), target: binding(from === "SHARD_0" ? "SHARD_1" : "SHARD_0") };
+  const to = from === "SHARD_0" ? "SHARD_1" : "SHARD_0";
+  await freshRange(env, to);
+  return { source: binding(from), target: binding(to) };
 }
 
 const nonZero = (counts: Map<string, number>) => [...counts].filter(([, n]) => n > 0);

@@ -9,12 +9,13 @@ import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { countRows } from "../../src/db/company-copy";
 import { type OwnedTable, ownedTables } from "../../src/db/company-tables";
+import { RANGE_SIZE } from "../../src/db/shards";
 import { moveCompany } from "../../src/operator/company-move/move";
 import { moveDeps } from "../../src/operator/company-move/queries";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { inServiceSince } from "../fixtures/machine-history";
 import { ALL_DAY, type Plant, plant, postSku } from "../fixtures/plant";
-import { api, operator, operatorJson } from "../harness";
+import { api, createCompany, createMachines, operator, operatorJson } from "../harness";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -205,4 +206,44 @@ describe("a company with stops and kept figures", () => {
     const moved = await operator("POST", `/companies/${p.co.id}/move`, { shard: target });
     expect(moved.status, await moved.clone().text()).toBe(200);
   }, 120_000);
+
+  it("leaves the target allocating ids of its own ranges when the move fails after the copy", async () => {
+    await createCompany(); // the shards registered (by the first placement), with their ranges
+    // The shard of the highest range: its ids copied into the other would pull that one's
+    // AUTOINCREMENT into this range, where both would hand out the same ids.
+    const high = await env.DB.prepare(
+      "SELECT shard FROM shard_ranges ORDER BY range_index DESC LIMIT 1",
+    ).first<{ shard: string }>();
+    if (!high) throw new Error("no shard range");
+    const source = high.shard;
+    const target = other(source);
+    const moving = await createCompany({ shard: source });
+    await createMachines(moving.id, [{ name: "A" }, { name: "B" }]);
+    const failing = {
+      ...moveDeps(env as never),
+      placementCacheMs: 0,
+      sleep: async () => undefined,
+      // Fails right after the bulk copy, before any switch.
+      flushRealtime: async () => {
+        throw new Error("realtime unavailable");
+      },
+    };
+    await expect(moveCompany(failing, moving.id, target)).rejects.toThrow("realtime unavailable");
+    expect(await shardOf(moving.id)).toBe(source);
+    // A new machine on each shard: two companies' machines never share an id, and each id is
+    // in a range its own shard holds (how the operator API finds a machine by id).
+    const neighbour = await createCompany({ shard: target });
+    const [onTarget] = await createMachines(neighbour.id, [{ name: "N1" }]);
+    const [onSource] = await createMachines(moving.id, [{ name: "C" }]);
+    if (!onTarget || !onSource) throw new Error("no machine");
+    expect(onTarget.id).not.toBe(onSource.id);
+    const rangesOf = async (shard: string) =>
+      (
+        await env.DB.prepare("SELECT range_index FROM shard_ranges WHERE shard = ?1")
+          .bind(shard)
+          .all<{ range_index: number }>()
+      ).results.map((r) => r.range_index);
+    expect(await rangesOf(target)).toContain(Math.floor(onTarget.id / RANGE_SIZE));
+    expect(await rangesOf(source)).toContain(Math.floor(onSource.id / RANGE_SIZE));
+  });
 });

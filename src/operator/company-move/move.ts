@@ -192,7 +192,10 @@ async function startRun(deps: MoveDeps, companyId: number, to: string): Promise<
  * Installs the move triggers in both shards and empties the target of the company, which it
  * now receives: its figure triggers leave the company's copied rows alone (the copy carries
  * the source's kept figures and write counts). What an earlier move cut short left in the
- * target goes.
+ * target goes. Then the target gets a fresh id range, above every id the copy brings: SQLite
+ * goes on after the largest id a table holds, so rows copied from a shard of a higher range
+ * would otherwise have the target hand out that shard's next ids, to other companies'
+ * machines, during the copy and for good after a move that fails.
  *
  * @returns what puts the target back as it was: none of the company's rows, its former move
  *   state.
@@ -204,6 +207,7 @@ async function prepareTarget(run: MoveRun): Promise<() => Promise<void>> {
   const targetState = await moveStateOf(target, companyId);
   await setMoveState(target, companyId, "receiving");
   await removeCompany(target, companyId, "receiving");
+  await run.deps.freshIdRanges(run.to);
   return async () => {
     await setMoveState(target, companyId, "receiving");
     await removeCompany(target, companyId, "receiving");
@@ -263,6 +267,7 @@ async function switchShard(
   }
   // The target's own writes count again from here (no request reaches it before the switch).
   await setMoveState(target, companyId, null);
+  // Again: a move into the source meanwhile may have given it a range above the first one.
   await deps.freshIdRanges(to);
   await deps.switchTo(companyId, to);
   return { changesApplied: last.applied, rows: after, switchMs: Date.now() - switching.since };
