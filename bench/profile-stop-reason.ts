@@ -18,9 +18,7 @@
  * Run with `npx tsx bench/profile-stop-reason.ts`. A diagnosis aid, not part of `npm run bench`.
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { join } from "node:path";
-import { ok } from "../scripts/lib/http";
 import { connectOperator } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { inspect, type Profile, summarize } from "./lib/profiler";
@@ -30,7 +28,13 @@ import {
   stopDevServer,
   waitForHealthz,
 } from "./lib/spawn-dev-server";
-import { THREE_SHIFTS } from "./lib/three-shift-plant";
+import {
+  quietPlant,
+  ROUTES,
+  type Route,
+  routeRequest,
+  startReceiver,
+} from "./lib/stop-reason-plant";
 
 const PORT = envNumber("BENCH_PROFILE_PORT", 8794);
 const RECEIVER_PORT = envNumber("BENCH_PROFILE_RECEIVER_PORT", 8796);
@@ -44,7 +48,6 @@ const PROFILE_CONFIG = "wrangler.profile.toml";
 const DIR = `/dev/shm/production-monitoring-profile-stop-${process.pid}`;
 const SETTLE_MS = 2_000;
 const USER_HZ = 100;
-const CAUSES = ["Bench: jam", "Bench: no material"];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -80,15 +83,7 @@ async function main(): Promise<void> {
     writeFileSync(join(ROOT, PROFILE_CONFIG), text.replace(/^minify = true$/m, "minify = false"));
     config = PROFILE_CONFIG;
   }
-  let received = 0;
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      received += 1;
-      res.writeHead(204).end();
-    });
-  });
-  receiver.listen(RECEIVER_PORT, "127.0.0.1");
+  const receiver = startReceiver(RECEIVER_PORT);
   const child = spawnDevServer({
     port: PORT,
     persistTo: DIR,
@@ -97,89 +92,25 @@ async function main(): Promise<void> {
   });
   try {
     await waitForHealthz(BASE, child);
-    const { api } = connectOperator(BASE, TOKEN);
-    const [company] = ok(
-      "POST",
-      await api.POST("/companies", { body: [{ name: "Profile", timezone: "UTC" }] }),
+    const target = await quietPlant(
+      connectOperator(BASE, TOKEN),
+      { base: BASE, token: TOKEN, receiver: RECEIVER },
+      "Profile",
     );
-    if (!company) throw new Error("no company");
-    const path = { params: { path: { company_id: company.id } } };
-    const [key] = ok(
-      "POST",
-      await api.POST("/companies/{company_id}/api-keys", {
-        ...path,
-        body: [{ name: "scanner", scopes: ["realtime.write", "machines.read"] }],
-      }),
-    );
-    const [machine] = ok(
-      "POST",
-      await api.POST("/companies/{company_id}/machines", { ...path, body: [{ name: "Press" }] }),
-    );
-    if (!key || !machine) throw new Error("no key or machine");
-    ok("POST", await api.POST("/companies/{company_id}/shifts", { ...path, body: THREE_SHIFTS }));
-    ok(
-      "POST",
-      await api.POST("/companies/{company_id}/stop-causes", {
-        ...path,
-        body: CAUSES.map((name) => ({ kind: "generalCause" as const, name })),
-      }),
-    );
-    const [stop] = ok(
-      "POST",
-      await api.POST("/machines/{machine_id}/stops", {
-        params: { path: { machine_id: machine.id } },
-        body: [{ startTime: new Date(Date.now() - 60_000).toISOString(), isProgrammed: false }],
-      }),
-    );
-    if (!stop) throw new Error("no stop");
-    ok(
-      "POST",
-      await api.POST("/companies/{company_id}/webhooks", {
-        ...path,
-        body: (["Created", "Updated"] as const).map((kind) => ({
-          name: kind,
-          url: `${RECEIVER}/${kind}`,
-          eventType: `MachineStopClassification${kind}` as const,
-        })),
-      }),
-    );
-    const headers = { "x-api-key": key.key, "content-type": "application/json" };
-    const routes: Record<string, (round: number) => Promise<Response>> = {
-      floor: () => fetch(`${BASE}/healthz`),
-      machines: () => fetch(`${BASE}/v1/machines`, { headers }),
-      stopReason: (round) =>
-        fetch(`${BASE}/v1/realtime/${machine.id}/stop-reason`, {
-          method: "POST",
-          headers,
-          body: JSON.stringify({
-            stopId: stop.id,
-            generalCause: { name: CAUSES[round % 2] },
-            description: `round ${round}`,
-          }),
-        }),
-      classification: (round) =>
-        fetch(`${BASE}/operator/v1/stops/${stop.id}/classification`, {
-          method: "PUT",
-          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            generalCause: { name: CAUSES[round % 2] },
-            description: `operator ${round}`,
-          }),
-        }),
-    };
     const pgid = child.pid ?? 0;
     let round = 0;
-    const send = async (route: string) => {
+    const send = async (route: Route) => {
       round += 1;
-      const res = await routes[route]?.(round);
-      const text = await res?.text();
-      if (!res?.ok) throw new Error(`${route}: ${res?.status} ${text}`);
+      const { url, init, expected } = routeRequest(BASE, TOKEN, target, route, round);
+      const res = await fetch(url, init);
+      const text = await res.text();
+      if (res.status !== expected) throw new Error(`${route}: ${res.status} ${text}`);
     };
-    for (const route of Object.keys(routes)) {
+    for (const route of ROUTES) {
       for (let i = 0; i < 5; i += 1) await send(route);
       await sleep(SETTLE_MS);
       const before = cpuByProcess(pgid);
-      const deliveredBefore = received;
+      const deliveredBefore = receiver.count();
       for (let i = 0; i < REQUESTS; i += 1) await send(route);
       await sleep(SETTLE_MS);
       const after = cpuByProcess(pgid);
@@ -191,7 +122,7 @@ async function main(): Promise<void> {
       console.log(
         `${route}: ${total.toFixed(1)} ms CPU per request (${parts
           .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
-          .join(", ")}); ${received - deliveredBefore} deliveries`,
+          .join(", ")}); ${receiver.count() - deliveredBefore} deliveries`,
       );
     }
     if (WITH_INSPECTOR) {

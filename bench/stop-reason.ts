@@ -32,7 +32,6 @@
  *    itself may be slower than that on a loaded machine: the table shows it beside).
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { buildDemoCompanies, DEMO_FILES, FLEET_B } from "../scripts/lib/demo-data";
@@ -52,7 +51,15 @@ import {
   stopWhenThisProcessEnds,
   waitForHealthz,
 } from "./lib/spawn-dev-server";
-import { THREE_SHIFTS } from "./lib/three-shift-plant";
+import {
+  prepareTarget,
+  quietPlant,
+  ROUTES,
+  type Route,
+  routeRequest,
+  startReceiver,
+  type Target,
+} from "./lib/stop-reason-plant";
 
 const PORT = envNumber("BENCH_STOP_REASON_PORT", 8843);
 const RECEIVER_PORT = envNumber("BENCH_STOP_REASON_RECEIVER_PORT", 8845);
@@ -75,8 +82,6 @@ const ROUND_PAUSE_MS = 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const readText = (path: string) => readFileSync(join(ROOT, path), "utf8");
 
-type Route = "floor" | "machines" | "stopReason" | "classification";
-const ROUTES: readonly Route[] = ["floor", "machines", "stopReason", "classification"];
 /** Requests per route for the CPU figure, and the wait around them for work they left. */
 const CPU_REQUESTS = envNumber("BENCH_STOP_REASON_CPU_REQUESTS", 30, { positive: true });
 const CPU_BLOCKS = 3;
@@ -122,107 +127,10 @@ async function timed(
   }
 }
 
-/** A receiver of the webhook deliveries: answers 204 and counts them. */
-function startReceiver(): { close: () => void; count: () => number } {
-  let received = 0;
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      received += 1;
-      res.writeHead(204).end();
-    });
-  });
-  server.listen(RECEIVER_PORT, "127.0.0.1");
-  return { close: () => server.close(), count: () => received };
-}
-
-/** Where the probe sends: a company's key, a machine and an open stop of it. */
-interface Target {
-  key: string;
-  machineId: number;
-  stopId: number;
-}
-
-const CAUSES = ["Bench: jam", "Bench: no material"];
-
-/**
- * Gives a machine of a company what a scanner needs: two causes in the catalog, an open stop,
- * and webhook registrations of the classification events to the receiver.
- */
-async function prepareTarget(
-  client: ReturnType<typeof connectOperator>,
-  companyId: number,
-  key: string,
-  machineId: number,
-): Promise<Target> {
-  const { api } = client;
-  const path = { params: { path: { company_id: companyId } } };
-  ok(
-    "POST",
-    await api.POST("/companies/{company_id}/stop-causes", {
-      ...path,
-      body: CAUSES.map((name) => ({ kind: "generalCause" as const, name })),
-    }),
-  );
-  const [stop] = ok(
-    "POST",
-    await api.POST("/machines/{machine_id}/stops", {
-      params: { path: { machine_id: machineId } },
-      body: [{ startTime: new Date(Date.now() - 60_000).toISOString(), isProgrammed: false }],
-    }),
-  );
-  if (!stop) throw new Error("no stop");
-  ok(
-    "POST",
-    await api.POST("/companies/{company_id}/webhooks", {
-      ...path,
-      body: [
-        {
-          name: "Bench: created",
-          url: `${RECEIVER}/created`,
-          eventType: "MachineStopClassificationCreated",
-        },
-        {
-          name: "Bench: updated",
-          url: `${RECEIVER}/updated`,
-          eventType: "MachineStopClassificationUpdated",
-        },
-      ],
-    }),
-  );
-  return { key, machineId, stopId: stop.id };
-}
-
-/** One request of `route` to `target`; each stop reason and classification changes the stop's. */
+/** One timed request of `route` to `target` (lib/stop-reason-plant.ts). */
 function sendTo(target: Target, route: Route, round: number) {
-  const cause = CAUSES[round % 2] ?? "";
-  const headers = { "x-api-key": target.key, "content-type": "application/json" };
-  if (route === "floor") return timed(`${BASE}/healthz`, {}, 204);
-  if (route === "machines") return timed(`${BASE}/v1/machines`, { headers }, 200);
-  if (route === "stopReason") {
-    return timed(
-      `${BASE}/v1/realtime/${target.machineId}/stop-reason`,
-      {
-        method: "POST",
-        headers,
-        body: JSON.stringify({
-          stopId: target.stopId,
-          generalCause: { name: cause },
-          description: `round ${round}`,
-        }),
-      },
-      200,
-    );
-  }
-  return timed(
-    `${BASE}/operator/v1/stops/${target.stopId}/classification`,
-    {
-      method: "PUT",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ generalCause: { name: cause }, description: `operator ${round}` }),
-    },
-    200,
-  );
+  const { url, init, expected } = routeRequest(BASE, TOKEN, target, route, round);
+  return timed(url, init, expected);
 }
 
 /**
@@ -249,27 +157,11 @@ async function cpuPerRequest(
   client: ReturnType<typeof connectOperator>,
   pgid: number,
 ): Promise<Map<Route, number>> {
-  const { api } = client;
-  const [company] = ok(
-    "POST",
-    await api.POST("/companies", { body: [{ name: "Bench: quiet plant", timezone: "UTC" }] }),
+  const target = await quietPlant(
+    client,
+    { base: BASE, token: TOKEN, receiver: RECEIVER },
+    "Bench: quiet plant",
   );
-  if (!company) throw new Error("no company");
-  const path = { params: { path: { company_id: company.id } } };
-  const [apiKey] = ok(
-    "POST",
-    await api.POST("/companies/{company_id}/api-keys", {
-      ...path,
-      body: [{ name: "scanner", scopes: ["realtime.write", "machines.read"] }],
-    }),
-  );
-  const [machine] = ok(
-    "POST",
-    await api.POST("/companies/{company_id}/machines", { ...path, body: [{ name: "Press" }] }),
-  );
-  if (!apiKey || !machine) throw new Error("no key or machine");
-  ok("POST", await api.POST("/companies/{company_id}/shifts", { ...path, body: THREE_SHIFTS }));
-  const target = await prepareTarget(client, company.id, apiKey.key, machine.id);
   const cpu = new Map<Route, number>();
   let round = 0;
   for (const route of ROUTES) {
@@ -306,7 +198,7 @@ async function main(): Promise<void> {
     vars: [`OPERATOR_TOKEN:${TOKEN}`, `WEBHOOK_EXEMPT_ORIGINS:${RECEIVER}`],
   });
   const stop = stopWhenThisProcessEnds(child);
-  const receiver = startReceiver();
+  const receiver = startReceiver(RECEIVER_PORT);
   try {
     await waitForHealthz(BASE, child);
     const quiet = () => undefined;
@@ -358,7 +250,13 @@ async function main(): Promise<void> {
       }),
     );
     if (!probeKey) throw new Error("no probe key");
-    const plant = await prepareTarget(client, plantKey.companyId, probeKey.key, asset0.id);
+    const plant = await prepareTarget(
+      client,
+      RECEIVER,
+      plantKey.companyId,
+      probeKey.key,
+      asset0.id,
+    );
     const send = (route: Route, round: number) => sendTo(plant, route, round);
 
     // The CPU each route costs the server's processes, alone: on a company of its own with

@@ -12,11 +12,6 @@ import { companyD1 } from "../src/db/shards";
 export const OPERATOR_TOKEN = "test-operator-token";
 const BASE = "http://api.test";
 
-/** Sends a request to the Worker under test. */
-export function call(path: string, init: RequestInit = {}): Promise<Response> {
-  return exports.default.fetch(new Request(`${BASE}${path}`, init));
-}
-
 /** An operator API request with the test operator token and a JSON body (`path` after `/operator/v1`). */
 export function operatorRequest(method: string, path: string, body?: unknown): Request {
   return new Request(`${BASE}/operator/v1${path}`, {
@@ -29,10 +24,54 @@ export function operatorRequest(method: string, path: string, body?: unknown): R
   });
 }
 
-/** Calls the operator API with the test operator token and a JSON body. */
-export function operator(method: string, path: string, body?: unknown): Promise<Response> {
-  return exports.default.fetch(operatorRequest(method, path, body));
+/** The harness's calls, each a request handed to one way of sending it to the Worker. */
+export interface Calls {
+  /** Sends a request for `path` (from the root: `/v1/...`, `/operator/v1/...`). */
+  call(path: string, init?: RequestInit): Promise<Response>;
+  /** Calls the operator API with the test operator token and a JSON body. */
+  operator(method: string, path: string, body?: unknown): Promise<Response>;
+  /** Calls the operator API and returns the JSON body, failing the test on a non-2XX status. */
+  operatorJson<T>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Calls a public route with an API key (and a JSON body when `json` is given). */
+  api(key: string, path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
 }
+
+/**
+ * The harness's calls over `send`: `exports.default.fetch` for this file's, the Worker's
+ * own handler for test/fixtures/direct-client.ts's.
+ *
+ * @param send hands a request to the Worker and resolves to its answer.
+ */
+export function callsOver(send: (request: Request) => Promise<Response>): Calls {
+  const call = (path: string, init: RequestInit = {}) => send(new Request(`${BASE}${path}`, init));
+  const operator = (method: string, path: string, body?: unknown) =>
+    send(operatorRequest(method, path, body));
+  return {
+    call,
+    operator,
+    async operatorJson<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const res = await operator(method, path, body);
+      if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${await res.text()}`);
+      return (await res.json()) as T;
+    },
+    api(key, path, init = {}) {
+      const { json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      headers.set("x-api-key", key);
+      if (json !== undefined) headers.set("content-type", "application/json");
+      return call(path, {
+        ...rest,
+        headers,
+        body: json === undefined ? rest.body : JSON.stringify(json),
+      });
+    },
+  };
+}
+
+/** The harness's calls through `exports.default.fetch`, as the runtime calls the Worker. */
+export const { call, operator, operatorJson, api } = callsOver((request) =>
+  exports.default.fetch(request),
+);
 
 /**
  * A D1 binding that records the anchor of every `withSession` call in `anchors` (locally there
@@ -51,30 +90,6 @@ export function recordingSessions(real: D1Database, anchors: (string | undefined
       const value: unknown = Reflect.get(target, prop, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
-  });
-}
-
-/** Calls the operator API and returns the JSON body, failing the test on a non-2XX status. */
-export async function operatorJson<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await operator(method, path, body);
-  if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
-/** Calls a public route with an API key. */
-export function api(
-  key: string,
-  path: string,
-  init: RequestInit & { json?: unknown } = {},
-): Promise<Response> {
-  const { json, ...rest } = init;
-  const headers = new Headers(rest.headers);
-  headers.set("x-api-key", key);
-  if (json !== undefined) headers.set("content-type", "application/json");
-  return call(path, {
-    ...rest,
-    headers,
-    body: json === undefined ? rest.body : JSON.stringify(json),
   });
 }
 

@@ -21,14 +21,15 @@ export const THREE_SHIFTS = [
  * 00-08, Morning 08-16 and Evening 16-24.
  *
  * @param base the server's origin; `token` its operator token; `options.name` the company's
- *   name, `options.keyName` and `options.scopes` the key's.
+ *   name, `options.keyName` and `options.scopes` the key's, `options.machines` how many
+ *   machines (default {@link PLANT_MACHINES}).
  * @returns the company's id, the key's full value and the machines' ids in creation order.
  * @throws Error when a call is refused.
  */
 export async function createThreeShiftPlant(
   base: string,
   token: string,
-  options: { name: string; keyName: string; scopes: Scope[] },
+  options: { name: string; keyName: string; scopes: Scope[]; machines?: number },
 ): Promise<{ companyId: number; key: string; machines: { id: number }[] }> {
   const { api: client } = connectOperator(base, token);
   const [company] = ok(
@@ -55,7 +56,9 @@ export async function createThreeShiftPlant(
     "POST",
     await client.POST("/companies/{company_id}/machines", {
       ...companyPath,
-      body: Array.from({ length: PLANT_MACHINES }, (_, i) => ({ name: `Line ${i + 1}` })),
+      body: Array.from({ length: options.machines ?? PLANT_MACHINES }, (_, i) => ({
+        name: `Line ${i + 1}`,
+      })),
     }),
   );
   ok(

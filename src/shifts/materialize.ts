@@ -57,6 +57,18 @@ export interface StoredInstance {
   end: number;
 }
 
+/**
+ * The columns of `shift_instances` read as a {@link StoredInstance}: a select of them over
+ * the table gives its rows (`db.select(storedInstanceColumns).from(shiftInstances)`).
+ */
+export const storedInstanceColumns = {
+  id: shiftInstances.id,
+  definitionId: shiftInstances.shiftDefinitionId,
+  machineId: shiftInstances.machineId,
+  start: shiftInstances.start,
+  end: shiftInstances.end,
+};
+
 /** The key of an instance among a company's: definition, machine and start. */
 export const instanceKey = (r: { definitionId: number; machineId: number; start: number }) =>
   `${r.definitionId}:${r.machineId}:${r.start}`;
@@ -69,13 +81,7 @@ function lookupStatement(db: Database, companyId: number, planned: readonly Plan
     IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
         FROM json_each(${keys}))`;
   return db
-    .select({
-      id: shiftInstances.id,
-      definitionId: shiftInstances.shiftDefinitionId,
-      machineId: shiftInstances.machineId,
-      start: shiftInstances.start,
-      end: shiftInstances.end,
-    })
+    .select(storedInstanceColumns)
     .from(shiftInstances)
     .where(and(owned({ companyId }, shiftInstances), condition));
 }

@@ -22,7 +22,7 @@ import {
 } from "../reports/schemas";
 import { type StopWithClassification, stopColumns } from "../reports/stops-report";
 import { companyClosuresQuery } from "../shifts/closures";
-import type { StoredInstance } from "../shifts/materialize";
+import { type StoredInstance, storedInstanceColumns } from "../shifts/materialize";
 import {
   companyQuery,
   definitionMachinesQuery,
@@ -167,13 +167,7 @@ function instancesAroundStopQuery(scope: CompanyScope, stopId: number) {
     sql`(SELECT ${column} FROM ${stops} WHERE ${stops.id} = ${stopId})`;
   const start = ofStop(stops.startTime);
   return scope.db
-    .select({
-      id: shiftInstances.id,
-      definitionId: shiftInstances.shiftDefinitionId,
-      machineId: shiftInstances.machineId,
-      start: shiftInstances.start,
-      end: shiftInstances.end,
-    })
+    .select(storedInstanceColumns)
     .from(shiftInstances)
     .where(
       owned(

@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../fixtures/mcp-client";
-import { type Plant, plant } from "../fixtures/plant";
+import { ALL_DAY, type Plant, plant } from "../fixtures/plant";
 import { api, operatorJson, type TestCompany } from "../harness";
 
 const DAY_1 = "2026-03-02T00:00:00Z";
@@ -27,7 +27,7 @@ async function post<T>(co: TestCompany, path: string, json: unknown): Promise<T>
 
 beforeAll(async () => {
   // UTC, a 24-hour shift from every midnight: instances start at DAY_1, DAY_2, DAY_3.
-  p = await plant(1, { timezone: "UTC" });
+  p = await plant(1, { timezone: "UTC", shifts: ALL_DAY });
   const m = p.machines[0];
   if (!m) throw new Error("no machine");
   machineId = m.id;

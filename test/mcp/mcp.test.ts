@@ -20,7 +20,7 @@ import {
   rawModern,
   rawPost,
 } from "../fixtures/mcp-client";
-import { type Plant, plant, postOperator, postSku } from "../fixtures/plant";
+import { ALL_DAY, type Plant, plant, postOperator, postSku } from "../fixtures/plant";
 import { api, createKey, ingest, operator, operatorJson } from "../harness";
 
 const HOUR = 3_600_000;
@@ -68,8 +68,9 @@ const midnight = Math.floor(Date.now() / DAY) * DAY;
 const yesterday = midnight - DAY;
 
 beforeAll(async () => {
-  p = await plant(1);
-  other = await plant(1);
+  // Days from midnight: yesterday's instance has ended, today's runs.
+  p = await plant(1, { shifts: ALL_DAY });
+  other = await plant(1, { shifts: ALL_DAY });
   const machine = p.machines[0];
   if (!machine?.uuid) throw new Error("the plant's machine has no uuid");
   uuid = machine.uuid;

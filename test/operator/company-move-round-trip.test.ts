@@ -14,7 +14,7 @@ import { moveCompany } from "../../src/operator/company-move/move";
 import { moveDeps } from "../../src/operator/company-move/queries";
 import { realtimeObjectName } from "../../src/realtime/machine-stub";
 import { inServiceSince } from "../fixtures/machine-history";
-import { type Plant, plant, postSku } from "../fixtures/plant";
+import { ALL_DAY, type Plant, plant, postSku } from "../fixtures/plant";
 import { api, createCompany, createMachines, operator, operatorJson } from "../harness";
 
 const HOUR = 3_600_000;
@@ -61,7 +61,8 @@ const rowsOf = (tables: Record<string, unknown[]>, name: OwnedTable["name"]) =>
  * classified), kept KPI figures, a realtime SKU running now.
  */
 async function plantWithHistory(): Promise<Plant> {
-  const p = await plant(2);
+  // Days from midnight: the week's history lies in ended instances, today's runs.
+  const p = await plant(2, { shifts: ALL_DAY });
   const [m1, m2] = p.machines;
   if (!m1 || !m2) throw new Error("no machines");
   await inServiceSince(

@@ -1,4 +1,6 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { SHARD_CACHE_MS } from "../../src/db/shards";
 import type { Api, CreatedCompany, IssuedKey, OperatorSchemas } from "../fixtures/api-types";
 import {
   api,
@@ -77,6 +79,29 @@ describe("operator companies", () => {
     for (const c of created) {
       const listed = list.find((l) => l.id === c.id);
       expect(listed).toEqual({ id: c.id, name: c.name, timezone: c.timezone, shard: c.shard });
+    }
+  });
+
+  it("lists a company older than the shards with shard null, and reaches nothing of it", async () => {
+    const co = await createCompany();
+    const shard = (await operatorJson<OperatorSchemas["Company"][]>("GET", "/companies")).find(
+      (c) => c.id === co.id,
+    )?.shard;
+    // A directory row as migration 0010 left the companies it found: no shard.
+    await env.DB.prepare("UPDATE companies SET shard = NULL WHERE id = ?1").bind(co.id).run();
+    try {
+      // The isolate keeps a company's shard SHARD_CACHE_MS.
+      await new Promise((done) => setTimeout(done, SHARD_CACHE_MS + 100));
+      const list = await operatorJson<OperatorSchemas["Company"][]>("GET", "/companies");
+      expect(list.find((c) => c.id === co.id)?.shard).toBeNull();
+      const machines = await operator("POST", `/companies/${co.id}/machines`, [{ name: "M" }]);
+      expect(machines.status).toBe(404);
+      expect((await api(co.key, "/v1/machines")).status).toBe(503);
+    } finally {
+      // The files sharing this runtime see the directory as they would without this test.
+      await env.DB.prepare("UPDATE companies SET shard = ?2 WHERE id = ?1")
+        .bind(co.id, shard ?? null)
+        .run();
     }
   });
 

@@ -5,10 +5,12 @@
  * 404/409/422 answers.
  */
 
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Api } from "../fixtures/api-types";
 import {
+  aroundNow,
   getState,
+  HOUR,
   machineLogs,
   plant,
   postOperator,
@@ -19,6 +21,7 @@ import { describeSecurity } from "../fixtures/security";
 import { api, createCompany, createMachines, ingest } from "../harness";
 
 const MIN = 60_000;
+const DAY = 86_400_000;
 
 type ValidationBody = Api["ValidationError"];
 
@@ -309,6 +312,28 @@ describe("POST /v1/realtime/{machine_id}/sku", () => {
     const res = await postSku(p.co, m.id, { skuId: p.a.id, start, end: start });
     expect(res.status).toBe(422);
     expect(((await res.json()) as ValidationBody).detail[0]?.loc).toEqual(["body", "end"]);
+  });
+
+  it("takes a start 10 minutes back just after midnight UTC: the tests' plant runs a shift around now", async () => {
+    // The test's clock (the Worker's too: one isolate) at 00:05 UTC today, moving on.
+    const justAfterMidnight = Math.floor(Date.now() / DAY) * DAY + 5 * MIN;
+    vi.useFakeTimers({ toFake: ["Date"], now: justAfterMidnight, shouldAdvanceTime: true });
+    try {
+      // Half a day around now, to the hour of the zone's clock (test/fixtures/plant.ts).
+      expect(aroundNow("UTC", justAfterMidnight)[0]?.startTime).toBe("12:00");
+      expect(aroundNow("Asia/Kolkata", justAfterMidnight)[0]?.startTime).toBe("17:00");
+      const p = await plant();
+      const [m] = p.machines;
+      if (!m) throw new Error("no machine");
+      const start = new Date(Date.now() - 10 * MIN).toISOString();
+      const res = await postSku(p.co, m.id, { skuId: p.a.id, start });
+      expect(res.status, await res.clone().text()).toBe(204);
+      const { shift, current } = await getState(p.co, m.id);
+      expect(current?.start).toBe(start);
+      expect(Date.now() - Date.parse(shift.start)).toBeGreaterThan(12 * HOUR);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("answers 409 when the machine runs no shift, 404 for an unknown or foreign machine", async () => {

@@ -7,7 +7,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { inServiceSince } from "../fixtures/machine-history";
-import { plant } from "../fixtures/plant";
+import { aroundNow, HOUR, plant } from "../fixtures/plant";
 import { openedStreams } from "../fixtures/stream-clients";
 import { api, createCompany, createMachines, operatorJson } from "../harness";
 
@@ -23,26 +23,24 @@ function realtimeObject(companyId: number, machineId: number) {
 
 describe("shift boundaries of an idle machine", () => {
   it("its object wakes at the running instance's end, and its stream has shift.started, with nothing written", async () => {
-    const p = await plant();
+    const now = Date.now();
+    const p = await plant(1, { shifts: aroundNow("UTC", now) });
     const m = p.machines[0];
     if (!m) throw new Error("no machine");
-    const today = Date.UTC(
-      new Date().getUTCFullYear(),
-      new Date().getUTCMonth(),
-      new Date().getUTCDate(),
-    );
+    // The running instance began on the whole hour 12 to 13 hours ago (aroundNow).
+    const start = Math.floor((now - 12 * HOUR) / HOUR) * HOUR;
     await runInDurableObject(realtimeObject(p.co.id, m.id), async (_instance, state) => {
       const meta = state.storage.sql
         .exec<{ instance_end: number }>("SELECT instance_end FROM meta")
         .one();
-      expect(meta.instance_end).toBe(today + DAY);
+      expect(meta.instance_end).toBe(start + DAY);
       // Idle: it wakes at the boundary only, not every minute to refresh logs it has not.
-      expect(await state.storage.getAlarm()).toBe(today + DAY);
+      expect(await state.storage.getAlarm()).toBe(start + DAY);
     });
     const history = await sse(p.co.key, `/v1/realtime/${m.id}/events?since=0`);
     const [started] = await history.waitFor((e) => e.type === "shift.started");
     expect(started?.data).toMatchObject({
-      shift: { start: new Date(today).toISOString(), end: new Date(today + DAY).toISOString() },
+      shift: { start: new Date(start).toISOString(), end: new Date(start + DAY).toISOString() },
     });
   });
 

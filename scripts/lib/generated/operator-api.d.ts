@@ -3618,7 +3618,7 @@ export interface components {
             name: string;
             timezone: string;
             /**
-             * @description The binding name of the D1 shard that holds the company's rows.
+             * @description The binding name of the D1 shard that holds the company's rows. Every company this API creates is placed on one, so it is null only for a company whose directory row is older than the shards (written before the migration that added the column, which placed no existing company): the deployment reaches none of its rows, its public requests answer 503 and its operator routes 404.
              * @example SHARD_0
              */
             shard: string | null;

@@ -53,10 +53,18 @@ const CompanySchema = z
     id: z.number().int(),
     name: z.string(),
     timezone: z.string(),
-    shard: z.string().nullable().openapi({
-      description: "The binding name of the D1 shard that holds the company's rows.",
-      example: "SHARD_0",
-    }),
+    shard: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "The binding name of the D1 shard that holds the company's rows. Every company this " +
+          "API creates is placed on one, so it is null only for a company whose directory row " +
+          "is older than the shards (written before the migration that added the column, which " +
+          "placed no existing company): the deployment reaches none of its rows, its public " +
+          "requests answer 503 and its operator routes 404.",
+        example: "SHARD_0",
+      }),
   })
   .openapi("Company");
 
