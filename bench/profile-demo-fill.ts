@@ -16,17 +16,16 @@
  * Run with `npx tsx bench/profile-demo-fill.ts`. A diagnosis aid, not part of `npm run bench`:
  * the inspector costs CPU of its own, so its times are shares within one run.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { buildDemoCompanies, DEMO_FILES, FLEET_B } from "../scripts/lib/demo-data";
+import { FLEET_B } from "../scripts/lib/demo-data";
 import { demoFetch } from "../scripts/lib/demo-fetch";
-import { loadFleetHistory } from "../scripts/lib/demo-fleet-history";
 import { seedDemo } from "../scripts/lib/demo-seed";
 import { connectOperator } from "../scripts/lib/operator-api";
-import { Replay, startReplay } from "../scripts/lib/replay";
-import { fillFleetWeek } from "../scripts/lib/replay-fleet";
+import { startReplay } from "../scripts/lib/replay";
 import { envNumber, ROOT } from "./lib/bench-env";
+import { fillFleetB } from "./lib/demo-fleet-fill";
 import { withProfiledServer } from "./lib/profiled-server";
 import { type Profile, summarize } from "./lib/profiler";
 import {
@@ -45,7 +44,6 @@ const PROFILE = process.env.BENCH_FILL_PROFILE !== "0";
 const TOKEN = "bench-profile-fill-token";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const readText = (path: string) => readFileSync(join(ROOT, path), "utf8");
 
 /** One request the load sent: when (ms since the script started), what, and how big. */
 interface Sent {
@@ -126,25 +124,8 @@ async function measure(
           { log: quiet, signal: controller.signal },
         ),
       );
-      const [fleet] = buildDemoCompanies(readText, [FLEET_B]);
-      if (!fleet) throw new Error("no Fleet B");
-      const fleetMachines = (await (
-        await fetch(`${base}/v1/machines`, { headers: { "x-api-key": fleetKey.key } })
-      ).json()) as { id: number; name: string }[];
-      await phase("Fleet B: history", () =>
-        loadFleetHistory(client, fleetKey.companyId, fleetMachines, fleet, fleetKey.key, quiet),
-      );
-      await phase("Fleet B: week", () =>
-        fillFleetWeek(
-          new Replay({ baseUrl: base, key: fleetKey.key, operatorToken: TOKEN }, quiet),
-          {
-            telemetry: readText(DEMO_FILES.azureTelemetry),
-            machines: readText(DEMO_FILES.azureMachines),
-            failures: readText(DEMO_FILES.azureFailures),
-            maintenance: readText(DEMO_FILES.azureMaint),
-          },
-          Date.now(),
-        ),
+      await fillFleetB({ base, client, fleetKey, operatorToken: TOKEN, log: quiet }, (name, work) =>
+        phase(name, work),
       );
       // What the load left running (archive alarms, detection, deliveries).
       await phase("after the load (10 s)", () => sleep(10_000));

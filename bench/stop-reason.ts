@@ -31,19 +31,18 @@
  *    under 300 ms at p95 in both phases; exits 1 on a miss (while the weeks fill, the floor
  *    itself may be slower than that on a loaded machine: the table shows it beside).
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { buildDemoCompanies, DEMO_FILES, FLEET_B } from "../scripts/lib/demo-data";
+import { FLEET_B } from "../scripts/lib/demo-data";
 import { demoFetch } from "../scripts/lib/demo-fetch";
-import { loadFleetHistory } from "../scripts/lib/demo-fleet-history";
 import { seedDemo } from "../scripts/lib/demo-seed";
 import { ok } from "../scripts/lib/http";
 import { connectOperator } from "../scripts/lib/operator-api";
-import { Replay, startReplay } from "../scripts/lib/replay";
-import { fillFleetWeek } from "../scripts/lib/replay-fleet";
+import { startReplay } from "../scripts/lib/replay";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
+import { fillFleetB } from "./lib/demo-fleet-fill";
 import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
@@ -80,7 +79,6 @@ const TARGET_P95_MS = 300;
 const ROUND_PAUSE_MS = 100;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const readText = (path: string) => readFileSync(join(ROOT, path), "utf8");
 
 /** Requests per route for the CPU figure, and the wait around them for work they left. */
 const CPU_REQUESTS = envNumber("BENCH_STOP_REASON_CPU_REQUESTS", 30, { positive: true });
@@ -273,26 +271,7 @@ async function main(): Promise<void> {
         { baseUrl: BASE, key: plantKey.key, operatorToken: TOKEN },
         { log: quiet, signal: controller.signal },
       );
-      const [fleet] = buildDemoCompanies(readText, [FLEET_B]);
-      if (!fleet) throw new Error("no Fleet B");
-      const fleetMachines = (await (
-        await fetch(`${BASE}/v1/machines`, { headers: { "x-api-key": fleetKey.key } })
-      ).json()) as { id: number; name: string }[];
-      await loadFleetHistory(client, fleetKey.companyId, fleetMachines, fleet, fleetKey.key, quiet);
-      const fleetReplay = new Replay(
-        { baseUrl: BASE, key: fleetKey.key, operatorToken: TOKEN },
-        quiet,
-      );
-      await fillFleetWeek(
-        fleetReplay,
-        {
-          telemetry: readText(DEMO_FILES.azureTelemetry),
-          machines: readText(DEMO_FILES.azureMachines),
-          failures: readText(DEMO_FILES.azureFailures),
-          maintenance: readText(DEMO_FILES.azureMaint),
-        },
-        Date.now(),
-      );
+      await fillFleetB({ base: BASE, client, fleetKey, operatorToken: TOKEN, log: quiet });
       filled = true;
       return running;
     })();

@@ -21,7 +21,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { DEMO_FILES, DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
+import { DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
 import { demoFetch } from "./lib/demo-fetch";
 import { completeFleetHistory } from "./lib/demo-fleet-history";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
@@ -37,7 +37,7 @@ import {
   WRANGLER_BIN,
 } from "./lib/project";
 import { Replay, startReplay } from "./lib/replay";
-import { type FleetFiles, fillFleetWeek } from "./lib/replay-fleet";
+import { fillFleetWeek, readFleetFiles } from "./lib/replay-fleet";
 import { startBanner } from "./lib/start-banner";
 
 /** `--port <n>`: another port than wrangler.toml's (8787), for a second checkout. */
@@ -142,17 +142,6 @@ function logTail(count: number): string {
   } catch {
     return "";
   }
-}
-
-/** Fleet B's source files (data/azure-pdm/), for its demo week. */
-function readFleetFiles(): FleetFiles {
-  const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), "utf8");
-  return {
-    telemetry: read(DEMO_FILES.azureTelemetry),
-    machines: read(DEMO_FILES.azureMachines),
-    failures: read(DEMO_FILES.azureFailures),
-    maintenance: read(DEMO_FILES.azureMaint),
-  };
 }
 
 function describe(error: unknown): string {
