@@ -23,7 +23,7 @@ import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { DEMO_PLANT_A, FLEET_B } from "./lib/demo-data";
 import { demoFetch } from "./lib/demo-fetch";
-import { completeFleetHistory } from "./lib/demo-fleet-history";
+import { completeFleetHistory, readFleetFiles } from "./lib/demo-fleet-history";
 import { type DemoKey, PartialSeedError, seedDemo } from "./lib/demo-seed";
 import { HttpError } from "./lib/http";
 import { localDatabases, migrationsRecorded } from "./lib/local-migrations";
@@ -37,7 +37,7 @@ import {
   WRANGLER_BIN,
 } from "./lib/project";
 import { Replay, startReplay } from "./lib/replay";
-import { fillFleetWeek, readFleetFiles } from "./lib/replay-fleet";
+import { fillFleetWeek } from "./lib/replay-fleet";
 import { startBanner } from "./lib/start-banner";
 
 /** `--port <n>`: another port than wrangler.toml's (8787), for a second checkout. */

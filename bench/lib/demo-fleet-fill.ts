@@ -6,10 +6,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildDemoCompanies, FLEET_B } from "../../scripts/lib/demo-data";
-import { loadFleetHistory } from "../../scripts/lib/demo-fleet-history";
+import { loadFleetHistory, readFleetFiles } from "../../scripts/lib/demo-fleet-history";
 import type { OperatorConnection } from "../../scripts/lib/operator-api";
 import { Replay } from "../../scripts/lib/replay";
-import { fillFleetWeek, readFleetFiles } from "../../scripts/lib/replay-fleet";
+import { fillFleetWeek } from "../../scripts/lib/replay-fleet";
 import { ROOT } from "./bench-env";
 
 const readText = (path: string) => readFileSync(join(ROOT, path), "utf8");

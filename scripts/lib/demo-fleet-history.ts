@@ -16,6 +16,7 @@ import { loadFleetBOperations } from "./demo-seed-operations";
 import { ok } from "./http";
 import { loadSamples, type OperatorConnection } from "./operator-api";
 import { PROJECT_ROOT } from "./project";
+import type { FleetFiles } from "./replay-fleet";
 
 /**
  * Signals whose samples are sent at the same time, and the most samples of a call: a week of
@@ -34,6 +35,21 @@ const SAMPLES_PER_CALL = 168;
 const RECORD_PATH = join(PROJECT_ROOT, ".wrangler", "state", "demo-fleet-history.json");
 
 const readText = (path: string) => readFileSync(join(PROJECT_ROOT, path), "utf8");
+
+/**
+ * Reads Fleet B's source files (its recorded week's telemetry, machines, failures and
+ * maintenance) from the project's demo data, for `fillFleetWeek` (./replay-fleet.ts).
+ *
+ * @throws Error when a file is missing.
+ */
+export function readFleetFiles(): FleetFiles {
+  return {
+    telemetry: readText(DEMO_FILES.azureTelemetry),
+    machines: readText(DEMO_FILES.azureMachines),
+    failures: readText(DEMO_FILES.azureFailures),
+    maintenance: readText(DEMO_FILES.azureMaint),
+  };
+}
 
 /**
  * Loads Fleet B's telemetry, shift and stops into its existing machines.

@@ -11,11 +11,8 @@
  * Idempotent: a sample at an existing instant replaces it, and a stop is created only when
  * none of its machine starts at the same instant.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { buildFleetB, DEMO_FILES } from "./demo-data";
+import { buildFleetB } from "./demo-data";
 import { type DerivedFleetStop, deriveFleetStops } from "./demo-operations";
-import { PROJECT_ROOT } from "./project";
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -35,21 +32,6 @@ export interface FleetFiles {
   machines: string;
   failures: string;
   maintenance: string;
-}
-
-/**
- * Reads Fleet B's source files from the project's demo data.
- *
- * @throws Error when a file is missing.
- */
-export function readFleetFiles(): FleetFiles {
-  const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), "utf8");
-  return {
-    telemetry: read(DEMO_FILES.azureTelemetry),
-    machines: read(DEMO_FILES.azureMachines),
-    failures: read(DEMO_FILES.azureFailures),
-    maintenance: read(DEMO_FILES.azureMaint),
-  };
 }
 
 /** What the week sends. */
