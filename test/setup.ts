@@ -1,6 +1,7 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterAll, afterEach } from "vitest";
 import { shardBindings } from "../src/db/shards";
+import { testClient } from "./fixtures/worker";
 
 // Setup files run before each test file; applyD1Migrations only applies what is missing.
 // One migration stream for the directory and every shard (docs/deploying.md), applied to
@@ -8,6 +9,10 @@ import { shardBindings } from "../src/db/shards";
 await Promise.all(
   [env.DB, ...shardBindings(env).values()].map((db) => applyD1Migrations(db, env.TEST_MIGRATIONS)),
 );
+
+// This file's own client address (test/fixtures/worker.ts): files sharing a runtime do not
+// share a count of failed authentications.
+testClient.address = `test-${crypto.randomUUID()}`;
 
 /** The runtime's own `fetch`, kept before a test replaces it (test/fixtures/fake-network.ts). */
 const runtimeFetch = globalThis.fetch.bind(globalThis);
