@@ -19,13 +19,9 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { FLEET_B } from "../scripts/lib/demo-data";
-import { demoFetch } from "../scripts/lib/demo-fetch";
-import { seedDemo } from "../scripts/lib/demo-seed";
-import { connectOperator } from "../scripts/lib/operator-api";
 import { startReplay } from "../scripts/lib/replay";
 import { envNumber, ROOT } from "./lib/bench-env";
-import { fillFleetB } from "./lib/demo-fleet-fill";
+import { fillFleetB, seedDemoBeforeBanner } from "./lib/demo-fleet-fill";
 import { withProfiledServer } from "./lib/profiled-server";
 import { type Profile, summarize } from "./lib/profiler";
 import {
@@ -86,14 +82,7 @@ async function measure(
 ): Promise<void> {
   {
     const quiet = () => undefined;
-    const client = connectOperator(base, TOKEN, demoFetch({ onRetry: quiet }));
-    console.log("Loading the demo as npm start does before its banner ...");
-    const { keys } = await seedDemo(client, quiet, { deferFleetHistory: true, saveKeys: false });
-    const plantKey = keys.find(
-      (k) => k.company === "Demo Plant A" && k.name === "demo-full-access",
-    );
-    const fleetKey = keys.find((k) => k.company === FLEET_B);
-    if (!plantKey || !fleetKey) throw new Error("no demo keys");
+    const { client, plantKey, fleetKey } = await seedDemoBeforeBanner(base, TOKEN);
     await sleep(5_000);
 
     const probes: { start: number; ms: number }[] = [];

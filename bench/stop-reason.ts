@@ -34,15 +34,12 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { FLEET_B } from "../scripts/lib/demo-data";
-import { demoFetch } from "../scripts/lib/demo-fetch";
-import { seedDemo } from "../scripts/lib/demo-seed";
 import { ok } from "../scripts/lib/http";
 import { connectOperator } from "../scripts/lib/operator-api";
 import { startReplay } from "../scripts/lib/replay";
 import { envNumber, ROOT } from "./lib/bench-env";
 import { groupCpuMs } from "./lib/cpu";
-import { fillFleetB } from "./lib/demo-fleet-fill";
+import { fillFleetB, seedDemoBeforeBanner } from "./lib/demo-fleet-fill";
 import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
@@ -218,14 +215,7 @@ async function main(): Promise<void> {
     }
     // As npm start: every call of the demo load retries what says nothing was done (a
     // request wrangler dev's proxy lost under load included: docs/demo-data.md).
-    const client = connectOperator(BASE, TOKEN, demoFetch({ onRetry: quiet }));
-    console.log("Loading the demo as npm start does before its banner ...");
-    const { keys } = await seedDemo(client, quiet, { deferFleetHistory: true, saveKeys: false });
-    const plantKey = keys.find(
-      (k) => k.company === "Demo Plant A" && k.name === "demo-full-access",
-    );
-    const fleetKey = keys.find((k) => k.company === FLEET_B);
-    if (!plantKey || !fleetKey) throw new Error("no demo keys");
+    const { client, plantKey, fleetKey } = await seedDemoBeforeBanner(BASE, TOKEN);
     const plantMachines = (await (
       await fetch(`${BASE}/v1/machines`, { headers: { "x-api-key": plantKey.key } })
     ).json()) as { id: number; name: string }[];

@@ -5,14 +5,35 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildDemoCompanies, FLEET_B } from "../../scripts/lib/demo-data";
+import { buildDemoCompanies, DEMO_PLANT_A, FLEET_B } from "../../scripts/lib/demo-data";
+import { demoFetch } from "../../scripts/lib/demo-fetch";
 import { loadFleetHistory, readFleetFiles } from "../../scripts/lib/demo-fleet-history";
-import type { OperatorConnection } from "../../scripts/lib/operator-api";
+import { seedDemo } from "../../scripts/lib/demo-seed";
+import { connectOperator, type OperatorConnection } from "../../scripts/lib/operator-api";
 import { Replay } from "../../scripts/lib/replay";
 import { fillFleetWeek } from "../../scripts/lib/replay-fleet";
 import { ROOT } from "./bench-env";
 
 const readText = (path: string) => readFileSync(join(ROOT, path), "utf8");
+
+/**
+ * Loads the demo as `npm start` does before its banner (Fleet B's history deferred), every
+ * call retrying what says nothing was done, as npm start's do (docs/demo-data.md).
+ *
+ * @param base the Worker's URL; `operatorToken` its operator token.
+ * @returns the operator client and the full-access keys of Demo Plant A and Fleet B.
+ * @throws Error when the seed made no such keys; HttpError from the API.
+ */
+export async function seedDemoBeforeBanner(base: string, operatorToken: string) {
+  const quiet = () => undefined;
+  const client = connectOperator(base, operatorToken, demoFetch({ onRetry: quiet }));
+  console.log("Loading the demo as npm start does before its banner ...");
+  const { keys } = await seedDemo(client, quiet, { deferFleetHistory: true, saveKeys: false });
+  const plantKey = keys.find((k) => k.company === DEMO_PLANT_A && k.name === "demo-full-access");
+  const fleetKey = keys.find((k) => k.company === FLEET_B);
+  if (!plantKey || !fleetKey) throw new Error("no demo keys");
+  return { client, plantKey, fleetKey };
+}
 
 /**
  * Loads Fleet B's history, then fills its week, as `npm start` does after its banner.
