@@ -119,6 +119,7 @@ const PURE_TEST_FILES = [
   "test/reports/calendar.test.ts",
   "test/reports/kpi-figures.test.ts",
   "test/reports/oee.test.ts",
+  "test/resources/archive-format.test.ts",
   "test/shifts/instance-series.test.ts",
   "test/shifts/instances.test.ts",
   "test/webhooks/group-commit.test.ts",

@@ -126,7 +126,10 @@ export async function decodeArchive(
     if (hi >= from && lo < to) {
       // A row group (about an hour) at a time, the isolate's other work between them.
       if (parts.length > 0) await yieldToOtherRequests();
-      const columns = new Map<string, ArrayLike<unknown>>();
+      // A column comes in as many chunks as it has pages (a time column whose deltas change
+      // width, as around a silence, is several pages): each is placed at its rows.
+      const columns = { time: new Float64Array(rows), value: new Float64Array(rows) };
+      const filled = { time: 0, value: 0 };
       await parquetRead({
         file,
         metadata,
@@ -136,20 +139,24 @@ export async function decodeArchive(
         parsers,
         compressors: { ZSTD: zstdDecompress },
         onChunk: (chunk) => {
-          if (chunk.rowStart === rowStart) columns.set(chunk.columnName, chunk.columnData);
+          const name = chunk.columnName;
+          if (name !== "time" && name !== "value") return;
+          const data = chunk.columnData as ArrayLike<number>;
+          const at = chunk.rowStart - rowStart;
+          const first = Math.max(0, -at);
+          const last = Math.min(data.length, rows - at);
+          if (last <= first) return;
+          columns[name].set(
+            first === 0 && last === data.length ? data : Array.from(data).slice(first, last),
+            at + first,
+          );
+          filled[name] += last - first;
         },
       });
-      const time = columns.get("time");
-      const value = columns.get("value");
-      if (!time || !value) throw new Error("not a signal archive object: no time or value column");
-      parts.push(
-        clip(
-          Float64Array.from(time as ArrayLike<number>),
-          Float64Array.from(value as ArrayLike<number>),
-          from,
-          to,
-        ),
-      );
+      if (filled.time < rows || filled.value < rows) {
+        throw new Error("not a signal archive object: its time or value column misses rows");
+      }
+      parts.push(clip(columns.time, columns.value, from, to));
     }
     rowStart += rows;
   }
