@@ -32,7 +32,12 @@ const selectList = (table: OwnedTable, alias = "t") =>
     )
     .join(", ");
 
-/** `INSERT ... SELECT` from a JSON array of rows (as {@link selectList} reads them), upserting. */
+/**
+ * `INSERT ... SELECT` from a JSON array of rows (as {@link selectList} reads them), upserting:
+ * a row whose key the target holds already is updated only when that row is the same
+ * company's (a row copied twice), never another company's ({@link checkWritten} then fails
+ * the copy).
+ */
 function upsertText(table: OwnedTable): string {
   const values = table.columns.map((c, i) =>
     table.blobColumns.includes(c)
@@ -43,11 +48,27 @@ function upsertText(table: OwnedTable): string {
   const update =
     others.length === 0
       ? "DO NOTHING"
-      : `DO UPDATE SET ${others.map((c) => `${q(c)} = excluded.${q(c)}`).join(", ")}`;
+      : `DO UPDATE SET ${others.map((c) => `${q(c)} = excluded.${q(c)}`).join(", ")} ` +
+        `WHERE ${table.companyOf(q(table.name))} IS ${table.companyOf("excluded")}`;
   return (
     `INSERT INTO ${q(table.name)} (${table.columns.map(q).join(", ")}) ` +
     `SELECT ${values.join(", ")} FROM json_each(?1) WHERE true ` +
     `ON CONFLICT (${table.primaryKey.map(q).join(", ")}) ${update}`
+  );
+}
+
+/**
+ * Checks that an upsert of `rows` rows wrote each of them: one that did not met a row of
+ * another company under the same key in the target (left as it was by the upsert's guard).
+ * Tables whose key is all their columns (`DO NOTHING`) are not checked: a row copied twice
+ * writes nothing there, and their keys name owned parents, which were checked.
+ *
+ * @throws Error naming the table when fewer rows were written.
+ */
+function checkWritten(table: OwnedTable, rows: number, written: number): void {
+  if (written >= rows || table.columns.length === table.primaryKey.length) return;
+  throw new Error(
+    `company copy: ${rows - written} row(s) of ${table.name} have the key of another company's row in the target`,
   );
 }
 
@@ -133,7 +154,8 @@ export async function copyCompany(
     for (;;) {
       const page = await readPage(source, table, companyId, after);
       if (!page || page.count === 0) break;
-      await target.prepare(insert).bind(page.rows).run();
+      const result = await target.prepare(insert).bind(page.rows).run();
+      checkWritten(table, page.count, result.meta.changes);
       if (table.blobColumns.length > 0) {
         await copyBlobs(source, target, table, JSON.parse(page.keys) as unknown[][]);
       }
@@ -180,6 +202,8 @@ export async function applyChanges(
     .bind(companyId, limit)
     .all<Change>();
   const writes: D1PreparedStatement[] = [];
+  /** Per write, its table and how many rows it carries. */
+  const expected: { table: OwnedTable; rows: number }[] = [];
   const deletes: D1PreparedStatement[] = [];
   const blobs: { table: OwnedTable; keys: unknown[][] }[] = [];
   for (const table of ownedTables()) {
@@ -201,7 +225,10 @@ export async function applyChanges(
         .first<{ rows: string; keys: string }>();
       const foundKeys = JSON.parse(found?.keys ?? "[]") as unknown[];
       for (const key of foundKeys) present.add(JSON.stringify(key));
-      if (foundKeys.length > 0) writes.push(target.prepare(upsertText(table)).bind(found?.rows));
+      if (foundKeys.length > 0) {
+        writes.push(target.prepare(upsertText(table)).bind(found?.rows));
+        expected.push({ table, rows: foundKeys.length });
+      }
     }
     if (table.blobColumns.length > 0 && present.size > 0) {
       blobs.push({ table, keys: [...present].map((k) => JSON.parse(k) as unknown[]) });
@@ -209,17 +236,26 @@ export async function applyChanges(
     const gone = keys.filter((k) => !present.has(k));
     if (gone.length > 0) {
       // Children's deletes before their parents': the reverse of the tables' order.
+      // Only the company's own rows: never another company's under the same key.
       deletes.unshift(
         target
           .prepare(
-            `DELETE FROM ${q(table.name)} AS t WHERE (${pk}) IN (SELECT ${keyOf} FROM json_each(?1) k)`,
+            `DELETE FROM ${q(table.name)} AS t WHERE ${table.owner} AND (${pk}) IN (SELECT ${keyOf} FROM json_each(?2) k)`,
           )
-          .bind(`[${gone.join(",")}]`),
+          .bind(companyId, `[${gone.join(",")}]`),
       );
     }
   }
   if (writes.length + deletes.length > 0) {
-    await target.batch([target.prepare("PRAGMA defer_foreign_keys = on"), ...deletes, ...writes]);
+    const results = await target.batch([
+      target.prepare("PRAGMA defer_foreign_keys = on"),
+      ...deletes,
+      ...writes,
+    ]);
+    const first = 1 + deletes.length;
+    expected.forEach(({ table, rows }, i) => {
+      checkWritten(table, rows, results[first + i]?.meta.changes ?? 0);
+    });
   }
   for (const { table, keys } of blobs) await copyBlobs(source, target, table, keys);
   // Forgotten in one statement, each only at the version read (a newer one stays).

@@ -27,10 +27,11 @@ export interface OwnedTable {
    */
   readonly owner: string;
   /**
-   * The SQL expression of the company that the row `NEW` or `OLD` belongs to, for triggers
-   * (NULL when a child's parent row is gone).
+   * The SQL expression of the company that a row belongs to: `NEW` or `OLD` in triggers,
+   * `excluded` or the quoted table name in an upsert's `DO UPDATE ... WHERE` (NULL when a
+   * child's parent row is gone).
    */
-  companyOf(row: "NEW" | "OLD"): string;
+  companyOf(row: string): string;
 }
 
 /** The directory's tables: global, never a company's rows in a shard. */

@@ -131,4 +131,37 @@ describe("a company's rows between shards", () => {
       .catch((e: unknown) => e);
     expect(String(stale)).toContain("company_moving");
   });
+
+  it("never writes over nor deletes another company's row that has the same key in the target", async () => {
+    const mover = await createCompany({ shard: "SHARD_0" });
+    const other = await createCompany({ shard: "SHARD_1" });
+    const source = binding("SHARD_0");
+    const target = binding("SHARD_1");
+    const sku = (companyId: number, id: string, code: string) =>
+      "INSERT INTO skus (id, company_id, sku, created_at, updated_at) " +
+      `VALUES ('${id}', ${companyId}, '${code}', 0, 0)`;
+    const id = `same-key-${crypto.randomUUID()}`;
+    await source.prepare(sku(mover.id, id, "MOVER")).run();
+    await target.prepare(sku(other.id, id, "OTHER")).run();
+    const otherRow = () =>
+      target
+        .prepare("SELECT company_id, sku FROM skus WHERE id = ?1")
+        .bind(id)
+        .first<{ company_id: number; sku: string }>();
+
+    await installMoveTriggers(source);
+    await setMoveState(source, mover.id, "tracking");
+    await expect(copyCompany(source, target, mover.id)).rejects.toThrow(
+      /row\(s\) of skus have the key of another company's row/,
+    );
+    expect(await otherRow()).toEqual({ company_id: other.id, sku: "OTHER" });
+
+    // The mover's row deleted at the source: the change reaches the target as a delete of
+    // that key, which must leave the other company's row alone.
+    await source.prepare("DELETE FROM skus WHERE id = ?1").bind(id).run();
+    await applyChanges(source, target, mover.id);
+    expect(await otherRow()).toEqual({ company_id: other.id, sku: "OTHER" });
+    await removeCompany(target, mover.id, null);
+    await setMoveState(source, mover.id, null);
+  });
 });
