@@ -246,17 +246,7 @@ export async function applyChanges(
       );
     }
   }
-  if (writes.length + deletes.length > 0) {
-    const results = await target.batch([
-      target.prepare("PRAGMA defer_foreign_keys = on"),
-      ...deletes,
-      ...writes,
-    ]);
-    const first = 1 + deletes.length;
-    expected.forEach(({ table, rows }, i) => {
-      checkWritten(table, rows, results[first + i]?.meta.changes ?? 0);
-    });
-  }
+  await writeChanges(target, deletes, writes, expected);
   for (const { table, keys } of blobs) await copyBlobs(source, target, table, keys);
   // Forgotten in one statement, each only at the version read (a newer one stays).
   await source
@@ -272,6 +262,31 @@ export async function applyChanges(
     .bind(companyId)
     .first<{ n: number }>();
   return { applied: changes.length, remaining: left?.n ?? 0 };
+}
+
+/**
+ * Runs a round's deletes and upserts in one batch (one transaction, foreign keys checked at
+ * its end), then checks that each upsert wrote all its rows ({@link checkWritten}).
+ *
+ * @param expected per upsert, in order, its table and how many rows it carries.
+ * @throws Error when an upsert met another company's row under one of its keys.
+ */
+async function writeChanges(
+  target: D1Database,
+  deletes: readonly D1PreparedStatement[],
+  writes: readonly D1PreparedStatement[],
+  expected: readonly { table: OwnedTable; rows: number }[],
+): Promise<void> {
+  if (writes.length + deletes.length === 0) return;
+  const results = await target.batch([
+    target.prepare("PRAGMA defer_foreign_keys = on"),
+    ...deletes,
+    ...writes,
+  ]);
+  const first = 1 + deletes.length;
+  expected.forEach(({ table, rows }, i) => {
+    checkWritten(table, rows, results[first + i]?.meta.changes ?? 0);
+  });
 }
 
 /** Rows of a company in a database, by table. */

@@ -4,7 +4,7 @@
  * `time` (INT64 ms, UTC, delta-packed, with statistics) and `value` (DOUBLE, bit for bit),
  * about an hour per row group (docs/signal-storage.md, "The archive", "Objects").
  */
-import { parquetMetadata, parquetRead } from "hyparquet";
+import { type FileMetaData, parquetMetadata, parquetRead } from "hyparquet";
 import { ByteWriter, parquetWrite } from "hyparquet-writer";
 import { yieldToOtherRequests } from "../../http/budget";
 import {
@@ -101,6 +101,9 @@ function rowGroups(ts: Float64Array): number[] {
   return sizes.length > 0 ? sizes : [1];
 }
 
+/** Instants as ms numbers, as the archive's samples are everywhere else. */
+const PARSERS = { timestampFromMilliseconds: (ms: bigint) => Number(ms) };
+
 /**
  * Decodes the samples of an object with `from <= t < to`, decoding only the row groups whose
  * time range meets the window.
@@ -114,8 +117,7 @@ export async function decodeArchive(
   from = Number.NEGATIVE_INFINITY,
   to = Number.POSITIVE_INFINITY,
 ): Promise<{ ts: Float64Array; values: Float64Array }> {
-  const parsers = { timestampFromMilliseconds: (ms: bigint) => Number(ms) };
-  const metadata = parquetMetadata(file, { parsers });
+  const metadata = parquetMetadata(file, { parsers: PARSERS });
   const parts: { ts: Float64Array; values: Float64Array }[] = [];
   let rowStart = 0;
   for (const group of metadata.row_groups) {
@@ -126,41 +128,56 @@ export async function decodeArchive(
     if (hi >= from && lo < to) {
       // A row group (about an hour) at a time, the isolate's other work between them.
       if (parts.length > 0) await yieldToOtherRequests();
-      // A column comes in as many chunks as it has pages (a time column whose deltas change
-      // width, as around a silence, is several pages): each is placed at its rows.
-      const columns = { time: new Float64Array(rows), value: new Float64Array(rows) };
-      const filled = { time: 0, value: 0 };
-      await parquetRead({
-        file,
-        metadata,
-        rowStart,
-        rowEnd: rowStart + rows,
-        columns: ["time", "value"],
-        parsers,
-        compressors: { ZSTD: zstdDecompress },
-        onChunk: (chunk) => {
-          const name = chunk.columnName;
-          if (name !== "time" && name !== "value") return;
-          const data = chunk.columnData as ArrayLike<number>;
-          const at = chunk.rowStart - rowStart;
-          const first = Math.max(0, -at);
-          const last = Math.min(data.length, rows - at);
-          if (last <= first) return;
-          columns[name].set(
-            first === 0 && last === data.length ? data : Array.from(data).slice(first, last),
-            at + first,
-          );
-          filled[name] += last - first;
-        },
-      });
-      if (filled.time < rows || filled.value < rows) {
-        throw new Error("not a signal archive object: its time or value column misses rows");
-      }
+      const columns = await readGroup(file, metadata, rowStart, rows);
       parts.push(clip(columns.time, columns.value, from, to));
     }
     rowStart += rows;
   }
   return concatSamples(parts);
+}
+
+/**
+ * The instants (ms) and values of one row group, `rows` rows from `rowStart`. A column comes
+ * in as many chunks as it has pages (a time column whose deltas change width, as around a
+ * silence, is several pages): each is placed at its rows.
+ *
+ * @throws Error when the time or value column misses rows (not a signal archive object).
+ */
+async function readGroup(
+  file: ArrayBuffer,
+  metadata: FileMetaData,
+  rowStart: number,
+  rows: number,
+): Promise<{ time: Float64Array; value: Float64Array }> {
+  const columns = { time: new Float64Array(rows), value: new Float64Array(rows) };
+  const filled = { time: 0, value: 0 };
+  await parquetRead({
+    file,
+    metadata,
+    rowStart,
+    rowEnd: rowStart + rows,
+    columns: ["time", "value"],
+    parsers: PARSERS,
+    compressors: { ZSTD: zstdDecompress },
+    onChunk: (chunk) => {
+      const name = chunk.columnName;
+      if (name !== "time" && name !== "value") return;
+      const data = chunk.columnData as ArrayLike<number>;
+      const at = chunk.rowStart - rowStart;
+      const first = Math.max(0, -at);
+      const last = Math.min(data.length, rows - at);
+      if (last <= first) return;
+      columns[name].set(
+        first === 0 && last === data.length ? data : Array.from(data).slice(first, last),
+        at + first,
+      );
+      filled[name] += last - first;
+    },
+  });
+  if (filled.time < rows || filled.value < rows) {
+    throw new Error("not a signal archive object: its time or value column misses rows");
+  }
+  return columns;
 }
 
 /** The samples of ascending `ts` with `from <= t < to`. */

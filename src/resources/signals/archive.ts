@@ -6,6 +6,7 @@
  * read back equal (docs/signal-storage.md, "The archive": where an hour's samples are,
  * crash safety).
  */
+import { inJsonListText } from "../../db/json-list";
 import { DAY_MS } from "../../time/units";
 import { decodeArchive, encodeArchive } from "./archive-format";
 import {
@@ -267,9 +268,9 @@ export class SignalArchive {
       .one().id;
     // One statement for all the hours (a year object of hourly samples has 8,760).
     this.sql.exec(
-      `UPDATE blocks SET archive_id = ?, archive_stale = 0,
+      `UPDATE blocks SET archive_id = ?1, archive_stale = 0,
          samples = CASE WHEN minutes IS NULL THEN samples END
-       WHERE signal_id = ? AND hour IN (SELECT value FROM json_each(?))`,
+       WHERE signal_id = ?2 AND ${inJsonListText("hour", "?3")}`,
       id,
       signalId,
       JSON.stringify([...hours]),
@@ -339,6 +340,9 @@ export class SignalArchive {
 
 export type { ArchiveObject };
 
+/** A day's samples, and the objects of its hours that are in one (`hours[i]` is in `placed[i]`). */
+type DayFacts = { n: number; placed: ArchiveSpan[]; hours: number[] };
+
 /**
  * Which object an hour's samples go to, read a day at a time: one query per signal and UTC
  * day (its hours' objects and its samples) instead of two per hour, so that an archive step
@@ -346,7 +350,7 @@ export type { ArchiveObject };
  * for each step and each object write, so that what an ingestion changed between them is seen.
  */
 class DaySpans {
-  private readonly days = new Map<string, { n: number; placed: ArchiveSpan[]; hours: number[] }>();
+  private readonly days = new Map<string, DayFacts>();
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -361,8 +365,7 @@ class DaySpans {
   spanOfHour(signalId: number, hour: number): ArchiveSpan {
     const day = hour - (hour % DAY_MS);
     const facts = this.day(signalId, day);
-    for (let i = 0; i < facts.placed.length; i++) {
-      const placed = facts.placed[i];
+    for (const [i, placed] of facts.placed.entries()) {
       if (placed.kind !== "hour" || facts.hours[i] === hour) return placed;
     }
     if (facts.n > DAY_OBJECT_MAX_SAMPLES) return spanOf("hour", hour);
@@ -371,7 +374,7 @@ class DaySpans {
   }
 
   /** A day's samples and the objects its hours are in (by hour), read once. */
-  private day(signalId: number, day: number): { n: number; placed: ArchiveSpan[]; hours: number[] } {
+  private day(signalId: number, day: number): DayFacts {
     const key = `${signalId}:${day}`;
     let facts = this.days.get(key);
     if (facts) return facts;
