@@ -28,8 +28,9 @@ import { join } from "node:path";
 import { DEMO_PLANT_A } from "../scripts/lib/demo-data";
 import { seedDemo } from "../scripts/lib/demo-seed";
 import { ok } from "../scripts/lib/http";
-import { connectOperator, type Scope } from "../scripts/lib/operator-api";
+import { connectOperator } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
+import { issueBenchKey } from "./lib/bench-key";
 import { groupCpuMs } from "./lib/cpu";
 import { percentile } from "./lib/local-worker";
 import { startFreshDevServer, stopDevServer } from "./lib/spawn-dev-server";
@@ -47,23 +48,6 @@ const EVERYTHING = {
   startDate: { between: { start: "1970-01-01T00:00:00Z", end: "2100-01-01T00:00:00Z" } },
   limit: 1,
 };
-
-/** Issues a key of a company with these scopes, never throttled by the bench. */
-async function issueKey(
-  client: ReturnType<typeof connectOperator>,
-  companyId: number,
-  scopes: Scope[],
-): Promise<string> {
-  const [apiKey] = ok(
-    "POST",
-    await client.api.POST("/companies/{company_id}/api-keys", {
-      params: { path: { company_id: companyId } },
-      body: [{ name: "bench", scopes, rateLimit: { requests: 1_000_000, periodSeconds: 60 } }],
-    }),
-  );
-  if (!apiKey) throw new Error("no key issued");
-  return apiKey.key;
-}
 
 /** One request's time (ms, request sent to last body byte), its status and its body. */
 async function timed(path: string, key: string, body?: unknown) {
@@ -141,7 +125,7 @@ async function main(): Promise<void> {
       (c) => c.name === DEMO_PLANT_A,
     );
     if (!plantA) throw new Error(`No company "${DEMO_PLANT_A}" after the seed`);
-    const plantKey = await issueKey(client, plantA.id, ["reports.read"]);
+    const plantKey = await issueBenchKey(client, plantA.id, ["reports.read"]);
     const [neighbour] = ok(
       "POST",
       await client.api.POST("/companies", { body: [{ name: "Neighbour", timezone: "UTC" }] }),
@@ -154,7 +138,7 @@ async function main(): Promise<void> {
         body: Array.from({ length: 20 }, (_, i) => ({ name: `Neighbour ${i + 1}` })),
       }),
     );
-    const neighbourKey = await issueKey(client, neighbour.id, ["machines.read"]);
+    const neighbourKey = await issueBenchKey(client, neighbour.id, ["machines.read"]);
     const probe = () => timed("/v1/machines", neighbourKey);
 
     // The floor: the neighbour alone.

@@ -30,6 +30,7 @@ import { seedDemo } from "../scripts/lib/demo-seed";
 import { ok } from "../scripts/lib/http";
 import { connectOperator } from "../scripts/lib/operator-api";
 import { envNumber, ROOT } from "./lib/bench-env";
+import { issueBenchKey } from "./lib/bench-key";
 import { percentile } from "./lib/local-worker";
 import {
   applyMigrations,
@@ -157,22 +158,9 @@ async function main(): Promise<void> {
       (c) => c.name === DEMO_PLANT_A,
     );
     if (!company) throw new Error(`No company "${DEMO_PLANT_A}" after the seed`);
-    const [apiKey] = ok(
-      "POST",
-      await client.api.POST("/companies/{company_id}/api-keys", {
-        params: { path: { company_id: company.id } },
-        body: [
-          {
-            name: "bench-reports",
-            scopes: ["reports.read"],
-            // The bench measures the report, not waits on the rate limiter.
-            rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-          },
-        ],
-      }),
-    );
-    if (!apiKey) throw new Error("No API key issued");
-    const key = apiKey.key;
+    const key = await issueBenchKey(client, company.id, ["reports.read"], {
+      name: "bench-reports",
+    });
 
     // Every instance start from FIRST_START to LAST_START, both included, per machine.
     const from = Date.parse(FIRST_START);

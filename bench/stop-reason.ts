@@ -34,10 +34,10 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { ok } from "../scripts/lib/http";
 import { connectOperator } from "../scripts/lib/operator-api";
 import { startReplay } from "../scripts/lib/replay";
 import { envNumber, ROOT } from "./lib/bench-env";
+import { issueBenchKey } from "./lib/bench-key";
 import { groupCpuMs } from "./lib/cpu";
 import { fillFleetB, seedDemoBeforeBanner } from "./lib/demo-fleet-fill";
 import { percentile } from "./lib/local-worker";
@@ -224,27 +224,13 @@ async function main(): Promise<void> {
     // The measured requests use a key of their own, with a limit above the probe's pace: on
     // the demo key they shared its 600 a minute with the replay and met 429s on a quiet
     // machine (a 429 is no latency of the route; it is counted apart, never timed).
-    const [probeKey] = ok(
-      "POST",
-      await client.api.POST("/companies/{company_id}/api-keys", {
-        params: { path: { company_id: plantKey.companyId } },
-        body: [
-          {
-            name: "Bench: stop reason probe",
-            scopes: ["realtime.write", "machines.read"],
-            rateLimit: { requests: 100_000, periodSeconds: 60 },
-          },
-        ],
-      }),
-    );
-    if (!probeKey) throw new Error("no probe key");
-    const plant = await prepareTarget(
+    const probeKey = await issueBenchKey(
       client,
-      RECEIVER,
       plantKey.companyId,
-      probeKey.key,
-      asset0.id,
+      ["realtime.write", "machines.read"],
+      { name: "Bench: stop reason probe", requestsPerMinute: 100_000 },
     );
+    const plant = await prepareTarget(client, RECEIVER, plantKey.companyId, probeKey, asset0.id);
     const send = (route: Route, round: number) => sendTo(plant, route, round);
 
     // The CPU each route costs the server's processes, alone: on a company of its own with

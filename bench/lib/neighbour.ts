@@ -6,6 +6,7 @@
  */
 import { ok } from "../../scripts/lib/http";
 import { connectOperator } from "../../scripts/lib/operator-api";
+import { issueBenchKey } from "./bench-key";
 import { percentile } from "./local-worker";
 
 /** The neighbour's latencies, ms: how many, median, p90, slowest. */
@@ -83,21 +84,8 @@ export async function createNeighbour(base: string, token: string): Promise<Neig
       body: Array.from({ length: 20 }, (_, i) => ({ name: `Neighbour ${i + 1}` })),
     }),
   );
-  const [key] = ok(
-    "POST",
-    await api.POST("/companies/{company_id}/api-keys", {
-      ...path,
-      body: [
-        {
-          name: "neighbour",
-          scopes: ["machines.read"],
-          rateLimit: { requests: 1_000_000, periodSeconds: 60 },
-        },
-      ],
-    }),
-  );
-  if (!key) throw new Error("no neighbour key");
-  return neighbourOf(base, key.key);
+  const key = await issueBenchKey({ api }, company.id, ["machines.read"], { name: "neighbour" });
+  return neighbourOf(base, key);
 }
 
 /**
